@@ -1,0 +1,22 @@
+"""Parses the durations the CLI accepts: 90, 90s, 15m, 1h, 1h30m."""
+
+from __future__ import annotations
+
+import re
+
+_PART = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
+_UNIT = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration such as '1h', '15m', '90s' or '1h30m'."""
+    cleaned = text.strip().lower()
+    pos, total = 0, 0.0
+    for match in _PART.finditer(cleaned):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNIT[match.group(2)]
+        pos = match.end()
+    if not cleaned or pos != len(cleaned) or total <= 0:
+        raise ValueError(f"not a duration: {text!r} (use e.g. 90s, 15m, 1h, 1h30m)")
+    return total

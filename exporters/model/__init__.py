@@ -1,0 +1,1 @@
+"""The landscape model: a closed queueing network of an SAP landscape driven by users."""

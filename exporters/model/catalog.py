@@ -1,0 +1,112 @@
+"""Finds and loads the shipped (or user-supplied) landscapes, scenarios and faults."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from exporters.model.config import Fault, Scenario
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+class ConfigError(ValueError):
+    """A YAML document that cannot be used; the message names the file and the field."""
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    return doc
+
+
+def _describe(exc: ValidationError, origin: str) -> ConfigError:
+    lines = [f"{origin}: invalid configuration"]
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(document)"
+        lines.append(f"  {where}: {err['msg']}")
+    return ConfigError("\n".join(lines))
+
+
+def deep_merge(base: Any, patch: Any) -> Any:
+    """Merge patch over base: mappings recursively, lists of named mappings by name."""
+    if isinstance(base, dict) and isinstance(patch, dict):
+        merged = copy.deepcopy(base)
+        for key, value in patch.items():
+            merged[key] = deep_merge(base[key], value) if key in base else copy.deepcopy(value)
+        return merged
+    if (
+        isinstance(base, list)
+        and isinstance(patch, list)
+        and all(isinstance(x, dict) and "name" in x for x in base + patch)
+    ):
+        by_name = {x["name"]: copy.deepcopy(x) for x in base}
+        for item in patch:
+            by_name[item["name"]] = deep_merge(by_name.get(item["name"], {}), item)
+        return list(by_name.values())
+    return copy.deepcopy(patch)
+
+
+class Catalog:
+    """The YAML documents under one data directory."""
+
+    def __init__(self, data_dir: Path = DATA_DIR) -> None:
+        self.data_dir = data_dir
+
+    def _names(self, kind: str) -> list[str]:
+        return sorted(p.stem for p in (self.data_dir / kind).glob("*.yml"))
+
+    def scenarios(self) -> list[str]:
+        return self._names("scenarios")
+
+    def fault_names(self) -> list[str]:
+        return self._names("faults")
+
+    def _path(self, kind: str, name: str) -> Path:
+        path = self.data_dir / kind / f"{name}.yml"
+        if not path.is_file():
+            known = ", ".join(self._names(kind)) or "none"
+            raise ConfigError(f"unknown {kind[:-1]} {name!r} (known: {known})")
+        return path
+
+    def scenario_document(self, name: str) -> dict[str, Any]:
+        doc = _read_yaml(self._path("scenarios", name))
+        landscape = doc.get("landscape")
+        if isinstance(landscape, str):
+            doc["landscape"] = _read_yaml(self._path("landscapes", landscape))
+        return doc
+
+    def fault(self, name: str) -> Fault:
+        path = self._path("faults", name)
+        try:
+            return Fault.model_validate(_read_yaml(path))
+        except ValidationError as exc:
+            raise _describe(exc, str(path)) from exc
+
+    def faults(self) -> list[Fault]:
+        return [self.fault(n) for n in self.fault_names()]
+
+    def scenario(
+        self, name: str, faults: list[str] | tuple[str, ...] = (), overrides: dict | None = None
+    ) -> Scenario:
+        """The scenario with overrides, then the named faults, merged over it in order."""
+        doc = self.scenario_document(name)
+        origin = str(self._path("scenarios", name))
+        if overrides:
+            doc = deep_merge(doc, overrides)
+            origin += " + overrides"
+        for fault_name in faults:
+            doc = deep_merge(doc, self.fault(fault_name).patch)
+            origin += f" + fault {fault_name}"
+        try:
+            return Scenario.model_validate(doc)
+        except ValidationError as exc:
+            raise _describe(exc, origin) from exc

@@ -1,0 +1,195 @@
+"""Typed configuration of a landscape, its workload and the faults that overlay it.
+
+Everything the model computes comes from these YAML documents; no scenario or fault is
+a code path. A fault is a partial document deep-merged over the scenario.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AppServers(Strict):
+    hosts: list[str] = Field(min_length=1)
+    cpus: int = Field(gt=0)
+    memory_bytes: int = Field(gt=0)
+    instances_per_host: int = Field(gt=0)
+    instance_numbers: list[str] = Field(min_length=1, description="e.g. D00, D01, D02")
+
+    @model_validator(mode="after")
+    def _numbers_cover_instances(self) -> AppServers:
+        if len(self.instance_numbers) < self.instances_per_host:
+            raise ValueError("instance_numbers must name every instance of a host")
+        return self
+
+
+class RollArea(Strict):
+    """rdisp/ROLL_SHM (roll buffer), em/initial_size_MB (extended memory), the roll file."""
+
+    roll_buffer_bytes: int = Field(gt=0)
+    extended_memory_bytes: int = Field(gt=0)
+    copy_bytes_per_s: float = Field(gt=0, description="memory copy rate for roll-in/out")
+    em_map_s: float = Field(ge=0, description="time to map a context kept in extended memory")
+    roll_file_latency_s: float = Field(ge=0)
+    roll_file_bytes_per_s: float = Field(gt=0)
+    user_roll_bytes: int = Field(gt=0, description="roll area part of a user context, always copied")
+    user_em_bytes: int = Field(gt=0, description="extended-memory part of a user context, mapped")
+
+
+class Instance(Strict):
+    dialog_work_processes: int = Field(gt=0)
+    update_work_processes: int = Field(gt=0)
+    roll: RollArea
+    load_gen_s: float = Field(ge=0, description="mean program load + generation time per step")
+
+
+class CentralServices(Strict):
+    host: str
+    cpus: int = Field(gt=0)
+    enqueue_work_processes: int = Field(gt=0)
+    enqueue_service_s: float = Field(gt=0)
+    link_rtt_s: float = Field(ge=0, description="round trip from an instance to the enqueue server")
+    message_server_cpu_s_per_step: float = Field(ge=0)
+
+
+class BufferPool(Strict):
+    """One DB2 buffer pool (seed 000 Table 4) and the working set its tables touch."""
+
+    name: str
+    page_kb: int = Field(gt=0)
+    pages: int = Field(gt=0)
+    working_set_pages: int = Field(gt=0)
+    miss_floor: float = Field(ge=0, le=1, description="misses no pool size avoids (first touch)")
+
+
+class Disks(Strict):
+    kind: Literal["hdd", "ssd"]
+    count: int = Field(gt=0)
+    service_s: float = Field(gt=0, description="time one random read occupies a disk")
+    added_latency_s: float = Field(ge=0, default=0.0, description="latency not occupying a disk")
+
+
+class Database(Strict):
+    host: str
+    cpus: int = Field(gt=0)
+    call_rtt_s: float = Field(ge=0, description="network round trip of one DB call")
+    cpu_s_per_call: float = Field(ge=0)
+    cpu_s_per_logical_read: float = Field(ge=0)
+    cpu_s_per_physical_read: float = Field(ge=0)
+    cpu_service_cv: float = Field(
+        ge=0, description="coefficient of variation of DB CPU service per call (M/G/c)"
+    )
+    hit_curve_exponent: float = Field(gt=0)
+    bufferpools: list[BufferPool] = Field(min_length=1)
+    disks: Disks
+    log_write_s: float = Field(ge=0, description="commit: synchronous log write")
+    io_cleaners: int = Field(ge=0)
+    io_cleaner_pages_per_s: float = Field(gt=0)
+    pages_written_per_page_dirtied: float = Field(gt=0, le=1)
+
+
+class Table(Strict):
+    data_pool: str
+    index_pool: str
+
+
+class Landscape(Strict):
+    name: str
+    description: str
+    sid: str
+    app_servers: AppServers
+    instance: Instance
+    instance_overrides: dict[str, dict[str, int]] = Field(default_factory=dict)
+    central_services: CentralServices
+    database: Database
+    tables: dict[str, Table]
+
+    @model_validator(mode="after")
+    def _tables_use_known_pools(self) -> Landscape:
+        pools = {p.name for p in self.database.bufferpools}
+        for name, table in self.tables.items():
+            for pool in (table.data_pool, table.index_pool):
+                if pool not in pools:
+                    raise ValueError(f"tables.{name}: unknown buffer pool {pool!r}")
+        return self
+
+
+class Statement(Strict):
+    """One SQL statement a step issues (what ST05 would list)."""
+
+    table: str
+    op: Literal["SELECT", "INSERT", "UPDATE", "DELETE"]
+    where: str = ""
+    calls: float = Field(ge=0, description="executions per step")
+    rows: float = Field(ge=0, description="rows per execution")
+    data_reads: float = Field(ge=0, description="logical data page reads per execution")
+    index_reads: float = Field(ge=0, description="logical index page reads per execution")
+    page_writes: float = Field(ge=0, default=0.0, description="pages dirtied per execution")
+
+
+class StepDemand(Strict):
+    cpu_s: float = Field(ge=0, description="ABAP CPU time per step on the application server")
+    enqueues: float = Field(ge=0, default=0.0, description="enqueue requests per step")
+    commits: float = Field(ge=0, default=0.0, description="database commits per step")
+    statements: list[Statement] = Field(default_factory=list)
+
+
+class Transaction(Strict):
+    description: str
+    dialog_steps: int = Field(gt=0, description="dialog steps per execution")
+    line_items: int = Field(ge=0, default=0)
+    gui_s: float = Field(ge=0, description="front-end round-trip time per step")
+    dialog: StepDemand
+    update: StepDemand | None = Field(default=None, description="one V1 update per execution")
+
+
+class Target(Strict):
+    figure: str
+    paper: float
+    unit: str
+    source: str
+
+
+class Scenario(Strict):
+    name: str
+    description: str
+    landscape: Landscape
+    users: int = Field(gt=0)
+    think_time_s: float = Field(ge=0)
+    relaxation_s: float = Field(gt=0, description="time constant for the queues to settle")
+    histogram_cv: float = Field(gt=0, description="coefficient of variation of step service")
+    transactions: dict[str, Transaction] = Field(min_length=1)
+    bent: list[str] = Field(default_factory=list, description="figures the model departs from")
+    targets: list[Target] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _statements_use_known_tables(self) -> Scenario:
+        for tname, tx in self.transactions.items():
+            for part, demand in (("dialog", tx.dialog), ("update", tx.update)):
+                if demand is None:
+                    continue
+                for i, st in enumerate(demand.statements):
+                    if st.table not in self.landscape.tables:
+                        raise ValueError(
+                            f"transactions.{tname}.{part}.statements[{i}]: "
+                            f"unknown table {st.table!r}"
+                        )
+        return self
+
+    @property
+    def steps_per_cycle(self) -> int:
+        return sum(t.dialog_steps for t in self.transactions.values())
+
+
+class Fault(Strict):
+    name: str
+    description: str
+    indicator: str = Field(description="the ST03 figure the fault drives past its threshold")
+    source: str
+    patch: dict = Field(description="partial scenario document merged over the scenario")

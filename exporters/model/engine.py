@@ -1,0 +1,252 @@
+"""Runs the model through time: fast (as quickly as it computes) or in real time.
+
+Each tick of `dt` simulated seconds moves the queues toward the operating point of the
+current configuration (first-order, time constant `relaxation_s`) and draws that tick's
+dialog steps, their times, SQL executions and buffer-pool reads from a generator seeded
+by (seed, tick). A tick's numbers therefore depend only on the seed, the tick and the
+faults active in it, never on wall-clock timing: fast and real-time runs agree exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from exporters.model.catalog import Catalog
+from exporters.model.config import Scenario
+from exporters.model.solver import BUCKETS, COMPONENTS, RESPONSE_PARTS, OperatingPoint, Solver
+
+_C = {name: k for k, name in enumerate(COMPONENTS)}
+_SAMPLED = [k for k, name in enumerate(COMPONENTS) if name not in ("response", "cpu")]
+_RESPONSE = [_C[p] for p in RESPONSE_PARTS]
+
+
+@dataclass
+class Totals:
+    """Cumulative counters since the start of the run, as a monitor would read them."""
+
+    sim_time: float
+    steps: np.ndarray  # [instance, task_type, transaction]
+    seconds: np.ndarray  # [instance, task_type, transaction, component]
+    db_calls: np.ndarray  # [instance, task_type, transaction]
+    bucket_counts: np.ndarray  # [instance, task_type, bucket] (non-cumulative buckets)
+    roll_file_bytes: np.ndarray  # [instance]
+    stmt_exec: np.ndarray  # [statement]
+    stmt_rows: np.ndarray
+    stmt_seconds: np.ndarray
+    pool_data_logical: np.ndarray  # [bufferpool]
+    pool_data_physical: np.ndarray
+    pool_index_logical: np.ndarray
+    pool_index_physical: np.ndarray
+    pool_writes: np.ndarray
+    pool_async_writes: np.ndarray
+    host_cpu_seconds: np.ndarray  # [host] busy CPU-seconds
+    db_cpu_seconds: float = 0.0
+    cs_cpu_seconds: float = 0.0
+    disk_busy_seconds: float = 0.0
+
+    def copy(self) -> Totals:
+        return Totals(**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(self).items()})
+
+
+@dataclass
+class Snapshot:
+    """What a scrape sees: the counters and the current state (gauges)."""
+
+    totals: Totals
+    state: OperatingPoint
+    scenario: str
+    faults: tuple[str, ...]
+    sid: str
+    users: int
+    think_time_s: float
+    host_cpus: int
+    db_cpus: int
+    cs_cpus: int
+    steps_per_cycle: int
+    line_items: dict[str, int] = field(default_factory=dict)
+    dialog_steps: dict[str, int] = field(default_factory=dict)
+
+
+class Simulation:
+    """The landscape model of one scenario, advanced tick by tick."""
+
+    def __init__(
+        self,
+        scenario: str,
+        faults: Iterable[str] = (),
+        seed: int = 1,
+        dt: float = 1.0,
+        catalog: Catalog | None = None,
+        overrides: dict | None = None,
+    ) -> None:
+        self.catalog = catalog or Catalog()
+        self.scenario_name = scenario
+        self.seed = seed
+        self.dt = dt
+        self.overrides = overrides or {}
+        self.tick = 0
+        self._lock = threading.Lock()
+        self._targets: dict[tuple[str, ...], tuple[Scenario, OperatingPoint]] = {}
+        self.faults: tuple[str, ...] = ()
+        self.scenario, self.target = self._resolve(tuple(faults))
+        self.faults = tuple(faults)
+        # Start settled: a run begins from the steady state of its configuration.
+        self.current = self.target
+        self.totals = self._zero_totals(self.target)
+
+    def _resolve(self, faults: tuple[str, ...]) -> tuple[Scenario, OperatingPoint]:
+        if faults not in self._targets:
+            scenario = self.catalog.scenario(self.scenario_name, faults, overrides=self.overrides)
+            point = Solver(scenario, seed=self.seed).solve()
+            self._targets[faults] = (scenario, point)
+        return self._targets[faults]
+
+    def set_faults(self, faults: Iterable[str]) -> None:
+        """Switch the active faults; queues move toward the new state from the next tick."""
+        faults = tuple(dict.fromkeys(faults))
+        scenario, target = self._resolve(faults)
+        with self._lock:
+            self.scenario, self.target, self.faults = scenario, target, faults
+
+    @staticmethod
+    def _zero_totals(op: OperatingPoint) -> Totals:
+        n_i, _, n_t = op.step_rate.shape
+        n_s, n_p = len(op.statements), len(op.bufferpools)
+        return Totals(
+            sim_time=0.0,
+            steps=np.zeros((n_i, 2, n_t)),
+            seconds=np.zeros((n_i, 2, n_t, len(COMPONENTS))),
+            db_calls=np.zeros((n_i, 2, n_t)),
+            bucket_counts=np.zeros((n_i, 2, len(BUCKETS) + 1)),
+            roll_file_bytes=np.zeros(n_i),
+            stmt_exec=np.zeros(n_s),
+            stmt_rows=np.zeros(n_s),
+            stmt_seconds=np.zeros(n_s),
+            pool_data_logical=np.zeros(n_p),
+            pool_data_physical=np.zeros(n_p),
+            pool_index_logical=np.zeros(n_p),
+            pool_index_physical=np.zeros(n_p),
+            pool_writes=np.zeros(n_p),
+            pool_async_writes=np.zeros(n_p),
+            host_cpu_seconds=np.zeros(len(op.hosts)),
+        )
+
+    def step(self) -> None:
+        """Advance one tick of dt simulated seconds."""
+        with self._lock:
+            target, scenario = self.target, self.scenario
+        dt = self.dt
+        weight = 1.0 - math.exp(-dt / scenario.relaxation_s)
+        op = self.current.blend_toward(target, weight)
+        rng = np.random.default_rng([self.seed, self.tick])
+        cv = scenario.histogram_cv
+        n = rng.poisson(op.step_rate * dt).astype(float)
+        # A sum of n gamma-distributed step times is gamma with n times the shape:
+        # exact, unbiased and never negative, however few steps a tick holds.
+        shape = 1.0 / cv**2
+        sums = rng.gamma(np.broadcast_to(n[..., None] * shape, op.means.shape), op.means / shape)
+        out = np.zeros_like(sums)
+        out[..., _SAMPLED] = sums[..., _SAMPLED]
+        # CPU time lies within processing time; keep their ratio from the operating point.
+        ratio = np.divide(op.means[..., _C["cpu"]], op.means[..., _C["processing"]],
+                          out=np.zeros_like(n), where=op.means[..., _C["processing"]] > 0)
+        out[..., _C["cpu"]] = out[..., _C["processing"]] * ratio
+        out[..., _C["response"]] = out[..., _RESPONSE].sum(axis=-1)
+        per_type = n.sum(axis=2)
+        buckets = rng.multinomial(per_type.astype(np.int64), op.bucket_probs)
+        calls = rng.poisson(n * op.db_calls_per_step[None, :, :])
+        stmt = rng.poisson(op.stmt_exec_rate * dt).astype(float)
+        with self._lock:
+            t = self.totals
+            t.steps += n
+            t.seconds += out
+            t.db_calls += calls
+            t.bucket_counts += buckets
+            t.roll_file_bytes += op.roll_file_bytes_rate * dt
+            t.stmt_exec += stmt
+            t.stmt_rows += stmt * np.divide(op.stmt_rows_rate, op.stmt_exec_rate,
+                                            out=np.zeros_like(stmt), where=op.stmt_exec_rate > 0)
+            t.stmt_seconds += stmt * op.stmt_time
+            for name in ("pool_data_logical", "pool_data_physical", "pool_index_logical",
+                         "pool_index_physical"):
+                getattr(t, name)[:] += rng.poisson(getattr(op, name) * dt)
+            writes = rng.poisson(op.pool_writes * dt).astype(float)
+            t.pool_writes += writes
+            share = np.divide(op.pool_async_writes, op.pool_writes,
+                              out=np.zeros_like(writes), where=op.pool_writes > 0)
+            t.pool_async_writes += np.round(writes * share)
+            land = scenario.landscape
+            t.host_cpu_seconds += op.host_cpu_util * land.app_servers.cpus * dt
+            t.db_cpu_seconds += op.db_cpu_util * land.database.cpus * dt
+            t.cs_cpu_seconds += op.cs_cpu_util * land.central_services.cpus * dt
+            t.disk_busy_seconds += op.disk_util * land.database.disks.count * dt
+            t.sim_time += dt
+            self.current = op
+            self.tick += 1
+
+    def run(self, duration_s: float, progress: Callable[[int, int], None] | None = None,
+            schedule: dict[int, tuple[str, ...]] | None = None) -> Totals:
+        """Fast mode: `duration_s` of simulated time; schedule maps tick -> faults."""
+        ticks = int(round(duration_s / self.dt))
+        for k in range(ticks):
+            if schedule and self.tick in schedule:
+                self.set_faults(schedule[self.tick])
+            self.step()
+            if progress and (k % 60 == 59 or k == ticks - 1):
+                progress(k + 1, ticks)
+        return self.snapshot().totals
+
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            sc = self.scenario
+            land = sc.landscape
+            return Snapshot(
+                totals=self.totals.copy(),
+                state=self.current,
+                scenario=self.scenario_name,
+                faults=self.faults,
+                sid=land.sid,
+                users=sc.users,
+                think_time_s=sc.think_time_s,
+                host_cpus=land.app_servers.cpus,
+                db_cpus=land.database.cpus,
+                cs_cpus=land.central_services.cpus,
+                steps_per_cycle=sc.steps_per_cycle,
+                line_items={k: t.line_items for k, t in sc.transactions.items()},
+                dialog_steps={k: t.dialog_steps for k, t in sc.transactions.items()},
+            )
+
+
+class RealTimeRunner:
+    """Advances a Simulation with the wall clock (speed x real time) in a daemon thread."""
+
+    def __init__(self, sim: Simulation, speed: float = 1.0) -> None:
+        if speed <= 0:
+            raise ValueError("speed must be positive")
+        self.sim = sim
+        self.speed = speed
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="wlmon-model", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        start = time.monotonic()
+        start_tick = self.sim.tick
+        while not self._stop.is_set():
+            due = start + (self.sim.tick - start_tick + 1) * self.sim.dt / self.speed
+            delay = due - time.monotonic()
+            if delay > 0 and self._stop.wait(delay):
+                return
+            self.sim.step()

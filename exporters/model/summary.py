@@ -1,0 +1,159 @@
+"""ST03-style summary of a run and its calibration against the paper's figures."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from exporters.model.config import Scenario
+from exporters.model.engine import Snapshot
+from exporters.model.solver import COMPONENTS, TASK_TYPES
+
+SUMMARY_FIELDS = {
+    "response_ms": "response",
+    "dispatcher_wait_ms": "dispatcher_wait",
+    "cpu_ms": "cpu",
+    "db_request_ms": "db_request",
+    "enqueue_ms": "enqueue",
+    "roll_in_ms": "roll_in",
+    "roll_out_ms": "roll_out",
+    "load_gen_ms": "load_gen",
+    "processing_ms": "processing",
+    "gui_ms": "gui",
+}
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    figure: str
+    paper: float
+    model: float
+    residual_pct: float
+    unit: str
+    source: str
+
+
+def st03_summary(snap: Snapshot) -> list[dict]:
+    """One row per task type: steps and the mean of every time part per step, in ms."""
+    t = snap.totals
+    rows = []
+    for k, task in enumerate(TASK_TYPES):
+        steps = float(t.steps[:, k].sum())
+        row: dict = {"task_type": task, "steps": int(round(steps))}
+        for key, comp in SUMMARY_FIELDS.items():
+            total = float(t.seconds[:, k, :, COMPONENTS.index(comp)].sum())
+            row[key] = round(1000.0 * total / steps, 3) if steps else 0.0
+        calls = float(t.db_calls[:, k].sum())
+        row["db_calls_per_step"] = round(calls / steps, 3) if steps else 0.0
+        rows.append(row)
+    return rows
+
+
+def transaction_summary(snap: Snapshot) -> list[dict]:
+    """One row per task type and transaction, as ST03's transaction profile."""
+    t = snap.totals
+    rows = []
+    for k, task in enumerate(TASK_TYPES):
+        for j, tx in enumerate(snap.state.transactions):
+            steps = float(t.steps[:, k, j].sum())
+            if not steps:
+                continue
+            row: dict = {"task_type": task, "transaction": tx, "steps": int(round(steps))}
+            for key, comp in SUMMARY_FIELDS.items():
+                total = float(t.seconds[:, k, j, COMPONENTS.index(comp)].sum())
+                row[key] = round(1000.0 * total / steps, 3)
+            rows.append(row)
+    return rows
+
+
+def run_figures(snap: Snapshot) -> dict[str, float]:
+    """The Table 5 figures as the model measured them over the run."""
+    t = snap.totals
+    hours = t.sim_time / 3600.0
+    dialog = float(t.steps[:, 0].sum())
+    update = float(t.steps[:, 1].sum())
+    resp = COMPONENTS.index("response")
+    dbr = COMPONENTS.index("db_request")
+    executions = {
+        tx: float(t.steps[:, 0, j].sum()) / snap.dialog_steps[tx]
+        for j, tx in enumerate(snap.state.transactions)
+    }
+    line_items = sum(executions[tx] * snap.line_items[tx] for tx in executions)
+    host_cpu = t.host_cpu_seconds.sum()
+    n_hosts = len(snap.state.hosts)
+    dia_upd_capacity = n_hosts * snap.host_cpus * t.sim_time
+    app_capacity = dia_upd_capacity + snap.cs_cpus * t.sim_time
+    steps_per_hour = dialog / hours if hours else 0.0
+    response = float(t.seconds[:, 0, :, resp].sum()) / dialog if dialog else 0.0
+    return {
+        "dialog_steps_per_hour": steps_per_hour,
+        "saps": steps_per_hour / 60.0,
+        "line_items_per_hour": line_items / hours if hours else 0.0,
+        "avg_dialog_response_s": response,
+        "db_request_dialog_s": float(t.seconds[:, 0, :, dbr].sum()) / dialog if dialog else 0.0,
+        "db_request_update_s": float(t.seconds[:, 1, :, dbr].sum()) / update if update else 0.0,
+        "db_server_cpu_ratio": t.db_cpu_seconds / (snap.db_cpus * t.sim_time) if t.sim_time else 0.0,
+        "app_servers_cpu_ratio": (host_cpu + t.cs_cpu_seconds) / app_capacity if app_capacity else 0.0,
+        "dia_upd_servers_cpu_ratio": host_cpu / dia_upd_capacity if dia_upd_capacity else 0.0,
+        "msg_enq_server_cpu_ratio": t.cs_cpu_seconds / (snap.cs_cpus * t.sim_time) if t.sim_time else 0.0,
+        "dialog_steps_per_s": dialog / t.sim_time if t.sim_time else 0.0,
+        # Interactive response-time law: X = N / (R + Z).
+        "response_time_law_steps_per_s": snap.users / (response + snap.think_time_s),
+    }
+
+
+def calibration(snap: Snapshot, scenario: Scenario) -> list[CalibrationRow]:
+    figures = run_figures(snap)
+    rows = []
+    for target in scenario.targets:
+        model = figures[target.figure]
+        residual = 100.0 * (model - target.paper) / target.paper if target.paper else float("nan")
+        rows.append(
+            CalibrationRow(target.figure, target.paper, round(model, 4), round(residual, 2),
+                           target.unit, target.source)
+        )
+    return rows
+
+
+def report(snap: Snapshot, scenario: Scenario) -> dict:
+    """The document `wlmon simulate --json` prints."""
+    figures = run_figures(snap)
+    law = figures["response_time_law_steps_per_s"]
+    measured = figures["dialog_steps_per_s"]
+    return {
+        "scenario": snap.scenario,
+        "faults": list(snap.faults),
+        "sid": snap.sid,
+        "duration_s": snap.totals.sim_time,
+        "summary": st03_summary(snap),
+        "transactions": transaction_summary(snap),
+        "calibration": [asdict(r) for r in calibration(snap, scenario)],
+        "response_time_law": {
+            "users": snap.users,
+            "think_time_s": snap.think_time_s,
+            "measured_steps_per_s": round(measured, 3),
+            "law_steps_per_s": round(law, 3),
+            "residual_pct": round(100.0 * (measured - law) / law, 3) if law else 0.0,
+        },
+        "bent": list(scenario.bent),
+        "utilisation": {
+            "db_cpu": round(figures["db_server_cpu_ratio"], 4),
+            "dia_upd_cpu": round(figures["dia_upd_servers_cpu_ratio"], 4),
+            "db_disks": round(float(snap.state.disk_util), 4),
+            "enqueue": round(float(snap.state.enqueue_util), 4),
+        },
+    }
+
+
+def indicator_values(summary_rows: list[dict]) -> dict[str, float]:
+    """The four whitepaper indicators of dialog steps (ms), as the thresholds read them."""
+    dialog = next(r for r in summary_rows if r["task_type"] == "dialog")
+    return {
+        "dispatcher_wait": dialog["dispatcher_wait_ms"],
+        "db_request": dialog["db_request_ms"],
+        "enqueue": dialog["enqueue_ms"],
+        "roll": max(dialog["roll_in_ms"], dialog["roll_out_ms"]),
+    }
+
+
+# The whitepaper thresholds (seed 000 section 4.3.5.1), in ms.
+THRESHOLDS_MS = {"dispatcher_wait": 50.0, "db_request": 400.0, "enqueue": 5.0, "roll": 20.0}
