@@ -15,7 +15,9 @@ from exporters.model.catalog import Catalog, ConfigError
 from exporters.model.engine import Simulation
 from exporters.model.summary import THRESHOLDS_MS, indicator_values, report
 
-app = typer.Typer(help="wlmon: workload monitoring for SAP-style ERP landscapes.", no_args_is_help=True)
+app = typer.Typer(
+    help="wlmon: workload monitoring for SAP-style ERP landscapes.", no_args_is_help=True
+)
 console = Console()
 err = Console(stderr=True)
 
@@ -72,7 +74,9 @@ def simulate(
     )
     with progress:
         task = progress.add_task(scenario, total=seconds)
-        sim.run(seconds, progress=lambda done, total: progress.update(task, completed=done * sim.dt))
+        sim.run(
+            seconds, progress=lambda done, total: progress.update(task, completed=done * sim.dt)
+        )
     doc = report(sim.snapshot(), sim.scenario)
     if as_json:
         print(json.dumps(doc, indent=2))
@@ -82,14 +86,39 @@ def simulate(
 
 def _print_report(doc: dict) -> None:
     faults_text = ", ".join(doc["faults"]) or "none"
-    title = f"ST03 workload summary — {doc['scenario']} ({doc['duration_s']:.0f} s, faults: {faults_text})"
+    title = (
+        f"ST03 workload summary — {doc['scenario']} "
+        f"({doc['duration_s']:.0f} s, faults: {faults_text})"
+    )
     table = Table(title=title)
-    cols = ["task_type", "steps", "response_ms", "dispatcher_wait_ms", "cpu_ms", "db_request_ms",
-            "enqueue_ms", "roll_in_ms", "roll_out_ms", "load_gen_ms", "gui_ms"]
+    cols = [
+        "task_type",
+        "steps",
+        "response_ms",
+        "dispatcher_wait_ms",
+        "cpu_ms",
+        "db_request_ms",
+        "enqueue_ms",
+        "roll_in_ms",
+        "roll_out_ms",
+        "load_gen_ms",
+        "gui_ms",
+    ]
     for c in cols:
-        table.add_column(c.removesuffix("_ms") + (" (ms)" if c.endswith("_ms") else ""), justify="right")
+        table.add_column(
+            c.removesuffix("_ms") + (" (ms)" if c.endswith("_ms") else ""), justify="right"
+        )
     for row in doc["summary"]:
-        table.add_row(*[f"{row[c]:,.1f}" if isinstance(row[c], float) else f"{row[c]:,}" if isinstance(row[c], int) else str(row[c]) for c in cols])
+        table.add_row(
+            *[
+                f"{row[c]:,.1f}"
+                if isinstance(row[c], float)
+                else f"{row[c]:,}"
+                if isinstance(row[c], int)
+                else str(row[c])
+                for c in cols
+            ]
+        )
     console.print(table)
     values = indicator_values(doc["summary"])
     ind = Table(title="Whitepaper thresholds (dialog, seed 000 §4.3.5.1)")
@@ -106,8 +135,13 @@ def _print_report(doc: dict) -> None:
     for row in doc["calibration"]:
         res = row["residual_pct"]
         colour = "green" if abs(res) <= 5 else "red"
-        cal.add_row(row["figure"], f"{row['paper']:,.3f}", f"{row['model']:,.3f}",
-                    f"[{colour}]{res:+.2f}[/]", row["source"])
+        cal.add_row(
+            row["figure"],
+            f"{row['paper']:,.3f}",
+            f"{row['model']:,.3f}",
+            f"[{colour}]{res:+.2f}[/]",
+            row["source"],
+        )
     console.print(cal)
     law = doc["response_time_law"]
     console.print(
@@ -140,6 +174,74 @@ def exporter(
         serve(sim, host=host, port=port, speed=speed, console=err)
     except OSError as exc:
         _fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+stack_app = typer.Typer(help="Install and check the real servers wlmon runs.", no_args_is_help=True)
+app.add_typer(stack_app, name="stack")
+
+
+@stack_app.command("install")
+def stack_install(
+    only: list[str] = typer.Option([], "--only", help="component to install (repeatable)"),
+    check: bool = typer.Option(False, "--check", help="only report what is installed"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON (with --check)"),
+) -> None:
+    """Build the pinned servers into the cache (~/.cache/wlmon or $WLMON_CACHE), once."""
+    from exporters.stack.install import InstallError, install, select, status
+
+    try:
+        components = select(only)
+    except InstallError as exc:
+        _fail(str(exc))
+    if check:
+        rows = [status(c) for c in components]
+        if as_json:
+            print(
+                json.dumps(
+                    [
+                        {
+                            "name": r.name,
+                            "version": r.version,
+                            "installed": r.installed,
+                            "directory": str(r.directory),
+                            "missing": list(r.missing),
+                        }
+                        for r in rows
+                    ]
+                )
+            )
+        else:
+            table = Table(title="wlmon stack")
+            for col in ("component", "version", "installed", "directory"):
+                table.add_column(col)
+            for r in rows:
+                table.add_row(
+                    r.name,
+                    r.version,
+                    "[green]yes[/]" if r.installed else "[red]no[/]",
+                    str(r.directory),
+                )
+            console.print(table)
+        raise typer.Exit(0 if all(r.installed for r in rows) else 1)
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err
+    ) as progress:
+        for comp in components:
+            task = progress.add_task(f"{comp.name} {comp.version}", total=len(comp.steps) + 1)
+            try:
+                result = install(
+                    comp,
+                    on_step=lambda title, t=task, c=comp: progress.update(
+                        t, advance=1, description=f"{c.name} {c.version}: {title}"
+                    ),
+                )
+            except InstallError as exc:
+                _fail(str(exc))
+            progress.update(
+                task,
+                completed=len(comp.steps) + 1,
+                description=f"{comp.name} {comp.version}: ready in {result.directory}",
+            )
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -38,7 +38,9 @@ class RollArea(Strict):
     em_map_s: float = Field(ge=0, description="time to map a context kept in extended memory")
     roll_file_latency_s: float = Field(ge=0)
     roll_file_bytes_per_s: float = Field(gt=0)
-    user_roll_bytes: int = Field(gt=0, description="roll area part of a user context, always copied")
+    user_roll_bytes: int = Field(
+        gt=0, description="roll area part of a user context, always copied"
+    )
     user_em_bytes: int = Field(gt=0, description="extended-memory part of a user context, mapped")
 
 

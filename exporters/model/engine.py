@@ -51,7 +51,9 @@ class Totals:
     disk_busy_seconds: float = 0.0
 
     def copy(self) -> Totals:
-        return Totals(**{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(self).items()})
+        return Totals(
+            **{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(self).items()}
+        )
 
 
 @dataclass
@@ -154,8 +156,12 @@ class Simulation:
         out = np.zeros_like(sums)
         out[..., _SAMPLED] = sums[..., _SAMPLED]
         # CPU time lies within processing time; keep their ratio from the operating point.
-        ratio = np.divide(op.means[..., _C["cpu"]], op.means[..., _C["processing"]],
-                          out=np.zeros_like(n), where=op.means[..., _C["processing"]] > 0)
+        ratio = np.divide(
+            op.means[..., _C["cpu"]],
+            op.means[..., _C["processing"]],
+            out=np.zeros_like(n),
+            where=op.means[..., _C["processing"]] > 0,
+        )
         out[..., _C["cpu"]] = out[..., _C["processing"]] * ratio
         out[..., _C["response"]] = out[..., _RESPONSE].sum(axis=-1)
         per_type = n.sum(axis=2)
@@ -170,16 +176,28 @@ class Simulation:
             t.bucket_counts += buckets
             t.roll_file_bytes += op.roll_file_bytes_rate * dt
             t.stmt_exec += stmt
-            t.stmt_rows += stmt * np.divide(op.stmt_rows_rate, op.stmt_exec_rate,
-                                            out=np.zeros_like(stmt), where=op.stmt_exec_rate > 0)
+            t.stmt_rows += stmt * np.divide(
+                op.stmt_rows_rate,
+                op.stmt_exec_rate,
+                out=np.zeros_like(stmt),
+                where=op.stmt_exec_rate > 0,
+            )
             t.stmt_seconds += stmt * op.stmt_time
-            for name in ("pool_data_logical", "pool_data_physical", "pool_index_logical",
-                         "pool_index_physical"):
+            for name in (
+                "pool_data_logical",
+                "pool_data_physical",
+                "pool_index_logical",
+                "pool_index_physical",
+            ):
                 getattr(t, name)[:] += rng.poisson(getattr(op, name) * dt)
             writes = rng.poisson(op.pool_writes * dt).astype(float)
             t.pool_writes += writes
-            share = np.divide(op.pool_async_writes, op.pool_writes,
-                              out=np.zeros_like(writes), where=op.pool_writes > 0)
+            share = np.divide(
+                op.pool_async_writes,
+                op.pool_writes,
+                out=np.zeros_like(writes),
+                where=op.pool_writes > 0,
+            )
             t.pool_async_writes += np.round(writes * share)
             land = scenario.landscape
             t.host_cpu_seconds += op.host_cpu_util * land.app_servers.cpus * dt
@@ -190,10 +208,14 @@ class Simulation:
             self.current = op
             self.tick += 1
 
-    def run(self, duration_s: float, progress: Callable[[int, int], None] | None = None,
-            schedule: dict[int, tuple[str, ...]] | None = None) -> Totals:
+    def run(
+        self,
+        duration_s: float,
+        progress: Callable[[int, int], None] | None = None,
+        schedule: dict[int, tuple[str, ...]] | None = None,
+    ) -> Totals:
         """Fast mode: `duration_s` of simulated time; schedule maps tick -> faults."""
-        ticks = int(round(duration_s / self.dt))
+        ticks = round(duration_s / self.dt)
         for k in range(ticks):
             if schedule and self.tick in schedule:
                 self.set_faults(schedule[self.tick])

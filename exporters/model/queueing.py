@@ -64,7 +64,9 @@ class FiniteSourceResult:
     arrival_distribution: np.ndarray
 
 
-def finite_source(sources: int, servers: int, think_time: float, service_time: float) -> FiniteSourceResult:
+def finite_source(
+    sources: int, servers: int, think_time: float, service_time: float
+) -> FiniteSourceResult:
     """Exact M/M/c//N by its birth-death chain, in log space so N can be large."""
     if sources <= 0 or service_time <= 0.0:
         return FiniteSourceResult(0.0, 0.0, 0.0, 0.0, 0.0, np.zeros(1))

@@ -35,10 +35,20 @@ COMPONENTS = (
 )
 # Response = these parts; roll-out and cpu are outside it (cpu lies within processing,
 # roll-out happens after the answer has left).
-RESPONSE_PARTS = ("dispatcher_wait", "roll_in", "load_gen", "processing", "db_request", "enqueue", "gui")
+RESPONSE_PARTS = (
+    "dispatcher_wait",
+    "roll_in",
+    "load_gen",
+    "processing",
+    "db_request",
+    "enqueue",
+    "gui",
+)
 
 
-def bisect_decreasing(g: Callable[[float], float], lo: float, hi: float, rel_tol: float = 1e-7) -> float:
+def bisect_decreasing(
+    g: Callable[[float], float], lo: float, hi: float, rel_tol: float = 1e-7
+) -> float:
     """Root of x -> g(x) - x where g is non-increasing (a unique fixed point)."""
     for _ in range(200):
         mid = 0.5 * (lo + hi)
@@ -81,8 +91,12 @@ def instance_layout(scenario: Scenario) -> list[InstanceLayout]:
                 name=name,
                 host=host,
                 users=base + (1 if idx < extra else 0),
-                dialog_wps=int(over.get("dialog_work_processes", land.instance.dialog_work_processes)),
-                update_wps=int(over.get("update_work_processes", land.instance.update_work_processes)),
+                dialog_wps=int(
+                    over.get("dialog_work_processes", land.instance.dialog_work_processes)
+                ),
+                update_wps=int(
+                    over.get("update_work_processes", land.instance.update_work_processes)
+                ),
             )
         )
     return layout
@@ -138,9 +152,7 @@ class OperatingPoint:
         out = {}
         for name, value in vars(self).items():
             tv = getattr(target, name)
-            if isinstance(value, np.ndarray):
-                out[name] = value + (tv - value) * weight
-            elif isinstance(value, float):
+            if isinstance(value, np.ndarray | float):
                 out[name] = value + (tv - value) * weight
             else:
                 out[name] = tv
@@ -216,7 +228,9 @@ class Solver:
         self.st_calls, self.st_rows = arr[:, 2], arr[:, 3]
         self.st_dreads, self.st_ireads, self.st_writes = arr[:, 4], arr[:, 5], arr[:, 6]
         self.st_dpool, self.st_ipool = arr[:, 7].astype(int), arr[:, 8].astype(int)
-        self.st_phys = self.st_dreads * self.miss[self.st_dpool] + self.st_ireads * self.miss[self.st_ipool]
+        self.st_phys = (
+            self.st_dreads * self.miss[self.st_dpool] + self.st_ireads * self.miss[self.st_ipool]
+        )
         self.st_cpu = (
             db.cpu_s_per_call
             + (self.st_dreads + self.st_ireads) * db.cpu_s_per_logical_read
@@ -266,7 +280,9 @@ class Solver:
         sync_frac = np.where(writes > 0, 1.0 - async_w / np.where(writes > 0, writes, 1.0), 0.0)
         io_rate = x_total * self.phys_per_mix + total_w
         util_disk = io_rate * db.disks.service_s / db.disks.count
-        disk_time = db.disks.service_s / (1.0 - min(util_disk, MAX_UTILISATION)) + db.disks.added_latency_s
+        disk_time = (
+            db.disks.service_s / (1.0 - min(util_disk, MAX_UTILISATION)) + db.disks.added_latency_s
+        )
         # The CPUs are shared by many DB2 agents (processor sharing): a call's residence
         # stretches with its own demand. The queueing part is scaled by (1 + cv^2) / 2
         # (Allen-Cunneen) for the spread of call demands, cheap key lookups beside long
@@ -324,7 +340,9 @@ class Solver:
         }
 
     # ---------------------------------------------------------------- the closed loop
-    def _host_solution(self, host_insts: list[int], roll: list[dict], db_times: np.ndarray, enq_req: float):
+    def _host_solution(
+        self, host_insts: list[int], roll: list[dict], db_times: np.ndarray, enq_req: float
+    ):
         """Throughput of one host's instances given the landscape-wide delays."""
         land, sc = self.land, self.sc
         cpus = land.app_servers.cpus
@@ -364,7 +382,6 @@ class Solver:
 
     def solve(self) -> OperatingPoint:
         sc, land = self.sc, self.land
-        n_inst = len(self.layout)
         hosts = land.app_servers.hosts
         host_members = {h: [i for i, lay in enumerate(self.layout) if lay.host == h] for h in hosts}
         roll = [self._roll(lay.users) for lay in self.layout]
@@ -394,7 +411,8 @@ class Solver:
         upper = sc.users / max(sc.think_time_s, 1e-3)
         bounds = [
             db.cpus / self.db_cpu_per_mix if self.db_cpu_per_mix else np.inf,
-            db.disks.count / (db.disks.service_s * (self.phys_per_mix + self.writes_per_mix_by_pool.sum()))
+            db.disks.count
+            / (db.disks.service_s * (self.phys_per_mix + self.writes_per_mix_by_pool.sum()))
             if self.phys_per_mix
             else np.inf,
         ]
@@ -407,7 +425,9 @@ class Solver:
         return self._assemble(x_total, dbr, db_times, enq_req, enq_util, hosts_out, roll)
 
     # ---------------------------------------------------------------- results
-    def _assemble(self, x_total, dbr, db_times, enq_req, enq_util, hosts_out, roll) -> OperatingPoint:
+    def _assemble(
+        self, x_total, dbr, db_times, enq_req, enq_util, hosts_out, roll
+    ) -> OperatingPoint:
         land, sc = self.land, self.sc
         n_inst, n_tx = len(self.layout), len(self.tx_names)
         hosts = land.app_servers.hosts
@@ -451,10 +471,16 @@ class Solver:
                 mu = means[i, 1]
                 # An update work process rolls in the update task's own small context,
                 # not the user's: the user's roll area does not reach it.
-                u_roll = land.instance.roll.em_map_s + land.instance.roll.user_roll_bytes / land.instance.roll.copy_bytes_per_s
+                u_roll = (
+                    land.instance.roll.em_map_s
+                    + land.instance.roll.user_roll_bytes / land.instance.roll.copy_bytes_per_s
+                )
                 u_hold_t = (
-                    2 * u_roll + land.instance.load_gen_s
-                    + self.cpu_s[1] * stretch + db_times[1] + self.enqueues[1] * enq_req
+                    2 * u_roll
+                    + land.instance.load_gen_s
+                    + self.cpu_s[1] * stretch
+                    + db_times[1]
+                    + self.enqueues[1] * enq_req
                 )
                 total_u = u_rate.sum()
                 u_hold = float(np.dot(u_rate, u_hold_t) / total_u) if total_u else 0.0
@@ -505,7 +531,10 @@ class Solver:
             em_size=np.full(n_inst, float(roll_cfg.extended_memory_bytes)),
             em_used=np.array([r["em_used"] for r in roll]),
             roll_file_bytes_rate=np.array(
-                [2.0 * x_inst[i] * roll[i]["to_file"] * roll[i]["roll_bytes"] for i in range(n_inst)]
+                [
+                    2.0 * x_inst[i] * roll[i]["to_file"] * roll[i]["roll_bytes"]
+                    for i in range(n_inst)
+                ]
             ),
             stmt_exec_rate=stmt_exec,
             stmt_rows_rate=stmt_exec * self.st_rows,
@@ -520,9 +549,7 @@ class Solver:
             db_cpu_util=float(dbr["util_cpu"]),
             disk_util=float(dbr["util_disk"]),
             enqueue_util=float(enq_util),
-            cs_cpu_util=float(
-                min(1.0, x_total * cs.message_server_cpu_s_per_step / cs.cpus)
-            ),
+            cs_cpu_util=float(min(1.0, x_total * cs.message_server_cpu_s_per_step / cs.cpus)),
             db_calls_per_step=self.db_calls.copy(),
             extra={
                 "x_total": float(x_total),
@@ -565,4 +592,3 @@ def _bucketize(samples: np.ndarray) -> np.ndarray:
     idx = np.searchsorted(edges, samples, side="left")
     counts = np.bincount(idx, minlength=len(edges)).astype(float)
     return counts / max(samples.size, 1)
-

@@ -38,7 +38,7 @@ def st03_summary(snap: Snapshot) -> list[dict]:
     rows = []
     for k, task in enumerate(TASK_TYPES):
         steps = float(t.steps[:, k].sum())
-        row: dict = {"task_type": task, "steps": int(round(steps))}
+        row: dict = {"task_type": task, "steps": round(steps)}
         for key, comp in SUMMARY_FIELDS.items():
             total = float(t.seconds[:, k, :, COMPONENTS.index(comp)].sum())
             row[key] = round(1000.0 * total / steps, 3) if steps else 0.0
@@ -57,7 +57,7 @@ def transaction_summary(snap: Snapshot) -> list[dict]:
             steps = float(t.steps[:, k, j].sum())
             if not steps:
                 continue
-            row: dict = {"task_type": task, "transaction": tx, "steps": int(round(steps))}
+            row: dict = {"task_type": task, "transaction": tx, "steps": round(steps)}
             for key, comp in SUMMARY_FIELDS.items():
                 total = float(t.seconds[:, k, j, COMPONENTS.index(comp)].sum())
                 row[key] = round(1000.0 * total / steps, 3)
@@ -91,10 +91,16 @@ def run_figures(snap: Snapshot) -> dict[str, float]:
         "avg_dialog_response_s": response,
         "db_request_dialog_s": float(t.seconds[:, 0, :, dbr].sum()) / dialog if dialog else 0.0,
         "db_request_update_s": float(t.seconds[:, 1, :, dbr].sum()) / update if update else 0.0,
-        "db_server_cpu_ratio": t.db_cpu_seconds / (snap.db_cpus * t.sim_time) if t.sim_time else 0.0,
-        "app_servers_cpu_ratio": (host_cpu + t.cs_cpu_seconds) / app_capacity if app_capacity else 0.0,
+        "db_server_cpu_ratio": t.db_cpu_seconds / (snap.db_cpus * t.sim_time)
+        if t.sim_time
+        else 0.0,
+        "app_servers_cpu_ratio": (host_cpu + t.cs_cpu_seconds) / app_capacity
+        if app_capacity
+        else 0.0,
         "dia_upd_servers_cpu_ratio": host_cpu / dia_upd_capacity if dia_upd_capacity else 0.0,
-        "msg_enq_server_cpu_ratio": t.cs_cpu_seconds / (snap.cs_cpus * t.sim_time) if t.sim_time else 0.0,
+        "msg_enq_server_cpu_ratio": t.cs_cpu_seconds / (snap.cs_cpus * t.sim_time)
+        if t.sim_time
+        else 0.0,
         "dialog_steps_per_s": dialog / t.sim_time if t.sim_time else 0.0,
         # Interactive response-time law: X = N / (R + Z).
         "response_time_law_steps_per_s": snap.users / (response + snap.think_time_s),
@@ -108,8 +114,14 @@ def calibration(snap: Snapshot, scenario: Scenario) -> list[CalibrationRow]:
         model = figures[target.figure]
         residual = 100.0 * (model - target.paper) / target.paper if target.paper else float("nan")
         rows.append(
-            CalibrationRow(target.figure, target.paper, round(model, 4), round(residual, 2),
-                           target.unit, target.source)
+            CalibrationRow(
+                target.figure,
+                target.paper,
+                round(model, 4),
+                round(residual, 2),
+                target.unit,
+                target.source,
+            )
         )
     return rows
 

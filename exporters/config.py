@@ -1,0 +1,19 @@
+"""Exporter settings, from the environment (WLMON_EXPORTER_...)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ExporterSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="WLMON_EXPORTER_")
+
+    # One flag per entry of exporters.collectors.COLLECTORS.
+    collector_st03: bool = True
+
+
+@lru_cache
+def get_settings() -> ExporterSettings:
+    return ExporterSettings()

@@ -1,0 +1,184 @@
+"""HTTP front of the exporter: /metrics, /healthz and a small control endpoint.
+
+`PUT /control/faults` with `{"faults": ["db-bottleneck"]}` switches the model's active
+faults while it runs (the API drives this later); `GET` shows them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from prometheus_client import CollectorRegistry, make_wsgi_app
+
+from exporters.collectors import COLLECTORS
+from exporters.collectors.base import ExporterCollector
+from exporters.config import ExporterSettings, get_settings
+from exporters.model.catalog import ConfigError
+from exporters.model.engine import RealTimeRunner, Simulation
+
+log = logging.getLogger(__name__)
+MAX_BODY = 64 * 1024
+
+
+def build_registry(sim: Simulation, settings: ExporterSettings | None = None) -> CollectorRegistry:
+    settings = settings or get_settings()
+    enabled = [
+        cls(sim.snapshot)
+        for name, cls in COLLECTORS.items()
+        if getattr(settings, f"collector_{name}")
+    ]
+    registry = CollectorRegistry(auto_describe=True)
+    registry.register(ExporterCollector(sim.snapshot, enabled))
+    return registry
+
+
+def _json(start_response: Callable, status: str, body: dict) -> Iterable[bytes]:
+    data = json.dumps(body).encode()
+    start_response(
+        status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+    )
+    return [data]
+
+
+def build_app(sim: Simulation, registry: CollectorRegistry) -> Callable:
+    metrics_app = make_wsgi_app(registry)
+
+    def control(environ, start_response) -> Iterable[bytes]:
+        method = environ["REQUEST_METHOD"]
+        if method == "GET":
+            return _json(start_response, "200 OK", _fault_state(sim))
+        if method not in ("PUT", "POST"):
+            return _json(start_response, "405 Method Not Allowed", {"error": "use GET or PUT"})
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or length > MAX_BODY:
+            return _json(
+                start_response,
+                "413 Content Too Large",
+                {"error": f"body must be 0..{MAX_BODY} bytes"},
+            )
+        try:
+            body = json.loads(environ["wsgi.input"].read(length) or b"{}")
+        except json.JSONDecodeError as exc:
+            return _json(start_response, "400 Bad Request", {"error": f"body is not JSON: {exc}"})
+        faults = body.get("faults") if isinstance(body, dict) else None
+        if not isinstance(faults, list) or not all(isinstance(f, str) for f in faults):
+            return _json(
+                start_response,
+                "400 Bad Request",
+                {"error": "field 'faults' must be a list of names"},
+            )
+        known = set(sim.catalog.fault_names())
+        unknown = [f for f in faults if f not in known]
+        if unknown:
+            return _json(
+                start_response,
+                "400 Bad Request",
+                {"error": f"unknown fault(s): {', '.join(unknown)}", "available": sorted(known)},
+            )
+        try:
+            sim.set_faults(faults)
+        except ConfigError as exc:
+            return _json(start_response, "400 Bad Request", {"error": str(exc)})
+        log.info("faults now %s", faults)
+        return _json(start_response, "200 OK", _fault_state(sim))
+
+    def app(environ, start_response) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "/")
+        if path == "/metrics":
+            return metrics_app(environ, start_response)
+        if path == "/healthz":
+            return _json(
+                start_response,
+                "200 OK",
+                {"status": "ok", "simulated_seconds": sim.snapshot().totals.sim_time},
+            )
+        if path == "/control/faults":
+            return control(environ, start_response)
+        if path == "/":
+            body = (
+                b'<html><body><h1>wlmon exporter</h1><a href="/metrics">/metrics</a></body></html>'
+            )
+            start_response(
+                "200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))]
+            )
+            return [body]
+        return _json(start_response, "404 Not Found", {"error": f"no such path {path}"})
+
+    return app
+
+
+def _fault_state(sim: Simulation) -> dict:
+    return {
+        "scenario": sim.scenario_name,
+        "faults": list(sim.faults),
+        "available": sim.catalog.fault_names(),
+        "simulated_seconds": sim.snapshot().totals.sim_time,
+    }
+
+
+class _ThreadingServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format, *args) -> None:
+        log.debug("%s - %s", self.address_string(), format % args)
+
+
+class ExporterServer:
+    """The exporter as an object: start in a thread (tests) or serve forever (CLI)."""
+
+    def __init__(
+        self, sim: Simulation, host: str = "127.0.0.1", port: int = 9300, speed: float = 1.0
+    ) -> None:
+        self.sim = sim
+        self.runner = RealTimeRunner(sim, speed=speed)
+        self.httpd = make_server(
+            host,
+            port,
+            build_app(sim, build_registry(sim)),
+            server_class=_ThreadingServer,
+            handler_class=_QuietHandler,
+        )
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self.httpd.server_port
+
+    def start(self) -> None:
+        self.runner.start()
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, name="wlmon-http", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.runner.stop()
+
+
+def serve(sim: Simulation, host: str, port: int, speed: float, console) -> None:
+    server = ExporterServer(sim, host=host, port=port, speed=speed)
+    server.runner.start()
+    console.print(
+        f"wlmon exporter: http://{host}:{server.port}/metrics "
+        f"(scenario {sim.scenario_name}, faults: {', '.join(sim.faults) or 'none'})"
+    )
+    try:
+        server.httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.httpd.server_close()
+        server.runner.stop()

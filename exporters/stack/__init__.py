@@ -1,0 +1,1 @@
+"""The real servers wlmon runs natively: pinned versions built from the registries."""

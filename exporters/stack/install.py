@@ -1,0 +1,104 @@
+"""`wlmon stack install`: build each pinned server once into the cache, reuse it after."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from exporters.stack.components import COMPONENTS, Component
+
+
+class InstallError(RuntimeError):
+    """A build failed; the message names the component and the step."""
+
+
+@dataclass(frozen=True)
+class Status:
+    name: str
+    version: str
+    directory: Path
+    installed: bool
+    missing: tuple[str, ...]
+
+
+def status(component: Component) -> Status:
+    missing = tuple(b for b in component.binaries if not (component.directory / b).is_file())
+    return Status(component.name, component.version, component.directory, not missing, missing)
+
+
+def select(names: list[str] | None) -> list[Component]:
+    if not names:
+        return list(COMPONENTS.values())
+    unknown = [n for n in names if n not in COMPONENTS]
+    if unknown:
+        raise InstallError(
+            f"unknown component(s) {', '.join(unknown)}; known: {', '.join(COMPONENTS)}"
+        )
+    return [COMPONENTS[n] for n in names]
+
+
+def install(
+    component: Component,
+    on_step: Callable[[str], None] = lambda _: None,
+    log_dir: Path | None = None,
+) -> Status:
+    """Build the component unless its binaries are already in the cache (idempotent)."""
+    current = status(component)
+    if current.installed:
+        return current
+    if shutil.which("go") is None:
+        raise InstallError(f"{component.name}: step 'find Go': no `go` on PATH (install Go 1.26)")
+    dest = component.directory
+    staging = Path(tempfile.mkdtemp(prefix=f".{component.name}-", dir=_ensure(dest.parent)))
+    work = Path(tempfile.mkdtemp(prefix=f"wlmon-build-{component.name}-"))
+    log_path = (log_dir or dest.parent) / f"{component.name}-{component.version}.build.log"
+    try:
+        with log_path.open("w") as log:
+            for step in component.steps:
+                on_step(step.title)
+                fill = {"dest": str(staging), "work": str(work)}
+                env = {
+                    **os.environ,
+                    "GOFLAGS": "-mod=mod",
+                    "CGO_ENABLED": os.environ.get("CGO_ENABLED", "0"),
+                }
+                env.update({k: v.format(**fill) for k, v in step.env.items()})
+                argv = [a.format(**fill) for a in step.argv]
+                log.write(f"$ {' '.join(argv)}\n")
+                log.flush()
+                result = subprocess.run(
+                    argv,
+                    cwd=step.cwd.format(**fill),
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    check=False,
+                )
+                if result.returncode != 0:
+                    raise InstallError(
+                        f"{component.name} {component.version}: step '{step.title}' failed "
+                        f"(exit {result.returncode}); see {log_path}"
+                    )
+        missing = [b for b in component.binaries if not (staging / b).is_file()]
+        if missing:
+            raise InstallError(
+                f"{component.name}: step 'check binaries': missing {', '.join(missing)}"
+            )
+        # Move into place only when complete, so a half-built component is never reused.
+        if dest.exists():
+            shutil.rmtree(dest)
+        staging.rename(dest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+    return status(component)
+
+
+def _ensure(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,74 @@
+"""The exporter over HTTP on 127.0.0.1: /metrics, /healthz, switching faults."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from exporters.model.engine import Simulation
+from exporters.server import ExporterServer
+
+
+@pytest.fixture
+def server():
+    srv = ExporterServer(
+        Simulation("sd-benchmark-2003", seed=1), host="127.0.0.1", port=0, speed=50.0
+    )
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def _base(srv) -> str:
+    return f"http://127.0.0.1:{srv.port}"
+
+
+def test_metrics_grow_in_real_time(server) -> None:
+    first = httpx.get(_base(server) + "/metrics").text
+    time.sleep(0.5)
+    second = httpx.get(_base(server) + "/metrics")
+    assert second.status_code == 200
+    assert second.headers["content-type"].startswith("text/plain")
+    assert "sap_workload_steps_total" in second.text
+
+    def simulated(text: str) -> float:
+        line = next(
+            x for x in text.splitlines() if x.startswith("wlmon_model_simulated_seconds_total")
+        )
+        return float(line.split()[-1])
+
+    assert simulated(second.text) > simulated(first)
+
+
+def test_faults_switch_while_running(server) -> None:
+    r = httpx.put(_base(server) + "/control/faults", json={"faults": ["slow-enqueue-link"]})
+    assert r.status_code == 200
+    assert r.json()["faults"] == ["slow-enqueue-link"]
+    assert httpx.get(_base(server) + "/control/faults").json()["faults"] == ["slow-enqueue-link"]
+    assert server.sim.faults == ("slow-enqueue-link",)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"faults": ["nope"]}, "unknown fault(s): nope"),
+        ({"faults": "db-bottleneck"}, "field 'faults' must be a list"),
+        ("not json", "body is not JSON"),
+    ],
+)
+def test_bad_control_input_is_a_400_and_changes_nothing(server, body, message) -> None:
+    before = server.sim.faults
+    if isinstance(body, str):
+        r = httpx.put(_base(server) + "/control/faults", content=body)
+    else:
+        r = httpx.put(_base(server) + "/control/faults", json=body)
+    assert r.status_code == 400
+    assert message in r.json()["error"]
+    assert server.sim.faults == before
+
+
+def test_healthz_and_unknown_paths(server) -> None:
+    assert httpx.get(_base(server) + "/healthz").json()["status"] == "ok"
+    assert httpx.get(_base(server) + "/nope").status_code == 404

@@ -1,0 +1,68 @@
+"""The whitepaper matrix (seed 000 section 4.3.5.1): each fault breaks its own rule only."""
+
+from __future__ import annotations
+
+import pytest
+
+from exporters.model.engine import Simulation
+from exporters.model.solver import COMPONENTS
+from exporters.model.summary import THRESHOLDS_MS, indicator_values, run_figures, st03_summary
+
+ENQ = COMPONENTS.index("enqueue")
+FAULT_INDICATOR = {
+    "too-few-work-processes": "dispatcher_wait",
+    "db-bottleneck": "db_request",
+    "slow-enqueue-link": "enqueue",
+    "roll-area-too-small": "roll",
+}
+
+
+def _indicators(faults: tuple[str, ...]) -> dict[str, float]:
+    sim = Simulation("sd-benchmark-2003", faults=faults, seed=11)
+    sim.run(1800)
+    return indicator_values(st03_summary(sim.snapshot()))
+
+
+def test_healthy_benchmark_is_below_all_four_thresholds(healthy_hour) -> None:
+    values = indicator_values(st03_summary(healthy_hour.snapshot()))
+    for name, limit in THRESHOLDS_MS.items():
+        assert values[name] < limit, f"{name} = {values[name]:.1f} ms, threshold {limit} ms"
+
+
+@pytest.mark.parametrize(("fault", "indicator"), FAULT_INDICATOR.items())
+def test_fault_drives_its_indicator_past_twice_the_threshold_and_no_other(
+    fault: str, indicator: str
+) -> None:
+    values = _indicators((fault,))
+    assert values[indicator] >= 2 * THRESHOLDS_MS[indicator], values
+    for name, limit in THRESHOLDS_MS.items():
+        if name != indicator:
+            assert values[name] < limit, f"{fault} also breaches {name}: {values[name]:.1f} ms"
+
+
+def test_every_shipped_fault_is_in_the_matrix() -> None:
+    from exporters.model.catalog import Catalog
+
+    faults = {f.name: f.indicator for f in Catalog().faults()}
+    assert faults == FAULT_INDICATOR
+
+
+@pytest.mark.parametrize("faults", [(), *[(f,) for f in FAULT_INDICATOR]])
+def test_response_time_law_holds_within_1_percent(faults: tuple[str, ...]) -> None:
+    """Interactive response-time law X = N / (R + Z) (FACTS.md, seed 000 Table 5)."""
+    sim = Simulation("sd-benchmark-2003", faults=faults, seed=5)
+    sim.run(1800)
+    f = run_figures(sim.snapshot())
+    assert f["dialog_steps_per_s"] == pytest.approx(f["response_time_law_steps_per_s"], rel=0.01)
+
+
+def test_switching_a_fault_mid_run_moves_the_indicator_within_minutes() -> None:
+    sim = Simulation("sd-benchmark-2003", seed=2)
+    sim.run(300)
+    before = sim.snapshot().totals.copy()
+    sim.set_faults(["slow-enqueue-link"])
+    sim.run(300)
+    after = sim.snapshot().totals
+    steps = after.steps[:, 0].sum() - before.steps[:, 0].sum()
+    enq = after.seconds[:, 0, :, ENQ].sum() - before.seconds[:, 0, :, ENQ].sum()
+    assert enq / steps * 1000 > 2 * THRESHOLDS_MS["enqueue"]

@@ -1,0 +1,96 @@
+"""The `wlmon` command line: simulate, faults, stack --check."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from exporters.cli import app
+
+runner = CliRunner()
+
+
+def test_simulate_json_has_the_documented_shape() -> None:
+    result = runner.invoke(app, ["simulate", "--duration", "10m", "--seed", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    keys = {
+        "task_type",
+        "steps",
+        "response_ms",
+        "dispatcher_wait_ms",
+        "cpu_ms",
+        "db_request_ms",
+        "enqueue_ms",
+        "roll_in_ms",
+        "roll_out_ms",
+        "load_gen_ms",
+    }
+    assert {r["task_type"] for r in doc["summary"]} == {"dialog", "update"}
+    for row in doc["summary"]:
+        assert keys <= set(row)
+    assert doc["calibration"]
+    for row in doc["calibration"]:
+        assert {"figure", "paper", "model", "residual_pct"} <= set(row)
+    assert abs(doc["response_time_law"]["residual_pct"]) < 1.0
+
+
+def test_simulate_with_a_fault_shows_its_indicator() -> None:
+    result = runner.invoke(
+        app, ["simulate", "--duration", "10m", "--fault", "slow-enqueue-link", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    dialog = next(r for r in json.loads(result.stdout)["summary"] if r["task_type"] == "dialog")
+    assert dialog["enqueue_ms"] > 10
+
+
+def test_simulate_prints_rich_tables() -> None:
+    result = runner.invoke(app, ["simulate", "--duration", "2m"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "Calibration against seed 000 Table 5" in result.stdout
+    assert "dialog_steps_per_hour" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["simulate", "--duration", "soon"], "--duration: not a duration: 'soon'"),
+        (["simulate", "--fault", "gremlins"], "unknown fault 'gremlins'"),
+        (["simulate", "--scenario", "nope"], "unknown scenario 'nope'"),
+    ],
+)
+def test_bad_input_is_a_clear_error(args: list[str], message: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert message in " ".join(result.output.split())
+
+
+def test_faults_json_lists_name_and_description() -> None:
+    result = runner.invoke(app, ["faults", "--json"])
+    assert result.exit_code == 0
+    items = json.loads(result.stdout)
+    assert {i["name"] for i in items} == {
+        "too-few-work-processes",
+        "db-bottleneck",
+        "slow-enqueue-link",
+        "roll-area-too-small",
+    }
+    assert all(i["description"] for i in items)
+
+
+def test_stack_check_reports_without_building(tmp_path) -> None:
+    result = runner.invoke(
+        app, ["stack", "install", "--check", "--json"], env={"WLMON_CACHE": str(tmp_path)}
+    )
+    assert result.exit_code == 1  # nothing installed in an empty cache
+    rows = json.loads(result.stdout)
+    assert rows and all(not r["installed"] for r in rows)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stack_install_rejects_unknown_component() -> None:
+    result = runner.invoke(app, ["stack", "install", "--only", "oracle"])
+    assert result.exit_code == 2
+    assert "unknown component(s) oracle" in result.output

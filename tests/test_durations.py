@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+import pytest
+
+from exporters.durations import parse_duration
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90", 90), ("90s", 90), ("15m", 900), ("1h", 3600), ("1h30m", 5400), ("0.5h", 1800)],
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "h", "1x", "0", "-5m", "1h 2"])
+def test_bad_durations(text: str) -> None:
+    with pytest.raises(ValueError, match="not a duration"):
+        parse_duration(text)
