@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+
 from exporters.stack.components import COMPONENTS, cache_root
 
 
