@@ -176,6 +176,17 @@ def exporter(
         _fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
+@app.command()
+def api(
+    host: str = typer.Option("127.0.0.1", help="address to bind"),
+    port: int = typer.Option(8000, help="port"),
+) -> None:
+    """Serve the wlmon API (FastAPI) with uvicorn."""
+    import uvicorn
+
+    uvicorn.run("api.main:create_app", factory=True, host=host, port=port, log_level="warning")
+
+
 stack_app = typer.Typer(help="Install and check the real servers wlmon runs.", no_args_is_help=True)
 app.add_typer(stack_app, name="stack")
 
@@ -242,6 +253,65 @@ def stack_install(
                 completed=len(comp.steps) + 1,
                 description=f"{comp.name} {comp.version}: ready in {result.directory}",
             )
+
+
+@app.command()
+def up(
+    only: list[str] = typer.Option([], "--only", help="start only this service (repeatable)"),
+    install_missing: bool = typer.Option(True, help="build servers missing from the cache first"),
+) -> None:
+    """Start the native stack on 127.0.0.1 and wait until every service is healthy."""
+    from exporters.stack.runtime import Stack, StackError
+
+    if install_missing:
+        stack_install(only=[], check=False, as_json=False)
+    stack = Stack()
+    try:
+        running = stack.up(only=only or None, on_event=lambda msg: err.print(f"[dim]{msg}[/]"))
+    except StackError as exc:
+        _fail(str(exc))
+    table = Table(title="wlmon is up")
+    for col in ("service", "pid", "url"):
+        table.add_column(col)
+    for r in running:
+        table.add_row(r.name, str(r.pid), r.url)
+    console.print(table)
+    if any(r.name == "grafana" for r in running):
+        _, source = stack.grafana_password()
+        console.print(f"Grafana admin user: admin; password: {source}.")
+        console.print(
+            "Grafana runs API-only natively (its web frontend cannot be built here); "
+            "for the web UI use docker-compose (see README)."
+        )
+    console.print(f"State, data and logs: {stack.state}")
+
+
+@app.command()
+def down() -> None:
+    """Stop what `wlmon up` started (by recorded pid), cleanly."""
+    from exporters.stack.runtime import Stack
+
+    stopped = Stack().down(on_event=lambda msg: err.print(f"[dim]{msg}[/]"))
+    console.print(f"stopped: {', '.join(stopped) or 'nothing was running'}")
+
+
+@app.command()
+def status(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Each service that `wlmon up` started: pid, url and health."""
+    from exporters.stack.runtime import Stack
+
+    rows = Stack().status()
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table(title="wlmon status")
+    for col in ("service", "pid", "url", "healthy"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            r["name"], str(r["pid"]), r["url"], "[green]yes[/]" if r["healthy"] else "[red]no[/]"
+        )
+    console.print(table if rows else "wlmon is not running (no services recorded)")
 
 
 def main() -> None:  # pragma: no cover - console entry

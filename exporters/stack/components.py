@@ -1,4 +1,10 @@
-"""Pinned server components and how each is built (recipes measured in STACK.md)."""
+"""Pinned server components and how each is built (recipes measured in STACK.md).
+
+Each step is a bash script run with `set -euo pipefail`; `{dest}` is the component's
+staging directory (renamed into the cache when every step has passed) and `{work}` a
+scratch directory. The Go module cache is read-only, so a module that needs changes
+before it builds is copied out of it first (`moddir`).
+"""
 
 from __future__ import annotations
 
@@ -12,13 +18,17 @@ def cache_root() -> Path:
     return Path(os.environ.get("WLMON_CACHE", Path.home() / ".cache" / "wlmon")).expanduser()
 
 
+PRELUDE = (
+    'moddir() { go mod download -json "$1"'
+    " | python3 -c 'import sys,json;print(json.load(sys.stdin)[\"Dir\"])'; }\n"
+    'copymod() { cp -r "$(moddir "$1")" "$2" && chmod -R u+w "$2"; }\n'
+)
+
+
 @dataclass(frozen=True)
 class Step:
-    """One build step: a command run in a working directory (both may use {placeholders})."""
-
     title: str
-    argv: tuple[str, ...]
-    cwd: str = "{work}"
+    script: str
     env: dict[str, str] = field(default_factory=dict)
 
 
@@ -26,38 +36,147 @@ class Step:
 class Component:
     name: str
     version: str
-    module: str  # Go module path at the pinned version
-    binaries: tuple[str, ...]
+    binaries: tuple[str, ...]  # paths relative to the component directory
     steps: tuple[Step, ...]
 
     @property
     def directory(self) -> Path:
         return cache_root() / f"{self.name}-{self.version}"
 
+    def path(self, binary: str) -> Path:
+        return self.directory / binary
 
-_PROM_LDFLAGS = "-X github.com/prometheus/common/version.Version=3.16.0"
+
+# Plugins compiled into Telegraf (a custom build keeps it small); add tags here when a
+# provisioning file uses another plugin.
+TELEGRAF_TAGS = ",".join(
+    [
+        "custom",
+        "inputs.cpu", "inputs.mem", "inputs.swap", "inputs.disk", "inputs.diskio",
+        "inputs.system", "inputs.net", "inputs.processes", "inputs.kernel_vmstat",
+        "inputs.prometheus", "inputs.win_perf_counters",
+        "outputs.influxdb", "outputs.influxdb_v2", "outputs.prometheus_client",
+        "outputs.loki", "outputs.file",
+        "serializers.influx", "parsers.influx", "parsers.prometheus",
+    ]
+)  # fmt: skip
 
 COMPONENTS: dict[str, Component] = {
     "prometheus": Component(
         name="prometheus",
         version="3.16.0",
-        module="github.com/prometheus/prometheus@v0.316.0",
         binaries=("prometheus", "promtool"),
         steps=(
             Step(
                 "go install prometheus and promtool",
-                (
-                    "go",
-                    "install",
-                    # remove_all_sd: a discovery dependency is refused by the module proxy.
-                    "-tags",
-                    "netgo,remove_all_sd,enable_dns_sd",
-                    "-ldflags",
-                    _PROM_LDFLAGS,
-                    "github.com/prometheus/prometheus/cmd/prometheus@v0.316.0",
-                    "github.com/prometheus/prometheus/cmd/promtool@v0.316.0",
-                ),
-                env={"GOBIN": "{dest}"},
+                # remove_all_sd: a service-discovery dependency is refused by the module proxy.
+                "GOBIN={dest} go install -tags netgo,remove_all_sd,enable_dns_sd"
+                " -ldflags '-X github.com/prometheus/common/version.Version=3.16.0'"
+                " github.com/prometheus/prometheus/cmd/prometheus@v0.316.0"
+                " github.com/prometheus/prometheus/cmd/promtool@v0.316.0",
+            ),
+        ),
+    ),
+    "alertmanager": Component(
+        name="alertmanager",
+        version="0.34.2",
+        binaries=("alertmanager", "amtool"),
+        steps=(
+            Step(
+                "copy module and stub the web UI",
+                # The Elm UI is not in the module zip; the API does not need it.
+                "copymod github.com/prometheus/alertmanager@v0.34.2 {work}/am\n"
+                "mkdir -p {work}/am/ui/app/dist\n"
+                "echo '<html><body>wlmon: Alertmanager UI not built</body></html>'"
+                " > {work}/am/ui/app/dist/index.html",
+            ),
+            Step(
+                "go build alertmanager and amtool",
+                "cd {work}/am && go build -o {dest}/ ./cmd/alertmanager ./cmd/amtool",
+            ),
+        ),
+    ),
+    "influxdb": Component(
+        name="influxdb",
+        version="1.8.10",
+        binaries=("influxd",),
+        steps=(
+            Step(
+                "go install influxd",
+                "GOBIN={dest} go install -ldflags '-s -w -X main.version=1.8.10'"
+                " github.com/influxdata/influxdb/cmd/influxd@v1.8.10",
+            ),
+        ),
+    ),
+    "telegraf": Component(
+        name="telegraf",
+        version="1.37.2",
+        binaries=("telegraf",),
+        steps=(
+            Step(
+                "go install telegraf (custom plugin set)",
+                f"GOBIN={{dest}} go install -tags {TELEGRAF_TAGS}"
+                " github.com/influxdata/telegraf/cmd/telegraf@v1.37.2",
+            ),
+        ),
+    ),
+    "loki": Component(
+        name="loki",
+        version="3.7.8",
+        binaries=("loki",),
+        steps=(
+            Step(
+                "copy module and its nested pkg/push module",
+                # go.mod replaces pkg/push with ./pkg/push, which the zip lacks: fetch the
+                # version go.mod requires and put it there.
+                "copymod github.com/grafana/loki/v3@v3.7.8 {work}/loki\n"
+                "ver=$(awk '$1==\"github.com/grafana/loki/pkg/push\" {{print $2; exit}}'"
+                " {work}/loki/go.mod)\n"
+                'test -n "$ver"\n'
+                "rm -rf {work}/loki/pkg/push\n"
+                'copymod "github.com/grafana/loki/pkg/push@$ver" {work}/loki/pkg/push',
+            ),
+            Step(
+                "go build loki",
+                "cd {work}/loki && go build -tags netgo"
+                " -ldflags '-s -w -X github.com/grafana/loki/v3/pkg/util/build.Version=3.7.8'"
+                " -o {dest}/loki ./cmd/loki",
+            ),
+        ),
+    ),
+    # Not a server: the compose-file loader Docker Compose v2 uses, for the compose test.
+    "composecheck": Component(
+        name="composecheck",
+        version="compose-go-2.16.2",
+        binaries=("composecheck",),
+        steps=(
+            Step(
+                "go build tests/compose/composecheck",
+                "cd {repo}/tests/compose/composecheck && go build -o {dest}/composecheck .",
+            ),
+        ),
+    ),
+    "grafana": Component(
+        name="grafana",
+        # A served 2023 main commit, about 10.1; the proxy refuses Grafana's tags.
+        version="10.1.0-pre.20230609",
+        binaries=("grafana", "home/conf/defaults.ini"),
+        steps=(
+            Step(
+                "copy module (it is also Grafana's home path)",
+                "copymod github.com/grafana/grafana@v1.9.2-0.20230609164553-81d85ce8028d"
+                " {dest}/home",
+            ),
+            Step(
+                "generate wire_gen.go",
+                # wire < 0.7 fails on Go 1.26.
+                "GOBIN={work}/bin go install github.com/google/wire/cmd/wire@v0.7.0\n"
+                "cd {dest}/home && {work}/bin/wire gen -tags oss ./pkg/server",
+            ),
+            Step(
+                "go build grafana (cgo)",
+                "cd {dest}/home && go build -o {dest}/grafana ./pkg/cmd/grafana",
+                env={"CGO_ENABLED": "1"},
             ),
         ),
     ),

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from exporters.stack.components import COMPONENTS, Component
+from exporters.stack.components import COMPONENTS, PRELUDE, Component
+from exporters.stack.settings import REPO_DIR
 
 
 class InstallError(RuntimeError):
@@ -27,7 +28,7 @@ class Status:
 
 
 def status(component: Component) -> Status:
-    missing = tuple(b for b in component.binaries if not (component.directory / b).is_file())
+    missing = tuple(b for b in component.binaries if not component.path(b).is_file())
     return Status(component.name, component.version, component.directory, not missing, missing)
 
 
@@ -61,19 +62,14 @@ def install(
         with log_path.open("w") as log:
             for step in component.steps:
                 on_step(step.title)
-                fill = {"dest": str(staging), "work": str(work)}
-                env = {
-                    **os.environ,
-                    "GOFLAGS": "-mod=mod",
-                    "CGO_ENABLED": os.environ.get("CGO_ENABLED", "0"),
-                }
-                env.update({k: v.format(**fill) for k, v in step.env.items()})
-                argv = [a.format(**fill) for a in step.argv]
-                log.write(f"$ {' '.join(argv)}\n")
+                fill = {"dest": str(staging), "work": str(work), "repo": str(REPO_DIR)}
+                env = {**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0", **step.env}
+                script = PRELUDE + step.script.format(**fill)
+                log.write(f"### {step.title}\n{script}\n")
                 log.flush()
                 result = subprocess.run(
-                    argv,
-                    cwd=step.cwd.format(**fill),
+                    ["bash", "-euo", "pipefail", "-c", script],
+                    cwd=work,
                     env=env,
                     stdout=log,
                     stderr=subprocess.STDOUT,

@@ -1,0 +1,10 @@
+# wlmon's own services (exporter, API) for docker-compose.
+FROM python:3.11.11-slim
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY exporters ./exporters
+COPY api ./api
+RUN pip install --no-cache-dir . && useradd --system --uid 10001 wlmon
+USER wlmon
+ENTRYPOINT ["python", "-m", "exporters"]
+CMD ["exporter", "--host", "0.0.0.0"]

@@ -1,0 +1,1 @@
+"""wlmon API: post-run forensics, notifications and control of the model."""

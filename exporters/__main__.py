@@ -1,0 +1,3 @@
+from exporters.cli import app
+
+app(prog_name="wlmon")

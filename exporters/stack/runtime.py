@@ -1,0 +1,411 @@
+"""`wlmon up`, `down` and `status`: the native stack as processes on 127.0.0.1.
+
+`up` renders the configs into the state directory, starts each server in order, waits
+for its health endpoint and records name, pid and url in run/services.json. `down`
+stops exactly those pids (after checking each still runs the binary that was started),
+SIGTERM first, SIGKILL after a grace period. Data directories stay across down/up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import httpx
+
+from exporters.stack import render
+from exporters.stack.components import COMPONENTS
+from exporters.stack.settings import StackSettings
+
+
+class StackError(RuntimeError):
+    """Something the user must fix; the message names the service."""
+
+
+@dataclass
+class Service:
+    name: str
+    argv: list[str]
+    port: int
+    url: str
+    health_url: str
+    env: dict[str, str] = field(default_factory=dict)
+    ready_timeout: float = 60.0
+    after_start: Callable[[], None] | None = None
+
+
+@dataclass
+class Running:
+    name: str
+    pid: int
+    url: str
+    health_url: str
+    executable: str
+    log: str
+
+
+def _binary(component: str, name: str) -> str:
+    return str(COMPONENTS[component].path(name))
+
+
+class Stack:
+    def __init__(self, settings: StackSettings | None = None) -> None:
+        self.settings = settings or StackSettings()
+        self.state = self.settings.state_dir
+        self.config_dir = self.state / "config"
+        self.data_dir = self.state / "data"
+        self.log_dir = self.state / "logs"
+        self.run_file = self.state / "run" / "services.json"
+
+    # ------------------------------------------------------------------ services
+    def grafana_password(self) -> tuple[str, str]:
+        """The admin password and a sentence saying where it comes from."""
+        if self.settings.grafana_admin_password is not None:
+            return (
+                self.settings.grafana_admin_password.get_secret_value(),
+                "environment variable WLMON_GRAFANA_ADMIN_PASSWORD",
+            )
+        path = self.state / "secrets" / "grafana-admin-password"
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_urlsafe(18))
+        return path.read_text().strip(), f"generated on first start, stored in {path} (mode 600)"
+
+    def services(self) -> list[Service]:
+        s, p = self.settings, self.settings.ports
+        cfg, data = self.config_dir, self.data_dir
+        local = "127.0.0.1"
+        influx_url = f"http://{local}:{p.influxdb}"
+        password, _ = self.grafana_password()
+        grafana_home = COMPONENTS["grafana"].path("home")
+        exporter_argv = [
+            sys.executable,
+            "-m",
+            "exporters",
+            "exporter",
+            "--host",
+            local,
+            "--port",
+            str(p.exporter),
+            "--scenario",
+            s.scenario,
+            "--speed",
+            str(s.exporter_speed),
+        ]
+        return [
+            Service(
+                "influxdb",
+                [
+                    _binary("influxdb", "influxd"),
+                    "-config",
+                    str(cfg / "influxdb" / "influxdb.conf"),
+                ],
+                p.influxdb,
+                influx_url,
+                f"{influx_url}/ping",
+                env={
+                    "INFLUXDB_META_DIR": str(data / "influxdb" / "meta"),
+                    "INFLUXDB_DATA_DIR": str(data / "influxdb" / "data"),
+                    "INFLUXDB_DATA_WAL_DIR": str(data / "influxdb" / "wal"),
+                    "INFLUXDB_HTTP_BIND_ADDRESS": f"{local}:{p.influxdb}",
+                    "INFLUXDB_BIND_ADDRESS": f"{local}:{p.influxdb_rpc}",
+                },
+                after_start=lambda: self._create_influx_database(influx_url),
+            ),
+            Service(
+                "loki",
+                [
+                    _binary("loki", "loki"),
+                    f"-config.file={cfg / 'loki' / 'loki.yml'}",
+                    "-config.expand-env=true",
+                ],
+                p.loki,
+                f"http://{local}:{p.loki}",
+                f"http://{local}:{p.loki}/ready",
+                env={
+                    "LOKI_DIR": str(data / "loki"),
+                    "LOKI_HTTP_ADDRESS": local,
+                    "LOKI_HTTP_PORT": str(p.loki),
+                    "LOKI_GRPC_ADDRESS": local,
+                    "LOKI_GRPC_PORT": str(p.loki_grpc),
+                },
+                ready_timeout=120.0,
+            ),
+            Service(
+                "alertmanager",
+                [
+                    _binary("alertmanager", "alertmanager"),
+                    f"--config.file={cfg / 'alertmanager' / 'alertmanager.yml'}",
+                    f"--storage.path={data / 'alertmanager'}",
+                    f"--web.listen-address={local}:{p.alertmanager}",
+                    f"--web.external-url=http://{local}:{p.alertmanager}",
+                    "--cluster.listen-address="
+                    + (f"{local}:{p.alertmanager_cluster}" if p.alertmanager_cluster else ""),
+                ],
+                p.alertmanager,
+                f"http://{local}:{p.alertmanager}",
+                f"http://{local}:{p.alertmanager}/-/ready",
+            ),
+            Service(
+                "exporter",
+                exporter_argv,
+                p.exporter,
+                f"http://{local}:{p.exporter}/metrics",
+                f"http://{local}:{p.exporter}/healthz",
+            ),
+            Service(
+                "api",
+                [sys.executable, "-m", "exporters", "api", "--host", local, "--port", str(p.api)],
+                p.api,
+                f"http://{local}:{p.api}",
+                f"http://{local}:{p.api}/healthz",
+            ),
+            Service(
+                "prometheus",
+                [
+                    _binary("prometheus", "prometheus"),
+                    f"--config.file={cfg / 'prometheus' / 'prometheus.yml'}",
+                    f"--storage.tsdb.path={data / 'prometheus'}",
+                    f"--web.listen-address={local}:{p.prometheus}",
+                    "--web.enable-lifecycle",
+                ],
+                p.prometheus,
+                f"http://{local}:{p.prometheus}",
+                f"http://{local}:{p.prometheus}/-/ready",
+            ),
+            Service(
+                "telegraf",
+                [
+                    _binary("telegraf", "telegraf"),
+                    "--config",
+                    str(cfg / "telegraf" / "telegraf.conf"),
+                ],
+                p.telegraf,
+                f"http://{local}:{p.telegraf}/metrics",
+                f"http://{local}:{p.telegraf}/metrics",
+                env={
+                    "INFLUX_URL": influx_url,
+                    "TELEGRAF_PROMETHEUS_LISTEN": f"{local}:{p.telegraf}",
+                    "TELEGRAF_INTERVAL": s.telegraf_interval,
+                    "WLMON_SID": s.sid,
+                },
+            ),
+            Service(
+                "grafana",
+                [
+                    _binary("grafana", "grafana"),
+                    "server",
+                    "--homepath",
+                    str(grafana_home),
+                    "--config",
+                    str(cfg / "grafana" / "grafana.ini"),
+                ],
+                p.grafana,
+                f"http://{local}:{p.grafana}",
+                f"http://{local}:{p.grafana}/api/health",
+                env={
+                    "GF_PATHS_DATA": str(data / "grafana"),
+                    "GF_PATHS_LOGS": str(self.log_dir / "grafana"),
+                    "GF_PATHS_PLUGINS": str(data / "grafana" / "plugins"),
+                    "GF_PATHS_PROVISIONING": str(cfg / "grafana"),
+                    "GF_SERVER_HTTP_ADDR": local,
+                    "GF_SERVER_HTTP_PORT": str(p.grafana),
+                    "GF_SECURITY_ADMIN_PASSWORD": password,
+                    "WLMON_PROMETHEUS_URL": f"http://{local}:{p.prometheus}",
+                    "WLMON_LOKI_URL": f"http://{local}:{p.loki}",
+                    "WLMON_INFLUXDB_URL": influx_url,
+                    "WLMON_INFLUXDB_TOKEN": "wlmon",
+                    "WLMON_DASHBOARDS_DIR": str(s.repo_dir / "dashboards"),
+                },
+            ),
+        ]
+
+    @staticmethod
+    def _create_influx_database(url: str) -> None:
+        r = httpx.post(f"{url}/query", data={"q": "CREATE DATABASE wlmon"}, timeout=10)
+        if r.status_code != 200:
+            raise StackError(f"influxdb: CREATE DATABASE wlmon answered {r.status_code}: {r.text}")
+
+    def render(self) -> None:
+        render.render_prometheus(self.settings, self.config_dir)
+        render.render_alertmanager(self.settings, self.config_dir)
+        for server in ("loki", "influxdb", "telegraf"):
+            render.copy_tree(self.settings, server, self.config_dir)
+        grafana = render.copy_tree(self.settings, "grafana", self.config_dir)
+        # Grafana wants plugins/ and alerting/ beside the provisioning it is given.
+        for sub in ("plugins", "alerting", "notifiers"):
+            (grafana / sub).mkdir(exist_ok=True)
+
+    # ------------------------------------------------------------------ lifecycle
+    def recorded(self) -> list[Running]:
+        if not self.run_file.is_file():
+            return []
+        return [Running(**r) for r in json.loads(self.run_file.read_text())]
+
+    def _record(self, running: list[Running]) -> None:
+        self.run_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.run_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps([asdict(r) for r in running], indent=2))
+        tmp.replace(self.run_file)
+
+    def up(
+        self, only: list[str] | None = None, on_event: Callable[[str], None] = lambda _: None
+    ) -> list[Running]:
+        services = self.services()
+        if only:
+            unknown = set(only) - {s.name for s in services}
+            if unknown:
+                raise StackError(f"unknown service(s) {', '.join(sorted(unknown))}")
+            services = [s for s in services if s.name in only]
+        already = {r.name: r for r in self.recorded() if _alive(r)}
+        to_start = [s for s in services if s.name not in already]
+        for svc in to_start:
+            if not Path(svc.argv[0]).is_file():
+                raise StackError(
+                    f"{svc.name}: {svc.argv[0]} is not installed; run `wlmon stack install`"
+                )
+            if not _port_free(svc.port):
+                raise StackError(f"{svc.name}: port {svc.port} on 127.0.0.1 is already in use")
+        self.render()
+        for d in ("influxdb", "loki", "alertmanager", "prometheus", "grafana"):
+            (self.data_dir / d).mkdir(parents=True, exist_ok=True)
+        (self.log_dir / "grafana").mkdir(parents=True, exist_ok=True)
+        running = list(already.values())
+        try:
+            for svc in to_start:
+                on_event(f"starting {svc.name}")
+                running.append(self._start(svc))
+                self._record(running)
+                on_event(f"{svc.name} healthy at {svc.url}")
+        except Exception:
+            self._record(running)
+            raise
+        return running
+
+    def _start(self, svc: Service) -> Running:
+        log_path = self.log_dir / f"{svc.name}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = {**os.environ, **svc.env}
+        with log_path.open("ab") as log:
+            proc = subprocess.Popen(
+                svc.argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=self.state,
+                start_new_session=True,
+            )
+        running = Running(svc.name, proc.pid, svc.url, svc.health_url, svc.argv[0], str(log_path))
+        deadline = time.monotonic() + svc.ready_timeout
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise StackError(
+                    f"{svc.name}: exited with code {proc.returncode} during start; "
+                    f"last lines of {log_path}:\n{_tail(log_path)}"
+                )
+            if _healthy(svc.health_url):
+                if svc.after_start:
+                    svc.after_start()
+                return running
+            time.sleep(0.25)
+        _terminate(proc.pid)
+        raise StackError(
+            f"{svc.name}: not healthy at {svc.health_url} after {svc.ready_timeout:.0f} s; "
+            f"last lines of {log_path}:\n{_tail(log_path)}"
+        )
+
+    def down(self, on_event: Callable[[str], None] = lambda _: None) -> list[str]:
+        stopped = []
+        for r in reversed(self.recorded()):
+            if _alive(r):
+                on_event(f"stopping {r.name} (pid {r.pid})")
+                _terminate(r.pid)
+                stopped.append(r.name)
+        if self.run_file.exists():
+            self.run_file.unlink()
+        return stopped
+
+    def status(self) -> list[dict]:
+        rows = []
+        for r in self.recorded():
+            alive = _alive(r)
+            rows.append(
+                {
+                    "name": r.name,
+                    "pid": r.pid,
+                    "url": r.url,
+                    "healthy": bool(alive and _healthy(r.health_url)),
+                }
+            )
+        return rows
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2.0).status_code in (200, 204)
+    except httpx.HTTPError:
+        return False
+
+
+def _alive(r: Running) -> bool:
+    """The pid still runs what we started (a recycled pid is left alone)."""
+    try:
+        cmdline = Path(f"/proc/{r.pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return bool(cmdline) and cmdline[0].decode(errors="replace") == r.executable
+
+
+def _terminate(pid: int, grace: float = 15.0) -> None:
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        _reap(pid)
+        time.sleep(0.1)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    # Our own children must be reaped or they linger as zombies and look alive.
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"

@@ -1,0 +1,42 @@
+"""Where the native stack keeps its state and which ports it uses (WLMON_... variables)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_DIR = Path(__file__).resolve().parents[2]
+
+
+class Ports(BaseSettings):
+    """The servers' usual ports, each overridable (WLMON_PORT_GRAFANA=3001, ...)."""
+
+    model_config = SettingsConfigDict(env_prefix="WLMON_PORT_")
+
+    grafana: int = 3000
+    prometheus: int = 9090
+    alertmanager: int = 9093
+    alertmanager_cluster: int = 0  # 0: clustering off, so nothing binds 0.0.0.0:9094
+    loki: int = 3100
+    loki_grpc: int = 9096
+    influxdb: int = 8086
+    influxdb_rpc: int = 8088
+    telegraf: int = 9273
+    exporter: int = 9300
+    api: int = 8000
+
+
+class StackSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="WLMON_")
+
+    state_dir: Path = Field(default_factory=lambda: Path.home() / ".local" / "state" / "wlmon")
+    repo_dir: Path = REPO_DIR
+    sid: str = "BMK"
+    scenario: str = "sd-benchmark-2003"
+    exporter_speed: float = 1.0
+    scrape_interval: str = "15s"
+    telegraf_interval: str = "10s"
+    grafana_admin_password: SecretStr | None = None
+    ports: Ports = Field(default_factory=Ports)
