@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up test lint install stack bench clean
+.PHONY: up down test lint install stack bench clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (wlmon needs Python 3.11)"; exit 2; }
@@ -16,9 +16,9 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# The servers the tests talk to, built once into ~/.cache/wlmon (or $$WLMON_CACHE).
+# The servers, built once into ~/.cache/wlmon (or $$WLMON_CACHE); ~16 min the first time.
 stack: install
-	$(BIN)/wlmon stack install --only prometheus
+	$(BIN)/wlmon stack install
 
 lint: install
 	$(BIN)/ruff check .
@@ -29,7 +29,10 @@ test: stack lint
 	  if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
 up: stack
-	$(BIN)/wlmon exporter
+	$(BIN)/wlmon up
+
+down: install
+	$(BIN)/wlmon down
 
 bench: install
 	$(BIN)/python bench/simulate.py

@@ -1,0 +1,99 @@
+"""docker-compose.yml loaded by compose-go (Docker Compose v2's own loader), no engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from exporters.stack.components import COMPONENTS
+
+REPO = Path(__file__).resolve().parents[1]
+COMPOSE = REPO / "docker-compose.yml"
+SECRETS = {"GRAFANA_ADMIN_PASSWORD": "from-test", "WLMON_API_TOKEN": "from-test"}
+
+
+def _load(env: dict[str, str]) -> subprocess.CompletedProcess:
+    binary = COMPONENTS["composecheck"].path("composecheck")
+    assert binary.is_file(), f"{binary} missing: run `wlmon stack install --only composecheck`"
+    clean = {k: v for k, v in os.environ.items() if k not in SECRETS}
+    return subprocess.run(
+        [str(binary), str(COMPOSE)],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def project() -> dict:
+    result = _load(SECRETS)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_project_has_a_name_and_every_server(project) -> None:
+    assert project["name"] == "wlmon"
+    assert set(project["services"]) == {
+        "influxdb",
+        "loki",
+        "alertmanager",
+        "exporter",
+        "api",
+        "prometheus",
+        "telegraf",
+        "grafana",
+    }
+
+
+def test_images_are_pinned(project) -> None:
+    for name, svc in project["services"].items():
+        image = svc["image"]
+        repo, _, tag = image.rpartition(":")
+        assert repo and tag and tag != "latest", f"{name}: {image}"
+
+
+def test_every_service_has_a_healthcheck_and_waits_for_healthy_dependencies(project) -> None:
+    for name, svc in project["services"].items():
+        assert svc.get("healthcheck", {}).get("test"), name
+        for dep, cond in (svc.get("depends_on") or {}).items():
+            assert cond["condition"] == "service_healthy", f"{name} -> {dep}"
+            assert dep in project["services"]
+
+
+def test_only_grafana_and_the_api_are_published_on_loopback(project) -> None:
+    published = {
+        name: svc["ports"] for name, svc in project["services"].items() if svc.get("ports")
+    }
+    assert set(published) == {"grafana", "api"}
+    for ports in published.values():
+        for port in ports:
+            assert port["host_ip"] == "127.0.0.1"
+
+
+def test_config_files_are_the_repos_mounted_read_only(project) -> None:
+    for name, svc in project["services"].items():
+        for vol in svc.get("volumes", []):
+            if vol["type"] == "bind":
+                source = Path(vol["source"])
+                assert source.exists(), f"{name}: {source}"
+                assert source.is_relative_to(REPO)
+                assert vol.get("read_only") is True, f"{name}: {source} not read-only"
+            else:
+                assert vol["type"] == "volume" and vol["source"] in project["volumes"], vol
+
+
+def test_secrets_come_from_the_environment_or_dot_env(project) -> None:
+    result = _load({})
+    assert result.returncode != 0
+    assert "GRAFANA_ADMIN_PASSWORD" in result.stderr or "WLMON_API_TOKEN" in result.stderr
+    grafana_env = project["services"]["grafana"]["environment"]
+    assert grafana_env["GF_SECURITY_ADMIN_PASSWORD"] == "from-test"
+    assert (REPO / ".env.example").is_file()
+    tracked = subprocess.run(["git", "ls-files", ".env"], cwd=REPO, capture_output=True, text=True)
+    assert tracked.stdout.strip() == ""

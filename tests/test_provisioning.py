@@ -1,0 +1,80 @@
+"""Each server's own checker accepts the configs wlmon renders from provisioning/."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from exporters.stack.components import COMPONENTS
+from exporters.stack.runtime import Stack
+from exporters.stack.settings import StackSettings
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> Stack:
+    stack = Stack(StackSettings(state_dir=tmp_path_factory.mktemp("state")))
+    stack.render()
+    return stack
+
+
+def _run(argv: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
+    binary = argv[0]
+    assert os.path.isfile(binary), f"{binary} missing: run `wlmon stack install`"
+    return subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_promtool_checks_the_rendered_prometheus_config(rendered) -> None:
+    cfg = rendered.config_dir / "prometheus" / "prometheus.yml"
+    result = _run([str(COMPONENTS["prometheus"].path("promtool")), "check", "config", str(cfg)])
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_amtool_checks_the_alertmanager_config(rendered) -> None:
+    cfg = rendered.config_dir / "alertmanager" / "alertmanager.yml"
+    result = _run([str(COMPONENTS["alertmanager"].path("amtool")), "check-config", str(cfg)])
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_loki_verifies_its_config(rendered, tmp_path) -> None:
+    cfg = rendered.config_dir / "loki" / "loki.yml"
+    result = _run(
+        [
+            str(COMPONENTS["loki"].path("loki")),
+            f"-config.file={cfg}",
+            "-config.expand-env=true",
+            "-verify-config",
+        ],
+        env={"LOKI_DIR": str(tmp_path)},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_telegraf_loads_its_config(rendered) -> None:
+    cfg = rendered.config_dir / "telegraf" / "telegraf.conf"
+    result = _run(
+        [
+            str(COMPONENTS["telegraf"].path("telegraf")),
+            "--config",
+            str(cfg),
+            "--test",
+            "--input-filter",
+            "mem",
+        ],
+        env={
+            "INFLUX_URL": "http://127.0.0.1:1",
+            "TELEGRAF_PROMETHEUS_LISTEN": "127.0.0.1:0",
+            "TELEGRAF_INTERVAL": "10s",
+            "WLMON_SID": "BMK",
+        },
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "mem," in result.stdout
