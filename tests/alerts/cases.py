@@ -1,0 +1,498 @@
+"""Builds the promtool unit tests of every alert (tests/alerts/*.test.yml).
+
+Run `python -m tests.alerts.cases` to rewrite the files; test_rules.py fails when the
+committed files and this builder disagree, then runs promtool on them. Every alert gets:
+fires above its threshold (labels and annotations asserted), silent just below, a spike
+shorter than `for` stays silent, no traffic stays silent, a counter reset stays silent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+OUT = Path(__file__).parent
+RULES = [
+    f"../../alerts/{name}"
+    for name in ("recording.rules.yml", "workload.rules.yml", "exporter.rules.yml")
+]
+SID, INST = "BMK", "penguin2_D00"
+STEPS_PER_MIN = 600  # 10 dialog steps/s on the instance
+MINUTES = 30
+
+
+@dataclass(frozen=True)
+class PartAlert:
+    """An alert on the per-step mean of one ST03 time part (ms)."""
+
+    name: str
+    part: str
+    warn_ms: float
+    crit_ms: float
+    description: str  # with {inst} and {value}; "{much}" chooses the critical wording
+    summary: str
+    diagnosis: str
+    fmt: str = "{:.0f}"
+
+
+def _labels(task: str = "dialog") -> str:
+    return f'{{sid="{SID}",sap_instance="{INST}",task_type="{task}"}}'
+
+
+def _series(part: str, per_min_seconds: str, steps: str) -> list[dict]:
+    return [
+        {"series": f"sap_workload_steps_total{_labels()}", "values": steps},
+        {"series": f"sap_workload_{part}_seconds_total{_labels()}", "values": per_min_seconds},
+    ]
+
+
+def _inc(ms: float) -> float:
+    """Counter increment per minute giving `ms` per step at STEPS_PER_MIN."""
+    return round(ms / 1000.0 * STEPS_PER_MIN, 6)
+
+
+def _case(name: str, series: list[dict], alertname: str, eval_min: int, alerts: list[dict]) -> dict:
+    return {
+        "name": name,
+        "interval": "1m",
+        "input_series": series,
+        "alert_rule_test": [
+            {"eval_time": f"{eval_min}m", "alertname": alertname, "exp_alerts": alerts}
+        ],
+    }
+
+
+def part_alert_tests(a: PartAlert) -> list[dict]:
+    def expected(ms: float, severity: str) -> dict:
+        much = severity == "critical"
+        return {
+            "exp_labels": {
+                "severity": severity,
+                "sid": SID,
+                "sap_instance": INST,
+                "task_type": "dialog",
+            },
+            "exp_annotations": {
+                "summary": a.summary,
+                "description": a.description.format(
+                    inst=INST,
+                    sid=SID,
+                    value=a.fmt.format(ms),
+                    tail=f", much higher than the {a.warn_ms:g} ms threshold"
+                    if much
+                    else f" (threshold {a.warn_ms:g} ms)",
+                ),
+                "diagnosis": a.diagnosis,
+                "runbook_url": f"alerts/runbooks.md#{a.name.lower()}",
+            },
+        }
+
+    steps = f"0+{STEPS_PER_MIN}x{MINUTES}"
+    above, much_above = a.warn_ms * 1.2, a.crit_ms * 1.25
+    below = a.warn_ms * 0.98
+    base = a.warn_ms * 0.3
+    spike = a.warn_ms * 6
+    spike_values = f"0+{_inc(base)}x10 {_inc(base) * 10 + _inc(spike)}+{_inc(base)}x{MINUTES - 11}"
+    return [
+        _case(
+            f"{a.name} fires as a warning when dialog steps average {a.fmt.format(above)} ms",
+            _series(a.part, f"0+{_inc(above)}x{MINUTES}", steps),
+            a.name,
+            15,
+            [expected(above, "warning")],
+        ),
+        _case(
+            f"{a.name} also pages as critical when the mean is much higher, {a.fmt.format(much_above)} ms",
+            _series(a.part, f"0+{_inc(much_above)}x{MINUTES}", steps),
+            a.name,
+            15,
+            [expected(much_above, "warning"), expected(much_above, "critical")],
+        ),
+        _case(
+            f"{a.name} stays silent just below the threshold",
+            _series(a.part, f"0+{_inc(below)}x{MINUTES}", steps),
+            a.name,
+            20,
+            [],
+        ),
+        _case(
+            f"{a.name} stays silent after a one-minute spike shorter than its for duration",
+            _series(a.part, spike_values, steps),
+            a.name,
+            14,
+            [],
+        ),
+        _case(
+            f"{a.name} stays silent when no steps run",
+            _series(a.part, f"0x{MINUTES}", f"0x{MINUTES}"),
+            a.name,
+            20,
+            [],
+        ),
+        _case(
+            f"{a.name} stays silent across a counter reset below the threshold",
+            _series(
+                a.part,
+                f"0+{_inc(base)}x10 0+{_inc(base)}x{MINUTES - 11}",
+                f"0+{STEPS_PER_MIN}x10 0+{STEPS_PER_MIN}x{MINUTES - 11}",
+            ),
+            a.name,
+            14,
+            [],
+        ),
+    ]
+
+
+DIAG = {
+    "dispatcher": (
+        "Too few dialog work processes are configured for this instance (seed 000, 4.3.5.1 rule 1). "
+        "Add work processes if requests queue in the dispatcher, within what the database can serve "
+        "(4.3.2)."
+    ),
+    "db": (
+        "The database is a bottleneck, or too many work processes in total contend for it (seed 000, "
+        "4.3.5.1 rule 2). Check buffer-pool hit ratios, disk I/O and the expensive statements in ST05 "
+        "(4.3.5.2)."
+    ),
+    "enqueue": (
+        "The enqueue server is a bottleneck (seed 000, 4.3.5.1 rule 3). Configure more enqueue work "
+        "processes or speed up the network to the enqueue server."
+    ),
+    "roll": (
+        "The roll buffer or the extended memory is too small (seed 000, 4.3.5.1 rule 4); contexts spill "
+        "to the roll file. Enlarge rdisp/ROLL_SHM and em/initial_size_MB (4.3.1)."
+    ),
+}
+
+PART_ALERTS = [
+    PartAlert(
+        "SAPDispatcherWaitTimeHigh",
+        "dispatcher_wait",
+        50,
+        200,
+        "Dialog steps on {inst} ({sid}) wait {value} ms on average for a free work process{tail}.",
+        "Dialog steps wait in the dispatcher queue for a work process.",
+        DIAG["dispatcher"],
+    ),
+    PartAlert(
+        "SAPDatabaseRequestTimeHigh",
+        "db_request",
+        400,
+        800,
+        "Dialog steps on {inst} ({sid}) spend {value} ms on average in database requests{tail}.",
+        "Database requests of dialog steps are slow.",
+        DIAG["db"],
+    ),
+    PartAlert(
+        "SAPEnqueueTimeHigh",
+        "enqueue",
+        5,
+        20,
+        "Dialog steps on {inst} ({sid}) spend {value} ms on average waiting for the enqueue server{tail}.",
+        "Lock requests to the enqueue server are slow.",
+        DIAG["enqueue"],
+        fmt="{:.1f}",
+    ),
+    PartAlert(
+        "SAPRollInTimeHigh",
+        "roll_in",
+        20,
+        80,
+        "Roll-in on {inst} ({sid}) takes {value} ms per dialog step on average{tail}.",
+        "User contexts are slow to roll in.",
+        DIAG["roll"],
+    ),
+    PartAlert(
+        "SAPRollOutTimeHigh",
+        "roll_out",
+        20,
+        80,
+        "Roll-out on {inst} ({sid}) takes {value} ms per dialog step on average{tail}.",
+        "User contexts are slow to roll out.",
+        DIAG["roll"],
+    ),
+]
+
+
+def _annotations(name: str, summary: str, description: str, diagnosis: str) -> dict:
+    return {
+        "summary": summary,
+        "description": description,
+        "diagnosis": diagnosis,
+        "runbook_url": f"alerts/runbooks.md#{name.lower()}",
+    }
+
+
+def response_tests() -> list[dict]:
+    name = "SAPDialogResponseTimeHigh"
+    ann = _annotations(
+        name,
+        "Average dialog response time is at or above the 2 s benchmark bound.",
+        "Dialog steps of BMK take 2.10 s on average (SD benchmark bound: below 2 s).",
+        "The SD benchmark passes only with an average weighted dialog response below 2 s at 10 s think "
+        "time (seed 000, section 2). Look at which part grew (dispatcher wait, DB request, enqueue, roll) "
+        "and at the alerts on those parts.",
+    )
+    steps = f"0+{STEPS_PER_MIN}x{MINUTES}"
+
+    def series(resp: str, st: str = steps) -> list[dict]:
+        # Two instances: the bound is on the system's average, not one instance's.
+        out = []
+        for inst in ("penguin2_D00", "penguin3_D00"):
+            lab = f'{{sid="{SID}",sap_instance="{inst}",task_type="dialog"}}'
+            out += [
+                {"series": f"sap_workload_steps_total{lab}", "values": st},
+                {"series": f"sap_workload_response_seconds_total{lab}", "values": resp},
+            ]
+        return out
+
+    fires = [{"exp_labels": {"severity": "warning", "sid": SID}, "exp_annotations": ann}]
+    return [
+        _case(
+            f"{name} fires when the system's dialog steps average 2.10 s",
+            series(f"0+{2.1 * 600:g}x{MINUTES}"),
+            name,
+            20,
+            fires,
+        ),
+        _case(
+            f"{name} stays silent at 1.96 s, the benchmark's own result",
+            series(f"0+{1.96 * 600:g}x{MINUTES}"),
+            name,
+            20,
+            [],
+        ),
+        _case(
+            f"{name} stays silent after a two-minute spike shorter than its for duration",
+            series(f"0+{1.5 * 600:g}x10 {1.5 * 6000 + 2 * 6 * 600:g}+{1.5 * 600:g}x{MINUTES - 11}"),
+            name,
+            15,
+            [],
+        ),
+        _case(
+            f"{name} stays silent when no steps run",
+            series(f"0x{MINUTES}", f"0x{MINUTES}"),
+            name,
+            20,
+            [],
+        ),
+        _case(
+            f"{name} stays silent across a counter reset below the bound",
+            series(
+                f"0+{1.5 * 600:g}x10 0+{1.5 * 600:g}x{MINUTES - 11}",
+                f"0+{STEPS_PER_MIN}x10 0+{STEPS_PER_MIN}x{MINUTES - 11}",
+            ),
+            name,
+            14,
+            [],
+        ),
+    ]
+
+
+def roll_file_tests() -> list[dict]:
+    name = "SAPRollFileInUse"
+    lab = f'{{sid="{SID}",sap_instance="{INST}"}}'
+    ann = _annotations(
+        name,
+        "User contexts are rolled to the roll file on disk.",
+        f"{INST} ({SID}) writes 1kiB/s to the roll file.",
+        "The roll file should not be used; keep the roll area in memory by setting rdisp/ROLL_MAXFS equal "
+        "to rdisp/ROLL_SHM and sizing it for the users (seed 000, 4.3.1 guideline 3).",
+    )
+
+    def series(values: str) -> list[dict]:
+        return [{"series": f"sap_roll_file_written_bytes_total{lab}", "values": values}]
+
+    return [
+        _case(
+            f"{name} fires while bytes go to the roll file",
+            series(f"0+61440x{MINUTES}"),
+            name,
+            15,
+            [
+                {
+                    "exp_labels": {"severity": "warning", "sid": SID, "sap_instance": INST},
+                    "exp_annotations": ann,
+                }
+            ],
+        ),
+        _case(
+            f"{name} stays silent while the roll file is untouched",
+            series(f"0x{MINUTES}"),
+            name,
+            20,
+            [],
+        ),
+        _case(
+            f"{name} stays silent after one minute of roll-file writes",
+            series(f"0x10 61440x{MINUTES - 11}"),
+            name,
+            14,
+            [],
+        ),
+        _case(
+            f"{name} stays silent when the exporter restarts and its counter resets",
+            series(f"5000000x10 0x{MINUTES - 11}"),
+            name,
+            14,
+            [],
+        ),
+    ]
+
+
+def extended_memory_tests() -> list[dict]:
+    name = "SAPExtendedMemoryFull"
+    lab = f'{{sid="{SID}",sap_instance="{INST}"}}'
+    size = 1073741824
+    ann = _annotations(
+        name,
+        "Extended memory is full.",
+        f"Extended memory of {INST} ({SID}) is 99% used.",
+        "Performance drops sharply when extended memory runs full (seed 000, 4.3.1 guideline 4). Enlarge "
+        "em/initial_size_MB; unused extended memory costs little because the operating system pages it out.",
+    )
+
+    def series(used: str, sz: str = f"{size}x{MINUTES}") -> list[dict]:
+        return [
+            {"series": f"sap_extended_memory_used_bytes{lab}", "values": used},
+            {"series": f"sap_extended_memory_size_bytes{lab}", "values": sz},
+        ]
+
+    return [
+        _case(
+            f"{name} fires at 99 % used",
+            series(f"{int(size * 0.99)}x{MINUTES}"),
+            name,
+            10,
+            [
+                {
+                    "exp_labels": {"severity": "critical", "sid": SID, "sap_instance": INST},
+                    "exp_annotations": ann,
+                }
+            ],
+        ),
+        _case(
+            f"{name} stays silent at 97 % used",
+            series(f"{int(size * 0.97)}x{MINUTES}"),
+            name,
+            10,
+            [],
+        ),
+        _case(
+            f"{name} stays silent after a three-minute peak",
+            series(f"{int(size * 0.5)}x5 {size}x3 {int(size * 0.5)}x{MINUTES - 9}"),
+            name,
+            8,
+            [],
+        ),
+        _case(
+            f"{name} stays silent when an instance reports no extended memory",
+            series(f"0x{MINUTES}", f"0x{MINUTES}"),
+            name,
+            10,
+            [],
+        ),
+        _case(
+            f"{name} stays silent after an instance restart empties it",
+            series(f"{int(size * 0.9)}x5 0x{MINUTES - 6}"),
+            name,
+            12,
+            [],
+        ),
+    ]
+
+
+def exporter_tests() -> list[dict]:
+    down, failing = "SAPExporterDown", "SAPExporterCollectorFailing"
+    target = {"instance": "127.0.0.1:9300", "job": "wlmon-exporter"}
+    up = 'up{instance="127.0.0.1:9300",job="wlmon-exporter"}'
+    coll = 'sap_scrape_collector_success{collector="st03",instance="127.0.0.1:9300",job="wlmon-exporter"}'
+    down_ann = _annotations(
+        down,
+        "The wlmon exporter cannot be scraped.",
+        "Prometheus cannot scrape 127.0.0.1:9300 (job wlmon-exporter); no SAP workload data arrives.",
+        "Without the exporter every SAP alert is blind. Check that the exporter runs (wlmon status) and listens "
+        "where Prometheus looks.",
+    )
+    fail_ann = _annotations(
+        failing,
+        "A wlmon collector fails its scrapes.",
+        "Collector st03 on 127.0.0.1:9300 has failed every scrape for 5 minutes.",
+        "Part of the SAP statistics is missing, so alerts built on it cannot fire. The exporter's log names the "
+        "error.",
+    )
+    return [
+        _case(
+            f"{down} fires when the exporter's target is down",
+            [{"series": up, "values": f"1x5 0x{MINUTES}"}],
+            down,
+            10,
+            [{"exp_labels": {"severity": "critical", **target}, "exp_annotations": down_ann}],
+        ),
+        _case(
+            f"{down} stays silent while the target is up",
+            [{"series": up, "values": f"1x{MINUTES}"}],
+            down,
+            10,
+            [],
+        ),
+        _case(
+            f"{down} stays silent after a single failed scrape",
+            [{"series": up, "values": f"1x5 0 1x{MINUTES}"}],
+            down,
+            7,
+            [],
+        ),
+        _case(
+            f"{failing} fires when a collector keeps failing",
+            [{"series": coll, "values": f"1x5 0x{MINUTES}"}],
+            failing,
+            12,
+            [
+                {
+                    "exp_labels": {"severity": "warning", "collector": "st03", **target},
+                    "exp_annotations": fail_ann,
+                }
+            ],
+        ),
+        _case(
+            f"{failing} stays silent while collectors succeed",
+            [{"series": coll, "values": f"1x{MINUTES}"}],
+            failing,
+            12,
+            [],
+        ),
+        _case(
+            f"{failing} stays silent after a brief collector failure",
+            [{"series": coll, "values": f"1x5 0x2 1x{MINUTES}"}],
+            failing,
+            9,
+            [],
+        ),
+    ]
+
+
+def build() -> dict[str, str]:
+    suites = {a.name: part_alert_tests(a) for a in PART_ALERTS}
+    suites |= {
+        "SAPDialogResponseTimeHigh": response_tests(),
+        "SAPRollFileInUse": roll_file_tests(),
+        "SAPExtendedMemoryFull": extended_memory_tests(),
+        "SAPExporter": exporter_tests(),
+    }
+    return {
+        f"{name}.test.yml": yaml.safe_dump(
+            {"rule_files": RULES, "evaluation_interval": "1m", "tests": tests},
+            sort_keys=False,
+            width=120,
+        )
+        for name, tests in suites.items()
+    }
+
+
+if __name__ == "__main__":
+    for name, text in build().items():
+        (OUT / name).write_text(text)
+        print("wrote", OUT / name)
