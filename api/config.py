@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -11,8 +13,14 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="WLMON_API_")
 
     title: str = "wlmon API"
-    # Secrets only from the environment; no default token.
-    token: str | None = None
+    # Secrets only from the environment. Without a token every write is refused.
+    token: SecretStr | None = None
+    db_path: Path = Field(
+        default_factory=lambda: Path.home() / ".local" / "state" / "wlmon" / "api.sqlite"
+    )
+    loki_url: str | None = None
+    sid: str = "BMK"
+    max_body_bytes: int = 1024 * 1024
 
 
 @lru_cache

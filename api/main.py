@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
 from prometheus_client import make_asgi_app
 
-from api.config import get_settings
-from api.routes import health
+from api.config import Settings, get_settings
+from api.routes import alerts, health
+from api.store import Store
 from exporters import __version__
 
 
-def create_app() -> FastAPI:
-    settings = get_settings()
-    app = FastAPI(title=settings.title, version=__version__)
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        app.state.store = Store(settings.db_path)
+        yield
+        app.state.store.close()
+
+    app = FastAPI(title=settings.title, version=__version__, lifespan=lifespan)
+    app.dependency_overrides[get_settings] = lambda: settings
     app.include_router(health.router)
+    app.include_router(alerts.router)
     app.mount("/metrics", make_asgi_app())
     return app

@@ -187,6 +187,30 @@ def api(
     uvicorn.run("api.main:create_app", factory=True, host=host, port=port, log_level="warning")
 
 
+@app.command("render-config")
+def render_config(
+    server: str = typer.Argument(..., help="alertmanager"),
+    out: str = typer.Option(..., "--out", help="directory to write the config into"),
+    template_dir: str = typer.Option(None, help="template folder (default: provisioning/<server>)"),
+) -> None:
+    """Fill a config template from WLMON_* environment variables (docker-compose uses it)."""
+    import os
+    from pathlib import Path
+
+    from exporters.stack.render import render_alertmanager
+    from exporters.stack.settings import REPO_DIR
+    from exporters.stack.template import TemplateError
+
+    if server != "alertmanager":
+        _fail(f"render-config: no template for {server!r} (known: alertmanager)")
+    src = Path(template_dir) if template_dir else REPO_DIR / "provisioning" / server
+    try:
+        path = render_alertmanager(src, dict(os.environ), Path(out))
+    except TemplateError as exc:
+        _fail(str(exc))
+    console.print(f"wrote {path}")
+
+
 stack_app = typer.Typer(help="Install and check the real servers wlmon runs.", no_args_is_help=True)
 app.add_typer(stack_app, name="stack")
 

@@ -1,19 +1,23 @@
 """Turns provisioning/ (written for docker-compose) into the native stack's configs.
 
 Servers that expand environment variables themselves (Loki, Telegraf, Grafana,
-InfluxDB's INFLUXDB_* overrides) get the files unchanged plus variables. Prometheus and
-Alertmanager do not expand variables, so their compose service names are rewritten to
-127.0.0.1 and the configured ports here.
+InfluxDB's INFLUXDB_* overrides) get the files unchanged plus variables. Prometheus does
+not, so its compose service names are rewritten to 127.0.0.1 and the configured ports.
+Alertmanager's file is a template filled from WLMON_* values (also in docker-compose,
+by the alertmanager-config job).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 import yaml
 
 from exporters.stack.settings import StackSettings
+from exporters.stack.template import TemplateError, expand
 
 # docker-compose service name and container port -> settings port attribute.
 SERVICE_ADDRESSES = {
@@ -35,12 +39,6 @@ def native_address(compose_address: str, settings: StackSettings) -> str:
     return f"127.0.0.1:{getattr(settings.ports, attr)}"
 
 
-def _rewrite_urls(text: str, settings: StackSettings) -> str:
-    for compose, attr in SERVICE_ADDRESSES.items():
-        text = text.replace(f"//{compose}", f"//127.0.0.1:{getattr(settings.ports, attr)}")
-    return text
-
-
 def render_prometheus(settings: StackSettings, out_dir: Path) -> Path:
     src = settings.repo_dir / "provisioning" / "prometheus" / "prometheus.yml"
     doc = yaml.safe_load(src.read_text())
@@ -59,12 +57,47 @@ def render_prometheus(settings: StackSettings, out_dir: Path) -> Path:
     return out
 
 
-def render_alertmanager(settings: StackSettings, out_dir: Path) -> Path:
-    src = settings.repo_dir / "provisioning" / "alertmanager" / "alertmanager.yml"
-    out = out_dir / "alertmanager" / "alertmanager.yml"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(_rewrite_urls(src.read_text(), settings))
-    return out
+def alertmanager_values(settings: StackSettings, out_dir: Path, api_token: str) -> dict[str, str]:
+    """Template values for the native stack, from settings (WLMON_* variables)."""
+    return {
+        "WLMON_API_URL": f"http://127.0.0.1:{settings.ports.api}",
+        "WLMON_API_TOKEN": api_token,
+        "WLMON_ALERTMANAGER_DIR": str(out_dir / "alertmanager"),
+        "WLMON_SMTP_SMARTHOST": settings.smtp_smarthost,
+        "WLMON_SMTP_FROM": settings.smtp_from,
+        "WLMON_SMTP_USERNAME": settings.smtp_username,
+        "WLMON_SMTP_PASSWORD": settings.smtp_password.get_secret_value()
+        if settings.smtp_password
+        else "",
+        "WLMON_SMTP_REQUIRE_TLS": "true" if settings.smtp_require_tls else "false",
+        "WLMON_ALERT_EMAIL_CRITICAL": settings.alert_email_critical,
+        "WLMON_ALERT_EMAIL_WARNING": settings.alert_email_warning,
+        "WLMON_AM_GROUP_WAIT": settings.am_group_wait,
+        "WLMON_AM_GROUP_INTERVAL": settings.am_group_interval,
+    }
+
+
+def render_alertmanager(template_dir: Path, values: Mapping[str, str], out: Path) -> Path:
+    """alertmanager.yml with its variables filled, and its two secrets as 0600 files."""
+    src = template_dir / "alertmanager.yml"
+    token = values.get("WLMON_API_TOKEN", "")
+    if not token:
+        raise TemplateError(f"{src}: set WLMON_API_TOKEN (the webhook authenticates to the API)")
+    out.mkdir(parents=True, exist_ok=True)
+    values = {**values, "WLMON_ALERTMANAGER_DIR": values.get("WLMON_ALERTMANAGER_DIR") or str(out)}
+    text = expand(src.read_text(), values, str(src))
+    _write_private(out / "api-token", token)
+    _write_private(out / "smtp-password", values.get("WLMON_SMTP_PASSWORD", ""))
+    path = out / "alertmanager.yml"
+    path.write_text(text)
+    return path
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.chmod(path, 0o600)
 
 
 def copy_tree(settings: StackSettings, server: str, out_dir: Path) -> Path:

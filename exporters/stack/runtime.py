@@ -70,17 +70,25 @@ class Stack:
     # ------------------------------------------------------------------ services
     def grafana_password(self) -> tuple[str, str]:
         """The admin password and a sentence saying where it comes from."""
-        if self.settings.grafana_admin_password is not None:
-            return (
-                self.settings.grafana_admin_password.get_secret_value(),
-                "environment variable WLMON_GRAFANA_ADMIN_PASSWORD",
-            )
-        path = self.state / "secrets" / "grafana-admin-password"
+        return self._secret(
+            self.settings.grafana_admin_password,
+            "WLMON_GRAFANA_ADMIN_PASSWORD",
+            "grafana-admin-password",
+        )
+
+    def api_token(self) -> str:
+        """The token the API requires on writes (Alertmanager's webhook sends it)."""
+        return self._secret(self.settings.api_token, "WLMON_API_TOKEN", "api-token")[0]
+
+    def _secret(self, given, variable: str, filename: str) -> tuple[str, str]:
+        if given is not None:
+            return given.get_secret_value(), f"environment variable {variable}"
+        path = self.state / "secrets" / filename
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as fh:
-                fh.write(secrets.token_urlsafe(18))
+                fh.write(secrets.token_urlsafe(24))
         return path.read_text().strip(), f"generated on first start, stored in {path} (mode 600)"
 
     def services(self) -> list[Service]:
@@ -171,6 +179,12 @@ class Stack:
                 p.api,
                 f"http://{local}:{p.api}",
                 f"http://{local}:{p.api}/healthz",
+                env={
+                    "WLMON_API_TOKEN": self.api_token(),
+                    "WLMON_API_DB_PATH": str(data / "api" / "wlmon.sqlite"),
+                    "WLMON_API_LOKI_URL": f"http://{local}:{p.loki}",
+                    "WLMON_API_SID": s.sid,
+                },
             ),
             Service(
                 "prometheus",
@@ -240,7 +254,11 @@ class Stack:
 
     def render(self) -> None:
         render.render_prometheus(self.settings, self.config_dir)
-        render.render_alertmanager(self.settings, self.config_dir)
+        render.render_alertmanager(
+            self.settings.repo_dir / "provisioning" / "alertmanager",
+            render.alertmanager_values(self.settings, self.config_dir, self.api_token()),
+            self.config_dir / "alertmanager",
+        )
         for server in ("loki", "influxdb", "telegraf"):
             render.copy_tree(self.settings, server, self.config_dir)
         grafana = render.copy_tree(self.settings, "grafana", self.config_dir)
@@ -279,7 +297,7 @@ class Stack:
             if not _port_free(svc.port):
                 raise StackError(f"{svc.name}: port {svc.port} on 127.0.0.1 is already in use")
         self.render()
-        for d in ("influxdb", "loki", "alertmanager", "prometheus", "grafana"):
+        for d in ("influxdb", "loki", "alertmanager", "prometheus", "grafana", "api"):
             (self.data_dir / d).mkdir(parents=True, exist_ok=True)
         (self.log_dir / "grafana").mkdir(parents=True, exist_ok=True)
         running = list(already.values())

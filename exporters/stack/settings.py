@@ -39,4 +39,15 @@ class StackSettings(BaseSettings):
     scrape_interval: str = "15s"
     telegraf_interval: str = "10s"
     grafana_admin_password: SecretStr | None = None
+    api_token: SecretStr | None = None
+    # Email notifications (Alertmanager); the password only from the environment.
+    smtp_smarthost: str = "localhost:25"
+    smtp_from: str = "wlmon@localhost"
+    smtp_username: str = ""
+    smtp_password: SecretStr | None = None
+    smtp_require_tls: bool = True
+    alert_email_critical: str = "oncall@localhost"
+    alert_email_warning: str = "noc@localhost"
+    am_group_wait: str = "30s"
+    am_group_interval: str = "5m"
     ports: Ports = Field(default_factory=Ports)

@@ -1,0 +1,146 @@
+"""The API's embedded database (SQLite): notifications received from Alertmanager."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS notifications (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    received_at TEXT NOT NULL,
+    receiver TEXT NOT NULL,
+    group_key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    alertname TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    sid TEXT NOT NULL,
+    sap_instance TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    starts_at TEXT NOT NULL,
+    ends_at TEXT,
+    labels TEXT NOT NULL,
+    annotations TEXT NOT NULL,
+    forwarded_to_loki INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS notifications_alertname ON notifications (alertname, status);
+"""
+
+INSERT_SQL = (
+    "INSERT INTO notifications (received_at, receiver, group_key, status, alertname, severity,"
+    " sid, sap_instance, fingerprint, starts_at, ends_at, labels, annotations)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+COLUMNS = (
+    "id",
+    "received_at",
+    "receiver",
+    "group_key",
+    "status",
+    "alertname",
+    "severity",
+    "sid",
+    "sap_instance",
+    "fingerprint",
+    "starts_at",
+    "ends_at",
+    "labels",
+    "annotations",
+    "forwarded_to_loki",
+)
+
+
+class Store:
+    """One SQLite file; a lock serialises writers (FastAPI runs sync routes in threads)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._lock = threading.Lock()
+        with self._lock:
+            self._conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def add_notifications(self, receiver: str, group_key: str, alerts: Iterable[dict]) -> list[int]:
+        """All alerts of one webhook call, in one transaction: all stored or none."""
+        now = datetime.now(UTC).isoformat()
+        ids = []
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                for a in alerts:
+                    labels = a["labels"]
+                    cur = self._conn.execute(
+                        INSERT_SQL,
+                        (
+                            now,
+                            receiver,
+                            group_key,
+                            a["status"],
+                            labels.get("alertname", ""),
+                            labels.get("severity", ""),
+                            labels.get("sid", ""),
+                            labels.get("sap_instance", ""),
+                            a.get("fingerprint", ""),
+                            a["starts_at"],
+                            a.get("ends_at"),
+                            json.dumps(labels, sort_keys=True),
+                            json.dumps(a.get("annotations", {}), sort_keys=True),
+                        ),
+                    )
+                    ids.append(int(cur.lastrowid))
+                self._conn.execute("COMMIT")
+            except Exception:
+                self._conn.execute("ROLLBACK")
+                raise
+        return ids
+
+    def mark_forwarded(self, ids: Iterable[int]) -> None:
+        ids = list(ids)
+        if not ids:
+            return
+        with self._lock:
+            marks = ",".join("?" * len(ids))
+            self._conn.execute(
+                f"UPDATE notifications SET forwarded_to_loki = 1 WHERE id IN ({marks})", ids
+            )
+
+    def notifications(
+        self,
+        *,
+        status: str | None = None,
+        alertname: str | None = None,
+        unforwarded: bool = False,
+        limit: int = 100,
+    ) -> list[dict]:
+        where, args = [], []
+        if status:
+            where.append("status = ?")
+            args.append(status)
+        if alertname:
+            where.append("alertname = ?")
+            args.append(alertname)
+        if unforwarded:
+            where.append("forwarded_to_loki = 0")
+        sql = f"SELECT {', '.join(COLUMNS)} FROM notifications"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY id DESC LIMIT ?"
+        with self._lock:
+            rows = self._conn.execute(sql, [*args, limit]).fetchall()
+        out = []
+        for row in rows:
+            item = dict(zip(COLUMNS, row, strict=True))
+            item["labels"] = json.loads(item["labels"])
+            item["annotations"] = json.loads(item["annotations"])
+            item["forwarded_to_loki"] = bool(item["forwarded_to_loki"])
+            out.append(item)
+        return out

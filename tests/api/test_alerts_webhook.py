@@ -1,0 +1,119 @@
+"""POST /alerts/webhook with Alertmanager's payload; GET /alerts/notifications."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.config import Settings
+from api.main import create_app
+
+TOKEN = "test-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+PAYLOAD = {
+    "version": "4",
+    "groupKey": '{}/{severity="warning"}:{sap_instance="penguin2_D00", sid="BMK"}',
+    "truncatedAlerts": 0,
+    "status": "firing",
+    "receiver": "noc-warning",
+    "groupLabels": {"sid": "BMK", "sap_instance": "penguin2_D00"},
+    "commonLabels": {"alertname": "SAPEnqueueTimeHigh", "severity": "warning"},
+    "commonAnnotations": {},
+    "externalURL": "http://127.0.0.1:9093",
+    "alerts": [
+        {
+            "status": "firing",
+            "labels": {
+                "alertname": "SAPEnqueueTimeHigh",
+                "severity": "warning",
+                "sid": "BMK",
+                "sap_instance": "penguin2_D00",
+                "task_type": "dialog",
+            },
+            "annotations": {
+                "summary": "Lock requests to the enqueue server are slow.",
+                "description": "Dialog steps on penguin2_D00 (BMK) spend 12.8 ms ...",
+                "diagnosis": "The enqueue server is a bottleneck.",
+                "runbook_url": "alerts/runbooks.md#sapenqueuetimehigh",
+            },
+            "startsAt": "2026-11-23T07:00:00Z",
+            "endsAt": "0001-01-01T00:00:00Z",
+            "generatorURL": "http://127.0.0.1:9090/graph",
+            "fingerprint": "a1b2c3",
+        }
+    ],
+}
+
+
+@pytest.fixture
+def client(tmp_path):
+    settings = Settings(db_path=tmp_path / "db.sqlite", token=TOKEN, loki_url="http://127.0.0.1:9")
+    with TestClient(create_app(settings)) as c:
+        yield c
+
+
+def test_firing_and_resolved_notifications_are_stored_and_listed(client) -> None:
+    r = client.post("/alerts/webhook", json=PAYLOAD, headers=AUTH)
+    assert r.status_code == 200, r.text
+    assert r.json()["stored"] == 1
+    resolved = copy.deepcopy(PAYLOAD)
+    resolved["status"] = resolved["alerts"][0]["status"] = "resolved"
+    resolved["alerts"][0]["endsAt"] = "2026-11-23T07:10:00Z"
+    assert client.post("/alerts/webhook", json=resolved, headers=AUTH).status_code == 200
+    items = client.get("/alerts/notifications").json()
+    assert [i["status"] for i in items] == ["resolved", "firing"]
+    first = items[1]
+    assert first["alertname"] == "SAPEnqueueTimeHigh"
+    assert first["sap_instance"] == "penguin2_D00"
+    assert first["ends_at"] is None
+    assert first["annotations"]["diagnosis"] == "The enqueue server is a bottleneck."
+    assert items[0]["ends_at"].startswith("2026-11-23T07:10")
+    assert (
+        client.get("/alerts/notifications", params={"status": "firing"}).json()[0]["id"]
+        == first["id"]
+    )
+
+
+def test_loki_down_keeps_the_notification_and_flags_it(client) -> None:
+    r = client.post("/alerts/webhook", json=PAYLOAD, headers=AUTH)
+    assert r.json()["forwarded_to_loki"] == 0
+    assert client.get("/alerts/notifications").json()[0]["forwarded_to_loki"] is False
+
+
+@pytest.mark.parametrize(
+    ("headers", "code"),
+    [
+        ({}, 401),
+        ({"Authorization": "Bearer nope"}, 401),
+        ({"Authorization": f"Basic {TOKEN}"}, 401),
+    ],
+)
+def test_writes_need_the_token(client, headers, code) -> None:
+    assert client.post("/alerts/webhook", json=PAYLOAD, headers=headers).status_code == code
+    assert client.get("/alerts/notifications").json() == []
+
+
+def test_without_a_configured_token_writes_are_refused(tmp_path) -> None:
+    with TestClient(create_app(Settings(db_path=tmp_path / "db.sqlite", token=None))) as c:
+        r = c.post("/alerts/webhook", json=PAYLOAD, headers=AUTH)
+        assert r.status_code == 503
+        assert "WLMON_API_TOKEN" in r.json()["detail"]
+
+
+def test_a_bad_alert_is_a_422_naming_the_field_and_stores_nothing(client) -> None:
+    bad = copy.deepcopy(PAYLOAD)
+    bad["alerts"].append(copy.deepcopy(bad["alerts"][0]))
+    bad["alerts"][1]["status"] = "exploded"
+    r = client.post("/alerts/webhook", json=bad, headers=AUTH)
+    assert r.status_code == 422
+    assert r.json()["detail"].startswith("alerts.1.status:")
+    assert client.get("/alerts/notifications").json() == []
+
+
+def test_not_json_and_oversized_bodies(client, tmp_path) -> None:
+    assert client.post("/alerts/webhook", content=b"{", headers=AUTH).status_code == 422
+    big = b'{"x": "' + b"a" * (1024 * 1024 + 10) + b'"}'
+    assert client.post("/alerts/webhook", content=big, headers=AUTH).status_code == 413
