@@ -78,3 +78,37 @@ def test_telegraf_loads_its_config(rendered) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "mem," in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("labels", "receiver"),
+    [
+        (
+            ["severity=critical", "sid=BMK", "alertname=SAPDispatcherWaitTimeHigh"],
+            "oncall-critical",
+        ),
+        (["severity=warning", "sid=BMK", "alertname=SAPEnqueueTimeHigh"], "noc-warning"),
+        (["severity=info", "sid=BMK"], "noc-warning"),
+    ],
+)
+def test_alertmanager_routes_by_severity(rendered, labels: list[str], receiver: str) -> None:
+    cfg = rendered.config_dir / "alertmanager" / "alertmanager.yml"
+    result = _run(
+        [
+            str(COMPONENTS["alertmanager"].path("amtool")),
+            "config",
+            "routes",
+            "test",
+            f"--config.file={cfg}",
+            *labels,
+        ]
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip() == receiver
+
+
+def test_rendered_alertmanager_secrets_are_private(rendered) -> None:
+    for name in ("api-token", "smtp-password"):
+        path = rendered.config_dir / "alertmanager" / name
+        assert path.stat().st_mode & 0o777 == 0o600
+    assert (rendered.config_dir / "alertmanager" / "api-token").read_text() == rendered.api_token()

@@ -21,7 +21,18 @@ def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:
     assert doc["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == [
         "127.0.0.1:19093"
     ]
-    assert doc["rule_files"] == [str(settings.repo_dir / "alerts" / "*.rules.yml")]
+    assert doc["rule_files"] == [str(tmp_path / "prometheus" / "rules" / "*.rules.yml")]
+    assert (tmp_path / "prometheus" / "rules" / "workload.rules.yml").is_file()
+
+
+def test_rules_time_scale_compresses_windows_and_for(tmp_path) -> None:
+    settings = StackSettings(state_dir=tmp_path, rules_time_scale=0.1)
+    out = render.render_rules(settings, tmp_path)
+    rec = yaml.safe_load((out / "recording.rules.yml").read_text())["groups"][0]["rules"]
+    assert "[30s]" in rec[0]["expr"] and "[5m]" not in rec[0]["expr"]
+    alerts = yaml.safe_load((out / "workload.rules.yml").read_text())["groups"][0]["rules"]
+    assert {r["for"] for r in alerts} == {"30s", "60s"}
+    assert render.scale_duration("1h30m", 0.5) == "2700s"
 
 
 def test_a_port_in_use_names_the_service_and_the_port(tmp_path) -> None:

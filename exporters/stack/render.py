@@ -10,6 +10,7 @@ by the alertmanager-config job).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,7 +45,7 @@ def render_prometheus(settings: StackSettings, out_dir: Path) -> Path:
     doc = yaml.safe_load(src.read_text())
     doc.setdefault("global", {})["scrape_interval"] = settings.scrape_interval
     doc["global"]["evaluation_interval"] = settings.scrape_interval
-    doc["rule_files"] = [str(settings.repo_dir / "alerts" / "*.rules.yml")]
+    doc["rule_files"] = [str(render_rules(settings, out_dir) / "*.rules.yml")]
     for am in doc.get("alerting", {}).get("alertmanagers", []):
         for sc in am.get("static_configs", []):
             sc["targets"] = [native_address(t, settings) for t in sc["targets"]]
@@ -55,6 +56,39 @@ def render_prometheus(settings: StackSettings, out_dir: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(yaml.safe_dump(doc, sort_keys=False))
     return out
+
+
+_DURATION = re.compile(r"(\d+)(ms|s|m|h|d)")
+_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def scale_duration(text: str, factor: float) -> str:
+    """'5m' scaled by 0.1 is '30s' (whole seconds, at least 1 s)."""
+    total = sum(int(n) * _SECONDS[u] for n, u in _DURATION.findall(text))
+    return f"{max(1, round(total * factor))}s"
+
+
+def render_rules(settings: StackSettings, out_dir: Path) -> Path:
+    """alerts/*.rules.yml, with windows and for: compressed when rules_time_scale < 1."""
+    dst = out_dir / "prometheus" / "rules"
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.mkdir(parents=True)
+    factor = settings.rules_time_scale
+    for src in sorted((settings.repo_dir / "alerts").glob("*.rules.yml")):
+        doc = yaml.safe_load(src.read_text())
+        if factor != 1.0:
+            for group in doc["groups"]:
+                for rule in group["rules"]:
+                    rule["expr"] = re.sub(
+                        r"\[([0-9smhd]+)\]",
+                        lambda m: f"[{scale_duration(m.group(1), factor)}]",
+                        rule["expr"],
+                    )
+                    if "for" in rule:
+                        rule["for"] = scale_duration(rule["for"], factor)
+        (dst / src.name).write_text(yaml.safe_dump(doc, sort_keys=False, width=1000))
+    return dst
 
 
 def alertmanager_values(settings: StackSettings, out_dir: Path, api_token: str) -> dict[str, str]:

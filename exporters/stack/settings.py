@@ -37,6 +37,9 @@ class StackSettings(BaseSettings):
     scenario: str = "sd-benchmark-2003"
     exporter_speed: float = 1.0
     scrape_interval: str = "15s"
+    # Compresses every rule's rate windows and for: durations by this factor (tests and
+    # demos that cannot wait 10 minutes for an alert); 1 in production.
+    rules_time_scale: float = Field(default=1.0, gt=0, le=1)
     telegraf_interval: str = "10s"
     grafana_admin_password: SecretStr | None = None
     api_token: SecretStr | None = None

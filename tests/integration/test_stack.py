@@ -1,13 +1,13 @@
 """The native stack end to end: every server healthy and every data path carrying data.
 
-Tests run in file order; the last one stops the stack and checks nothing of ours is left.
+Tests run in file order, and this file after test_alerts_e2e.py (alphabetical): its last
+test stops the shared stack and checks that nothing of ours is left running.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from exporters.cli import app
 from tests.integration.conftest import grafana, url
+from tests.integration.helpers import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -32,21 +33,6 @@ SERVICES = {
     "telegraf",
     "grafana",
 }
-
-
-def eventually(check: Callable[[], object], timeout: float = 60.0, every: float = 1.0):
-    """The first truthy result of check() within timeout, else the last failure."""
-    deadline = time.monotonic() + timeout
-    last: object = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-            if last:
-                return last
-        except (httpx.HTTPError, AssertionError, KeyError, IndexError) as exc:
-            last = exc
-        time.sleep(every)
-    raise AssertionError(f"not within {timeout:.0f} s: {last!r}")
 
 
 def test_every_server_is_healthy(stack) -> None:

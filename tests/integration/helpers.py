@@ -1,0 +1,60 @@
+"""Waiting for servers that answer eventually, and a local SMTP sink."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import threading
+import time
+from collections.abc import Callable
+
+import httpx
+from aiosmtpd.controller import Controller
+
+
+def eventually(check: Callable[[], object], timeout: float = 60.0, every: float = 1.0):
+    """The first truthy result of check() within timeout, else the last failure."""
+    deadline = time.monotonic() + timeout
+    last: object = None
+    while time.monotonic() < deadline:
+        try:
+            last = check()
+            if last:
+                return last
+        except (httpx.HTTPError, AssertionError, KeyError, IndexError) as exc:
+            last = exc
+        time.sleep(every)
+    raise AssertionError(f"not within {timeout:.0f} s: {last!r}")
+
+
+class Mailbox:
+    """aiosmtpd handler keeping every message it is sent (subject, recipients, text)."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict] = []
+        self._lock = threading.Lock()
+
+    async def handle_DATA(self, server, session, envelope):
+        msg = email.message_from_bytes(envelope.content, policy=email.policy.default)
+        parts = [p.get_content() for p in msg.walk() if p.get_content_maintype() == "text"]
+        with self._lock:
+            self.messages.append(
+                {
+                    "received": time.time(),
+                    "subject": str(msg["Subject"]),
+                    "to": list(envelope.rcpt_tos),
+                    "text": "\n".join(parts),
+                }
+            )
+        return "250 Message accepted for delivery"
+
+    def since(self, t: float) -> list[dict]:
+        with self._lock:
+            return [m for m in self.messages if m["received"] >= t]
+
+
+def start_smtp_sink(port: int) -> tuple[Controller, Mailbox]:
+    box = Mailbox()
+    controller = Controller(box, hostname="127.0.0.1", port=port)
+    controller.start()
+    return controller, box
