@@ -75,8 +75,8 @@ def main() -> None:
     try:
         time.sleep(for_s + 300 * args.time_scale)  # let the windows fill with healthy data
         print(
-            f"floor = scrape {args.scrape_interval} s + for {for_s:g} s + group_wait {group_wait:g} s"
-            f" = {floor:g} s"
+            f"floor = scrape {args.scrape_interval} s + for {for_s:g} s"
+            f" + group_wait {group_wait:g} s = {floor:g} s"
         )
         for fault, alert in FAULTS.items():
             seen = max(
