@@ -102,10 +102,32 @@ def test_prometheus_scrapes_every_target(stack) -> None:
 
 @pytest.mark.parametrize("uid", ["prometheus", "loki", "influxdb"])
 def test_grafana_datasource_health(stack, uid: str) -> None:
+    """/api/datasources/uid/<uid>/health. Grafana ~10.1's Loki plugin has no backend health
+    check yet (it answers 404 "method not implemented"; its frontend tests the datasource by
+    querying it), so for Loki the same round trip runs through Grafana's /api/ds/query."""
     with grafana(stack) as client:
 
         def healthy():
             r = client.get(f"/api/datasources/uid/{uid}/health")
+            if uid == "loki" and r.status_code == 404:
+                q = client.post(
+                    "/api/ds/query",
+                    json={
+                        "from": "now-5m",
+                        "to": "now",
+                        "queries": [
+                            {
+                                "refId": "A",
+                                "datasource": {"uid": "loki"},
+                                "queryType": "range",
+                                "expr": 'count_over_time({source=~".+"}[1m])',
+                            }
+                        ],
+                    },
+                )
+                assert q.status_code == 200, q.text
+                result = q.json()["results"]["A"]
+                return result.get("status") == 200 and "error" not in result
             assert r.status_code == 200, r.text
             return r.json()["status"] == "OK"
 
