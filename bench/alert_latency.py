@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import tempfile
 import time
 
 import httpx
 
 from exporters.stack.runtime import Stack
-from exporters.stack.settings import StackSettings
+from exporters.stack.settings import StackSettings, free_port_environment
 
 FAULTS = {
     "too-few-work-processes": "SAPDispatcherWaitTimeHigh",
@@ -27,24 +26,6 @@ FAULTS = {
     "db-bottleneck": "SAPDatabaseRequestTimeHigh",
     "roll-area-too-small": "SAPRollInTimeHigh",
 }
-PORTS = (
-    "grafana",
-    "prometheus",
-    "alertmanager",
-    "loki",
-    "loki_grpc",
-    "influxdb",
-    "influxdb_rpc",
-    "telegraf",
-    "exporter",
-    "api",
-)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main() -> None:
@@ -55,8 +36,7 @@ def main() -> None:
     args = parser.parse_args()
     group_wait = 1.0
     for_s = 300 * args.time_scale
-    for name in PORTS:
-        os.environ[f"WLMON_PORT_{name.upper()}"] = str(free_port())
+    os.environ.update(free_port_environment())
     os.environ.update(
         {
             "WLMON_STATE_DIR": tempfile.mkdtemp(prefix="wlmon-bench-"),

@@ -136,14 +136,9 @@ class ST03Collector(SnapshotCollector):
             labels=["sid"],
         )
         if snap is not None:
-            self._fill(
+            self._fill(snap, steps, calls, parts, tx_steps, tx_parts, hist)
+            self._fill_state(
                 snap,
-                steps,
-                calls,
-                parts,
-                tx_steps,
-                tx_parts,
-                hist,
                 wp_total,
                 wp_busy,
                 queue,
@@ -159,26 +154,22 @@ class ST03Collector(SnapshotCollector):
         yield calls
         yield tx_steps
         yield from tx_parts.values()
-        yield hist
-        yield wp_total
-        yield wp_busy
-        yield queue
-        yield roll_size
-        yield roll_used
-        yield em_size
-        yield em_used
-        yield roll_file
-        yield model_time
+        yield from (
+            hist,
+            wp_total,
+            wp_busy,
+            queue,
+            roll_size,
+            roll_used,
+            em_size,
+            em_used,
+            roll_file,
+            model_time,
+        )
 
     @staticmethod
-    def _fill(
+    def _fill_state(
         snap,
-        steps,
-        calls,
-        parts,
-        tx_steps,
-        tx_parts,
-        hist,
         wp_total,
         wp_busy,
         queue,
@@ -189,6 +180,27 @@ class ST03Collector(SnapshotCollector):
         roll_file,
         model_time,
     ) -> None:
+        """Gauges of the current state and the roll area, per instance."""
+        t, st, sid = snap.totals, snap.state, snap.sid
+        for i, inst in enumerate(st.instances):
+            for k, task in enumerate(TASK_TYPES):
+                labels = [sid, inst, task]
+                wp_total.add_metric(labels, float(st.wp_total[i, k]))
+                wp_busy.add_metric(labels, float(st.wp_busy[i, k]))
+                queue.add_metric(labels, float(st.dispatcher_queue[i, k]))
+            for fam, values in (
+                (roll_size, st.roll_buffer_size),
+                (roll_used, st.roll_buffer_used),
+                (em_size, st.em_size),
+                (em_used, st.em_used),
+                (roll_file, t.roll_file_bytes),
+            ):
+                fam.add_metric([sid, inst], float(values[i]))
+        model_time.add_metric([sid], float(t.sim_time))
+
+    @staticmethod
+    def _fill(snap, steps, calls, parts, tx_steps, tx_parts, hist) -> None:
+        """Counters of steps and time parts, per instance and per transaction."""
         t, st, sid = snap.totals, snap.state, snap.sid
         idx = {name: COMPONENTS.index(name) for name in TIME_PARTS}
         by_inst_steps = t.steps.sum(axis=2)
@@ -208,14 +220,6 @@ class ST03Collector(SnapshotCollector):
                     buckets=list(zip(edges, (float(c) for c in cumulative), strict=True)),
                     sum_value=float(by_inst_secs[i, k, idx["response"]]),
                 )
-                wp_total.add_metric(labels, float(st.wp_total[i, k]))
-                wp_busy.add_metric(labels, float(st.wp_busy[i, k]))
-                queue.add_metric(labels, float(st.dispatcher_queue[i, k]))
-            roll_size.add_metric([sid, inst], float(st.roll_buffer_size[i]))
-            roll_used.add_metric([sid, inst], float(st.roll_buffer_used[i]))
-            em_size.add_metric([sid, inst], float(st.em_size[i]))
-            em_used.add_metric([sid, inst], float(st.em_used[i]))
-            roll_file.add_metric([sid, inst], float(t.roll_file_bytes[i]))
         tx_totals: dict[tuple[str, str], np.ndarray] = {}
         tx_steps_sum: dict[tuple[str, str], float] = {}
         for k, task in enumerate(TASK_TYPES):
@@ -227,4 +231,3 @@ class ST03Collector(SnapshotCollector):
             tx_steps.add_metric([sid, task, tx], n)
             for p, fam in tx_parts.items():
                 fam.add_metric([sid, task, tx], float(tx_totals[(task, tx)][idx[p]]))
-        model_time.add_metric([sid], float(t.sim_time))

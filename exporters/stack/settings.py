@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 from pydantic import Field, SecretStr
@@ -54,3 +55,21 @@ class StackSettings(BaseSettings):
     am_group_wait: str = "30s"
     am_group_interval: str = "5m"
     ports: Ports = Field(default_factory=Ports)
+
+
+def free_port_environment() -> dict[str, str]:
+    """WLMON_PORT_* variables naming free loopback ports for every service (tests, benches)."""
+    socks = []
+    env = {}
+    try:
+        for name in Ports.model_fields:
+            if name == "alertmanager_cluster":
+                continue
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+            socks.append(sock)
+            env[f"WLMON_PORT_{name.upper()}"] = str(sock.getsockname()[1])
+    finally:
+        for sock in socks:
+            sock.close()
+    return env

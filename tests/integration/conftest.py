@@ -10,47 +10,49 @@ import httpx
 import pytest
 
 from exporters.stack.runtime import Stack
-from exporters.stack.settings import StackSettings
+from exporters.stack.settings import StackSettings, free_port_environment
+from tests.integration.helpers import Mailbox, start_smtp_sink
 
-PORT_NAMES = (
-    "grafana",
-    "prometheus",
-    "alertmanager",
-    "loki",
-    "loki_grpc",
-    "influxdb",
-    "influxdb_rpc",
-    "telegraf",
-    "exporter",
-    "api",
-)
+GRAFANA_PASSWORD = "integration-test-password"
 
 
-def _free_ports(n: int) -> list[int]:
-    socks, ports = [], []
-    for _ in range(n):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
-    return ports
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
-def stack(tmp_path_factory) -> Iterator[Stack]:
-    """Non-default ports and a fresh state dir, so a developer's own stack is untouched."""
-    env = {
-        f"WLMON_PORT_{name.upper()}": str(port)
-        for name, port in zip(PORT_NAMES, _free_ports(10), strict=True)
-    }
-    env |= {
+def mailbox() -> Iterator[Mailbox]:
+    """A real SMTP server on 127.0.0.1 that Alertmanager mails to."""
+    controller, box = start_smtp_sink(_free_port())
+    box.port = controller.port
+    yield box
+    controller.stop()
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
+    """Non-default ports and a fresh state dir, so a developer's own stack is untouched.
+
+    Time is compressed so alerts fire within a minute: the model runs 10x real time (per-step
+    means do not change with speed), rule windows and for: durations are scaled by 0.1,
+    Prometheus scrapes and evaluates every 2 s, Alertmanager groups within 1 s.
+    """
+    env = free_port_environment() | {
         "WLMON_STATE_DIR": str(tmp_path_factory.mktemp("wlmon-state")),
         "WLMON_SCRAPE_INTERVAL": "2s",
         "WLMON_TELEGRAF_INTERVAL": "2s",
-        "WLMON_EXPORTER_SPEED": "5",
-        "WLMON_GRAFANA_ADMIN_PASSWORD": "integration-test-password",
+        "WLMON_EXPORTER_SPEED": "10",
+        "WLMON_RULES_TIME_SCALE": "0.1",
+        "WLMON_AM_GROUP_WAIT": "1s",
+        "WLMON_AM_GROUP_INTERVAL": "5s",
+        "WLMON_SMTP_SMARTHOST": f"127.0.0.1:{mailbox.port}",
+        "WLMON_SMTP_REQUIRE_TLS": "false",
+        "WLMON_ALERT_EMAIL_CRITICAL": "oncall@wlmon.test",
+        "WLMON_ALERT_EMAIL_WARNING": "noc@wlmon.test",
+        "WLMON_GRAFANA_ADMIN_PASSWORD": GRAFANA_PASSWORD,
+        "WLMON_API_TOKEN": "integration-test-token",
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -73,5 +75,5 @@ def url(stack: Stack, service: str) -> str:
 
 def grafana(stack: Stack) -> httpx.Client:
     return httpx.Client(
-        base_url=url(stack, "grafana"), auth=("admin", "integration-test-password"), timeout=30
+        base_url=url(stack, "grafana"), auth=("admin", GRAFANA_PASSWORD), timeout=30
     )

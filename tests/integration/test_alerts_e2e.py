@@ -94,6 +94,8 @@ def test_fault_is_delivered_as_its_own_alert_and_resolves(
             return all(any(name in t for t in texts) for name in expected)
 
         eventually(mailed, timeout=60, every=2)
+        if fault == "too-few-work-processes":
+            _assert_critical_inhibits_warning(stack, mailbox, started, "SAPDispatcherWaitTimeHigh")
     finally:
         removed_id = max((n["id"] for n in _notifications(stack)), default=0)
         _set_faults(stack, [])
@@ -112,6 +114,32 @@ def test_fault_is_delivered_as_its_own_alert_and_resolves(
     assert any(m["to"] for m in mails)
     for m in mails:
         assert set(m["to"]) <= {"oncall@wlmon.test", "noc@wlmon.test"}
+
+
+def _assert_critical_inhibits_warning(stack, mailbox, started: float, alertname: str) -> None:
+    """At 1.2 s dispatcher wait (24x the threshold) both twins fire; the page mutes the warning."""
+    am = url(stack, "alertmanager")
+
+    def inhibited():
+        alerts = httpx.get(
+            f"{am}/api/v2/alerts", params={"filter": f'alertname="{alertname}"'}
+        ).json()
+        warnings = [a for a in alerts if a["labels"]["severity"] == "warning"]
+        criticals = [a for a in alerts if a["labels"]["severity"] == "critical"]
+        assert warnings and criticals, alerts
+        return all(
+            a["status"]["state"] == "suppressed" and a["status"]["inhibitedBy"] for a in warnings
+        )
+
+    eventually(inhibited, timeout=60, every=2)
+    eventually(
+        lambda: any(
+            "oncall@wlmon.test" in m["to"] and alertname in m["subject"] + m["text"]
+            for m in mailbox.since(started)
+        ),
+        timeout=60,
+        every=2,
+    )
 
 
 def test_notifications_reach_loki(stack) -> None:
