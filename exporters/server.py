@@ -25,7 +25,57 @@ log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
 
 
-def build_registry(sim: Simulation, settings: ExporterSettings | None = None) -> CollectorRegistry:
+class LiveModel:
+    """The simulation the exporter serves, advancing in real time; its scenario can be
+    replaced while running (counters then restart from 0, as after an instance restart)."""
+
+    def __init__(self, sim: Simulation, speed: float = 1.0) -> None:
+        self.sim = sim
+        self.speed = speed
+        self.runner = RealTimeRunner(sim, speed=speed)
+        self._lock = threading.Lock()
+
+    @property
+    def catalog(self):
+        return self.sim.catalog
+
+    @property
+    def scenario_name(self) -> str:
+        return self.sim.scenario_name
+
+    @property
+    def faults(self) -> tuple[str, ...]:
+        return self.sim.faults
+
+    def snapshot(self):
+        return self.sim.snapshot()
+
+    def set_faults(self, faults: list[str]) -> None:
+        self.sim.set_faults(faults)
+
+    def switch_scenario(self, scenario: str, faults: list[str]) -> None:
+        new = Simulation(
+            scenario,
+            faults=faults,
+            seed=self.sim.seed,
+            dt=self.sim.dt,
+            catalog=self.catalog,
+            overrides=self.sim.overrides,
+        )
+        with self._lock:
+            old_runner = self.runner
+            self.sim, self.runner = new, RealTimeRunner(new, speed=self.speed)
+            old_runner.stop()
+            self.runner.start()
+
+    def start(self) -> None:
+        self.runner.start()
+
+    def stop(self) -> None:
+        self.runner.stop()
+
+
+def build_registry(sim, settings: ExporterSettings | None = None) -> CollectorRegistry:
     settings = settings or get_settings()
     enabled = [
         cls(sim.snapshot)
@@ -45,7 +95,7 @@ def _json(start_response: Callable, status: str, body: dict) -> Iterable[bytes]:
     return [data]
 
 
-def build_app(sim: Simulation, registry: CollectorRegistry) -> Callable:
+def build_app(sim: LiveModel, registry: CollectorRegistry) -> Callable:
     metrics_app = make_wsgi_app(registry)
 
     def control(environ, start_response) -> Iterable[bytes]:
@@ -83,8 +133,18 @@ def build_app(sim: Simulation, registry: CollectorRegistry) -> Callable:
                 "400 Bad Request",
                 {"error": f"unknown fault(s): {', '.join(unknown)}", "available": sorted(known)},
             )
+        scenario = body.get("scenario", sim.scenario_name)
+        if scenario not in sim.catalog.scenarios():
+            return _json(
+                start_response,
+                "400 Bad Request",
+                {"error": f"unknown scenario {scenario!r}", "available": sim.catalog.scenarios()},
+            )
         try:
-            sim.set_faults(faults)
+            if scenario != sim.scenario_name:
+                sim.switch_scenario(scenario, faults)
+            else:
+                sim.set_faults(faults)
         except ConfigError as exc:
             return _json(start_response, "400 Bad Request", {"error": str(exc)})
         log.info("faults now %s", faults)
@@ -115,11 +175,12 @@ def build_app(sim: Simulation, registry: CollectorRegistry) -> Callable:
     return app
 
 
-def _fault_state(sim: Simulation) -> dict:
+def _fault_state(sim: LiveModel) -> dict:
     return {
         "scenario": sim.scenario_name,
         "faults": list(sim.faults),
         "available": sim.catalog.fault_names(),
+        "scenarios": sim.catalog.scenarios(),
         "simulated_seconds": sim.snapshot().totals.sim_time,
     }
 
@@ -140,23 +201,26 @@ class ExporterServer:
     def __init__(
         self, sim: Simulation, host: str = "127.0.0.1", port: int = 9300, speed: float = 1.0
     ) -> None:
-        self.sim = sim
-        self.runner = RealTimeRunner(sim, speed=speed)
+        self.live = LiveModel(sim, speed=speed)
         self.httpd = make_server(
             host,
             port,
-            build_app(sim, build_registry(sim)),
+            build_app(self.live, build_registry(self.live)),
             server_class=_ThreadingServer,
             handler_class=_QuietHandler,
         )
         self._thread: threading.Thread | None = None
 
     @property
+    def sim(self) -> Simulation:
+        return self.live.sim
+
+    @property
     def port(self) -> int:
         return self.httpd.server_port
 
     def start(self) -> None:
-        self.runner.start()
+        self.live.start()
         self._thread = threading.Thread(
             target=self.httpd.serve_forever, name="wlmon-http", daemon=True
         )
@@ -165,12 +229,12 @@ class ExporterServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
-        self.runner.stop()
+        self.live.stop()
 
 
 def serve(sim: Simulation, host: str, port: int, speed: float, console) -> None:
     server = ExporterServer(sim, host=host, port=port, speed=speed)
-    server.runner.start()
+    server.live.start()
     console.print(
         f"wlmon exporter: http://{host}:{server.port}/metrics "
         f"(scenario {sim.scenario_name}, faults: {', '.join(sim.faults) or 'none'})"
@@ -181,4 +245,4 @@ def serve(sim: Simulation, host: str, port: int, speed: float, console) -> None:
         pass
     finally:
         server.httpd.server_close()
-        server.runner.stop()
+        server.live.stop()

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from exporters.model.engine import Simulation
-from exporters.server import ExporterServer
+from exporters.server import ExporterServer, LiveModel
 
 
 @pytest.fixture
@@ -72,3 +72,31 @@ def test_bad_control_input_is_a_400_and_changes_nothing(server, body, message) -
 def test_healthz_and_unknown_paths(server) -> None:
     assert httpx.get(_base(server) + "/healthz").json()["status"] == "ok"
     assert httpx.get(_base(server) + "/nope").status_code == 404
+
+
+def test_live_model_replaces_its_simulation_and_keeps_running(fixture_catalog) -> None:
+    live = LiveModel(Simulation("mmc", seed=1, catalog=fixture_catalog), speed=100.0)
+    live.start()
+    try:
+        first = live.sim
+        live.switch_scenario("mmc", ["busier"])
+        assert live.sim is not first and live.faults == ("busier",)
+        stopped_at = first.tick
+        time.sleep(0.3)
+        assert live.snapshot().totals.sim_time > 0
+        assert first.tick == stopped_at  # the old model no longer advances
+    finally:
+        live.stop()
+
+
+def test_scenario_switches_while_running(server) -> None:
+    r = httpx.put(_base(server) + "/control/faults", json={"scenario": "nope", "faults": []})
+    assert r.status_code == 400
+    assert "unknown scenario 'nope'" in r.json()["error"]
+    before = server.sim
+    r = httpx.put(
+        _base(server) + "/control/faults", json={"scenario": "sd-benchmark-2003", "faults": []}
+    )
+    assert r.status_code == 200
+    assert server.sim is before  # same scenario: only the faults change
+    assert "sd-benchmark-2003" in r.json()["scenarios"]
