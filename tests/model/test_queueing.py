@@ -31,7 +31,7 @@ def test_finite_source_obeys_littles_law_for_the_sd_instance() -> None:
 
 
 def test_model_mean_dispatcher_wait_matches_erlang_c_within_5_percent(fixture_catalog) -> None:
-    """An M/M/8 case (Poisson arrivals from 200,000 users, exponential 0.6 s service)
+    """An M/M/8 case (Poisson arrivals from 20,000 users, exponential 0.6 s service)
     run through the whole model in fast mode: its measured mean dispatcher wait agrees
     with Erlang C at the measured arrival rate."""
     sim = Simulation("mmc", seed=3, catalog=fixture_catalog)
