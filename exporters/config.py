@@ -12,6 +12,10 @@ class ExporterSettings(BaseSettings):
 
     # One flag per entry of exporters.collectors.COLLECTORS.
     collector_st03: bool = True
+    collector_st05: bool = True
+    collector_dbbuffer: bool = True
+    # Statements exported by ST05, longest elapsed time first (bounded series count).
+    st05_top_n: int = 25
 
 
 @lru_cache

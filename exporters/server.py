@@ -78,7 +78,7 @@ class LiveModel:
 def build_registry(sim, settings: ExporterSettings | None = None) -> CollectorRegistry:
     settings = settings or get_settings()
     enabled = [
-        cls(sim.snapshot)
+        cls(sim.snapshot, top_n=settings.st05_top_n) if name == "st05" else cls(sim.snapshot)
         for name, cls in COLLECTORS.items()
         if getattr(settings, f"collector_{name}")
     ]

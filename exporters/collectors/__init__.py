@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from exporters.collectors.dbbuffer import DBBufferCollector
 from exporters.collectors.st03 import ST03Collector
+from exporters.collectors.st05 import ST05Collector
 
-# name -> collector class; each takes a snapshot source. Later collectors (st05,
-# dbbuffer, oscounters) join this table.
+# name -> collector class; each takes a snapshot source.
 COLLECTORS = {
     "st03": ST03Collector,
+    "st05": ST05Collector,
+    "dbbuffer": DBBufferCollector,
 }

@@ -94,6 +94,9 @@ class Database(Strict):
     io_cleaners: int = Field(ge=0)
     io_cleaner_pages_per_s: float = Field(gt=0)
     pages_written_per_page_dirtied: float = Field(gt=0, le=1)
+    index_share_of_page_writes: float = Field(
+        ge=0, le=1, description="written pages that are index pages"
+    )
 
 
 class Table(Strict):

@@ -43,8 +43,10 @@ class Totals:
     pool_data_physical: np.ndarray
     pool_index_logical: np.ndarray
     pool_index_physical: np.ndarray
-    pool_writes: np.ndarray
-    pool_async_writes: np.ndarray
+    pool_data_writes: np.ndarray
+    pool_async_data_writes: np.ndarray
+    pool_index_writes: np.ndarray
+    pool_async_index_writes: np.ndarray
     host_cpu_seconds: np.ndarray  # [host] busy CPU-seconds
     db_cpu_seconds: float = 0.0
     cs_cpu_seconds: float = 0.0
@@ -72,6 +74,8 @@ class Snapshot:
     cs_cpus: int
     steps_per_cycle: int
     line_items: dict[str, int] = field(default_factory=dict)
+    pool_pages: list[int] = field(default_factory=list)
+    pool_page_bytes: list[int] = field(default_factory=list)
     dialog_steps: dict[str, int] = field(default_factory=dict)
 
 
@@ -134,8 +138,10 @@ class Simulation:
             pool_data_physical=np.zeros(n_p),
             pool_index_logical=np.zeros(n_p),
             pool_index_physical=np.zeros(n_p),
-            pool_writes=np.zeros(n_p),
-            pool_async_writes=np.zeros(n_p),
+            pool_data_writes=np.zeros(n_p),
+            pool_async_data_writes=np.zeros(n_p),
+            pool_index_writes=np.zeros(n_p),
+            pool_async_index_writes=np.zeros(n_p),
             host_cpu_seconds=np.zeros(len(op.hosts)),
         )
 
@@ -190,15 +196,17 @@ class Simulation:
                 "pool_index_physical",
             ):
                 getattr(t, name)[:] += rng.poisson(getattr(op, name) * dt)
-            writes = rng.poisson(op.pool_writes * dt).astype(float)
-            t.pool_writes += writes
-            share = np.divide(
-                op.pool_async_writes,
-                op.pool_writes,
-                out=np.zeros_like(writes),
-                where=op.pool_writes > 0,
-            )
-            t.pool_async_writes += np.round(writes * share)
+            for kind in ("data", "index"):
+                rate = getattr(op, f"pool_{kind}_writes")
+                writes = rng.poisson(rate * dt).astype(float)
+                share = np.divide(
+                    getattr(op, f"pool_async_{kind}_writes"),
+                    rate,
+                    out=np.zeros_like(writes),
+                    where=rate > 0,
+                )
+                getattr(t, f"pool_{kind}_writes")[:] += writes
+                getattr(t, f"pool_async_{kind}_writes")[:] += np.round(writes * share)
             land = scenario.landscape
             t.host_cpu_seconds += op.host_cpu_util * land.app_servers.cpus * dt
             t.db_cpu_seconds += op.db_cpu_util * land.database.cpus * dt
@@ -242,6 +250,8 @@ class Simulation:
                 steps_per_cycle=sc.steps_per_cycle,
                 line_items={k: t.line_items for k, t in sc.transactions.items()},
                 dialog_steps={k: t.dialog_steps for k, t in sc.transactions.items()},
+                pool_pages=[p.pages for p in land.database.bufferpools],
+                pool_page_bytes=[p.page_kb * 1024 for p in land.database.bufferpools],
             )
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from exporters.model.config import Scenario, StepDemand
 from exporters.model.queueing import MAX_UTILISATION, finite_source, mmc_stretch, mmc_wait
+from exporters.model.sqltext import sql_text
 
 TASK_TYPES = ("dialog", "update")
 # Time components per step, as ST03 splits a step. cpu is contained in processing.
@@ -110,6 +111,7 @@ class OperatingPoint:
     hosts: list[str]
     transactions: list[str]
     statements: list[tuple[str, str, str, str]]  # (transaction, task_type, table, op)
+    statement_sql: list[str]  # the SQL text of each statement
     bufferpools: list[str]
     # [instance, task_type, transaction]: steps per second
     step_rate: np.ndarray
@@ -136,8 +138,10 @@ class OperatingPoint:
     pool_data_physical: np.ndarray
     pool_index_logical: np.ndarray
     pool_index_physical: np.ndarray
-    pool_writes: np.ndarray
-    pool_async_writes: np.ndarray
+    pool_data_writes: np.ndarray
+    pool_async_data_writes: np.ndarray
+    pool_index_writes: np.ndarray
+    pool_async_index_writes: np.ndarray
     # utilisations 0..1
     host_cpu_util: np.ndarray
     db_cpu_util: float
@@ -199,6 +203,7 @@ class Solver:
         uncovered = np.clip(1.0 - pages / ws, 0.0, 1.0)
         self.miss = floor + (1.0 - floor) * uncovered**db.hit_curve_exponent
         self.statements: list[tuple[str, str, str, str]] = []
+        self.statement_sql: list[str] = []
         rows = []
         for ti, t in enumerate(self.tx_names):
             tx = sc.transactions[t]
@@ -209,6 +214,7 @@ class Solver:
                 for st in demand.statements:
                     table = self.land.tables[st.table]
                     self.statements.append((t, part, st.table, st.op))
+                    self.statement_sql.append(sql_text(st.table, st.op, st.where))
                     rows.append(
                         (
                             ti,
@@ -260,12 +266,17 @@ class Solver:
         self.db_cpu_per_mix = float(np.dot(self.st_exec_per_mix, self.st_cpu))
         self.calls_per_mix = float(self.st_exec_per_mix.sum())
         self.phys_per_mix = float(np.dot(self.st_exec_per_mix, self.st_phys))
-        self.writes_per_mix_by_pool = np.zeros(len(self.pools))
-        # A dirtied page lands in the data pool of its table; index pages ride along in
-        # writes per execution as the YAML counts them.
-        np.add.at(self.writes_per_mix_by_pool, self.st_dpool, self.st_exec_per_mix * self.st_writes)
+        # Pages a statement dirties are written later, by I/O cleaners or by the agent
+        # itself; a share of them are index pages, which live in the table's index pool.
         # A page is dirtied many times before it is written (CHNGPGS_THRESH).
-        self.writes_per_mix_by_pool *= db.pages_written_per_page_dirtied
+        dirtied = self.st_exec_per_mix * self.st_writes * db.pages_written_per_page_dirtied
+        self.data_writes_per_mix = np.zeros(len(self.pools))
+        self.index_writes_per_mix = np.zeros(len(self.pools))
+        np.add.at(
+            self.data_writes_per_mix, self.st_dpool, dirtied * (1.0 - db.index_share_of_page_writes)
+        )
+        np.add.at(self.index_writes_per_mix, self.st_ipool, dirtied * db.index_share_of_page_writes)
+        self.writes_per_mix_by_pool = self.data_writes_per_mix + self.index_writes_per_mix
         self.enq_per_mix = float((self.enqueues * self.steps_per_mix).sum())
         self.app_cpu_per_mix = float((self.cpu_s * self.steps_per_mix).sum())
 
@@ -273,11 +284,14 @@ class Solver:
     def _database(self, x_total: float) -> dict[str, float | np.ndarray]:
         db = self.land.database
         util_cpu = x_total * self.db_cpu_per_mix / db.cpus
-        writes = x_total * self.writes_per_mix_by_pool
+        data_w = x_total * self.data_writes_per_mix
+        index_w = x_total * self.index_writes_per_mix
         capacity = db.io_cleaners * db.io_cleaner_pages_per_s
-        total_w = writes.sum()
-        async_w = writes * min(1.0, capacity / total_w) if total_w > 0 else writes * 0.0
-        sync_frac = np.where(writes > 0, 1.0 - async_w / np.where(writes > 0, writes, 1.0), 0.0)
+        total_w = float(data_w.sum() + index_w.sum())
+        # Cleaners write what they can keep up with; the rest is written synchronously by
+        # the agent that needs the page (pool_data_writes > pool_async_data_writes).
+        async_share = min(1.0, capacity / total_w) if total_w > 0 else 1.0
+        sync_share = 1.0 - async_share
         io_rate = x_total * self.phys_per_mix + total_w
         util_disk = io_rate * db.disks.service_s / db.disks.count
         disk_time = (
@@ -292,7 +306,7 @@ class Solver:
             db.call_rtt_s
             + self.st_cpu * (1.0 + queueing)
             + self.st_phys * disk_time
-            + self.st_writes * sync_frac[self.st_dpool] * disk_time
+            + self.st_writes * sync_share * disk_time
         )
         return {
             "util_cpu": util_cpu,
@@ -300,8 +314,10 @@ class Solver:
             "disk_time": disk_time,
             "cpu_queueing": queueing,
             "st_time": st_time,
-            "writes": writes,
-            "async_writes": async_w,
+            "data_writes": data_w,
+            "async_data_writes": data_w * async_share,
+            "index_writes": index_w,
+            "async_index_writes": index_w * async_share,
         }
 
     def _db_time_per_step(self, st_time: np.ndarray) -> np.ndarray:
@@ -519,6 +535,7 @@ class Solver:
             hosts=list(hosts),
             transactions=list(self.tx_names),
             statements=list(self.statements),
+            statement_sql=list(self.statement_sql),
             bufferpools=list(self.pools),
             step_rate=step_rate,
             means=means,
@@ -543,8 +560,10 @@ class Solver:
             pool_data_physical=dp,
             pool_index_logical=il,
             pool_index_physical=ip,
-            pool_writes=dbr["writes"],
-            pool_async_writes=dbr["async_writes"],
+            pool_data_writes=dbr["data_writes"],
+            pool_async_data_writes=dbr["async_data_writes"],
+            pool_index_writes=dbr["index_writes"],
+            pool_async_index_writes=dbr["async_index_writes"],
             host_cpu_util=host_util,
             db_cpu_util=float(dbr["util_cpu"]),
             disk_util=float(dbr["util_disk"]),

@@ -17,6 +17,7 @@ from exporters.model.engine import Simulation
 from tests.promtool import promtool_path
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "st03.prom"
+GOLDEN_DIR = GOLDEN.parent
 
 
 def _registry(sim: Simulation, collectors=None) -> CollectorRegistry:
