@@ -16,7 +16,12 @@ import yaml
 OUT = Path(__file__).parent
 RULES = [
     f"../../alerts/{name}"
-    for name in ("recording.rules.yml", "workload.rules.yml", "exporter.rules.yml")
+    for name in (
+        "recording.rules.yml",
+        "workload.rules.yml",
+        "exporter.rules.yml",
+        "database.rules.yml",
+    )
 ]
 SID, INST = "BMK", "penguin2_D00"
 STEPS_PER_MIN = 600  # 10 dialog steps/s on the instance
@@ -474,6 +479,134 @@ def exporter_tests() -> list[dict]:
     ]
 
 
+def bufferpool_tests() -> list[dict]:
+    name = "SAPDB2BufferPoolHitRatioLow"
+    lab = f'{{sid="{SID}",bufferpool="MIX4K"}}'
+    diag_data = (
+        "Too little memory for the pool's tables forces physical reads (seed 000, 4.2.3). Enlarge the pool "
+        "or give its hottest tables a pool of their own, as the benchmark did with its seven pools (Table 4)."
+    )
+
+    def series(logical: str, physical: str) -> list[dict]:
+        return [
+            {"series": f"sap_db_bufferpool_data_logical_reads_total{lab}", "values": logical},
+            {"series": f"sap_db_bufferpool_data_physical_reads_total{lab}", "values": physical},
+        ]
+
+    fires = [
+        {
+            "exp_labels": {
+                "severity": "warning",
+                "page_type": "data",
+                "sid": SID,
+                "bufferpool": "MIX4K",
+            },
+            "exp_annotations": _annotations(
+                name,
+                "A DB2 buffer pool misses too many data pages.",
+                "Buffer pool MIX4K of BMK finds 85.0 % of data pages in memory (below 90 %).",
+                diag_data,
+            ),
+        }
+    ]
+    return [
+        _case(
+            f"{name} fires when MIX4K finds 85 % of data pages",
+            series("0+60000x40", "0+9000x40"),
+            name,
+            20,
+            fires,
+        ),
+        _case(f"{name} stays silent at 91 %", series("0+60000x40", "0+5400x40"), name, 20, []),
+        _case(
+            f"{name} stays silent after a five-minute dip",
+            series("0+60000x40", "0+3000x10 33000+12000x5 93000+3000x24"),
+            name,
+            18,
+            [],
+        ),
+        _case(f"{name} stays silent when the pool is idle", series("0x40", "0x40"), name, 20, []),
+        _case(
+            f"{name} stays silent across a counter reset",
+            series("0+60000x10 0+60000x29", "0+3000x10 0+3000x29"),
+            name,
+            14,
+            [],
+        ),
+    ]
+
+
+def io_cleaner_tests() -> list[dict]:
+    name = "SAPDB2IOCleanersBehind"
+    lab = f'{{sid="{SID}",bufferpool="MIX4K"}}'
+
+    def series(data: str, adata: str, index: str, aindex: str) -> list[dict]:
+        return [
+            {"series": f"sap_db_bufferpool_data_writes_total{lab}", "values": data},
+            {"series": f"sap_db_bufferpool_async_data_writes_total{lab}", "values": adata},
+            {"series": f"sap_db_bufferpool_index_writes_total{lab}", "values": index},
+            {"series": f"sap_db_bufferpool_async_index_writes_total{lab}", "values": aindex},
+        ]
+
+    ann = _annotations(
+        name,
+        "DB2 agents write dirty pages themselves because the I/O cleaners fall behind.",
+        "BMK: 10 data pages/s are written synchronously (pool_data_writes > pool_async_data_writes, and likewise "
+        "for index pages).",
+        "When both pool_data_writes > pool_async_data_writes and pool_index_writes > pool_async_index_writes, "
+        "increase NUM_IOCLEANERS (seed 000, Table 3); too many cleaners cost CPU.",
+    )
+    return [
+        _case(
+            f"{name} fires when data and index pages are both written synchronously",
+            series("0+6000x40", "0+5400x40", "0+3000x40", "0+2700x40"),
+            name,
+            25,
+            [{"exp_labels": {"severity": "warning", "sid": SID}, "exp_annotations": ann}],
+        ),
+        _case(
+            f"{name} stays silent when only data pages are written synchronously",
+            series("0+6000x40", "0+5400x40", "0+3000x40", "0+3000x40"),
+            name,
+            25,
+            [],
+        ),
+        _case(
+            f"{name} stays silent while the cleaners keep up",
+            series("0+6000x40", "0+6000x40", "0+3000x40", "0+3000x40"),
+            name,
+            25,
+            [],
+        ),
+        _case(
+            f"{name} stays silent after a short burst",
+            series("0+6000x40", "0+6000x10 57000+6000x29", "0+3000x40", "0+3000x10 28500+3000x29"),
+            name,
+            18,
+            [],
+        ),
+        _case(
+            f"{name} stays silent with no writes",
+            series("0x40", "0x40", "0x40", "0x40"),
+            name,
+            25,
+            [],
+        ),
+        _case(
+            f"{name} stays silent across a counter reset",
+            series(
+                "0+6000x10 0+6000x29",
+                "0+6000x10 0+6000x29",
+                "0+3000x10 0+3000x29",
+                "0+3000x10 0+3000x29",
+            ),
+            name,
+            14,
+            [],
+        ),
+    ]
+
+
 def build() -> dict[str, str]:
     suites = {a.name: part_alert_tests(a) for a in PART_ALERTS}
     suites |= {
@@ -481,6 +614,8 @@ def build() -> dict[str, str]:
         "SAPRollFileInUse": roll_file_tests(),
         "SAPExtendedMemoryFull": extended_memory_tests(),
         "SAPExporter": exporter_tests(),
+        "SAPDB2BufferPoolHitRatioLow": bufferpool_tests(),
+        "SAPDB2IOCleanersBehind": io_cleaner_tests(),
     }
     return {
         f"{name}.test.yml": yaml.safe_dump(

@@ -73,7 +73,7 @@ def test_every_alert_has_firing_and_silent_unit_tests() -> None:
     "rule", ALERT_RULES, ids=lambda r: f"{r['alert']}-{r['labels']['severity']}"
 )
 def test_alert_follows_house_style(rule: dict) -> None:
-    assert re.fullmatch(r"SAP[A-Z][A-Za-z]+", rule["alert"])
+    assert re.fullmatch(r"SAP[A-Z][A-Za-z0-9]+", rule["alert"])
     assert rule.get("for"), "every alert needs for:"
     assert rule["labels"]["severity"] in {"critical", "warning", "info"}
     ann = rule["annotations"]
@@ -124,3 +124,16 @@ def test_seed_000_thresholds_are_one_source(
         warn_ms * THRESHOLDS["critical_multiple"][multiple]
     )
     assert THRESHOLDS_MS[model_key] == pytest.approx(warn_ms)
+
+
+@pytest.mark.parametrize(
+    ("page_type", "key"), [("data", "db2_data_hit_ratio_min"), ("index", "db2_index_hit_ratio_min")]
+)
+def test_db2_hit_ratio_floors_are_one_source(page_type: str, key: str) -> None:
+    rule = next(
+        r
+        for r in ALERT_RULES
+        if r["alert"] == "SAPDB2BufferPoolHitRatioLow" and r["labels"]["page_type"] == page_type
+    )
+    floor = float(re.search(r"< ([0-9.]+)\s*$", rule["expr"].strip()).group(1))
+    assert floor == pytest.approx(100 * THRESHOLDS[key])
