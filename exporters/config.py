@@ -14,6 +14,7 @@ class ExporterSettings(BaseSettings):
     collector_st03: bool = True
     collector_st05: bool = True
     collector_dbbuffer: bool = True
+    collector_oscounters: bool = True
     # Statements exported by ST05, longest elapsed time first (bounded series count).
     st05_top_n: int = 25
 

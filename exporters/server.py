@@ -30,6 +30,7 @@ class LiveModel:
     replaced while running (counters then restart from 0, as after an instance restart)."""
 
     def __init__(self, sim: Simulation, speed: float = 1.0) -> None:
+        sim.catalog.preload()
         self.sim = sim
         self.speed = speed
         self.runner = RealTimeRunner(sim, speed=speed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from exporters.collectors.dbbuffer import DBBufferCollector
+from exporters.collectors.oscounters import OSCountersCollector
 from exporters.collectors.st03 import ST03Collector
 from exporters.collectors.st05 import ST05Collector
 
@@ -11,4 +12,5 @@ COLLECTORS = {
     "st03": ST03Collector,
     "st05": ST05Collector,
     "dbbuffer": DBBufferCollector,
+    "oscounters": OSCountersCollector,
 }

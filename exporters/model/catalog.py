@@ -60,6 +60,19 @@ class Catalog:
 
     def __init__(self, data_dir: Path = DATA_DIR) -> None:
         self.data_dir = data_dir
+        # Documents are read once: a running model is not changed by edits on disk.
+        self._docs: dict[Path, dict[str, Any]] = {}
+
+    def _doc(self, path: Path) -> dict[str, Any]:
+        if path not in self._docs:
+            self._docs[path] = _read_yaml(path)
+        return copy.deepcopy(self._docs[path])
+
+    def preload(self) -> None:
+        """Read every scenario, landscape and fault now (a long-running exporter does)."""
+        for kind in ("scenarios", "landscapes", "faults"):
+            for name in self._names(kind):
+                self._doc(self._path(kind, name))
 
     def _names(self, kind: str) -> list[str]:
         return sorted(p.stem for p in (self.data_dir / kind).glob("*.yml"))
@@ -78,16 +91,16 @@ class Catalog:
         return path
 
     def scenario_document(self, name: str) -> dict[str, Any]:
-        doc = _read_yaml(self._path("scenarios", name))
+        doc = self._doc(self._path("scenarios", name))
         landscape = doc.get("landscape")
         if isinstance(landscape, str):
-            doc["landscape"] = _read_yaml(self._path("landscapes", landscape))
+            doc["landscape"] = self._doc(self._path("landscapes", landscape))
         return doc
 
     def fault(self, name: str) -> Fault:
         path = self._path("faults", name)
         try:
-            return Fault.model_validate(_read_yaml(path))
+            return Fault.model_validate(self._doc(path))
         except ValidationError as exc:
             raise _describe(exc, str(path)) from exc
 

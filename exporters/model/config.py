@@ -45,6 +45,9 @@ class RollArea(Strict):
 
 
 class Instance(Strict):
+    base_memory_bytes: int = Field(
+        ge=0, description="memory of an instance beside roll area and EM"
+    )
     dialog_work_processes: int = Field(gt=0)
     update_work_processes: int = Field(gt=0)
     roll: RollArea
@@ -54,6 +57,7 @@ class Instance(Strict):
 class CentralServices(Strict):
     host: str
     cpus: int = Field(gt=0)
+    memory_bytes: int = Field(gt=0)
     enqueue_work_processes: int = Field(gt=0)
     enqueue_service_s: float = Field(gt=0)
     link_rtt_s: float = Field(ge=0, description="round trip from an instance to the enqueue server")
@@ -80,6 +84,8 @@ class Disks(Strict):
 class Database(Strict):
     host: str
     cpus: int = Field(gt=0)
+    memory_bytes: int = Field(gt=0)
+    other_memory_bytes: int = Field(ge=0, description="DB2 heaps and OS beside the buffer pools")
     call_rtt_s: float = Field(ge=0, description="network round trip of one DB call")
     cpu_s_per_call: float = Field(ge=0)
     cpu_s_per_logical_read: float = Field(ge=0)
@@ -104,6 +110,14 @@ class Table(Strict):
     index_pool: str
 
 
+class OperatingSystem(Strict):
+    """What the simulated hosts' OS counters show beside the SAP load."""
+
+    base_memory_bytes: int = Field(ge=0)
+    page_ops_per_s: float = Field(ge=0, description="background paging (Memory\\Pages/sec)")
+    system_cpu_share: float = Field(ge=0, le=1, description="share of busy CPU spent in the kernel")
+
+
 class Landscape(Strict):
     name: str
     description: str
@@ -114,6 +128,7 @@ class Landscape(Strict):
     central_services: CentralServices
     database: Database
     tables: dict[str, Table]
+    os: OperatingSystem
 
     @model_validator(mode="after")
     def _tables_use_known_pools(self) -> Landscape:

@@ -48,6 +48,12 @@ class Totals:
     pool_index_writes: np.ndarray
     pool_async_index_writes: np.ndarray
     host_cpu_seconds: np.ndarray  # [host] busy CPU-seconds
+    # Every simulated host (app servers, then the central-services host, then the DB host):
+    os_cpu_busy_seconds: np.ndarray
+    os_page_ops: np.ndarray  # Memory\\Pages/sec, summed
+    os_disk_queue_seconds: np.ndarray  # outstanding I/Os integrated over time
+    os_disk_reads: np.ndarray
+    os_disk_writes: np.ndarray
     db_cpu_seconds: float = 0.0
     cs_cpu_seconds: float = 0.0
     disk_busy_seconds: float = 0.0
@@ -75,6 +81,11 @@ class Snapshot:
     steps_per_cycle: int
     line_items: dict[str, int] = field(default_factory=dict)
     pool_pages: list[int] = field(default_factory=list)
+    os_hosts: list[str] = field(default_factory=list)
+    os_cpus: list[int] = field(default_factory=list)
+    os_memory_bytes: list[int] = field(default_factory=list)
+    os_available_bytes: list[float] = field(default_factory=list)
+    os_system_cpu_share: float = 0.0
     pool_page_bytes: list[int] = field(default_factory=list)
     dialog_steps: dict[str, int] = field(default_factory=dict)
 
@@ -143,6 +154,11 @@ class Simulation:
             pool_index_writes=np.zeros(n_p),
             pool_async_index_writes=np.zeros(n_p),
             host_cpu_seconds=np.zeros(len(op.hosts)),
+            os_cpu_busy_seconds=np.zeros(len(op.hosts) + 2),
+            os_page_ops=np.zeros(len(op.hosts) + 2),
+            os_disk_queue_seconds=np.zeros(len(op.hosts) + 2),
+            os_disk_reads=np.zeros(len(op.hosts) + 2),
+            os_disk_writes=np.zeros(len(op.hosts) + 2),
         )
 
     def step(self) -> None:
@@ -196,6 +212,7 @@ class Simulation:
                 "pool_index_physical",
             ):
                 getattr(t, name)[:] += rng.poisson(getattr(op, name) * dt)
+            db_writes = 0.0
             for kind in ("data", "index"):
                 rate = getattr(op, f"pool_{kind}_writes")
                 writes = rng.poisson(rate * dt).astype(float)
@@ -207,6 +224,11 @@ class Simulation:
                 )
                 getattr(t, f"pool_{kind}_writes")[:] += writes
                 getattr(t, f"pool_async_{kind}_writes")[:] += np.round(writes * share)
+                db_writes += float(writes.sum())
+            db_reads = float(
+                rng.poisson((op.pool_data_physical.sum() + op.pool_index_physical.sum()) * dt)
+            )
+            self._os_tick(t, op, scenario, rng, db_reads, db_writes, dt)
             land = scenario.landscape
             t.host_cpu_seconds += op.host_cpu_util * land.app_servers.cpus * dt
             t.db_cpu_seconds += op.db_cpu_util * land.database.cpus * dt
@@ -215,6 +237,46 @@ class Simulation:
             t.sim_time += dt
             self.current = op
             self.tick += 1
+
+    @staticmethod
+    def _os_tick(
+        t: Totals,
+        op: OperatingPoint,
+        scenario: Scenario,
+        rng,
+        db_reads: float,
+        db_writes: float,
+        dt: float,
+    ) -> None:
+        """OS counters of every simulated host for one tick (windows/node exporter view)."""
+        land = scenario.landscape
+        n_app = len(op.hosts)
+        busy = np.concatenate(
+            (
+                op.host_cpu_util * land.app_servers.cpus,
+                [op.cs_cpu_util * land.central_services.cpus, op.db_cpu_util * land.database.cpus],
+            )
+        )
+        t.os_cpu_busy_seconds += busy * dt
+        t.os_page_ops += rng.poisson(land.os.page_ops_per_s * dt, size=n_app + 2)
+        # Roll-file traffic is the app servers' disk load; each roll is one I/O.
+        per_inst = op.roll_file_bytes_rate
+        inst_host = np.repeat(np.arange(n_app), land.app_servers.instances_per_host)[
+            : per_inst.size
+        ]
+        roll_rate = np.bincount(inst_host, weights=per_inst, minlength=n_app)
+        util = np.minimum(roll_rate / land.instance.roll.roll_file_bytes_per_s, 0.95)
+        db_util = min(op.disk_util, 0.99)
+        # Mean outstanding I/Os: an M/M/1 queue per disk.
+        disk_q = np.concatenate(
+            (util / (1 - util), [0.0], [land.database.disks.count * db_util / (1 - db_util)])
+        )
+        t.os_disk_queue_seconds += disk_q * dt
+        roll_ios = roll_rate * dt / land.instance.roll.user_roll_bytes
+        t.os_disk_reads[:n_app] += roll_ios / 2
+        t.os_disk_writes[:n_app] += roll_ios / 2
+        t.os_disk_reads[-1] += db_reads
+        t.os_disk_writes[-1] += db_writes
 
     def run(
         self,
@@ -251,6 +313,7 @@ class Simulation:
                 line_items={k: t.line_items for k, t in sc.transactions.items()},
                 dialog_steps={k: t.dialog_steps for k, t in sc.transactions.items()},
                 pool_pages=[p.pages for p in land.database.bufferpools],
+                **_os_view(land, self.current),
                 pool_page_bytes=[p.page_kb * 1024 for p in land.database.bufferpools],
             )
 
@@ -282,3 +345,28 @@ class RealTimeRunner:
             if delay > 0 and self._stop.wait(delay):
                 return
             self.sim.step()
+
+
+def _os_view(land, op: OperatingPoint) -> dict:
+    """Hosts, CPUs, memory and what is left available, as the OS would report it."""
+    apps = land.app_servers
+    per_host = apps.instances_per_host
+    used_inst = land.instance.base_memory_bytes + op.em_used + op.roll_buffer_used
+    app_used = [
+        float(used_inst[h * per_host : (h + 1) * per_host].sum()) for h in range(len(apps.hosts))
+    ]
+    pools = sum(p.pages * p.page_kb * 1024 for p in land.database.bufferpools)
+    used = [*app_used, 0.0, float(pools + land.database.other_memory_bytes)]
+    memory = [apps.memory_bytes] * len(apps.hosts) + [
+        land.central_services.memory_bytes,
+        land.database.memory_bytes,
+    ]
+    return {
+        "os_hosts": [*apps.hosts, land.central_services.host, land.database.host],
+        "os_cpus": [apps.cpus] * len(apps.hosts) + [land.central_services.cpus, land.database.cpus],
+        "os_memory_bytes": memory,
+        "os_available_bytes": [
+            max(0.0, m - land.os.base_memory_bytes - u) for m, u in zip(memory, used, strict=True)
+        ],
+        "os_system_cpu_share": land.os.system_cpu_share,
+    }

@@ -10,6 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 
 from exporters.collectors.dbbuffer import DBBufferCollector
+from exporters.collectors.oscounters import OSCountersCollector
 from exporters.collectors.st05 import ST05Collector, statement_totals
 from exporters.model.engine import Simulation
 from tests.promtool import promtool_path
@@ -132,3 +133,22 @@ def test_io_cleaners_keep_up_when_healthy(sim) -> None:
     t = sim.snapshot().totals
     assert (t.pool_data_writes == t.pool_async_data_writes).all()
     assert (t.pool_index_writes == t.pool_async_index_writes).all()
+
+
+def test_processor_time_of_the_simulated_hosts_is_seed_000_table_5(sim) -> None:
+    """% Processor Time from the counters: DB server 94 %, dialog/update servers 61 %."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = _exposition(OSCountersCollector(sim.snapshot))
+    cpu = next(f for f in text_string_to_metric_families(text) if f.name == "windows_cpu_time")
+    idle: dict[str, float] = {}
+    total: dict[str, float] = {}
+    for sample in cpu.samples:
+        host = sample.labels["host"]
+        total[host] = total.get(host, 0.0) + sample.value
+        if sample.labels["mode"] == "idle":
+            idle[host] = idle.get(host, 0.0) + sample.value
+    busy = {h: 1 - idle[h] / total[h] for h in total}
+    assert busy["walrus"] == pytest.approx(0.94, abs=0.03)
+    assert busy["penguin2"] == pytest.approx(0.61, abs=0.03)
+    assert busy["penguin1"] == pytest.approx(0.04, abs=0.01)

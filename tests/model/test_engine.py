@@ -93,3 +93,15 @@ def test_fault_overlay_merges_buffer_pools_by_name() -> None:
     assert pools["MIX4K"] == 78000 and pools["MIX4KIX"] == 35000
     assert pools["IBMDEFAULTBP"] == 24900  # seed 000 Table 4, untouched
     assert len(pools) == 7
+
+
+def test_a_preloaded_catalog_ignores_later_edits_on_disk(tmp_path) -> None:
+    src = Catalog()
+    for kind in ("landscapes", "scenarios", "faults"):
+        (tmp_path / kind).mkdir()
+        for path in (src.data_dir / kind).glob("*.yml"):
+            (tmp_path / kind / path.name).write_text(path.read_text())
+    catalog = Catalog(tmp_path)
+    catalog.preload()
+    (tmp_path / "faults" / "slow-enqueue-link.yml").write_text("not: [valid")
+    assert catalog.fault("slow-enqueue-link").indicator == "enqueue"
