@@ -74,6 +74,8 @@ def test_telegraf_loads_its_config(rendered) -> None:
             "TELEGRAF_PROMETHEUS_LISTEN": "127.0.0.1:0",
             "TELEGRAF_INTERVAL": "10s",
             "WLMON_SID": "BMK",
+            "WLMON_EXPORTER_URL": "http://127.0.0.1:1/metrics",
+            "TELEGRAF_EXPORTER_INTERVAL": "10s",
         },
     )
     assert result.returncode == 0, result.stdout + result.stderr

@@ -214,6 +214,8 @@ class Stack:
                     "TELEGRAF_PROMETHEUS_LISTEN": f"{local}:{p.telegraf}",
                     "TELEGRAF_INTERVAL": s.telegraf_interval,
                     "WLMON_SID": s.sid,
+                    "WLMON_EXPORTER_URL": f"http://{local}:{p.exporter}/metrics",
+                    "TELEGRAF_EXPORTER_INTERVAL": s.scrape_interval,
                 },
             ),
             Service(
