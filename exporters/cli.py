@@ -161,6 +161,9 @@ def exporter(
     seed: int = typer.Option(1, help="random seed"),
     speed: float = typer.Option(1.0, help="simulated seconds per wall-clock second"),
     think_time: float = typer.Option(None, help="override the scenario's think time (s)"),
+    loki_url: str = typer.Option(None, help="push ST05 summaries and run events to this Loki"),
+    influx_url: str = typer.Option(None, help="write run events to this InfluxDB"),
+    trace_interval: float = typer.Option(60.0, help="seconds between ST05 summaries sent to Loki"),
 ) -> None:
     """Serve /metrics from the real-time model (faults switchable via /control/faults)."""
     from exporters.server import serve
@@ -171,7 +174,16 @@ def exporter(
     except ConfigError as exc:
         _fail(str(exc))
     try:
-        serve(sim, host=host, port=port, speed=speed, console=err)
+        serve(
+            sim,
+            host=host,
+            port=port,
+            speed=speed,
+            console=err,
+            loki_url=loki_url,
+            influx_url=influx_url,
+            trace_interval_s=trace_interval,
+        )
     except OSError as exc:
         _fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import threading
 from collections.abc import Callable, Iterable
 from socketserver import ThreadingMixIn
@@ -20,6 +21,9 @@ from exporters.collectors.base import ExporterCollector
 from exporters.config import ExporterSettings, get_settings
 from exporters.model.catalog import ConfigError
 from exporters.model.engine import RealTimeRunner, Simulation
+from exporters.sinks.events import RunEvents
+from exporters.sinks.loki import LokiSink
+from exporters.sinks.st05trace import TracePublisher
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
@@ -29,12 +33,21 @@ class LiveModel:
     """The simulation the exporter serves, advancing in real time; its scenario can be
     replaced while running (counters then restart from 0, as after an instance restart)."""
 
-    def __init__(self, sim: Simulation, speed: float = 1.0) -> None:
+    def __init__(
+        self, sim: Simulation, speed: float = 1.0, events: RunEvents | None = None
+    ) -> None:
         sim.catalog.preload()
         self.sim = sim
         self.speed = speed
+        self.events = events
         self.runner = RealTimeRunner(sim, speed=speed)
         self._lock = threading.Lock()
+
+    def _event(self, event: str, message: str = "") -> None:
+        if self.events is not None:
+            self.events.emit(
+                event, scenario=self.sim.scenario_name, faults=self.sim.faults, message=message
+            )
 
     @property
     def catalog(self):
@@ -52,7 +65,12 @@ class LiveModel:
         return self.sim.snapshot()
 
     def set_faults(self, faults: list[str]) -> None:
+        before = set(self.sim.faults)
         self.sim.set_faults(faults)
+        for name in [f for f in faults if f not in before]:
+            self._event("fault_injected", f"fault {name} injected")
+        for name in sorted(before - set(faults)):
+            self._event("fault_removed", f"fault {name} removed")
 
     def switch_scenario(self, scenario: str, faults: list[str]) -> None:
         new = Simulation(
@@ -68,12 +86,17 @@ class LiveModel:
             self.sim, self.runner = new, RealTimeRunner(new, speed=self.speed)
             old_runner.stop()
             self.runner.start()
+        self._event("scenario_switched", f"scenario {scenario} started")
 
     def start(self) -> None:
         self.runner.start()
+        self._event("start", f"model started: scenario {self.sim.scenario_name}")
 
     def stop(self) -> None:
         self.runner.stop()
+        self._event(
+            "end", f"model stopped after {self.sim.snapshot().totals.sim_time:.0f} simulated s"
+        )
 
 
 def build_registry(sim, settings: ExporterSettings | None = None) -> CollectorRegistry:
@@ -197,12 +220,32 @@ class _QuietHandler(WSGIRequestHandler):
 
 
 class ExporterServer:
-    """The exporter as an object: start in a thread (tests) or serve forever (CLI)."""
+    """The exporter as an object: start in a thread (tests) or serve forever (CLI).
+
+    With `loki_url`, ST05 summaries go to Loki every `trace_interval_s`; with `loki_url` or
+    `influx_url`, run events (start, faults, end) go there too.
+    """
 
     def __init__(
-        self, sim: Simulation, host: str = "127.0.0.1", port: int = 9300, speed: float = 1.0
+        self,
+        sim: Simulation,
+        host: str = "127.0.0.1",
+        port: int = 9300,
+        speed: float = 1.0,
+        loki_url: str | None = None,
+        influx_url: str | None = None,
+        trace_interval_s: float = 60.0,
     ) -> None:
-        self.live = LiveModel(sim, speed=speed)
+        self.loki = LokiSink(loki_url).start() if loki_url else None
+        self.events = (
+            RunEvents(sim.snapshot().sid, influx_url=influx_url, loki=self.loki)
+            if (loki_url or influx_url)
+            else None
+        )
+        self.live = LiveModel(sim, speed=speed, events=self.events)
+        self.tracer = (
+            TracePublisher(self.live.snapshot, self.loki, trace_interval_s) if self.loki else None
+        )
         self.httpd = make_server(
             host,
             port,
@@ -220,30 +263,63 @@ class ExporterServer:
     def port(self) -> int:
         return self.httpd.server_port
 
-    def start(self) -> None:
+    def start_model(self) -> None:
         self.live.start()
+        if self.tracer:
+            self.tracer.start()
+
+    def start(self) -> None:
+        self.start_model()
         self._thread = threading.Thread(
             target=self.httpd.serve_forever, name="wlmon-http", daemon=True
         )
         self._thread.start()
 
+    def close(self) -> None:
+        self.httpd.server_close()
+        if self.tracer:
+            self.tracer.stop()
+        self.live.stop()
+        if self.events:
+            self.events.close()
+        if self.loki:
+            self.loki.stop()
+
     def stop(self) -> None:
         self.httpd.shutdown()
-        self.httpd.server_close()
-        self.live.stop()
+        self.close()
 
 
-def serve(sim: Simulation, host: str, port: int, speed: float, console) -> None:
-    server = ExporterServer(sim, host=host, port=port, speed=speed)
-    server.live.start()
+def serve(
+    sim: Simulation,
+    host: str,
+    port: int,
+    speed: float,
+    console,
+    loki_url: str | None = None,
+    influx_url: str | None = None,
+    trace_interval_s: float = 60.0,
+) -> None:
+    server = ExporterServer(
+        sim,
+        host=host,
+        port=port,
+        speed=speed,
+        loki_url=loki_url,
+        influx_url=influx_url,
+        trace_interval_s=trace_interval_s,
+    )
+    server.start_model()
     console.print(
         f"wlmon exporter: http://{host}:{server.port}/metrics "
         f"(scenario {sim.scenario_name}, faults: {', '.join(sim.faults) or 'none'})"
     )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    threading.Thread(target=lambda: (stop.wait(), server.httpd.shutdown()), daemon=True).start()
     try:
         server.httpd.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
-        server.httpd.server_close()
-        server.live.stop()
+        server.close()

@@ -111,6 +111,12 @@ class Stack:
             s.scenario,
             "--speed",
             str(s.exporter_speed),
+            "--loki-url",
+            f"http://{local}:{p.loki}",
+            "--influx-url",
+            influx_url,
+            "--trace-interval",
+            str(s.st05_trace_interval_s),
         ]
         return [
             Service(
@@ -356,6 +362,18 @@ class Stack:
         if self.run_file.exists():
             self.run_file.unlink()
         return stopped
+
+    def stop_service(self, name: str) -> bool:
+        """Stop one service (an outage test, a restart); `up` starts it again."""
+        running = self.recorded()
+        target = next((r for r in running if r.name == name), None)
+        if target is None:
+            raise StackError(f"{name}: not started by wlmon up")
+        alive = _alive(target)
+        if alive:
+            _terminate(target.pid)
+        self._record([r for r in running if r.name != name])
+        return alive
 
     def status(self) -> list[dict]:
         rows = []

@@ -37,6 +37,7 @@ class StackSettings(BaseSettings):
     sid: str = "BMK"
     scenario: str = "sd-benchmark-2003"
     exporter_speed: float = 1.0
+    st05_trace_interval_s: float = 60.0
     scrape_interval: str = "15s"
     # Compresses every rule's rate windows and for: durations by this factor (tests and
     # demos that cannot wait 10 minutes for an alert); 1 in production.

@@ -44,6 +44,7 @@ def stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
         "WLMON_SCRAPE_INTERVAL": "2s",
         "WLMON_TELEGRAF_INTERVAL": "2s",
         "WLMON_EXPORTER_SPEED": "10",
+        "WLMON_ST05_TRACE_INTERVAL_S": "5",
         "WLMON_RULES_TIME_SCALE": "0.1",
         "WLMON_AM_GROUP_WAIT": "1s",
         "WLMON_AM_GROUP_INTERVAL": "5s",

@@ -1,0 +1,89 @@
+"""Run events (start, fault injected, fault removed, scenario switched, end) to InfluxDB and
+Loki with the same labels, so a dashboard can annotate either way.
+
+InfluxDB writes go through influxdb-client's batching write API, which retries with
+exponential backoff for up to `max_retry_time_ms`, so an outage of InfluxDB shorter than
+that loses no event; Loki lines go through the buffered LokiSink.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+
+from influxdb_client import InfluxDBClient, Point, WriteOptions
+
+from exporters.sinks.loki import LokiSink
+
+log = logging.getLogger(__name__)
+MEASUREMENT = "wlmon_run_events"
+
+
+class RunEvents:
+    def __init__(
+        self,
+        sid: str,
+        *,
+        influx_url: str | None = None,
+        bucket: str = "wlmon/autogen",
+        loki: LokiSink | None = None,
+        max_retry_time_ms: int = 600_000,
+    ) -> None:
+        self.sid = sid
+        self.bucket = bucket
+        self.loki = loki
+        self._client = InfluxDBClient(url=influx_url, token="", org="-") if influx_url else None
+        self._write = (
+            self._client.write_api(
+                write_options=WriteOptions(
+                    batch_size=500,
+                    flush_interval=1_000,
+                    retry_interval=1_000,
+                    max_retries=1_000,
+                    max_retry_delay=10_000,
+                    max_retry_time=max_retry_time_ms,
+                    exponential_base=2,
+                )
+            )
+            if self._client
+            else None
+        )
+
+    def emit(
+        self,
+        event: str,
+        *,
+        scenario: str,
+        faults: tuple[str, ...] | list[str] = (),
+        message: str = "",
+        run_id: str = "",
+    ) -> None:
+        ts = time.time_ns()
+        labels = {"sid": self.sid, "source": "run_events", "event": event, "scenario": scenario}
+        if self._write is not None:
+            point = Point(MEASUREMENT).time(ts)
+            for key, value in labels.items():
+                point = point.tag(key, value)
+            if run_id:
+                point = point.tag("run_id", run_id)
+            point = point.field("faults", ",".join(faults)).field("message", message or event)
+            self._write.write(bucket=self.bucket, record=point)
+        if self.loki is not None:
+            line = json.dumps(
+                {
+                    "event": event,
+                    "scenario": scenario,
+                    "faults": list(faults),
+                    "message": message or event,
+                    "run_id": run_id,
+                },
+                sort_keys=True,
+            )
+            self.loki.emit(labels, line, ts)
+
+    def close(self) -> None:
+        if self._write is not None:
+            self._write.close()  # flushes what is batched (and still retrying)
+        if self._client is not None:
+            self._client.close()

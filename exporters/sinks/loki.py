@@ -1,0 +1,126 @@
+"""A buffered Loki pusher: lines survive an outage of Loki and arrive when it is back.
+
+Lines queue in memory (bounded); a background thread pushes them in batches through
+Loki's push API and keeps a failed batch for the next attempt, backing off up to
+`max_backoff_s`. Only when the buffer is full are the oldest lines dropped, and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+import httpx
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LogLine:
+    labels: tuple[tuple[str, str], ...]
+    ts_ns: int
+    line: str
+
+
+class LokiSink:
+    def __init__(
+        self,
+        url: str,
+        *,
+        flush_interval_s: float = 1.0,
+        batch_size: int = 5000,
+        max_buffer: int = 200_000,
+        max_backoff_s: float = 10.0,
+        timeout_s: float = 5.0,
+    ) -> None:
+        self.url = url.rstrip("/") + "/loki/api/v1/push"
+        self.flush_interval_s = flush_interval_s
+        self.batch_size = batch_size
+        self.max_backoff_s = max_backoff_s
+        self.timeout_s = timeout_s
+        self._buffer: deque[LogLine] = deque(maxlen=max_buffer)
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="wlmon-loki", daemon=True)
+        self._last_ts = 0
+        self.sent = 0
+        self.dropped = 0
+        self.failures = 0
+
+    def start(self) -> LokiSink:
+        self._thread.start()
+        return self
+
+    def emit(self, labels: dict[str, str], line: str, ts_ns: int | None = None) -> None:
+        with self._lock:
+            # Loki wants increasing timestamps within a stream; keep ours strictly so.
+            ts = max(ts_ns or time.time_ns(), self._last_ts + 1)
+            self._last_ts = ts
+            if len(self._buffer) == self._buffer.maxlen:
+                self.dropped += 1
+            self._buffer.append(LogLine(tuple(sorted(labels.items())), ts, line))
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._buffer)
+
+    def flush(self, timeout_s: float = 10.0) -> bool:
+        """Push everything now; True when the buffer is empty."""
+        deadline = time.monotonic() + timeout_s
+        while self.pending and time.monotonic() < deadline:
+            if not self._push_once():
+                time.sleep(0.2)
+        return self.pending == 0
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout_s)
+        self.flush(timeout_s)
+
+    def _run(self) -> None:
+        backoff = self.flush_interval_s
+        while not self._stop.is_set():
+            self._wake.wait(backoff)
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            if not self.pending:
+                backoff = self.flush_interval_s
+                continue
+            backoff = (
+                self.flush_interval_s if self._push_once() else min(backoff * 2, self.max_backoff_s)
+            )
+
+    def _push_once(self) -> bool:
+        with self._lock:
+            batch = [self._buffer[i] for i in range(min(self.batch_size, len(self._buffer)))]
+        if not batch:
+            return True
+        streams: dict[tuple, list[list[str]]] = {}
+        for item in batch:
+            streams.setdefault(item.labels, []).append([str(item.ts_ns), item.line])
+        body = {"streams": [{"stream": dict(k), "values": v} for k, v in streams.items()]}
+        try:
+            r = httpx.post(
+                self.url,
+                content=json.dumps(body),
+                headers={"Content-Type": "application/json"},
+                timeout=self.timeout_s,
+            )
+            r.raise_for_status()
+        except httpx.HTTPError as exc:
+            self.failures += 1
+            log.warning("Loki push of %d line(s) failed, will retry: %s", len(batch), exc)
+            return False
+        with self._lock:
+            for _ in range(len(batch)):
+                self._buffer.popleft()
+        self.sent += len(batch)
+        return True

@@ -1,0 +1,126 @@
+"""The paths that do not go through Prometheus: ST05 trace lines and run events to Loki and
+InfluxDB, the exporter kept in InfluxDB by Telegraf, and a 60-second outage of InfluxDB and
+Loki that loses nothing (real servers stopped and restarted)."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+from influxdb_client import InfluxDBClient
+
+from tests.integration.conftest import url
+from tests.integration.helpers import eventually
+
+pytestmark = pytest.mark.integration
+
+
+def _loki_lines(stack, query: str, since_ns: int) -> list[tuple[int, str, dict]]:
+    r = httpx.get(
+        f"{url(stack, 'loki')}/loki/api/v1/query_range",
+        params={
+            "query": query,
+            "start": str(since_ns),
+            "end": str(time.time_ns() + 10**9),
+            "limit": 5000,
+        },
+        timeout=30,
+    )
+    r.raise_for_status()
+    return [
+        (int(ts), line, s["stream"]) for s in r.json()["data"]["result"] for ts, line in s["values"]
+    ]
+
+
+def _flux(stack, query: str) -> list[dict]:
+    with InfluxDBClient(url=url(stack, "influxdb"), token="", org="-", timeout=30_000) as client:
+        return [rec.values for table in client.query_api().query(query) for rec in table.records]
+
+
+def _set_faults(stack, faults: list[str]) -> None:
+    httpx.put(
+        f"{url(stack, 'exporter')}/control/faults", json={"faults": faults}, timeout=10
+    ).raise_for_status()
+
+
+def test_st05_summaries_arrive_in_loki_per_instance(stack) -> None:
+    since = time.time_ns() - 600 * 10**9
+
+    def lines():
+        found = _loki_lines(stack, '{source="st05", sid="BMK"} | logfmt | table="VBAP"', since)
+        return found if len({labels["sap_instance"] for _, _, labels in found}) >= 10 else None
+
+    found = eventually(lines, timeout=60, every=2)
+    _, line, labels = found[0]
+    assert labels["sap_instance"].startswith("penguin")
+    assert "statement=" in line and 'sql="SELECT' in line and "elapsed_ms=" in line
+
+
+def test_run_events_reach_influxdb_and_loki_with_the_same_labels(stack) -> None:
+    since = time.time_ns()
+    _set_faults(stack, ["slow-enqueue-link"])
+    _set_faults(stack, [])
+    flux = (
+        'from(bucket: "wlmon/autogen") |> range(start: -10m) '
+        '|> filter(fn: (r) => r._measurement == "wlmon_run_events" and r._field == "message")'
+    )
+
+    def in_influx():
+        rows = [r for r in _flux(stack, flux) if r["_time"].timestamp() * 1e9 >= since - 10**9]
+        return {r["event"] for r in rows} >= {"fault_injected", "fault_removed"} and rows
+
+    rows = eventually(in_influx, timeout=60, every=2)
+    in_loki = eventually(
+        lambda: _loki_lines(stack, '{source="run_events", event=~"fault_.*"}', since),
+        timeout=60,
+        every=2,
+    )
+    influx_labels = {k: rows[0][k] for k in ("sid", "source", "scenario")}
+    assert {k: in_loki[0][2][k] for k in influx_labels} == influx_labels
+
+
+def test_telegraf_keeps_the_exporter_in_influxdb(stack) -> None:
+    flux = (
+        'from(bucket: "wlmon/autogen") |> range(start: -10m) '
+        '|> filter(fn: (r) => r._measurement == "prometheus") '
+        '|> filter(fn: (r) => r._field == "sap_workload_steps_total") '
+        "|> limit(n: 1)"
+    )
+    rows = eventually(lambda: _flux(stack, flux), timeout=90, every=3)
+    assert rows[0]["sap_instance"].startswith("penguin")
+
+
+def test_a_60_second_outage_of_influxdb_and_loki_loses_nothing(stack) -> None:
+    """Both servers stopped for 60 s while events and trace lines are produced; after the
+    restart every event and every trace interval of the outage is there."""
+    assert stack.stop_service("influxdb") and stack.stop_service("loki")
+    down_at = time.time_ns()
+    try:
+        _set_faults(stack, ["db-bottleneck"])
+        time.sleep(20)
+        _set_faults(stack, [])
+        time.sleep(40)
+    finally:
+        stack.up(only=["influxdb", "loki"])
+    up_at = time.time_ns()
+    flux = (
+        'from(bucket: "wlmon/autogen") |> range(start: -15m) '
+        '|> filter(fn: (r) => r._measurement == "wlmon_run_events" and r._field == "message")'
+    )
+
+    def events_back():
+        rows = [r for r in _flux(stack, flux) if down_at <= r["_time"].timestamp() * 1e9 <= up_at]
+        return {r["event"] for r in rows} >= {"fault_injected", "fault_removed"} and rows
+
+    eventually(events_back, timeout=120, every=3)
+
+    def loki_back():
+        events = _loki_lines(stack, '{source="run_events", event=~"fault_.*"}', down_at)
+        traces = _loki_lines(stack, '{source="st05", sap_instance="penguin2_D00"}', down_at)
+        during = [ts for ts, _, _ in traces if ts <= up_at]
+        # One summary per instance every 5 s: the outage holds about 12 intervals.
+        intervals = {round((ts - down_at) / 5e9) for ts in during}
+        return len([e for e in events if e[0] <= up_at]) >= 2 and len(intervals) >= 10
+
+    eventually(loki_back, timeout=120, every=3)
