@@ -94,3 +94,22 @@ def test_stack_install_rejects_unknown_component() -> None:
     result = runner.invoke(app, ["stack", "install", "--only", "oracle"])
     assert result.exit_code == 2
     assert "unknown component(s) oracle" in result.output
+
+
+def test_st05_top_simulated_sorts_by_elapsed_time() -> None:
+    """Seed 000 4.3.5.2: the compressed summary sorted by elapsed DB time."""
+    result = runner.invoke(
+        app, ["st05", "top", "--window", "5m", "--simulate", "--json", "--limit", "8"]
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert len(rows) == 8
+    elapsed = [r["elapsed_ms"] for r in rows]
+    assert elapsed == sorted(elapsed, reverse=True)
+    assert rows[0]["sql"].startswith('SELECT * FROM "VBAP"')
+
+
+def test_st05_top_without_prometheus_is_a_clear_error() -> None:
+    result = runner.invoke(app, ["st05", "top", "--prometheus", "http://127.0.0.1:1"])
+    assert result.exit_code == 2
+    assert "cannot query Prometheus at http://127.0.0.1:1" in " ".join(result.output.split())
