@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up down test lint install stack bench clean
+.PHONY: up down test lint install stack system-deps bench clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (wlmon needs Python 3.11)"; exit 2; }
@@ -16,6 +16,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# Debian packages the tests use: PostgreSQL (the real-database source). Installed only
+# when missing; needs root, as on CI.
+PG_BINDIR := /usr/lib/postgresql/15/bin
+system-deps:
+	@test -x $(PG_BINDIR)/initdb || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15; }
+
 # The servers, built once into ~/.cache/wlmon (or $$WLMON_CACHE); ~16 min the first time.
 stack: install
 	$(BIN)/wlmon stack install
@@ -24,7 +30,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: stack lint
+test: stack system-deps lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -15,6 +16,10 @@ class ExporterSettings(BaseSettings):
     collector_st05: bool = True
     collector_dbbuffer: bool = True
     collector_oscounters: bool = True
+    # A real PostgreSQL as the buffer-pool source (WLMON_EXPORTER_POSTGRES_DSN), instead
+    # of the model's DB2 pools; the DSN may hold a password, so it is a secret.
+    postgres_dsn: SecretStr | None = None
+    postgres_sid: str = "PG"
     # Statements exported by ST05, longest elapsed time first (bounded series count).
     st05_top_n: int = 25
 

@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry, make_wsgi_app
 
 from exporters.collectors import COLLECTORS
 from exporters.collectors.base import ExporterCollector
+from exporters.collectors.postgres import PostgresCollector
 from exporters.config import ExporterSettings, get_settings
 from exporters.model.catalog import ConfigError
 from exporters.model.engine import RealTimeRunner, Simulation
@@ -105,7 +106,15 @@ def build_registry(sim, settings: ExporterSettings | None = None) -> CollectorRe
         cls(sim.snapshot, top_n=settings.st05_top_n) if name == "st05" else cls(sim.snapshot)
         for name, cls in COLLECTORS.items()
         if getattr(settings, f"collector_{name}")
+        # A real PostgreSQL takes the place of the model's buffer pools (same metric names).
+        and not (name == "dbbuffer" and settings.postgres_dsn)
     ]
+    if settings.postgres_dsn:
+        enabled.append(
+            PostgresCollector(
+                sim.snapshot, settings.postgres_dsn.get_secret_value(), sid=settings.postgres_sid
+            )
+        )
     registry = CollectorRegistry(auto_describe=True)
     registry.register(ExporterCollector(sim.snapshot, enabled))
     return registry
