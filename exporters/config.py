@@ -16,6 +16,7 @@ class ExporterSettings(BaseSettings):
     collector_st05: bool = True
     collector_dbbuffer: bool = True
     collector_oscounters: bool = True
+    collector_sapbuffer: bool = True
     # A real PostgreSQL as the buffer-pool source (WLMON_EXPORTER_POSTGRES_DSN), instead
     # of the model's DB2 pools; the DSN may hold a password, so it is a secret.
     postgres_dsn: SecretStr | None = None

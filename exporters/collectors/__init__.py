@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from exporters.collectors.dbbuffer import DBBufferCollector
 from exporters.collectors.oscounters import OSCountersCollector
+from exporters.collectors.sapbuffer import SAPBufferCollector
 from exporters.collectors.st03 import ST03Collector
 from exporters.collectors.st05 import ST05Collector
 
@@ -12,5 +13,6 @@ COLLECTORS = {
     "st03": ST03Collector,
     "st05": ST05Collector,
     "dbbuffer": DBBufferCollector,
+    "sapbuffer": SAPBufferCollector,
     "oscounters": OSCountersCollector,
 }

@@ -44,6 +44,18 @@ class RollArea(Strict):
     user_em_bytes: int = Field(gt=0, description="extended-memory part of a user context, mapped")
 
 
+class SAPBuffer(Strict):
+    """One SAP buffer of an instance (ST02): its size, what the load needs, how often it is read."""
+
+    name: str
+    size_bytes: int = Field(gt=0)
+    working_set_bytes: int = Field(gt=0)
+    requests_per_step: float = Field(ge=0, description="buffer accesses per dialog step")
+    miss_floor: float = Field(
+        ge=0, le=1, description="misses no size avoids (first loads, invalidations)"
+    )
+
+
 class Instance(Strict):
     base_memory_bytes: int = Field(
         ge=0, description="memory of an instance beside roll area and EM"
@@ -52,6 +64,7 @@ class Instance(Strict):
     update_work_processes: int = Field(gt=0)
     roll: RollArea
     load_gen_s: float = Field(ge=0, description="mean program load + generation time per step")
+    buffers: list[SAPBuffer] = Field(default_factory=list)
 
 
 class CentralServices(Strict):

@@ -36,6 +36,9 @@ class Totals:
     db_calls: np.ndarray  # [instance, task_type, transaction]
     bucket_counts: np.ndarray  # [instance, task_type, bucket] (non-cumulative buckets)
     roll_file_bytes: np.ndarray  # [instance]
+    sap_buffer_requests: np.ndarray  # [instance, buffer]
+    sap_buffer_hits: np.ndarray
+    sap_buffer_swaps: np.ndarray
     stmt_exec: np.ndarray  # [statement]
     stmt_rows: np.ndarray
     stmt_seconds: np.ndarray
@@ -142,6 +145,9 @@ class Simulation:
             db_calls=np.zeros((n_i, 2, n_t)),
             bucket_counts=np.zeros((n_i, 2, len(BUCKETS) + 1)),
             roll_file_bytes=np.zeros(n_i),
+            sap_buffer_requests=np.zeros((n_i, len(op.sap_buffers))),
+            sap_buffer_hits=np.zeros((n_i, len(op.sap_buffers))),
+            sap_buffer_swaps=np.zeros((n_i, len(op.sap_buffers))),
             stmt_exec=np.zeros(n_s),
             stmt_rows=np.zeros(n_s),
             stmt_seconds=np.zeros(n_s),
@@ -229,6 +235,16 @@ class Simulation:
                 rng.poisson((op.pool_data_physical.sum() + op.pool_index_physical.sum()) * dt)
             )
             self._os_tick(t, op, scenario, rng, db_reads, db_writes, dt)
+            requests = rng.poisson(op.sap_buffer_request_rate * dt).astype(float)
+            hit_share = np.divide(
+                op.sap_buffer_hit_rate,
+                op.sap_buffer_request_rate,
+                out=np.zeros_like(requests),
+                where=op.sap_buffer_request_rate > 0,
+            )
+            t.sap_buffer_requests += requests
+            t.sap_buffer_hits += rng.binomial(requests.astype(np.int64), np.clip(hit_share, 0, 1))
+            t.sap_buffer_swaps += rng.poisson(op.sap_buffer_swap_rate * dt)
             land = scenario.landscape
             t.host_cpu_seconds += op.host_cpu_util * land.app_servers.cpus * dt
             t.db_cpu_seconds += op.db_cpu_util * land.database.cpus * dt

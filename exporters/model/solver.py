@@ -129,6 +129,13 @@ class OperatingPoint:
     em_size: np.ndarray
     em_used: np.ndarray
     roll_file_bytes_rate: np.ndarray
+    # SAP buffers (ST02), [buffer] names and [instance, buffer] rates and sizes
+    sap_buffers: list[str]
+    sap_buffer_request_rate: np.ndarray
+    sap_buffer_hit_rate: np.ndarray
+    sap_buffer_swap_rate: np.ndarray
+    sap_buffer_size: np.ndarray
+    sap_buffer_used: np.ndarray
     # [statement]: executions/s, rows/s, elapsed seconds per execution
     stmt_exec_rate: np.ndarray
     stmt_rows_rate: np.ndarray
@@ -553,6 +560,7 @@ class Solver:
                     for i in range(n_inst)
                 ]
             ),
+            **self._sap_buffers(x_inst),
             stmt_exec_rate=stmt_exec,
             stmt_rows_rate=stmt_exec * self.st_rows,
             stmt_time=dbr["st_time"],
@@ -576,6 +584,26 @@ class Solver:
                 "db_cpu_queueing": float(dbr["cpu_queueing"]),
             },
         )
+
+    def _sap_buffers(self, x_inst: np.ndarray) -> dict:
+        """Hits follow the same curve as the DB pools; a buffer too small for its working
+        set displaces entries (a swap) for every miss that needs room."""
+        bufs = self.land.instance.buffers
+        n_inst = x_inst.size
+        size = np.array([b.size_bytes for b in bufs], dtype=float)
+        ws = np.array([b.working_set_bytes for b in bufs], dtype=float)
+        floor = np.array([b.miss_floor for b in bufs])
+        uncovered = np.clip(1.0 - size / ws, 0.0, 1.0) if bufs else np.zeros(0)
+        miss = floor + (1.0 - floor) * uncovered**self.land.database.hit_curve_exponent
+        req = np.outer(x_inst, [b.requests_per_step for b in bufs])
+        return {
+            "sap_buffers": [b.name for b in bufs],
+            "sap_buffer_request_rate": req,
+            "sap_buffer_hit_rate": req * (1.0 - miss),
+            "sap_buffer_swap_rate": req * miss * (uncovered > 0),
+            "sap_buffer_size": np.tile(size, (n_inst, 1)),
+            "sap_buffer_used": np.tile(np.minimum(size, ws), (n_inst, 1)),
+        }
 
     def _dialog_buckets(self, fs, servers: int, hold: float, m: np.ndarray, rng) -> np.ndarray:
         """Response distribution: wait (from the arrival distribution) + service + GUI."""

@@ -21,6 +21,7 @@ RULES = [
         "workload.rules.yml",
         "exporter.rules.yml",
         "database.rules.yml",
+        "sapbuffer.rules.yml",
     )
 ]
 SID, INST = "BMK", "penguin2_D00"
@@ -607,6 +608,108 @@ def io_cleaner_tests() -> list[dict]:
     ]
 
 
+def sap_buffer_tests() -> list[dict]:
+    ratio, swaps = "SAPBufferHitRatioLow", "SAPBufferSwaps"
+
+    def series(buffer: str, requests: str, hits: str, swap: str = "0x40") -> list[dict]:
+        lab = f'{{sid="{SID}",sap_instance="{INST}",buffer="{buffer}"}}'
+        return [
+            {"series": f"sap_buffer_requests_total{lab}", "values": requests},
+            {"series": f"sap_buffer_hits_total{lab}", "values": hits},
+            {"series": f"sap_buffer_swaps_total{lab}", "values": swap},
+        ]
+
+    def labels(buffer: str) -> dict:
+        return {"severity": "warning", "sid": SID, "sap_instance": INST, "buffer": buffer}
+
+    ratio_ann = _annotations(
+        ratio,
+        "An SAP buffer serves less than 98 % of its requests.",
+        f"The generic_key buffer of {INST} ({SID}) serves 95.0 % of requests from memory (at least 98 % expected).",
+        "R/3 buffers should hit 98 % or better; only the program, single-record and export/import buffers may run "
+        "lower (seed 000, 4.3.1 guideline 1). Enlarge the buffer or its maximum number of entries.",
+    )
+    swap_ann = _annotations(
+        swaps,
+        "An SAP buffer displaces objects for lack of room.",
+        f"The generic_key buffer of {INST} ({SID}) swaps 2.00 objects/s.",
+        "There should be no swaps in any R/3 buffer; increase the buffer's memory size or its maximum number of "
+        "entries (seed 000, 4.3.1 guideline 2).",
+    )
+    return [
+        _case(
+            f"{ratio} fires when the generic key buffer hits 95 %",
+            series("generic_key", "0+6000x40", "0+5700x40"),
+            ratio,
+            20,
+            [{"exp_labels": labels("generic_key"), "exp_annotations": ratio_ann}],
+        ),
+        _case(
+            f"{ratio} stays silent at 98.5 %",
+            series("generic_key", "0+6000x40", "0+5910x40"),
+            ratio,
+            20,
+            [],
+        ),
+        _case(
+            f"{ratio} stays silent for the program buffer at 95 %, which the paper excepts",
+            series("program", "0+6000x40", "0+5700x40"),
+            ratio,
+            20,
+            [],
+        ),
+        _case(
+            f"{ratio} stays silent after a five-minute dip",
+            series("generic_key", "0+6000x40", "0+5990x10 59900+5400x5 86900+5990x24"),
+            ratio,
+            18,
+            [],
+        ),
+        _case(
+            f"{ratio} stays silent when the buffer is not used",
+            series("generic_key", "0x40", "0x40"),
+            ratio,
+            20,
+            [],
+        ),
+        _case(
+            f"{ratio} stays silent across a counter reset",
+            series("generic_key", "0+6000x10 0+6000x29", "0+5990x10 0+5990x29"),
+            ratio,
+            14,
+            [],
+        ),
+        _case(
+            f"{swaps} fires while a buffer swaps",
+            series("generic_key", "0+6000x40", "0+5990x40", "0+120x40"),
+            swaps,
+            15,
+            [{"exp_labels": labels("generic_key"), "exp_annotations": swap_ann}],
+        ),
+        _case(
+            f"{swaps} stays silent without swaps",
+            series("generic_key", "0+6000x40", "0+5990x40"),
+            swaps,
+            15,
+            [],
+        ),
+        _case(
+            f"{swaps} stays silent after a single minute of swaps",
+            series("generic_key", "0+6000x40", "0+5990x40", "0x10 120x29"),
+            swaps,
+            14,
+            [],
+        ),
+        _case(
+            f"{swaps} stays silent when the instance restarts and its counter resets",
+            series("generic_key", "0+6000x40", "0+5990x40", "500x10 0x29"),
+            swaps,
+            14,
+            [],
+        ),
+    ]
+
+
 def build() -> dict[str, str]:
     suites = {a.name: part_alert_tests(a) for a in PART_ALERTS}
     suites |= {
@@ -616,6 +719,7 @@ def build() -> dict[str, str]:
         "SAPExporter": exporter_tests(),
         "SAPDB2BufferPoolHitRatioLow": bufferpool_tests(),
         "SAPDB2IOCleanersBehind": io_cleaner_tests(),
+        "SAPBuffer": sap_buffer_tests(),
     }
     return {
         f"{name}.test.yml": yaml.safe_dump(

@@ -152,3 +152,15 @@ def test_processor_time_of_the_simulated_hosts_is_seed_000_table_5(sim) -> None:
     assert busy["walrus"] == pytest.approx(0.94, abs=0.03)
     assert busy["penguin2"] == pytest.approx(0.61, abs=0.03)
     assert busy["penguin1"] == pytest.approx(0.04, abs=0.01)
+
+
+def test_sap_buffers_meet_seed_000_guidelines_when_healthy(sim) -> None:
+    """Seed 000 4.3.1: hit ratio >= 98 % (program, single record, export/import excepted),
+    no swaps in any buffer."""
+    snap = sim.snapshot()
+    t, names = snap.totals, snap.state.sap_buffers
+    ratio = t.sap_buffer_hits.sum(axis=0) / t.sap_buffer_requests.sum(axis=0)
+    for name, r in zip(names, ratio, strict=True):
+        if name not in {"program", "single_record", "export_import"}:
+            assert r >= 0.98, (name, r)
+    assert t.sap_buffer_swaps.sum() == 0

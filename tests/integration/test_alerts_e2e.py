@@ -54,6 +54,19 @@ def _set_faults(stack, faults: list[str]) -> None:
     assert r.status_code == 200, r.text
 
 
+def _active_causes(stack) -> set[str]:
+    """Cause alerts Alertmanager still holds as active (on any instance)."""
+    alerts = httpx.get(
+        f"{url(stack, 'alertmanager')}/api/v2/alerts", params={"active": "true"}, timeout=10
+    ).json()
+    return {a["labels"]["alertname"] for a in alerts} & CAUSES
+
+
+def _wait_quiet(stack) -> None:
+    """Until no cause alert is active anywhere, so a phase sees only its own notifications."""
+    eventually(lambda: not _active_causes(stack), timeout=240, every=2)
+
+
 def _after(items: list[dict], first_id: int) -> list[dict]:
     return [n for n in items if n["id"] > first_id]
 
@@ -79,6 +92,7 @@ def test_healthy_landscape_raises_no_cause_alert(stack) -> None:
 def test_fault_is_delivered_as_its_own_alert_and_resolves(
     stack, mailbox, fault: str, expected: set
 ) -> None:
+    _wait_quiet(stack)
     start_id = max((n["id"] for n in _notifications(stack)), default=0)
     started = time.time()
     _set_faults(stack, [fault])
@@ -110,6 +124,7 @@ def test_fault_is_delivered_as_its_own_alert_and_resolves(
         return expected <= {n["alertname"] for n in items if n["status"] == "resolved"}
 
     eventually(resolved, timeout=180, every=2)
+    _wait_quiet(stack)  # every instance resolved: nothing of this phase is still to come
     during = {
         n["alertname"] for n in _after(_notifications(stack), start_id) if n["status"] == "firing"
     }
