@@ -75,10 +75,22 @@ def test_prometheus_scrapes_the_exporter(stack) -> None:
     eventually(exporter_up)
 
     def steps_series():
-        r = httpx.get(f"{prom}/api/v1/query", params={"query": "sap_workload_steps_total"}).json()
+        r = httpx.get(
+            f"{prom}/api/v1/query",
+            params={"query": 'sap_workload_steps_total{job="wlmon-exporter"}'},
+        ).json()
         return len(r["data"]["result"]) == 60
 
     eventually(steps_series)
+
+
+def test_exporter_metrics_reach_prometheus_once(stack) -> None:
+    """Telegraf keeps the exporter in InfluxDB but does not re-export it to Prometheus."""
+    prom = url(stack, "prometheus")
+    r = httpx.get(
+        f"{prom}/api/v1/query", params={"query": "count by (job) (sap_workload_steps_total)"}
+    ).json()
+    assert {m["metric"]["job"] for m in r["data"]["result"]} == {"wlmon-exporter"}
 
 
 def test_prometheus_scrapes_every_target(stack) -> None:
