@@ -247,6 +247,7 @@ class Stack:
                     "GF_SECURITY_ADMIN_PASSWORD": password,
                     "WLMON_PROMETHEUS_URL": f"http://{local}:{p.prometheus}",
                     "WLMON_LOKI_URL": f"http://{local}:{p.loki}",
+                    "WLMON_ALERTMANAGER_URL": f"http://{local}:{p.alertmanager}",
                     "WLMON_INFLUXDB_URL": influx_url,
                     "WLMON_INFLUXDB_TOKEN": "wlmon",
                     "WLMON_DASHBOARDS_DIR": str(s.repo_dir / "dashboards"),
