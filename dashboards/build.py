@@ -538,36 +538,22 @@ def st05() -> Dashboard:
 def dbbuffer() -> Dashboard:
     d = Dashboard("wlmon-dbbuffer", "Database buffer pools", "Database", ["db2"])
     t = THRESHOLDS
-    d.add(
-        "timeseries",
-        "Data hit ratio per pool",
-        [
-            prom(
-                'sid_bufferpool:sap_db_bufferpool_data_hit_ratio:ratio5m{sid=~"$sid"}',
-                legend="{{bufferpool}}",
-            )
-        ],
-        unit="percentunit",
-        thresholds=steps([(None, "red"), (t["db2_data_hit_ratio_min"], "green")]),
-        show_thresholds=True,
-        min_=0.8,
-        max_=1,
-    )
-    d.add(
-        "timeseries",
-        "Index hit ratio per pool",
-        [
-            prom(
-                'sid_bufferpool:sap_db_bufferpool_index_hit_ratio:ratio5m{sid=~"$sid"}',
-                legend="{{bufferpool}}",
-            )
-        ],
-        unit="percentunit",
-        thresholds=steps([(None, "red"), (t["db2_index_hit_ratio_min"], "green")]),
-        show_thresholds=True,
-        min_=0.8,
-        max_=1,
-    )
+    for kind in ("data", "index"):
+        d.add(
+            "timeseries",
+            f"{kind.capitalize()} hit ratio per pool",
+            [
+                prom(
+                    f'sid_bufferpool:sap_db_bufferpool_{kind}_hit_ratio:ratio5m{{sid=~"$sid"}}',
+                    legend="{{bufferpool}}",
+                )
+            ],
+            unit="percentunit",
+            thresholds=steps([(None, "red"), (t[f"db2_{kind}_hit_ratio_min"], "green")]),
+            show_thresholds=True,
+            min_=0.8,
+            max_=1,
+        )
     d.add(
         "timeseries",
         "Physical reads per pool",
