@@ -8,7 +8,7 @@ from fastapi import FastAPI
 from prometheus_client import make_asgi_app
 
 from api.config import Settings, get_settings
-from api.routes import alerts, health
+from api.routes import alerts, health, runs
 from api.store import Store
 from exporters import __version__
 
@@ -26,5 +26,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.dependency_overrides[get_settings] = lambda: settings
     app.include_router(health.router)
     app.include_router(alerts.router)
+    app.include_router(runs.router)
     app.mount("/metrics", make_asgi_app())
     return app

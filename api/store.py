@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from api.runs.storage import RunStore
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS notifications (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -65,6 +67,7 @@ class Store:
         self._lock = threading.Lock()
         with self._lock:
             self._conn.executescript(SCHEMA)
+        self.runs = RunStore(self._conn, self._lock)
 
     def close(self) -> None:
         self._conn.close()

@@ -223,6 +223,143 @@ def render_config(
     console.print(f"wrote {path}")
 
 
+def _parse_fault_window(text: str) -> dict:
+    """NAME@START-END (durations; END may be empty): db-bottleneck@10m-20m."""
+    name, _, window = text.partition("@")
+    start, _, end = window.partition("-")
+    item: dict = {"name": name, "start_s": parse_duration(start) if start else 0.0}
+    if end:
+        item["end_s"] = parse_duration(end)
+    return item
+
+
+@app.command("run")
+def run_command(
+    fast: bool = typer.Option(
+        True, "--fast/--no-fast", help="simulate the whole run now (fast mode)"
+    ),
+    scenario: str = typer.Option("sd-benchmark-2003", help="scenario name"),
+    duration: str = typer.Option("1h", help="length of the run"),
+    ramp_up: str = typer.Option("0s", help="ramp-up excluded from the report"),
+    users: int = typer.Option(None, help="users at full load (default: the scenario's)"),
+    fault: list[str] = typer.Option(
+        [], "--fault", help="NAME@START-END, e.g. db-bottleneck@20m-30m"
+    ),
+    seed: int = typer.Option(1, help="random seed"),
+    label: str = typer.Option("", help="a name for the run"),
+) -> None:
+    """Record a run into the API's database; prints its id."""
+    from pydantic import ValidationError
+
+    from api.config import get_settings
+    from api.routes.runs import execute_fast_run
+    from api.runs.spec import RunSpec
+    from api.store import Store
+
+    if not fast:
+        _fail("only --fast runs can be recorded from the CLI; real-time runs come through the API")
+    try:
+        spec = RunSpec(
+            scenario=scenario,
+            duration_s=parse_duration(duration),
+            ramp_up_s=parse_duration(ramp_up) if ramp_up not in ("0", "0s") else 0.0,
+            users=users,
+            seed=seed,
+            label=label,
+            faults=[_parse_fault_window(f) for f in fault],
+        )
+    except (ValueError, ValidationError) as exc:
+        _fail(str(exc))
+    store = Store(get_settings().db_path)
+    with Progress(
+        TextColumn("recording run"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not sys.stderr.isatty(),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("run", total=spec.duration_s)
+        try:
+            run_id = execute_fast_run(
+                store, spec, progress=lambda done, total: progress.update(task, completed=done)
+            )
+        except ValueError as exc:
+            _fail(str(exc))
+    print(run_id)
+
+
+@app.command("report")
+def report_command(
+    run_id: str = typer.Argument(..., help="run id (wlmon run prints it)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """The report of a stored run: ST03, OS counters, breaches, SQL, benchmark checks."""
+    from api.config import get_settings
+    from api.runs.report import build_report
+    from api.store import Store
+
+    store = Store(get_settings().db_path)
+    row, data = store.runs.get(run_id), store.runs.data(run_id)
+    if row is None or data is None:
+        _fail(f"no run {run_id!r} in {get_settings().db_path}")
+    doc = build_report(row, data)
+    if as_json:
+        print(json.dumps(doc, indent=2, default=str))
+        return
+    _print_run_report(doc)
+
+
+def _print_run_report(doc: dict) -> None:
+    ss = doc["steady_state"]
+    table = Table(
+        title=f"Run {doc['run']['id']} — steady state {ss['start_s']:.0f}-{ss['end_s']:.0f} s"
+    )
+    cols = [
+        "task_type",
+        "steps",
+        "response_ms",
+        "dispatcher_wait_ms",
+        "cpu_ms",
+        "db_request_ms",
+        "enqueue_ms",
+        "roll_in_ms",
+        "roll_out_ms",
+    ]
+    for c in cols:
+        table.add_column(c, justify="right")
+    for row in doc["st03"]:
+        table.add_row(
+            *[f"{row[c]:,.1f}" if isinstance(row[c], float) else f"{row[c]}" for c in cols]
+        )
+    console.print(table)
+    os_table = Table(title="OS counters (average / minimum / maximum)")
+    for c in ("host", "counter", "avg", "min", "max"):
+        os_table.add_column(c, justify="right")
+    for row in doc["os_counters"]:
+        os_table.add_row(
+            row["host"],
+            row["counter"],
+            f"{row['avg']:,.3f}",
+            f"{row['min']:,.3f}",
+            f"{row['max']:,.3f}",
+        )
+    console.print(os_table)
+    for b in doc["breaches"]:
+        console.print(
+            f"[red]{b['rule']}[/] {b['start_s']:.0f}-{b['end_s']:.0f} s, "
+            f"peak {b['peak_ms']:,.1f} ms (threshold {b['threshold_ms']:,.0f} ms): {b['diagnosis']}"
+        )
+    sd = doc["benchmark"].get("sd", {})
+    if sd:
+        console.print(
+            f"SD: response {sd['dialog_response_s']:.3f} s "
+            f"(< 2 s: {sd['dialog_response_below_2s']}), "
+            f"SAPS {sd['saps']:,}, line items/h {sd['line_items_per_hour']:,}, response-time law "
+            f"residual {sd['response_time_law']['residual_pct']:+.2f} %"
+        )
+
+
 st05_app = typer.Typer(help="ST05 SQL trace: the compressed summary.", no_args_is_help=True)
 app.add_typer(st05_app, name="st05")
 

@@ -112,7 +112,7 @@ class Simulation:
         self.overrides = overrides or {}
         self.tick = 0
         self._lock = threading.Lock()
-        self._targets: dict[tuple[str, ...], tuple[Scenario, OperatingPoint]] = {}
+        self._targets: dict[tuple, tuple[Scenario, OperatingPoint]] = {}
         self.faults: tuple[str, ...] = ()
         self.scenario, self.target = self._resolve(tuple(faults))
         self.faults = tuple(faults)
@@ -121,11 +121,21 @@ class Simulation:
         self.totals = self._zero_totals(self.target)
 
     def _resolve(self, faults: tuple[str, ...]) -> tuple[Scenario, OperatingPoint]:
-        if faults not in self._targets:
+        key = (faults, repr(sorted(self.overrides.items())))
+        if key not in self._targets:
             scenario = self.catalog.scenario(self.scenario_name, faults, overrides=self.overrides)
             point = Solver(scenario, seed=self.seed).solve()
-            self._targets[faults] = (scenario, point)
-        return self._targets[faults]
+            self._targets[key] = (scenario, point)
+        return self._targets[key]
+
+    def set_users(self, users: int) -> None:
+        """Change the number of logged-on users (ramp-up, ramp-down) from the next tick."""
+        if users <= 0:
+            raise ValueError("users must be positive")
+        self.overrides = {**self.overrides, "users": int(users)}
+        scenario, target = self._resolve(self.faults)
+        with self._lock:
+            self.scenario, self.target = scenario, target
 
     def set_faults(self, faults: Iterable[str]) -> None:
         """Switch the active faults; queues move toward the new state from the next tick."""

@@ -1,0 +1,1 @@
+"""Runs: time windows with an id, their recorded series, reports and comparisons."""

@@ -1,0 +1,156 @@
+"""Runs the model in fast mode and records what a monitor would have stored: per-interval
+series (ST03 sums, worst-instance indicators, OS counters per host) and the cumulative
+counters at the start and end of the steady-state window (for ST05 and buffer pools)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from api.runs.spec import RunSpec
+from exporters.model.catalog import Catalog
+from exporters.model.engine import Simulation, Snapshot, Totals
+from exporters.model.solver import COMPONENTS, TASK_TYPES
+
+INDICATORS = ("dispatcher_wait", "db_request", "enqueue", "roll_in", "roll_out", "response")
+RAMP_STEPS = 10
+
+
+@dataclass
+class RunData:
+    times: np.ndarray  # seconds since the run's start, end of each interval
+    columns: list[str]
+    values: np.ndarray  # [time, column]
+    steady_start: Totals | None
+    steady_end: Totals
+    meta: dict
+
+
+def _columns(snap: Snapshot) -> list[str]:
+    cols = []
+    for task in TASK_TYPES:
+        cols.append(f"st03.{task}.steps")
+        cols += [f"st03.{task}.{c}" for c in COMPONENTS]
+        for tx in snap.state.transactions:
+            cols.append(f"tx.{task}.{tx}.steps")
+            cols.append(f"tx.{task}.{tx}.response")
+    # Per instance, dialog steps and indicator sums: the report takes 5-minute means per
+    # instance from these, as the alert rules do, before looking for the worst one.
+    for inst in snap.state.instances:
+        cols.append(f"inst.{inst}.steps")
+        cols += [f"inst.{inst}.{name}" for name in INDICATORS]
+    for host in snap.os_hosts:
+        cols += [
+            f"os.{host}.cpu_pct",
+            f"os.{host}.available_mb",
+            f"os.{host}.pages_per_s",
+            f"os.{host}.disk_queue",
+        ]
+    return cols
+
+
+def _row(before: Totals, snap: Snapshot, dt: float) -> list[float]:
+    t = snap.totals
+    d_steps = t.steps - before.steps
+    d_secs = t.seconds - before.seconds
+    row: list[float] = []
+    for k in range(len(TASK_TYPES)):
+        row.append(float(d_steps[:, k].sum()))
+        row += [float(x) for x in d_secs[:, k].sum(axis=(0, 1))]
+        for j in range(len(snap.state.transactions)):
+            row.append(float(d_steps[:, k, j].sum()))
+            row.append(float(d_secs[:, k, j, COMPONENTS.index("response")].sum()))
+    inst_steps = d_steps[:, 0].sum(axis=1)
+    inst_secs = d_secs[:, 0].sum(axis=1)  # [instance, component]
+    for i in range(inst_steps.size):
+        row.append(float(inst_steps[i]))
+        row += [float(inst_secs[i, COMPONENTS.index(name)]) for name in INDICATORS]
+    busy = t.os_cpu_busy_seconds - before.os_cpu_busy_seconds
+    pages = t.os_page_ops - before.os_page_ops
+    queue = t.os_disk_queue_seconds - before.os_disk_queue_seconds
+    for h in range(len(snap.os_hosts)):
+        row += [
+            100.0 * busy[h] / (snap.os_cpus[h] * dt),
+            snap.os_available_bytes[h] / 2**20,
+            pages[h] / dt,
+            queue[h] / dt,
+        ]
+    return row
+
+
+def record_fast_run(
+    spec: RunSpec,
+    progress: Callable[[float, float], None] | None = None,
+    catalog: Catalog | None = None,
+) -> RunData:
+    catalog = catalog or Catalog()
+    full_users = spec.users or catalog.scenario(spec.scenario).users
+    sim = Simulation(
+        spec.scenario,
+        seed=spec.seed,
+        catalog=catalog,
+        overrides={"users": full_users} if spec.users else None,
+    )
+    per = max(1, round(spec.resolution_s / sim.dt))
+    ticks = round(spec.duration_s / sim.dt)
+    ramp_ticks = round(spec.ramp_up_s / sim.dt)
+
+    def users_at(tick: int) -> int:
+        if tick >= ramp_ticks or ramp_ticks == 0:
+            return full_users
+        level = min(RAMP_STEPS, 1 + tick * RAMP_STEPS // ramp_ticks)
+        return max(1, round(full_users * level / RAMP_STEPS))
+
+    def faults_at(tick: int) -> tuple[str, ...]:
+        now = tick * sim.dt
+        return tuple(
+            f.name for f in spec.faults if f.start_s <= now and (f.end_s is None or now < f.end_s)
+        )
+
+    current_users = users_at(0)
+    if current_users != full_users:
+        sim.set_users(current_users)
+    sim.set_faults(faults_at(0))
+    columns = _columns(sim.snapshot())
+    rows, times = [], []
+    before = sim.snapshot().totals.copy()
+    steady_start = before.copy() if ramp_ticks == 0 else None
+    for tick in range(ticks):
+        users = users_at(tick)
+        if users != current_users:
+            sim.set_users(users)
+            current_users = users
+        faults = faults_at(tick)
+        if faults != sim.faults:
+            sim.set_faults(faults)
+        if tick == ramp_ticks and ramp_ticks:
+            steady_start = sim.snapshot().totals.copy()
+        sim.step()
+        if (tick + 1) % per == 0 or tick == ticks - 1:
+            snap = sim.snapshot()
+            elapsed = (tick + 1) * sim.dt
+            dt = elapsed - (times[-1] if times else 0.0)
+            rows.append(_row(before, snap, dt))
+            times.append(elapsed)
+            before = snap.totals.copy()
+            if progress:
+                progress(elapsed, spec.duration_s)
+    snap = sim.snapshot()
+    meta = {
+        "sid": snap.sid,
+        "users": full_users,
+        "think_time_s": snap.think_time_s,
+        "transactions": list(snap.state.transactions),
+        "hosts": snap.os_hosts,
+        "host_cpus": snap.os_cpus,
+        "host_memory_bytes": snap.os_memory_bytes,
+        "dialog_steps": snap.dialog_steps,
+        "line_items": snap.line_items,
+        "statements": [list(s) for s in snap.state.statements],
+        "statement_sql": snap.state.statement_sql,
+        "bufferpools": snap.state.bufferpools,
+        "sap_buffers": snap.state.sap_buffers,
+    }
+    return RunData(np.array(times), columns, np.array(rows), steady_start, snap.totals.copy(), meta)

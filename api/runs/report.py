@@ -1,0 +1,395 @@
+"""A run's report for its steady-state window (ramp-up excluded), as the papers print it:
+ST03 summary per task type and transaction, OS counters as average / minimum / maximum per
+host (seed 003 Tables 2-3), breaches of the whitepaper thresholds with the paper's
+diagnosis, expensive SQL and buffer-pool hit ratios, and the SD and BAIT benchmark checks."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from api.runs.recorder import RunData
+from exporters.model.solver import TASK_TYPES
+
+ALERTS_DIR = Path(__file__).resolve().parents[2] / "alerts"
+SUMMARY = (
+    "response",
+    "dispatcher_wait",
+    "cpu",
+    "db_request",
+    "enqueue",
+    "roll_in",
+    "roll_out",
+    "load_gen",
+    "processing",
+    "gui",
+)
+OS_COUNTERS = {
+    "cpu_pct": "Processor\\% Processor Time",
+    "available_mb": "Memory\\Available MBytes",
+    "pages_per_s": "Memory\\Pages/sec",
+    "disk_queue": "PhysicalDisk\\Avg. Disk Queue Length",
+}
+# indicator -> (alert whose threshold and diagnosis apply, threshold key)
+BREACH_RULES = {
+    "dispatcher_wait": ("SAPDispatcherWaitTimeHigh", "dispatcher_wait_seconds"),
+    "db_request": ("SAPDatabaseRequestTimeHigh", "db_request_seconds"),
+    "enqueue": ("SAPEnqueueTimeHigh", "enqueue_seconds"),
+    "roll_in": ("SAPRollInTimeHigh", "roll_seconds"),
+    "roll_out": ("SAPRollOutTimeHigh", "roll_seconds"),
+}
+MEAN_WINDOW_S = 300.0  # the alert rules' 5-minute per-step means
+
+
+@lru_cache
+def _alert_texts() -> dict[str, dict]:
+    out = {}
+    for path in ALERTS_DIR.glob("*.rules.yml"):
+        for group in yaml.safe_load(path.read_text())["groups"]:
+            for rule in group["rules"]:
+                if "alert" in rule and rule["labels"].get("severity") == "warning":
+                    out[rule["alert"]] = rule["annotations"]
+    return out
+
+
+@lru_cache
+def _thresholds() -> dict:
+    return yaml.safe_load((ALERTS_DIR / "thresholds.yml").read_text())
+
+
+class Series:
+    def __init__(self, data: RunData, ramp_up_s: float) -> None:
+        self.data = data
+        self.index = {c: i for i, c in enumerate(data.columns)}
+        self.mask = data.times > ramp_up_s + 1e-9
+        self.times = data.times[self.mask]
+
+    def col(self, name: str) -> np.ndarray:
+        return self.data.values[self.mask, self.index[name]]
+
+    def has(self, name: str) -> bool:
+        return name in self.index
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else 0.0
+
+
+def st03(s: Series) -> tuple[list[dict], list[dict]]:
+    summary, tx_rows = [], []
+    for task in TASK_TYPES:
+        if not s.has(f"st03.{task}.steps"):
+            continue
+        steps = float(s.col(f"st03.{task}.steps").sum())
+        row = {"task_type": task, "steps": round(steps)}
+        for comp in SUMMARY:
+            row[f"{comp}_ms"] = round(
+                1000 * _ratio(float(s.col(f"st03.{task}.{comp}").sum()), steps), 3
+            )
+        summary.append(row)
+        for tx in s.data.meta.get("transactions", []):
+            n = float(s.col(f"tx.{task}.{tx}.steps").sum())
+            if n:
+                tx_rows.append(
+                    {
+                        "task_type": task,
+                        "transaction": tx,
+                        "steps": round(n),
+                        "response_ms": round(
+                            1000 * float(s.col(f"tx.{task}.{tx}.response").sum()) / n, 3
+                        ),
+                    }
+                )
+    return summary, tx_rows
+
+
+def os_counters(s: Series) -> list[dict]:
+    rows = []
+    for host in s.data.meta.get("hosts", []):
+        for key, counter in OS_COUNTERS.items():
+            name = f"os.{host}.{key}"
+            if not s.has(name):
+                continue
+            v = s.col(name)
+            v = v[~np.isnan(v)]
+            if v.size:
+                rows.append(
+                    {
+                        "host": host,
+                        "counter": counter,
+                        "avg": round(float(v.mean()), 3),
+                        "min": round(float(v.min()), 3),
+                        "max": round(float(v.max()), 3),
+                    }
+                )
+    return rows
+
+
+def _trailing_sum(values: np.ndarray, width: int) -> np.ndarray:
+    csum = np.cumsum(values, axis=0)
+    out = csum.copy()
+    out[width:] = csum[width:] - csum[:-width]
+    return out
+
+
+def worst_instance_means(s: Series, indicator: str) -> np.ndarray:
+    """Per interval, the highest 5-minute mean (ms per dialog step) of any instance."""
+    insts = [
+        c.split(".")[1] for c in s.data.columns if c.startswith("inst.") and c.endswith(".steps")
+    ]
+    if not insts:
+        return np.zeros(s.times.size)
+    step = float(np.diff(s.data.times).min()) if s.data.times.size > 1 else 1.0
+    width = max(1, round(MEAN_WINDOW_S / step))
+    steps = np.stack([s.data.values[:, s.index[f"inst.{i}.steps"]] for i in insts], axis=1)
+    secs = np.stack([s.data.values[:, s.index[f"inst.{i}.{indicator}"]] for i in insts], axis=1)
+    mean = np.divide(
+        _trailing_sum(secs, width),
+        _trailing_sum(steps, width),
+        out=np.zeros_like(secs),
+        where=_trailing_sum(steps, width) > 0,
+    )
+    return 1000 * mean.max(axis=1)[s.mask]
+
+
+def breaches(s: Series) -> list[dict]:
+    out = []
+    texts, limits = _alert_texts(), _thresholds()
+    step = float(np.diff(s.data.times).min()) if s.data.times.size > 1 else 0.0
+    for indicator, (alert, key) in BREACH_RULES.items():
+        limit_ms = 1000 * limits[key]
+        values = worst_instance_means(s, indicator)
+        above = values > limit_ms
+        k = 0
+        while k < above.size:
+            if not above[k]:
+                k += 1
+                continue
+            j = k
+            while j + 1 < above.size and above[j + 1]:
+                j += 1
+            ann = texts.get(alert, {})
+            out.append(
+                {
+                    "rule": alert,
+                    "indicator": indicator,
+                    "threshold_ms": limit_ms,
+                    "start_s": round(float(s.times[k] - step), 1),
+                    "end_s": round(float(s.times[j]), 1),
+                    "peak_ms": round(float(values[k : j + 1].max()), 3),
+                    "summary": ann.get("summary", ""),
+                    "diagnosis": ann.get("diagnosis", ""),
+                }
+            )
+            k = j + 1
+    if s.has("st03.dialog.steps"):
+        width = max(1, round(MEAN_WINDOW_S / step)) if step else 1
+        resp = _trailing_sum(s.data.values[:, s.index["st03.dialog.response"]], width)[s.mask]
+        steps = _trailing_sum(s.data.values[:, s.index["st03.dialog.steps"]], width)[s.mask]
+        mean = np.divide(resp, steps, out=np.zeros_like(resp), where=steps > 0)
+        bound = limits["dialog_response_seconds"]
+        over = np.nonzero(mean >= bound)[0]
+        if over.size:
+            ann = texts.get("SAPDialogResponseTimeHigh", {})
+            out.append(
+                {
+                    "rule": "SAPDialogResponseTimeHigh",
+                    "indicator": "dialog_response",
+                    "threshold_ms": 1000 * bound,
+                    "start_s": round(float(s.times[over[0]] - step), 1),
+                    "end_s": round(float(s.times[over[-1]]), 1),
+                    "peak_ms": round(1000 * float(mean.max()), 3),
+                    "summary": ann.get("summary", ""),
+                    "diagnosis": ann.get("diagnosis", ""),
+                }
+            )
+    return sorted(out, key=lambda b: (b["start_s"], b["rule"]))
+
+
+def sql_and_buffers(data: RunData) -> tuple[list[dict], list[dict]]:
+    end, start = data.steady_end, data.steady_start
+    if end is None or start is None or not data.meta.get("statements"):
+        return [], []
+    d_exec = end.stmt_exec - start.stmt_exec
+    d_secs = end.stmt_seconds - start.stmt_seconds
+    d_rows = end.stmt_rows - start.stmt_rows
+    merged: dict[str, dict] = {}
+    for k, (_, _, table, op) in enumerate(data.meta["statements"]):
+        sql = data.meta["statement_sql"][k]
+        row = merged.setdefault(
+            sql,
+            {
+                "table": table,
+                "operation": op,
+                "sql": sql,
+                "executions": 0.0,
+                "records": 0.0,
+                "elapsed_s": 0.0,
+            },
+        )
+        row["executions"] += float(d_exec[k])
+        row["records"] += float(d_rows[k])
+        row["elapsed_s"] += float(d_secs[k])
+    top = sorted(merged.values(), key=lambda r: -r["elapsed_s"])[:10]
+    for r in top:
+        r["per_execution_ms"] = round(1000 * _ratio(r["elapsed_s"], r["executions"]), 3)
+        r["elapsed_s"] = round(r["elapsed_s"], 3)
+    pools = []
+    for p, pool in enumerate(data.meta.get("bufferpools", [])):
+        dl = float(end.pool_data_logical[p] - start.pool_data_logical[p])
+        dp = float(end.pool_data_physical[p] - start.pool_data_physical[p])
+        il = float(end.pool_index_logical[p] - start.pool_index_logical[p])
+        ip = float(end.pool_index_physical[p] - start.pool_index_physical[p])
+        pools.append(
+            {
+                "bufferpool": pool,
+                "data_hit_ratio": round(1 - _ratio(dp, dl), 5) if dl else None,
+                "index_hit_ratio": round(1 - _ratio(ip, il), 5) if il else None,
+            }
+        )
+    return top, pools
+
+
+def benchmark(s: Series, meta: dict, summary: list[dict], window_s: float) -> dict:
+    dialog = next((r for r in summary if r["task_type"] == "dialog"), None)
+    if dialog is None:
+        return {}
+    steps = dialog["steps"]
+    hours = window_s / 3600.0
+    x = steps / window_s if window_s else 0.0
+    r, z, n = dialog["response_ms"] / 1000, meta.get("think_time_s", 10.0), meta.get("users", 0)
+    law = n / (r + z) if (r + z) else 0.0
+    items = 0.0
+    for tx in meta.get("transactions", []):
+        per = meta.get("dialog_steps", {}).get(tx, 1)
+        items += (
+            float(s.col(f"tx.dialog.{tx}.steps").sum())
+            / per
+            * meta.get("line_items", {}).get(tx, 0)
+        )
+    cpu = {
+        h: round(float(np.mean(s.col(f"os.{h}.cpu_pct"))), 2)
+        for h in meta.get("hosts", [])
+        if s.has(f"os.{h}.cpu_pct")
+    }
+    return {
+        "sd": {
+            "dialog_response_s": round(r, 4),
+            "dialog_response_below_2s": r < _thresholds()["dialog_response_seconds"],
+            "think_time_s": z,
+            "users": n,
+            "dialog_steps_per_hour": round(steps / hours) if hours else 0,
+            "saps": round(steps / hours / 60) if hours else 0,
+            "line_items_per_hour": round(items / hours) if hours else 0,
+            "line_items_vs_steps_over_3_pct": round(100 * (_ratio(items, steps / 3) - 1), 2)
+            if steps
+            else None,
+            "response_time_law": {
+                "measured_steps_per_s": round(x, 3),
+                "law_steps_per_s": round(law, 3),
+                "residual_pct": round(100 * _ratio(x - law, law), 3),
+                "holds_within_1pct": abs(_ratio(x - law, law)) <= 0.01,
+            },
+        },
+        "bait": {
+            "measured_window_s": window_s,
+            "sixty_consecutive_minutes": window_s >= 3600,
+            "avg_cpu_pct_by_host": cpu,
+            "avg_available_mb_by_host": {
+                h: round(float(np.mean(s.col(f"os.{h}.available_mb"))), 1)
+                for h in meta.get("hosts", [])
+                if s.has(f"os.{h}.available_mb")
+            },
+            "avg_disk_queue_by_host": {
+                h: round(float(np.mean(s.col(f"os.{h}.disk_queue"))), 3)
+                for h in meta.get("hosts", [])
+                if s.has(f"os.{h}.disk_queue")
+            },
+            "network": "not measured by the model; real hosts report it through Telegraf (net)",
+        },
+    }
+
+
+def build_report(run: dict, data: RunData) -> dict:
+    s = Series(data, run["ramp_up_s"])
+    window_s = float(data.times[-1] - run["ramp_up_s"]) if data.times.size else 0.0
+    summary, transactions = st03(s)
+    sql, pools = sql_and_buffers(data)
+    return {
+        "run": run,
+        "steady_state": {
+            "start_s": run["ramp_up_s"],
+            "end_s": float(data.times[-1]) if data.times.size else 0.0,
+            "duration_s": window_s,
+        },
+        "st03": summary,
+        "transactions": transactions,
+        "os_counters": os_counters(s),
+        "breaches": breaches(s),
+        "top_sql": sql,
+        "bufferpools": pools,
+        "benchmark": benchmark(s, data.meta, summary, window_s),
+    }
+
+
+FIGURES = {  # figure -> (path in the report, higher is better)
+    "dialog_steps_per_hour": (("benchmark", "sd", "dialog_steps_per_hour"), True),
+    "dialog_response_s": (("benchmark", "sd", "dialog_response_s"), False),
+    "saps": (("benchmark", "sd", "saps"), True),
+}
+
+
+def _get(doc: dict, path: tuple) -> float | None:
+    for key in path:
+        if not isinstance(doc, dict) or key not in doc:
+            return None
+        doc = doc[key]
+    return doc
+
+
+def compare(base: dict, new: dict) -> dict:
+    """Per figure: both values, delta and a verdict; repeatable within 5 % (seed 001)."""
+    rows = []
+    extra = {}
+    for task_row in base["st03"]:
+        other = next((r for r in new["st03"] if r["task_type"] == task_row["task_type"]), None)
+        if other:
+            for comp in (
+                "response",
+                "dispatcher_wait",
+                "db_request",
+                "enqueue",
+                "roll_in",
+                "roll_out",
+                "cpu",
+            ):
+                extra[f"{task_row['task_type']}_{comp}_ms"] = (
+                    task_row[f"{comp}_ms"],
+                    other[f"{comp}_ms"],
+                    False,
+                )
+    figures = {
+        name: (_get(base, path), _get(new, path), up) for name, (path, up) in FIGURES.items()
+    }
+    for name, (a, b, up) in {**figures, **extra}.items():
+        if a is None or b is None:
+            continue
+        delta = 100 * _ratio(b - a, a) if a else 0.0
+        better = (b > a) if up else (b < a)
+        verdict = "same" if abs(delta) <= 5 else ("better" if better else "worse")
+        rows.append(
+            {"figure": name, "base": a, "new": b, "delta_pct": round(delta, 2), "verdict": verdict}
+        )
+    thr = next(r for r in rows if r["figure"] == "dialog_steps_per_hour") if rows else None
+    resp = next((r for r in rows if r["figure"] == "dialog_response_s"), None)
+    repeatable = bool(thr and resp and abs(thr["delta_pct"]) <= 5 and abs(resp["delta_pct"]) <= 5)
+    return {
+        "base": base["run"]["id"],
+        "new": new["run"]["id"],
+        "figures": rows,
+        "repeatable": repeatable,
+        "criterion": "throughput and response within 5 % (seed 001, certification criterion 8)",
+    }
