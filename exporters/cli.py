@@ -360,6 +360,33 @@ def _print_run_report(doc: dict) -> None:
         )
 
 
+import_app = typer.Typer(help="Import real data as runs.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+
+
+@import_app.command("perfmon")
+def import_perfmon(
+    file: str = typer.Argument(..., help="PerfMon CSV (typeperf, relog, logman)"),
+    label: str = typer.Option("", help="a name for the run"),
+) -> None:
+    """Import a Windows Performance Monitor CSV into the API's database; prints the run id."""
+    from pathlib import Path
+
+    from api.config import get_settings
+    from api.imports.perfmon import PerfmonError
+    from api.routes.imports import store_perfmon
+    from api.store import Store
+
+    path = Path(file)
+    if not path.is_file():
+        _fail(f"{file}: no such file")
+    try:
+        run = store_perfmon(Store(get_settings().db_path), path.read_bytes(), label or path.name)
+    except PerfmonError as exc:
+        _fail(f"{file}: {exc}")
+    print(run["id"])
+
+
 st05_app = typer.Typer(help="ST05 SQL trace: the compressed summary.", no_args_is_help=True)
 app.add_typer(st05_app, name="st05")
 

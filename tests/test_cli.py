@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -113,3 +114,45 @@ def test_st05_top_without_prometheus_is_a_clear_error() -> None:
     result = runner.invoke(app, ["st05", "top", "--prometheus", "http://127.0.0.1:1"])
     assert result.exit_code == 2
     assert "cannot query Prometheus at http://127.0.0.1:1" in " ".join(result.output.split())
+
+
+def test_run_import_and_report_through_the_cli(tmp_path) -> None:
+    env = {"WLMON_API_DB_PATH": str(tmp_path / "db.sqlite")}
+    from api.config import get_settings
+
+    get_settings.cache_clear()
+    try:
+        result = runner.invoke(
+            app,
+            [
+                "run",
+                "--duration",
+                "10m",
+                "--ramp-up",
+                "1m",
+                "--fault",
+                "slow-enqueue-link@3m-6m",
+                "--label",
+                "cli",
+            ],
+            env=env,
+        )
+        assert result.exit_code == 0, result.output
+        run_id = result.stdout.strip()
+        rep = runner.invoke(app, ["report", run_id, "--json"], env=env)
+        assert rep.exit_code == 0, rep.output
+        doc = json.loads(rep.stdout)
+        assert doc["run"]["label"] == "cli"
+        assert any(b["rule"] == "SAPEnqueueTimeHigh" for b in doc["breaches"])
+        fixtures = Path(__file__).parent / "fixtures" / "perfmon"
+        imp = runner.invoke(app, ["import", "perfmon", str(fixtures / "relog-utf8.csv")], env=env)
+        assert imp.exit_code == 0, imp.output
+        bad = tmp_path / "bad.csv"
+        bad.write_text('"Time","x"\n')
+        failed = runner.invoke(app, ["import", "perfmon", str(bad)], env=env)
+        assert failed.exit_code == 2
+        assert "line 1: expected" in " ".join(failed.output.split())
+        missing = runner.invoke(app, ["report", "nope"], env=env)
+        assert missing.exit_code == 2
+    finally:
+        get_settings.cache_clear()

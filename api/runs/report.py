@@ -64,7 +64,11 @@ class Series:
     def __init__(self, data: RunData, ramp_up_s: float) -> None:
         self.data = data
         self.index = {c: i for i, c in enumerate(data.columns)}
-        self.mask = data.times > ramp_up_s + 1e-9
+        # Simulated samples stamp the end of their interval; imported ones are instants,
+        # so without a ramp-up every sample counts.
+        self.mask = (
+            data.times > ramp_up_s + 1e-9 if ramp_up_s > 0 else np.ones(data.times.size, dtype=bool)
+        )
         self.times = data.times[self.mask]
 
     def col(self, name: str) -> np.ndarray:
@@ -107,24 +111,33 @@ def st03(s: Series) -> tuple[list[dict], list[dict]]:
 
 
 def os_counters(s: Series) -> list[dict]:
+    """Average / minimum / maximum of every OS counter per host (seed 003 Tables 2-3)."""
+    names = s.data.meta.get("counter_names", {})
+    order = list(OS_COUNTERS)
+    cols = [c for c in s.data.columns if c.startswith("os.")]
+    cols.sort(
+        key=lambda c: (
+            c.split(".")[1],
+            order.index(c.split(".", 2)[2]) if c.split(".", 2)[2] in order else len(order),
+            c,
+        )
+    )
     rows = []
-    for host in s.data.meta.get("hosts", []):
-        for key, counter in OS_COUNTERS.items():
-            name = f"os.{host}.{key}"
-            if not s.has(name):
-                continue
-            v = s.col(name)
-            v = v[~np.isnan(v)]
-            if v.size:
-                rows.append(
-                    {
-                        "host": host,
-                        "counter": counter,
-                        "avg": round(float(v.mean()), 3),
-                        "min": round(float(v.min()), 3),
-                        "max": round(float(v.max()), 3),
-                    }
-                )
+    for col in cols:
+        _, host, key = col.split(".", 2)
+        v = s.col(col)
+        v = v[~np.isnan(v)]
+        if v.size:
+            rows.append(
+                {
+                    "host": host,
+                    "counter": OS_COUNTERS.get(key) or names.get(col, key),
+                    "avg": round(float(v.mean()), 3),
+                    "min": round(float(v.min()), 3),
+                    "max": round(float(v.max()), 3),
+                    "samples": int(v.size),
+                }
+            )
     return rows
 
 

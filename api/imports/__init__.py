@@ -1,0 +1,1 @@
+"""Imports of real data (Windows Performance Monitor CSV, ST03 exports) as runs."""
