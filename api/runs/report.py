@@ -84,17 +84,23 @@ def _ratio(a: float, b: float) -> float:
 
 def st03(s: Series) -> tuple[list[dict], list[dict]]:
     summary, tx_rows = [], []
-    for task in TASK_TYPES:
-        if not s.has(f"st03.{task}.steps"):
-            continue
+    present = [
+        c.split(".")[1] for c in s.data.columns if c.startswith("st03.") and c.endswith(".steps")
+    ]
+    for task in [
+        *[t for t in TASK_TYPES if t in present],
+        *[t for t in present if t not in TASK_TYPES],
+    ]:
         steps = float(s.col(f"st03.{task}.steps").sum())
         row = {"task_type": task, "steps": round(steps)}
         for comp in SUMMARY:
-            row[f"{comp}_ms"] = round(
-                1000 * _ratio(float(s.col(f"st03.{task}.{comp}").sum()), steps), 3
-            )
+            col = f"st03.{task}.{comp}"
+            total = float(s.col(col).sum()) if s.has(col) else 0.0
+            row[f"{comp}_ms"] = round(1000 * _ratio(total, steps), 3)
         summary.append(row)
         for tx in s.data.meta.get("transactions", []):
+            if not s.has(f"tx.{task}.{tx}.steps"):
+                continue
             n = float(s.col(f"tx.{task}.{tx}.steps").sum())
             if n:
                 tx_rows.append(
