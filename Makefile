@@ -16,11 +16,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Debian packages the tests use: PostgreSQL (the real-database source). Installed only
-# when missing; needs root, as on CI.
+# Debian packages the tests use: PostgreSQL (the real-database source) and Chromium (the
+# HTML report opened headless). Installed only when missing; needs root, as on CI.
 PG_BINDIR := /usr/lib/postgresql/15/bin
 system-deps:
-	@test -x $(PG_BINDIR)/initdb || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql-15; }
+	@missing=""; test -x $(PG_BINDIR)/initdb || missing="$$missing postgresql-15"; \
+	  test -x /usr/bin/chromium || missing="$$missing chromium"; \
+	  if [ -n "$$missing" ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; fi
 
 # The servers, built once into ~/.cache/wlmon (or $$WLMON_CACHE); ~16 min the first time.
 stack: install

@@ -293,6 +293,7 @@ def run_command(
 def report_command(
     run_id: str = typer.Argument(..., help="run id (wlmon run prints it)"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    html_out: str = typer.Option(None, "--html", help="write the HTML report to this file"),
 ) -> None:
     """The report of a stored run: ST03, OS counters, breaches, SQL, benchmark checks."""
     from api.config import get_settings
@@ -303,6 +304,22 @@ def report_command(
     row, data = store.runs.get(run_id), store.runs.data(run_id)
     if row is None or data is None:
         _fail(f"no run {run_id!r} in {get_settings().db_path}")
+    if html_out:
+        from pathlib import Path
+
+        from api.runs.html import render
+
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err
+        ) as bar:
+            task = bar.add_task("building report", total=3)
+            doc = build_report(row, data)
+            bar.update(task, advance=1, description="rendering HTML")
+            page = render(doc, data)
+            bar.update(task, advance=1, description=f"writing {html_out}")
+            Path(html_out).write_text(page, encoding="utf-8")
+            bar.update(task, advance=1, description=f"wrote {html_out}")
+        return
     doc = build_report(row, data)
     if as_json:
         print(json.dumps(doc, indent=2, default=str))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, HTTPException, Query, status
+from fastapi.responses import HTMLResponse
 from pydantic import ValidationError
 
 from api.deps import StoreDep, WriteAuth
+from api.runs.html import render as render_html
 from api.runs.recorder import record_fast_run
 from api.runs.report import build_report, compare
 from api.runs.spec import RunSpec
@@ -84,6 +86,15 @@ def get_run(run_id: str, store: StoreDep) -> dict:
     return run
 
 
-@router.get("/{run_id}/report", summary="The run's report for its steady-state window")
-def get_report(run_id: str, store: StoreDep) -> dict:
-    return _report(store, run_id)
+@router.get(
+    "/{run_id}/report",
+    summary="The run's report for its steady-state window (JSON or HTML)",
+    responses={200: {"content": {"application/json": {}, "text/html": {}}}},
+)
+def get_report(
+    run_id: str, store: StoreDep, format: Annotated[Literal["json", "html"], Query()] = "json"
+) -> Any:
+    report = _report(store, run_id)
+    if format == "html":
+        return HTMLResponse(render_html(report, store.runs.data(run_id)))
+    return report

@@ -87,15 +87,10 @@ def record_fast_run(
 ) -> RunData:
     catalog = catalog or Catalog()
     full_users = spec.users or catalog.scenario(spec.scenario).users
-    sim = Simulation(
-        spec.scenario,
-        seed=spec.seed,
-        catalog=catalog,
-        overrides={"users": full_users} if spec.users else None,
-    )
-    per = max(1, round(spec.resolution_s / sim.dt))
-    ticks = round(spec.duration_s / sim.dt)
-    ramp_ticks = round(spec.ramp_up_s / sim.dt)
+    dt = 1.0
+    per = max(1, round(spec.resolution_s / dt))
+    ticks = round(spec.duration_s / dt)
+    ramp_ticks = round(spec.ramp_up_s / dt)
 
     def users_at(tick: int) -> int:
         if tick >= ramp_ticks or ramp_ticks == 0:
@@ -104,14 +99,16 @@ def record_fast_run(
         return max(1, round(full_users * level / RAMP_STEPS))
 
     def faults_at(tick: int) -> tuple[str, ...]:
-        now = tick * sim.dt
+        now = tick * dt
         return tuple(
             f.name for f in spec.faults if f.start_s <= now and (f.end_s is None or now < f.end_s)
         )
 
+    # Start settled at the first ramp level: the model begins in its steady state.
     current_users = users_at(0)
-    if current_users != full_users:
-        sim.set_users(current_users)
+    sim = Simulation(
+        spec.scenario, seed=spec.seed, catalog=catalog, dt=dt, overrides={"users": current_users}
+    )
     sim.set_faults(faults_at(0))
     columns = _columns(sim.snapshot())
     rows, times = [], []
@@ -130,9 +127,8 @@ def record_fast_run(
         sim.step()
         if (tick + 1) % per == 0 or tick == ticks - 1:
             snap = sim.snapshot()
-            elapsed = (tick + 1) * sim.dt
-            dt = elapsed - (times[-1] if times else 0.0)
-            rows.append(_row(before, snap, dt))
+            elapsed = (tick + 1) * dt
+            rows.append(_row(before, snap, elapsed - (times[-1] if times else 0.0)))
             times.append(elapsed)
             before = snap.totals.copy()
             if progress:
