@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import asynccontextmanager
-
 from fastapi import FastAPI
 from prometheus_client import make_asgi_app
 
@@ -16,13 +14,10 @@ from exporters import __version__
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or get_settings()
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI):
-        app.state.store = Store(settings.db_path)
-        yield
-        app.state.store.close()
-
-    app = FastAPI(title=settings.title, version=__version__, lifespan=lifespan)
+    # One store for the app's life; SQLite closes with the process. (Closing it on lifespan
+    # shutdown would break an app served again, as test clients do.)
+    app = FastAPI(title=settings.title, version=__version__)
+    app.state.store = Store(settings.db_path)
     app.dependency_overrides[get_settings] = lambda: settings
     app.include_router(health.router)
     app.include_router(alerts.router)
