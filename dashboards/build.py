@@ -45,6 +45,14 @@ def steps(color_at: list[tuple[float | None, str]]) -> dict:
     return {"mode": "absolute", "steps": [{"value": v, "color": c} for v, c in color_at]}
 
 
+def stat_options(color_mode: str = "background", graph_mode: str = "none") -> dict:
+    return {
+        "colorMode": color_mode,
+        "graphMode": graph_mode,
+        "reduceOptions": {"calcs": ["lastNotNull"]},
+    }
+
+
 def traffic(limit: float) -> dict:
     """Green below the whitepaper threshold, red at or above it."""
     return steps([(None, "green"), (limit, "red")])
@@ -194,12 +202,7 @@ def noc() -> Dashboard:
             thresholds=traffic(limit * 1000),
             decimals=1,
             description=f"Worst instance, dialog steps; red at the seed 000 threshold of {limit * 1000:g} ms.",
-            options={
-                "colorMode": "background",
-                "graphMode": "none",
-                "textMode": "value",
-                "reduceOptions": {"calcs": ["lastNotNull"]},
-            },
+            options={**stat_options(), "textMode": "value"},
         )
     d.add(
         "stat",
@@ -216,11 +219,7 @@ def noc() -> Dashboard:
         decimals=2,
         thresholds=traffic(t["dialog_response_seconds"]),
         description="Average dialog response; the SD benchmark passes below 2 s (seed 000).",
-        options={
-            "colorMode": "background",
-            "graphMode": "none",
-            "reduceOptions": {"calcs": ["lastNotNull"]},
-        },
+        options=stat_options("background", "none"),
     )
     d.add(
         "stat",
@@ -239,11 +238,7 @@ def noc() -> Dashboard:
         decimals=2,
         thresholds=steps([(None, "red"), (0.98, "green")]),
         description="R/3 buffers should hit 98 % or better (seed 000, 4.3.1).",
-        options={
-            "colorMode": "background",
-            "graphMode": "none",
-            "reduceOptions": {"calcs": ["lastNotNull"]},
-        },
+        options=stat_options("background", "none"),
     )
     d.add(
         "stat",
@@ -252,11 +247,7 @@ def noc() -> Dashboard:
         w=4,
         h=6,
         thresholds=steps([(None, "green"), (1, "red")]),
-        options={
-            "colorMode": "background",
-            "graphMode": "none",
-            "reduceOptions": {"calcs": ["lastNotNull"]},
-        },
+        options=stat_options("background", "none"),
     )
     d.add(
         "stat",
@@ -267,11 +258,7 @@ def noc() -> Dashboard:
         unit="reqps",
         decimals=0,
         thresholds=steps([(None, "blue")]),
-        options={
-            "colorMode": "value",
-            "graphMode": "area",
-            "reduceOptions": {"calcs": ["lastNotNull"]},
-        },
+        options=stat_options("value", "area"),
     )
     d.add(
         "stat",
@@ -282,11 +269,7 @@ def noc() -> Dashboard:
         decimals=0,
         thresholds=steps([(None, "blue")]),
         description="Dialog steps per hour / 60 (seed 000 Table 5: 29,050).",
-        options={
-            "colorMode": "value",
-            "graphMode": "none",
-            "reduceOptions": {"calcs": ["lastNotNull"]},
-        },
+        options=stat_options("value", "none"),
     )
     rows = [
         (
