@@ -19,6 +19,7 @@ class Settings(BaseSettings):
         default_factory=lambda: Path.home() / ".local" / "state" / "wlmon" / "api.sqlite"
     )
     loki_url: str | None = None
+    prometheus_url: str = "http://127.0.0.1:9090"
     sid: str = "BMK"
     max_body_bytes: int = 1024 * 1024
 

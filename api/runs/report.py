@@ -280,15 +280,18 @@ def benchmark(s: Series, meta: dict, summary: list[dict], window_s: float) -> di
     hours = window_s / 3600.0
     x = steps / window_s if window_s else 0.0
     r, z, n = dialog["response_ms"] / 1000, meta.get("think_time_s", 10.0), meta.get("users", 0)
-    law = n / (r + z) if (r + z) else 0.0
-    items = 0.0
-    for tx in meta.get("transactions", []):
-        per = meta.get("dialog_steps", {}).get(tx, 1)
-        items += (
-            float(s.col(f"tx.dialog.{tx}.steps").sum())
-            / per
-            * meta.get("line_items", {}).get(tx, 0)
-        )
+    law = n / (r + z) if (n and (r + z)) else None
+    items = None
+    if meta.get("line_items"):
+        items = 0.0
+        for tx in meta.get("transactions", []):
+            if s.has(f"tx.dialog.{tx}.steps"):
+                per = meta.get("dialog_steps", {}).get(tx, 1)
+                items += (
+                    float(s.col(f"tx.dialog.{tx}.steps").sum())
+                    / per
+                    * meta["line_items"].get(tx, 0)
+                )
     cpu = {
         h: round(float(np.mean(s.col(f"os.{h}.cpu_pct"))), 2)
         for h in meta.get("hosts", [])
@@ -302,15 +305,17 @@ def benchmark(s: Series, meta: dict, summary: list[dict], window_s: float) -> di
             "users": n,
             "dialog_steps_per_hour": round(steps / hours) if hours else 0,
             "saps": round(steps / hours / 60) if hours else 0,
-            "line_items_per_hour": round(items / hours) if hours else 0,
-            "line_items_vs_steps_over_3_pct": round(100 * (_ratio(items, steps / 3) - 1), 2)
-            if steps
-            else None,
+            "line_items_per_hour": round(items / hours) if (hours and items is not None) else None,
+            "line_items_vs_steps_over_3_pct": (
+                round(100 * (_ratio(items, steps / 3) - 1), 2)
+                if (steps and items is not None)
+                else None
+            ),
             "response_time_law": {
                 "measured_steps_per_s": round(x, 3),
-                "law_steps_per_s": round(law, 3),
-                "residual_pct": round(100 * _ratio(x - law, law), 3),
-                "holds_within_1pct": abs(_ratio(x - law, law)) <= 0.01,
+                "law_steps_per_s": round(law, 3) if law is not None else None,
+                "residual_pct": round(100 * _ratio(x - law, law), 3) if law else None,
+                "holds_within_1pct": abs(_ratio(x - law, law)) <= 0.01 if law else None,
             },
         },
         "bait": {

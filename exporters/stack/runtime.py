@@ -189,6 +189,7 @@ class Stack:
                     "WLMON_API_TOKEN": self.api_token(),
                     "WLMON_API_DB_PATH": str(data / "api" / "wlmon.sqlite"),
                     "WLMON_API_LOKI_URL": f"http://{local}:{p.loki}",
+                    "WLMON_API_PROMETHEUS_URL": f"http://{local}:{p.prometheus}",
                     "WLMON_API_SID": s.sid,
                 },
             ),

@@ -126,3 +126,23 @@ def test_bad_runs_are_422_and_store_nothing(client, runs, body, message) -> None
 def test_unknown_run_is_404_and_writes_need_the_token(client) -> None:
     assert client.get("/runs/nope/report").status_code == 404
     assert client.post("/runs", json={"duration_s": 60}).status_code == 401
+
+
+def test_external_window_without_prometheus_is_a_502_and_stores_nothing(tmp_path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    settings = Settings(
+        db_path=tmp_path / "db.sqlite", token="t", prometheus_url="http://127.0.0.1:1"
+    )
+    with TestClient(create_app(settings)) as c:
+        end = datetime.now(UTC) - timedelta(minutes=1)
+        body = {
+            "mode": "external",
+            "start": (end - timedelta(minutes=10)).isoformat(),
+            "end": end.isoformat(),
+        }
+        r = c.post("/runs", json=body, headers=AUTH)
+        assert r.status_code == 502 and "cannot query Prometheus" in r.json()["detail"]
+        bad = {**body, "end": (end - timedelta(minutes=20)).isoformat()}
+        assert c.post("/runs", json=bad, headers=AUTH).status_code == 422
+        assert c.get("/runs").json() == []

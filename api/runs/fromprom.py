@@ -1,0 +1,182 @@
+"""An external run's series, read back from Prometheus over its window: the same columns a
+recorded run has, so the same report reads a real system monitored by the stack."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import httpx
+import numpy as np
+
+from api.runs.recorder import INDICATORS, RunData
+from exporters.model.solver import COMPONENTS
+
+
+class PrometheusError(RuntimeError):
+    pass
+
+
+def _range(url: str, query: str, start: datetime, end: datetime, step: float) -> list[dict]:
+    try:
+        r = httpx.get(
+            f"{url}/api/v1/query_range",
+            timeout=60,
+            params={
+                "query": query,
+                "start": start.timestamp(),
+                "end": end.timestamp(),
+                "step": f"{step:g}s",
+            },
+        )
+        r.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise PrometheusError(f"cannot query Prometheus at {url}: {exc}") from exc
+    return r.json()["data"]["result"]
+
+
+def read_window(
+    url: str,
+    sid: str,
+    start: datetime,
+    end: datetime,
+    step: float,
+    users: int | None,
+    think_time_s: float | None,
+) -> RunData:
+    """Per step: increases of the ST03 counters, per-instance dialog sums, OS counters."""
+    n = int((end - start).total_seconds() // step)
+    if n < 1:
+        raise PrometheusError("the window is shorter than one resolution step")
+    grid = start.timestamp() + step * np.arange(1, n + 1)
+    series: dict[str, np.ndarray] = {}
+
+    def put(name: str, result: list[dict]) -> None:
+        for item in result:
+            col = name.format(**item["metric"])
+            arr = series.setdefault(col, np.full(n, np.nan))
+            for ts, value in item["values"]:
+                k = round((float(ts) - start.timestamp()) / step) - 1
+                if 0 <= k < n:
+                    arr[k] = float(value)
+
+    sel = f'sid="{sid}"'
+    win = f"{step:g}s"
+    put(
+        "st03.{task_type}.steps",
+        _range(
+            url,
+            f"sum by (task_type) (increase(sap_workload_steps_total{{{sel}}}[{win}]))",
+            start,
+            end,
+            step,
+        ),
+    )
+    for comp in COMPONENTS:
+        put(
+            f"st03.{{task_type}}.{comp}",
+            _range(
+                url,
+                f"sum by (task_type) (increase(sap_workload_{comp}_seconds_total{{{sel}}}[{win}]))",
+                start,
+                end,
+                step,
+            ),
+        )
+    put(
+        "tx.{task_type}.{transaction}.steps",
+        _range(
+            url,
+            f"sum by (task_type, transaction) (increase(sap_workload_transaction_steps_total{{{sel}}}[{win}]))",
+            start,
+            end,
+            step,
+        ),
+    )
+    put(
+        "tx.{task_type}.{transaction}.response",
+        _range(
+            url,
+            f"sum by (task_type, transaction) (increase(sap_workload_transaction_response_seconds_total{{{sel}}}[{win}]))",
+            start,
+            end,
+            step,
+        ),
+    )
+    dialog = f'{sel},task_type="dialog"'
+    put(
+        "inst.{sap_instance}.steps",
+        _range(
+            url,
+            f"sum by (sap_instance) (increase(sap_workload_steps_total{{{dialog}}}[{win}]))",
+            start,
+            end,
+            step,
+        ),
+    )
+    for ind in INDICATORS:
+        put(
+            f"inst.{{sap_instance}}.{ind}",
+            _range(
+                url,
+                f"sum by (sap_instance) (increase(sap_workload_{ind}_seconds_total{{{dialog}}}[{win}]))",
+                start,
+                end,
+                step,
+            ),
+        )
+    put(
+        "os.{host}.cpu_pct",
+        _range(
+            url,
+            f'100 * (1 - sum by (host) (rate(windows_cpu_time_total{{{sel},mode="idle"}}[{win}])) / '
+            f'count by (host) (windows_cpu_time_total{{{sel},mode="idle"}}))',
+            start,
+            end,
+            step,
+        ),
+    )
+    put(
+        "os.{host}.available_mb",
+        _range(url, f"windows_memory_available_bytes{{{sel}}} / 1048576", start, end, step),
+    )
+    put(
+        "os.{host}.pages_per_s",
+        _range(
+            url,
+            f"rate(windows_memory_swap_page_operations_total{{{sel}}}[{win}])",
+            start,
+            end,
+            step,
+        ),
+    )
+    put(
+        "os.{host}.disk_queue",
+        _range(
+            url,
+            f"sum by (host) (rate(windows_physical_disk_read_seconds_total{{{sel}}}[{win}]) + "
+            f"rate(windows_physical_disk_write_seconds_total{{{sel}}}[{win}]))",
+            start,
+            end,
+            step,
+        ),
+    )
+    if not any(c.startswith("st03.") for c in series):
+        raise PrometheusError(f"no sap_workload_* data for sid {sid!r} in the window")
+    columns = sorted(series)
+    values = np.stack(
+        [np.nan_to_num(series[c]) if not c.startswith("os.") else series[c] for c in columns],
+        axis=1,
+    )
+    transactions = sorted({c.split(".")[2] for c in columns if c.startswith("tx.")})
+    hosts = sorted({c.split(".")[1] for c in columns if c.startswith("os.")})
+    meta = {
+        "source": "prometheus",
+        "sid": sid,
+        "users": users or 0,
+        "think_time_s": think_time_s or 0.0,
+        "transactions": transactions,
+        "hosts": hosts,
+        "dialog_steps": {},
+        "line_items": {},
+    }
+    return RunData(grid - start.timestamp(), columns, values, None, None, meta)

@@ -1,0 +1,63 @@
+"""An external run: a window of the running system registered through the API, its series
+read from the real Prometheus, reported like a recorded run."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+
+from tests.integration.conftest import url
+from tests.integration.helpers import eventually
+
+pytestmark = pytest.mark.integration
+AUTH = {"Authorization": "Bearer integration-test-token"}
+
+
+def test_external_window_is_read_from_prometheus_and_reported(stack) -> None:
+    prom = url(stack, "prometheus")
+    eventually(
+        lambda: httpx.get(
+            f"{prom}/api/v1/query", params={"query": "sap_workload_steps_total"}
+        ).json()["data"]["result"],
+        timeout=60,
+    )
+    time.sleep(30)  # some history to look back on
+    end = datetime.now(UTC) - timedelta(seconds=2)
+    body = {
+        "mode": "external",
+        "sid": "BMK",
+        "start": (end - timedelta(seconds=60)).isoformat(),
+        "end": end.isoformat(),
+        "resolution_s": 10,
+        "label": "live window",
+    }
+    r = httpx.post(f"{url(stack, 'api')}/runs", json=body, headers=AUTH, timeout=60)
+    assert r.status_code == 201, r.text
+    run = r.json()
+    assert run["kind"] == "external" and run["label"] == "live window"
+    rep = httpx.get(f"{url(stack, 'api')}/runs/{run['id']}/report", timeout=60).json()
+    dialog = next(row for row in rep["st03"] if row["task_type"] == "dialog")
+    assert dialog["steps"] > 1000
+    # Seed 000 Table 5's healthy response, as the live model serves it (faults are off).
+    assert 1.5 < dialog["response_ms"] / 1000 < 2.6
+    hosts = {row["host"] for row in rep["os_counters"]}
+    assert {"walrus", "penguin2"} <= hosts
+    assert rep["benchmark"]["sd"]["response_time_law"]["law_steps_per_s"] is None  # users not given
+    html = httpx.get(
+        f"{url(stack, 'api')}/runs/{run['id']}/report", params={"format": "html"}, timeout=60
+    )
+    assert html.status_code == 200 and "<svg" in html.text
+
+
+def test_a_window_in_the_future_is_refused(stack) -> None:
+    now = datetime.now(UTC)
+    body = {
+        "mode": "external",
+        "start": now.isoformat(),
+        "end": (now + timedelta(hours=1)).isoformat(),
+    }
+    r = httpx.post(f"{url(stack, 'api')}/runs", json=body, headers=AUTH, timeout=30)
+    assert r.status_code == 422 and "future" in r.json()["detail"]
