@@ -69,9 +69,6 @@ class Store:
             self._conn.executescript(SCHEMA)
         self.runs = RunStore(self._conn, self._lock)
 
-    def close(self) -> None:
-        self._conn.close()
-
     def add_notifications(self, receiver: str, group_key: str, alerts: Iterable[dict]) -> list[int]:
         """All alerts of one webhook call, in one transaction: all stored or none."""
         now = datetime.now(UTC).isoformat()

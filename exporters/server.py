@@ -103,7 +103,7 @@ class LiveModel:
 def build_registry(sim, settings: ExporterSettings | None = None) -> CollectorRegistry:
     settings = settings or get_settings()
     enabled = [
-        cls(sim.snapshot, top_n=settings.st05_top_n) if name == "st05" else cls(sim.snapshot)
+        cls.from_settings(sim.snapshot, settings)
         for name, cls in COLLECTORS.items()
         if getattr(settings, f"collector_{name}")
         # A real PostgreSQL takes the place of the model's buffer pools (same metric names).

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from datetime import datetime
 from typing import Annotated, Literal
 
+import httpx
 from fastapi import APIRouter, HTTPException, Query, Request, status
 from prometheus_client import Counter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api.deps import SettingsDep, StoreDep, WriteAuth
-from api.loki import LokiPusher
+from exporters.sinks.loki import push as push_to_loki
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/alerts", tags=["alerts"])
@@ -123,34 +125,35 @@ def _forward_pending(store, settings) -> int:
     pending = list(reversed(store.notifications(unforwarded=True, limit=1000)))
     if not pending:
         return 0
-    streams: dict[tuple, list[str]] = {}
-    for n in pending:
-        key = (n["sid"] or settings.sid, n["severity"], n["status"])
-        line = json.dumps(
-            {
-                "alertname": n["alertname"],
-                "sap_instance": n["sap_instance"],
-                "status": n["status"],
-                "severity": n["severity"],
-                "summary": n["annotations"].get("summary", ""),
-                "description": n["annotations"].get("description", ""),
-                "diagnosis": n["annotations"].get("diagnosis", ""),
-                "starts_at": n["starts_at"],
-                "ends_at": n["ends_at"],
-                "receiver": n["receiver"],
-                "id": n["id"],
-            },
-            sort_keys=True,
-        )
-        streams.setdefault(key, []).append(line)
+    now = time.time_ns()
+    lines = []
+    for k, n in enumerate(pending):
+        labels = {
+            "source": "alertmanager",
+            "sid": n["sid"] or settings.sid,
+            "severity": n["severity"],
+            "status": n["status"],
+        }
+        fields = {
+            key: n[key]
+            for key in (
+                "alertname",
+                "sap_instance",
+                "status",
+                "severity",
+                "starts_at",
+                "ends_at",
+                "receiver",
+                "id",
+            )
+        }
+        fields |= {
+            key: n["annotations"].get(key, "") for key in ("summary", "description", "diagnosis")
+        }
+        lines.append((labels, now + k, json.dumps(fields, sort_keys=True)))
     try:
-        LokiPusher(settings.loki_url).push(
-            [
-                ({"source": "alertmanager", "sid": sid, "severity": sev, "status": st}, lines)
-                for (sid, sev, st), lines in streams.items()
-            ]
-        )
-    except Exception as exc:
+        push_to_loki(settings.loki_url, lines, timeout_s=3.0)
+    except httpx.HTTPError as exc:
         LOKI_FAILURES.inc()
         log.warning("forwarding %d notification(s) to Loki failed: %s", len(pending), exc)
         return 0

@@ -18,6 +18,19 @@ from api.runs.recorder import RunData
 router = APIRouter(prefix="/imports", tags=["imports"])
 
 
+async def _read_limited(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 as soon as it passes `limit` (declared or streamed)."""
+    if int(request.headers.get("content-length") or 0) > limit:
+        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file over {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file over {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def store_perfmon(store, raw: bytes, label: str) -> dict:
     """Parse and store as one run; a file that fails to parse stores nothing."""
     data = parse(raw)
@@ -51,19 +64,11 @@ def store_perfmon(store, raw: bytes, label: str) -> dict:
 async def import_perfmon(
     request: Request, store: StoreDep, label: Annotated[str, Query(max_length=200)] = ""
 ) -> dict:
-    declared = int(request.headers.get("content-length") or 0)
-    if declared > MAX_BYTES:
-        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file over {MAX_BYTES} bytes")
-    raw = await request.body()
+    raw = await _read_limited(request, MAX_BYTES)
     try:
         return store_perfmon(store, raw, label)
     except PerfmonError as exc:
-        code = (
-            status.HTTP_413_CONTENT_TOO_LARGE
-            if len(raw) > MAX_BYTES
-            else status.HTTP_422_UNPROCESSABLE_CONTENT
-        )
-        raise HTTPException(code, str(exc)) from exc
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
 
 
 def store_st03(store, raw: bytes, label: str) -> dict:
@@ -120,9 +125,7 @@ def store_st03(store, raw: bytes, label: str) -> dict:
 async def import_st03(
     request: Request, store: StoreDep, label: Annotated[str, Query(max_length=200)] = ""
 ) -> dict:
-    if int(request.headers.get("content-length") or 0) > ST03_MAX:
-        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file over {ST03_MAX} bytes")
-    raw = await request.body()
+    raw = await _read_limited(request, ST03_MAX)
     try:
         return store_st03(store, raw, label)
     except ST03Error as exc:

@@ -96,10 +96,6 @@ def create_run(body: RunRequest | ExternalRun, store: StoreDep, settings: Settin
             raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
         except PrometheusError as exc:
             raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(exc)) from exc
-    if body.duration_s > 24 * 3600:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT, "duration_s: at most 86400 in fast mode"
-        )
     try:
         run_id = execute_fast_run(store, RunSpec(**body.model_dump(exclude={"mode"})))
     except (ValueError, ValidationError) as exc:

@@ -25,6 +25,11 @@ class SnapshotCollector:
     def __init__(self, source: SnapshotSource) -> None:
         self.source = source
 
+    @classmethod
+    def from_settings(cls, source: SnapshotSource, settings) -> SnapshotCollector:
+        """The collector as the exporter's settings configure it."""
+        return cls(source)
+
     def families(self, snap: Snapshot) -> Iterable[Metric]:  # pragma: no cover - abstract
         raise NotImplementedError
 

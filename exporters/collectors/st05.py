@@ -17,7 +17,6 @@ from prometheus_client.core import CounterMetricFamily, Metric
 
 from exporters.collectors.base import SnapshotCollector, SnapshotSource
 from exporters.model.engine import Snapshot
-from exporters.model.sqltext import statement_hash
 
 
 @dataclass
@@ -37,8 +36,7 @@ def statement_totals(snap: Snapshot) -> list[StatementTotals]:
     t, st = snap.totals, snap.state
     merged: dict[str, StatementTotals] = {}
     for k, (_, _, table, op) in enumerate(st.statements):
-        text = st.statement_sql[k]
-        key = statement_hash(text)
+        text, key = st.statement_sql[k], st.statement_ids[k]
         row = merged.setdefault(key, StatementTotals(key, text, table, op))
         row.executions += float(t.stmt_exec[k])
         row.rows += float(t.stmt_rows[k])
@@ -52,6 +50,10 @@ class ST05Collector(SnapshotCollector):
     def __init__(self, source: SnapshotSource, top_n: int = 25) -> None:
         super().__init__(source)
         self.top_n = top_n
+
+    @classmethod
+    def from_settings(cls, source: SnapshotSource, settings) -> ST05Collector:
+        return cls(source, top_n=settings.st05_top_n)
 
     def describe_families(self) -> Iterable[Metric]:
         return self._families(None)

@@ -286,11 +286,7 @@ class Simulation:
         t.os_cpu_busy_seconds += busy * dt
         t.os_page_ops += rng.poisson(land.os.page_ops_per_s * dt, size=n_app + 2)
         # Roll-file traffic is the app servers' disk load; each roll is one I/O.
-        per_inst = op.roll_file_bytes_rate
-        inst_host = np.repeat(np.arange(n_app), land.app_servers.instances_per_host)[
-            : per_inst.size
-        ]
-        roll_rate = np.bincount(inst_host, weights=per_inst, minlength=n_app)
+        roll_rate = np.bincount(op.instance_host, weights=op.roll_file_bytes_rate, minlength=n_app)
         util = np.minimum(roll_rate / land.instance.roll.roll_file_bytes_per_s, 0.95)
         db_util = min(op.disk_util, 0.99)
         # Mean outstanding I/Os: an M/M/1 queue per disk.

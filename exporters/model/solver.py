@@ -12,13 +12,13 @@ because every station's delay rises with its load.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from exporters.model.config import Scenario, StepDemand
 from exporters.model.queueing import MAX_UTILISATION, finite_source, mmc_stretch, mmc_wait
-from exporters.model.sqltext import sql_text
+from exporters.model.sqltext import sql_text, statement_hash
 
 TASK_TYPES = ("dialog", "update")
 # Time components per step, as ST03 splits a step. cpu is contained in processing.
@@ -112,6 +112,8 @@ class OperatingPoint:
     transactions: list[str]
     statements: list[tuple[str, str, str, str]]  # (transaction, task_type, table, op)
     statement_sql: list[str]  # the SQL text of each statement
+    statement_ids: list[str]  # its hash, the id ST05 and Loki use (computed once here)
+    instance_host: np.ndarray  # [instance] index of the instance's host in `hosts`
     bufferpools: list[str]
     # [instance, task_type, transaction]: steps per second
     step_rate: np.ndarray
@@ -156,14 +158,15 @@ class OperatingPoint:
     enqueue_util: float
     cs_cpu_util: float
     db_calls_per_step: np.ndarray  # [task_type, transaction]
-    extra: dict[str, float] = field(default_factory=dict)
 
     def blend_toward(self, target: OperatingPoint, weight: float) -> OperatingPoint:
         """self moved a fraction `weight` of the way to target (queues settling)."""
         out = {}
         for name, value in vars(self).items():
             tv = getattr(target, name)
-            if isinstance(value, np.ndarray | float):
+            if isinstance(value, float) or (
+                isinstance(value, np.ndarray) and value.dtype.kind == "f"
+            ):
                 out[name] = value + (tv - value) * weight
             else:
                 out[name] = tv
@@ -271,7 +274,6 @@ class Solver:
         self.db_calls = np.zeros((2, n_tx))
         np.add.at(self.db_calls, (self.st_task, self.st_tx), self.st_calls)
         self.db_cpu_per_mix = float(np.dot(self.st_exec_per_mix, self.st_cpu))
-        self.calls_per_mix = float(self.st_exec_per_mix.sum())
         self.phys_per_mix = float(np.dot(self.st_exec_per_mix, self.st_phys))
         # Pages a statement dirties are written later, by I/O cleaners or by the agent
         # itself; a share of them are index pages, which live in the table's index pool.
@@ -285,7 +287,6 @@ class Solver:
         np.add.at(self.index_writes_per_mix, self.st_ipool, dirtied * db.index_share_of_page_writes)
         self.writes_per_mix_by_pool = self.data_writes_per_mix + self.index_writes_per_mix
         self.enq_per_mix = float((self.enqueues * self.steps_per_mix).sum())
-        self.app_cpu_per_mix = float((self.cpu_s * self.steps_per_mix).sum())
 
     # ---------------------------------------------------------------- shared resources
     def _database(self, x_total: float) -> dict[str, float | np.ndarray]:
@@ -543,6 +544,8 @@ class Solver:
             transactions=list(self.tx_names),
             statements=list(self.statements),
             statement_sql=list(self.statement_sql),
+            statement_ids=[statement_hash(text) for text in self.statement_sql],
+            instance_host=np.array([hosts.index(lay.host) for lay in self.layout]),
             bufferpools=list(self.pools),
             step_rate=step_rate,
             means=means,
@@ -578,11 +581,6 @@ class Solver:
             enqueue_util=float(enq_util),
             cs_cpu_util=float(min(1.0, x_total * cs.message_server_cpu_s_per_step / cs.cpus)),
             db_calls_per_step=self.db_calls.copy(),
-            extra={
-                "x_total": float(x_total),
-                "disk_time": float(dbr["disk_time"]),
-                "db_cpu_queueing": float(dbr["cpu_queueing"]),
-            },
         )
 
     def _sap_buffers(self, x_inst: np.ndarray) -> dict:

@@ -19,6 +19,22 @@ import httpx
 log = logging.getLogger(__name__)
 
 
+def push(url: str, lines: list[tuple[dict[str, str], int, str]], timeout_s: float = 5.0) -> None:
+    """One request to Loki's push API: (labels, timestamp ns, line) grouped into streams.
+    Raises httpx.HTTPError when Loki does not take them."""
+    streams: dict[tuple, list[list[str]]] = {}
+    for labels, ts_ns, line in lines:
+        streams.setdefault(tuple(sorted(labels.items())), []).append([str(ts_ns), line])
+    body = {"streams": [{"stream": dict(k), "values": v} for k, v in streams.items()]}
+    r = httpx.post(
+        url.rstrip("/") + "/loki/api/v1/push",
+        content=json.dumps(body),
+        headers={"Content-Type": "application/json"},
+        timeout=timeout_s,
+    )
+    r.raise_for_status()
+
+
 @dataclass(frozen=True)
 class LogLine:
     labels: tuple[tuple[str, str], ...]
@@ -37,7 +53,7 @@ class LokiSink:
         max_backoff_s: float = 10.0,
         timeout_s: float = 5.0,
     ) -> None:
-        self.url = url.rstrip("/") + "/loki/api/v1/push"
+        self.url = url
         self.flush_interval_s = flush_interval_s
         self.batch_size = batch_size
         self.max_backoff_s = max_backoff_s
@@ -103,18 +119,12 @@ class LokiSink:
             batch = [self._buffer[i] for i in range(min(self.batch_size, len(self._buffer)))]
         if not batch:
             return True
-        streams: dict[tuple, list[list[str]]] = {}
-        for item in batch:
-            streams.setdefault(item.labels, []).append([str(item.ts_ns), item.line])
-        body = {"streams": [{"stream": dict(k), "values": v} for k, v in streams.items()]}
         try:
-            r = httpx.post(
+            push(
                 self.url,
-                content=json.dumps(body),
-                headers={"Content-Type": "application/json"},
-                timeout=self.timeout_s,
+                [(dict(item.labels), item.ts_ns, item.line) for item in batch],
+                self.timeout_s,
             )
-            r.raise_for_status()
         except httpx.HTTPError as exc:
             self.failures += 1
             log.warning("Loki push of %d line(s) failed, will retry: %s", len(batch), exc)

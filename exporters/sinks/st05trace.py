@@ -15,7 +15,6 @@ import numpy as np
 
 from exporters.model.engine import Snapshot, Totals
 from exporters.model.solver import TASK_TYPES
-from exporters.model.sqltext import statement_hash
 from exporters.sinks.loki import LokiSink
 
 
@@ -44,8 +43,7 @@ def trace_lines(before: Totals | None, snap: Snapshot, top: int = 10) -> dict[st
         if total <= 0 or d_exec[s] <= 0:
             continue
         share = steps / total
-        text = st.statement_sql[s]
-        key = statement_hash(text)
+        text, key = st.statement_sql[s], st.statement_ids[s]
         for i in np.nonzero(share)[0]:
             row = per_inst[i].setdefault(key, [text, table, op, 0.0, 0.0, 0.0])
             row[3] += d_exec[s] * share[i]

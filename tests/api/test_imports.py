@@ -95,3 +95,11 @@ def test_bad_files_name_the_line_and_store_nothing(client, text: str, message: s
 def test_imports_need_the_token(client) -> None:
     raw = (FIXTURES / "relog-utf8.csv").read_bytes()
     assert client.post("/imports/perfmon", content=raw).status_code == 401
+
+
+def test_an_oversized_import_is_a_413_and_stores_nothing(client, monkeypatch) -> None:
+    monkeypatch.setattr("api.routes.imports.MAX_BYTES", 100)
+    raw = (FIXTURES / "typeperf-utf16.csv").read_bytes()
+    r = client.post("/imports/perfmon", content=raw, headers=AUTH)
+    assert r.status_code == 413 and "file over 100 bytes" in r.json()["detail"]
+    assert client.get("/runs").json() == []
