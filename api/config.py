@@ -19,7 +19,14 @@ class Settings(BaseSettings):
         default_factory=lambda: Path.home() / ".local" / "state" / "wlmon" / "api.sqlite"
     )
     loki_url: str | None = None
+    influx_url: str | None = None
     prometheus_url: str = "http://127.0.0.1:9090"
+    # Real-time runs drive the live exporter's control endpoint.
+    exporter_url: str = "http://127.0.0.1:9300"
+    # Where Grafana runs, run events become annotations (admin password from the environment).
+    grafana_url: str | None = None
+    grafana_user: str = "admin"
+    grafana_password: SecretStr | None = None
     sid: str = "BMK"
     max_body_bytes: int = 1024 * 1024
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from fastapi import FastAPI
 from prometheus_client import make_asgi_app
 
@@ -18,6 +20,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # shutdown would break an app served again, as test clients do.)
     app = FastAPI(title=settings.title, version=__version__)
     app.state.store = Store(settings.db_path)
+    app.state.store.runs.fail_interrupted()
+    app.state.settings = settings
+    # Real-time runs being driven, by id (at most one alive: there is one live model).
+    app.state.live_runs = {}
+    app.state.live_lock = threading.Lock()
     app.dependency_overrides[get_settings] = lambda: settings
     app.include_router(health.router)
     app.include_router(alerts.router)

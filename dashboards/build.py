@@ -65,6 +65,7 @@ class Dashboard:
         self.uid, self.title, self.folder, self.tags = uid, title, folder, tags
         self.panels: list[dict] = []
         self.variables = variables
+        self.extra_variables: list[dict] = []
         self.annotations: list[dict] = []
         self._x = self._y = 0
         self._row_h = 0
@@ -86,6 +87,8 @@ class Dashboard:
         min_: float | None = None,
         max_: float | None = None,
         decimals: int | None = None,
+        links: list[dict] | None = None,
+        overrides: list[dict] | None = None,
     ) -> None:
         if self._x + w > 24:
             self._x, self._y = 0, self._y + self._row_h
@@ -99,6 +102,8 @@ class Dashboard:
             defaults["max"] = max_
         if decimals is not None:
             defaults["decimals"] = decimals
+        if links:
+            defaults["links"] = links
         cust = dict(custom or {})
         if show_thresholds:
             cust["thresholdsStyle"] = {"mode": "line+area"}
@@ -114,7 +119,7 @@ class Dashboard:
             "datasource": targets[0]["datasource"],
             "gridPos": {"x": self._x, "y": self._y, "w": w, "h": h},
             "targets": [{"refId": chr(ord("A") + i), **t} for i, t in enumerate(targets)],
-            "fieldConfig": {"defaults": defaults, "overrides": []},
+            "fieldConfig": {"defaults": defaults, "overrides": overrides or []},
             "options": options or {},
         }
         if transformations:
@@ -150,6 +155,7 @@ class Dashboard:
                         "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
                     }
                 )
+        templating += self.extra_variables
         return {
             "uid": self.uid,
             "title": self.title,
@@ -691,9 +697,58 @@ def oscounters() -> Dashboard:
     return d
 
 
+RUN_EVENTS = (
+    'from(bucket: "wlmon/autogen") |> range(start: -90d) '
+    '|> filter(fn: (r) => r._measurement == "wlmon_run_events"'
+)
+RUN_COLUMNS = (
+    '["run_id", "label", "kind", "scenario", "start_ms", "steady_start_ms", "end_ms", "event"]'
+)
+# The run's window (ms) from its last start/end event: the end event carries the actual end.
+RUNS_TABLE = (
+    RUN_EVENTS + ' and (r.event == "run_start" or r.event == "run_end")) '
+    '|> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value") '
+    '|> group(columns: ["run_id"]) |> sort(columns: ["_time"]) |> last(column: "start_ms") '
+    f"|> group() |> keep(columns: {RUN_COLUMNS}) "
+    '|> sort(columns: ["start_ms"], desc: true)'
+)
+RUN_IDS = (
+    RUN_EVENTS + ' and r.event == "run_start" and r._field == "start_ms") '
+    '|> group() |> sort(columns: ["_value"], desc: true) '
+    "|> map(fn: (r) => ({_value: r.run_id})) |> unique()"
+)
+OPEN_RUN = (
+    "/d/wlmon-forensics/run-forensics?var-run=${__data.fields.run_id}"
+    "&from=${__data.fields.start_ms}&to=${__data.fields.end_ms}&${sid:queryparam}"
+)
+
+
 def forensics() -> Dashboard:
     d = Dashboard("wlmon-forensics", "Run forensics", "Forensics", ["forensics"])
+    d.extra_variables = [
+        {
+            "name": "run",
+            "label": "run",
+            "description": "Runs from the API (real-time and external), newest first. Open "
+            "one from the Runs table to snap the time range to it.",
+            "type": "query",
+            "datasource": INFLUX,
+            "query": RUN_IDS,
+            "definition": RUN_IDS,
+            "refresh": 2,
+            "includeAll": False,
+            "multi": False,
+            "sort": 0,
+        }
+    ]
     d.annotations = [
+        {
+            "name": "Picked run: start, faults, steady state, end",
+            "datasource": {"type": "grafana", "uid": "-- Grafana --"},
+            "enable": True,
+            "iconColor": "purple",
+            "target": {"type": "tags", "tags": ["$run"], "matchAny": False, "limit": 100},
+        },
         {
             "name": "Run events (Loki)",
             "datasource": LOKI,
@@ -712,6 +767,24 @@ def forensics() -> Dashboard:
             "tagKeys": "severity",
         },
     ]
+    d.add(
+        "table",
+        "Runs (open one to snap the time range to it)",
+        [flux(RUNS_TABLE)],
+        w=24,
+        h=6,
+        description="Each row links to this dashboard with the run picked and the time range "
+        "set to its window; the shaded region is its steady state (the report's window).",
+        options={"showHeader": True, "cellHeight": "sm"},
+        custom={"filterable": False},
+        links=[{"title": "Open this run", "url": OPEN_RUN}],
+        overrides=[
+            {
+                "matcher": {"id": "byRegexp", "options": ".*_ms"},
+                "properties": [{"id": "unit", "value": "dateTimeAsIso"}],
+            }
+        ],
+    )
     d.add(
         "timeseries",
         "Dialog response and its bound",

@@ -247,8 +247,15 @@ def run_command(
     ),
     seed: int = typer.Option(1, help="random seed"),
     label: str = typer.Option("", help="a name for the run"),
+    api_url: str = typer.Option(
+        "http://127.0.0.1:8000",
+        envvar="WLMON_API_URL",
+        help="real-time runs: the API that drives the live exporter",
+    ),
 ) -> None:
-    """Record a run into the API's database; prints its id."""
+    """Record a run; prints its id. --fast (default) simulates it now into the API's
+    database; --no-fast asks the running API to drive the live exporter through it
+    (token from WLMON_API_TOKEN) and waits for its end."""
     from pydantic import ValidationError
 
     from api.config import get_settings
@@ -257,7 +264,17 @@ def run_command(
     from api.store import Store
 
     if not fast:
-        _fail("only --fast runs can be recorded from the CLI; real-time runs come through the API")
+        body = {
+            "mode": "realtime",
+            "scenario": scenario,
+            "duration_s": parse_duration(duration),
+            "ramp_up_s": parse_duration(ramp_up) if ramp_up not in ("0", "0s") else 0.0,
+            "users": users,
+            "label": label,
+            "faults": [_parse_fault_window(f) for f in fault],
+        }
+        print(_realtime_run(api_url, body))
+        return
     try:
         spec = RunSpec(
             scenario=scenario,
@@ -287,6 +304,44 @@ def run_command(
         except ValueError as exc:
             _fail(str(exc))
     print(run_id)
+
+
+def _realtime_run(api_url: str, body: dict) -> str:
+    import os
+    import time
+
+    import httpx
+
+    token = os.environ.get("WLMON_API_TOKEN", "")
+    try:
+        r = httpx.post(
+            f"{api_url}/runs",
+            json=body,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
+        )
+    except httpx.HTTPError as exc:
+        _fail(f"cannot reach the API at {api_url}: {exc}")
+    if r.status_code != 202:
+        _fail(f"the API refused the run ({r.status_code}): {r.json().get('detail', r.text)}")
+    run = r.json()
+    err.print(f"run {run['id']} started; it ends at {run['end']}")
+    with Progress(
+        TextColumn("real-time run"), BarColumn(), TimeElapsedColumn(), console=err
+    ) as progress:
+        from datetime import UTC, datetime
+
+        start, end = (datetime.fromisoformat(run[k]) for k in ("start", "end"))
+        task = progress.add_task("run", total=(end - start).total_seconds())
+        while run["status"] == "running":
+            time.sleep(2)
+            progress.update(task, completed=(datetime.now(UTC) - start).total_seconds())
+            run = httpx.get(f"{api_url}/runs/{run['id']}", timeout=30).json()
+    if run["status"] == "failed":
+        _fail(f"run {run['id']} failed: {run['message']}")
+    note = f": {run['message']}" if run["message"] else ""
+    err.print(f"run {run['id']} {run['status']}{note}")
+    return run["id"]
 
 
 @app.command("report")

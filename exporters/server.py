@@ -1,13 +1,16 @@
 """HTTP front of the exporter: /metrics, /healthz and a small control endpoint.
 
 `PUT /control/faults` with `{"faults": ["db-bottleneck"]}` switches the model's active
-faults while it runs (the API drives this later); `GET` shows them.
+faults while it runs; `GET` shows them. The API's real-time runs drive it with the optional
+fields too: `scenario`, `users` (logged-on users; null: the scenario's) and `run_id`, which
+tags the run events the exporter emits until it is cleared with `""`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import signal
 import threading
 from collections.abc import Callable, Iterable
@@ -28,6 +31,7 @@ from exporters.sinks.st05trace import TracePublisher
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
+RUN_ID = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 
 
 class LiveModel:
@@ -43,12 +47,28 @@ class LiveModel:
         self.events = events
         self.runner = RealTimeRunner(sim, speed=speed)
         self._lock = threading.Lock()
+        self.run_id = ""
 
     def _event(self, event: str, message: str = "") -> None:
         if self.events is not None:
             self.events.emit(
-                event, scenario=self.sim.scenario_name, faults=self.sim.faults, message=message
+                event,
+                scenario=self.sim.scenario_name,
+                faults=self.sim.faults,
+                message=message,
+                run_id=self.run_id,
             )
+
+    @property
+    def users(self) -> int:
+        return self.sim.scenario.users
+
+    def set_users(self, users: int | None) -> None:
+        """`None`: the scenario's own number of users."""
+        if users is None:
+            users = self.catalog.scenario(self.sim.scenario_name).users
+        if users != self.sim.scenario.users:
+            self.sim.set_users(users)
 
     @property
     def catalog(self):
@@ -166,6 +186,22 @@ def build_app(sim: LiveModel, registry: CollectorRegistry) -> Callable:
                 "400 Bad Request",
                 {"error": f"unknown fault(s): {', '.join(unknown)}", "available": sorted(known)},
             )
+        users = body.get("users", sim.users)
+        if users is not None and (
+            isinstance(users, bool) or not isinstance(users, int) or users <= 0
+        ):
+            return _json(
+                start_response,
+                "400 Bad Request",
+                {"error": "field 'users' must be a positive integer or null"},
+            )
+        run_id = body.get("run_id", sim.run_id)
+        if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+            return _json(
+                start_response,
+                "400 Bad Request",
+                {"error": "field 'run_id' must be up to 64 letters, digits, '-' or '_'"},
+            )
         scenario = body.get("scenario", sim.scenario_name)
         if scenario not in sim.catalog.scenarios():
             return _json(
@@ -173,12 +209,15 @@ def build_app(sim: LiveModel, registry: CollectorRegistry) -> Callable:
                 "400 Bad Request",
                 {"error": f"unknown scenario {scenario!r}", "available": sim.catalog.scenarios()},
             )
+        previous_run_id, sim.run_id = sim.run_id, run_id
         try:
             if scenario != sim.scenario_name:
                 sim.switch_scenario(scenario, faults)
             else:
                 sim.set_faults(faults)
-        except ConfigError as exc:
+            sim.set_users(users)
+        except (ConfigError, ValueError) as exc:
+            sim.run_id = previous_run_id
             return _json(start_response, "400 Bad Request", {"error": str(exc)})
         log.info("faults now %s", faults)
         return _json(start_response, "200 OK", _fault_state(sim))
@@ -214,6 +253,9 @@ def _fault_state(sim: LiveModel) -> dict:
         "faults": list(sim.faults),
         "available": sim.catalog.fault_names(),
         "scenarios": sim.catalog.scenarios(),
+        "users": sim.users,
+        "run_id": sim.run_id,
+        "speed": sim.speed,
         "simulated_seconds": sim.snapshot().totals.sim_time,
     }
 

@@ -156,3 +156,11 @@ def test_run_import_and_report_through_the_cli(tmp_path) -> None:
         assert missing.exit_code == 2
     finally:
         get_settings.cache_clear()
+
+
+def test_a_real_time_run_without_the_api_is_a_clear_error() -> None:
+    result = runner.invoke(
+        app, ["run", "--no-fast", "--duration", "10m", "--api-url", "http://127.0.0.1:1"]
+    )
+    assert result.exit_code == 2
+    assert "cannot reach the API at http://127.0.0.1:1" in " ".join(result.output.split())

@@ -1,20 +1,23 @@
-"""Runs: start a simulated run (fast mode), list them, report on them, compare two."""
+"""Runs: simulate one now (fast), drive one on the live exporter (realtime), register a
+real system's window (external); list them, report on them, compare two."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, HTTPException, Query, status
+from fastapi import APIRouter, HTTPException, Query, Request, Response, status
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from api.deps import SettingsDep, StoreDep, WriteAuth
+from api.runs.annotations import RunAnnotations
 from api.runs.fromprom import PrometheusError, read_window
 from api.runs.html import render as render_html
+from api.runs.realtime import ExporterError, RealtimeRun, prepare
 from api.runs.recorder import record_fast_run
 from api.runs.report import build_report, compare
-from api.runs.spec import RunSpec
+from api.runs.spec import RealtimeRunRequest, RunSpec
 from exporters.model.catalog import ConfigError
 
 router = APIRouter(prefix="/runs", tags=["runs"])
@@ -59,7 +62,7 @@ def execute_fast_run(store, spec: RunSpec, progress=None) -> str:
     )
 
 
-def register_external(store, body: ExternalRun, prometheus_url: str) -> str:
+def register_external(store, body: ExternalRun, settings) -> str:
     start, end = body.start.astimezone(UTC), body.end.astimezone(UTC)
     if end <= start:
         raise ValueError("end must be after start")
@@ -68,9 +71,15 @@ def register_external(store, body: ExternalRun, prometheus_url: str) -> str:
     if body.ramp_up_s >= (end - start).total_seconds():
         raise ValueError("ramp_up_s must be shorter than the window")
     data = read_window(
-        prometheus_url, body.sid, start, end, body.resolution_s, body.users, body.think_time_s
+        settings.prometheus_url,
+        body.sid,
+        start,
+        end,
+        body.resolution_s,
+        body.users,
+        body.think_time_s,
     )
-    return store.runs.add(
+    run_id = store.runs.add(
         kind="external",
         scenario=body.sid,
         label=body.label,
@@ -80,18 +89,76 @@ def register_external(store, body: ExternalRun, prometheus_url: str) -> str:
         spec=body.model_dump(mode="json"),
         data=data,
     )
+    # The window's start and end as run events and annotations, at the times they happened.
+    ann = RunAnnotations(settings, store.runs.get(run_id))
+    try:
+        steady_at = start + timedelta(seconds=body.ramp_up_s)
+        ann.start(start, steady_at, end, f"external window registered: {body.sid}")
+        ann.end("finished", "", start, steady_at, end)
+    finally:
+        ann.close()
+    return run_id
+
+
+def start_realtime(request: Request, body: RealtimeRunRequest) -> dict:
+    """Checks the plan against the live exporter, stores the run as running and starts the
+    thread that drives it; the run row."""
+    store, settings = request.app.state.store, request.app.state.settings
+    live: dict[str, RealtimeRun] = request.app.state.live_runs
+    with request.app.state.live_lock:
+        busy = [run_id for run_id, t in live.items() if t.is_alive()]
+        if busy:
+            raise HTTPException(
+                status.HTTP_409_CONFLICT,
+                f"run {busy[0]} is driving the live exporter; cancel it or wait for its end",
+            )
+        try:
+            plan = prepare(settings, body)
+        except ValueError as exc:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
+        except (ExporterError, PrometheusError) as exc:
+            raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(exc)) from exc
+        start = datetime.now(UTC)
+        spec = body.model_dump(mode="json") | {
+            "speed": plan.speed,
+            "wall_resolution_s": plan.wall_step_s,
+        }
+        run_id = store.runs.begin(
+            kind="realtime",
+            scenario=body.scenario,
+            label=body.label,
+            start=start,
+            duration_s=plan.wall(body.duration_s),
+            ramp_up_s=body.ramp_up_s,
+            spec=spec,
+        )
+        run = store.runs.get(run_id)
+        live.clear()
+        live[run_id] = RealtimeRun(store, settings, run, body, plan)
+        live[run_id].start()
+    return run
 
 
 @router.post(
     "",
     status_code=status.HTTP_201_CREATED,
     dependencies=[WriteAuth],
-    summary="Run the model for a window (fast) or register a real system's window (external)",
+    summary="Simulate a run now (fast), drive one on the live exporter (realtime, 202: it "
+    "runs in the background) or register a real system's past window (external)",
 )
-def create_run(body: RunRequest | ExternalRun, store: StoreDep, settings: SettingsDep) -> dict:
+def create_run(
+    body: RunRequest | RealtimeRunRequest | ExternalRun,
+    store: StoreDep,
+    settings: SettingsDep,
+    request: Request,
+    response: Response,
+) -> dict:
+    if isinstance(body, RealtimeRunRequest):
+        response.status_code = status.HTTP_202_ACCEPTED
+        return _with_link(start_realtime(request, body))
     if isinstance(body, ExternalRun):
         try:
-            return store.runs.get(register_external(store, body, settings.prometheus_url))
+            return _with_link(store.runs.get(register_external(store, body, settings)))
         except ValueError as exc:
             raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
         except PrometheusError as exc:
@@ -103,16 +170,32 @@ def create_run(body: RunRequest | ExternalRun, store: StoreDep, settings: Settin
     return store.runs.get(run_id)
 
 
+def _with_link(run: dict) -> dict:
+    """Runs on the monitored system open in the forensics dashboard at their window."""
+    if run["kind"] in ("realtime", "external"):
+        start = int(datetime.fromisoformat(run["start"]).timestamp() * 1000)
+        end = int(datetime.fromisoformat(run["end"]).timestamp() * 1000)
+        run["grafana_path"] = (
+            f"/d/wlmon-forensics/run-forensics?var-run={run['id']}&from={start}&to={end}"
+        )
+    return run
+
+
 @router.get("", summary="All runs, newest first")
 def list_runs(store: StoreDep) -> list[dict]:
-    return store.runs.list()
+    return [_with_link(r) for r in store.runs.list()]
 
 
 def _report(store, run_id: str) -> dict:
     run = store.runs.get(run_id)
-    data = store.runs.data(run_id) if run else None
-    if run is None or data is None:
+    if run is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id!r}")
+    data = store.runs.data(run_id)
+    if data is None:
+        detail = {
+            "running": f"run {run_id} is still running; it ends at {run['end']}",
+        }.get(run["status"], f"run {run_id} has no data ({run['status']}: {run['message']})")
+        raise HTTPException(status.HTTP_409_CONFLICT, detail)
     return build_report(run, data)
 
 
@@ -128,7 +211,24 @@ def get_run(run_id: str, store: StoreDep) -> dict:
     run = store.runs.get(run_id)
     if run is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id!r}")
-    return run
+    return _with_link(run)
+
+
+@router.post(
+    "/{run_id}/cancel",
+    status_code=status.HTTP_202_ACCEPTED,
+    dependencies=[WriteAuth],
+    summary="End a real-time run early; its window so far is still read and reported",
+)
+def cancel_run(run_id: str, store: StoreDep, request: Request) -> dict:
+    run = store.runs.get(run_id)
+    if run is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id!r}")
+    driver = request.app.state.live_runs.get(run_id)
+    if run["status"] != "running" or driver is None or not driver.is_alive():
+        raise HTTPException(status.HTTP_409_CONFLICT, f"run {run_id} is {run['status']}")
+    driver.cancel()
+    return _with_link(run)
 
 
 @router.get(

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import httpx
 import numpy as np
+import yaml
 
 from api.runs.recorder import INDICATORS, RunData
 from exporters.model.solver import COMPONENTS
@@ -42,8 +43,13 @@ def read_window(
     step: float,
     users: int | None,
     think_time_s: float | None,
+    speed: float = 1.0,
 ) -> RunData:
-    """Per step: increases of the ST03 counters, per-instance dialog sums, OS counters."""
+    """Per step: increases of the ST03 counters, per-instance dialog sums, OS counters.
+
+    `speed`: simulated seconds per wall second of the system watched (the live model may run
+    faster than real time); times and per-second rates are given in the system's own time.
+    """
     n = int((end - start).total_seconds() // step)
     if n < 1:
         raise PrometheusError("the window is shorter than one resolution step")
@@ -129,7 +135,7 @@ def read_window(
         _range(
             url,
             f'100 * (1 - sum by (host) (rate(windows_cpu_time_total{{{sel},mode="idle"}}[{win}])) / '
-            f'count by (host) (windows_cpu_time_total{{{sel},mode="idle"}}))',
+            f'count by (host) (windows_cpu_time_total{{{sel},mode="idle"}}) / {speed:g})',
             start,
             end,
             step,
@@ -143,7 +149,7 @@ def read_window(
         "os.{host}.pages_per_s",
         _range(
             url,
-            f"rate(windows_memory_swap_page_operations_total{{{sel}}}[{win}])",
+            f"rate(windows_memory_swap_page_operations_total{{{sel}}}[{win}]) / {speed:g}",
             start,
             end,
             step,
@@ -154,7 +160,7 @@ def read_window(
         _range(
             url,
             f"sum by (host) (rate(windows_physical_disk_read_seconds_total{{{sel}}}[{win}]) + "
-            f"rate(windows_physical_disk_write_seconds_total{{{sel}}}[{win}]))",
+            f"rate(windows_physical_disk_write_seconds_total{{{sel}}}[{win}])) / {speed:g}",
             start,
             end,
             step,
@@ -179,4 +185,34 @@ def read_window(
         "dialog_steps": {},
         "line_items": {},
     }
-    return RunData(grid - start.timestamp(), columns, values, None, None, meta)
+    return RunData((grid - start.timestamp()) * speed, columns, values, None, None, meta)
+
+
+def scrape_interval_s(url: str, target_url: str = "") -> float:
+    """How often Prometheus scrapes `target_url` (a step of a range query must span a few
+    scrapes for increase() to see anything). Before its first scrape round a target is not
+    listed yet; then the global interval of Prometheus's loaded configuration answers."""
+    try:
+        r = httpx.get(f"{url}/api/v1/targets", params={"state": "active"}, timeout=10)
+        r.raise_for_status()
+        targets = r.json()["data"]["activeTargets"]
+        if target_url:
+            mine = [t for t in targets if t.get("scrapeUrl", "").startswith(target_url.rstrip("/"))]
+            targets = mine or targets
+        intervals = [i for i in (_seconds(t.get("scrapeInterval", "")) for t in targets) if i]
+        if intervals:
+            return max(intervals)
+        r = httpx.get(f"{url}/api/v1/status/config", timeout=10)
+        r.raise_for_status()
+        config = yaml.safe_load(r.json()["data"]["yaml"]) or {}
+    except (httpx.HTTPError, KeyError, ValueError, yaml.YAMLError) as exc:
+        raise PrometheusError(f"cannot read Prometheus targets at {url}: {exc}") from exc
+    return _seconds(str(config.get("global", {}).get("scrape_interval", "1m"))) or 60.0
+
+
+def _seconds(text: str) -> float | None:
+    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    for suffix in ("ms", "s", "m", "h"):
+        if text.endswith(suffix) and text[: -len(suffix)].replace(".", "", 1).isdigit():
+            return float(text[: -len(suffix)]) * units[suffix]
+    return None

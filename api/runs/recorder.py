@@ -15,7 +15,6 @@ from exporters.model.engine import Simulation, Snapshot, Totals
 from exporters.model.solver import COMPONENTS, TASK_TYPES
 
 INDICATORS = ("dispatcher_wait", "db_request", "enqueue", "roll_in", "roll_out", "response")
-RAMP_STEPS = 10
 
 
 @dataclass
@@ -93,16 +92,10 @@ def record_fast_run(
     ramp_ticks = round(spec.ramp_up_s / dt)
 
     def users_at(tick: int) -> int:
-        if tick >= ramp_ticks or ramp_ticks == 0:
-            return full_users
-        level = min(RAMP_STEPS, 1 + tick * RAMP_STEPS // ramp_ticks)
-        return max(1, round(full_users * level / RAMP_STEPS))
+        return spec.users_at(tick * dt, full_users)
 
     def faults_at(tick: int) -> tuple[str, ...]:
-        now = tick * dt
-        return tuple(
-            f.name for f in spec.faults if f.start_s <= now and (f.end_s is None or now < f.end_s)
-        )
+        return spec.faults_at(tick * dt)
 
     # Start settled at the first ramp level: the model begins in its steady state.
     current_users = users_at(0)

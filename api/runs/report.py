@@ -64,12 +64,16 @@ class Series:
     def __init__(self, data: RunData, ramp_up_s: float) -> None:
         self.data = data
         self.index = {c: i for i, c in enumerate(data.columns)}
-        # Simulated samples stamp the end of their interval; imported ones are instants,
-        # so without a ramp-up every sample counts.
+        # Recorded samples stamp the end of their interval: an interval counts when it starts
+        # after the ramp-up (one straddling the ramp's end would mix in ramp levels).
+        # Imported samples are instants, so without a ramp-up every sample counts.
+        starts = np.concatenate([[0.0], data.times[:-1]])
         self.mask = (
-            data.times > ramp_up_s + 1e-9 if ramp_up_s > 0 else np.ones(data.times.size, dtype=bool)
+            starts >= ramp_up_s - 1e-9 if ramp_up_s > 0 else np.ones(data.times.size, dtype=bool)
         )
         self.times = data.times[self.mask]
+        self.start_s = float(starts[self.mask][0]) if self.times.size and ramp_up_s > 0 else 0.0
+        self.window_s = float(self.times[-1] - self.start_s) if self.times.size else 0.0
 
     def col(self, name: str) -> np.ndarray:
         return self.data.values[self.mask, self.index[name]]
@@ -339,14 +343,14 @@ def benchmark(s: Series, meta: dict, summary: list[dict], window_s: float) -> di
 
 def build_report(run: dict, data: RunData) -> dict:
     s = Series(data, run["ramp_up_s"])
-    window_s = float(data.times[-1] - run["ramp_up_s"]) if data.times.size else 0.0
+    window_s = s.window_s
     summary, transactions = st03(s)
     sql, pools = sql_and_buffers(data)
     return {
         "run": run,
         "steady_state": {
-            "start_s": run["ramp_up_s"],
-            "end_s": float(data.times[-1]) if data.times.size else 0.0,
+            "start_s": s.start_s,
+            "end_s": float(s.times[-1]) if s.times.size else 0.0,
             "duration_s": window_s,
         },
         "st03": summary,

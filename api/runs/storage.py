@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS runs (
     end TEXT NOT NULL,
     ramp_up_s REAL NOT NULL,
     spec TEXT NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    message TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS run_data (
     run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
@@ -68,6 +69,90 @@ class RunStore:
         self._lock = lock
         with self._lock:
             self._conn.executescript(SCHEMA)
+            columns = {r[1] for r in self._conn.execute("PRAGMA table_info(runs)")}
+            if "message" not in columns:  # a database from before real-time runs
+                self._conn.execute("ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT ''")
+
+    def fail_interrupted(self) -> int:
+        """Runs left 'running' by an API that stopped: no one drives them any more. Called by
+        the API when it starts (not by the CLI, which may share the file with a live API)."""
+        with self._lock:
+            cur = self._conn.execute(
+                "UPDATE runs SET status = 'failed', message = ? WHERE status = 'running'",
+                ("the API stopped while the run was in progress",),
+            )
+        return cur.rowcount
+
+    def begin(
+        self,
+        *,
+        kind: str,
+        scenario: str,
+        label: str,
+        start: datetime,
+        duration_s: float,
+        ramp_up_s: float,
+        spec: dict,
+    ) -> str:
+        """A run in progress: its row now, its data when it ends (`finish`)."""
+        run_id = uuid.uuid4().hex[:12]
+        with self._lock:
+            self._insert_run(
+                run_id, kind, "running", scenario, label, start, duration_s, ramp_up_s, spec
+            )
+        return run_id
+
+    def finish(
+        self, run_id: str, status: str, end: datetime, data: RunData | None, message: str = ""
+    ) -> None:
+        """The run's final status and actual end, and its data, in one transaction."""
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                self._conn.execute(
+                    "UPDATE runs SET status = ?, end = ?, message = ? WHERE id = ?",
+                    (status, end.astimezone(UTC).isoformat(), message, run_id),
+                )
+                if data is not None:
+                    self._insert_data(run_id, data)
+                self._conn.execute("COMMIT")
+            except Exception:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def _insert_run(
+        self, run_id, kind, status, scenario, label, start, duration_s, ramp_up_s, spec
+    ) -> None:
+        end = datetime.fromtimestamp(start.timestamp() + duration_s, UTC)
+        self._conn.execute(
+            "INSERT INTO runs (id, kind, status, scenario, label, start, end, ramp_up_s, spec,"
+            " created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (
+                run_id,
+                kind,
+                status,
+                scenario,
+                label,
+                start.astimezone(UTC).isoformat(),
+                end.isoformat(),
+                ramp_up_s,
+                json.dumps(spec, default=str),
+                datetime.now(UTC).isoformat(),
+            ),
+        )
+
+    def _insert_data(self, run_id: str, data: RunData) -> None:
+        series = _npz(times=data.times, values=data.values, columns=np.array(data.columns))
+        self._conn.execute(
+            "INSERT INTO run_data VALUES (?,?,?,?,?)",
+            (
+                run_id,
+                series,
+                _totals_blob(data.steady_start),
+                _totals_blob(data.steady_end),
+                json.dumps(data.meta),
+            ),
+        )
 
     def add(
         self,
@@ -83,36 +168,13 @@ class RunStore:
     ) -> str:
         """The run and its data in one transaction: both stored or neither."""
         run_id = uuid.uuid4().hex[:12]
-        end = datetime.fromtimestamp(start.timestamp() + duration_s, UTC)
-        series = _npz(times=data.times, values=data.values, columns=np.array(data.columns))
         with self._lock:
             self._conn.execute("BEGIN")
             try:
-                self._conn.execute(
-                    "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        run_id,
-                        kind,
-                        "finished",
-                        scenario,
-                        label,
-                        start.isoformat(),
-                        end.isoformat(),
-                        ramp_up_s,
-                        json.dumps(spec, default=str),
-                        datetime.now(UTC).isoformat(),
-                    ),
+                self._insert_run(
+                    run_id, kind, "finished", scenario, label, start, duration_s, ramp_up_s, spec
                 )
-                self._conn.execute(
-                    "INSERT INTO run_data VALUES (?,?,?,?,?)",
-                    (
-                        run_id,
-                        series,
-                        _totals_blob(data.steady_start),
-                        _totals_blob(data.steady_end),
-                        json.dumps(data.meta),
-                    ),
-                )
+                self._insert_data(run_id, data)
                 self._conn.execute("COMMIT")
             except Exception:
                 self._conn.execute("ROLLBACK")
@@ -122,8 +184,8 @@ class RunStore:
     def list(self) -> list[dict]:
         with self._lock:
             rows = self._conn.execute(
-                "SELECT id, kind, status, scenario, label, start, end, ramp_up_s, created_at"
-                " FROM runs ORDER BY created_at DESC"
+                "SELECT id, kind, status, scenario, label, start, end, ramp_up_s, created_at,"
+                " message FROM runs ORDER BY created_at DESC"
             ).fetchall()
         keys = (
             "id",
@@ -135,6 +197,7 @@ class RunStore:
             "end",
             "ramp_up_s",
             "created_at",
+            "message",
         )
         return [dict(zip(keys, r, strict=True)) for r in rows]
 

@@ -58,8 +58,13 @@ class RunEvents:
         faults: tuple[str, ...] | list[str] = (),
         message: str = "",
         run_id: str = "",
+        at_ns: int | None = None,
+        details: dict[str, str | int | float] | None = None,
     ) -> None:
-        ts = time.time_ns()
+        """`at_ns`: when it happened (default now; a registered past window gives its own);
+        `details`: extra fields, e.g. a run's window for a dashboard's run picker."""
+        ts = at_ns or time.time_ns()
+        details = details or {}
         labels = {"sid": self.sid, "source": "run_events", "event": event, "scenario": scenario}
         if self._write is not None:
             point = Point(MEASUREMENT).time(ts)
@@ -68,6 +73,8 @@ class RunEvents:
             if run_id:
                 point = point.tag("run_id", run_id)
             point = point.field("faults", ",".join(faults)).field("message", message or event)
+            for key, value in details.items():
+                point = point.field(key, value)
             self._write.write(bucket=self.bucket, record=point)
         if self.loki is not None:
             line = json.dumps(
@@ -77,6 +84,7 @@ class RunEvents:
                     "faults": list(faults),
                     "message": message or event,
                     "run_id": run_id,
+                    **details,
                 },
                 sort_keys=True,
             )

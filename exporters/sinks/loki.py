@@ -125,6 +125,19 @@ class LokiSink:
                 [(dict(item.labels), item.ts_ns, item.line) for item in batch],
                 self.timeout_s,
             )
+        except httpx.HTTPStatusError as exc:
+            self.failures += 1
+            if not _retryable(exc.response.status_code):
+                # Loki took the lines it could and says the rest will never do (too old,
+                # too far out of order): retrying would block every later line.
+                log.warning("Loki refused %d line(s), dropping them: %s", len(batch), exc)
+                with self._lock:
+                    for _ in range(len(batch)):
+                        self._buffer.popleft()
+                self.dropped += len(batch)
+                return True
+            log.warning("Loki push of %d line(s) failed, will retry: %s", len(batch), exc)
+            return False
         except httpx.HTTPError as exc:
             self.failures += 1
             log.warning("Loki push of %d line(s) failed, will retry: %s", len(batch), exc)
@@ -134,3 +147,7 @@ class LokiSink:
                 self._buffer.popleft()
         self.sent += len(batch)
         return True
+
+
+def _retryable(status: int) -> bool:
+    return status == 429 or status >= 500

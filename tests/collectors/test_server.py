@@ -56,6 +56,9 @@ def test_faults_switch_while_running(server) -> None:
         ({"faults": ["nope"]}, "unknown fault(s): nope"),
         ({"faults": "db-bottleneck"}, "field 'faults' must be a list"),
         ("not json", "body is not JSON"),
+        ({"faults": [], "users": 0}, "field 'users' must be a positive integer"),
+        ({"faults": [], "users": "many"}, "field 'users' must be a positive integer"),
+        ({"faults": [], "run_id": "a b"}, "field 'run_id' must be up to 64"),
     ],
 )
 def test_bad_control_input_is_a_400_and_changes_nothing(server, body, message) -> None:
@@ -67,6 +70,7 @@ def test_bad_control_input_is_a_400_and_changes_nothing(server, body, message) -
     assert r.status_code == 400
     assert message in r.json()["error"]
     assert server.sim.faults == before
+    assert server.live.users == 5790 and server.live.run_id == ""
 
 
 def test_healthz_and_unknown_paths(server) -> None:
@@ -100,3 +104,23 @@ def test_scenario_switches_while_running(server) -> None:
     assert r.status_code == 200
     assert server.sim is before  # same scenario: only the faults change
     assert "sd-benchmark-2003" in r.json()["scenarios"]
+
+
+def test_users_and_run_id_are_set_and_cleared(server) -> None:
+    """A real-time run ramps users and tags the exporter's run events with its id."""
+    r = httpx.put(
+        _base(server) + "/control/faults", json={"faults": [], "users": 579, "run_id": "r-1"}
+    )
+    assert r.status_code == 200, r.text
+    state = r.json()
+    assert (state["users"], state["run_id"], state["speed"]) == (579, "r-1", 50.0)
+    assert server.sim.scenario.users == 579
+    r = httpx.put(_base(server) + "/control/faults", json={"faults": [], "users": None})
+    assert r.json()["users"] == 5790  # the scenario's own (seed 000: 5,790 users)
+    assert r.json()["run_id"] == "r-1"  # kept until cleared
+    assert (
+        httpx.put(_base(server) + "/control/faults", json={"faults": [], "run_id": ""}).json()[
+            "run_id"
+        ]
+        == ""
+    )

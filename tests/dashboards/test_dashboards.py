@@ -43,7 +43,10 @@ def test_six_dashboards_with_stable_unique_uids() -> None:
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
 def test_datasources_by_uid_and_template_variables(path: Path) -> None:
     dash = COMMITTED[path]
-    assert [v["name"] for v in dash["templating"]["list"]] == ["sid", "sap_instance", "task_type"]
+    names = [v["name"] for v in dash["templating"]["list"]]
+    assert names[:3] == ["sid", "sap_instance", "task_type"]
+    # The forensics dashboard also picks a run (its ids from the run events in InfluxDB).
+    assert names[3:] == (["run"] if dash["uid"] == "wlmon-forensics" else [])
     for panel in dash["panels"]:
         assert panel["datasource"]["uid"] in DATASOURCE_UIDS, panel["title"]
         for target in panel["targets"]:
@@ -94,3 +97,16 @@ def test_panel_threshold_equals_the_alert_threshold(
     steps = _panel(uid, title)["fieldConfig"]["defaults"]["thresholds"]["steps"]
     limit = next(s["value"] for s in steps if s["value"] is not None)
     assert limit * scale == pytest.approx(_rule_threshold(alert))
+
+
+def test_forensics_snaps_to_the_picked_run_and_marks_its_steady_state() -> None:
+    """Issue 8: pick a run, the time range snaps to it, start/faults/end annotations."""
+    dash = next(d for d in COMMITTED.values() if d["uid"] == "wlmon-forensics")
+    run_var = dash["templating"]["list"][3]
+    assert run_var["datasource"]["uid"] == "influxdb" and "run_start" in run_var["query"]
+    runs = dash["panels"][0]
+    link = runs["fieldConfig"]["defaults"]["links"][0]["url"]
+    assert link.startswith("/d/wlmon-forensics/run-forensics?var-run=${__data.fields.run_id}")
+    assert "from=${__data.fields.start_ms}&to=${__data.fields.end_ms}" in link
+    tagged = [a for a in dash["annotations"]["list"] if a.get("target", {}).get("type") == "tags"]
+    assert tagged and tagged[0]["target"]["tags"] == ["$run"]

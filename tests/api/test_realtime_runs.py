@@ -1,0 +1,116 @@
+"""Real-time runs without the stack: the plan's schedule, the checks made against a real
+exporter (started here on 127.0.0.1) before anything is stored, the run store's life cycle.
+The whole path, with Prometheus, Loki, InfluxDB and Grafana, is tests/integration."""
+
+from __future__ import annotations
+
+import socket
+from datetime import UTC, datetime
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.config import Settings
+from api.main import create_app
+from api.runs.spec import RealtimeRunRequest
+from api.store import Store
+from exporters.model.engine import Simulation
+from exporters.server import ExporterServer
+
+AUTH = {"Authorization": "Bearer t"}
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def exporter():
+    srv = ExporterServer(Simulation("sd-benchmark-2003", seed=1), port=0, speed=50.0)
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def client(tmp_path, exporter):
+    settings = Settings(
+        db_path=tmp_path / "db.sqlite",
+        token="t",
+        exporter_url=f"http://127.0.0.1:{exporter.port}",
+        prometheus_url=f"http://127.0.0.1:{_closed_port()}",
+    )
+    with TestClient(create_app(settings)) as c:
+        yield c
+
+
+def test_the_plan_ramps_in_ten_levels_and_switches_faults_at_their_offsets() -> None:
+    req = RealtimeRunRequest(
+        mode="realtime",
+        duration_s=1000,
+        ramp_up_s=100,
+        faults=[{"name": "slow-enqueue-link", "start_s": 300, "end_s": 500}],
+    )
+    assert req.change_points() == [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 300, 500]
+    assert [req.users_at(t, 5790) for t in (0, 10, 95, 100)] == [579, 1158, 5790, 5790]
+    assert req.faults_at(299) == () and req.faults_at(300) == ("slow-enqueue-link",)
+    assert req.faults_at(500) == ()
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({"faults": [{"name": "nope", "start_s": 0}]}, 422, "unknown fault(s): nope"),
+        ({"scenario": "nope"}, 422, "unknown scenario 'nope'"),
+        ({"ramp_up_s": 700}, 422, "ramp_up_s must be shorter"),
+        ({}, 502, "cannot read Prometheus targets"),
+    ],
+)
+def test_a_run_that_cannot_start_is_refused_and_stores_nothing(
+    client, exporter, body, status, message
+) -> None:
+    r = client.post("/runs", json={"mode": "realtime", "duration_s": 600, **body}, headers=AUTH)
+    assert r.status_code == status, r.text
+    assert message in str(r.json()["detail"])
+    assert client.get("/runs").json() == []
+    assert exporter.live.run_id == ""  # the exporter was not touched
+
+
+def test_without_the_exporter_a_run_is_a_502(tmp_path) -> None:
+    settings = Settings(
+        db_path=tmp_path / "db.sqlite", token="t", exporter_url=f"http://127.0.0.1:{_closed_port()}"
+    )
+    with TestClient(create_app(settings)) as c:
+        r = c.post("/runs", json={"mode": "realtime", "duration_s": 600}, headers=AUTH)
+        assert r.status_code == 502 and "cannot reach the exporter" in r.json()["detail"]
+        assert c.get("/runs").json() == []
+
+
+def test_a_run_in_progress_has_no_report_yet_and_one_left_by_a_stopped_api_fails(
+    tmp_path,
+) -> None:
+    path = tmp_path / "db.sqlite"
+    store = Store(path)
+    run_id = store.runs.begin(
+        kind="realtime",
+        scenario="sd-benchmark-2003",
+        label="",
+        start=datetime.now(UTC),
+        duration_s=60,
+        ramp_up_s=0,
+        spec={},
+    )
+    assert store.runs.get(run_id)["status"] == "running"
+    assert Store(path).runs.get(run_id)["status"] == "running"  # the CLI opening it: no change
+    with TestClient(create_app(Settings(db_path=path, token="t"))) as c:
+        run = c.get(f"/runs/{run_id}").json()
+        assert run["status"] == "failed"
+        assert "the API stopped while the run was in progress" in run["message"]
+        r = c.get(f"/runs/{run_id}/report")
+        assert r.status_code == 409 and "has no data" in r.json()["detail"]
+        r = c.post(f"/runs/{run_id}/cancel", headers=AUTH)
+        assert r.status_code == 409 and "is failed" in r.json()["detail"]
+        assert c.post("/runs/nope/cancel", headers=AUTH).status_code == 404
+        assert c.post(f"/runs/{run_id}/cancel").status_code == 401
