@@ -145,6 +145,12 @@ def start_realtime(request: Request, body: RealtimeRunRequest) -> dict:
     dependencies=[WriteAuth],
     summary="Simulate a run now (fast), drive one on the live exporter (realtime, 202: it "
     "runs in the background) or register a real system's past window (external)",
+    responses={
+        202: {"description": "realtime: the run started; poll GET /runs/{id} for its end"},
+        409: {"description": "realtime: another run is driving the live exporter"},
+        422: {"description": "the plan or window is wrong (the message says what)"},
+        502: {"description": "the exporter or Prometheus cannot be reached"},
+    },
 )
 def create_run(
     body: RunRequest | RealtimeRunRequest | ExternalRun,

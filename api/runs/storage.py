@@ -7,8 +7,11 @@ import json
 import sqlite3
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import fields
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -83,8 +86,42 @@ class RunStore:
             )
         return cur.rowcount
 
-    def begin(
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with self._lock:
+            self._conn.execute("BEGIN")
+            try:
+                yield
+                self._conn.execute("COMMIT")
+            except Exception:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def begin(self, **row: Any) -> str:
+        """A run in progress (kind, scenario, label, start, duration_s, ramp_up_s, spec): its
+        row now, its data when it ends (`finish`)."""
+        return self._create("running", None, **row)
+
+    def add(self, *, data: RunData, **row: Any) -> str:
+        """A finished run and its data in one transaction: both stored or neither."""
+        return self._create("finished", data, **row)
+
+    def finish(
+        self, run_id: str, status: str, end: datetime, data: RunData | None, message: str = ""
+    ) -> None:
+        """The run's final status and actual end, and its data, in one transaction."""
+        with self._transaction():
+            self._conn.execute(
+                "UPDATE runs SET status = ?, end = ?, message = ? WHERE id = ?",
+                (status, end.astimezone(UTC).isoformat(), message, run_id),
+            )
+            if data is not None:
+                self._insert_data(run_id, data)
+
+    def _create(
         self,
+        status: str,
+        data: RunData | None,
         *,
         kind: str,
         scenario: str,
@@ -94,31 +131,14 @@ class RunStore:
         ramp_up_s: float,
         spec: dict,
     ) -> str:
-        """A run in progress: its row now, its data when it ends (`finish`)."""
         run_id = uuid.uuid4().hex[:12]
-        with self._lock:
+        with self._transaction():
             self._insert_run(
-                run_id, kind, "running", scenario, label, start, duration_s, ramp_up_s, spec
+                run_id, kind, status, scenario, label, start, duration_s, ramp_up_s, spec
             )
+            if data is not None:
+                self._insert_data(run_id, data)
         return run_id
-
-    def finish(
-        self, run_id: str, status: str, end: datetime, data: RunData | None, message: str = ""
-    ) -> None:
-        """The run's final status and actual end, and its data, in one transaction."""
-        with self._lock:
-            self._conn.execute("BEGIN")
-            try:
-                self._conn.execute(
-                    "UPDATE runs SET status = ?, end = ?, message = ? WHERE id = ?",
-                    (status, end.astimezone(UTC).isoformat(), message, run_id),
-                )
-                if data is not None:
-                    self._insert_data(run_id, data)
-                self._conn.execute("COMMIT")
-            except Exception:
-                self._conn.execute("ROLLBACK")
-                raise
 
     def _insert_run(
         self, run_id, kind, status, scenario, label, start, duration_s, ramp_up_s, spec
@@ -153,33 +173,6 @@ class RunStore:
                 json.dumps(data.meta),
             ),
         )
-
-    def add(
-        self,
-        *,
-        kind: str,
-        scenario: str,
-        label: str,
-        start: datetime,
-        duration_s: float,
-        ramp_up_s: float,
-        spec: dict,
-        data: RunData,
-    ) -> str:
-        """The run and its data in one transaction: both stored or neither."""
-        run_id = uuid.uuid4().hex[:12]
-        with self._lock:
-            self._conn.execute("BEGIN")
-            try:
-                self._insert_run(
-                    run_id, kind, "finished", scenario, label, start, duration_s, ramp_up_s, spec
-                )
-                self._insert_data(run_id, data)
-                self._conn.execute("COMMIT")
-            except Exception:
-                self._conn.execute("ROLLBACK")
-                raise
-        return run_id
 
     def list(self) -> list[dict]:
         with self._lock:
