@@ -113,6 +113,33 @@ class Store:
                 f"UPDATE notifications SET forwarded_to_loki = 1 WHERE id IN ({marks})", ids
             )
 
+    def fired_between(self, start: datetime, end: datetime, sid: str) -> list[dict]:
+        """The alerts of `sid` that started firing in [start, end], once each (Alertmanager
+        repeats a firing alert every group interval), in order."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT alertname, severity, sap_instance, starts_at, annotations"
+                " FROM notifications WHERE status = 'firing' AND sid = ? ORDER BY id",
+                (sid,),
+            ).fetchall()
+        seen, out = set(), []
+        for alertname, severity, instance, starts_at, notes in rows:
+            at = datetime.fromisoformat(starts_at.replace("Z", "+00:00"))
+            key = (alertname, instance, starts_at)
+            if key in seen or not start <= at <= end:
+                continue
+            seen.add(key)
+            out.append(
+                {
+                    "alertname": alertname,
+                    "severity": severity,
+                    "sap_instance": instance,
+                    "starts_at": at.astimezone(UTC).isoformat(),
+                    "summary": json.loads(notes).get("summary", ""),
+                }
+            )
+        return sorted(out, key=lambda a: (a["starts_at"], a["alertname"], a["sap_instance"]))
+
     def notifications(
         self,
         *,

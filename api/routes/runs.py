@@ -202,7 +202,15 @@ def _report(store, run_id: str) -> dict:
             "running": f"run {run_id} is still running; it ends at {run['end']}",
         }.get(run["status"], f"run {run_id} has no data ({run['status']}: {run['message']})")
         raise HTTPException(status.HTTP_409_CONFLICT, detail)
-    return build_report(run, data)
+    report = build_report(run, data)
+    if run["kind"] in ("realtime", "external"):
+        # The monitored system's own alerts over the run's window, as Alertmanager sent them.
+        report["alerts_fired"] = store.fired_between(
+            datetime.fromisoformat(run["start"]),
+            datetime.fromisoformat(run["end"]),
+            data.meta.get("sid", ""),
+        )
+    return report
 
 
 @router.get("/compare", summary="Compare two runs figure by figure")

@@ -202,6 +202,15 @@ def render(report: dict, data: RunData) -> str:
             },
         ]
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    alerts = (
+        "<h2>Alerts that fired</h2>"
+        + table(
+            report["alerts_fired"],
+            ["starts_at", "alertname", "severity", "sap_instance", "summary"],
+        )
+        if report.get("alerts_fired") is not None
+        else ""
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>wlmon run {_esc(run["id"])}</title>
 <style>{CSS}</style></head><body>
@@ -220,7 +229,7 @@ to {_esc(run.get("end", ""))} · steady state {ss["start_s"]:,.0f}–{
             report["breaches"], ["rule", "start_s", "end_s", "peak_ms", "threshold_ms", "diagnosis"]
         )
     }
-<h2>Charts</h2>{"".join(charts) or '<p class="meta">no series</p>'}
+{alerts}<h2>Charts</h2>{"".join(charts) or '<p class="meta">no series</p>'}
 <h2>OS counters: average / minimum / maximum</h2>{table(report["os_counters"])}
 <h2>Expensive SQL (elapsed DB time)</h2>{
         table(

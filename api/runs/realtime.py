@@ -79,8 +79,12 @@ def prepare(settings: Settings, req: RealtimeRunRequest) -> LivePlan:
     unknown = sorted({f.name for f in req.faults} - set(state["available"]))
     if unknown:
         raise ValueError(f"unknown fault(s): {', '.join(unknown)}")
+    faults_before = state["faults"]
     if state.get("run_id"):
-        raise ValueError(f"the exporter is already driven by run {state['run_id']}")
+        # Called only when this API drives no run: the tag was left by an API that stopped
+        # mid-run (that run is marked failed on start), so its faults are not the baseline.
+        log.warning("exporter still tagged with run %s; taking it over", state["run_id"])
+        faults_before = []
     try:
         scenario = Catalog().scenario(req.scenario)
     except ConfigError as exc:
@@ -98,7 +102,7 @@ def prepare(settings: Settings, req: RealtimeRunRequest) -> LivePlan:
         wall_step_s=wall_step,
         full_users=req.users or scenario.users,
         think_time_s=scenario.think_time_s,
-        restore={"scenario": state["scenario"], "faults": state["faults"], "users": None},
+        restore={"scenario": state["scenario"], "faults": faults_before, "users": None},
     )
 
 

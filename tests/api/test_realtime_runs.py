@@ -114,3 +114,27 @@ def test_a_run_in_progress_has_no_report_yet_and_one_left_by_a_stopped_api_fails
         assert r.status_code == 409 and "is failed" in r.json()["detail"]
         assert c.post("/runs/nope/cancel", headers=AUTH).status_code == 404
         assert c.post(f"/runs/{run_id}/cancel").status_code == 401
+
+
+def test_alerts_fired_in_a_window_are_listed_once_each(tmp_path) -> None:
+    """Alertmanager repeats a firing alert every group interval; a report lists it once."""
+    store = Store(tmp_path / "db.sqlite")
+
+    def alert(name: str, starts: str, sid: str = "BMK") -> dict:
+        return {
+            "status": "firing",
+            "starts_at": starts,
+            "labels": {"alertname": name, "severity": "warning", "sid": sid, "sap_instance": "a"},
+            "annotations": {"summary": f"{name} summary"},
+        }
+
+    inside, before = "2026-11-23T10:05:00+00:00", "2026-11-23T09:59:00+00:00"
+    for _ in range(3):
+        store.add_notifications("noc-warning", "g", [alert("SAPEnqueueTimeHigh", inside)])
+    store.add_notifications("noc-warning", "g", [alert("SAPRollInTimeHigh", before)])
+    store.add_notifications("noc-warning", "g", [alert("SAPRollOutTimeHigh", inside, "QAS")])
+    fired = store.fired_between(
+        datetime(2026, 11, 23, 10, 0, tzinfo=UTC), datetime(2026, 11, 23, 10, 10, tzinfo=UTC), "BMK"
+    )
+    assert [(a["alertname"], a["starts_at"]) for a in fired] == [("SAPEnqueueTimeHigh", inside)]
+    assert fired[0]["summary"] == "SAPEnqueueTimeHigh summary"

@@ -1,6 +1,7 @@
 """A real-time run on the live stack: the API drives the exporter through ramp-up and a
 fault, the run's events reach Loki, InfluxDB and Grafana, and the report is read back from
-Prometheus. The model runs 10x real time here: 600 simulated seconds take 60 s."""
+Prometheus. The model runs 10x real time here (and rule windows and for: are scaled by
+0.1): 1,000 simulated seconds take 100 s."""
 
 from __future__ import annotations
 
@@ -19,10 +20,11 @@ pytestmark = pytest.mark.integration
 AUTH = {"Authorization": "Bearer integration-test-token"}
 PLAN = {
     "mode": "realtime",
-    "duration_s": 600,
+    "duration_s": 1000,
     "ramp_up_s": 100,
     "resolution_s": 60,
-    "faults": [{"name": "slow-enqueue-link", "start_s": 300, "end_s": 500}],
+    # Long enough for SAPEnqueueTimeHigh (5-minute mean, for: 5m) to fire within the run.
+    "faults": [{"name": "slow-enqueue-link", "start_s": 300, "end_s": 900}],
     "label": "enqueue fault, real time",
 }
 RUN_EVENTS = {"run_start", "steady_state", "fault_injected", "fault_removed", "run_end"}
@@ -52,9 +54,9 @@ def finished_run(stack) -> dict:
     assert second.status_code == 409 and run["id"] in second.json()["detail"]
     report = httpx.get(f"{api}/runs/{run['id']}/report", timeout=30)
     assert report.status_code == 409 and "still running" in report.json()["detail"]
-    state = httpx.get(f"{url(stack, 'exporter')}/control/faults").json()
-    assert state["run_id"] == run["id"]
-    return _wait_for_end(api, run["id"], timeout=180)
+    exporter = f"{url(stack, 'exporter')}/control/faults"
+    eventually(lambda: httpx.get(exporter).json()["run_id"] == run["id"], timeout=10)
+    return _wait_for_end(api, run["id"], timeout=240)
 
 
 def test_the_run_finishes_and_gives_the_exporter_back(stack, finished_run) -> None:
@@ -69,11 +71,20 @@ def test_the_report_read_from_prometheus_shows_the_fault_and_passes_the_sd_check
 ) -> None:
     rep = httpx.get(f"{url(stack, 'api')}/runs/{finished_run['id']}/report", timeout=60).json()
     # 60 s samples: the first whole one after the 100 s ramp-up starts at 120 s.
-    assert rep["steady_state"] == {"start_s": 120.0, "end_s": 600.0, "duration_s": 480.0}
+    assert rep["steady_state"] == {"start_s": 120.0, "end_s": 960.0, "duration_s": 840.0}
     assert [b["rule"] for b in rep["breaches"]] == ["SAPEnqueueTimeHigh"]
     breach = rep["breaches"][0]
     assert 300 <= breach["start_s"] <= 420 and breach["peak_ms"] > 5.0
     assert "seed 000, 4.3.5.1" in breach["diagnosis"]
+    # What Alertmanager sent over the run's window: the same cause, on the monitored system.
+    fired = {(a["alertname"], a["severity"]) for a in rep["alerts_fired"]}
+    assert fired == {("SAPEnqueueTimeHigh", "warning")}, rep["alerts_fired"]
+    html = httpx.get(
+        f"{url(stack, 'api')}/runs/{finished_run['id']}/report",
+        params={"format": "html"},
+        timeout=60,
+    ).text
+    assert "<h2>Alerts that fired</h2>" in html and "SAPEnqueueTimeHigh" in html
     sd = rep["benchmark"]["sd"]
     # Seed 000 Table 5: 1.96 s dialog response at 5,790 users and 10 s think time; the
     # response-time law X = N / (R + Z) on what Prometheus recorded.
