@@ -22,8 +22,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.store = Store(settings.db_path)
     app.state.store.runs.fail_interrupted()
     app.state.settings = settings
-    # Real-time runs being driven, by id (at most one alive: there is one live model).
-    app.state.live_runs = {}
+    # The real-time run driving the live exporter, if any (there is one live model).
+    app.state.live_run = None
     app.state.live_lock = threading.Lock()
     app.dependency_overrides[get_settings] = lambda: settings
     app.include_router(health.router)

@@ -1,11 +1,12 @@
-"""Parses the durations the CLI accepts: 90, 90s, 15m, 1h, 1h30m."""
+"""Parses durations as the CLI takes them (90, 90s, 15m, 1h, 1h30m) and as Prometheus
+writes them (2s, 1m30s, 500ms)."""
 
 from __future__ import annotations
 
 import re
 
-_PART = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
-_UNIT = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|[smhd]?)")
+_UNIT = {"": 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 def parse_duration(text: str) -> float:

@@ -7,7 +7,16 @@ from exporters.durations import parse_duration
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("90", 90), ("90s", 90), ("15m", 900), ("1h", 3600), ("1h30m", 5400), ("0.5h", 1800)],
+    [
+        ("90", 90),
+        ("90s", 90),
+        ("15m", 900),
+        ("1h", 3600),
+        ("1h30m", 5400),
+        ("0.5h", 1800),
+        ("500ms", 0.5),
+        ("1m30s", 90),
+    ],
 )
 def test_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == seconds

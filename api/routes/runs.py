@@ -21,6 +21,8 @@ from api.runs.spec import RealtimeRunRequest, RunSpec
 from exporters.model.catalog import ConfigError
 
 router = APIRouter(prefix="/runs", tags=["runs"])
+# Runs of the system this stack monitors: in Prometheus, Grafana and Alertmanager's record.
+MONITORED = ("realtime", "external")
 
 
 class RunRequest(RunSpec):
@@ -103,14 +105,13 @@ def register_external(store, body: ExternalRun, settings) -> str:
 def start_realtime(request: Request, body: RealtimeRunRequest) -> dict:
     """Checks the plan against the live exporter, stores the run as running and starts the
     thread that drives it; the run row."""
-    store, settings = request.app.state.store, request.app.state.settings
-    live: dict[str, RealtimeRun] = request.app.state.live_runs
-    with request.app.state.live_lock:
-        busy = [run_id for run_id, t in live.items() if t.is_alive()]
-        if busy:
+    store, settings, state = request.app.state.store, request.app.state.settings, request.app.state
+    with state.live_lock:
+        if state.live_run is not None and state.live_run.is_alive():
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
-                f"run {busy[0]} is driving the live exporter; cancel it or wait for its end",
+                f"run {state.live_run.run_id} is driving the live exporter; cancel it or wait "
+                "for its end",
             )
         try:
             plan = prepare(settings, body)
@@ -118,7 +119,6 @@ def start_realtime(request: Request, body: RealtimeRunRequest) -> dict:
             raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from exc
         except (ExporterError, PrometheusError) as exc:
             raise HTTPException(status.HTTP_502_BAD_GATEWAY, str(exc)) from exc
-        start = datetime.now(UTC)
         spec = body.model_dump(mode="json") | {
             "speed": plan.speed,
             "wall_resolution_s": plan.wall_step_s,
@@ -127,15 +127,14 @@ def start_realtime(request: Request, body: RealtimeRunRequest) -> dict:
             kind="realtime",
             scenario=body.scenario,
             label=body.label,
-            start=start,
+            start=datetime.now(UTC),
             duration_s=plan.wall(body.duration_s),
             ramp_up_s=body.ramp_up_s,
             spec=spec,
         )
         run = store.runs.get(run_id)
-        live.clear()
-        live[run_id] = RealtimeRun(store, settings, run, body, plan)
-        live[run_id].start()
+        state.live_run = RealtimeRun(store, settings, run, body, plan)
+        state.live_run.start()
     return run
 
 
@@ -178,7 +177,7 @@ def create_run(
 
 def _with_link(run: dict) -> dict:
     """Runs on the monitored system open in the forensics dashboard at their window."""
-    if run["kind"] in ("realtime", "external"):
+    if run["kind"] in MONITORED:
         start = int(datetime.fromisoformat(run["start"]).timestamp() * 1000)
         end = int(datetime.fromisoformat(run["end"]).timestamp() * 1000)
         run["grafana_path"] = (
@@ -197,13 +196,17 @@ def _report(store, run_id: str) -> dict:
     if run is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id!r}")
     data = store.runs.data(run_id)
+    if data is None and run["status"] == "running":
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, f"run {run_id} is still running; it ends at {run['end']}"
+        )
     if data is None:
-        detail = {
-            "running": f"run {run_id} is still running; it ends at {run['end']}",
-        }.get(run["status"], f"run {run_id} has no data ({run['status']}: {run['message']})")
-        raise HTTPException(status.HTTP_409_CONFLICT, detail)
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"run {run_id} has no data ({run['status']}: {run['message']})",
+        )
     report = build_report(run, data)
-    if run["kind"] in ("realtime", "external"):
+    if run["kind"] in MONITORED:
         # The monitored system's own alerts over the run's window, as Alertmanager sent them.
         report["alerts_fired"] = store.fired_between(
             datetime.fromisoformat(run["start"]),
@@ -238,8 +241,8 @@ def cancel_run(run_id: str, store: StoreDep, request: Request) -> dict:
     run = store.runs.get(run_id)
     if run is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no run {run_id!r}")
-    driver = request.app.state.live_runs.get(run_id)
-    if run["status"] != "running" or driver is None or not driver.is_alive():
+    driver = request.app.state.live_run
+    if driver is None or driver.run_id != run_id or not driver.is_alive():
         raise HTTPException(status.HTTP_409_CONFLICT, f"run {run_id} is {run['status']}")
     driver.cancel()
     return _with_link(run)

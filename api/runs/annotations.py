@@ -37,7 +37,6 @@ class RunAnnotations:
         at: datetime,
         message: str,
         *,
-        faults: tuple[str, ...] = (),
         details: dict | None = None,
     ) -> None:
         """One event: to InfluxDB and Loki, and to Grafana as an annotation."""
@@ -45,7 +44,6 @@ class RunAnnotations:
         self.events.emit(
             event,
             scenario=self.run["scenario"],
-            faults=faults,
             message=message,
             run_id=self.run["id"],
             at_ns=int(at.timestamp() * 1e9),

@@ -10,6 +10,7 @@ import numpy as np
 import yaml
 
 from api.runs.recorder import INDICATORS, RunData
+from exporters.durations import parse_duration
 from exporters.model.solver import COMPONENTS
 
 
@@ -199,20 +200,13 @@ def scrape_interval_s(url: str, target_url: str = "") -> float:
         if target_url:
             mine = [t for t in targets if t.get("scrapeUrl", "").startswith(target_url.rstrip("/"))]
             targets = mine or targets
-        intervals = [i for i in (_seconds(t.get("scrapeInterval", "")) for t in targets) if i]
+        intervals = [parse_duration(t["scrapeInterval"]) for t in targets if "scrapeInterval" in t]
         if intervals:
             return max(intervals)
         r = httpx.get(f"{url}/api/v1/status/config", timeout=10)
         r.raise_for_status()
         config = yaml.safe_load(r.json()["data"]["yaml"]) or {}
+        # Prometheus's own default when the configuration names none.
+        return parse_duration(str(config.get("global", {}).get("scrape_interval", "1m")))
     except (httpx.HTTPError, KeyError, ValueError, yaml.YAMLError) as exc:
         raise PrometheusError(f"cannot read Prometheus targets at {url}: {exc}") from exc
-    return _seconds(str(config.get("global", {}).get("scrape_interval", "1m"))) or 60.0
-
-
-def _seconds(text: str) -> float | None:
-    units = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
-    for suffix in ("ms", "s", "m", "h"):
-        if text.endswith(suffix) and text[: -len(suffix)].replace(".", "", 1).isdigit():
-            return float(text[: -len(suffix)]) * units[suffix]
-    return None

@@ -122,6 +122,10 @@ class RealtimeRun(threading.Thread):
         self.start_at = datetime.fromisoformat(run["start"])
         self._cancel = threading.Event()
 
+    @property
+    def run_id(self) -> str:
+        return self.run_row["id"]
+
     def cancel(self) -> None:
         self._cancel.set()
 
@@ -137,7 +141,7 @@ class RealtimeRun(threading.Thread):
         ann = RunAnnotations(self.settings, self.run_row)
         req, plan = self.req, self.plan
         steady_at = self._at(req.ramp_up_s)
-        status, message = "finished", ""
+        status, notes = "finished", []
         try:
             ann.start(
                 self.start_at,
@@ -155,7 +159,7 @@ class RealtimeRun(threading.Thread):
                     scenario=req.scenario,
                     faults=list(new_faults),
                     users=req.users_at(offset, plan.full_users),
-                    run_id=self.run_row["id"],
+                    run_id=self.run_id,
                 )
                 now = datetime.now(UTC)
                 # The exporter writes its own fault events (tagged with the run id) to Loki
@@ -172,16 +176,18 @@ class RealtimeRun(threading.Thread):
             if not self._cancel.is_set():
                 self._sleep_until(self._at(req.duration_s))
             if self._cancel.is_set():
-                status, message = "cancelled", "cancelled through the API"
+                status = "cancelled"
+                notes.append("cancelled through the API")
         except Exception as exc:  # the run is recorded as failed, with why
-            log.exception("run %s failed", self.run_row["id"])
-            status, message = "failed", str(exc)
+            log.exception("run %s failed", self.run_id)
+            status = "failed"
+            notes.append(str(exc))
         end = min(datetime.now(UTC), self._at(req.duration_s))
         try:
             self.control.apply(**plan.restore, run_id="")
         except ExporterError as exc:
-            message = f"{message}; the exporter was not restored: {exc}".lstrip("; ")
-        ann.end(status, message, self.start_at, steady_at, end)
+            notes.append(f"the exporter was not restored: {exc}")
+        ann.end(status, "; ".join(notes), self.start_at, steady_at, end)
         data = None
         if status != "failed" and (end - steady_at).total_seconds() >= plan.wall_step_s:
             # Let Prometheus scrape the run's last interval before reading it back.
@@ -198,11 +204,11 @@ class RealtimeRun(threading.Thread):
                     speed=plan.speed,
                 )
             except PrometheusError as exc:
-                status, message = "failed", str(exc)
+                status = "failed"
+                notes.append(str(exc))
         elif status != "failed":
-            message = f"{message}; ended before its steady state: no data".lstrip("; ")
-        message = "; ".join([m for m in (message, *ann.failures) if m])
+            notes.append("ended before its steady state: no data")
         try:
-            self.store.runs.finish(self.run_row["id"], status, end, data, message)
+            self.store.runs.finish(self.run_id, status, end, data, "; ".join(notes + ann.failures))
         finally:
             ann.close()
