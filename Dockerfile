@@ -4,7 +4,9 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY exporters ./exporters
 COPY api ./api
+COPY wlmon ./wlmon
+COPY alerts ./alerts
 RUN pip install --no-cache-dir . && useradd --system --uid 10001 wlmon
 USER wlmon
-ENTRYPOINT ["python", "-m", "exporters"]
+ENTRYPOINT ["python", "-m", "wlmon"]
 CMD ["exporter", "--host", "0.0.0.0"]

@@ -17,8 +17,8 @@ import time
 
 import httpx
 
-from exporters.stack.runtime import Stack
-from exporters.stack.settings import StackSettings, free_port_environment
+from wlmon.stack.runtime import Stack
+from wlmon.stack.settings import StackSettings, free_port_environment
 
 FAULTS = {
     "too-few-work-processes": "SAPDispatcherWaitTimeHigh",

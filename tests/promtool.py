@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from exporters.stack.components import COMPONENTS, cache_root
+from wlmon.stack.components import COMPONENTS, cache_root
 
 
 def promtool_path() -> str:

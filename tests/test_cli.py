@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from exporters.cli import app
+from wlmon.cli import app
 
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from exporters.stack.components import COMPONENTS
+from wlmon.stack.components import COMPONENTS
 
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = REPO / "docker-compose.yml"

@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
-from exporters.stack.components import COMPONENTS
-from exporters.stack.runtime import Stack
-from exporters.stack.settings import StackSettings
+from wlmon.stack.components import COMPONENTS
+from wlmon.stack.runtime import Stack
+from wlmon.stack.settings import StackSettings
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from exporters.stack.components import Component, Step
-from exporters.stack.install import InstallError, install, status
+from wlmon.stack.components import Component, Step
+from wlmon.stack.install import InstallError, install, status
 
 
 def _component(script: str, name: str = "demo") -> Component:

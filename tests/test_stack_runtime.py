@@ -7,9 +7,9 @@ import socket
 import pytest
 import yaml
 
-from exporters.stack import render
-from exporters.stack.runtime import Stack, StackError
-from exporters.stack.settings import Ports, StackSettings
+from wlmon.stack import render
+from wlmon.stack.runtime import Stack, StackError
+from wlmon.stack.settings import Ports, StackSettings
 
 
 def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:

@@ -17,7 +17,7 @@ from influxdb_client import InfluxDBClient, Point
 from influxdb_client.client.write_api import SYNCHRONOUS
 from typer.testing import CliRunner
 
-from exporters.cli import app
+from wlmon.cli import app
 from tests.integration.conftest import grafana, url
 from tests.integration.helpers import eventually
 

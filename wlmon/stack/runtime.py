@@ -23,9 +23,9 @@ from pathlib import Path
 
 import httpx
 
-from exporters.stack import render
-from exporters.stack.components import COMPONENTS
-from exporters.stack.settings import StackSettings
+from wlmon.stack import render
+from wlmon.stack.components import COMPONENTS
+from wlmon.stack.settings import StackSettings
 
 
 class StackError(RuntimeError):
@@ -101,7 +101,7 @@ class Stack:
         exporter_argv = [
             sys.executable,
             "-m",
-            "exporters",
+            "wlmon",
             "exporter",
             "--host",
             local,
@@ -181,7 +181,7 @@ class Stack:
             ),
             Service(
                 "api",
-                [sys.executable, "-m", "exporters", "api", "--host", local, "--port", str(p.api)],
+                [sys.executable, "-m", "wlmon", "api", "--host", local, "--port", str(p.api)],
                 p.api,
                 f"http://{local}:{p.api}",
                 f"http://{local}:{p.api}/healthz",

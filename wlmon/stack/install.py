@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from exporters.stack.components import COMPONENTS, PRELUDE, Component
-from exporters.stack.settings import REPO_DIR
+from wlmon.stack.components import COMPONENTS, PRELUDE, Component
+from wlmon.stack.settings import REPO_DIR
 
 
 class InstallError(RuntimeError):

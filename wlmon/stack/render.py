@@ -17,8 +17,8 @@ from pathlib import Path
 
 import yaml
 
-from exporters.stack.settings import StackSettings
-from exporters.stack.template import TemplateError, expand
+from wlmon.stack.settings import StackSettings
+from wlmon.stack.template import TemplateError, expand
 
 # docker-compose service name and container port -> settings port attribute.
 SERVICE_ADDRESSES = {

@@ -1,3 +1,0 @@
-from exporters.cli import app
-
-app(prog_name="wlmon")

@@ -1,0 +1,1 @@
+"""wlmon: the command line and the native stack manager."""

@@ -1,0 +1,3 @@
+from wlmon.cli import app
+
+app(prog_name="wlmon")

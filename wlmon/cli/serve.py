@@ -1,0 +1,82 @@
+"""`wlmon exporter`, `wlmon api` and `wlmon render-config`: the long-running services."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+import uvicorn
+
+from exporters.model.catalog import ConfigError
+from exporters.model.engine import Simulation
+from exporters.server import serve
+from wlmon.cli.common import console, err, fail
+from wlmon.stack.render import render_alertmanager
+from wlmon.stack.settings import REPO_DIR
+from wlmon.stack.template import TemplateError
+
+app = typer.Typer()
+
+
+@app.command()
+def exporter(
+    scenario: str = typer.Option("sd-benchmark-2003", help="scenario name"),
+    fault: list[str] = typer.Option([], "--fault", help="fault to inject at start (repeatable)"),
+    host: str = typer.Option("127.0.0.1", help="address to bind"),
+    port: int = typer.Option(9300, help="port for /metrics"),
+    seed: int = typer.Option(1, help="random seed"),
+    speed: float = typer.Option(1.0, help="simulated seconds per wall-clock second"),
+    think_time: float = typer.Option(None, help="override the scenario's think time (s)"),
+    loki_url: str = typer.Option(None, help="push ST05 summaries and run events to this Loki"),
+    influx_url: str = typer.Option(None, help="write run events to this InfluxDB"),
+    trace_interval: float = typer.Option(60.0, help="seconds between ST05 summaries sent to Loki"),
+) -> None:
+    """Serve /metrics from the real-time model (faults switchable via /control/faults)."""
+
+    overrides = {"think_time_s": think_time} if think_time is not None else None
+    try:
+        sim = Simulation(scenario, faults=fault, seed=seed, overrides=overrides)
+    except ConfigError as exc:
+        fail(str(exc))
+    try:
+        serve(
+            sim,
+            host=host,
+            port=port,
+            speed=speed,
+            console=err,
+            loki_url=loki_url,
+            influx_url=influx_url,
+            trace_interval_s=trace_interval,
+        )
+    except OSError as exc:
+        fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+@app.command()
+def api(
+    host: str = typer.Option("127.0.0.1", help="address to bind"),
+    port: int = typer.Option(8000, help="port"),
+) -> None:
+    """Serve the wlmon API (FastAPI) with uvicorn."""
+
+    uvicorn.run("api.main:create_app", factory=True, host=host, port=port, log_level="warning")
+
+
+@app.command("render-config")
+def render_config(
+    server: str = typer.Argument(..., help="alertmanager"),
+    out: str = typer.Option(..., "--out", help="directory to write the config into"),
+    template_dir: str = typer.Option(None, help="template folder (default: provisioning/<server>)"),
+) -> None:
+    """Fill a config template from WLMON_* environment variables (docker-compose uses it)."""
+
+    if server != "alertmanager":
+        fail(f"render-config: no template for {server!r} (known: alertmanager)")
+    src = Path(template_dir) if template_dir else REPO_DIR / "provisioning" / server
+    try:
+        path = render_alertmanager(src, dict(os.environ), Path(out))
+    except TemplateError as exc:
+        fail(str(exc))
+    console.print(f"wrote {path}")

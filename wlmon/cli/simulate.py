@@ -1,0 +1,143 @@
+"""`wlmon faults` and `wlmon simulate`: the model in fast mode."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from exporters.durations import parse_duration
+from exporters.model.catalog import Catalog, ConfigError
+from exporters.model.engine import Simulation
+from exporters.model.summary import THRESHOLDS_MS, indicator_values, report
+from wlmon.cli.common import console, err, fail
+
+app = typer.Typer()
+
+
+@app.command()
+def faults(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List the faults that can be injected into a scenario."""
+    try:
+        items = Catalog().faults()
+    except ConfigError as exc:
+        fail(str(exc))
+    if as_json:
+        print(json.dumps([{"name": f.name, "description": f.description} for f in items], indent=2))
+        return
+    table = Table(title="Faults")
+    for col in ("name", "indicator", "description", "source"):
+        table.add_column(col)
+    for f in items:
+        table.add_row(f.name, f.indicator, f.description, f.source)
+    console.print(table)
+
+
+@app.command()
+def simulate(
+    scenario: str = typer.Option("sd-benchmark-2003", help="scenario name"),
+    duration: str = typer.Option("1h", help="simulated time, e.g. 15m, 1h"),
+    fault: list[str] = typer.Option([], "--fault", help="fault to inject (repeatable)"),
+    seed: int = typer.Option(1, help="random seed; the same seed gives the same numbers"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON document"),
+) -> None:
+    """Simulate a run in fast mode and print the ST03 summary and the calibration."""
+    try:
+        seconds = parse_duration(duration)
+    except ValueError as exc:
+        fail(f"--duration: {exc}")
+    try:
+        sim = Simulation(scenario, faults=fault, seed=seed)
+    except ConfigError as exc:
+        fail(str(exc))
+    progress = Progress(
+        TextColumn("simulating {task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:.0f}/{task.total:.0f} s"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        disable=not sys.stderr.isatty(),
+        transient=True,
+    )
+    with progress:
+        task = progress.add_task(scenario, total=seconds)
+        sim.run(
+            seconds, progress=lambda done, total: progress.update(task, completed=done * sim.dt)
+        )
+    doc = report(sim.snapshot(), sim.scenario)
+    if as_json:
+        print(json.dumps(doc, indent=2))
+        return
+    _print_report(doc)
+
+
+def _print_report(doc: dict) -> None:
+    faults_text = ", ".join(doc["faults"]) or "none"
+    title = (
+        f"ST03 workload summary — {doc['scenario']} "
+        f"({doc['duration_s']:.0f} s, faults: {faults_text})"
+    )
+    table = Table(title=title)
+    cols = [
+        "task_type",
+        "steps",
+        "response_ms",
+        "dispatcher_wait_ms",
+        "cpu_ms",
+        "db_request_ms",
+        "enqueue_ms",
+        "roll_in_ms",
+        "roll_out_ms",
+        "load_gen_ms",
+        "gui_ms",
+    ]
+    for c in cols:
+        table.add_column(
+            c.removesuffix("_ms") + (" (ms)" if c.endswith("_ms") else ""), justify="right"
+        )
+    for row in doc["summary"]:
+        table.add_row(
+            *[
+                f"{row[c]:,.1f}"
+                if isinstance(row[c], float)
+                else f"{row[c]:,}"
+                if isinstance(row[c], int)
+                else str(row[c])
+                for c in cols
+            ]
+        )
+    console.print(table)
+    values = indicator_values(doc["summary"])
+    ind = Table(title="Whitepaper thresholds (dialog, seed 000 §4.3.5.1)")
+    for c in ("indicator", "value (ms)", "threshold (ms)", "state"):
+        ind.add_column(c, justify="right")
+    for name, value in values.items():
+        limit = THRESHOLDS_MS[name]
+        state = "[red]breach[/]" if value > limit else "[green]ok[/]"
+        ind.add_row(name, f"{value:,.1f}", f"{limit:,.0f}", state)
+    console.print(ind)
+    cal = Table(title="Calibration against seed 000 Table 5")
+    for c in ("figure", "paper", "model", "residual %", "source"):
+        cal.add_column(c, justify="right")
+    for row in doc["calibration"]:
+        res = row["residual_pct"]
+        colour = "green" if abs(res) <= 5 else "red"
+        cal.add_row(
+            row["figure"],
+            f"{row['paper']:,.3f}",
+            f"{row['model']:,.3f}",
+            f"[{colour}]{res:+.2f}[/]",
+            row["source"],
+        )
+    console.print(cal)
+    law = doc["response_time_law"]
+    console.print(
+        f"Response-time law X = N/(R+Z): measured {law['measured_steps_per_s']:.2f} steps/s, "
+        f"law {law['law_steps_per_s']:.2f} steps/s, residual {law['residual_pct']:+.3f} %"
+    )
+    for text in doc["bent"]:
+        console.print(f"[yellow]bent:[/] {text}")

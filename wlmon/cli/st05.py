@@ -1,0 +1,64 @@
+"""`wlmon st05 top`: the compressed SQL trace."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.table import Table
+
+from exporters.durations import parse_duration
+from exporters.model.catalog import ConfigError
+from wlmon.cli.common import console, fail
+from wlmon.st05top import from_prometheus, from_simulation, sql_texts
+
+app = typer.Typer(help="ST05 SQL trace: the compressed summary.", no_args_is_help=True)
+
+
+@app.command("top")
+def st05_top(
+    window: str = typer.Option("15m", help="time window, e.g. 15m"),
+    prometheus: str = typer.Option(
+        "http://127.0.0.1:9090", help="Prometheus to read the live counters from"
+    ),
+    simulate: bool = typer.Option(False, "--simulate", help="run the model for the window instead"),
+    scenario: str = typer.Option(
+        "sd-benchmark-2003", help="scenario (for --simulate and SQL texts)"
+    ),
+    fault: list[str] = typer.Option([], "--fault", help="fault to inject (with --simulate)"),
+    limit: int = typer.Option(20, help="statements to show"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """The compressed SQL trace sorted by elapsed DB time (seed 000 4.3.5.2)."""
+
+    try:
+        seconds = parse_duration(window)
+    except ValueError as exc:
+        fail(f"--window: {exc}")
+    try:
+        if simulate:
+            rows = from_simulation(scenario, fault, seconds)
+        else:
+            rows = from_prometheus(prometheus, window, sql_texts(scenario))
+    except ConfigError as exc:
+        fail(str(exc))
+    except RuntimeError as exc:
+        fail(f"st05 top: {exc}")
+    rows = rows[:limit]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table(title=f"ST05 summary, last {window}, sorted by elapsed DB time")
+    for col in ("elapsed ms", "executions", "records", "ms/exec", "table", "op", "statement"):
+        table.add_column(col, justify="right" if col[0] in "emr" else "left")
+    for r in rows:
+        table.add_row(
+            f"{r['elapsed_ms']:,.0f}",
+            f"{r['executions']:,.0f}",
+            f"{r['records']:,.0f}",
+            f"{r['per_execution_ms']:,.2f}",
+            r["table"],
+            r["operation"],
+            r["sql"],
+        )
+    console.print(table)

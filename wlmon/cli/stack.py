@@ -1,0 +1,137 @@
+"""`wlmon stack install`, `up`, `down`, `status`: the native stack."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from wlmon.cli.common import console, err, fail
+from wlmon.stack.install import InstallError, install, select, status
+from wlmon.stack.runtime import Stack, StackError
+
+app = typer.Typer()
+
+
+stack_app = typer.Typer(help="Install and check the real servers wlmon runs.", no_args_is_help=True)
+
+
+@stack_app.command("install")
+def stack_install(
+    only: list[str] = typer.Option([], "--only", help="component to install (repeatable)"),
+    check: bool = typer.Option(False, "--check", help="only report what is installed"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON (with --check)"),
+) -> None:
+    """Build the pinned servers into the cache (~/.cache/wlmon or $WLMON_CACHE), once."""
+
+    try:
+        components = select(only)
+    except InstallError as exc:
+        fail(str(exc))
+    if check:
+        rows = [status(c) for c in components]
+        if as_json:
+            print(
+                json.dumps(
+                    [
+                        {
+                            "name": r.name,
+                            "version": r.version,
+                            "installed": r.installed,
+                            "directory": str(r.directory),
+                            "missing": list(r.missing),
+                        }
+                        for r in rows
+                    ]
+                )
+            )
+        else:
+            table = Table(title="wlmon stack")
+            for col in ("component", "version", "installed", "directory"):
+                table.add_column(col)
+            for r in rows:
+                table.add_row(
+                    r.name,
+                    r.version,
+                    "[green]yes[/]" if r.installed else "[red]no[/]",
+                    str(r.directory),
+                )
+            console.print(table)
+        raise typer.Exit(0 if all(r.installed for r in rows) else 1)
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err
+    ) as progress:
+        for comp in components:
+            task = progress.add_task(f"{comp.name} {comp.version}", total=len(comp.steps) + 1)
+            try:
+                result = install(
+                    comp,
+                    on_step=lambda title, t=task, c=comp: progress.update(
+                        t, advance=1, description=f"{c.name} {c.version}: {title}"
+                    ),
+                )
+            except InstallError as exc:
+                fail(str(exc))
+            progress.update(
+                task,
+                completed=len(comp.steps) + 1,
+                description=f"{comp.name} {comp.version}: ready in {result.directory}",
+            )
+
+
+@app.command()
+def up(
+    only: list[str] = typer.Option([], "--only", help="start only this service (repeatable)"),
+    install_missing: bool = typer.Option(True, help="build servers missing from the cache first"),
+) -> None:
+    """Start the native stack on 127.0.0.1 and wait until every service is healthy."""
+
+    if install_missing:
+        stack_install(only=[], check=False, as_json=False)
+    stack = Stack()
+    try:
+        running = stack.up(only=only or None, on_event=lambda msg: err.print(f"[dim]{msg}[/]"))
+    except StackError as exc:
+        fail(str(exc))
+    table = Table(title="wlmon is up")
+    for col in ("service", "pid", "url"):
+        table.add_column(col)
+    for r in running:
+        table.add_row(r.name, str(r.pid), r.url)
+    console.print(table)
+    if any(r.name == "grafana" for r in running):
+        _, source = stack.grafana_password()
+        console.print(f"Grafana admin user: admin; password: {source}.")
+        console.print(
+            "Grafana runs API-only natively (its web frontend cannot be built here); "
+            "for the web UI use docker-compose (see README)."
+        )
+    console.print(f"State, data and logs: {stack.state}")
+
+
+@app.command()
+def down() -> None:
+    """Stop what `wlmon up` started (by recorded pid), cleanly."""
+
+    stopped = Stack().down(on_event=lambda msg: err.print(f"[dim]{msg}[/]"))
+    console.print(f"stopped: {', '.join(stopped) or 'nothing was running'}")
+
+
+@app.command("status")
+def stack_status(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Each service that `wlmon up` started: pid, url and health."""
+
+    rows = Stack().status()
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table(title="wlmon status")
+    for col in ("service", "pid", "url", "healthy"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            r["name"], str(r["pid"]), r["url"], "[green]yes[/]" if r["healthy"] else "[red]no[/]"
+        )
+    console.print(table if rows else "wlmon is not running (no services recorded)")
