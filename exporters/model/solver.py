@@ -19,32 +19,7 @@ import numpy as np
 from exporters.model.config import Scenario, StepDemand
 from exporters.model.queueing import MAX_UTILISATION, finite_source, mmc_stretch, mmc_wait
 from exporters.model.sqltext import sql_text, statement_hash
-
-TASK_TYPES = ("dialog", "update")
-# Time components per step, as ST03 splits a step. cpu is contained in processing.
-COMPONENTS = (
-    "response",
-    "dispatcher_wait",
-    "roll_in",
-    "roll_out",
-    "load_gen",
-    "processing",
-    "cpu",
-    "db_request",
-    "enqueue",
-    "gui",
-)
-# Response = these parts; roll-out and cpu are outside it (cpu lies within processing,
-# roll-out happens after the answer has left).
-RESPONSE_PARTS = (
-    "dispatcher_wait",
-    "roll_in",
-    "load_gen",
-    "processing",
-    "db_request",
-    "enqueue",
-    "gui",
-)
+from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS, TASK_TYPES
 
 
 def bisect_decreasing(

@@ -1,0 +1,218 @@
+"""The one vocabulary of wlmon: ST03 time components, task types and the whitepaper indicators.
+
+The model, the collectors, the report, the HTML page, the CLI tables, the alert-rule builder
+and the dashboard builder all read these names from here, so a component or an indicator is
+added in one place. The threshold numbers live in `alerts/thresholds.yml` (the one file an
+operator tunes); each indicator names its key there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+TASK_TYPES: tuple[str, ...] = ("dialog", "update")
+
+
+@dataclass(frozen=True)
+class Component:
+    """One time component of a step, as ST03/STAD splits it."""
+
+    key: str
+    label: str  # how a table heading or a legend names it
+    help: str  # the ST03 field it mirrors, for HELP texts
+
+
+COMPONENTS_INFO: tuple[Component, ...] = (
+    Component(
+        "response",
+        "Response",
+        "Response time (ST03 'Response time'): from dispatcher entry to answer sent.",
+    ),
+    Component(
+        "dispatcher_wait",
+        "Dispatcher wait",
+        "Wait in the dispatcher queue for a free work process (ST03 'Wait time').",
+    ),
+    Component(
+        "roll_in",
+        "Roll-in",
+        "Roll-in time: user context copied into the work process (ST03 'Roll in time').",
+    ),
+    Component(
+        "roll_out",
+        "Roll-out",
+        "Roll-out time: user context saved after the step (ST03 'Roll out time').",
+    ),
+    Component("load_gen", "Load+gen", "Program load and generation time (ST03 'Load+gen time')."),
+    Component(
+        "processing",
+        "Processing",
+        "Processing time: ABAP work including CPU wait (ST03 'Processing time').",
+    ),
+    Component("cpu", "CPU", "CPU time of the work process (ST03 'CPU time')."),
+    Component(
+        "db_request", "DB request", "Database request time (ST03 'DB time' / 'DB req. time')."
+    ),
+    Component(
+        "enqueue",
+        "Enqueue",
+        "Enqueue time: lock requests to the enqueue server (ST03 'Enqueue time').",
+    ),
+    Component(
+        "gui", "GUI", "GUI time: front-end round trips counted in the response (ST03 'GUI time')."
+    ),
+)
+COMPONENTS: tuple[str, ...] = tuple(c.key for c in COMPONENTS_INFO)
+COMPONENT_BY_KEY: dict[str, Component] = {c.key: c for c in COMPONENTS_INFO}
+# Response = these parts; roll-out and cpu are outside it (cpu lies within processing,
+# roll-out happens after the answer has left).
+RESPONSE_PARTS: tuple[str, ...] = (
+    "dispatcher_wait",
+    "roll_in",
+    "load_gen",
+    "processing",
+    "db_request",
+    "enqueue",
+    "gui",
+)
+# The order in which reports and tables print the components of a step.
+REPORT_ORDER: tuple[str, ...] = (
+    "response",
+    "dispatcher_wait",
+    "cpu",
+    "db_request",
+    "enqueue",
+    "roll_in",
+    "roll_out",
+    "load_gen",
+    "processing",
+    "gui",
+)
+
+
+@dataclass(frozen=True)
+class Indicator:
+    """A whitepaper rule on one time component of dialog steps (seed 000, 4.3.5.1)."""
+
+    component: str  # the ST03 time component it reads (a key of COMPONENTS)
+    alert: str  # the alert that fires on it
+    threshold_key: str  # its key in alerts/thresholds.yml (seconds)
+    critical_multiple: float  # "much higher": the critical twin fires at this multiple
+    summary: str
+    diagnosis: str
+    description: str  # what a breach means, completed by the rule builder with the value
+    value_format: str = "%.0f"  # how the description prints the value in ms
+
+    @property
+    def runbook_anchor(self) -> str:
+        return self.alert.lower()
+
+    @property
+    def label(self) -> str:
+        return COMPONENT_BY_KEY[self.component].label
+
+
+_ROLL_DIAGNOSIS = (
+    "The roll buffer or the extended memory is too small (seed 000, 4.3.5.1 rule 4); "
+    "contexts spill to the roll file. Enlarge rdisp/ROLL_SHM and em/initial_size_MB (4.3.1)."
+)
+# Critical twins ("much higher", the paper's words): dispatcher wait, enqueue and roll
+# times page at 4x their threshold, where the part alone takes 10 % of the 2 s response
+# bound (dispatcher wait 200 ms) or several times the healthy value; DB request time pages
+# at 2x (800 ms), because it is already the largest part of a healthy step (319 ms in
+# Table 5) and at 2x it alone takes 40 % of the bound.
+INDICATORS: tuple[Indicator, ...] = (
+    Indicator(
+        component="dispatcher_wait",
+        alert="SAPDispatcherWaitTimeHigh",
+        threshold_key="dispatcher_wait_seconds",
+        critical_multiple=4,
+        summary="Dialog steps wait in the dispatcher queue for a work process.",
+        description="Dialog steps on {inst} wait {value} ms on average for a free work process",
+        diagnosis=(
+            "Too few dialog work processes are configured for this instance (seed 000, 4.3.5.1 "
+            "rule 1). Add work processes if requests queue in the dispatcher, within what the "
+            "database can serve (4.3.2)."
+        ),
+    ),
+    Indicator(
+        component="db_request",
+        alert="SAPDatabaseRequestTimeHigh",
+        threshold_key="db_request_seconds",
+        critical_multiple=2,
+        summary="Database requests of dialog steps are slow.",
+        description="Dialog steps on {inst} spend {value} ms on average in database requests",
+        diagnosis=(
+            "The database is a bottleneck, or too many work processes in total contend for it "
+            "(seed 000, 4.3.5.1 rule 2). Check buffer-pool hit ratios, disk I/O and the "
+            "expensive statements in ST05 (4.3.5.2)."
+        ),
+    ),
+    Indicator(
+        component="enqueue",
+        alert="SAPEnqueueTimeHigh",
+        threshold_key="enqueue_seconds",
+        critical_multiple=4,
+        summary="Lock requests to the enqueue server are slow.",
+        description=(
+            "Dialog steps on {inst} spend {value} ms on average waiting for the enqueue server"
+        ),
+        diagnosis=(
+            "The enqueue server is a bottleneck (seed 000, 4.3.5.1 rule 3). Configure more "
+            "enqueue work processes or speed up the network to the enqueue server."
+        ),
+        value_format="%.1f",
+    ),
+    Indicator(
+        component="roll_in",
+        alert="SAPRollInTimeHigh",
+        threshold_key="roll_seconds",
+        critical_multiple=4,
+        summary="User contexts are slow to roll in.",
+        description="Roll-in on {inst} takes {value} ms per dialog step on average",
+        diagnosis=_ROLL_DIAGNOSIS,
+    ),
+    Indicator(
+        component="roll_out",
+        alert="SAPRollOutTimeHigh",
+        threshold_key="roll_seconds",
+        critical_multiple=4,
+        summary="User contexts are slow to roll out.",
+        description="Roll-out on {inst} takes {value} ms per dialog step on average",
+        diagnosis=_ROLL_DIAGNOSIS,
+    ),
+)
+INDICATOR_BY_COMPONENT: dict[str, Indicator] = {i.component: i for i in INDICATORS}
+INDICATOR_BY_ALERT: dict[str, Indicator] = {i.alert: i for i in INDICATORS}
+
+# The SD benchmark's pass criterion (seed 000, section 2): average dialog response below 2 s.
+DIALOG_RESPONSE = Indicator(
+    component="response",
+    alert="SAPDialogResponseTimeHigh",
+    threshold_key="dialog_response_seconds",
+    critical_multiple=1,
+    summary="Average dialog response time is at or above the 2 s benchmark bound.",
+    description="Dialog steps of {inst} take {value} s on average",
+    diagnosis=(
+        "The SD benchmark passes only with an average weighted dialog response below 2 s at 10 s "
+        "think time (seed 000, section 2). Look at which part grew (dispatcher wait, DB request, "
+        "enqueue, roll) and at the alerts on those parts."
+    ),
+    value_format="%.2f",
+)
+
+THRESHOLDS_FILE = Path(__file__).resolve().parents[1] / "alerts" / "thresholds.yml"
+
+
+@lru_cache
+def thresholds(path: Path = THRESHOLDS_FILE) -> dict[str, float]:
+    """The tunable threshold numbers (seconds, ratios) from alerts/thresholds.yml."""
+    return yaml.safe_load(path.read_text())
+
+
+def threshold_seconds(indicator: Indicator) -> float:
+    return float(thresholds()[indicator.threshold_key])
