@@ -69,3 +69,29 @@ def test_bad_exports_name_line_and_column_and_store_nothing(
     r = client.post("/imports/st03", content=text.encode(), headers=AUTH)
     assert r.status_code == 422 and message in r.json()["detail"]
     assert client.get("/runs").json() == []
+
+
+# Two exports of update and batch work only: ST03 rows on both sides, no dialog row.
+NO_DIALOG = (
+    "Task type,# Steps,Avg. response time (ms),Avg. DB time (ms)\n"
+    'UPDATE,"{steps}",{response},83\n'
+    "BACKGROUND,120,5400,2900\n"
+)
+
+
+def test_two_imports_without_a_dialog_row_compare_figure_by_figure(client) -> None:
+    """No dialog row means no benchmark figures; the ST03 figures still compare (was a 500)."""
+    ids = []
+    for steps, response in (("464,800", 249), ("464,800", 300)):
+        body = NO_DIALOG.format(steps=steps, response=response).encode()
+        r = client.post("/imports/st03", content=body, headers=AUTH)
+        assert r.status_code == 201, r.text
+        ids.append(r.json()["id"])
+    r = client.get("/runs/compare", params={"base": ids[0], "new": ids[1]})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    figures = {f["figure"]: f for f in doc["figures"]}
+    assert "dialog_steps_per_hour" not in figures
+    assert figures["update_response_ms"]["verdict"] == "worse"
+    assert figures["update_response_ms"]["delta_pct"] == pytest.approx(20.48, abs=0.01)
+    assert doc["repeatable"] is False  # no throughput and response figures to judge by
