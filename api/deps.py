@@ -1,4 +1,5 @@
-"""Shared dependencies: settings, the store, the token check on writes."""
+"""Shared dependencies: settings, the store, the real-time run holder, the token check on
+writes."""
 
 from __future__ import annotations
 
@@ -8,11 +9,16 @@ from typing import Annotated
 from fastapi import Depends, Header, HTTPException, Request, status
 
 from api.config import Settings, get_settings
+from api.services.live import LiveRuns
 from api.store import Store
 
 
 def get_store(request: Request) -> Store:
     return request.app.state.store
+
+
+def get_live(request: Request) -> LiveRuns:
+    return request.app.state.live
 
 
 def require_token(
@@ -38,4 +44,5 @@ def require_token(
 
 StoreDep = Annotated[Store, Depends(get_store)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+LiveDep = Annotated[LiveRuns, Depends(get_live)]
 WriteAuth = Depends(require_token)

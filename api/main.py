@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-import threading
-
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from prometheus_client import make_asgi_app
 
 from api.config import Settings, get_settings
 from api.routes import alerts, health, imports, runs
+from api.services.errors import ServiceError
+from api.services.live import LiveRuns
 from api.store import Store
 from exporters import __version__
+
+
+async def _refused(request: Request, exc: ServiceError) -> JSONResponse:
+    """A service's refusal as its HTTP status and message, so routes need no try/except."""
+    return JSONResponse({"detail": str(exc)}, status_code=exc.status_code)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -22,10 +28,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.store = Store(settings.db_path)
     app.state.store.runs.fail_interrupted()
     app.state.settings = settings
-    # The real-time run driving the live exporter, if any (there is one live model).
-    app.state.live_run = None
-    app.state.live_lock = threading.Lock()
+    app.state.live = LiveRuns()
     app.dependency_overrides[get_settings] = lambda: settings
+    app.add_exception_handler(ServiceError, _refused)
     app.include_router(health.router)
     app.include_router(alerts.router)
     app.include_router(runs.router)

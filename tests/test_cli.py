@@ -164,3 +164,34 @@ def test_a_real_time_run_without_the_api_is_a_clear_error() -> None:
     )
     assert result.exit_code == 2
     assert "cannot reach the API at http://127.0.0.1:1" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "--no-fast", "--duration", "1x"], "--duration: not a duration: '1x'"),
+        (["run", "--no-fast", "--ramp-up", "soon"], "--ramp-up: not a duration: 'soon'"),
+        (
+            ["run", "--no-fast", "--fault", "slow-enqueue-link@1y"],
+            "--fault: not a duration: '1y'",
+        ),
+        (["run", "--duration", "1x"], "--duration: not a duration: '1x'"),
+        (
+            ["run", "--duration", "10m", "--ramp-up", "1h"],
+            "--ramp-up must be shorter than --duration",
+        ),
+        (["run", "--no-fast", "--duration", "10m", "--users", "0"], "--users:"),
+    ],
+)
+def test_bad_run_options_are_an_error_naming_the_option(
+    args: list[str], message: str, tmp_path
+) -> None:
+    """Every option is parsed before anything is recorded or sent to the API."""
+    result = runner.invoke(
+        app,
+        [*args, "--api-url", "http://127.0.0.1:1"],
+        env={"WLMON_API_DB_PATH": str(tmp_path / "db.sqlite")},
+    )
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert message in " ".join(result.output.split())

@@ -9,9 +9,9 @@ import httpx
 import numpy as np
 import yaml
 
-from api.runs.recorder import INDICATORS, RunData
+from api.runs.recorder import INSTANCE_SERIES, RunData
 from exporters.durations import parse_duration
-from exporters.model.solver import COMPONENTS
+from exporters.vocabulary import COMPONENTS
 
 
 class PrometheusError(RuntimeError):
@@ -120,7 +120,7 @@ def read_window(
             step,
         ),
     )
-    for ind in INDICATORS:
+    for ind in INSTANCE_SERIES:
         put(
             f"inst.{{sap_instance}}.{ind}",
             _range(

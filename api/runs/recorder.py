@@ -12,18 +12,29 @@ import numpy as np
 from api.runs.spec import RunSpec
 from exporters.model.catalog import Catalog
 from exporters.model.engine import Simulation, Snapshot, Totals
-from exporters.model.solver import COMPONENTS, TASK_TYPES
+from exporters.vocabulary import COMPONENTS, DIALOG_RESPONSE, INDICATORS, TASK_TYPES
 
-INDICATORS = ("dispatcher_wait", "db_request", "enqueue", "roll_in", "roll_out", "response")
+# Per instance, the dialog-step sums of what the alert rules watch: the whitepaper
+# indicators and the response time.
+INSTANCE_SERIES: tuple[str, ...] = (
+    *(i.component for i in INDICATORS),
+    DIALOG_RESPONSE.component,
+)
 
 
 @dataclass
 class RunData:
+    """A run's series, and the cumulative counters at the start and end of its steady state.
+
+    Only a simulated run has the counters (ST05 statements, buffer pools): PerfMon and ST03
+    imports and windows read from Prometheus carry series alone, so both are None there.
+    """
+
     times: np.ndarray  # seconds since the run's start, end of each interval
     columns: list[str]
     values: np.ndarray  # [time, column]
     steady_start: Totals | None
-    steady_end: Totals
+    steady_end: Totals | None
     meta: dict
 
 
@@ -39,7 +50,7 @@ def _columns(snap: Snapshot) -> list[str]:
     # instance from these, as the alert rules do, before looking for the worst one.
     for inst in snap.state.instances:
         cols.append(f"inst.{inst}.steps")
-        cols += [f"inst.{inst}.{name}" for name in INDICATORS]
+        cols += [f"inst.{inst}.{name}" for name in INSTANCE_SERIES]
     for host in snap.os_hosts:
         cols += [
             f"os.{host}.cpu_pct",
@@ -65,7 +76,7 @@ def _row(before: Totals, snap: Snapshot, dt: float) -> list[float]:
     inst_secs = d_secs[:, 0].sum(axis=1)  # [instance, component]
     for i in range(inst_steps.size):
         row.append(float(inst_steps[i]))
-        row += [float(inst_secs[i, COMPONENTS.index(name)]) for name in INDICATORS]
+        row += [float(inst_secs[i, COMPONENTS.index(name)]) for name in INSTANCE_SERIES]
     busy = t.os_cpu_busy_seconds - before.os_cpu_busy_seconds
     pages = t.os_page_ops - before.os_page_ops
     queue = t.os_disk_queue_seconds - before.os_disk_queue_seconds

@@ -1,5 +1,6 @@
 """What a run is asked to be: the load plan (users, ramp-up, faults at offsets) shared by
-fast runs (simulated now) and real-time runs (driven on the live exporter)."""
+fast runs (simulated now) and real-time runs (driven on the live exporter), and the window of
+a real system (external runs)."""
 
 from __future__ import annotations
 
@@ -73,6 +74,12 @@ class RunSpec(RunPlan):
     start: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 
+class FastRunRequest(RunSpec):
+    """POST /runs without a mode: a fast run."""
+
+    mode: Literal["fast"] = "fast"
+
+
 class RealtimeRunRequest(RunPlan):
     """A real-time run on the live exporter: the API switches its users and faults at the
     offsets (simulated seconds; the exporter's speed turns them into wall time) and reads the
@@ -85,3 +92,20 @@ class RealtimeRunRequest(RunPlan):
         le=3600,
         description="simulated seconds per sample; at least three scrapes of wall time",
     )
+
+
+class ExternalRunRequest(BaseModel):
+    """A window of a real system monitored by this stack; its series are read from
+    Prometheus when it is registered, so the report does not depend on retention."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["external"]
+    sid: str = "BMK"
+    start: datetime
+    end: datetime
+    ramp_up_s: float = Field(default=0.0, ge=0)
+    resolution_s: float = Field(default=15.0, ge=1, le=3600)
+    users: int | None = Field(default=None, gt=0, description="for the response-time law")
+    think_time_s: float | None = Field(default=None, ge=0)
+    label: str = Field(default="", max_length=200)

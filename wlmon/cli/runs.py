@@ -1,13 +1,17 @@
-"""`wlmon run`, `wlmon report` and `wlmon import`: runs, their reports and real data."""
+"""`wlmon run`, `wlmon report` and `wlmon import`: runs, their reports and real data, through
+the same services the API's routes call."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import sqlite3
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import typer
@@ -16,28 +20,86 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from api.config import get_settings
-from api.imports.perfmon import PerfmonError
-from api.routes.imports import store_perfmon
-from api.routes.runs import execute_fast_run
 from api.runs.html import render
-from api.runs.report import build_report
-from api.runs.spec import RunSpec
+from api.runs.report import COMPARED
+from api.runs.spec import RealtimeRunRequest, RunSpec
+from api.services import imports, reports, runs
+from api.services.errors import ServiceError
 from api.store import Store
 from exporters.durations import parse_duration
+from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, threshold_seconds
 from wlmon.cli.common import console, err, fail
 
 app = typer.Typer()
 import_app = typer.Typer(help="Import real data as runs.", no_args_is_help=True)
 
+# The run plan's fields and the options that set them, so an error names the option.
+OPTION = {
+    "scenario": "--scenario",
+    "users": "--users",
+    "duration_s": "--duration",
+    "ramp_up_s": "--ramp-up",
+    "seed": "--seed",
+    "label": "--label",
+    "faults": "--fault",
+}
+_ZERO = re.compile(r"0+(\.0*)?(ms|[smhd])?")
+_FAULT_REF = re.compile(r"faults\[(\d+)\]\.")
 
-def _parse_fault_window(text: str) -> dict:
+
+def _duration(option: str, text: str, *, zero: bool = False) -> float:
+    """Seconds in `text`; an error naming `option` when it is not a duration."""
+    if zero and _ZERO.fullmatch(text.strip()):
+        return 0.0
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        fail(f"{option}: {exc}")
+
+
+def _fault_window(text: str) -> dict[str, Any]:
     """NAME@START-END (durations; END may be empty): db-bottleneck@10m-20m."""
     name, _, window = text.partition("@")
+    if not name:
+        fail(f"--fault: {text!r} has no fault name (NAME@START-END, e.g. db-bottleneck@10m-20m)")
     start, _, end = window.partition("-")
-    item: dict = {"name": name, "start_s": parse_duration(start) if start else 0.0}
+    item: dict[str, Any] = {
+        "name": name,
+        "start_s": _duration("--fault", start, zero=True) if start else 0.0,
+    }
     if end:
-        item["end_s"] = parse_duration(end)
+        item["end_s"] = _duration("--fault", end)
     return item
+
+
+def _explain(exc: ValidationError, faults: list[str]) -> str:
+    """The plan's validation errors in the options' words."""
+
+    def words(text: str) -> str:
+        text = _FAULT_REF.sub(lambda m: f"--fault {faults[int(m[1])]!r}: ", text)
+        for field, option in OPTION.items():
+            text = re.sub(rf"\b{field}\b", option, text)
+        return text
+
+    out = []
+    for e in exc.errors():
+        loc, msg = e["loc"], words(e["msg"].removeprefix("Value error, "))
+        if loc and loc[0] == "faults" and len(loc) > 1:
+            where = f"--fault {faults[int(loc[1])]!r}" + (f" ({loc[2]})" if len(loc) > 2 else "")
+        else:
+            where = OPTION.get(str(loc[0]), str(loc[0])) if loc else ""
+        out.append(f"{where}: {msg}" if where else msg)
+    return "; ".join(out)
+
+
+def _store() -> Store:
+    """The API's database, as WLMON_API_DB_PATH names it."""
+    try:
+        return Store(get_settings().db_path)
+    except ValidationError as exc:
+        fail(f"the WLMON_API_ settings are wrong: {exc.errors()[0]['msg']}")
+    except (OSError, sqlite3.Error) as exc:
+        fail(f"cannot open the API's database {get_settings().db_path}: {exc}")
 
 
 @app.command("run")
@@ -48,7 +110,7 @@ def run_command(
     scenario: str = typer.Option("sd-benchmark-2003", help="scenario name"),
     duration: str = typer.Option("1h", help="length of the run"),
     ramp_up: str = typer.Option("0s", help="ramp-up excluded from the report"),
-    users: int = typer.Option(None, help="users at full load (default: the scenario's)"),
+    users: int | None = typer.Option(None, help="users at full load (default: the scenario's)"),
     fault: list[str] = typer.Option(
         [], "--fault", help="NAME@START-END, e.g. db-bottleneck@20m-30m"
     ),
@@ -63,32 +125,23 @@ def run_command(
     """Record a run; prints its id. --fast (default) simulates it now into the API's
     database; --no-fast asks the running API to drive the live exporter through it
     (token from WLMON_API_TOKEN) and waits for its end."""
-
-    if not fast:
-        body = {
-            "mode": "realtime",
-            "scenario": scenario,
-            "duration_s": parse_duration(duration),
-            "ramp_up_s": parse_duration(ramp_up) if ramp_up not in ("0", "0s") else 0.0,
-            "users": users,
-            "label": label,
-            "faults": [_parse_fault_window(f) for f in fault],
-        }
-        print(_realtime_run(api_url, body))
-        return
+    # Every option is parsed and the plan checked before anything is recorded or sent.
+    plan: dict[str, Any] = {
+        "scenario": scenario,
+        "duration_s": _duration("--duration", duration),
+        "ramp_up_s": _duration("--ramp-up", ramp_up, zero=True),
+        "users": users,
+        "label": label,
+        "faults": [_fault_window(f) for f in fault],
+    }
     try:
-        spec = RunSpec(
-            scenario=scenario,
-            duration_s=parse_duration(duration),
-            ramp_up_s=parse_duration(ramp_up) if ramp_up not in ("0", "0s") else 0.0,
-            users=users,
-            seed=seed,
-            label=label,
-            faults=[_parse_fault_window(f) for f in fault],
-        )
-    except (ValueError, ValidationError) as exc:
-        fail(str(exc))
-    store = Store(get_settings().db_path)
+        spec = RunSpec(**plan, seed=seed) if fast else RealtimeRunRequest(**plan, mode="realtime")
+    except ValidationError as exc:
+        fail(_explain(exc, fault))
+    if not fast:
+        print(_realtime_run(api_url, spec.model_dump(mode="json")))
+        return
+    store = _store()
     with Progress(
         TextColumn("recording run"),
         BarColumn(),
@@ -99,16 +152,23 @@ def run_command(
     ) as progress:
         task = progress.add_task("run", total=spec.duration_s)
         try:
-            run_id = execute_fast_run(
+            run = runs.record_fast(
                 store, spec, progress=lambda done, total: progress.update(task, completed=done)
             )
-        except ValueError as exc:
+        except ServiceError as exc:
             fail(str(exc))
-    print(run_id)
+    print(run["id"])
+
+
+def _detail(r: httpx.Response) -> str:
+    """The API's message, or the start of whatever answered instead (a proxy's page)."""
+    try:
+        return str(r.json().get("detail", r.text))
+    except ValueError:
+        return r.text[:300]
 
 
 def _realtime_run(api_url: str, body: dict) -> str:
-
     token = os.environ.get("WLMON_API_TOKEN", "")
     try:
         r = httpx.post(
@@ -117,10 +177,12 @@ def _realtime_run(api_url: str, body: dict) -> str:
             headers={"Authorization": f"Bearer {token}"},
             timeout=60,
         )
+    except httpx.InvalidURL as exc:
+        fail(f"--api-url: {exc}")
     except httpx.HTTPError as exc:
         fail(f"cannot reach the API at {api_url}: {exc}")
     if r.status_code != 202:
-        fail(f"the API refused the run ({r.status_code}): {r.json().get('detail', r.text)}")
+        fail(f"the API refused the run ({r.status_code}): {_detail(r)}")
     run = r.json()
     err.print(f"run {run['id']} started; it ends at {run['end']}")
     with Progress(
@@ -131,7 +193,13 @@ def _realtime_run(api_url: str, body: dict) -> str:
         while run["status"] == "running":
             time.sleep(2)
             progress.update(task, completed=(datetime.now(UTC) - start).total_seconds())
-            run = httpx.get(f"{api_url}/runs/{run['id']}", timeout=30).json()
+            try:
+                r = httpx.get(f"{api_url}/runs/{run['id']}", timeout=30)
+            except httpx.HTTPError as exc:
+                fail(f"lost the API at {api_url} during run {run['id']} (it goes on): {exc}")
+            if r.status_code != 200:
+                fail(f"the API answered {r.status_code} about run {run['id']}: {_detail(r)}")
+            run = r.json()
     if run["status"] == "failed":
         fail(f"run {run['id']} failed: {run['message']}")
     note = f": {run['message']}" if run["message"] else ""
@@ -143,27 +211,30 @@ def _realtime_run(api_url: str, body: dict) -> str:
 def report_command(
     run_id: str = typer.Argument(..., help="run id (wlmon run prints it)"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
-    html_out: str = typer.Option(None, "--html", help="write the HTML report to this file"),
+    html_out: Path | None = typer.Option(None, "--html", help="write the HTML report to this file"),
 ) -> None:
     """The report of a stored run: ST03, OS counters, breaches, SQL, benchmark checks."""
-
-    store = Store(get_settings().db_path)
-    row, data = store.runs.get(run_id), store.runs.data(run_id)
-    if row is None or data is None:
-        fail(f"no run {run_id!r} in {get_settings().db_path}")
+    store = _store()
+    try:
+        run, data = reports.load(store, run_id)
+    except ServiceError as exc:
+        fail(f"{exc} in {get_settings().db_path}")
     if html_out:
         with Progress(
             TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err
         ) as bar:
             task = bar.add_task("building report", total=3)
-            doc = build_report(row, data)
+            doc = reports.report_of(store, run, data)
             bar.update(task, advance=1, description="rendering HTML")
             page = render(doc, data)
             bar.update(task, advance=1, description=f"writing {html_out}")
-            Path(html_out).write_text(page, encoding="utf-8")
+            try:
+                html_out.write_text(page, encoding="utf-8")
+            except OSError as exc:
+                fail(f"--html: cannot write {html_out}: {exc.strerror or exc}")
             bar.update(task, advance=1, description=f"wrote {html_out}")
         return
-    doc = build_report(row, data)
+    doc = reports.report_of(store, run, data)
     if as_json:
         print(json.dumps(doc, indent=2, default=str))
         return
@@ -175,22 +246,15 @@ def _print_run_report(doc: dict) -> None:
     table = Table(
         title=f"Run {doc['run']['id']} — steady state {ss['start_s']:.0f}-{ss['end_s']:.0f} s"
     )
-    cols = [
-        "task_type",
-        "steps",
-        "response_ms",
-        "dispatcher_wait_ms",
-        "cpu_ms",
-        "db_request_ms",
-        "enqueue_ms",
-        "roll_in_ms",
-        "roll_out_ms",
-    ]
-    for c in cols:
-        table.add_column(c, justify="right")
+    table.add_column("task type")
+    table.add_column("steps", justify="right")
+    for comp in COMPARED:
+        table.add_column(f"{COMPONENT_BY_KEY[comp].label} ms", justify="right")
     for row in doc["st03"]:
         table.add_row(
-            *[f"{row[c]:,.1f}" if isinstance(row[c], float) else f"{row[c]}" for c in cols]
+            row["task_type"],
+            f"{row['steps']:,}",
+            *[f"{row[f'{comp}_ms']:,.1f}" for comp in COMPARED],
         )
     console.print(table)
     os_table = Table(title="OS counters (average / minimum / maximum)")
@@ -216,23 +280,23 @@ def _print_run_report(doc: dict) -> None:
         law = f"{residual:+.2f} %" if residual is not None else "n/a (users unknown)"
         console.print(
             f"SD: response {sd['dialog_response_s']:.3f} s "
-            f"(< 2 s: {sd['dialog_response_below_2s']}), SAPS {sd['saps']:,}, "
-            f"response-time law residual {law}"
+            f"(< {threshold_seconds(DIALOG_RESPONSE):g} s: {sd['dialog_response_below_2s']}), "
+            f"SAPS {sd['saps']:,}, response-time law residual {law}"
         )
 
 
 @import_app.command("perfmon")
 def import_perfmon(
-    file: str = typer.Argument(..., help="PerfMon CSV (typeperf, relog, logman)"),
+    file: Path = typer.Argument(..., help="PerfMon CSV (typeperf, relog, logman)"),
     label: str = typer.Option("", help="a name for the run"),
 ) -> None:
     """Import a Windows Performance Monitor CSV into the API's database; prints the run id."""
-
-    path = Path(file)
-    if not path.is_file():
-        fail(f"{file}: no such file")
     try:
-        run = store_perfmon(Store(get_settings().db_path), path.read_bytes(), label or path.name)
-    except PerfmonError as exc:
+        raw = file.read_bytes()
+    except OSError as exc:
+        fail(f"{file}: {exc.strerror or exc}")
+    try:
+        run = imports.store_perfmon(_store(), raw, label or file.name)
+    except ServiceError as exc:
         fail(f"{file}: {exc}")
     print(run["id"])

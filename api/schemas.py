@@ -1,0 +1,297 @@
+"""What the API answers, one model per document, so the OpenAPI document describes every
+answer; and the Alertmanager payload it takes. Run plans are in api/runs/spec.py.
+
+Answers refuse keys they do not declare (`extra="forbid"`): a key the report gains without
+its model here fails tests/api/test_schemas.py instead of vanishing from the answer.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from exporters.vocabulary import COMPONENT_BY_KEY, REPORT_ORDER
+
+# Times as the store writes them: ISO 8601 in UTC (kept as text so answers are byte-stable).
+Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- errors ------------------------------------------------------------------------------
+
+
+class Error(Answer):
+    """A refusal; the message says what was wrong."""
+
+    detail: str
+
+
+class FieldError(BaseModel):
+    """One field that failed validation, as FastAPI lists it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class InvalidInput(Answer):
+    """422: a message naming what is wrong, or FastAPI's list of the fields that failed."""
+
+    detail: str | list[FieldError]
+
+
+WRITE_REFUSALS = {
+    401: "missing or wrong bearer token",
+    503: "writes are disabled: WLMON_API_TOKEN is not set for the API",
+}
+
+
+def refusals(descriptions: dict[int, str], *, write: bool = False) -> dict[int | str, Any]:
+    """The `responses` entries of a route's 4xx/5xx answers, each with its model."""
+    merged = {**(WRITE_REFUSALS if write else {}), **descriptions}
+    return {
+        code: {"model": InvalidInput if code == 422 else Error, "description": text}
+        for code, text in sorted(merged.items())
+    }
+
+
+# --- health ------------------------------------------------------------------------------
+
+
+class Health(Answer):
+    status: Literal["ok"]
+    version: str
+
+
+# --- runs --------------------------------------------------------------------------------
+
+
+class Run(Answer):
+    id: str
+    kind: Literal["simulated", "realtime", "external", "imported"]
+    status: Literal["running", "finished", "failed", "cancelled"]
+    scenario: str = Field(description="the scenario; the SID for external runs")
+    label: str
+    start: Timestamp
+    end: Timestamp = Field(description="planned while running, actual once ended")
+    ramp_up_s: float
+    created_at: Timestamp
+    message: str = Field(description="why a run failed or ended early; empty when fine")
+    grafana_path: str | None = Field(
+        default=None,
+        description="runs of the monitored system: the forensics dashboard at the run's window",
+    )
+
+
+class SteadyState(Answer):
+    start_s: float
+    end_s: float
+    duration_s: float
+
+
+# Per task type, the mean of every time component per step, in ms (`response_ms`, ...): the
+# fields follow the vocabulary's components, in the order reports print them.
+ST03Row = create_model(
+    "ST03Row",
+    __base__=Answer,
+    __doc__="ST03 per task type over the steady state: steps and mean times per step.",
+    task_type=(str, ...),
+    steps=(int, ...),
+    **{f"{c}_ms": (float, Field(description=COMPONENT_BY_KEY[c].help)) for c in REPORT_ORDER},
+)
+
+
+class TransactionRow(Answer):
+    task_type: str
+    transaction: str
+    steps: int
+    response_ms: float
+
+
+class OSCounterRow(Answer):
+    """One OS counter of one host: average / minimum / maximum (seed 003 Tables 2-3)."""
+
+    host: str
+    counter: str
+    avg: float
+    min: float
+    max: float
+    samples: int
+
+
+class Breach(Answer):
+    """A span in which a whitepaper threshold was passed, with the paper's diagnosis."""
+
+    rule: str = Field(description="the alert whose threshold and diagnosis apply")
+    indicator: str
+    threshold_ms: float
+    start_s: float
+    end_s: float
+    peak_ms: float
+    summary: str
+    diagnosis: str
+
+
+class Statement(Answer):
+    """An expensive SQL statement (ST05) over the steady state."""
+
+    table: str
+    operation: str
+    sql: str
+    executions: float
+    records: float
+    elapsed_s: float
+    per_execution_ms: float
+
+
+class BufferPool(Answer):
+    bufferpool: str
+    data_hit_ratio: float | None = Field(description="none when nothing was read")
+    index_hit_ratio: float | None
+
+
+class ResponseTimeLaw(Answer):
+    """X = N / (R + Z): measured throughput against the law's."""
+
+    measured_steps_per_s: float
+    law_steps_per_s: float | None = Field(description="none when the users are unknown")
+    residual_pct: float | None
+    holds_within_1pct: bool | None
+
+
+class SDCheck(Answer):
+    """The SD benchmark's figures (seed 000 section 2)."""
+
+    dialog_response_s: float
+    dialog_response_below_2s: bool
+    think_time_s: float
+    users: int
+    dialog_steps_per_hour: int
+    saps: int
+    line_items_per_hour: int | None
+    line_items_vs_steps_over_3_pct: float | None
+    response_time_law: ResponseTimeLaw
+
+
+class BaitCheck(Answer):
+    """The BAIT certification's measurement conditions."""
+
+    measured_window_s: float
+    sixty_consecutive_minutes: bool
+    avg_cpu_pct_by_host: dict[str, float]
+    avg_available_mb_by_host: dict[str, float]
+    avg_disk_queue_by_host: dict[str, float]
+    network: str
+
+
+class Benchmark(Answer):
+    """Both checks, or neither when the run has no dialog steps."""
+
+    sd: SDCheck | None = None
+    bait: BaitCheck | None = None
+
+
+class FiredAlert(Answer):
+    alertname: str
+    severity: str
+    sap_instance: str
+    starts_at: Timestamp
+    summary: str
+
+
+class Report(Answer):
+    """A run's report for its steady-state window (ramp-up excluded)."""
+
+    run: Run
+    steady_state: SteadyState
+    st03: list[ST03Row]  # its fields come from the vocabulary
+    transactions: list[TransactionRow]
+    os_counters: list[OSCounterRow]
+    breaches: list[Breach]
+    top_sql: list[Statement]
+    bufferpools: list[BufferPool]
+    benchmark: Benchmark
+    alerts_fired: list[FiredAlert] | None = Field(
+        default=None,
+        description="runs of the monitored system: the alerts Alertmanager sent in the window",
+    )
+
+
+class Figure(Answer):
+    figure: str
+    base: float
+    new: float
+    delta_pct: float
+    verdict: Literal["same", "better", "worse"] = Field(description="same: within 5 %")
+
+
+class Comparison(Answer):
+    base: str
+    new: str
+    figures: list[Figure]
+    repeatable: bool
+    criterion: str
+
+
+# --- alerts ------------------------------------------------------------------------------
+
+
+class AlertmanagerAlert(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    status: Literal["firing", "resolved"]
+    labels: dict[str, str]
+    annotations: dict[str, str] = Field(default_factory=dict)
+    startsAt: datetime
+    endsAt: datetime | None = None
+    generatorURL: str = ""
+    fingerprint: str = ""
+
+
+class AlertmanagerPayload(BaseModel):
+    """Alertmanager webhook payload, version 4."""
+
+    model_config = ConfigDict(extra="allow")
+
+    version: str
+    groupKey: str
+    status: Literal["firing", "resolved"]
+    receiver: str
+    groupLabels: dict[str, str] = Field(default_factory=dict)
+    commonLabels: dict[str, str] = Field(default_factory=dict)
+    commonAnnotations: dict[str, str] = Field(default_factory=dict)
+    externalURL: str = ""
+    alerts: list[AlertmanagerAlert] = Field(min_length=1, max_length=1000)
+
+
+class Notification(Answer):
+    """One alert of a notification, as stored."""
+
+    id: int
+    received_at: Timestamp
+    receiver: str
+    group_key: str
+    status: Literal["firing", "resolved"]
+    alertname: str
+    severity: str
+    sid: str
+    sap_instance: str
+    fingerprint: str
+    starts_at: Timestamp
+    ends_at: Timestamp | None
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    forwarded_to_loki: bool
+
+
+class WebhookResult(Answer):
+    stored: int
+    ids: list[int]
+    forwarded_to_loki: int

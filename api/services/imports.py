@@ -1,0 +1,92 @@
+"""Imports of real data as runs the same report reads: a Windows PerfMon CSV (OS counters)
+or an ST03 workload export (one interval of steps and times per task type and transaction).
+A file that fails to parse stores nothing."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+
+from api.imports import perfmon, st03
+from api.runs.recorder import RunData
+from api.services.errors import Invalid
+from api.services.runs import get_run
+from api.store import Store
+
+
+def store_perfmon(store: Store, raw: bytes, label: str) -> dict:
+    """Parse and store as one run; the run."""
+    try:
+        data = perfmon.parse(raw)
+    except perfmon.PerfmonError as exc:
+        raise Invalid(str(exc)) from exc
+    run = RunData(
+        times=data.times,
+        columns=data.columns,
+        values=data.values,
+        steady_start=None,  # a PerfMon log has no cumulative SAP counters
+        steady_end=None,
+        meta={"source": "perfmon", "hosts": data.hosts, "counter_names": data.names},
+    )
+    run_id = store.runs.add(
+        kind="imported",
+        scenario="perfmon",
+        label=label,
+        start=data.start,
+        duration_s=float(data.times[-1]),
+        ramp_up_s=0.0,
+        spec={"source": "perfmon", "samples": int(data.times.size), "hosts": data.hosts},
+        data=run,
+    )
+    return get_run(store, run_id)
+
+
+def _st03_totals(rows: list[st03.ST03Row]) -> tuple[dict[str, float], list[str]]:
+    """Sums per column (`st03.<task>.<part>`, `tx.<task>.<tx>.steps|response`) and the
+    transactions in the order the export lists them."""
+    totals: dict[str, float] = {}
+    transactions: list[str] = []
+
+    def add(name: str, value: float) -> None:
+        totals[name] = totals.get(name, 0.0) + value
+
+    for r in rows:
+        if r.transaction:
+            if r.transaction not in transactions:
+                transactions.append(r.transaction)
+            add(f"tx.{r.task_type}.{r.transaction}.steps", r.steps)
+            add(f"tx.{r.task_type}.{r.transaction}.response", r.seconds.get("response", 0.0))
+        add(f"st03.{r.task_type}.steps", r.steps)
+        for part, secs in r.seconds.items():
+            add(f"st03.{r.task_type}.{part}", secs)
+    return totals, transactions
+
+
+def store_st03(store: Store, raw: bytes, label: str) -> dict:
+    """An ST03 export as a run of one interval; the report's ST03 tables read it like a
+    recorded run. The run."""
+    try:
+        rows = st03.parse(raw)
+    except st03.ST03Error as exc:
+        raise Invalid(str(exc)) from exc
+    totals, transactions = _st03_totals(rows)
+    run = RunData(
+        times=np.array([1.0]),
+        columns=list(totals),
+        values=np.array([list(totals.values())]),
+        steady_start=None,  # an export holds averages and totals, not counter readings
+        steady_end=None,
+        meta={"source": "st03", "transactions": transactions},
+    )
+    run_id = store.runs.add(
+        kind="imported",
+        scenario="st03",
+        label=label,
+        start=datetime.now(UTC),
+        duration_s=1.0,
+        ramp_up_s=0.0,
+        spec={"source": "st03", "rows": len(rows)},
+        data=run,
+    )
+    return get_run(store, run_id)

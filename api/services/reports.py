@@ -1,0 +1,51 @@
+"""Reports of stored runs (JSON-ready or as one HTML page) and comparisons of two runs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from api.runs.html import render
+from api.runs.recorder import RunData
+from api.runs.report import build_report, compare
+from api.services.errors import Conflict, NotFound
+from api.services.runs import MONITORED
+from api.store import Store
+
+
+def load(store: Store, run_id: str) -> tuple[dict, RunData]:
+    """The run and its data; a run still running or one that failed has none yet."""
+    run = store.runs.get(run_id)
+    if run is None:
+        raise NotFound(f"no run {run_id!r}")
+    data = store.runs.data(run_id)
+    if data is None and run["status"] == "running":
+        raise Conflict(f"run {run_id} is still running; it ends at {run['end']}")
+    if data is None:
+        raise Conflict(f"run {run_id} has no data ({run['status']}: {run['message']})")
+    return run, data
+
+
+def report_of(store: Store, run: dict, data: RunData) -> dict:
+    report = build_report(run, data)
+    if run["kind"] in MONITORED:
+        # The monitored system's own alerts over the run's window, as Alertmanager sent them.
+        report["alerts_fired"] = store.fired_between(
+            datetime.fromisoformat(run["start"]),
+            datetime.fromisoformat(run["end"]),
+            data.meta.get("sid", ""),
+        )
+    return report
+
+
+def report(store: Store, run_id: str) -> dict:
+    return report_of(store, *load(store, run_id))
+
+
+def page(store: Store, run_id: str) -> str:
+    """The report as one self-contained HTML page."""
+    run, data = load(store, run_id)
+    return render(report_of(store, run, data), data)
+
+
+def compare_runs(store: Store, base: str, new: str) -> dict:
+    return compare(report(store, base), report(store, new))

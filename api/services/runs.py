@@ -1,0 +1,105 @@
+"""Runs: simulate one now (fast), register a real system's past window (external), list and
+fetch them. Real-time runs, which hold the live exporter, are in api/services/live.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from api.config import Settings
+from api.runs.annotations import RunAnnotations
+from api.runs.fromprom import PrometheusError, read_window
+from api.runs.recorder import record_fast_run
+from api.runs.spec import ExternalRunRequest, RunSpec
+from api.services.errors import Invalid, NotFound, Unreachable
+from api.store import Store
+from exporters.model.catalog import ConfigError
+
+# Runs of the system this stack monitors: in Prometheus, Grafana and Alertmanager's record.
+MONITORED = ("realtime", "external")
+
+
+def with_link(run: dict) -> dict:
+    """Runs on the monitored system open in the forensics dashboard at their window."""
+    if run["kind"] in MONITORED:
+        start = int(datetime.fromisoformat(run["start"]).timestamp() * 1000)
+        end = int(datetime.fromisoformat(run["end"]).timestamp() * 1000)
+        run["grafana_path"] = (
+            f"/d/wlmon-forensics/run-forensics?var-run={run['id']}&from={start}&to={end}"
+        )
+    return run
+
+
+def get_run(store: Store, run_id: str) -> dict:
+    run = store.runs.get(run_id)
+    if run is None:
+        raise NotFound(f"no run {run_id!r}")
+    return with_link(run)
+
+
+def list_runs(store: Store) -> list[dict]:
+    return [with_link(r) for r in store.runs.list()]
+
+
+def record_fast(
+    store: Store, spec: RunSpec, progress: Callable[[float, float], None] | None = None
+) -> dict:
+    """Simulate the run now and store it with its series; the run."""
+    try:
+        data = record_fast_run(spec, progress=progress)
+    except ConfigError as exc:  # an unknown scenario or fault
+        raise Invalid(str(exc)) from exc
+    run_id = store.runs.add(
+        kind="simulated",
+        scenario=spec.scenario,
+        label=spec.label,
+        start=spec.start,
+        duration_s=spec.duration_s,
+        ramp_up_s=spec.ramp_up_s,
+        spec=spec.model_dump(mode="json", exclude={"mode"}),
+        data=data,
+    )
+    return get_run(store, run_id)
+
+
+def register_external(store: Store, settings: Settings, req: ExternalRunRequest) -> dict:
+    """Read the window's series from Prometheus and store them as a run; the run."""
+    start, end = req.start.astimezone(UTC), req.end.astimezone(UTC)
+    if end <= start:
+        raise Invalid("end must be after start")
+    if end > datetime.now(UTC):
+        raise Invalid("end is in the future: register the window once it has ended")
+    if req.ramp_up_s >= (end - start).total_seconds():
+        raise Invalid("ramp_up_s must be shorter than the window")
+    try:
+        data = read_window(
+            settings.prometheus_url,
+            req.sid,
+            start,
+            end,
+            req.resolution_s,
+            req.users,
+            req.think_time_s,
+        )
+    except PrometheusError as exc:
+        raise Unreachable(str(exc)) from exc
+    run_id = store.runs.add(
+        kind="external",
+        scenario=req.sid,
+        label=req.label,
+        start=start,
+        duration_s=(end - start).total_seconds(),
+        ramp_up_s=req.ramp_up_s,
+        spec=req.model_dump(mode="json"),
+        data=data,
+    )
+    # The window's start and end as run events and annotations, at the times they happened.
+    run = get_run(store, run_id)
+    ann = RunAnnotations(settings, run)
+    try:
+        steady_at = start + timedelta(seconds=req.ramp_up_s)
+        ann.start(start, steady_at, end, f"external window registered: {req.sid}")
+        ann.end("finished", "", start, steady_at, end)
+    finally:
+        ann.close()
+    return run

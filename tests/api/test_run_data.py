@@ -1,0 +1,65 @@
+"""RunData as every producer makes it (fast runs, PerfMon and ST03 imports, windows read from
+Prometheus) holds what its type hints declare, and the report reads all of them."""
+
+from __future__ import annotations
+
+import types
+from dataclasses import fields
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+import pytest
+
+from api.runs.recorder import RunData, record_fast_run
+from api.runs.report import build_report
+from api.runs.spec import RunSpec
+from api.services import imports, runs
+from api.store import Store
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    """isinstance() against a type hint, unions (X | None) included; generics by origin."""
+    if get_origin(hint) in (Union, types.UnionType):
+        return any(_conforms(value, arg) for arg in get_args(hint))
+    if hint is type(None):
+        return value is None
+    return isinstance(value, get_origin(hint) or hint)
+
+
+def _mistyped(data: RunData) -> list[str]:
+    hints = get_type_hints(RunData)
+    return [
+        f"{f.name} = {type(getattr(data, f.name)).__name__}, declared {hints[f.name]}"
+        for f in fields(RunData)
+        if not _conforms(getattr(data, f.name), hints[f.name])
+    ]
+
+
+def test_the_conformance_check_can_fail() -> None:
+    assert not _conforms(None, int) and _conforms(None, int | None) and _conforms([], list[str])
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory) -> dict[str, RunData]:
+    # The services store what the producers made; reading back goes through SQLite too.
+    store = Store(tmp_path_factory.mktemp("data") / "db.sqlite")
+    out = {"fast": record_fast_run(RunSpec(duration_s=120, ramp_up_s=30))}
+    for name, parse, path in (
+        ("perfmon", imports.store_perfmon, FIXTURES / "perfmon" / "relog-utf8.csv"),
+        ("st03", imports.store_st03, FIXTURES / "st03" / "per-task-type.csv"),
+    ):
+        run = parse(store, path.read_bytes(), name)
+        out[name] = store.runs.data(run["id"])
+    fast = runs.record_fast(store, RunSpec(duration_s=60, label="stored"))
+    out["fast, stored"] = store.runs.data(fast["id"])
+    return out
+
+
+@pytest.mark.parametrize("producer", ["fast", "perfmon", "st03", "fast, stored"])
+def test_every_producer_makes_run_data_as_declared(stored, producer) -> None:
+    data = stored[producer]
+    assert _mistyped(data) == []
+    report = build_report({"id": producer, "ramp_up_s": 0.0}, data)
+    assert set(report) >= {"st03", "top_sql", "bufferpools"}
