@@ -3,7 +3,7 @@ report reads."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
@@ -31,20 +31,26 @@ async def _read_limited(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-REFUSED = refusals(
-    {413: "the file is too large", 422: "the file cannot be read (the message names the line)"},
-    write=True,
-)
+# Both imports answer alike: the run they stored, or why the file was refused.
+AS_RUN: dict[str, Any] = {
+    "status_code": status.HTTP_201_CREATED,
+    "response_model": Run,
+    "response_model_exclude_unset": True,
+    "dependencies": [WriteAuth],
+    "responses": refusals(
+        {
+            413: "the file is too large",
+            422: "the file cannot be read (the message names the line)",
+        },
+        write=True,
+    ),
+}
 
 
 @router.post(
     "/perfmon",
-    status_code=status.HTTP_201_CREATED,
-    response_model=Run,
-    response_model_exclude_unset=True,
-    dependencies=[WriteAuth],
     summary="Import a Windows Performance Monitor CSV (typeperf, relog, logman) as a run",
-    responses=REFUSED,
+    **AS_RUN,
 )
 async def import_perfmon(request: Request, store: StoreDep, label: Label = "") -> dict:
     raw = await _read_limited(request, MAX_BYTES)
@@ -54,12 +60,8 @@ async def import_perfmon(request: Request, store: StoreDep, label: Label = "") -
 
 @router.post(
     "/st03",
-    status_code=status.HTTP_201_CREATED,
-    response_model=Run,
-    response_model_exclude_unset=True,
-    dependencies=[WriteAuth],
     summary="Import an ST03/ST03N workload export (CSV) as a run; columns in api/imports/st03.py",
-    responses=REFUSED,
+    **AS_RUN,
 )
 async def import_st03(request: Request, store: StoreDep, label: Label = "") -> dict:
     raw = await _read_limited(request, ST03_MAX)
