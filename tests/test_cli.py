@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from api.config import get_settings
 from wlmon.cli import app
 
 runner = CliRunner()
@@ -118,8 +119,6 @@ def test_st05_top_without_prometheus_is_a_clear_error() -> None:
 
 def test_run_import_and_report_through_the_cli(tmp_path) -> None:
     env = {"WLMON_API_DB_PATH": str(tmp_path / "db.sqlite")}
-    from api.config import get_settings
-
     get_settings.cache_clear()
     try:
         result = runner.invoke(
@@ -144,6 +143,14 @@ def test_run_import_and_report_through_the_cli(tmp_path) -> None:
         doc = json.loads(rep.stdout)
         assert doc["run"]["label"] == "cli"
         assert any(b["rule"] == "SAPEnqueueTimeHigh" for b in doc["breaches"])
+        table = runner.invoke(app, ["report", run_id], env={**env, "COLUMNS": "200"})
+        assert table.exit_code == 0, table.output
+        assert "Dispatcher wait ms" in table.stdout and "SAPEnqueueTimeHigh" in table.stdout
+        unwritable = runner.invoke(
+            app, ["report", run_id, "--html", str(tmp_path / "no" / "such" / "r.html")], env=env
+        )
+        assert unwritable.exit_code == 2
+        assert "--html: cannot write" in " ".join(unwritable.output.split())
         fixtures = Path(__file__).parent / "fixtures" / "perfmon"
         imp = runner.invoke(app, ["import", "perfmon", str(fixtures / "relog-utf8.csv")], env=env)
         assert imp.exit_code == 0, imp.output

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 from fastapi.testclient import TestClient
 
 from api.config import Settings
 from api.main import create_app
+from exporters.vocabulary import INDICATOR_BY_ALERT
 
 AUTH = {"Authorization": "Bearer t"}
 HEALTHY = {"duration_s": 1200, "ramp_up_s": 120, "seed": 3, "label": "healthy"}
@@ -78,6 +81,7 @@ def test_report_shows_the_breach_with_the_papers_diagnosis(client, runs) -> None
     assert 480 <= b["start_s"] <= 780 and 840 <= b["end_s"] <= 1200
     assert b["peak_ms"] > 10 and b["threshold_ms"] == 5
     assert "enqueue" in b["diagnosis"].lower() and "seed 000" in b["diagnosis"]
+    assert b["diagnosis"] == INDICATOR_BY_ALERT["SAPEnqueueTimeHigh"].diagnosis
     assert {x["rule"] for x in rep["breaches"]} <= {
         "SAPEnqueueTimeHigh",
         "SAPDialogResponseTimeHigh",
@@ -129,8 +133,6 @@ def test_unknown_run_is_404_and_writes_need_the_token(client) -> None:
 
 
 def test_external_window_without_prometheus_is_a_502_and_stores_nothing(tmp_path) -> None:
-    from datetime import UTC, datetime, timedelta
-
     settings = Settings(
         db_path=tmp_path / "db.sqlite", token="t", prometheus_url="http://127.0.0.1:1"
     )
