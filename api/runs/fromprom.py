@@ -186,7 +186,14 @@ def read_window(
         "dialog_steps": {},
         "line_items": {},
     }
-    return RunData((grid - start.timestamp()) * speed, columns, values, None, None, meta)
+    return RunData(
+        times=(grid - start.timestamp()) * speed,
+        columns=columns,
+        values=values,
+        steady_start=None,  # statement and buffer-pool counters are not read back
+        steady_end=None,
+        meta=meta,
+    )
 
 
 def scrape_interval_s(url: str, target_url: str = "") -> float:

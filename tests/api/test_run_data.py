@@ -1,15 +1,19 @@
 """RunData as every producer makes it (fast runs, PerfMon and ST03 imports, windows read from
-Prometheus) holds what its type hints declare, and the report reads all of them."""
+Prometheus) holds what its type hints declare, and the report reads all of them. Imports
+and Prometheus windows have no steady-state counters: None, which the type must admit."""
 
 from __future__ import annotations
 
 import types
 from dataclasses import fields
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
+import numpy as np
 import pytest
 
+from api.runs import fromprom
 from api.runs.recorder import RunData, record_fast_run
 from api.runs.report import build_report
 from api.runs.spec import RunSpec
@@ -54,10 +58,23 @@ def stored(tmp_path_factory) -> dict[str, RunData]:
         out[name] = store.runs.data(run["id"])
     fast = runs.record_fast(store, RunSpec(duration_s=60, label="stored"))
     out["fast, stored"] = store.runs.data(fast["id"])
+    start = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
+
+    def answer(url, query, start, end, step) -> list[dict]:
+        """Prometheus's answer to every range query: one series of 1s."""
+        labels = {"task_type": "dialog", "transaction": "VA01", "sap_instance": "a", "host": "h"}
+        stamps = start.timestamp() + step * np.arange(1, 5)
+        return [{"metric": labels, "values": [[t, "1"] for t in stamps]}]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fromprom, "_range", answer)
+        out["prometheus"] = fromprom.read_window(
+            "http://prometheus", "BMK", start, start + timedelta(minutes=4), 60, None, None
+        )
     return out
 
 
-@pytest.mark.parametrize("producer", ["fast", "perfmon", "st03", "fast, stored"])
+@pytest.mark.parametrize("producer", ["fast", "perfmon", "st03", "fast, stored", "prometheus"])
 def test_every_producer_makes_run_data_as_declared(stored, producer) -> None:
     data = stored[producer]
     assert _mistyped(data) == []
