@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import socket
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import SecretStr
 
 from wlmon.stack import render
 from wlmon.stack.runtime import Stack, StackError
@@ -69,3 +72,245 @@ def test_a_missing_server_binary_says_how_to_install_it(tmp_path, monkeypatch) -
         StackError, match=r"loki: .*loki-3.7.8/loki is not installed; run `wlmon stack install`"
     ):
         Stack(StackSettings(state_dir=tmp_path)).up(only=["loki"])
+
+
+# Every port differs from its default and from the others, so a port read from the wrong
+# setting shows; paths are fixed so the table below is the whole answer.
+PINNED_PORTS = Ports(
+    grafana=10001,
+    prometheus=10002,
+    alertmanager=10003,
+    alertmanager_cluster=0,
+    loki=10005,
+    loki_grpc=10006,
+    influxdb=10007,
+    influxdb_rpc=10008,
+    telegraf=10009,
+    exporter=10010,
+    api=10011,
+)
+
+
+def _pinned_settings(**changes) -> StackSettings:
+    return StackSettings(
+        state_dir=Path("/state"),
+        repo_dir=Path("/repo"),
+        sid="QAS",
+        scenario="demo",
+        exporter_speed=2.5,
+        st05_trace_interval_s=7.0,
+        scrape_interval="20s",
+        telegraf_interval="5s",
+        grafana_admin_password=SecretStr("gpw"),
+        api_token=SecretStr("tok"),
+        ports=PINNED_PORTS,
+        **changes,
+    )
+
+
+def _rendered(settings: StackSettings) -> list[dict]:
+    return [
+        {
+            "name": svc.name,
+            "argv": [a.replace(sys.executable, "PYTHON") for a in svc.argv],
+            "port": svc.port,
+            "url": svc.url,
+            "health_url": svc.health_url,
+            "env": svc.env,
+            "ready_timeout": svc.ready_timeout,
+            "after_start": svc.after_start is not None,
+        }
+        for svc in Stack(settings).services()
+    ]
+
+
+# What `wlmon up` started before the services became data: argv, env, urls and order.
+PINNED_SERVICES = [
+    {
+        "name": "influxdb",
+        "argv": [
+            "/cache/influxdb-1.8.10/influxd",
+            "-config",
+            "/state/config/influxdb/influxdb.conf",
+        ],
+        "port": 10007,
+        "url": "http://127.0.0.1:10007",
+        "health_url": "http://127.0.0.1:10007/ping",
+        "env": {
+            "INFLUXDB_META_DIR": "/state/data/influxdb/meta",
+            "INFLUXDB_DATA_DIR": "/state/data/influxdb/data",
+            "INFLUXDB_DATA_WAL_DIR": "/state/data/influxdb/wal",
+            "INFLUXDB_HTTP_BIND_ADDRESS": "127.0.0.1:10007",
+            "INFLUXDB_BIND_ADDRESS": "127.0.0.1:10008",
+        },
+        "ready_timeout": 60.0,
+        "after_start": True,
+    },
+    {
+        "name": "loki",
+        "argv": [
+            "/cache/loki-3.7.8/loki",
+            "-config.file=/state/config/loki/loki.yml",
+            "-config.expand-env=true",
+        ],
+        "port": 10005,
+        "url": "http://127.0.0.1:10005",
+        "health_url": "http://127.0.0.1:10005/ready",
+        "env": {
+            "LOKI_DIR": "/state/data/loki",
+            "LOKI_HTTP_ADDRESS": "127.0.0.1",
+            "LOKI_HTTP_PORT": "10005",
+            "LOKI_GRPC_ADDRESS": "127.0.0.1",
+            "LOKI_GRPC_PORT": "10006",
+        },
+        "ready_timeout": 120.0,
+        "after_start": False,
+    },
+    {
+        "name": "alertmanager",
+        "argv": [
+            "/cache/alertmanager-0.34.2/alertmanager",
+            "--config.file=/state/config/alertmanager/alertmanager.yml",
+            "--storage.path=/state/data/alertmanager",
+            "--web.listen-address=127.0.0.1:10003",
+            "--web.external-url=http://127.0.0.1:10003",
+            "--cluster.listen-address=",
+        ],
+        "port": 10003,
+        "url": "http://127.0.0.1:10003",
+        "health_url": "http://127.0.0.1:10003/-/ready",
+        "env": {},
+        "ready_timeout": 60.0,
+        "after_start": False,
+    },
+    {
+        "name": "exporter",
+        "argv": [
+            "PYTHON",
+            "-m",
+            "wlmon",
+            "exporter",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "10010",
+            "--scenario",
+            "demo",
+            "--speed",
+            "2.5",
+            "--loki-url",
+            "http://127.0.0.1:10005",
+            "--influx-url",
+            "http://127.0.0.1:10007",
+            "--trace-interval",
+            "7.0",
+        ],
+        "port": 10010,
+        "url": "http://127.0.0.1:10010/metrics",
+        "health_url": "http://127.0.0.1:10010/healthz",
+        "env": {},
+        "ready_timeout": 60.0,
+        "after_start": False,
+    },
+    {
+        "name": "api",
+        "argv": ["PYTHON", "-m", "wlmon", "api", "--host", "127.0.0.1", "--port", "10011"],
+        "port": 10011,
+        "url": "http://127.0.0.1:10011",
+        "health_url": "http://127.0.0.1:10011/healthz",
+        "env": {
+            "WLMON_API_TOKEN": "tok",
+            "WLMON_API_DB_PATH": "/state/data/api/wlmon.sqlite",
+            "WLMON_API_LOKI_URL": "http://127.0.0.1:10005",
+            "WLMON_API_PROMETHEUS_URL": "http://127.0.0.1:10002",
+            "WLMON_API_INFLUX_URL": "http://127.0.0.1:10007",
+            "WLMON_API_EXPORTER_URL": "http://127.0.0.1:10010",
+            "WLMON_API_GRAFANA_URL": "http://127.0.0.1:10001",
+            "WLMON_API_GRAFANA_PASSWORD": "gpw",
+            "WLMON_API_SID": "QAS",
+        },
+        "ready_timeout": 60.0,
+        "after_start": False,
+    },
+    {
+        "name": "prometheus",
+        "argv": [
+            "/cache/prometheus-3.16.0/prometheus",
+            "--config.file=/state/config/prometheus/prometheus.yml",
+            "--storage.tsdb.path=/state/data/prometheus",
+            "--web.listen-address=127.0.0.1:10002",
+            "--web.enable-lifecycle",
+        ],
+        "port": 10002,
+        "url": "http://127.0.0.1:10002",
+        "health_url": "http://127.0.0.1:10002/-/ready",
+        "env": {},
+        "ready_timeout": 60.0,
+        "after_start": False,
+    },
+    {
+        "name": "telegraf",
+        "argv": [
+            "/cache/telegraf-1.37.2/telegraf",
+            "--config",
+            "/state/config/telegraf/telegraf.conf",
+        ],
+        "port": 10009,
+        "url": "http://127.0.0.1:10009/metrics",
+        "health_url": "http://127.0.0.1:10009/metrics",
+        "env": {
+            "INFLUX_URL": "http://127.0.0.1:10007",
+            "TELEGRAF_PROMETHEUS_LISTEN": "127.0.0.1:10009",
+            "TELEGRAF_INTERVAL": "5s",
+            "WLMON_SID": "QAS",
+            "WLMON_EXPORTER_URL": "http://127.0.0.1:10010/metrics",
+            "TELEGRAF_EXPORTER_INTERVAL": "20s",
+        },
+        "ready_timeout": 60.0,
+        "after_start": False,
+    },
+    {
+        "name": "grafana",
+        "argv": [
+            "/cache/grafana-10.1.0-pre.20230609/grafana",
+            "server",
+            "--homepath",
+            "/cache/grafana-10.1.0-pre.20230609/home",
+            "--config",
+            "/state/config/grafana/grafana.ini",
+        ],
+        "port": 10001,
+        "url": "http://127.0.0.1:10001",
+        "health_url": "http://127.0.0.1:10001/api/health",
+        "env": {
+            "GF_PATHS_DATA": "/state/data/grafana",
+            "GF_PATHS_LOGS": "/state/logs/grafana",
+            "GF_PATHS_PLUGINS": "/state/data/grafana/plugins",
+            "GF_PATHS_PROVISIONING": "/state/config/grafana",
+            "GF_SERVER_HTTP_ADDR": "127.0.0.1",
+            "GF_SERVER_HTTP_PORT": "10001",
+            "GF_SECURITY_ADMIN_PASSWORD": "gpw",
+            "WLMON_PROMETHEUS_URL": "http://127.0.0.1:10002",
+            "WLMON_LOKI_URL": "http://127.0.0.1:10005",
+            "WLMON_ALERTMANAGER_URL": "http://127.0.0.1:10003",
+            "WLMON_INFLUXDB_URL": "http://127.0.0.1:10007",
+            "WLMON_INFLUXDB_TOKEN": "wlmon",
+            "WLMON_DASHBOARDS_DIR": "/repo/dashboards",
+        },
+        "ready_timeout": 60.0,
+        "after_start": False,
+    },
+]
+
+
+def test_services_render_exactly_as_pinned(monkeypatch) -> None:
+    monkeypatch.setenv("WLMON_CACHE", "/cache")
+    assert _rendered(_pinned_settings()) == PINNED_SERVICES
+
+
+def test_alertmanager_clustering_listens_on_loopback_when_given_a_port(monkeypatch) -> None:
+    monkeypatch.setenv("WLMON_CACHE", "/cache")
+    ports = PINNED_PORTS.model_copy(update={"alertmanager_cluster": 10004})
+    settings = _pinned_settings().model_copy(update={"ports": ports})
+    (am,) = [s for s in _rendered(settings) if s["name"] == "alertmanager"]
+    assert am["argv"][-1] == "--cluster.listen-address=127.0.0.1:10004"
