@@ -5,13 +5,16 @@ from __future__ import annotations
 import socket
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
 from pydantic import SecretStr
 
 from wlmon.stack import render
+from wlmon.stack.components import COMPONENTS
 from wlmon.stack.runtime import Stack, StackError
+from wlmon.stack.services import fill, read_table
 from wlmon.stack.settings import Ports, StackSettings
 
 
@@ -314,3 +317,34 @@ def test_alertmanager_clustering_listens_on_loopback_when_given_a_port(monkeypat
     settings = _pinned_settings().model_copy(update={"ports": ports})
     (am,) = [s for s in _rendered(settings) if s["name"] == "alertmanager"]
     assert am["argv"][-1] == "--cluster.listen-address=127.0.0.1:10004"
+
+
+ROW = "- {name: api, argv: ['{python}'], port: api, url: '{http.api}', health: '{http.api}/h'}\n"
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            ROW.replace("port: api", "port: apii"),
+            r"api: port 'apii' is not a WLMON_PORT_\* setting",
+        ),
+        (ROW.replace("health:", "healthz:"), r"(?s)row 1 \(api\):.*healthz"),
+        (ROW.replace("port: api", "port: api, component: oracle"), "api: component 'oracle'"),
+        (ROW + ROW, "api: listed twice"),
+    ],
+)
+def test_a_wrong_services_table_names_the_service(table: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        read_table(table)
+
+
+def test_an_unknown_placeholder_names_the_service_and_the_template() -> None:
+    specs = read_table(ROW.replace("{http.api}/h", "{http.apii}/h"))
+    with pytest.raises(ValueError, match=r"api: '\{http.apii\}/h': unknown placeholder"):
+        fill(specs, {"python": "py", "http": SimpleNamespace(api="u")}, PINNED_PORTS, {})
+
+
+def test_the_table_starts_every_server_that_wlmon_builds() -> None:
+    built = {s.component for s in read_table()} - {None}
+    assert built == set(COMPONENTS) - {"composecheck"}

@@ -1,9 +1,10 @@
 """`wlmon up`, `down` and `status`: the native stack as processes on 127.0.0.1.
 
-`up` renders the configs into the state directory, starts each server in order, waits
-for its health endpoint and records name, pid and url in run/services.json. `down`
-stops exactly those pids (after checking each still runs the binary that was started),
-SIGTERM first, SIGKILL after a grace period. Data directories stay across down/up.
+`up` renders the configs into the state directory, starts each service of services.yml in
+order, waits for its health endpoint and records name, pid and url in run/services.json.
+`down` stops exactly those pids (after checking each still runs the binary that was
+started), SIGTERM first, SIGKILL after a grace period. Data directories stay across
+down/up.
 """
 
 from __future__ import annotations
@@ -18,30 +19,22 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
+from pydantic import SecretStr
 
 from wlmon.stack import render
-from wlmon.stack.components import COMPONENTS
+from wlmon.stack.services import Service, fill, read_table
 from wlmon.stack.settings import StackSettings
+
+LOCAL = "127.0.0.1"
 
 
 class StackError(RuntimeError):
     """Something the user must fix; the message names the service."""
-
-
-@dataclass
-class Service:
-    name: str
-    argv: list[str]
-    port: int
-    url: str
-    health_url: str
-    env: dict[str, str] = field(default_factory=dict)
-    ready_timeout: float = 60.0
-    after_start: Callable[[], None] | None = None
 
 
 @dataclass
@@ -52,10 +45,6 @@ class Running:
     health_url: str
     executable: str
     log: str
-
-
-def _binary(component: str, name: str) -> str:
-    return str(COMPONENTS[component].path(name))
 
 
 class Stack:
@@ -80,7 +69,7 @@ class Stack:
         """The token the API requires on writes (Alertmanager's webhook sends it)."""
         return self._secret(self.settings.api_token, "WLMON_API_TOKEN", "api-token")[0]
 
-    def _secret(self, given, variable: str, filename: str) -> tuple[str, str]:
+    def _secret(self, given: SecretStr | None, variable: str, filename: str) -> tuple[str, str]:
         if given is not None:
             return given.get_secret_value(), f"environment variable {variable}"
         path = self.state / "secrets" / filename
@@ -92,179 +81,26 @@ class Stack:
         return path.read_text().strip(), f"generated on first start, stored in {path} (mode 600)"
 
     def services(self) -> list[Service]:
+        """services.yml filled from the settings, in start order."""
         s, p = self.settings, self.settings.ports
-        cfg, data = self.config_dir, self.data_dir
-        local = "127.0.0.1"
-        influx_url = f"http://{local}:{p.influxdb}"
-        password, _ = self.grafana_password()
-        grafana_home = COMPONENTS["grafana"].path("home")
-        exporter_argv = [
-            sys.executable,
-            "-m",
-            "wlmon",
-            "exporter",
-            "--host",
-            local,
-            "--port",
-            str(p.exporter),
-            "--scenario",
-            s.scenario,
-            "--speed",
-            str(s.exporter_speed),
-            "--loki-url",
-            f"http://{local}:{p.loki}",
-            "--influx-url",
-            influx_url,
-            "--trace-interval",
-            str(s.st05_trace_interval_s),
-        ]
-        return [
-            Service(
-                "influxdb",
-                [
-                    _binary("influxdb", "influxd"),
-                    "-config",
-                    str(cfg / "influxdb" / "influxdb.conf"),
-                ],
-                p.influxdb,
-                influx_url,
-                f"{influx_url}/ping",
-                env={
-                    "INFLUXDB_META_DIR": str(data / "influxdb" / "meta"),
-                    "INFLUXDB_DATA_DIR": str(data / "influxdb" / "data"),
-                    "INFLUXDB_DATA_WAL_DIR": str(data / "influxdb" / "wal"),
-                    "INFLUXDB_HTTP_BIND_ADDRESS": f"{local}:{p.influxdb}",
-                    "INFLUXDB_BIND_ADDRESS": f"{local}:{p.influxdb_rpc}",
-                },
-                after_start=lambda: self._create_influx_database(influx_url),
-            ),
-            Service(
-                "loki",
-                [
-                    _binary("loki", "loki"),
-                    f"-config.file={cfg / 'loki' / 'loki.yml'}",
-                    "-config.expand-env=true",
-                ],
-                p.loki,
-                f"http://{local}:{p.loki}",
-                f"http://{local}:{p.loki}/ready",
-                env={
-                    "LOKI_DIR": str(data / "loki"),
-                    "LOKI_HTTP_ADDRESS": local,
-                    "LOKI_HTTP_PORT": str(p.loki),
-                    "LOKI_GRPC_ADDRESS": local,
-                    "LOKI_GRPC_PORT": str(p.loki_grpc),
-                },
-                ready_timeout=120.0,
-            ),
-            Service(
-                "alertmanager",
-                [
-                    _binary("alertmanager", "alertmanager"),
-                    f"--config.file={cfg / 'alertmanager' / 'alertmanager.yml'}",
-                    f"--storage.path={data / 'alertmanager'}",
-                    f"--web.listen-address={local}:{p.alertmanager}",
-                    f"--web.external-url=http://{local}:{p.alertmanager}",
-                    "--cluster.listen-address="
-                    + (f"{local}:{p.alertmanager_cluster}" if p.alertmanager_cluster else ""),
-                ],
-                p.alertmanager,
-                f"http://{local}:{p.alertmanager}",
-                f"http://{local}:{p.alertmanager}/-/ready",
-            ),
-            Service(
-                "exporter",
-                exporter_argv,
-                p.exporter,
-                f"http://{local}:{p.exporter}/metrics",
-                f"http://{local}:{p.exporter}/healthz",
-            ),
-            Service(
-                "api",
-                [sys.executable, "-m", "wlmon", "api", "--host", local, "--port", str(p.api)],
-                p.api,
-                f"http://{local}:{p.api}",
-                f"http://{local}:{p.api}/healthz",
-                env={
-                    "WLMON_API_TOKEN": self.api_token(),
-                    "WLMON_API_DB_PATH": str(data / "api" / "wlmon.sqlite"),
-                    "WLMON_API_LOKI_URL": f"http://{local}:{p.loki}",
-                    "WLMON_API_PROMETHEUS_URL": f"http://{local}:{p.prometheus}",
-                    "WLMON_API_INFLUX_URL": influx_url,
-                    "WLMON_API_EXPORTER_URL": f"http://{local}:{p.exporter}",
-                    "WLMON_API_GRAFANA_URL": f"http://{local}:{p.grafana}",
-                    "WLMON_API_GRAFANA_PASSWORD": password,
-                    "WLMON_API_SID": s.sid,
-                },
-            ),
-            Service(
-                "prometheus",
-                [
-                    _binary("prometheus", "prometheus"),
-                    f"--config.file={cfg / 'prometheus' / 'prometheus.yml'}",
-                    f"--storage.tsdb.path={data / 'prometheus'}",
-                    f"--web.listen-address={local}:{p.prometheus}",
-                    "--web.enable-lifecycle",
-                ],
-                p.prometheus,
-                f"http://{local}:{p.prometheus}",
-                f"http://{local}:{p.prometheus}/-/ready",
-            ),
-            Service(
-                "telegraf",
-                [
-                    _binary("telegraf", "telegraf"),
-                    "--config",
-                    str(cfg / "telegraf" / "telegraf.conf"),
-                ],
-                p.telegraf,
-                f"http://{local}:{p.telegraf}/metrics",
-                f"http://{local}:{p.telegraf}/metrics",
-                env={
-                    "INFLUX_URL": influx_url,
-                    "TELEGRAF_PROMETHEUS_LISTEN": f"{local}:{p.telegraf}",
-                    "TELEGRAF_INTERVAL": s.telegraf_interval,
-                    "WLMON_SID": s.sid,
-                    "WLMON_EXPORTER_URL": f"http://{local}:{p.exporter}/metrics",
-                    "TELEGRAF_EXPORTER_INTERVAL": s.scrape_interval,
-                },
-            ),
-            Service(
-                "grafana",
-                [
-                    _binary("grafana", "grafana"),
-                    "server",
-                    "--homepath",
-                    str(grafana_home),
-                    "--config",
-                    str(cfg / "grafana" / "grafana.ini"),
-                ],
-                p.grafana,
-                f"http://{local}:{p.grafana}",
-                f"http://{local}:{p.grafana}/api/health",
-                env={
-                    "GF_PATHS_DATA": str(data / "grafana"),
-                    "GF_PATHS_LOGS": str(self.log_dir / "grafana"),
-                    "GF_PATHS_PLUGINS": str(data / "grafana" / "plugins"),
-                    "GF_PATHS_PROVISIONING": str(cfg / "grafana"),
-                    "GF_SERVER_HTTP_ADDR": local,
-                    "GF_SERVER_HTTP_PORT": str(p.grafana),
-                    "GF_SECURITY_ADMIN_PASSWORD": password,
-                    "WLMON_PROMETHEUS_URL": f"http://{local}:{p.prometheus}",
-                    "WLMON_LOKI_URL": f"http://{local}:{p.loki}",
-                    "WLMON_ALERTMANAGER_URL": f"http://{local}:{p.alertmanager}",
-                    "WLMON_INFLUXDB_URL": influx_url,
-                    "WLMON_INFLUXDB_TOKEN": "wlmon",
-                    "WLMON_DASHBOARDS_DIR": str(s.repo_dir / "dashboards"),
-                },
-            ),
-        ]
-
-    @staticmethod
-    def _create_influx_database(url: str) -> None:
-        r = httpx.post(f"{url}/query", data={"q": "CREATE DATABASE wlmon"}, timeout=10)
-        if r.status_code != 200:
-            raise StackError(f"influxdb: CREATE DATABASE wlmon answered {r.status_code}: {r.text}")
+        values = {
+            "local": LOCAL,
+            "ports": p,
+            "http": SimpleNamespace(**{name: f"http://{LOCAL}:{port}" for name, port in p}),
+            "settings": s,
+            "config": self.config_dir,
+            "data": self.data_dir,
+            "logs": self.log_dir,
+            "repo": s.repo_dir,
+            "python": sys.executable,
+            "grafana_password": self.grafana_password()[0],
+            "api_token": self.api_token(),
+            "alertmanager_cluster": f"{LOCAL}:{p.alertmanager_cluster}"
+            if p.alertmanager_cluster
+            else "",
+        }
+        hooks = {"create_influx_database": _create_influx_database}
+        return fill(read_table(), values, p, hooks)
 
     def render(self) -> None:
         render.render_prometheus(self.settings, self.config_dir)
@@ -311,9 +147,9 @@ class Stack:
             if not _port_free(svc.port):
                 raise StackError(f"{svc.name}: port {svc.port} on 127.0.0.1 is already in use")
         self.render()
-        for d in ("influxdb", "loki", "alertmanager", "prometheus", "grafana", "api"):
-            (self.data_dir / d).mkdir(parents=True, exist_ok=True)
-        (self.log_dir / "grafana").mkdir(parents=True, exist_ok=True)
+        for svc in to_start:
+            for d in svc.dirs:
+                Path(d).mkdir(parents=True, exist_ok=True)
         running = list(already.values())
         try:
             for svc in to_start:
@@ -349,7 +185,7 @@ class Stack:
                 )
             if _healthy(svc.health_url):
                 if svc.after_start:
-                    svc.after_start()
+                    svc.after_start(svc)
                 return running
             time.sleep(0.25)
         _terminate(proc.pid)
@@ -394,6 +230,12 @@ class Stack:
                 }
             )
         return rows
+
+
+def _create_influx_database(svc: Service) -> None:
+    r = httpx.post(f"{svc.url}/query", data={"q": "CREATE DATABASE wlmon"}, timeout=10)
+    if r.status_code != 200:
+        raise StackError(f"influxdb: CREATE DATABASE wlmon answered {r.status_code}: {r.text}")
 
 
 def _port_free(port: int) -> bool:
