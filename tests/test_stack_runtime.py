@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import psutil
 import pytest
 import yaml
 from pydantic import SecretStr
 
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
-from wlmon.stack.runtime import Stack, StackError
-from wlmon.stack.services import fill, read_table
+from wlmon.stack.runtime import Stack, StackError, _port_free
+from wlmon.stack.services import Service, fill, read_table
 from wlmon.stack.settings import Ports, StackSettings
 
 
@@ -348,3 +351,77 @@ def test_an_unknown_placeholder_names_the_service_and_the_template() -> None:
 def test_the_table_starts_every_server_that_wlmon_builds() -> None:
     built = {s.component for s in read_table()} - {None}
     assert built == set(COMPONENTS) - {"composecheck"}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _web_service(after_start=None) -> Service:
+    """A real process with a health endpoint, standing in for a server."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    argv = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)]
+    return Service("web", argv, port, url, f"{url}/", ready_timeout=20, after_start=after_start)
+
+
+def _stack_of(tmp_path, monkeypatch, *services: Service) -> Stack:
+    stack = Stack(StackSettings(state_dir=tmp_path))
+    monkeypatch.setattr(stack, "services", lambda: list(services))
+    return stack
+
+
+def test_up_records_a_healthy_service_and_down_stops_it(tmp_path, monkeypatch) -> None:
+    web = _web_service()
+    stack = _stack_of(tmp_path, monkeypatch, web)
+    (running,) = stack.up()
+    try:
+        assert [r["healthy"] for r in stack.status()] == [True]
+        assert stack.recorded() == [running]
+    finally:
+        assert stack.down() == ["web"]
+    assert stack.recorded() == [] and not psutil.pid_exists(running.pid)
+    assert _port_free(web.port)
+
+
+def test_a_service_whose_after_start_fails_is_stopped_not_orphaned(tmp_path, monkeypatch) -> None:
+    def refuse(svc: Service) -> None:
+        raise StackError(f"{svc.name}: CREATE DATABASE wlmon answered 500")
+
+    web = _web_service(after_start=refuse)
+    stack = _stack_of(tmp_path, monkeypatch, web)
+    with pytest.raises(StackError, match="CREATE DATABASE"):
+        stack.up()
+    assert stack.recorded() == []
+    assert _port_free(web.port), "the started process still listens, and nothing records it"
+
+
+def test_down_leaves_alone_a_process_that_was_given_a_recorded_pid(tmp_path) -> None:
+    # The same interpreter, started later than the recorded one: after a reboot or a long
+    # uptime the system hands a pid out again, and `down` must not signal the newcomer.
+    other = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('ready', flush=True); time.sleep(60)"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        other.stdout.readline()  # it runs the interpreter now, not a copy of pytest
+        record = {
+            "name": "exporter",
+            "pid": other.pid,
+            "url": "http://127.0.0.1:1",
+            "health_url": "http://127.0.0.1:1/healthz",
+            "executable": sys.executable,
+            "log": str(tmp_path / "exporter.log"),
+            "started": psutil.Process(other.pid).create_time() - 3600,
+        }
+        run_file = tmp_path / "run" / "services.json"
+        run_file.parent.mkdir()
+        run_file.write_text(json.dumps([record]))
+        assert Stack(StackSettings(state_dir=tmp_path)).down() == []
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()

@@ -1,10 +1,10 @@
 """`wlmon up`, `down` and `status`: the native stack as processes on 127.0.0.1.
 
 `up` renders the configs into the state directory, starts each service of services.yml in
-order, waits for its health endpoint and records name, pid and url in run/services.json.
-`down` stops exactly those pids (after checking each still runs the binary that was
-started), SIGTERM first, SIGKILL after a grace period. Data directories stay across
-down/up.
+order, waits for its health endpoint and records name, pid, start time and url in
+run/services.json. `down` stops exactly those processes (a recorded pid that the system
+has since given to another process is left alone), SIGTERM first, SIGKILL after a grace
+period. Data directories stay across down/up.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import secrets
-import signal
 import socket
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import httpx
+import psutil
 from pydantic import SecretStr
 
 from wlmon.stack import render
@@ -31,6 +31,7 @@ from wlmon.stack.services import Service, fill, read_table
 from wlmon.stack.settings import StackSettings
 
 LOCAL = "127.0.0.1"
+START_LEEWAY_S = 30.0
 
 
 class StackError(RuntimeError):
@@ -45,6 +46,9 @@ class Running:
     health_url: str
     executable: str
     log: str
+    # With the pid, the start time names the process: pids are handed out again. 0 in a
+    # record written before it was kept: then the executable alone is compared.
+    started: float = 0.0
 
 
 class Stack:
@@ -167,6 +171,8 @@ class Stack:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **svc.env}
         with log_path.open("ab") as log:
+            # A session of its own: a Ctrl-C in the terminal that ran `wlmon up` (or a
+            # test run) does not reach the servers.
             proc = subprocess.Popen(
                 svc.argv,
                 stdout=log,
@@ -175,31 +181,27 @@ class Stack:
                 cwd=self.state,
                 start_new_session=True,
             )
-        running = Running(svc.name, proc.pid, svc.url, svc.health_url, svc.argv[0], str(log_path))
-        deadline = time.monotonic() + svc.ready_timeout
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise StackError(
-                    f"{svc.name}: exited with code {proc.returncode} during start; "
-                    f"last lines of {log_path}:\n{_tail(log_path)}"
-                )
-            if _healthy(svc.health_url):
-                if svc.after_start:
-                    svc.after_start(svc)
-                return running
-            time.sleep(0.25)
-        _terminate(proc.pid)
-        raise StackError(
-            f"{svc.name}: not healthy at {svc.health_url} after {svc.ready_timeout:.0f} s; "
-            f"last lines of {log_path}:\n{_tail(log_path)}"
+        try:
+            started = psutil.Process(proc.pid).create_time()
+            _wait_healthy(svc, proc, log_path)
+            if svc.after_start:
+                svc.after_start(svc)
+        except BaseException:
+            # Not yet recorded, so nothing else would ever stop it (also on Ctrl-C).
+            if proc.poll() is None:
+                _terminate(psutil.Process(proc.pid))
+            raise
+        return Running(
+            svc.name, proc.pid, svc.url, svc.health_url, svc.argv[0], str(log_path), started
         )
 
     def down(self, on_event: Callable[[str], None] = lambda _: None) -> list[str]:
         stopped = []
         for r in reversed(self.recorded()):
-            if _alive(r):
+            proc = _alive(r)
+            if proc:
                 on_event(f"stopping {r.name} (pid {r.pid})")
-                _terminate(r.pid)
+                _terminate(proc)
                 stopped.append(r.name)
         if self.run_file.exists():
             self.run_file.unlink()
@@ -211,16 +213,16 @@ class Stack:
         target = next((r for r in running if r.name == name), None)
         if target is None:
             raise StackError(f"{name}: not started by wlmon up")
-        alive = _alive(target)
-        if alive:
-            _terminate(target.pid)
+        proc = _alive(target)
+        if proc:
+            _terminate(proc)
         self._record([r for r in running if r.name != name])
-        return alive
+        return proc is not None
 
     def status(self) -> list[dict]:
         rows = []
         for r in self.recorded():
-            alive = _alive(r)
+            alive = _alive(r) is not None
             rows.append(
                 {
                     "name": r.name,
@@ -236,6 +238,22 @@ def _create_influx_database(svc: Service) -> None:
     r = httpx.post(f"{svc.url}/query", data={"q": "CREATE DATABASE wlmon"}, timeout=10)
     if r.status_code != 200:
         raise StackError(f"influxdb: CREATE DATABASE wlmon answered {r.status_code}: {r.text}")
+
+
+def _wait_healthy(svc: Service, proc: subprocess.Popen, log_path: Path) -> None:
+    deadline = time.monotonic() + svc.ready_timeout
+    while not _healthy(svc.health_url):
+        if proc.poll() is not None:
+            raise StackError(
+                f"{svc.name}: exited with code {proc.returncode} during start; "
+                f"last lines of {log_path}:\n{_tail(log_path)}"
+            )
+        if time.monotonic() > deadline:
+            raise StackError(
+                f"{svc.name}: not healthy at {svc.health_url} after "
+                f"{svc.ready_timeout:.0f} s; last lines of {log_path}:\n{_tail(log_path)}"
+            )
+        time.sleep(0.25)
 
 
 def _port_free(port: int) -> bool:
@@ -255,39 +273,35 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def _alive(r: Running) -> bool:
-    """The pid still runs what we started (a recycled pid is left alone)."""
+def _alive(r: Running) -> psutil.Process | None:
+    """The process `up` started, if it still runs (never another one given the same pid)."""
     try:
-        cmdline = Path(f"/proc/{r.pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return bool(cmdline) and cmdline[0].decode(errors="replace") == r.executable
+        proc = psutil.Process(r.pid)
+        # A start time is the boot time plus ticks, and the boot time moves when the clock
+        # is set (NTP): half a minute of leeway, far less than pids take to come round.
+        same = proc.cmdline()[:1] == [r.executable] and (
+            not r.started or abs(proc.create_time() - r.started) < START_LEEWAY_S
+        )
+    except psutil.Error:  # gone, a zombie, or not ours to look at
+        return None
+    return proc if same else None
 
 
-def _terminate(pid: int, grace: float = 15.0) -> None:
+def _terminate(proc: psutil.Process, grace: float = 15.0) -> None:
+    """SIGTERM to the service and what it started, SIGKILL to what outlives the grace."""
     try:
-        os.killpg(pid, signal.SIGTERM)
-    except ProcessLookupError:
+        group = [proc, *proc.children(recursive=True)]
+    except psutil.NoSuchProcess:
         return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        _reap(pid)
-        time.sleep(0.1)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return
-    _reap(pid)
-
-
-def _reap(pid: int) -> None:
-    # Our own children must be reaped or they linger as zombies and look alive.
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
+    for p in group:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.terminate()
+    # wait_procs also reaps our own children, which would otherwise linger as zombies.
+    _, left = psutil.wait_procs(group, timeout=grace)
+    for p in left:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.kill()
+    psutil.wait_procs(left, timeout=5)
 
 
 def _tail(path: Path, lines: int = 15) -> str:
