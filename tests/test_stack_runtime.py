@@ -19,6 +19,7 @@ from wlmon.stack.components import COMPONENTS
 from wlmon.stack.runtime import Stack, StackError, _port_free
 from wlmon.stack.services import Service, fill, read_table
 from wlmon.stack.settings import Ports, StackSettings
+from wlmon.stack.template import TemplateError, expand
 
 
 def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:
@@ -425,3 +426,33 @@ def test_down_leaves_alone_a_process_that_was_given_a_recorded_pid(tmp_path) -> 
     finally:
         other.kill()
         other.wait()
+
+
+@pytest.mark.parametrize(
+    ("text", "values", "expected"),
+    [
+        ("${A:-x}|${B:-y}|${C:-}", {"A": "1", "B": ""}, "1|y|"),  # :- when unset or empty
+        ("${A-x}|${B-y}", {"B": ""}, "x|"),  # - only when unset
+        ("${A}|${B}", {"A": "1", "B": ""}, "1|"),  # set to empty is a value
+        ("${A:?say A}|${B?say B}", {"A": "1", "B": ""}, "1|"),
+        ("$${A} costs $$5 ${lower_case:-ok}", {"A": "1"}, "${A} costs $5 ok"),  # $$ is $
+        ("${A:-http://x:1/y}", {}, "http://x:1/y"),
+    ],
+)
+def test_templates_expand_as_docker_compose_does(text: str, values: dict, expected: str) -> None:
+    assert expand(text, values, "t.yml") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "values", "message"),
+    [
+        ("${A} ${B} ${A}", {}, r"t.yml: set A, B \(no default\)"),
+        ("${A:?set A in .env}", {"A": ""}, r"t.yml: A: set A in .env"),
+        ("${A?} ${B}", {}, r"t.yml: set B \(no default\); A: required"),
+    ],
+)
+def test_a_missing_template_variable_names_itself_and_the_file(
+    text: str, values: dict, message: str
+) -> None:
+    with pytest.raises(TemplateError, match=message):
+        expand(text, values, "t.yml")
