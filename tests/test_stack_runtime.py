@@ -456,3 +456,28 @@ def test_a_missing_template_variable_names_itself_and_the_file(
 ) -> None:
     with pytest.raises(TemplateError, match=message):
         expand(text, values, "t.yml")
+
+
+def _repo_with_rule(tmp_path: Path, expr: str, for_: str) -> StackSettings:
+    rules = {"groups": [{"name": "t", "rules": [{"alert": "A", "expr": expr, "for": for_}]}]}
+    (tmp_path / "repo" / "alerts").mkdir(parents=True)
+    (tmp_path / "repo" / "alerts" / "t.rules.yml").write_text(yaml.safe_dump(rules))
+    return StackSettings(state_dir=tmp_path, repo_dir=tmp_path / "repo", rules_time_scale=0.1)
+
+
+def test_rules_time_scale_reads_durations_as_prometheus_does(tmp_path) -> None:
+    # Prometheus 3 reads a bare number in a range selector as seconds; 1m30s and 500ms
+    # are durations too, and a label matcher's [smh] class is not a window.
+    settings = _repo_with_rule(
+        tmp_path, 'rate(x{a=~"[smh]"}[300]) > rate(x[1m30s]) + rate(x[500ms])', "1m30s"
+    )
+    out = render.render_rules(settings, tmp_path)
+    (rule,) = yaml.safe_load((out / "t.rules.yml").read_text())["groups"][0]["rules"]
+    assert rule["expr"] == 'rate(x{a=~"[smh]"}[30s]) > rate(x[9s]) + rate(x[1s])'
+    assert rule["for"] == "9s"
+
+
+def test_a_duration_prometheus_would_refuse_is_not_scaled_into_one_it_accepts(tmp_path) -> None:
+    settings = _repo_with_rule(tmp_path, "up == 0", "5min")
+    with pytest.raises(ValueError, match=r"not a duration: '5min'"):
+        render.render_rules(settings, tmp_path)
