@@ -13,7 +13,9 @@ import psutil
 import pytest
 import yaml
 from pydantic import SecretStr
+from typer.testing import CliRunner
 
+from wlmon.cli import app
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.runtime import Stack, StackError, _port_free
@@ -481,3 +483,26 @@ def test_a_duration_prometheus_would_refuse_is_not_scaled_into_one_it_accepts(tm
     settings = _repo_with_rule(tmp_path, "up == 0", "5min")
     with pytest.raises(ValueError, match=r"not a duration: '5min'"):
         render.render_rules(settings, tmp_path)
+
+
+def test_up_of_some_services_builds_only_the_servers_they_run(tmp_path) -> None:
+    # No Go on PATH and an empty cache: building anything would fail first. The exporter
+    # needs no built server, so `up --only exporter` goes straight to starting it (and
+    # finds its port taken).
+    (tmp_path / "bin").mkdir()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = {
+            "PATH": str(tmp_path / "bin"),
+            "WLMON_CACHE": str(tmp_path / "cache"),
+            "WLMON_STATE_DIR": str(tmp_path / "state"),
+            "WLMON_PORT_EXPORTER": str(port),
+        }
+        result = CliRunner().invoke(app, ["up", "--only", "exporter"], env=env)
+    assert result.exit_code == 2
+    assert f"exporter: port {port} on 127.0.0.1 is already in use" in result.output
+    stack = Stack(StackSettings(state_dir=tmp_path))
+    assert stack.components(["api", "loki", "grafana"]) == ["loki", "grafana"]
+    assert "composecheck" not in stack.components()

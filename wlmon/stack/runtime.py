@@ -106,6 +106,18 @@ class Stack:
         hooks = {"create_influx_database": _create_influx_database}
         return fill(read_table(), values, p, hooks)
 
+    def select(self, only: list[str] | None = None) -> list[Service]:
+        """The services named in `only` (all when it is empty), in start order."""
+        services = self.services()
+        unknown = set(only or ()) - {s.name for s in services}
+        if unknown:
+            raise StackError(f"unknown service(s) {', '.join(sorted(unknown))}")
+        return [s for s in services if not only or s.name in only]
+
+    def components(self, only: list[str] | None = None) -> list[str]:
+        """The built servers those services run: what `up` needs installed."""
+        return list(dict.fromkeys(s.component for s in self.select(only) if s.component))
+
     def render(self) -> None:
         render.render_prometheus(self.settings, self.config_dir)
         render.render_alertmanager(
@@ -135,12 +147,7 @@ class Stack:
     def up(
         self, only: list[str] | None = None, on_event: Callable[[str], None] = lambda _: None
     ) -> list[Running]:
-        services = self.services()
-        if only:
-            unknown = set(only) - {s.name for s in services}
-            if unknown:
-                raise StackError(f"unknown service(s) {', '.join(sorted(unknown))}")
-            services = [s for s in services if s.name in only]
+        services = self.select(only)
         already = {r.name: r for r in self.recorded() if _alive(r)}
         to_start = [s for s in services if s.name not in already]
         for svc in to_start:
