@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -18,9 +19,9 @@ from typer.testing import CliRunner
 from wlmon.cli import app
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
-from wlmon.stack.runtime import Stack, StackError, _port_free
+from wlmon.stack.runtime import Stack, StackError, _create_influx_database, _port_free
 from wlmon.stack.services import Service, fill, read_table
-from wlmon.stack.settings import Ports, StackSettings
+from wlmon.stack.settings import REPO_DIR, Ports, StackSettings
 from wlmon.stack.template import TemplateError, expand
 
 
@@ -506,3 +507,22 @@ def test_up_of_some_services_builds_only_the_servers_they_run(tmp_path) -> None:
     stack = Stack(StackSettings(state_dir=tmp_path))
     assert stack.components(["api", "loki", "grafana"]) == ["loki", "grafana"]
     assert "composecheck" not in stack.components()
+
+
+def test_a_config_that_cannot_be_rendered_stops_up_with_a_stack_error(
+    tmp_path, monkeypatch
+) -> None:
+    # A StackError is what `wlmon up` prints as a one-line error instead of a traceback.
+    settings = _repo_with_rule(tmp_path, "up == 0", "5min")
+    shutil.copytree(REPO_DIR / "provisioning", settings.repo_dir / "provisioning")
+    stack = Stack(settings)
+    monkeypatch.setattr(stack, "services", lambda: [])
+    with pytest.raises(StackError, match="not a duration: '5min'"):
+        stack.up()
+
+
+def test_a_failed_influx_database_creation_is_a_stack_error() -> None:
+    url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    influx = Service("influxdb", ["influxd"], 1, url, f"{url}/ping")
+    with pytest.raises(StackError, match="influxdb: CREATE DATABASE wlmon failed"):
+        _create_influx_database(influx)

@@ -157,7 +157,10 @@ class Stack:
                 )
             if not _port_free(svc.port):
                 raise StackError(f"{svc.name}: port {svc.port} on 127.0.0.1 is already in use")
-        self.render()
+        try:
+            self.render()
+        except ValueError as exc:  # a rule duration or template variable to fix first
+            raise StackError(f"rendering the configs: {exc}") from exc
         for svc in to_start:
             for d in svc.dirs:
                 Path(d).mkdir(parents=True, exist_ok=True)
@@ -242,7 +245,10 @@ class Stack:
 
 
 def _create_influx_database(svc: Service) -> None:
-    r = httpx.post(f"{svc.url}/query", data={"q": "CREATE DATABASE wlmon"}, timeout=10)
+    try:
+        r = httpx.post(f"{svc.url}/query", data={"q": "CREATE DATABASE wlmon"}, timeout=10)
+    except httpx.HTTPError as exc:
+        raise StackError(f"influxdb: CREATE DATABASE wlmon failed: {exc}") from exc
     if r.status_code != 200:
         raise StackError(f"influxdb: CREATE DATABASE wlmon answered {r.status_code}: {r.text}")
 
