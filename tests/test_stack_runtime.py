@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -48,16 +49,21 @@ def test_rules_time_scale_compresses_windows_and_for(tmp_path) -> None:
     assert render.scale_duration("1h30m", 0.5) == "2700s"
 
 
-def test_a_port_in_use_names_the_service_and_the_port(tmp_path) -> None:
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A loopback port something listens on."""
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        port = busy.getsockname()[1]
-        stack = Stack(StackSettings(state_dir=tmp_path, ports=Ports(exporter=port)))
-        with pytest.raises(
-            StackError, match=rf"exporter: port {port} on 127.0.0.1 is already in use"
-        ):
-            stack.up(only=["exporter"])
+        yield busy.getsockname()[1]
+
+
+def test_a_port_in_use_names_the_service_and_the_port(tmp_path, busy_port: int) -> None:
+    stack = Stack(StackSettings(state_dir=tmp_path, ports=Ports(exporter=busy_port)))
+    with pytest.raises(
+        StackError, match=rf"exporter: port {busy_port} on 127.0.0.1 is already in use"
+    ):
+        stack.up(only=["exporter"])
     assert not (tmp_path / "run" / "services.json").exists()
 
 
@@ -486,24 +492,20 @@ def test_a_duration_prometheus_would_refuse_is_not_scaled_into_one_it_accepts(tm
         render.render_rules(settings, tmp_path)
 
 
-def test_up_of_some_services_builds_only_the_servers_they_run(tmp_path) -> None:
+def test_up_of_some_services_builds_only_the_servers_they_run(tmp_path, busy_port: int) -> None:
     # No Go on PATH and an empty cache: building anything would fail first. The exporter
     # needs no built server, so `up --only exporter` goes straight to starting it (and
     # finds its port taken).
     (tmp_path / "bin").mkdir()
-    with socket.socket() as busy:
-        busy.bind(("127.0.0.1", 0))
-        busy.listen()
-        port = busy.getsockname()[1]
-        env = {
-            "PATH": str(tmp_path / "bin"),
-            "WLMON_CACHE": str(tmp_path / "cache"),
-            "WLMON_STATE_DIR": str(tmp_path / "state"),
-            "WLMON_PORT_EXPORTER": str(port),
-        }
-        result = CliRunner().invoke(app, ["up", "--only", "exporter"], env=env)
+    env = {
+        "PATH": str(tmp_path / "bin"),
+        "WLMON_CACHE": str(tmp_path / "cache"),
+        "WLMON_STATE_DIR": str(tmp_path / "state"),
+        "WLMON_PORT_EXPORTER": str(busy_port),
+    }
+    result = CliRunner().invoke(app, ["up", "--only", "exporter"], env=env)
     assert result.exit_code == 2
-    assert f"exporter: port {port} on 127.0.0.1 is already in use" in result.output
+    assert f"exporter: port {busy_port} on 127.0.0.1 is already in use" in result.output
     stack = Stack(StackSettings(state_dir=tmp_path))
     assert stack.components(["api", "loki", "grafana"]) == ["loki", "grafana"]
     assert "composecheck" not in stack.components()
