@@ -155,7 +155,7 @@ def _templates() -> Environment:
 
 def _envelope(times: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """At most MAX_BUCKETS buckets, each drawn as its minimum and maximum, so a one-sample
-    spike still shows after downsampling (NaN gaps stay gaps)."""
+    spike still shows after downsampling (a bucket of NaN only stays a gap)."""
     if times.size <= 2 * MAX_BUCKETS:
         return times, values
     edges = np.linspace(0, times.size, MAX_BUCKETS + 1).astype(int)[:-1]
@@ -179,12 +179,10 @@ def _time_axis(times: np.ndarray) -> tuple[float, str]:
 
 def _svg(fig: Figure, salt: str) -> Markup:
     """The figure as an inline <svg> element: no XML prolog or doctype, no date, and ids
-    unique within the page (several charts share one document)."""
-    import matplotlib
-
+    unique within the page (several charts share one document). Called with
+    svg.hashsalt set to `salt`, which makes the clip-path and marker ids."""
     buf = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": salt}):
-        fig.savefig(buf, format="svg", metadata={"Date": None})
+    fig.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
     text = text[text.index("<svg") :]
     # matplotlib numbers its groups figure_1, axes_1, ... in every SVG; nothing refers to
@@ -216,7 +214,7 @@ def line_chart(
     scale, time_unit = _time_axis(times)
     entries = len(lines) + 1 + (bound is not None)
     columns = 1 + (entries - 1) // LEGEND_ROWS
-    with _MATPLOTLIB, matplotlib.rc_context(CHART_STYLE):
+    with _MATPLOTLIB, matplotlib.rc_context({**CHART_STYLE, "svg.hashsalt": slug}):
         fig = Figure(figsize=CHART_SIZE)
         # Fixed margins, not a layout engine: every chart's time axis then lines up under
         # the one above it, and laying out costs nothing.
