@@ -1,0 +1,63 @@
+"""Comparing Prometheus text expositions: structure exactly, values with a tolerance.
+
+Floats differ in their last digits across CPUs and numpy builds (`6.7882293382707015` vs
+`6.788229338270701`), so a golden file cannot be compared bit for bit. Everything but the
+sample values must match exactly and in order: HELP and TYPE lines, sample names and label
+sets. Values match when they are close, NaN and infinities when they are the same.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass
+
+# A sample line: name, optional {labels}, value, optional timestamp. Label values may hold
+# spaces and braces, so the value is the last field but one when a timestamp follows.
+SAMPLE = re.compile(r"^(?P<series>[^\s{]+(?:\{.*\})?) (?P<value>\S+)(?: (?P<ts>-?\d+))?$")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of an exposition: its structure (the value masked) and its value."""
+
+    structure: str
+    value: float | None = None
+
+
+def parse(text: str) -> list[Line]:
+    lines = []
+    for raw in text.splitlines():
+        if not raw.strip() or raw.startswith("#"):
+            lines.append(Line(raw))
+            continue
+        match = SAMPLE.match(raw)
+        if match is None:
+            raise ValueError(f"not a sample line: {raw!r}")
+        ts = f" @{match['ts']}" if match["ts"] else ""
+        lines.append(Line(match["series"] + ts, float(match["value"])))
+    return lines
+
+
+def values_match(actual: float, expected: float, rel: float, abs_: float) -> bool:
+    if math.isnan(expected) or math.isnan(actual):
+        return math.isnan(expected) and math.isnan(actual)
+    return math.isclose(actual, expected, rel_tol=rel, abs_tol=abs_)
+
+
+def differences(actual: str, expected: str, rel: float = 1e-9, abs_: float = 1e-12) -> list[str]:
+    """What differs, one message per difference; empty when the expositions match."""
+    got, want = parse(actual), parse(expected)
+    got_structure = [line.structure for line in got]
+    want_structure = [line.structure for line in want]
+    if got_structure != want_structure:
+        diff = difflib.unified_diff(want_structure, got_structure, "golden", "scraped", n=1)
+        return ["structure differs:", *list(diff)[:40]]
+    return [
+        f"{w.structure}: {g.value!r}, golden {w.value!r}"
+        for g, w in zip(got, want, strict=True)
+        if w.value is not None
+        and g.value is not None
+        and not values_match(g.value, w.value, rel, abs_)
+    ]
