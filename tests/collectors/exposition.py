@@ -1,4 +1,5 @@
-"""Comparing Prometheus text expositions: structure exactly, values with a tolerance.
+"""Scraping collectors for tests, and comparing Prometheus text expositions: structure
+exactly, values with a tolerance.
 
 Floats differ in their last digits across CPUs and numpy builds (`6.7882293382707015` vs
 `6.788229338270701`), so a golden file cannot be compared bit for bit. Everything but the
@@ -9,9 +10,18 @@ sets. Values match when they are close, NaN and infinities when they are the sam
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, generate_latest
+
+from exporters.collectors.base import ExporterCollector, SourceCollector, SystemSource
+from exporters.config import ExporterSettings
+from exporters.model.engine import Snapshot
+from exporters.registry import COLLECTORS, Sources
 
 # A sample line: name, optional {labels}, value, optional timestamp. Label values may hold
 # spaces and braces, so the value is the last field but one when a timestamp follows.
@@ -61,3 +71,20 @@ def differences(actual: str, expected: str, rel: float = 1e-9, abs_: float = 1e-
         and g.value is not None
         and not values_match(g.value, w.value, rel, abs_)
     ]
+
+
+def scrape(system: SystemSource, collectors: Mapping[str, SourceCollector]) -> str:
+    """One scrape's exposition; collector durations come from a fixed clock, 1 ms each."""
+    ticks = itertools.count()
+    registry = CollectorRegistry()
+    registry.register(ExporterCollector(system, collectors, clock=lambda: next(ticks) * 0.001))
+    return generate_latest(registry).decode()
+
+
+def scrape_registered(snapshot: Callable[[], Snapshot], name: str) -> str:
+    """The registered collector `name` alone, on the model, as the golden files show it
+    (ST05 exports its top 10 statements)."""
+    sources = Sources.model(snapshot)
+    registration = next(r for r in COLLECTORS if r.name == name)
+    collector = registration.build(sources, ExporterSettings(st05_top_n=10))
+    return scrape(sources.system, {name: collector})
