@@ -62,7 +62,9 @@ def differences(actual: str, expected: str, rel: float = 1e-9, abs_: float = 1e-
     got_structure = [line.structure for line in got]
     want_structure = [line.structure for line in want]
     if got_structure != want_structure:
-        diff = difflib.unified_diff(want_structure, got_structure, "golden", "scraped", n=1)
+        diff = difflib.unified_diff(
+            want_structure, got_structure, "golden", "scraped", n=1, lineterm=""
+        )
         return ["structure differs:", *list(diff)[:40]]
     return [
         f"{w.structure}: {g.value!r}, golden {w.value!r}"
