@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from exporters.collectors.base import ExporterCollector, SourceCollector, SystemSource
+from exporters.collectors.base import AnySourceCollector, ExporterCollector, SystemSource
 from exporters.collectors.dbbuffer import BufferPoolSource, DBBufferCollector
 from exporters.collectors.oscounters import OSCountersCollector, OSCounterSource
 from exporters.collectors.sapbuffer import SAPBufferCollector, SAPBufferSource
@@ -54,7 +54,7 @@ class Sources:
 @dataclass(frozen=True)
 class Registration:
     name: str
-    build: Callable[[Sources, ExporterSettings], SourceCollector]
+    build: Callable[[Sources, ExporterSettings], AnySourceCollector]
 
     @property
     def flag(self) -> str:

@@ -11,7 +11,7 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -20,7 +20,8 @@ from exporters import __version__
 
 log = logging.getLogger(__name__)
 
-R = TypeVar("R")
+S = TypeVar("S")  # the source interface
+R = TypeVar("R")  # what one reading of it returns
 
 
 class SystemSource(Protocol):
@@ -29,8 +30,11 @@ class SystemSource(Protocol):
     def sid(self) -> str: ...
 
 
-class SourceCollector(ABC, Generic[R]):
+class SourceCollector(ABC, Generic[S, R]):
     """Turns one reading of its source into metric families."""
+
+    def __init__(self, source: S) -> None:
+        self.source = source
 
     @abstractmethod
     def read(self) -> R:
@@ -39,6 +43,9 @@ class SourceCollector(ABC, Generic[R]):
     @abstractmethod
     def families(self, reading: R | None) -> Iterable[Metric]:
         """The families with the reading's samples; with None, empty (for describe)."""
+
+
+AnySourceCollector = SourceCollector[Any, Any]
 
 
 class ExporterCollector(Collector):
@@ -51,7 +58,7 @@ class ExporterCollector(Collector):
     def __init__(
         self,
         system: SystemSource,
-        collectors: Mapping[str, SourceCollector],
+        collectors: Mapping[str, AnySourceCollector],
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.system = system

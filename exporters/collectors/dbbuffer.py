@@ -62,10 +62,7 @@ class BufferPoolSource(Protocol):
     def buffer_pools(self) -> BufferPools: ...
 
 
-class DBBufferCollector(SourceCollector[BufferPools]):
-    def __init__(self, source: BufferPoolSource) -> None:
-        self.source = source
-
+class DBBufferCollector(SourceCollector[BufferPoolSource, BufferPools]):
     def read(self) -> BufferPools:
         return self.source.buffer_pools()
 

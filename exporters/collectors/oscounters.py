@@ -56,10 +56,7 @@ class OSCounterSource(Protocol):
     def os_counters(self) -> OSCounters: ...
 
 
-class OSCountersCollector(SourceCollector[OSCounters]):
-    def __init__(self, source: OSCounterSource) -> None:
-        self.source = source
-
+class OSCountersCollector(SourceCollector[OSCounterSource, OSCounters]):
     def read(self) -> OSCounters:
         return self.source.os_counters()
 

@@ -36,10 +36,7 @@ class SAPBufferSource(Protocol):
     def sap_buffers(self) -> SAPBuffers: ...
 
 
-class SAPBufferCollector(SourceCollector[SAPBuffers]):
-    def __init__(self, source: SAPBufferSource) -> None:
-        self.source = source
-
+class SAPBufferCollector(SourceCollector[SAPBufferSource, SAPBuffers]):
     def read(self) -> SAPBuffers:
         return self.source.sap_buffers()
 

@@ -67,10 +67,7 @@ def _tx_label(tx: str) -> str:
     return tx if tx in TRANSACTION_ALLOW_LIST else "other"
 
 
-class ST03Collector(SourceCollector[Workload]):
-    def __init__(self, source: WorkloadSource) -> None:
-        self.source = source
-
+class ST03Collector(SourceCollector[WorkloadSource, Workload]):
     def read(self) -> Workload:
         return self.source.workload()
 

@@ -49,9 +49,9 @@ def longest_first(statements: Iterable[StatementTotals]) -> list[StatementTotals
     return sorted(statements, key=lambda r: (-r.elapsed, r.statement))
 
 
-class ST05Collector(SourceCollector[SQLTrace]):
+class ST05Collector(SourceCollector[SQLTraceSource, SQLTrace]):
     def __init__(self, source: SQLTraceSource, top_n: int = 25) -> None:
-        self.source = source
+        super().__init__(source)
         self.top_n = top_n
 
     def read(self) -> SQLTrace:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from exporters.collectors.base import ExporterCollector, SourceCollector, SystemSource
+from exporters.collectors.base import AnySourceCollector, ExporterCollector, SystemSource
 from exporters.config import ExporterSettings
 from exporters.model.engine import Snapshot
 from exporters.registry import COLLECTORS, Sources
@@ -75,7 +75,7 @@ def differences(actual: str, expected: str, rel: float = 1e-9, abs_: float = 1e-
     ]
 
 
-def scrape(system: SystemSource, collectors: Mapping[str, SourceCollector]) -> str:
+def scrape(system: SystemSource, collectors: Mapping[str, AnySourceCollector]) -> str:
     """One scrape's exposition; collector durations come from a fixed clock, 1 ms each."""
     ticks = itertools.count()
     registry = CollectorRegistry()
