@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from exporters.durations import parse_duration
 from wlmon.stack.settings import StackSettings
 from wlmon.stack.template import TemplateError, expand
 
@@ -58,14 +59,13 @@ def render_prometheus(settings: StackSettings, out_dir: Path) -> Path:
     return out
 
 
-_DURATION = re.compile(r"(\d+)(ms|s|m|h|d)")
-_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+# A range selector: a duration such as 5m or 1m30s, or (Prometheus 3) bare seconds.
+_WINDOW = re.compile(r"\[(\d+|(?:\d+(?:ms|[smhd]))+)\]")
 
 
 def scale_duration(text: str, factor: float) -> str:
     """'5m' scaled by 0.1 is '30s' (whole seconds, at least 1 s)."""
-    total = sum(int(n) * _SECONDS[u] for n, u in _DURATION.findall(text))
-    return f"{max(1, round(total * factor))}s"
+    return f"{max(1, round(parse_duration(text) * factor))}s"
 
 
 def render_rules(settings: StackSettings, out_dir: Path) -> Path:
@@ -80,8 +80,7 @@ def render_rules(settings: StackSettings, out_dir: Path) -> Path:
         if factor != 1.0:
             for group in doc["groups"]:
                 for rule in group["rules"]:
-                    rule["expr"] = re.sub(
-                        r"\[([0-9smhd]+)\]",
+                    rule["expr"] = _WINDOW.sub(
                         lambda m: f"[{scale_duration(m.group(1), factor)}]",
                         rule["expr"],
                     )
