@@ -1,0 +1,62 @@
+"""GET /runbooks: alerts/runbooks.md as a web page, where the rules' runbook_url links lead."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+
+RUNBOOKS = Path(__file__).resolve().parents[2] / "alerts" / "runbooks.md"
+router = APIRouter(prefix="/runbooks", tags=["runbooks"])
+
+_HEAD = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>wlmon runbooks</title>
+<style>
+body { font-family: sans-serif; max-width: 50rem; margin: 2rem auto; line-height: 1.5; }
+code { background: #f3f3f3; }
+</style>
+</head>
+<body>
+"""
+_TAIL = "</body>\n</html>\n"
+
+
+def anchor(heading: str) -> str:
+    """A heading's id: lower case, other characters as hyphens (`SAPEnqueueTimeHigh` →
+    `sapenqueuetimehigh`, the fragment alerts.settings.runbook_url writes)."""
+    return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
+
+
+def _heading_open(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    tokens[idx].attrSet("id", anchor(tokens[idx + 1].content))
+    return self.renderToken(tokens, idx, options, env)
+
+
+def render(markdown: str) -> str:
+    """The page: HTML inside the Markdown is shown as text, not passed through."""
+    md = MarkdownIt("commonmark", {"html": False})
+    md.add_render_rule("heading_open", _heading_open)
+    return _HEAD + md.render(markdown) + _TAIL
+
+
+@router.get(
+    "",
+    response_class=HTMLResponse,
+    summary="The alert runbooks, one section per alert (id: the alert name in lower case)",
+    responses={200: {"content": {"text/html": {}}, "description": "alerts/runbooks.md as HTML"}},
+)
+def runbooks() -> HTMLResponse:
+    # Read per request: an edited runbook is served without restarting the API.
+    return HTMLResponse(render(RUNBOOKS.read_text()))
