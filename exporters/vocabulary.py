@@ -190,6 +190,11 @@ INDICATORS: tuple[Indicator, ...] = (
 )
 INDICATOR_BY_COMPONENT: dict[str, Indicator] = {i.component: i for i in INDICATORS}
 INDICATOR_BY_ALERT: dict[str, Indicator] = {i.alert: i for i in INDICATORS}
+# Indicators judged by one threshold together (roll-in and roll-out share roll_seconds).
+INDICATORS_BY_THRESHOLD: dict[str, tuple[Indicator, ...]] = {
+    key: tuple(i for i in INDICATORS if i.threshold_key == key)
+    for key in dict.fromkeys(i.threshold_key for i in INDICATORS)
+}
 
 # The SD benchmark's pass criterion (seed 000, section 2): average dialog response below 2 s.
 DIALOG_RESPONSE = Indicator(
