@@ -7,6 +7,8 @@ from urllib.parse import urlsplit
 from pydantic import field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from exporters.vocabulary import section_id
+
 # The API's GET /runbooks on the machine that runs the stack: what the committed rule files
 # carry. The native stack rewrites it to its own API port when it copies the rules.
 DEFAULT_RUNBOOK_BASE_URL = "http://127.0.0.1:8000/runbooks"
@@ -30,5 +32,5 @@ class RunbookSettings(BaseSettings):
 
 
 def runbook_url(base: str, alert: str) -> str:
-    """The link to an alert's section: the API gives each heading the lower-case name as id."""
-    return f"{base}#{alert.lower()}"
+    """The link to an alert's section of the runbooks the API serves at `base`."""
+    return f"{base}#{section_id(alert)}"

@@ -9,6 +9,7 @@ alert reads, how much higher pages, the texts people read) is here.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -95,6 +96,12 @@ REPORT_ORDER: tuple[str, ...] = (
 )
 
 
+def section_id(heading: str) -> str:
+    """The id of an alerts/runbooks.md section in the page the API serves, from its heading
+    (an alert name): lower case, other characters as hyphens. Rules link to it."""
+    return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
+
+
 @dataclass(frozen=True)
 class Indicator:
     """A whitepaper rule on one time component of dialog steps (seed 000, 4.3.5.1)."""
@@ -111,7 +118,7 @@ class Indicator:
 
     @property
     def runbook_anchor(self) -> str:
-        return self.alert.lower()
+        return section_id(self.alert)
 
     @property
     def label(self) -> str:

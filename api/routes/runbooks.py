@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,6 +11,8 @@ from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
+
+from exporters.vocabulary import section_id
 
 RUNBOOKS = Path(__file__).resolve().parents[2] / "alerts" / "runbooks.md"
 router = APIRouter(prefix="/runbooks", tags=["runbooks"])
@@ -31,16 +32,11 @@ code { background: #f3f3f3; }
 _TAIL = "</body>\n</html>\n"
 
 
-def anchor(heading: str) -> str:
-    """A heading's id: lower case, other characters as hyphens (`SAPEnqueueTimeHigh` →
-    `sapenqueuetimehigh`, the fragment alerts.settings.runbook_url writes)."""
-    return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
-
-
 def _heading_open(
     self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
 ) -> str:
-    tokens[idx].attrSet("id", anchor(tokens[idx + 1].content))
+    # The id the rules' runbook_url names: the alert name in lower case.
+    tokens[idx].attrSet("id", section_id(tokens[idx + 1].content))
     return self.renderToken(tokens, idx, options, env)
 
 

@@ -14,7 +14,8 @@ from fastapi.testclient import TestClient
 from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, RunbookSettings
 from api.config import Settings
 from api.main import create_app
-from api.routes.runbooks import anchor, render
+from api.routes.runbooks import render
+from exporters.vocabulary import section_id
 
 ALERTS = Path(__file__).resolve().parents[2] / "alerts"
 ALERT_RULES = [
@@ -75,7 +76,7 @@ def test_headings_become_ids_and_raw_html_stays_text() -> None:
     page = render("## SAPEnqueueTimeHigh\n\n<script>alert(1)</script>\n")
     assert _ids(page) == {"sapenqueuetimehigh"}
     assert "<script>" not in page and "&lt;script&gt;" in page
-    assert anchor("Run events (Loki)") == "run-events-loki"
+    assert section_id("Run events (Loki)") == "run-events-loki"
 
 
 def test_base_url_setting_must_be_absolute(monkeypatch) -> None:
