@@ -31,6 +31,7 @@ stack: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 test: stack system-deps lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; \

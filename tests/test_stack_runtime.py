@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
 
+import psutil
 import pytest
 import yaml
+from pydantic import SecretStr
+from typer.testing import CliRunner
 
+from wlmon.cli import app
 from wlmon.stack import render
-from wlmon.stack.runtime import Stack, StackError
-from wlmon.stack.settings import Ports, StackSettings
+from wlmon.stack.components import COMPONENTS
+from wlmon.stack.runtime import Stack, StackError, _create_influx_database, _port_free
+from wlmon.stack.services import Service, fill, read_table
+from wlmon.stack.settings import REPO_DIR, Ports, StackSettings
+from wlmon.stack.template import TemplateError, expand
 
 
 def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:
@@ -35,16 +49,21 @@ def test_rules_time_scale_compresses_windows_and_for(tmp_path) -> None:
     assert render.scale_duration("1h30m", 0.5) == "2700s"
 
 
-def test_a_port_in_use_names_the_service_and_the_port(tmp_path) -> None:
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A loopback port something listens on."""
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        port = busy.getsockname()[1]
-        stack = Stack(StackSettings(state_dir=tmp_path, ports=Ports(exporter=port)))
-        with pytest.raises(
-            StackError, match=rf"exporter: port {port} on 127.0.0.1 is already in use"
-        ):
-            stack.up(only=["exporter"])
+        yield busy.getsockname()[1]
+
+
+def test_a_port_in_use_names_the_service_and_the_port(tmp_path, busy_port: int) -> None:
+    stack = Stack(StackSettings(state_dir=tmp_path, ports=Ports(exporter=busy_port)))
+    with pytest.raises(
+        StackError, match=rf"exporter: port {busy_port} on 127.0.0.1 is already in use"
+    ):
+        stack.up(only=["exporter"])
     assert not (tmp_path / "run" / "services.json").exists()
 
 
@@ -69,3 +88,443 @@ def test_a_missing_server_binary_says_how_to_install_it(tmp_path, monkeypatch) -
         StackError, match=r"loki: .*loki-3.7.8/loki is not installed; run `wlmon stack install`"
     ):
         Stack(StackSettings(state_dir=tmp_path)).up(only=["loki"])
+
+
+# Every port differs from its default and from the others, so a port read from the wrong
+# setting shows; paths are fixed so the table below is the whole answer.
+PINNED_PORTS = Ports(
+    grafana=10001,
+    prometheus=10002,
+    alertmanager=10003,
+    alertmanager_cluster=0,
+    loki=10005,
+    loki_grpc=10006,
+    influxdb=10007,
+    influxdb_rpc=10008,
+    telegraf=10009,
+    exporter=10010,
+    api=10011,
+)
+
+
+def _pinned_settings(**changes) -> StackSettings:
+    return StackSettings(
+        state_dir=Path("/state"),
+        repo_dir=Path("/repo"),
+        sid="QAS",
+        scenario="demo",
+        exporter_speed=2.5,
+        st05_trace_interval_s=7.0,
+        scrape_interval="20s",
+        telegraf_interval="5s",
+        grafana_admin_password=SecretStr("gpw"),
+        api_token=SecretStr("tok"),
+        ports=PINNED_PORTS,
+        **changes,
+    )
+
+
+def _rendered(settings: StackSettings) -> list[dict]:
+    return [
+        {
+            "name": svc.name,
+            "argv": [a.replace(sys.executable, "PYTHON") for a in svc.argv],
+            "port": svc.port,
+            "url": svc.url,
+            "health_url": svc.health_url,
+            "env": svc.env,
+            "ready_timeout": svc.ready_timeout,
+            "after_start": svc.after_start is not None,
+        }
+        for svc in Stack(settings).services()
+    ]
+
+
+# What `wlmon up` started before the services became data: argv, env, urls and order.
+PINNED_SERVICES = [
+    {
+        "name": "influxdb",
+        "argv": [
+            "/cache/influxdb-1.8.10/influxd",
+            "-config",
+            "/state/config/influxdb/influxdb.conf",
+        ],
+        "port": 10007,
+        "url": "http://127.0.0.1:10007",
+        "health_url": "http://127.0.0.1:10007/ping",
+        "env": {
+            "INFLUXDB_META_DIR": "/state/data/influxdb/meta",
+            "INFLUXDB_DATA_DIR": "/state/data/influxdb/data",
+            "INFLUXDB_DATA_WAL_DIR": "/state/data/influxdb/wal",
+            "INFLUXDB_HTTP_BIND_ADDRESS": "127.0.0.1:10007",
+            "INFLUXDB_BIND_ADDRESS": "127.0.0.1:10008",
+        },
+        "ready_timeout": 60.0,
+        "after_start": True,
+    },
+    {
+        "name": "loki",
+        "argv": [
+            "/cache/loki-3.7.8/loki",
+            "-config.file=/state/config/loki/loki.yml",
+            "-config.expand-env=true",
+        ],
+        "port": 10005,
+        "url": "http://127.0.0.1:10005",
+        "health_url": "http://127.0.0.1:10005/ready",
+        "env": {
+            "LOKI_DIR": "/state/data/loki",
+            "LOKI_HTTP_ADDRESS": "127.0.0.1",
+            "LOKI_HTTP_PORT": "10005",
+            "LOKI_GRPC_ADDRESS": "127.0.0.1",
+            "LOKI_GRPC_PORT": "10006",
+        },
+        "ready_timeout": 120.0,
+        "after_start": False,
+    },
+    {
+        "name": "alertmanager",
+        "argv": [
+            "/cache/alertmanager-0.34.2/alertmanager",
+            "--config.file=/state/config/alertmanager/alertmanager.yml",
+            "--storage.path=/state/data/alertmanager",
+            "--web.listen-address=127.0.0.1:10003",
+            "--web.external-url=http://127.0.0.1:10003",
+            "--cluster.listen-address=",
+        ],
+        "port": 10003,
+        "url": "http://127.0.0.1:10003",
+        "health_url": "http://127.0.0.1:10003/-/ready",
+        "env": {},
+        "ready_timeout": 60.0,
+        "after_start": False,
+    },
+    {
+        "name": "exporter",
+        "argv": [
+            "PYTHON",
+            "-m",
+            "wlmon",
+            "exporter",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "10010",
+            "--scenario",
+            "demo",
+            "--speed",
+            "2.5",
+            "--loki-url",
+            "http://127.0.0.1:10005",
+            "--influx-url",
+            "http://127.0.0.1:10007",
+            "--trace-interval",
+            "7.0",
+        ],
+        "port": 10010,
+        "url": "http://127.0.0.1:10010/metrics",
+        "health_url": "http://127.0.0.1:10010/healthz",
+        "env": {},
+        "ready_timeout": 60.0,
+        "after_start": False,
+    },
+    {
+        "name": "api",
+        "argv": ["PYTHON", "-m", "wlmon", "api", "--host", "127.0.0.1", "--port", "10011"],
+        "port": 10011,
+        "url": "http://127.0.0.1:10011",
+        "health_url": "http://127.0.0.1:10011/healthz",
+        "env": {
+            "WLMON_API_TOKEN": "tok",
+            "WLMON_API_DB_PATH": "/state/data/api/wlmon.sqlite",
+            "WLMON_API_LOKI_URL": "http://127.0.0.1:10005",
+            "WLMON_API_PROMETHEUS_URL": "http://127.0.0.1:10002",
+            "WLMON_API_INFLUX_URL": "http://127.0.0.1:10007",
+            "WLMON_API_EXPORTER_URL": "http://127.0.0.1:10010",
+            "WLMON_API_GRAFANA_URL": "http://127.0.0.1:10001",
+            "WLMON_API_GRAFANA_PASSWORD": "gpw",
+            "WLMON_API_SID": "QAS",
+        },
+        "ready_timeout": 60.0,
+        "after_start": False,
+    },
+    {
+        "name": "prometheus",
+        "argv": [
+            "/cache/prometheus-3.16.0/prometheus",
+            "--config.file=/state/config/prometheus/prometheus.yml",
+            "--storage.tsdb.path=/state/data/prometheus",
+            "--web.listen-address=127.0.0.1:10002",
+            "--web.enable-lifecycle",
+        ],
+        "port": 10002,
+        "url": "http://127.0.0.1:10002",
+        "health_url": "http://127.0.0.1:10002/-/ready",
+        "env": {},
+        "ready_timeout": 60.0,
+        "after_start": False,
+    },
+    {
+        "name": "telegraf",
+        "argv": [
+            "/cache/telegraf-1.37.2/telegraf",
+            "--config",
+            "/state/config/telegraf/telegraf.conf",
+        ],
+        "port": 10009,
+        "url": "http://127.0.0.1:10009/metrics",
+        "health_url": "http://127.0.0.1:10009/metrics",
+        "env": {
+            "INFLUX_URL": "http://127.0.0.1:10007",
+            "TELEGRAF_PROMETHEUS_LISTEN": "127.0.0.1:10009",
+            "TELEGRAF_INTERVAL": "5s",
+            "WLMON_SID": "QAS",
+            "WLMON_EXPORTER_URL": "http://127.0.0.1:10010/metrics",
+            "TELEGRAF_EXPORTER_INTERVAL": "20s",
+        },
+        "ready_timeout": 60.0,
+        "after_start": False,
+    },
+    {
+        "name": "grafana",
+        "argv": [
+            "/cache/grafana-10.1.0-pre.20230609/grafana",
+            "server",
+            "--homepath",
+            "/cache/grafana-10.1.0-pre.20230609/home",
+            "--config",
+            "/state/config/grafana/grafana.ini",
+        ],
+        "port": 10001,
+        "url": "http://127.0.0.1:10001",
+        "health_url": "http://127.0.0.1:10001/api/health",
+        "env": {
+            "GF_PATHS_DATA": "/state/data/grafana",
+            "GF_PATHS_LOGS": "/state/logs/grafana",
+            "GF_PATHS_PLUGINS": "/state/data/grafana/plugins",
+            "GF_PATHS_PROVISIONING": "/state/config/grafana",
+            "GF_SERVER_HTTP_ADDR": "127.0.0.1",
+            "GF_SERVER_HTTP_PORT": "10001",
+            "GF_SECURITY_ADMIN_PASSWORD": "gpw",
+            "WLMON_PROMETHEUS_URL": "http://127.0.0.1:10002",
+            "WLMON_LOKI_URL": "http://127.0.0.1:10005",
+            "WLMON_ALERTMANAGER_URL": "http://127.0.0.1:10003",
+            "WLMON_INFLUXDB_URL": "http://127.0.0.1:10007",
+            "WLMON_INFLUXDB_TOKEN": "wlmon",
+            "WLMON_DASHBOARDS_DIR": "/repo/dashboards",
+        },
+        "ready_timeout": 60.0,
+        "after_start": False,
+    },
+]
+
+
+def test_services_render_exactly_as_pinned(monkeypatch) -> None:
+    monkeypatch.setenv("WLMON_CACHE", "/cache")
+    assert _rendered(_pinned_settings()) == PINNED_SERVICES
+
+
+def test_alertmanager_clustering_listens_on_loopback_when_given_a_port(monkeypatch) -> None:
+    monkeypatch.setenv("WLMON_CACHE", "/cache")
+    ports = PINNED_PORTS.model_copy(update={"alertmanager_cluster": 10004})
+    settings = _pinned_settings().model_copy(update={"ports": ports})
+    (am,) = [s for s in _rendered(settings) if s["name"] == "alertmanager"]
+    assert am["argv"][-1] == "--cluster.listen-address=127.0.0.1:10004"
+
+
+ROW = "- {name: api, argv: ['{python}'], port: api, url: '{http.api}', health: '{http.api}/h'}\n"
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            ROW.replace("port: api", "port: apii"),
+            r"api: port 'apii' is not a WLMON_PORT_\* setting",
+        ),
+        (ROW.replace("health:", "healthz:"), r"(?s)row 1 \(api\):.*healthz"),
+        (ROW.replace("port: api", "port: api, component: oracle"), "api: component 'oracle'"),
+        (ROW + ROW, "api: listed twice"),
+    ],
+)
+def test_a_wrong_services_table_names_the_service(table: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        read_table(table)
+
+
+def test_an_unknown_placeholder_names_the_service_and_the_template() -> None:
+    specs = read_table(ROW.replace("{http.api}/h", "{http.apii}/h"))
+    with pytest.raises(ValueError, match=r"api: '\{http.apii\}/h': unknown placeholder"):
+        fill(specs, {"python": "py", "http": SimpleNamespace(api="u")}, PINNED_PORTS, {})
+
+
+def test_the_table_starts_every_server_that_wlmon_builds() -> None:
+    built = {s.component for s in read_table()} - {None}
+    assert built == set(COMPONENTS) - {"composecheck"}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _web_service(after_start=None) -> Service:
+    """A real process with a health endpoint, standing in for a server."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    argv = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", str(port)]
+    return Service("web", argv, port, url, f"{url}/", ready_timeout=20, after_start=after_start)
+
+
+def _stack_of(tmp_path, monkeypatch, *services: Service) -> Stack:
+    stack = Stack(StackSettings(state_dir=tmp_path))
+    monkeypatch.setattr(stack, "services", lambda: list(services))
+    return stack
+
+
+def test_up_records_a_healthy_service_and_down_stops_it(tmp_path, monkeypatch) -> None:
+    web = _web_service()
+    stack = _stack_of(tmp_path, monkeypatch, web)
+    (running,) = stack.up()
+    try:
+        assert [r["healthy"] for r in stack.status()] == [True]
+        assert stack.recorded() == [running]
+    finally:
+        assert stack.down() == ["web"]
+    assert stack.recorded() == [] and not psutil.pid_exists(running.pid)
+    assert _port_free(web.port)
+
+
+def test_a_service_whose_after_start_fails_is_stopped_not_orphaned(tmp_path, monkeypatch) -> None:
+    def refuse(svc: Service) -> None:
+        raise StackError(f"{svc.name}: CREATE DATABASE wlmon answered 500")
+
+    web = _web_service(after_start=refuse)
+    stack = _stack_of(tmp_path, monkeypatch, web)
+    with pytest.raises(StackError, match="CREATE DATABASE"):
+        stack.up()
+    assert stack.recorded() == []
+    assert _port_free(web.port), "the started process still listens, and nothing records it"
+
+
+def test_down_leaves_alone_a_process_that_was_given_a_recorded_pid(tmp_path) -> None:
+    # The same interpreter, started later than the recorded one: after a reboot or a long
+    # uptime the system hands a pid out again, and `down` must not signal the newcomer.
+    other = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('ready', flush=True); time.sleep(60)"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        other.stdout.readline()  # it runs the interpreter now, not a copy of pytest
+        record = {
+            "name": "exporter",
+            "pid": other.pid,
+            "url": "http://127.0.0.1:1",
+            "health_url": "http://127.0.0.1:1/healthz",
+            "executable": sys.executable,
+            "log": str(tmp_path / "exporter.log"),
+            "started": psutil.Process(other.pid).create_time() - 3600,
+        }
+        run_file = tmp_path / "run" / "services.json"
+        run_file.parent.mkdir()
+        run_file.write_text(json.dumps([record]))
+        assert Stack(StackSettings(state_dir=tmp_path)).down() == []
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
+
+
+@pytest.mark.parametrize(
+    ("text", "values", "expected"),
+    [
+        ("${A:-x}|${B:-y}|${C:-}", {"A": "1", "B": ""}, "1|y|"),  # :- when unset or empty
+        ("${A-x}|${B-y}", {"B": ""}, "x|"),  # - only when unset
+        ("${A}|${B}", {"A": "1", "B": ""}, "1|"),  # set to empty is a value
+        ("${A:?say A}|${B?say B}", {"A": "1", "B": ""}, "1|"),
+        ("$${A} costs $$5 ${lower_case:-ok}", {"A": "1"}, "${A} costs $5 ok"),  # $$ is $
+        ("${A:-http://x:1/y}", {}, "http://x:1/y"),
+    ],
+)
+def test_templates_expand_as_docker_compose_does(text: str, values: dict, expected: str) -> None:
+    assert expand(text, values, "t.yml") == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "values", "message"),
+    [
+        ("${A} ${B} ${A}", {}, r"t.yml: set A, B \(no default\)"),
+        ("${A:?set A in .env}", {"A": ""}, r"t.yml: A: set A in .env"),
+        ("${A?} ${B}", {}, r"t.yml: set B \(no default\); A: required"),
+    ],
+)
+def test_a_missing_template_variable_names_itself_and_the_file(
+    text: str, values: dict, message: str
+) -> None:
+    with pytest.raises(TemplateError, match=message):
+        expand(text, values, "t.yml")
+
+
+def _repo_with_rule(tmp_path: Path, expr: str, for_: str) -> StackSettings:
+    rules = {"groups": [{"name": "t", "rules": [{"alert": "A", "expr": expr, "for": for_}]}]}
+    (tmp_path / "repo" / "alerts").mkdir(parents=True)
+    (tmp_path / "repo" / "alerts" / "t.rules.yml").write_text(yaml.safe_dump(rules))
+    return StackSettings(state_dir=tmp_path, repo_dir=tmp_path / "repo", rules_time_scale=0.1)
+
+
+def test_rules_time_scale_reads_durations_as_prometheus_does(tmp_path) -> None:
+    # Prometheus 3 reads a bare number in a range selector as seconds; 1m30s and 500ms
+    # are durations too, and a label matcher's [smh] class is not a window.
+    settings = _repo_with_rule(
+        tmp_path, 'rate(x{a=~"[smh]"}[300]) > rate(x[1m30s]) + rate(x[500ms])', "1m30s"
+    )
+    out = render.render_rules(settings, tmp_path)
+    (rule,) = yaml.safe_load((out / "t.rules.yml").read_text())["groups"][0]["rules"]
+    assert rule["expr"] == 'rate(x{a=~"[smh]"}[30s]) > rate(x[9s]) + rate(x[1s])'
+    assert rule["for"] == "9s"
+
+
+def test_a_duration_prometheus_would_refuse_is_not_scaled_into_one_it_accepts(tmp_path) -> None:
+    settings = _repo_with_rule(tmp_path, "up == 0", "5min")
+    with pytest.raises(ValueError, match=r"not a duration: '5min'"):
+        render.render_rules(settings, tmp_path)
+
+
+def test_up_of_some_services_builds_only_the_servers_they_run(tmp_path, busy_port: int) -> None:
+    # No Go on PATH and an empty cache: building anything would fail first. The exporter
+    # needs no built server, so `up --only exporter` goes straight to starting it (and
+    # finds its port taken).
+    (tmp_path / "bin").mkdir()
+    env = {
+        "PATH": str(tmp_path / "bin"),
+        "WLMON_CACHE": str(tmp_path / "cache"),
+        "WLMON_STATE_DIR": str(tmp_path / "state"),
+        "WLMON_PORT_EXPORTER": str(busy_port),
+    }
+    result = CliRunner().invoke(app, ["up", "--only", "exporter"], env=env)
+    assert result.exit_code == 2
+    assert f"exporter: port {busy_port} on 127.0.0.1 is already in use" in result.output
+    stack = Stack(StackSettings(state_dir=tmp_path))
+    assert stack.components(["api", "loki", "grafana"]) == ["loki", "grafana"]
+    assert "composecheck" not in stack.components()
+
+
+def test_a_config_that_cannot_be_rendered_stops_up_with_a_stack_error(
+    tmp_path, monkeypatch
+) -> None:
+    # A StackError is what `wlmon up` prints as a one-line error instead of a traceback.
+    settings = _repo_with_rule(tmp_path, "up == 0", "5min")
+    shutil.copytree(REPO_DIR / "provisioning", settings.repo_dir / "provisioning")
+    stack = Stack(settings)
+    monkeypatch.setattr(stack, "services", lambda: [])
+    with pytest.raises(StackError, match="not a duration: '5min'"):
+        stack.up()
+
+
+def test_a_failed_influx_database_creation_is_a_stack_error() -> None:
+    url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
+    influx = Service("influxdb", ["influxd"], 1, url, f"{url}/ping")
+    with pytest.raises(StackError, match="influxdb: CREATE DATABASE wlmon failed"):
+        _create_influx_database(influx)

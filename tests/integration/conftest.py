@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.integration.helpers import Mailbox, start_smtp_sink
 from wlmon.stack.runtime import Stack
 from wlmon.stack.settings import StackSettings, free_port_environment
-from tests.integration.helpers import Mailbox, start_smtp_sink
 
 GRAFANA_PASSWORD = "integration-test-password"
 

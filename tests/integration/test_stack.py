@@ -17,9 +17,9 @@ from influxdb_client import InfluxDBClient, Point
 from influxdb_client.client.write_api import SYNCHRONOUS
 from typer.testing import CliRunner
 
-from wlmon.cli import app
 from tests.integration.conftest import grafana, url
 from tests.integration.helpers import eventually
+from wlmon.cli import app
 
 pytestmark = pytest.mark.integration
 

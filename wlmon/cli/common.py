@@ -15,4 +15,3 @@ def fail(message: str) -> NoReturn:
     """Print an error naming what was wrong and exit 2 (bad input), never a traceback."""
     err.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(2)
-

@@ -88,10 +88,12 @@ def up(
 ) -> None:
     """Start the native stack on 127.0.0.1 and wait until every service is healthy."""
 
-    if install_missing:
-        stack_install(only=[], check=False, as_json=False)
     stack = Stack()
     try:
+        # Only the servers these services run (an empty list would mean all components).
+        needed = stack.components(only or None) if install_missing else []
+        if needed:
+            stack_install(only=needed, check=False, as_json=False)
         running = stack.up(only=only or None, on_event=lambda msg: err.print(f"[dim]{msg}[/]"))
     except StackError as exc:
         fail(str(exc))

@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, RunbookSettings
+from exporters.durations import parse_duration
 from wlmon.stack.settings import StackSettings
 from wlmon.stack.template import TemplateError, expand
 
@@ -59,14 +60,13 @@ def render_prometheus(settings: StackSettings, out_dir: Path) -> Path:
     return out
 
 
-_DURATION = re.compile(r"(\d+)(ms|s|m|h|d)")
-_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
+# A range selector: a duration such as 5m or 1m30s, or (Prometheus 3) bare seconds.
+_WINDOW = re.compile(r"\[(\d+|(?:\d+(?:ms|[smhd]))+)\]")
 
 
 def scale_duration(text: str, factor: float) -> str:
     """'5m' scaled by 0.1 is '30s' (whole seconds, at least 1 s)."""
-    total = sum(int(n) * _SECONDS[u] for n, u in _DURATION.findall(text))
-    return f"{max(1, round(total * factor))}s"
+    return f"{max(1, round(parse_duration(text) * factor))}s"
 
 
 def runbook_base(settings: StackSettings) -> str:
@@ -75,6 +75,16 @@ def runbook_base(settings: StackSettings) -> str:
     if base == DEFAULT_RUNBOOK_BASE_URL:
         return f"http://127.0.0.1:{settings.ports.api}/runbooks"
     return base
+
+
+def _link_runbooks(doc: dict, base: str) -> None:
+    """The committed links name the default API: point them at `base`, same section."""
+    for group in doc["groups"]:
+        for rule in group["rules"]:
+            annotations = rule.get("annotations", {})
+            if "runbook_url" in annotations:
+                section = annotations["runbook_url"].partition("#")[2]
+                annotations["runbook_url"] = f"{base}#{section}"
 
 
 def render_rules(settings: StackSettings, out_dir: Path) -> Path:
@@ -88,19 +98,16 @@ def render_rules(settings: StackSettings, out_dir: Path) -> Path:
     base = runbook_base(settings)
     for src in sorted((settings.repo_dir / "alerts").glob("*.rules.yml")):
         doc = yaml.safe_load(src.read_text())
-        for rule in (r for group in doc["groups"] for r in group["rules"]):
-            annotations = rule.get("annotations", {})
-            if "runbook_url" in annotations:
-                section = annotations["runbook_url"].partition("#")[2]
-                annotations["runbook_url"] = f"{base}#{section}"
-            if factor != 1.0:
-                rule["expr"] = re.sub(
-                    r"\[([0-9smhd]+)\]",
-                    lambda m: f"[{scale_duration(m.group(1), factor)}]",
-                    rule["expr"],
-                )
-                if "for" in rule:
-                    rule["for"] = scale_duration(rule["for"], factor)
+        _link_runbooks(doc, base)
+        if factor != 1.0:
+            for group in doc["groups"]:
+                for rule in group["rules"]:
+                    rule["expr"] = _WINDOW.sub(
+                        lambda m: f"[{scale_duration(m.group(1), factor)}]",
+                        rule["expr"],
+                    )
+                    if "for" in rule:
+                        rule["for"] = scale_duration(rule["for"], factor)
         (dst / src.name).write_text(yaml.safe_dump(doc, sort_keys=False, width=1000))
     return dst
 

@@ -1,9 +1,10 @@
 """`wlmon up`, `down` and `status`: the native stack as processes on 127.0.0.1.
 
-`up` renders the configs into the state directory, starts each server in order, waits
-for its health endpoint and records name, pid and url in run/services.json. `down`
-stops exactly those pids (after checking each still runs the binary that was started),
-SIGTERM first, SIGKILL after a grace period. Data directories stay across down/up.
+`up` renders the configs into the state directory, starts each service of services.yml in
+order, waits for its health endpoint and records name, pid, start time and url in
+run/services.json. `down` stops exactly those processes (a recorded pid that the system
+has since given to another process is left alone), SIGTERM first, SIGKILL after a grace
+period. Data directories stay across down/up.
 """
 
 from __future__ import annotations
@@ -12,36 +13,29 @@ import contextlib
 import json
 import os
 import secrets
-import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import httpx
+import psutil
+from pydantic import SecretStr
 
 from wlmon.stack import render
-from wlmon.stack.components import COMPONENTS
+from wlmon.stack.services import Service, fill, read_table
 from wlmon.stack.settings import StackSettings
+
+LOCAL = "127.0.0.1"
+START_LEEWAY_S = 30.0
 
 
 class StackError(RuntimeError):
     """Something the user must fix; the message names the service."""
-
-
-@dataclass
-class Service:
-    name: str
-    argv: list[str]
-    port: int
-    url: str
-    health_url: str
-    env: dict[str, str] = field(default_factory=dict)
-    ready_timeout: float = 60.0
-    after_start: Callable[[], None] | None = None
 
 
 @dataclass
@@ -52,10 +46,9 @@ class Running:
     health_url: str
     executable: str
     log: str
-
-
-def _binary(component: str, name: str) -> str:
-    return str(COMPONENTS[component].path(name))
+    # With the pid, the start time names the process: pids are handed out again. 0 in a
+    # record written before it was kept: then the executable alone is compared.
+    started: float = 0.0
 
 
 class Stack:
@@ -80,7 +73,7 @@ class Stack:
         """The token the API requires on writes (Alertmanager's webhook sends it)."""
         return self._secret(self.settings.api_token, "WLMON_API_TOKEN", "api-token")[0]
 
-    def _secret(self, given, variable: str, filename: str) -> tuple[str, str]:
+    def _secret(self, given: SecretStr | None, variable: str, filename: str) -> tuple[str, str]:
         if given is not None:
             return given.get_secret_value(), f"environment variable {variable}"
         path = self.state / "secrets" / filename
@@ -92,179 +85,38 @@ class Stack:
         return path.read_text().strip(), f"generated on first start, stored in {path} (mode 600)"
 
     def services(self) -> list[Service]:
+        """services.yml filled from the settings, in start order."""
         s, p = self.settings, self.settings.ports
-        cfg, data = self.config_dir, self.data_dir
-        local = "127.0.0.1"
-        influx_url = f"http://{local}:{p.influxdb}"
-        password, _ = self.grafana_password()
-        grafana_home = COMPONENTS["grafana"].path("home")
-        exporter_argv = [
-            sys.executable,
-            "-m",
-            "wlmon",
-            "exporter",
-            "--host",
-            local,
-            "--port",
-            str(p.exporter),
-            "--scenario",
-            s.scenario,
-            "--speed",
-            str(s.exporter_speed),
-            "--loki-url",
-            f"http://{local}:{p.loki}",
-            "--influx-url",
-            influx_url,
-            "--trace-interval",
-            str(s.st05_trace_interval_s),
-        ]
-        return [
-            Service(
-                "influxdb",
-                [
-                    _binary("influxdb", "influxd"),
-                    "-config",
-                    str(cfg / "influxdb" / "influxdb.conf"),
-                ],
-                p.influxdb,
-                influx_url,
-                f"{influx_url}/ping",
-                env={
-                    "INFLUXDB_META_DIR": str(data / "influxdb" / "meta"),
-                    "INFLUXDB_DATA_DIR": str(data / "influxdb" / "data"),
-                    "INFLUXDB_DATA_WAL_DIR": str(data / "influxdb" / "wal"),
-                    "INFLUXDB_HTTP_BIND_ADDRESS": f"{local}:{p.influxdb}",
-                    "INFLUXDB_BIND_ADDRESS": f"{local}:{p.influxdb_rpc}",
-                },
-                after_start=lambda: self._create_influx_database(influx_url),
-            ),
-            Service(
-                "loki",
-                [
-                    _binary("loki", "loki"),
-                    f"-config.file={cfg / 'loki' / 'loki.yml'}",
-                    "-config.expand-env=true",
-                ],
-                p.loki,
-                f"http://{local}:{p.loki}",
-                f"http://{local}:{p.loki}/ready",
-                env={
-                    "LOKI_DIR": str(data / "loki"),
-                    "LOKI_HTTP_ADDRESS": local,
-                    "LOKI_HTTP_PORT": str(p.loki),
-                    "LOKI_GRPC_ADDRESS": local,
-                    "LOKI_GRPC_PORT": str(p.loki_grpc),
-                },
-                ready_timeout=120.0,
-            ),
-            Service(
-                "alertmanager",
-                [
-                    _binary("alertmanager", "alertmanager"),
-                    f"--config.file={cfg / 'alertmanager' / 'alertmanager.yml'}",
-                    f"--storage.path={data / 'alertmanager'}",
-                    f"--web.listen-address={local}:{p.alertmanager}",
-                    f"--web.external-url=http://{local}:{p.alertmanager}",
-                    "--cluster.listen-address="
-                    + (f"{local}:{p.alertmanager_cluster}" if p.alertmanager_cluster else ""),
-                ],
-                p.alertmanager,
-                f"http://{local}:{p.alertmanager}",
-                f"http://{local}:{p.alertmanager}/-/ready",
-            ),
-            Service(
-                "exporter",
-                exporter_argv,
-                p.exporter,
-                f"http://{local}:{p.exporter}/metrics",
-                f"http://{local}:{p.exporter}/healthz",
-            ),
-            Service(
-                "api",
-                [sys.executable, "-m", "wlmon", "api", "--host", local, "--port", str(p.api)],
-                p.api,
-                f"http://{local}:{p.api}",
-                f"http://{local}:{p.api}/healthz",
-                env={
-                    "WLMON_API_TOKEN": self.api_token(),
-                    "WLMON_API_DB_PATH": str(data / "api" / "wlmon.sqlite"),
-                    "WLMON_API_LOKI_URL": f"http://{local}:{p.loki}",
-                    "WLMON_API_PROMETHEUS_URL": f"http://{local}:{p.prometheus}",
-                    "WLMON_API_INFLUX_URL": influx_url,
-                    "WLMON_API_EXPORTER_URL": f"http://{local}:{p.exporter}",
-                    "WLMON_API_GRAFANA_URL": f"http://{local}:{p.grafana}",
-                    "WLMON_API_GRAFANA_PASSWORD": password,
-                    "WLMON_API_SID": s.sid,
-                },
-            ),
-            Service(
-                "prometheus",
-                [
-                    _binary("prometheus", "prometheus"),
-                    f"--config.file={cfg / 'prometheus' / 'prometheus.yml'}",
-                    f"--storage.tsdb.path={data / 'prometheus'}",
-                    f"--web.listen-address={local}:{p.prometheus}",
-                    "--web.enable-lifecycle",
-                ],
-                p.prometheus,
-                f"http://{local}:{p.prometheus}",
-                f"http://{local}:{p.prometheus}/-/ready",
-            ),
-            Service(
-                "telegraf",
-                [
-                    _binary("telegraf", "telegraf"),
-                    "--config",
-                    str(cfg / "telegraf" / "telegraf.conf"),
-                ],
-                p.telegraf,
-                f"http://{local}:{p.telegraf}/metrics",
-                f"http://{local}:{p.telegraf}/metrics",
-                env={
-                    "INFLUX_URL": influx_url,
-                    "TELEGRAF_PROMETHEUS_LISTEN": f"{local}:{p.telegraf}",
-                    "TELEGRAF_INTERVAL": s.telegraf_interval,
-                    "WLMON_SID": s.sid,
-                    "WLMON_EXPORTER_URL": f"http://{local}:{p.exporter}/metrics",
-                    "TELEGRAF_EXPORTER_INTERVAL": s.scrape_interval,
-                },
-            ),
-            Service(
-                "grafana",
-                [
-                    _binary("grafana", "grafana"),
-                    "server",
-                    "--homepath",
-                    str(grafana_home),
-                    "--config",
-                    str(cfg / "grafana" / "grafana.ini"),
-                ],
-                p.grafana,
-                f"http://{local}:{p.grafana}",
-                f"http://{local}:{p.grafana}/api/health",
-                env={
-                    "GF_PATHS_DATA": str(data / "grafana"),
-                    "GF_PATHS_LOGS": str(self.log_dir / "grafana"),
-                    "GF_PATHS_PLUGINS": str(data / "grafana" / "plugins"),
-                    "GF_PATHS_PROVISIONING": str(cfg / "grafana"),
-                    "GF_SERVER_HTTP_ADDR": local,
-                    "GF_SERVER_HTTP_PORT": str(p.grafana),
-                    "GF_SECURITY_ADMIN_PASSWORD": password,
-                    "WLMON_PROMETHEUS_URL": f"http://{local}:{p.prometheus}",
-                    "WLMON_LOKI_URL": f"http://{local}:{p.loki}",
-                    "WLMON_ALERTMANAGER_URL": f"http://{local}:{p.alertmanager}",
-                    "WLMON_INFLUXDB_URL": influx_url,
-                    "WLMON_INFLUXDB_TOKEN": "wlmon",
-                    "WLMON_DASHBOARDS_DIR": str(s.repo_dir / "dashboards"),
-                },
-            ),
-        ]
+        values = {
+            "local": LOCAL,
+            "ports": p,
+            "http": SimpleNamespace(**{name: f"http://{LOCAL}:{port}" for name, port in p}),
+            "settings": s,
+            "config": self.config_dir,
+            "data": self.data_dir,
+            "logs": self.log_dir,
+            "repo": s.repo_dir,
+            "python": sys.executable,
+            "grafana_password": self.grafana_password()[0],
+            "api_token": self.api_token(),
+            "alertmanager_cluster": f"{LOCAL}:{p.alertmanager_cluster}"
+            if p.alertmanager_cluster
+            else "",
+        }
+        hooks = {"create_influx_database": _create_influx_database}
+        return fill(read_table(), values, p, hooks)
 
-    @staticmethod
-    def _create_influx_database(url: str) -> None:
-        r = httpx.post(f"{url}/query", data={"q": "CREATE DATABASE wlmon"}, timeout=10)
-        if r.status_code != 200:
-            raise StackError(f"influxdb: CREATE DATABASE wlmon answered {r.status_code}: {r.text}")
+    def select(self, only: list[str] | None = None) -> list[Service]:
+        """The services named in `only` (all when it is empty), in start order."""
+        services = self.services()
+        unknown = set(only or ()) - {s.name for s in services}
+        if unknown:
+            raise StackError(f"unknown service(s) {', '.join(sorted(unknown))}")
+        return [s for s in services if not only or s.name in only]
+
+    def components(self, only: list[str] | None = None) -> list[str]:
+        """The built servers those services run: what `up` needs installed."""
+        return list(dict.fromkeys(s.component for s in self.select(only) if s.component))
 
     def render(self) -> None:
         render.render_prometheus(self.settings, self.config_dir)
@@ -295,12 +147,7 @@ class Stack:
     def up(
         self, only: list[str] | None = None, on_event: Callable[[str], None] = lambda _: None
     ) -> list[Running]:
-        services = self.services()
-        if only:
-            unknown = set(only) - {s.name for s in services}
-            if unknown:
-                raise StackError(f"unknown service(s) {', '.join(sorted(unknown))}")
-            services = [s for s in services if s.name in only]
+        services = self.select(only)
         already = {r.name: r for r in self.recorded() if _alive(r)}
         to_start = [s for s in services if s.name not in already]
         for svc in to_start:
@@ -310,10 +157,13 @@ class Stack:
                 )
             if not _port_free(svc.port):
                 raise StackError(f"{svc.name}: port {svc.port} on 127.0.0.1 is already in use")
-        self.render()
-        for d in ("influxdb", "loki", "alertmanager", "prometheus", "grafana", "api"):
-            (self.data_dir / d).mkdir(parents=True, exist_ok=True)
-        (self.log_dir / "grafana").mkdir(parents=True, exist_ok=True)
+        try:
+            self.render()
+        except ValueError as exc:  # a rule duration or template variable to fix first
+            raise StackError(f"rendering the configs: {exc}") from exc
+        for svc in to_start:
+            for d in svc.dirs:
+                Path(d).mkdir(parents=True, exist_ok=True)
         running = list(already.values())
         try:
             for svc in to_start:
@@ -331,6 +181,8 @@ class Stack:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **svc.env}
         with log_path.open("ab") as log:
+            # A session of its own: a Ctrl-C in the terminal that ran `wlmon up` (or a
+            # test run) does not reach the servers.
             proc = subprocess.Popen(
                 svc.argv,
                 stdout=log,
@@ -339,31 +191,27 @@ class Stack:
                 cwd=self.state,
                 start_new_session=True,
             )
-        running = Running(svc.name, proc.pid, svc.url, svc.health_url, svc.argv[0], str(log_path))
-        deadline = time.monotonic() + svc.ready_timeout
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise StackError(
-                    f"{svc.name}: exited with code {proc.returncode} during start; "
-                    f"last lines of {log_path}:\n{_tail(log_path)}"
-                )
-            if _healthy(svc.health_url):
-                if svc.after_start:
-                    svc.after_start()
-                return running
-            time.sleep(0.25)
-        _terminate(proc.pid)
-        raise StackError(
-            f"{svc.name}: not healthy at {svc.health_url} after {svc.ready_timeout:.0f} s; "
-            f"last lines of {log_path}:\n{_tail(log_path)}"
+        try:
+            started = psutil.Process(proc.pid).create_time()
+            _wait_healthy(svc, proc, log_path)
+            if svc.after_start:
+                svc.after_start(svc)
+        except BaseException:
+            # Not yet recorded, so nothing else would ever stop it (also on Ctrl-C).
+            if proc.poll() is None:
+                _terminate(psutil.Process(proc.pid))
+            raise
+        return Running(
+            svc.name, proc.pid, svc.url, svc.health_url, svc.argv[0], str(log_path), started
         )
 
     def down(self, on_event: Callable[[str], None] = lambda _: None) -> list[str]:
         stopped = []
         for r in reversed(self.recorded()):
-            if _alive(r):
+            proc = _alive(r)
+            if proc:
                 on_event(f"stopping {r.name} (pid {r.pid})")
-                _terminate(r.pid)
+                _terminate(proc)
                 stopped.append(r.name)
         if self.run_file.exists():
             self.run_file.unlink()
@@ -375,16 +223,16 @@ class Stack:
         target = next((r for r in running if r.name == name), None)
         if target is None:
             raise StackError(f"{name}: not started by wlmon up")
-        alive = _alive(target)
-        if alive:
-            _terminate(target.pid)
+        proc = _alive(target)
+        if proc:
+            _terminate(proc)
         self._record([r for r in running if r.name != name])
-        return alive
+        return proc is not None
 
     def status(self) -> list[dict]:
         rows = []
         for r in self.recorded():
-            alive = _alive(r)
+            alive = _alive(r) is not None
             rows.append(
                 {
                     "name": r.name,
@@ -394,6 +242,31 @@ class Stack:
                 }
             )
         return rows
+
+
+def _create_influx_database(svc: Service) -> None:
+    try:
+        r = httpx.post(f"{svc.url}/query", data={"q": "CREATE DATABASE wlmon"}, timeout=10)
+    except httpx.HTTPError as exc:
+        raise StackError(f"influxdb: CREATE DATABASE wlmon failed: {exc}") from exc
+    if r.status_code != 200:
+        raise StackError(f"influxdb: CREATE DATABASE wlmon answered {r.status_code}: {r.text}")
+
+
+def _wait_healthy(svc: Service, proc: subprocess.Popen, log_path: Path) -> None:
+    deadline = time.monotonic() + svc.ready_timeout
+    while not _healthy(svc.health_url):
+        if proc.poll() is not None:
+            raise StackError(
+                f"{svc.name}: exited with code {proc.returncode} during start; "
+                f"last lines of {log_path}:\n{_tail(log_path)}"
+            )
+        if time.monotonic() > deadline:
+            raise StackError(
+                f"{svc.name}: not healthy at {svc.health_url} after "
+                f"{svc.ready_timeout:.0f} s; last lines of {log_path}:\n{_tail(log_path)}"
+            )
+        time.sleep(0.25)
 
 
 def _port_free(port: int) -> bool:
@@ -413,39 +286,35 @@ def _healthy(url: str) -> bool:
         return False
 
 
-def _alive(r: Running) -> bool:
-    """The pid still runs what we started (a recycled pid is left alone)."""
+def _alive(r: Running) -> psutil.Process | None:
+    """The process `up` started, if it still runs (never another one given the same pid)."""
     try:
-        cmdline = Path(f"/proc/{r.pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    return bool(cmdline) and cmdline[0].decode(errors="replace") == r.executable
+        proc = psutil.Process(r.pid)
+        # A start time is the boot time plus ticks, and the boot time moves when the clock
+        # is set (NTP): half a minute of leeway, far less than pids take to come round.
+        same = proc.cmdline()[:1] == [r.executable] and (
+            not r.started or abs(proc.create_time() - r.started) < START_LEEWAY_S
+        )
+    except psutil.Error:  # gone, a zombie, or not ours to look at
+        return None
+    return proc if same else None
 
 
-def _terminate(pid: int, grace: float = 15.0) -> None:
+def _terminate(proc: psutil.Process, grace: float = 15.0) -> None:
+    """SIGTERM to the service and what it started, SIGKILL to what outlives the grace."""
     try:
-        os.killpg(pid, signal.SIGTERM)
-    except ProcessLookupError:
+        group = [proc, *proc.children(recursive=True)]
+    except psutil.NoSuchProcess:
         return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
-        _reap(pid)
-        time.sleep(0.1)
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        return
-    _reap(pid)
-
-
-def _reap(pid: int) -> None:
-    # Our own children must be reaped or they linger as zombies and look alive.
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)
+    for p in group:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.terminate()
+    # wait_procs also reaps our own children, which would otherwise linger as zombies.
+    _, left = psutil.wait_procs(group, timeout=grace)
+    for p in left:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            p.kill()
+    psutil.wait_procs(left, timeout=5)
 
 
 def _tail(path: Path, lines: int = 15) -> str:
