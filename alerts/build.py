@@ -39,9 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     built = build(RunbookSettings().runbook_base_url, thresholds())
     if args.check:
-        for path in stale(built):
+        differ = stale(built)
+        for path in differ:
             print(f"{path.relative_to(HERE.parent)} differs from alerts/build.py", file=sys.stderr)
-        return 1 if stale(built) else 0
+        return 1 if differ else 0
     for path, text in built.items():
         path.write_text(text)
         print("wrote", path.relative_to(HERE.parent), file=sys.stderr)

@@ -68,9 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     built = build()
     if args.check:
-        for path in stale(built):
+        differ = stale(built)
+        for path in differ:
             print(f"{path.relative_to(HERE.parent)} differs from dashboards/", file=sys.stderr)
-        return 1 if stale(built) else 0
+        return 1 if differ else 0
     for path, model in built.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text(model))
