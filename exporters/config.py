@@ -11,14 +11,15 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class ExporterSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="WLMON_EXPORTER_")
 
-    # One flag per entry of exporters.collectors.COLLECTORS.
+    # One flag per entry of exporters.registry.COLLECTORS, e.g.
+    # WLMON_EXPORTER_COLLECTOR_ST05=false.
     collector_st03: bool = True
     collector_st05: bool = True
     collector_dbbuffer: bool = True
     collector_oscounters: bool = True
     collector_sapbuffer: bool = True
-    # A real PostgreSQL as the buffer-pool source (WLMON_EXPORTER_POSTGRES_DSN), instead
-    # of the model's DB2 pools; the DSN may hold a password, so it is a secret.
+    # A real PostgreSQL as the dbbuffer collector's source (WLMON_EXPORTER_POSTGRES_DSN),
+    # instead of the model's DB2 pools; the DSN may hold a password, so it is a secret.
     postgres_dsn: SecretStr | None = None
     postgres_sid: str = "PG"
     # Statements exported by ST05, longest elapsed time first (bounded series count).

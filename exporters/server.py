@@ -19,12 +19,10 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 
-from exporters.collectors import COLLECTORS
-from exporters.collectors.base import ExporterCollector
-from exporters.collectors.postgres import PostgresCollector
 from exporters.config import ExporterSettings, get_settings
 from exporters.model.catalog import ConfigError
 from exporters.model.engine import RealTimeRunner, Simulation
+from exporters.registry import exporter_collector
 from exporters.sinks.events import RunEvents
 from exporters.sinks.loki import LokiSink
 from exporters.sinks.st05trace import TracePublisher
@@ -121,22 +119,9 @@ class LiveModel:
 
 
 def build_registry(sim, settings: ExporterSettings | None = None) -> CollectorRegistry:
-    settings = settings or get_settings()
-    enabled = [
-        cls.from_settings(sim.snapshot, settings)
-        for name, cls in COLLECTORS.items()
-        if getattr(settings, f"collector_{name}")
-        # A real PostgreSQL takes the place of the model's buffer pools (same metric names).
-        and not (name == "dbbuffer" and settings.postgres_dsn)
-    ]
-    if settings.postgres_dsn:
-        enabled.append(
-            PostgresCollector(
-                sim.snapshot, settings.postgres_dsn.get_secret_value(), sid=settings.postgres_sid
-            )
-        )
+    """/metrics of the model `sim` (anything with a `snapshot()`, e.g. a LiveModel)."""
     registry = CollectorRegistry(auto_describe=True)
-    registry.register(ExporterCollector(sim.snapshot, enabled))
+    registry.register(exporter_collector(sim.snapshot, settings or get_settings()))
     return registry
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import httpx
 
-from exporters.collectors.st05 import statement_totals
 from exporters.model.catalog import Catalog
 from exporters.model.engine import Simulation
 from exporters.model.solver import Solver
 from exporters.model.sqltext import statement_hash
+from exporters.sources.model import statement_totals
 
 
 def _row(

@@ -1,16 +1,43 @@
-"""The report as one self-contained HTML page: inline CSS and SVG charts, no script and
-nothing fetched, so it opens offline and can be mailed or archived as it is."""
+"""The report as one self-contained HTML page: Jinja2 templates (autoescaped) with inline
+CSS and matplotlib charts as inline SVG, no script and nothing fetched, so it opens
+offline and can be mailed or archived as it is."""
 
 from __future__ import annotations
 
-import html
+import io
+import re
+import threading
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
 
 from api.runs.recorder import RunData
+from api.runs.report import OS_COUNTERS
+from exporters.vocabulary import (
+    COMPONENT_BY_KEY,
+    DIALOG_RESPONSE,
+    REPORT_ORDER,
+    threshold_seconds,
+)
 
-PALETTE = (
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# The unit each OS counter of the charts is read in (the names come from the report).
+OS_UNITS = {
+    "cpu_pct": "%",
+    "available_mb": "MB",
+    "pages_per_s": "pages/s",
+    "disk_queue": "requests",
+}
+# Chart colours, also asserted by the screenshot test: tab10 for the lines, a light blue
+# for the steady-state window, black for the bound a line must stay under.
+LINE_COLOURS = (
     "#1f77b4",
     "#ff7f0e",
     "#2ca02c",
@@ -21,222 +48,368 @@ PALETTE = (
     "#7f7f7f",
     "#bcbd22",
     "#17becf",
-    "#393b79",
-    "#637939",
 )
-CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222;max-width:1200px}
-h1{font-size:22px;margin-bottom:4px} h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;margin:8px 0;font-size:13px} th,td{border:1px solid #ddd;padding:3px 8px}
-th{background:#f4f4f4;text-align:left} td.n{text-align:right;font-variant-numeric:tabular-nums}
-.ok{color:#1a7f37;font-weight:600} .bad{color:#cf222e;font-weight:600} .meta{color:#666;font-size:13px}
-svg{background:#fff;border:1px solid #e5e5e5} .legend span{display:inline-block;margin-right:12px;font-size:12px}
-.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
-"""
+LINE_STYLES = ("-", "--", ":")  # past ten series the colours repeat with another dash
+STEADY_COLOUR = "#e6f0fb"
+BOUND_COLOUR = "#000000"
+# A chart is about 1000 px wide: more points than two per pixel column only make the
+# page heavier and matplotlib slower (a 4-hour run at 5 s has 2,880 samples per series).
+MAX_BUCKETS = 500
+CHART_SIZE = (11.0, 3.2)  # inches; the page scales the SVG to its width
+# Below this many samples each one gets a dot: a sample between two gaps (NaN) is then
+# still seen, as in imported files with blank samples.
+DOTS_BELOW = 100
+LOG_FLOOR = 0.1  # ms: the log axis ends here; smaller values (and 0) fall below it
+LEGEND_ROWS = 14  # entries per legend column that fit beside a chart of that height
+CHART_STYLE = {
+    "svg.fonttype": "none",  # text stays text: selectable, searchable, tested in the DOM
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#e6e6e6",
+    "grid.linewidth": 0.6,
+    "axes.edgecolor": "#666666",
+    "legend.frameon": False,
+    "legend.fontsize": 8,
+    "lines.linewidth": 1.3,
+}
+# matplotlib's rcParams are process-wide and the API renders in a thread pool; the SVG
+# ids depend on svg.hashsalt, so one chart at a time keeps every page reproducible.
+_MATPLOTLIB = threading.Lock()
+# Section id -> heading, in page order; the page's table of contents reads it too.
+SECTIONS = {
+    "checks": "Benchmark checks",
+    "st03": "ST03 workload by task type",
+    "transactions": "By transaction",
+    "breaches": "Threshold breaches",
+    "alerts": "Alerts that fired",
+    "charts": "Charts",
+    "os_counters": "OS counters: average / minimum / maximum",
+    "top_sql": "Expensive SQL (elapsed DB time)",
+    "bufferpools": "Buffer pools",
+}
+ACRONYMS = {"sap", "sql", "os", "cpu", "db", "id"}
+UNIT_SUFFIXES = {"_ms": "ms", "_s": "s", "_pct": "%", "_mb": "MB"}
 
 
-def _esc(value) -> str:
-    return html.escape(str(value))
+@dataclass(frozen=True)
+class Chart:
+    slug: str  # the figure's id in the page; also salts its SVG ids
+    title: str
+    unit: str
+    svg: Markup | None  # None: nothing to draw, `missing` says why
+    missing: str = ""
 
 
-def _fmt(value) -> str:
+@dataclass(frozen=True)
+class Line:
+    label: str
+    values: np.ndarray
+
+
+def heading(key: str) -> str:
+    """A column heading from a report key: component labels from the vocabulary, the unit
+    suffix in brackets ("dispatcher_wait_ms" -> "Dispatcher wait (ms)")."""
+    unit = next((u for s, u in UNIT_SUFFIXES.items() if key.endswith(s)), None)
+    stem = key[: key.rindex("_")] if unit else key
+    if stem in COMPONENT_BY_KEY:
+        name = COMPONENT_BY_KEY[stem].label
+    else:
+        words = [w.upper() if w in ACRONYMS else w for w in stem.split("_")]
+        name = " ".join(words)
+        name = name[:1].upper() + name[1:]
+    return f"{name} ({unit})" if unit else name
+
+
+def number(value: object) -> str:
+    """Thousands separators; three decimals below 1,000, one above; a dash for none."""
+    if value is None:
+        return "–"
     if isinstance(value, bool):
-        return f'<span class="{"ok" if value else "bad"}">{"yes" if value else "no"}</span>'
-    if isinstance(value, float):
-        return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.1f}"
+        return "yes" if value else "no"
     if isinstance(value, int):
         return f"{value:,}"
-    return _esc(value)
+    if isinstance(value, float):
+        return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.1f}"
+    return str(value)
 
 
-def table(rows: list[dict], columns: list[str] | None = None) -> str:
-    if not rows:
-        return '<p class="meta">none</p>'
-    columns = columns or list(rows[0])
-    head = "".join(f"<th>{_esc(c)}</th>" for c in columns)
-    body = "".join(
-        "<tr>"
-        + "".join(
-            f'<td class="{"n" if isinstance(r.get(c), int | float) and not isinstance(r.get(c), bool) else ""}">'
-            f"{_fmt(r.get(c, ''))}</td>"
-            for c in columns
-        )
-        + "</tr>"
-        for r in rows
+def is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@lru_cache
+def _templates() -> Environment:
+    env = Environment(
+        loader=PackageLoader("api", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,  # a misspelt field fails the render instead of vanishing
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    env.filters.update(heading=heading, number=number)
+    env.tests["number"] = is_number
+    return env
+
+
+def _envelope(times: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """At most MAX_BUCKETS buckets, each drawn as its minimum and maximum, so a one-sample
+    spike still shows after downsampling (a bucket of NaN only stays a gap)."""
+    if times.size <= 2 * MAX_BUCKETS:
+        return times, values
+    edges = np.linspace(0, times.size, MAX_BUCKETS + 1).astype(int)[:-1]
+    lows, highs = np.fmin.reduceat(values, edges), np.fmax.reduceat(values, edges)
+    last = np.append(edges[1:] - 1, times.size - 1)
+    return (
+        np.column_stack([times[edges], times[last]]).ravel(),
+        np.column_stack([lows, highs]).ravel(),
+    )
+
+
+def _time_axis(times: np.ndarray) -> tuple[float, str]:
+    """Divisor and unit for the time axis, so ticks read 0-240 min rather than 0-14,400 s."""
+    span = float(times[-1]) if times.size else 0.0
+    if span <= 1200:
+        return 1.0, "s"
+    if span <= 6 * 3600:
+        return 60.0, "min"
+    return 3600.0, "h"
+
+
+def _svg(fig: Figure, salt: str) -> Markup:
+    """The figure as an inline <svg> element: no XML prolog or doctype, no date, and ids
+    unique within the page (several charts share one document). Called with
+    svg.hashsalt set to `salt`, which makes the clip-path and marker ids."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None})
+    text = buf.getvalue()
+    text = text[text.index("<svg") :]
+    # matplotlib numbers its groups figure_1, axes_1, ... in every SVG; nothing refers to
+    # them (clip paths and markers use the salted ids), so a prefix makes them unique.
+    return Markup(re.sub(r'<g id="', f'<g id="{salt}-', text))
 
 
 def line_chart(
+    slug: str,
     title: str,
-    x: np.ndarray,
-    series: dict[str, np.ndarray],
     unit: str,
-    shade: tuple | None = None,
-    width: int = 1100,
-    height: int = 260,
-) -> str:
-    """An SVG line chart; `shade` marks a window (start_s, end_s), e.g. the steady state."""
-    left, right, top, bottom = 60, 10, 10, 30
-    finite = [v[np.isfinite(v)] for v in series.values() if v.size]
-    ymax = max((float(v.max()) for v in finite if v.size), default=1.0) or 1.0
-    xmin, xmax = (float(x.min()), float(x.max())) if x.size else (0.0, 1.0)
-    span = (xmax - xmin) or 1.0
+    times: np.ndarray,
+    lines: list[Line],
+    window: tuple[float, float],
+    bound: tuple[float, str] | None = None,
+    log: bool = False,
+) -> Chart:
+    """Lines over time with the steady-state `window` shaded, an optional horizontal
+    `bound` (value, label) and, for lines orders of magnitude apart, a `log` value axis."""
+    if times.size < 2 or not lines:
+        return Chart(slug, title, unit, None, "Fewer than two samples: nothing to draw.")
+    # Imported lazily: only a page with charts pays for loading matplotlib, not every
+    # `wlmon` command or API start that imports this module.
+    import matplotlib
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    def px(t: float) -> float:
-        return left + (t - xmin) / span * (width - left - right)
+    scale, time_unit = _time_axis(times)
+    entries = len(lines) + 1 + (bound is not None)
+    columns = 1 + (entries - 1) // LEGEND_ROWS
+    with _MATPLOTLIB, matplotlib.rc_context({**CHART_STYLE, "svg.hashsalt": slug}):
+        fig = Figure(figsize=CHART_SIZE)
+        # Fixed margins, not a layout engine: every chart's time axis then lines up under
+        # the one above it, and laying out costs nothing.
+        fig.subplots_adjust(left=0.07, right=0.8 - 0.11 * (columns - 1), top=0.95, bottom=0.16)
+        ax = fig.add_subplot()
+        ax.axvspan(window[0] / scale, window[1] / scale, color=STEADY_COLOUR, lw=0)
+        for k, line in enumerate(lines):
+            x, y = _envelope(times, line.values)
+            ax.plot(
+                x / scale,
+                y,
+                color=LINE_COLOURS[k % len(LINE_COLOURS)],
+                linestyle=LINE_STYLES[k // len(LINE_COLOURS) % len(LINE_STYLES)],
+                marker="o" if times.size < DOTS_BELOW else None,
+                markersize=3,
+                label=line.label,
+            )
+        if bound is not None:
+            ax.axhline(bound[0], color=BOUND_COLOUR, linestyle="--", lw=1, label=bound[1])
+        # The shade goes last in the legend, after the series it is drawn under.
+        handles, labels = ax.get_legend_handles_labels()
+        handles.append(Patch(color=STEADY_COLOUR, label="steady state"))
+        labels.append("steady state")
+        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncols=columns)
+        ax.set_xlim(0, float(times[-1]) / scale)
+        ax.set_xlabel(f"time since the run's start ({time_unit})")
+        if log:
+            ax.set_yscale("log")
+            # Autoscaling would add its margin in decades down to the smallest value.
+            top = max(float(np.nanmax(line.values, initial=LOG_FLOOR)) for line in lines)
+            ax.set_ylim(LOG_FLOOR, 2 * max(top, bound[0] if bound else 0))
+            # Plain numbers (0.1, 1, 10) rather than 10^n, which would be mathtext.
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,g}"))
+            ax.yaxis.set_minor_formatter(NullFormatter())
+            ax.set_ylabel(f"{unit}, log scale")
+        else:
+            ax.set_ylim(bottom=0)
+            ax.set_ylabel(unit)
+        return Chart(slug, title, unit, _svg(fig, slug))
 
-    def py(v: float) -> float:
-        return top + (1 - v / ymax) * (height - top - bottom)
 
-    parts = [
-        f'<svg role="img" aria-label="{_esc(title)}" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
+def _per_step(data: RunData, idx: dict[str, int]) -> list[Line]:
+    """Each time component of a dialog step in ms per step, in the report's order."""
+    steps = data.values[:, idx["st03.dialog.steps"]]
+    lines = []
+    for comp in REPORT_ORDER:
+        col = f"st03.dialog.{comp}"
+        if col in idx:
+            per_step = np.divide(
+                1000 * data.values[:, idx[col]],
+                steps,
+                out=np.full_like(steps, np.nan),
+                where=steps > 0,
+            )
+            lines.append(Line(COMPONENT_BY_KEY[comp].label, per_step))
+    return lines
+
+
+def _natural(name: str) -> list:
+    """penguin2 before penguin10."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+
+
+def _per_host(data: RunData, idx: dict[str, int], key: str) -> list[Line]:
+    """One line per host; hosts with exactly the same series share one line, else the
+    legend would list colours that lie hidden under another line."""
+    groups: dict[bytes, list[str]] = {}
+    columns: dict[bytes, np.ndarray] = {}
+    for col, i in idx.items():
+        if col.startswith("os.") and col.endswith(f".{key}"):
+            values = data.values[:, i]
+            groups.setdefault(values.tobytes(), []).append(col.split(".")[1])
+            columns[values.tobytes()] = values
+    lines = []
+    for raw, hosts in groups.items():
+        hosts.sort(key=_natural)
+        label = hosts[0] if len(hosts) == 1 else f"{hosts[0]} and {len(hosts) - 1} more (equal)"
+        lines.append(Line(label, columns[raw]))
+    return sorted(lines, key=lambda line: _natural(line.label))
+
+
+def charts(report: dict, data: RunData) -> list[Chart]:
+    ss = report["steady_state"]
+    window = (ss["start_s"], ss["end_s"])
+    idx = {c: i for i, c in enumerate(data.columns)}
+    out = []
+    if "st03.dialog.steps" in idx:
+        bound = 1000 * threshold_seconds(DIALOG_RESPONSE)
+        out.append(
+            line_chart(
+                "chart-dialog",
+                "Dialog response time and its parts per step",
+                "ms",
+                data.times,
+                _per_step(data, idx),
+                window,
+                bound=(bound, f"benchmark bound ({bound / 1000:g} s)"),
+                # A 1 ms enqueue time and a 2,000 ms response share the chart: on a
+                # linear axis every part but the largest lies flat on zero.
+                log=True,
+            )
+        )
+    for key, unit in OS_UNITS.items():
+        lines = _per_host(data, idx, key)
+        if lines:
+            slug = "chart-" + key.replace("_", "-")
+            out.append(line_chart(slug, OS_COUNTERS[key], unit, data.times, lines, window))
+    return out
+
+
+def benchmark_checks(report: dict) -> list[dict]:
+    """The SD and BAIT pass criteria with the measured value and its unit."""
+    sd, bait = report["benchmark"].get("sd", {}), report["benchmark"].get("bait", {})
+    if not sd:
+        return []
+    law = sd["response_time_law"]
+    items = sd["line_items_vs_steps_over_3_pct"]
+    bound = threshold_seconds(DIALOG_RESPONSE)
+    return [
+        {
+            "check": f"average dialog response < {bound:g} s (seed 000)",
+            "value": sd["dialog_response_s"],
+            "unit": "s",
+            "passed": sd["dialog_response_below_2s"],
+        },
+        {
+            "check": "X = N / (R + Z) within 1 %",
+            "value": law["residual_pct"],
+            "unit": "%",
+            "passed": law["holds_within_1pct"],
+        },
+        {
+            "check": "SAPS (dialog steps per hour / 60)",
+            "value": sd["saps"],
+            "unit": "SAPS",
+            "passed": True,
+        },
+        {
+            "check": "line items per hour vs steps / 3",
+            "value": items,
+            "unit": "%",
+            "passed": abs(items) < 1 if items is not None else None,
+        },
+        {
+            "check": "BAIT: 60 consecutive minutes measured",
+            "value": bait.get("measured_window_s"),
+            "unit": "s",
+            "passed": bait.get("sixty_consecutive_minutes", False),
+        },
     ]
-    if shade:
-        parts.append(
-            f'<rect x="{px(shade[0]):.1f}" y="{top}" width="{px(shade[1]) - px(shade[0]):.1f}" '
-            f'height="{height - top - bottom}" fill="#eef6ff"/>'
+
+
+def empty_lines(report: dict, data: RunData) -> dict[str, str]:
+    """Per section, the one line shown when it has no rows: imported runs lack whole
+    sources (a PerfMon file has no ST03, an ST03 export no OS counters or SQL)."""
+    has_st03 = bool(report["st03"])
+    per_instance = any(c.startswith("inst.") for c in data.columns)
+    if not has_st03:
+        breaches = "Not checked: no ST03 data in this run."
+    elif per_instance:
+        breaches = "None: every indicator stayed under its threshold in the steady state."
+    else:
+        breaches = (
+            "None: the average dialog response stayed under its bound; the other indicators"
+            " need per-instance series, which this run has not."
         )
-    for frac in (0.0, 0.5, 1.0):
-        y = py(ymax * frac)
-        parts.append(
-            f'<line x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>'
-        )
-        parts.append(
-            f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">'
-            f"{ymax * frac:,.4g}</text>"
-        )
-    parts.append(f'<text x="{left}" y="{height - 8}" font-size="11">{xmin:,.0f} s</text>')
-    parts.append(
-        f'<text x="{width - right}" y="{height - 8}" font-size="11" text-anchor="end">{xmax:,.0f} s</text>'
-    )
-    legend = []
-    for k, (name, values) in enumerate(series.items()):
-        color = PALETTE[k % len(PALETTE)]
-        pts = " ".join(
-            f"{px(t):.1f},{py(v):.1f}" for t, v in zip(x, values, strict=True) if np.isfinite(v)
-        )
-        parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{pts}"/>')
-        legend.append(f'<span><i style="background:{color}"></i>{_esc(name)}</span>')
-    parts.append("</svg>")
-    return (
-        f'<h3>{_esc(title)} <span class="meta">({_esc(unit)})</span></h3>'
-        + "".join(parts)
-        + f'<div class="legend">{"".join(legend)}</div>'
-    )
+    return {
+        "checks": "Not applicable: no dialog steps in this run's data.",
+        "st03": "No ST03 data in this run.",
+        "transactions": "No per-transaction ST03 data in this run.",
+        "breaches": breaches,
+        "alerts": (
+            "None fired in the run's window."
+            if report.get("alerts_fired") is not None
+            else "Not recorded: only monitored runs collect the monitored system's alerts."
+        ),
+        "charts": "No time series in this run.",
+        "os_counters": "No OS counters in this run.",
+        "top_sql": "No ST05 statement data in this run.",
+        "bufferpools": "No buffer-pool data in this run.",
+    }
 
 
 def render(report: dict, data: RunData) -> str:
-    run, ss = report["run"], report["steady_state"]
-    idx = {c: i for i, c in enumerate(data.columns)}
-    x = data.times
-    charts = []
-    if "st03.dialog.steps" in idx:
-        steps = data.values[:, idx["st03.dialog.steps"]]
-        parts = {}
-        for comp in (
-            "response",
-            "dispatcher_wait",
-            "db_request",
-            "enqueue",
-            "roll_in",
-            "roll_out",
-            "processing",
-        ):
-            col = f"st03.dialog.{comp}"
-            if col in idx:
-                parts[comp] = np.divide(
-                    1000 * data.values[:, idx[col]],
-                    steps,
-                    out=np.full_like(steps, np.nan),
-                    where=steps > 0,
-                )
-        charts.append(
-            line_chart(
-                "Dialog response time and its parts per step",
-                x,
-                parts,
-                "ms",
-                shade=(ss["start_s"], ss["end_s"]),
-            )
+    return (
+        _templates()
+        .get_template("report.html")
+        .render(
+            doc=report,
+            run=report["run"],
+            steady=report["steady_state"],
+            sections=SECTIONS,
+            empty=empty_lines(report, data),
+            checks=benchmark_checks(report),
+            charts=charts(report, data),
+            made=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         )
-    for key, title, unit in (
-        ("cpu_pct", "Processor\\% Processor Time", "%"),
-        ("available_mb", "Memory\\Available MBytes", "MB"),
-        ("pages_per_s", "Memory\\Pages/sec", "pages/s"),
-        ("disk_queue", "PhysicalDisk\\Avg. Disk Queue Length", "requests"),
-    ):
-        cols = {
-            c.split(".")[1]: data.values[:, i]
-            for c, i in idx.items()
-            if c.startswith("os.") and c.endswith(f".{key}")
-        }
-        if cols:
-            charts.append(line_chart(title, x, cols, unit, shade=(ss["start_s"], ss["end_s"])))
-    sd, bait = report["benchmark"].get("sd", {}), report["benchmark"].get("bait", {})
-    checks = []
-    if sd:
-        law = sd["response_time_law"]
-        checks = [
-            {
-                "check": "average dialog response < 2 s (seed 000)",
-                "value": sd["dialog_response_s"],
-                "passed": sd["dialog_response_below_2s"],
-            },
-            {
-                "check": "X = N / (R + Z) within 1 %",
-                "value": law["residual_pct"],
-                "passed": law["holds_within_1pct"],
-            },
-            {"check": "SAPS (dialog steps per hour / 60)", "value": sd["saps"], "passed": True},
-            {
-                "check": "line items per hour (vs steps / 3, %)",
-                "value": sd["line_items_vs_steps_over_3_pct"],
-                "passed": abs(sd["line_items_vs_steps_over_3_pct"] or 0) < 1,
-            },
-            {
-                "check": "BAIT: 60 consecutive minutes measured",
-                "value": bait.get("measured_window_s"),
-                "passed": bait.get("sixty_consecutive_minutes", False),
-            },
-        ]
-    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    alerts = (
-        "<h2>Alerts that fired</h2>"
-        + table(
-            report["alerts_fired"],
-            ["starts_at", "alertname", "severity", "sap_instance", "summary"],
-        )
-        if report.get("alerts_fired") is not None
-        else ""
     )
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>wlmon run {_esc(run["id"])}</title>
-<style>{CSS}</style></head><body>
-<h1>Run {_esc(run["id"])} {_esc(run.get("label") or "")}</h1>
-<p class="meta">{_esc(run.get("kind", ""))} · scenario {_esc(run.get("scenario", ""))} · {
-        _esc(run.get("start", ""))
-    }
-to {_esc(run.get("end", ""))} · steady state {ss["start_s"]:,.0f}–{
-        ss["end_s"]:,.0f} s (shaded in the charts)
-· report made {stamp}</p>
-<h2>Benchmark checks</h2>{table(checks)}
-<h2>ST03 workload by task type</h2>{table(report["st03"])}
-<h2>By transaction</h2>{table(report["transactions"])}
-<h2>Threshold breaches</h2>{
-        table(
-            report["breaches"], ["rule", "start_s", "end_s", "peak_ms", "threshold_ms", "diagnosis"]
-        )
-    }
-{alerts}<h2>Charts</h2>{"".join(charts) or '<p class="meta">no series</p>'}
-<h2>OS counters: average / minimum / maximum</h2>{table(report["os_counters"])}
-<h2>Expensive SQL (elapsed DB time)</h2>{
-        table(
-            report["top_sql"],
-            ["table", "operation", "executions", "records", "elapsed_s", "per_execution_ms", "sql"],
-        )
-    }
-<h2>Buffer pools</h2>{table(report["bufferpools"])}
-</body></html>
-"""

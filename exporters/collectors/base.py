@@ -1,44 +1,55 @@
-"""What every wlmon collector shares: the snapshot source and the meta-metrics."""
+"""What every wlmon collector shares: reading a source, and the scrape's meta-metrics.
+
+Each collector module names the source interface it reads (a `typing.Protocol`) and the
+reading that interface returns; `exporters.sources` implements them, `exporters.registry`
+wires each collector to its source.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Generic, Protocol, TypeVar
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from exporters import __version__
-from exporters.model.engine import Snapshot
 
 log = logging.getLogger(__name__)
 
-SnapshotSource = Callable[[], Snapshot]
+S = TypeVar("S")  # the source interface
+R = TypeVar("R")  # what one reading of it returns
 
 
-class SnapshotCollector:
-    """A collector turning one model snapshot into metric families."""
+class SystemSource(Protocol):
+    """The monitored system as a whole: `sap_up` is 1 while its SID can be read."""
 
-    name: str = ""
+    def sid(self) -> str: ...
 
-    def __init__(self, source: SnapshotSource) -> None:
+
+class SourceCollector(ABC, Generic[S, R]):
+    """Turns one reading of its source into metric families."""
+
+    def __init__(self, source: S) -> None:
         self.source = source
 
-    @classmethod
-    def from_settings(cls, source: SnapshotSource, settings) -> SnapshotCollector:
-        """The collector as the exporter's settings configure it."""
-        return cls(source)
+    @abstractmethod
+    def read(self) -> R:
+        """One reading of the source; may raise (the scrape reports success 0)."""
 
-    def families(self, snap: Snapshot) -> Iterable[Metric]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def families(self, reading: R | None) -> Iterable[Metric]:
+        """The families with the reading's samples; with None, empty (for describe)."""
 
-    def describe_families(self) -> Iterable[Metric]:  # pragma: no cover - abstract
-        raise NotImplementedError
+
+AnySourceCollector = SourceCollector[Any, Any]
 
 
 class ExporterCollector(Collector):
-    """Runs every enabled collector on one shared snapshot and reports how each did.
+    """Runs every enabled collector once per scrape and reports how each did.
 
     A failing collector is logged and reported with success 0; its families are left
     out and the scrape goes on, so one broken source never empties the whole page.
@@ -46,50 +57,52 @@ class ExporterCollector(Collector):
 
     def __init__(
         self,
-        source: SnapshotSource,
-        collectors: Iterable[SnapshotCollector],
+        system: SystemSource,
+        collectors: Mapping[str, AnySourceCollector],
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
-        self.source = source
-        self.collectors = list(collectors)
+        self.system = system
+        self.collectors = dict(collectors)  # the `collector` label -> collector
         self.clock = clock
 
     def describe(self) -> Iterator[Metric]:
-        for collector in self.collectors:
-            yield from collector.describe_families()
-        yield from self._meta({}, {}, up=True)
+        for collector in self.collectors.values():
+            yield from collector.families(None)
+        yield from self._meta({}, {}, sid=None, up=True)
 
     def collect(self) -> Iterator[Metric]:
         success: dict[str, bool] = {}
         duration: dict[str, float] = {}
         out: list[Metric] = []
         try:
-            snap = self.source()
+            sid = self.system.sid()
         except Exception:  # a scrape must never raise
-            log.exception("model snapshot failed")
-            yield from self._meta({c.name: False for c in self.collectors}, {}, up=False)
+            log.exception("monitored system unreadable")
+            yield from self._meta(dict.fromkeys(self.collectors, False), {}, sid=None, up=False)
             return
-        for collector in self.collectors:
+        for name, collector in self.collectors.items():
             start = self.clock()
             try:
-                out.extend(collector.families(snap))
-                success[collector.name] = True
+                out.extend(collector.families(collector.read()))
+                success[name] = True
             except Exception:
-                log.exception("collector %s failed", collector.name)
-                success[collector.name] = False
-            duration[collector.name] = self.clock() - start
+                log.exception("collector %s failed", name)
+                success[name] = False
+            duration[name] = self.clock() - start
         yield from out
-        yield from self._meta(success, duration, up=True, snap=snap)
+        yield from self._meta(success, duration, sid=sid, up=True)
 
     @staticmethod
-    def _meta(success, duration, up: bool, snap: Snapshot | None = None) -> Iterator[Metric]:
-        sid = [snap.sid] if snap else []
-        labels = ["sid"] if snap else []
+    def _meta(
+        success: dict[str, bool], duration: dict[str, float], sid: str | None, up: bool
+    ) -> Iterator[Metric]:
         up_f = GaugeMetricFamily(
-            "sap_up", "1 if the monitored system's statistics could be read.", labels=labels
+            "sap_up",
+            "1 if the monitored system's statistics could be read.",
+            labels=["sid"] if sid else [],
         )
-        if snap or not up:
-            up_f.add_metric(sid, 1.0 if up else 0.0)
+        if sid or not up:
+            up_f.add_metric([sid] if sid else [], 1.0 if up else 0.0)
         yield up_f
         ok = GaugeMetricFamily(
             "sap_scrape_collector_success",

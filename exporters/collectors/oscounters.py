@@ -1,17 +1,18 @@
-"""OS counters of the model's hosts, named as windows_exporter and node_exporter name them.
+"""OS counters of the system's hosts, named as windows_exporter and node_exporter name them.
 
 The seed 003 PerfMon counters (Memory\\Pages/sec, PhysicalDisk\\Avg. Disk Queue Length,
 Processor\\% Processor Time, Memory\\Available MBytes) and their Linux equivalents, with a
 `host` label, so one dashboard reads simulated and real hosts alike. Avg. Disk Queue
 Length is `rate(windows_physical_disk_read_seconds_total + ..._write_seconds_total)`, as
 PerfMon's "% Disk Read Time" is the read queue length x 100; on Linux it is
-`rate(node_disk_io_time_weighted_seconds_total)`. Each simulated host shows one disk: the
-roll-file disk on application servers, the data array (one LUN) on the database server.
+`rate(node_disk_io_time_weighted_seconds_total)`. Each host shows one disk.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -20,20 +21,46 @@ from prometheus_client.core import (
     UnknownMetricFamily,
 )
 
-from exporters.collectors.base import SnapshotCollector
-from exporters.model.engine import Snapshot
+from exporters.collectors.base import SourceCollector
+
+# CPU modes as node_exporter names them; windows_exporter calls "system" "privileged".
+CPU_MODES = ("idle", "user", "system")
 
 
-class OSCountersCollector(SnapshotCollector):
-    name = "oscounters"
+@dataclass(frozen=True)
+class HostCounters:
+    """One host's counters since its start (seconds, pages, I/Os) and memory now."""
 
-    def describe_families(self) -> Iterable[Metric]:
-        return self._families(None)
+    host: str
+    cpu_seconds: Sequence[Mapping[str, float]]  # per CPU: CPU_MODES -> seconds
+    memory_bytes: float
+    available_bytes: float
+    pages_in: float
+    pages_out: float
+    disk: str  # the PhysicalDisk instance, as windows_exporter labels it
+    device: str  # the block device, as node_exporter labels it
+    disk_reads: float
+    disk_writes: float
+    disk_read_seconds: float  # outstanding reads integrated over time
+    disk_write_seconds: float
+    disk_weighted_seconds: float  # outstanding I/Os integrated over time
 
-    def families(self, snap: Snapshot) -> Iterable[Metric]:
-        return self._families(snap)
 
-    def _families(self, snap: Snapshot | None) -> Iterator[Metric]:
+@dataclass(frozen=True)
+class OSCounters:
+    sid: str
+    hosts: Sequence[HostCounters]
+
+
+class OSCounterSource(Protocol):
+    def os_counters(self) -> OSCounters: ...
+
+
+class OSCountersCollector(SourceCollector[OSCounterSource, OSCounters]):
+    def read(self) -> OSCounters:
+        return self.source.os_counters()
+
+    def families(self, reading: OSCounters | None) -> Iterator[Metric]:
         w_cpu = CounterMetricFamily(
             "windows_cpu_time_total",
             "Time processors spent in each mode (Processor\\% Processor Time).",
@@ -103,40 +130,28 @@ class OSCountersCollector(SnapshotCollector):
             "The total number of writes completed successfully.",
             labels=dev_labels,
         )
-        if snap is not None:
-            t, sid = snap.totals, snap.sid
-            sys_share = snap.os_system_cpu_share
-            for h, host in enumerate(snap.os_hosts):
-                cpus = snap.os_cpus[h]
-                busy = t.os_cpu_busy_seconds[h] / cpus
-                idle = max(0.0, t.sim_time - busy)
-                for c in range(cpus):
-                    for mode, value in (
-                        ("idle", idle),
-                        ("user", busy * (1 - sys_share)),
-                        ("privileged", busy * sys_share),
-                    ):
-                        w_cpu.add_metric([sid, host, f"0,{c}", mode], value)
-                        n_cpu.add_metric(
-                            [sid, host, str(c), "system" if mode == "privileged" else mode], value
-                        )
-                w_avail.add_metric([sid, host], snap.os_available_bytes[h])
-                n_avail.add_metric([sid, host], snap.os_available_bytes[h])
-                n_total.add_metric([sid, host], float(snap.os_memory_bytes[h]))
-                w_pages.add_metric([sid, host], float(t.os_page_ops[h]))
-                n_pswpin.add_metric([sid, host], float(t.os_page_ops[h] // 2))
-                n_pswpout.add_metric([sid, host], float(t.os_page_ops[h] - t.os_page_ops[h] // 2))
-                reads, writes = float(t.os_disk_reads[h]), float(t.os_disk_writes[h])
-                queue = float(t.os_disk_queue_seconds[h])
-                read_share = reads / (reads + writes) if reads + writes else 0.5
-                disk, device = ("1", "sdb") if h == len(snap.os_hosts) - 1 else ("0 C:", "sda")
-                w_rsec.add_metric([sid, host, disk], queue * read_share)
-                w_wsec.add_metric([sid, host, disk], queue * (1 - read_share))
-                w_reads.add_metric([sid, host, disk], reads)
-                w_writes.add_metric([sid, host, disk], writes)
-                n_weighted.add_metric([sid, host, device], queue)
-                n_reads.add_metric([sid, host, device], reads)
-                n_writes.add_metric([sid, host, device], writes)
+        if reading is not None:
+            sid = reading.sid
+            for h in reading.hosts:
+                for c, modes in enumerate(h.cpu_seconds):
+                    for mode in CPU_MODES:
+                        windows_mode = "privileged" if mode == "system" else mode
+                        w_cpu.add_metric([sid, h.host, f"0,{c}", windows_mode], modes[mode])
+                        n_cpu.add_metric([sid, h.host, str(c), mode], modes[mode])
+                w_avail.add_metric([sid, h.host], h.available_bytes)
+                n_avail.add_metric([sid, h.host], h.available_bytes)
+                n_total.add_metric([sid, h.host], h.memory_bytes)
+                w_pages.add_metric([sid, h.host], h.pages_in + h.pages_out)
+                n_pswpin.add_metric([sid, h.host], h.pages_in)
+                n_pswpout.add_metric([sid, h.host], h.pages_out)
+                disk, device = [sid, h.host, h.disk], [sid, h.host, h.device]
+                w_rsec.add_metric(disk, h.disk_read_seconds)
+                w_wsec.add_metric(disk, h.disk_write_seconds)
+                w_reads.add_metric(disk, h.disk_reads)
+                w_writes.add_metric(disk, h.disk_writes)
+                n_weighted.add_metric(device, h.disk_weighted_seconds)
+                n_reads.add_metric(device, h.disk_reads)
+                n_writes.add_metric(device, h.disk_writes)
         yield from (
             w_cpu,
             w_avail,

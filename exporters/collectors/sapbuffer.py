@@ -8,24 +8,39 @@ should stay 0 (seed 000, 4.3.1). Sample::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
+import numpy as np
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from exporters.collectors.base import SnapshotCollector
-from exporters.model.engine import Snapshot
+from exporters.collectors.base import SourceCollector
 
 
-class SAPBufferCollector(SnapshotCollector):
-    name = "sapbuffer"
+@dataclass(frozen=True)
+class SAPBuffers:
+    """ST02 per instance and buffer: counters since the start, sizes now (bytes)."""
 
-    def describe_families(self) -> Iterable[Metric]:
-        return self._families(None)
+    sid: str
+    instances: Sequence[str]
+    buffers: Sequence[str]
+    requests: np.ndarray  # [instance, buffer]
+    hits: np.ndarray
+    swaps: np.ndarray
+    size_bytes: np.ndarray
+    used_bytes: np.ndarray
 
-    def families(self, snap: Snapshot) -> Iterable[Metric]:
-        return self._families(snap)
 
-    def _families(self, snap: Snapshot | None) -> Iterator[Metric]:
+class SAPBufferSource(Protocol):
+    def sap_buffers(self) -> SAPBuffers: ...
+
+
+class SAPBufferCollector(SourceCollector[SAPBufferSource, SAPBuffers]):
+    def read(self) -> SAPBuffers:
+        return self.source.sap_buffers()
+
+    def families(self, reading: SAPBuffers | None) -> Iterator[Metric]:
         labels = ["sid", "sap_instance", "buffer"]
         requests = CounterMetricFamily(
             "sap_buffer_requests", "Buffer accesses (ST02 'Requests').", labels=labels
@@ -44,14 +59,16 @@ class SAPBufferCollector(SnapshotCollector):
             "Buffer space in use (ST02 'Size' minus 'Free').",
             labels=labels,
         )
-        if snap is not None:
-            t, st = snap.totals, snap.state
-            for i, inst in enumerate(st.instances):
-                for b, buf in enumerate(st.sap_buffers):
-                    key = [snap.sid, inst, buf]
-                    requests.add_metric(key, float(t.sap_buffer_requests[i, b]))
-                    hits.add_metric(key, float(t.sap_buffer_hits[i, b]))
-                    swaps.add_metric(key, float(t.sap_buffer_swaps[i, b]))
-                    size.add_metric(key, float(st.sap_buffer_size[i, b]))
-                    used.add_metric(key, float(st.sap_buffer_used[i, b]))
+        if reading is not None:
+            for i, inst in enumerate(reading.instances):
+                for b, buf in enumerate(reading.buffers):
+                    key = [reading.sid, inst, buf]
+                    for family, values in (
+                        (requests, reading.requests),
+                        (hits, reading.hits),
+                        (swaps, reading.swaps),
+                        (size, reading.size_bytes),
+                        (used, reading.used_bytes),
+                    ):
+                        family.add_metric(key, float(values[i, b]))
         yield from (requests, hits, swaps, size, used)

@@ -9,7 +9,9 @@ Mirrors the fields of ST03/STAD per dialog step, summed into counters so any mea
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from prometheus_client.core import (
@@ -19,42 +21,57 @@ from prometheus_client.core import (
     Metric,
 )
 
-from exporters.collectors.base import SnapshotCollector
-from exporters.model.engine import Snapshot
-from exporters.model.solver import BUCKETS, COMPONENTS, TASK_TYPES
+from exporters.collectors.base import SourceCollector
+from exporters.vocabulary import COMPONENTS, COMPONENTS_INFO, TASK_TYPES
 
-# Time parts exported as `sap_workload_<part>_seconds_total`, with the ST03 field each
-# mirrors for HELP.
-TIME_PARTS = {
-    "response": "Response time (ST03 'Response time'): from dispatcher entry to answer sent.",
-    "dispatcher_wait": "Wait in the dispatcher queue for a free work process (ST03 'Wait time').",
-    "roll_in": "Roll-in time: user context copied into the work process (ST03 'Roll in time').",
-    "roll_out": "Roll-out time: user context saved after the step (ST03 'Roll out time').",
-    "load_gen": "Program load and generation time (ST03 'Load+gen time').",
-    "processing": "Processing time: ABAP work including CPU wait (ST03 'Processing time').",
-    "cpu": "CPU time of the work process (ST03 'CPU time').",
-    "db_request": "Database request time (ST03 'DB time' / 'DB req. time').",
-    "enqueue": "Enqueue time: lock requests to the enqueue server (ST03 'Enqueue time').",
-    "gui": "GUI time: front-end round trips counted in the response (ST03 'GUI time').",
-}
-# Transactions exported with their own label; others would fold into "other".
+# Transactions exported with their own label; others fold into "other".
 TRANSACTION_ALLOW_LIST = ("VA01", "VL01N", "VA03", "VL02N", "VA05", "VF01")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """ST03/STAD totals since the system's start, and its SM50/ST02 state now.
+
+    Arrays are indexed by instance (`instances`), task type (vocabulary.TASK_TYPES),
+    transaction (`transactions`) and time component (vocabulary.COMPONENTS).
+    """
+
+    sid: str
+    instances: Sequence[str]
+    transactions: Sequence[str]
+    steps: np.ndarray  # [instance, task_type]
+    db_calls: np.ndarray  # [instance, task_type]
+    seconds: np.ndarray  # [instance, task_type, component]
+    # [instance, task_type, bucket]: steps per response-time bucket (not cumulative), the
+    # buckets' upper bounds being `bucket_bounds` and +Inf
+    response_buckets: np.ndarray
+    bucket_bounds: Sequence[float]
+    transaction_steps: np.ndarray  # [task_type, transaction]
+    transaction_seconds: np.ndarray  # [task_type, transaction, component]
+    work_processes: np.ndarray  # [instance, task_type]
+    work_processes_busy: np.ndarray  # [instance, task_type]
+    dispatcher_queue: np.ndarray  # [instance, task_type]
+    roll_buffer_size: np.ndarray  # [instance] bytes
+    roll_buffer_used: np.ndarray
+    em_size: np.ndarray
+    em_used: np.ndarray
+    roll_file_bytes: np.ndarray  # [instance] bytes written since the start
+    simulated_seconds: float | None = None  # the model's clock; None from a real system
+
+
+class WorkloadSource(Protocol):
+    def workload(self) -> Workload: ...
 
 
 def _tx_label(tx: str) -> str:
     return tx if tx in TRANSACTION_ALLOW_LIST else "other"
 
 
-class ST03Collector(SnapshotCollector):
-    name = "st03"
+class ST03Collector(SourceCollector[WorkloadSource, Workload]):
+    def read(self) -> Workload:
+        return self.source.workload()
 
-    def describe_families(self) -> Iterable[Metric]:
-        return self._families(None)
-
-    def families(self, snap: Snapshot) -> Iterable[Metric]:
-        return self._families(snap)
-
-    def _families(self, snap: Snapshot | None) -> Iterator[Metric]:
+    def families(self, w: Workload | None) -> Iterator[Metric]:
         inst_labels = ["sid", "sap_instance", "task_type"]
         tx_labels = ["sid", "task_type", "transaction"]
         steps = CounterMetricFamily(
@@ -67,23 +84,23 @@ class ST03Collector(SnapshotCollector):
             "Database calls issued by the steps (STAD 'DB calls').",
             labels=inst_labels,
         )
-        parts = {
-            p: CounterMetricFamily(f"sap_workload_{p}_seconds", help_text, labels=inst_labels)
-            for p, help_text in TIME_PARTS.items()
-        }
+        parts = [
+            CounterMetricFamily(f"sap_workload_{c.key}_seconds", c.help, labels=inst_labels)
+            for c in COMPONENTS_INFO
+        ]
         tx_steps = CounterMetricFamily(
             "sap_workload_transaction_steps",
             "Steps per transaction (ST03 transaction profile), allow-listed transactions.",
             labels=tx_labels,
         )
-        tx_parts = {
-            p: CounterMetricFamily(
-                f"sap_workload_transaction_{p}_seconds",
-                f"Per transaction: {help_text}",
+        tx_parts = [
+            CounterMetricFamily(
+                f"sap_workload_transaction_{c.key}_seconds",
+                f"Per transaction: {c.help}",
                 labels=tx_labels,
             )
-            for p, help_text in TIME_PARTS.items()
-        }
+            for c in COMPONENTS_INFO
+        ]
         hist = HistogramMetricFamily(
             "sap_workload_response_time_seconds",
             "Distribution of step response times (ST03 response time distribution).",
@@ -135,10 +152,10 @@ class ST03Collector(SnapshotCollector):
             "Simulated time the landscape model has advanced.",
             labels=["sid"],
         )
-        if snap is not None:
-            self._fill(snap, steps, calls, parts, tx_steps, tx_parts, hist)
+        if w is not None:
+            self._fill(w, steps, calls, parts, tx_steps, tx_parts, hist)
             self._fill_state(
-                snap,
+                w,
                 wp_total,
                 wp_busy,
                 queue,
@@ -150,10 +167,10 @@ class ST03Collector(SnapshotCollector):
                 model_time,
             )
         yield steps
-        yield from parts.values()
+        yield from parts
         yield calls
         yield tx_steps
-        yield from tx_parts.values()
+        yield from tx_parts
         yield from (
             hist,
             wp_total,
@@ -169,7 +186,7 @@ class ST03Collector(SnapshotCollector):
 
     @staticmethod
     def _fill_state(
-        snap,
+        w: Workload,
         wp_total,
         wp_busy,
         queue,
@@ -181,53 +198,49 @@ class ST03Collector(SnapshotCollector):
         model_time,
     ) -> None:
         """Gauges of the current state and the roll area, per instance."""
-        t, st, sid = snap.totals, snap.state, snap.sid
-        for i, inst in enumerate(st.instances):
+        for i, inst in enumerate(w.instances):
             for k, task in enumerate(TASK_TYPES):
-                labels = [sid, inst, task]
-                wp_total.add_metric(labels, float(st.wp_total[i, k]))
-                wp_busy.add_metric(labels, float(st.wp_busy[i, k]))
-                queue.add_metric(labels, float(st.dispatcher_queue[i, k]))
+                labels = [w.sid, inst, task]
+                wp_total.add_metric(labels, float(w.work_processes[i, k]))
+                wp_busy.add_metric(labels, float(w.work_processes_busy[i, k]))
+                queue.add_metric(labels, float(w.dispatcher_queue[i, k]))
             for fam, values in (
-                (roll_size, st.roll_buffer_size),
-                (roll_used, st.roll_buffer_used),
-                (em_size, st.em_size),
-                (em_used, st.em_used),
-                (roll_file, t.roll_file_bytes),
+                (roll_size, w.roll_buffer_size),
+                (roll_used, w.roll_buffer_used),
+                (em_size, w.em_size),
+                (em_used, w.em_used),
+                (roll_file, w.roll_file_bytes),
             ):
-                fam.add_metric([sid, inst], float(values[i]))
-        model_time.add_metric([sid], float(t.sim_time))
+                fam.add_metric([w.sid, inst], float(values[i]))
+        if w.simulated_seconds is not None:
+            model_time.add_metric([w.sid], float(w.simulated_seconds))
 
     @staticmethod
-    def _fill(snap, steps, calls, parts, tx_steps, tx_parts, hist) -> None:
+    def _fill(w: Workload, steps, calls, parts, tx_steps, tx_parts, hist) -> None:
         """Counters of steps and time parts, per instance and per transaction."""
-        t, st, sid = snap.totals, snap.state, snap.sid
-        idx = {name: COMPONENTS.index(name) for name in TIME_PARTS}
-        by_inst_steps = t.steps.sum(axis=2)
-        by_inst_secs = t.seconds.sum(axis=2)
-        by_inst_calls = t.db_calls.sum(axis=2)
-        edges = [*(f"{b:g}" for b in BUCKETS), "+Inf"]
-        for i, inst in enumerate(st.instances):
+        response = COMPONENTS.index("response")
+        edges = [*(f"{b:g}" for b in w.bucket_bounds), "+Inf"]
+        for i, inst in enumerate(w.instances):
             for k, task in enumerate(TASK_TYPES):
-                labels = [sid, inst, task]
-                steps.add_metric(labels, float(by_inst_steps[i, k]))
-                calls.add_metric(labels, float(by_inst_calls[i, k]))
-                for p, fam in parts.items():
-                    fam.add_metric(labels, float(by_inst_secs[i, k, idx[p]]))
-                cumulative = np.cumsum(t.bucket_counts[i, k])
+                labels = [w.sid, inst, task]
+                steps.add_metric(labels, float(w.steps[i, k]))
+                calls.add_metric(labels, float(w.db_calls[i, k]))
+                for c, fam in enumerate(parts):
+                    fam.add_metric(labels, float(w.seconds[i, k, c]))
+                cumulative = np.cumsum(w.response_buckets[i, k])
                 hist.add_metric(
                     labels,
-                    buckets=list(zip(edges, (float(c) for c in cumulative), strict=True)),
-                    sum_value=float(by_inst_secs[i, k, idx["response"]]),
+                    buckets=list(zip(edges, (float(n) for n in cumulative), strict=True)),
+                    sum_value=float(w.seconds[i, k, response]),
                 )
-        tx_totals: dict[tuple[str, str], np.ndarray] = {}
         tx_steps_sum: dict[tuple[str, str], float] = {}
+        tx_seconds: dict[tuple[str, str], np.ndarray] = {}
         for k, task in enumerate(TASK_TYPES):
-            for j, tx in enumerate(st.transactions):
+            for j, tx in enumerate(w.transactions):
                 key = (task, _tx_label(tx))
-                tx_steps_sum[key] = tx_steps_sum.get(key, 0.0) + float(t.steps[:, k, j].sum())
-                tx_totals[key] = tx_totals.get(key, 0.0) + t.seconds[:, k, j].sum(axis=0)
+                tx_steps_sum[key] = tx_steps_sum.get(key, 0.0) + float(w.transaction_steps[k, j])
+                tx_seconds[key] = tx_seconds.get(key, 0.0) + w.transaction_seconds[k, j]
         for (task, tx), n in sorted(tx_steps_sum.items()):
-            tx_steps.add_metric([sid, task, tx], n)
-            for p, fam in tx_parts.items():
-                fam.add_metric([sid, task, tx], float(tx_totals[(task, tx)][idx[p]]))
+            tx_steps.add_metric([w.sid, task, tx], n)
+            for c, fam in enumerate(tx_parts):
+                fam.add_metric([w.sid, task, tx], float(tx_seconds[(task, tx)][c]))

@@ -10,18 +10,20 @@ exported, so the series count stays bounded; per-table totals cover everything. 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from prometheus_client.core import CounterMetricFamily, Metric
 
-from exporters.collectors.base import SnapshotCollector, SnapshotSource
-from exporters.model.engine import Snapshot
+from exporters.collectors.base import SourceCollector
 
 
 @dataclass
 class StatementTotals:
-    statement: str
+    """One statement of the trace, identical statements merged (ST05 'Summarize')."""
+
+    statement: str  # hash of the SQL text
     text: str
     table: str
     operation: str
@@ -30,38 +32,32 @@ class StatementTotals:
     elapsed: float = 0.0
 
 
-def statement_totals(snap: Snapshot) -> list[StatementTotals]:
-    """The model's statements merged by SQL text (as ST05 merges identical statements),
-    sorted by elapsed DB time, longest first."""
-    t, st = snap.totals, snap.state
-    merged: dict[str, StatementTotals] = {}
-    for k, (_, _, table, op) in enumerate(st.statements):
-        text, key = st.statement_sql[k], st.statement_ids[k]
-        row = merged.setdefault(key, StatementTotals(key, text, table, op))
-        row.executions += float(t.stmt_exec[k])
-        row.rows += float(t.stmt_rows[k])
-        row.elapsed += float(t.stmt_seconds[k])
-    return sorted(merged.values(), key=lambda r: (-r.elapsed, r.statement))
+@dataclass(frozen=True)
+class SQLTrace:
+    """Totals per statement since the system's start, in any order."""
+
+    sid: str
+    statements: Sequence[StatementTotals]
 
 
-class ST05Collector(SnapshotCollector):
-    name = "st05"
+class SQLTraceSource(Protocol):
+    def sql_trace(self) -> SQLTrace: ...
 
-    def __init__(self, source: SnapshotSource, top_n: int = 25) -> None:
+
+def longest_first(statements: Iterable[StatementTotals]) -> list[StatementTotals]:
+    """Sorted by elapsed DB time, longest first, as ST05 sorts its summary."""
+    return sorted(statements, key=lambda r: (-r.elapsed, r.statement))
+
+
+class ST05Collector(SourceCollector[SQLTraceSource, SQLTrace]):
+    def __init__(self, source: SQLTraceSource, top_n: int = 25) -> None:
         super().__init__(source)
         self.top_n = top_n
 
-    @classmethod
-    def from_settings(cls, source: SnapshotSource, settings) -> ST05Collector:
-        return cls(source, top_n=settings.st05_top_n)
+    def read(self) -> SQLTrace:
+        return self.source.sql_trace()
 
-    def describe_families(self) -> Iterable[Metric]:
-        return self._families(None)
-
-    def families(self, snap: Snapshot) -> Iterable[Metric]:
-        return self._families(snap)
-
-    def _families(self, snap: Snapshot | None) -> Iterator[Metric]:
+    def families(self, trace: SQLTrace | None) -> Iterator[Metric]:
         labels = ["sid", "statement", "table", "operation"]
         execs = CounterMetricFamily(
             "sap_st05_statement_executions",
@@ -88,10 +84,10 @@ class ST05Collector(SnapshotCollector):
             "Executions of all statements on the table.",
             labels=["sid", "table"],
         )
-        if snap is not None:
-            rows_by_stmt = statement_totals(snap)
+        if trace is not None:
+            rows_by_stmt = longest_first(trace.statements)
             for r in rows_by_stmt[: self.top_n]:
-                key = [snap.sid, r.statement, r.table, r.operation]
+                key = [trace.sid, r.statement, r.table, r.operation]
                 execs.add_metric(key, r.executions)
                 rows.add_metric(key, r.rows)
                 elapsed.add_metric(key, r.elapsed)
@@ -101,6 +97,6 @@ class ST05Collector(SnapshotCollector):
                 acc[0] += r.elapsed
                 acc[1] += r.executions
             for table in sorted(tables):
-                table_elapsed.add_metric([snap.sid, table], tables[table][0])
-                table_execs.add_metric([snap.sid, table], tables[table][1])
+                table_elapsed.add_metric([trace.sid, table], tables[table][0])
+                table_execs.add_metric([trace.sid, table], tables[table][1])
         yield from (execs, rows, elapsed, table_elapsed, table_execs)

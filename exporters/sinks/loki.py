@@ -3,6 +3,10 @@
 Lines queue in memory (bounded); a background thread pushes them in batches through
 Loki's push API and keeps a failed batch for the next attempt, backing off up to
 `max_backoff_s`. Only when the buffer is full are the oldest lines dropped, and counted.
+
+A batch leaves the buffer before it is pushed, so lines that arrive during the push (and
+may push the oldest out of a full buffer) are never mistaken for the batch; a batch Loki
+should get again goes back in front of the buffer.
 """
 
 from __future__ import annotations
@@ -58,8 +62,11 @@ class LokiSink:
         self.batch_size = batch_size
         self.max_backoff_s = max_backoff_s
         self.timeout_s = timeout_s
+        self.max_buffer = max_buffer
         self._buffer: deque[LogLine] = deque(maxlen=max_buffer)
         self._lock = threading.Lock()
+        # One push at a time (the thread and flush()), so batches reach Loki in order.
+        self._push_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="wlmon-loki", daemon=True)
@@ -77,22 +84,28 @@ class LokiSink:
             # Loki wants increasing timestamps within a stream; keep ours strictly so.
             ts = max(ts_ns or time.time_ns(), self._last_ts + 1)
             self._last_ts = ts
-            if len(self._buffer) == self._buffer.maxlen:
+            if len(self._buffer) == self.max_buffer:
                 self.dropped += 1
             self._buffer.append(LogLine(tuple(sorted(labels.items())), ts, line))
 
     @property
     def pending(self) -> int:
+        """Lines waiting in the buffer; a batch in flight is not among them."""
         with self._lock:
             return len(self._buffer)
 
     def flush(self, timeout_s: float = 10.0) -> bool:
-        """Push everything now; True when the buffer is empty."""
+        """Push everything now; True when the buffer is empty and no push is in flight."""
         deadline = time.monotonic() + timeout_s
-        while self.pending and time.monotonic() < deadline:
-            if not self._push_once():
+        while True:
+            # Each call first waits for a push in flight, which may put its batch back.
+            pushed = self._push_once()
+            if pushed and not self.pending:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            if not pushed:
                 time.sleep(0.2)
-        return self.pending == 0
 
     def stop(self, timeout_s: float = 10.0) -> None:
         self._stop.set()
@@ -115,38 +128,48 @@ class LokiSink:
             )
 
     def _push_once(self) -> bool:
-        with self._lock:
-            batch = [self._buffer[i] for i in range(min(self.batch_size, len(self._buffer)))]
-        if not batch:
-            return True
-        try:
-            push(
-                self.url,
-                [(dict(item.labels), item.ts_ns, item.line) for item in batch],
-                self.timeout_s,
-            )
-        except httpx.HTTPStatusError as exc:
-            self.failures += 1
-            if not _retryable(exc.response.status_code):
-                # Loki took the lines it could and says the rest will never do (too old,
-                # too far out of order): retrying would block every later line.
-                log.warning("Loki refused %d line(s), dropping them: %s", len(batch), exc)
-                with self._lock:
-                    for _ in range(len(batch)):
-                        self._buffer.popleft()
-                self.dropped += len(batch)
+        with self._push_lock:
+            with self._lock:
+                n = min(self.batch_size, len(self._buffer))
+                batch = [self._buffer.popleft() for _ in range(n)]
+            if not batch:
                 return True
-            log.warning("Loki push of %d line(s) failed, will retry: %s", len(batch), exc)
-            return False
-        except httpx.HTTPError as exc:
-            self.failures += 1
-            log.warning("Loki push of %d line(s) failed, will retry: %s", len(batch), exc)
-            return False
+            try:
+                push(
+                    self.url,
+                    [(dict(item.labels), item.ts_ns, item.line) for item in batch],
+                    self.timeout_s,
+                )
+            except httpx.HTTPStatusError as exc:
+                self.failures += 1
+                if not _retryable(exc.response.status_code):
+                    # Loki took the lines it could and says the rest will never do (too old,
+                    # too far out of order): retrying would block every later line.
+                    log.warning("Loki refused %d line(s), dropping them: %s", len(batch), exc)
+                    with self._lock:
+                        self.dropped += len(batch)
+                    return True
+                log.warning("Loki push of %d line(s) failed, will retry: %s", len(batch), exc)
+                self._put_back(batch)
+                return False
+            except httpx.HTTPError as exc:
+                self.failures += 1
+                log.warning("Loki push of %d line(s) failed, will retry: %s", len(batch), exc)
+                self._put_back(batch)
+                return False
+            self.sent += len(batch)
+            return True
+
+    def _put_back(self, batch: list[LogLine]) -> None:
+        """The batch in front of the buffer again, as its oldest lines: if lines arrived
+        meanwhile and it no longer fits, its own oldest go (and are counted), as they would
+        have from a full buffer."""
         with self._lock:
-            for _ in range(len(batch)):
-                self._buffer.popleft()
-        self.sent += len(batch)
-        return True
+            overflow = len(batch) + len(self._buffer) - self.max_buffer
+            if overflow > 0:
+                self.dropped += overflow
+                batch = batch[overflow:]
+            self._buffer.extendleft(reversed(batch))
 
 
 def _retryable(status: int) -> bool:

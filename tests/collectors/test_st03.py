@@ -1,62 +1,19 @@
-"""The ST03 collector: golden exposition, promtool, and failure handling."""
+"""The ST03 collector through a scrape: names, consistency, and failure handling."""
 
 from __future__ import annotations
 
-import itertools
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
-from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporters.collectors.base import ExporterCollector
-from exporters.collectors.st03 import ST03Collector
+from exporters.collectors.st03 import ST03Collector, Workload
 from exporters.model.engine import Simulation
-from tests.promtool import promtool_path
-
-GOLDEN = Path(__file__).parents[1] / "golden" / "st03.prom"
-GOLDEN_DIR = GOLDEN.parent
-
-
-def _registry(sim: Simulation, collectors=None) -> CollectorRegistry:
-    ticks = itertools.count()
-    registry = CollectorRegistry()
-    registry.register(
-        ExporterCollector(
-            sim.snapshot,
-            collectors if collectors is not None else [ST03Collector(sim.snapshot)],
-            clock=lambda: next(ticks) * 0.001,  # a fixed clock keeps durations stable
-        )
-    )
-    return registry
+from exporters.sources.model import ModelSource
+from tests.collectors.exposition import scrape, scrape_registered
 
 
 @pytest.fixture(scope="module")
-def exposition() -> str:
-    sim = Simulation("sd-benchmark-2003", seed=42)
-    sim.run(120)
-    return generate_latest(_registry(sim)).decode()
-
-
-def test_exposition_matches_golden_file(exposition: str) -> None:
-    """Set WLMON_UPDATE_GOLDEN=1 to rewrite tests/golden/st03.prom after a deliberate change."""
-    if os.environ.get("WLMON_UPDATE_GOLDEN") == "1":
-        GOLDEN.write_text(exposition)
-    assert exposition == GOLDEN.read_text()
-
-
-def test_promtool_check_metrics_is_clean(exposition: str) -> None:
-    result = subprocess.run(
-        [promtool_path(), "check", "metrics"],
-        input=exposition,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.strip() == "" and result.stderr.strip() == ""
+def exposition(sim: Simulation) -> str:
+    return scrape_registered(sim.snapshot, "st03")
 
 
 def test_names_follow_house_style(exposition: str) -> None:
@@ -90,29 +47,25 @@ def test_steps_and_time_parts_are_consistent(exposition: str) -> None:
 
 
 class _Broken(ST03Collector):
-    name = "broken"
-
-    def families(self, snap):
+    def read(self) -> Workload:
         raise RuntimeError("source unreachable")
 
 
 def test_a_failing_collector_reports_success_0_and_the_others_still_export() -> None:
     sim = Simulation("sd-benchmark-2003", seed=1)
     sim.run(5)
-    text = generate_latest(
-        _registry(sim, [ST03Collector(sim.snapshot), _Broken(sim.snapshot)])
-    ).decode()
+    model = ModelSource(sim.snapshot)
+    text = scrape(model, {"st03": ST03Collector(model), "broken": _Broken(model)})
     assert 'sap_scrape_collector_success{collector="broken"} 0.0' in text
     assert 'sap_scrape_collector_success{collector="st03"} 1.0' in text
     assert "sap_workload_steps_total{" in text
 
 
-def test_a_failing_snapshot_reports_sap_up_0_without_raising() -> None:
-    def source():
+def test_an_unreadable_system_reports_sap_up_0_without_raising() -> None:
+    def snapshot():
         raise RuntimeError("model gone")
 
-    registry = CollectorRegistry()
-    registry.register(ExporterCollector(source, [ST03Collector(source)]))
-    text = generate_latest(registry).decode()
+    model = ModelSource(snapshot)
+    text = scrape(model, {"st03": ST03Collector(model)})
     assert "sap_up 0.0" in text
     assert 'sap_scrape_collector_success{collector="st03"} 0.0' in text

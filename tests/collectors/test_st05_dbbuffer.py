@@ -1,21 +1,14 @@
-"""ST05 and DB2 buffer-pool collectors: golden files, promtool, and what the model says."""
+"""ST05, buffer-pool, SAP-buffer and OS collectors: what the model says through them."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-from pathlib import Path
-
 import pytest
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
 
-from exporters.collectors.dbbuffer import DBBufferCollector
-from exporters.collectors.oscounters import OSCountersCollector
-from exporters.collectors.st05 import ST05Collector, statement_totals
 from exporters.model.engine import Simulation
-from tests.promtool import promtool_path
+from exporters.sources.model import statement_totals
+from tests.collectors.exposition import scrape_registered
 
-GOLDEN = Path(__file__).parents[1] / "golden"
 MIX_TABLES = {
     "VBAK",
     "VBAP",
@@ -31,42 +24,8 @@ MIX_TABLES = {
 }
 
 
-def _exposition(collector) -> str:
-    registry = CollectorRegistry()
-
-    class Only:
-        def collect(self):
-            return collector.families(collector.source())
-
-    registry.register(Only())
-    return generate_latest(registry).decode()
-
-
-@pytest.fixture(scope="module")
-def sim() -> Simulation:
-    s = Simulation("sd-benchmark-2003", seed=42)
-    s.run(120)
-    return s
-
-
-@pytest.mark.parametrize("name", ["st05", "dbbuffer"])
-def test_exposition_matches_golden_file_and_promtool(sim, name: str) -> None:
-    collector = (
-        ST05Collector(sim.snapshot, top_n=10) if name == "st05" else DBBufferCollector(sim.snapshot)
-    )
-    text = _exposition(collector)
-    golden = GOLDEN / f"{name}.prom"
-    if os.environ.get("WLMON_UPDATE_GOLDEN") == "1":
-        golden.write_text(text)
-    assert text == golden.read_text()
-    result = subprocess.run(
-        [promtool_path(), "check", "metrics"], input=text, capture_output=True, text=True
-    )
-    assert result.returncode == 0 and not result.stdout.strip(), result.stdout + result.stderr
-
-
 def test_st05_is_bounded_and_never_puts_sql_in_labels(sim) -> None:
-    text = _exposition(ST05Collector(sim.snapshot, top_n=10))
+    text = scrape_registered(sim.snapshot, "st05")
     statements = {
         line.split('statement="')[1].split('"')[0]
         for line in text.splitlines()
@@ -137,9 +96,7 @@ def test_io_cleaners_keep_up_when_healthy(sim) -> None:
 
 def test_processor_time_of_the_simulated_hosts_is_seed_000_table_5(sim) -> None:
     """% Processor Time from the counters: DB server 94 %, dialog/update servers 61 %."""
-    from prometheus_client.parser import text_string_to_metric_families
-
-    text = _exposition(OSCountersCollector(sim.snapshot))
+    text = scrape_registered(sim.snapshot, "oscounters")
     cpu = next(f for f in text_string_to_metric_families(text) if f.name == "windows_cpu_time")
     idle: dict[str, float] = {}
     total: dict[str, float] = {}

@@ -16,7 +16,8 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporters.collectors.postgres import PostgresCollector
+from exporters.collectors.dbbuffer import DBBufferCollector
+from exporters.sources.postgres import PostgresBufferPools
 from tests.integration.helpers import eventually
 from tests.promtool import promtool_path
 
@@ -93,11 +94,11 @@ def _workload(dsn: str) -> None:
 
 def _exposition(dsn: str) -> str:
     registry = CollectorRegistry()
-    collector = PostgresCollector(None, dsn, sid="PG1")
+    collector = DBBufferCollector(PostgresBufferPools(dsn, sid="PG1"))
 
     class Only:
         def collect(self):
-            return collector.families(None)
+            return collector.families(collector.read())
 
     registry.register(Only())
     return generate_latest(registry).decode()
@@ -145,15 +146,17 @@ def test_postgres_exposition_passes_promtool(postgres) -> None:
 def test_unreachable_postgres_reports_collector_failure_not_an_exception() -> None:
     from exporters.collectors.base import ExporterCollector
     from exporters.model.engine import Simulation
+    from exporters.sources.model import ModelSource
 
     sim = Simulation("sd-benchmark-2003", seed=1)
     start = time.monotonic()
     registry = CollectorRegistry()
+    pools = PostgresBufferPools("host=127.0.0.1 port=1")
     registry.register(
-        ExporterCollector(sim.snapshot, [PostgresCollector(sim.snapshot, "host=127.0.0.1 port=1")])
+        ExporterCollector(ModelSource(sim.snapshot), {"dbbuffer": DBBufferCollector(pools)})
     )
     text = generate_latest(registry).decode()
-    assert 'sap_scrape_collector_success{collector="postgres"} 0.0' in text
+    assert 'sap_scrape_collector_success{collector="dbbuffer"} 0.0' in text
     assert time.monotonic() - start < 10
 
 
@@ -171,7 +174,7 @@ def test_exporter_serves_postgres_in_place_of_the_model_pools(postgres) -> None:
         'sap_db_bufferpool_data_logical_reads_total{bufferpool="shared_buffers",sid="PG1"}' in text
     )
     assert 'bufferpool="MIX4K"' not in text
-    assert 'sap_scrape_collector_success{collector="postgres"} 1.0' in text
+    assert 'sap_scrape_collector_success{collector="dbbuffer"} 1.0' in text
     assert "sap_workload_steps_total" in text  # the model's ST03 stays
 
 
