@@ -3,33 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
+from jinja2 import Environment, PackageLoader, Template
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
+from markupsafe import Markup
 
 from exporters.vocabulary import section_id
 
 RUNBOOKS = Path(__file__).resolve().parents[2] / "alerts" / "runbooks.md"
 router = APIRouter(prefix="/runbooks", tags=["runbooks"])
-
-_HEAD = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>wlmon runbooks</title>
-<style>
-body { font-family: sans-serif; max-width: 50rem; margin: 2rem auto; line-height: 1.5; }
-code { background: #f3f3f3; }
-</style>
-</head>
-<body>
-"""
-_TAIL = "</body>\n</html>\n"
 
 
 def _heading_open(
@@ -40,11 +29,19 @@ def _heading_open(
     return self.renderToken(tokens, idx, options, env)
 
 
+@lru_cache
+def _page() -> Template:
+    return Environment(loader=PackageLoader("api", "templates"), autoescape=True).get_template(
+        "runbooks.html"
+    )
+
+
 def render(markdown: str) -> str:
-    """The page: HTML inside the Markdown is shown as text, not passed through."""
+    """The page. markdown-it escapes the text and, with html off, any HTML in the Markdown,
+    so its output is safe to insert unescaped."""
     md = MarkdownIt("commonmark", {"html": False})
     md.add_render_rule("heading_open", _heading_open)
-    return _HEAD + md.render(markdown) + _TAIL
+    return _page().render(body=Markup(md.render(markdown)))
 
 
 @router.get(
