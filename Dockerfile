@@ -6,7 +6,8 @@ COPY exporters ./exporters
 COPY api ./api
 COPY wlmon ./wlmon
 COPY alerts ./alerts
-RUN pip install --no-cache-dir . && useradd --system --uid 10001 wlmon
+COPY dashboards ./dashboards
+RUN pip install --no-cache-dir -e . && useradd --system --uid 10001 wlmon
 USER wlmon
 ENTRYPOINT ["python", "-m", "wlmon"]
 CMD ["exporter", "--host", "0.0.0.0"]

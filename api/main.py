@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 from prometheus_client import make_asgi_app
 
 from api.config import Settings, get_settings
-from api.routes import alerts, health, imports, runs
+from api.routes import alerts, health, imports, runbooks, runs
 from api.services.errors import ServiceError
 from api.services.live import LiveRuns
 from api.store import Store
@@ -35,5 +35,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(alerts.router)
     app.include_router(runs.router)
     app.include_router(imports.router)
+    app.include_router(runbooks.router)
     app.mount("/metrics", make_asgi_app())
     return app

@@ -3,11 +3,13 @@
 The model, the collectors, the report, the HTML page, the CLI tables, the alert-rule builder
 and the dashboard builder all read these names from here, so a component or an indicator is
 added in one place. The threshold numbers live in `alerts/thresholds.yml` (the one file an
-operator tunes); each indicator names its key there.
+operator tunes); each indicator names its key there. What is not tuned (which component an
+alert reads, how much higher pages, the texts people read) is here.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -94,6 +96,12 @@ REPORT_ORDER: tuple[str, ...] = (
 )
 
 
+def section_id(heading: str) -> str:
+    """The id of an alerts/runbooks.md section in the page the API serves, from its heading
+    (an alert name): lower case, other characters as hyphens. Rules link to it."""
+    return re.sub(r"[^a-z0-9]+", "-", heading.lower()).strip("-")
+
+
 @dataclass(frozen=True)
 class Indicator:
     """A whitepaper rule on one time component of dialog steps (seed 000, 4.3.5.1)."""
@@ -101,7 +109,8 @@ class Indicator:
     component: str  # the ST03 time component it reads (a key of COMPONENTS)
     alert: str  # the alert that fires on it
     threshold_key: str  # its key in alerts/thresholds.yml (seconds)
-    critical_multiple: float  # "much higher": the critical twin fires at this multiple
+    # "Much higher": the critical twin fires at this multiple; None, no critical twin.
+    critical_multiple: float | None
     summary: str
     diagnosis: str
     description: str  # what a breach means, completed by the rule builder with the value
@@ -109,7 +118,7 @@ class Indicator:
 
     @property
     def runbook_anchor(self) -> str:
-        return self.alert.lower()
+        return section_id(self.alert)
 
     @property
     def label(self) -> str:
@@ -188,13 +197,18 @@ INDICATORS: tuple[Indicator, ...] = (
 )
 INDICATOR_BY_COMPONENT: dict[str, Indicator] = {i.component: i for i in INDICATORS}
 INDICATOR_BY_ALERT: dict[str, Indicator] = {i.alert: i for i in INDICATORS}
+# Indicators judged by one threshold together (roll-in and roll-out share roll_seconds).
+INDICATORS_BY_THRESHOLD: dict[str, tuple[Indicator, ...]] = {
+    key: tuple(i for i in INDICATORS if i.threshold_key == key)
+    for key in dict.fromkeys(i.threshold_key for i in INDICATORS)
+}
 
 # The SD benchmark's pass criterion (seed 000, section 2): average dialog response below 2 s.
 DIALOG_RESPONSE = Indicator(
     component="response",
     alert="SAPDialogResponseTimeHigh",
     threshold_key="dialog_response_seconds",
-    critical_multiple=1,
+    critical_multiple=None,  # the bound is a pass criterion: missing it is not a page
     summary="Average dialog response time is at or above the 2 s benchmark bound.",
     description="Dialog steps of {inst} take {value} s on average",
     diagnosis=(
@@ -204,6 +218,19 @@ DIALOG_RESPONSE = Indicator(
     ),
     value_format="%.2f",
 )
+
+
+def per_step_mean(component: str) -> str:
+    """The recorded 5-minute mean per step of one component (seconds), per instance and task type.
+
+    alerts/build.py writes the recording rule; alerts and dashboards read the series.
+    """
+    return f"sap_instance_task_type:sap_workload_{component}_seconds_per_step:mean5m"
+
+
+# The system's mean dialog response per step (seconds), per SID: the SD benchmark's bound is
+# on the average over all instances, not on one instance.
+DIALOG_RESPONSE_MEAN = "sid:sap_workload_dialog_response_seconds_per_step:mean5m"
 
 THRESHOLDS_FILE = Path(__file__).resolve().parents[1] / "alerts" / "thresholds.yml"
 

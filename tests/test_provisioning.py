@@ -6,10 +6,12 @@ import os
 import subprocess
 
 import pytest
+import yaml
 
+from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.runtime import Stack
-from wlmon.stack.settings import StackSettings
+from wlmon.stack.settings import Ports, StackSettings
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +116,37 @@ def test_rendered_alertmanager_secrets_are_private(rendered) -> None:
         path = rendered.config_dir / "alertmanager" / name
         assert path.stat().st_mode & 0o777 == 0o600
     assert (rendered.config_dir / "alertmanager" / "api-token").read_text() == rendered.api_token()
+
+
+def _runbook_urls(rules_dir) -> dict[str, set[str]]:
+    urls: dict[str, set[str]] = {}
+    for path in rules_dir.glob("*.rules.yml"):
+        for group in yaml.safe_load(path.read_text())["groups"]:
+            for rule in group["rules"]:
+                if "alert" in rule:
+                    urls.setdefault(rule["alert"], set()).add(rule["annotations"]["runbook_url"])
+    return urls
+
+
+@pytest.mark.parametrize(
+    ("env", "api_port", "base"),
+    [
+        ({}, 8000, "http://127.0.0.1:8000/runbooks"),
+        ({}, 18000, "http://127.0.0.1:18000/runbooks"),
+        (
+            {"WLMON_RUNBOOK_BASE_URL": "https://noc.example/wlmon/runbooks"},
+            18000,
+            "https://noc.example/wlmon/runbooks",
+        ),
+    ],
+)
+def test_rendered_rules_link_the_runbooks_this_stack_serves(
+    tmp_path, monkeypatch, env: dict, api_port: int, base: str
+) -> None:
+    monkeypatch.delenv("WLMON_RUNBOOK_BASE_URL", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    settings = StackSettings(state_dir=tmp_path, ports=Ports(api=api_port))
+    urls = _runbook_urls(render.render_rules(settings, tmp_path))
+    assert urls and urls == {name: {f"{base}#{name.lower()}"} for name in urls}
+    assert urls.keys() == _runbook_urls(settings.repo_dir / "alerts").keys()

@@ -8,10 +8,12 @@ shorter than `for` stays silent, no traffic stays silent, a counter reset stays 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
+from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, runbook_url
+from exporters.vocabulary import INDICATORS, Indicator, threshold_seconds
 
 OUT = Path(__file__).parent
 RULES = [
@@ -27,20 +29,6 @@ RULES = [
 SID, INST = "BMK", "penguin2_D00"
 STEPS_PER_MIN = 600  # 10 dialog steps/s on the instance
 MINUTES = 30
-
-
-@dataclass(frozen=True)
-class PartAlert:
-    """An alert on the per-step mean of one ST03 time part (ms)."""
-
-    name: str
-    part: str
-    warn_ms: float
-    crit_ms: float
-    description: str  # with {inst} and {value}; "{much}" chooses the critical wording
-    summary: str
-    diagnosis: str
-    fmt: str = "{:.0f}"
 
 
 def _labels(task: str = "dialog") -> str:
@@ -70,9 +58,20 @@ def _case(name: str, series: list[dict], alertname: str, eval_min: int, alerts: 
     }
 
 
-def part_alert_tests(a: PartAlert) -> list[dict]:
+def part_alert_tests(a: Indicator) -> list[dict]:
+    """The six cases of one whitepaper indicator, at its threshold in alerts/thresholds.yml."""
+    warn_ms = threshold_seconds(a) * 1000
+    crit_ms = warn_ms * a.critical_multiple
+    fmt = a.value_format.replace("%", "{:") + "}"
+    part, name = a.component, a.alert
+
     def expected(ms: float, severity: str) -> dict:
-        much = severity == "critical"
+        text = a.description.format(inst=f"{INST} ({SID})", value=fmt.format(ms))
+        tail = (
+            f", much higher than the {warn_ms:g} ms threshold."
+            if severity == "critical"
+            else f" (threshold {warn_ms:g} ms)."
+        )
         return {
             "exp_labels": {
                 "severity": severity,
@@ -80,146 +79,63 @@ def part_alert_tests(a: PartAlert) -> list[dict]:
                 "sap_instance": INST,
                 "task_type": "dialog",
             },
-            "exp_annotations": {
-                "summary": a.summary,
-                "description": a.description.format(
-                    inst=INST,
-                    sid=SID,
-                    value=a.fmt.format(ms),
-                    tail=f", much higher than the {a.warn_ms:g} ms threshold"
-                    if much
-                    else f" (threshold {a.warn_ms:g} ms)",
-                ),
-                "diagnosis": a.diagnosis,
-                "runbook_url": f"alerts/runbooks.md#{a.name.lower()}",
-            },
+            "exp_annotations": _annotations(name, a.summary, text + tail, a.diagnosis),
         }
 
     steps = f"0+{STEPS_PER_MIN}x{MINUTES}"
-    above, much_above = a.warn_ms * 1.2, a.crit_ms * 1.25
-    below = a.warn_ms * 0.98
-    base = a.warn_ms * 0.3
-    spike = a.warn_ms * 6
+    above, much_above = warn_ms * 1.2, crit_ms * 1.25
+    below = warn_ms * 0.98
+    base = warn_ms * 0.3
+    spike = warn_ms * 6
     spike_values = f"0+{_inc(base)}x10 {_inc(base) * 10 + _inc(spike)}+{_inc(base)}x{MINUTES - 11}"
     return [
         _case(
-            f"{a.name} fires as a warning when dialog steps average {a.fmt.format(above)} ms",
-            _series(a.part, f"0+{_inc(above)}x{MINUTES}", steps),
-            a.name,
+            f"{name} fires as a warning when dialog steps average {fmt.format(above)} ms",
+            _series(part, f"0+{_inc(above)}x{MINUTES}", steps),
+            name,
             15,
             [expected(above, "warning")],
         ),
         _case(
-            f"{a.name} also pages as critical when the mean is much higher, {a.fmt.format(much_above)} ms",
-            _series(a.part, f"0+{_inc(much_above)}x{MINUTES}", steps),
-            a.name,
+            f"{name} also pages as critical when the mean is much higher, {fmt.format(much_above)} ms",
+            _series(part, f"0+{_inc(much_above)}x{MINUTES}", steps),
+            name,
             15,
             [expected(much_above, "warning"), expected(much_above, "critical")],
         ),
         _case(
-            f"{a.name} stays silent just below the threshold",
-            _series(a.part, f"0+{_inc(below)}x{MINUTES}", steps),
-            a.name,
+            f"{name} stays silent just below the threshold",
+            _series(part, f"0+{_inc(below)}x{MINUTES}", steps),
+            name,
             20,
             [],
         ),
         _case(
-            f"{a.name} stays silent after a one-minute spike shorter than its for duration",
-            _series(a.part, spike_values, steps),
-            a.name,
+            f"{name} stays silent after a one-minute spike shorter than its for duration",
+            _series(part, spike_values, steps),
+            name,
             14,
             [],
         ),
         _case(
-            f"{a.name} stays silent when no steps run",
-            _series(a.part, f"0x{MINUTES}", f"0x{MINUTES}"),
-            a.name,
+            f"{name} stays silent when no steps run",
+            _series(part, f"0x{MINUTES}", f"0x{MINUTES}"),
+            name,
             20,
             [],
         ),
         _case(
-            f"{a.name} stays silent across a counter reset below the threshold",
+            f"{name} stays silent across a counter reset below the threshold",
             _series(
-                a.part,
+                part,
                 f"0+{_inc(base)}x10 0+{_inc(base)}x{MINUTES - 11}",
                 f"0+{STEPS_PER_MIN}x10 0+{STEPS_PER_MIN}x{MINUTES - 11}",
             ),
-            a.name,
+            name,
             14,
             [],
         ),
     ]
-
-
-DIAG = {
-    "dispatcher": (
-        "Too few dialog work processes are configured for this instance (seed 000, 4.3.5.1 rule 1). "
-        "Add work processes if requests queue in the dispatcher, within what the database can serve "
-        "(4.3.2)."
-    ),
-    "db": (
-        "The database is a bottleneck, or too many work processes in total contend for it (seed 000, "
-        "4.3.5.1 rule 2). Check buffer-pool hit ratios, disk I/O and the expensive statements in ST05 "
-        "(4.3.5.2)."
-    ),
-    "enqueue": (
-        "The enqueue server is a bottleneck (seed 000, 4.3.5.1 rule 3). Configure more enqueue work "
-        "processes or speed up the network to the enqueue server."
-    ),
-    "roll": (
-        "The roll buffer or the extended memory is too small (seed 000, 4.3.5.1 rule 4); contexts spill "
-        "to the roll file. Enlarge rdisp/ROLL_SHM and em/initial_size_MB (4.3.1)."
-    ),
-}
-
-PART_ALERTS = [
-    PartAlert(
-        "SAPDispatcherWaitTimeHigh",
-        "dispatcher_wait",
-        50,
-        200,
-        "Dialog steps on {inst} ({sid}) wait {value} ms on average for a free work process{tail}.",
-        "Dialog steps wait in the dispatcher queue for a work process.",
-        DIAG["dispatcher"],
-    ),
-    PartAlert(
-        "SAPDatabaseRequestTimeHigh",
-        "db_request",
-        400,
-        800,
-        "Dialog steps on {inst} ({sid}) spend {value} ms on average in database requests{tail}.",
-        "Database requests of dialog steps are slow.",
-        DIAG["db"],
-    ),
-    PartAlert(
-        "SAPEnqueueTimeHigh",
-        "enqueue",
-        5,
-        20,
-        "Dialog steps on {inst} ({sid}) spend {value} ms on average waiting for the enqueue server{tail}.",
-        "Lock requests to the enqueue server are slow.",
-        DIAG["enqueue"],
-        fmt="{:.1f}",
-    ),
-    PartAlert(
-        "SAPRollInTimeHigh",
-        "roll_in",
-        20,
-        80,
-        "Roll-in on {inst} ({sid}) takes {value} ms per dialog step on average{tail}.",
-        "User contexts are slow to roll in.",
-        DIAG["roll"],
-    ),
-    PartAlert(
-        "SAPRollOutTimeHigh",
-        "roll_out",
-        20,
-        80,
-        "Roll-out on {inst} ({sid}) takes {value} ms per dialog step on average{tail}.",
-        "User contexts are slow to roll out.",
-        DIAG["roll"],
-    ),
-]
 
 
 def _annotations(name: str, summary: str, description: str, diagnosis: str) -> dict:
@@ -227,7 +143,7 @@ def _annotations(name: str, summary: str, description: str, diagnosis: str) -> d
         "summary": summary,
         "description": description,
         "diagnosis": diagnosis,
-        "runbook_url": f"alerts/runbooks.md#{name.lower()}",
+        "runbook_url": runbook_url(DEFAULT_RUNBOOK_BASE_URL, name),
     }
 
 
@@ -711,7 +627,7 @@ def sap_buffer_tests() -> list[dict]:
 
 
 def build() -> dict[str, str]:
-    suites = {a.name: part_alert_tests(a) for a in PART_ALERTS}
+    suites = {a.alert: part_alert_tests(a) for a in INDICATORS}
     suites |= {
         "SAPDialogResponseTimeHigh": response_tests(),
         "SAPRollFileInUse": roll_file_tests(),

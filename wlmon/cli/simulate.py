@@ -12,7 +12,8 @@ from rich.table import Table
 from exporters.durations import parse_duration
 from exporters.model.catalog import Catalog, ConfigError
 from exporters.model.engine import Simulation
-from exporters.model.summary import THRESHOLDS_MS, indicator_values, report
+from exporters.model.summary import report
+from exporters.vocabulary import INDICATORS, threshold_seconds
 from wlmon.cli.common import console, err, fail
 
 app = typer.Typer()
@@ -111,14 +112,14 @@ def _print_report(doc: dict) -> None:
             ]
         )
     console.print(table)
-    values = indicator_values(doc["summary"])
+    dialog = next(r for r in doc["summary"] if r["task_type"] == "dialog")
     ind = Table(title="Whitepaper thresholds (dialog, seed 000 §4.3.5.1)")
     for c in ("indicator", "value (ms)", "threshold (ms)", "state"):
         ind.add_column(c, justify="right")
-    for name, value in values.items():
-        limit = THRESHOLDS_MS[name]
+    for i in INDICATORS:
+        value, limit = dialog[f"{i.component}_ms"], 1000 * threshold_seconds(i)
         state = "[red]breach[/]" if value > limit else "[green]ok[/]"
-        ind.add_row(name, f"{value:,.1f}", f"{limit:,.0f}", state)
+        ind.add_row(i.label, f"{value:,.1f}", f"{limit:,.0f}", state)
     console.print(ind)
     cal = Table(title="Calibration against seed 000 Table 5")
     for c in ("figure", "paper", "model", "residual %", "source"):

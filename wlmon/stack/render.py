@@ -17,6 +17,7 @@ from pathlib import Path
 
 import yaml
 
+from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, RunbookSettings
 from exporters.durations import parse_duration
 from wlmon.stack.settings import StackSettings
 from wlmon.stack.template import TemplateError, expand
@@ -68,15 +69,36 @@ def scale_duration(text: str, factor: float) -> str:
     return f"{max(1, round(parse_duration(text) * factor))}s"
 
 
+def runbook_base(settings: StackSettings) -> str:
+    """WLMON_RUNBOOK_BASE_URL; left at its default, the runbooks of this stack's own API."""
+    base = RunbookSettings().runbook_base_url
+    if base == DEFAULT_RUNBOOK_BASE_URL:
+        return f"http://127.0.0.1:{settings.ports.api}/runbooks"
+    return base
+
+
+def _link_runbooks(doc: dict, base: str) -> None:
+    """The committed links name the default API: point them at `base`, same section."""
+    for group in doc["groups"]:
+        for rule in group["rules"]:
+            annotations = rule.get("annotations", {})
+            if "runbook_url" in annotations:
+                section = annotations["runbook_url"].partition("#")[2]
+                annotations["runbook_url"] = f"{base}#{section}"
+
+
 def render_rules(settings: StackSettings, out_dir: Path) -> Path:
-    """alerts/*.rules.yml, with windows and for: compressed when rules_time_scale < 1."""
+    """alerts/*.rules.yml, with windows and for: compressed when rules_time_scale < 1 and
+    runbook links to where this stack serves the runbooks."""
     dst = out_dir / "prometheus" / "rules"
     if dst.exists():
         shutil.rmtree(dst)
     dst.mkdir(parents=True)
     factor = settings.rules_time_scale
+    base = runbook_base(settings)
     for src in sorted((settings.repo_dir / "alerts").glob("*.rules.yml")):
         doc = yaml.safe_load(src.read_text())
+        _link_runbooks(doc, base)
         if factor != 1.0:
             for group in doc["groups"]:
                 for rule in group["rules"]:

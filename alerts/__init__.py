@@ -1,0 +1,1 @@
+"""Prometheus rules of wlmon, written by `python -m alerts.build` (see alerts/README.md)."""

@@ -1,0 +1,1 @@
+"""Grafana dashboards of wlmon, written by `python -m dashboards.build` (see README.md)."""

@@ -1,0 +1,65 @@
+"""What the dashboards share: datasources by uid, template selectors, targets, thresholds."""
+
+from __future__ import annotations
+
+# Datasources by the fixed uids provisioning/grafana gives them.
+PROM = {"type": "prometheus", "uid": "prometheus"}
+LOKI = {"type": "loki", "uid": "loki"}
+INFLUX = {"type": "influxdb", "uid": "influxdb"}
+# The template variables every dashboard has (layout.VARIABLES).
+SEL = 'sid=~"$sid",sap_instance=~"$sap_instance"'
+SEL_TT = SEL + ',task_type=~"$task_type"'
+DIALOG = SEL + ',task_type="dialog"'
+# The buffers the paper lets run below the hit-ratio floor (seed 000, 4.3.1 guideline 1).
+EXCEPTED_BUFFERS = 'buffer!~"program|single_record|export_import"'
+
+
+def prom(expr: str, legend: str = "", instant: bool = False, fmt: str = "time_series") -> dict:
+    return {
+        "datasource": PROM,
+        "expr": expr,
+        "legendFormat": legend,
+        "range": not instant,
+        "instant": instant,
+        "format": fmt,
+    }
+
+
+def loki(expr: str) -> dict:
+    return {"datasource": LOKI, "expr": expr, "queryType": "range"}
+
+
+def flux(query: str) -> dict:
+    return {"datasource": INFLUX, "query": query}
+
+
+def steps(color_at: list[tuple[float | None, str]]) -> dict:
+    return {"mode": "absolute", "steps": [{"value": v, "color": c} for v, c in color_at]}
+
+
+def traffic(limit: float) -> dict:
+    """Green below the whitepaper threshold, red at or above it."""
+    return steps([(None, "green"), (limit, "red")])
+
+
+def floor(limit: float) -> dict:
+    """Red below a hit-ratio floor, green at or above it."""
+    return steps([(None, "red"), (limit, "green")])
+
+
+def stat_options(color_mode: str = "background", graph_mode: str = "none") -> dict:
+    return {
+        "colorMode": color_mode,
+        "graphMode": graph_mode,
+        "reduceOptions": {"calcs": ["lastNotNull"]},
+    }
+
+
+def ms(component: str, sel: str = SEL_TT, by: str = "") -> str:
+    """Mean milliseconds per step of one ST03 time component over the selection, summed
+    `by` these labels (none: the whole selection)."""
+    agg = f"sum by ({by}) " if by else "sum"
+    return (
+        f"1000 * {agg}(rate(sap_workload_{component}_seconds_total{{{sel}}}[5m]))"
+        f" / {agg}(rate(sap_workload_steps_total{{{sel}}}[5m]))"
+    )
