@@ -200,7 +200,7 @@ def test_the_cli_drives_a_real_time_run_through_the_api(stack, finished_run) -> 
 
     env = os.environ | {"WLMON_API_URL": url(stack, "api")}
     done = subprocess.run(
-        [sys.executable, "-m", "exporters", "run", "--no-fast", "--duration", "2m"],
+        [sys.executable, "-m", "wlmon", "run", "--no-fast", "--duration", "2m"],
         env=env,
         capture_output=True,
         text=True,
