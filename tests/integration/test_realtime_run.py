@@ -12,7 +12,7 @@ from datetime import datetime
 import httpx
 import pytest
 
-from dashboards import build
+from dashboards import forensics
 from tests.integration.conftest import grafana, url
 from tests.integration.helpers import eventually
 
@@ -157,7 +157,7 @@ def test_the_dashboard_run_picker_lists_the_run_with_its_window_from_influxdb(
         return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
     rows = eventually(
-        lambda: [r for r in query(build.RUNS_TABLE) if r["run_id"] == finished_run["id"]],
+        lambda: [r for r in query(forensics.RUNS_TABLE) if r["run_id"] == finished_run["id"]],
         timeout=30,
     )
     row = rows[0]
@@ -166,8 +166,8 @@ def test_the_dashboard_run_picker_lists_the_run_with_its_window_from_influxdb(
     assert row["end_ms"] == _ms(finished_run["end"])
     assert row["steady_start_ms"] == _ms(finished_run["start"]) + 10_000
     for field in ("run_id", "start_ms", "end_ms"):
-        assert f"__data.fields.{field}" in build.OPEN_RUN
-    ids = [r["_value"] for r in query(build.RUN_IDS)]
+        assert f"__data.fields.{field}" in forensics.OPEN_RUN
+    ids = [r["_value"] for r in query(forensics.RUN_IDS)]
     assert finished_run["id"] in ids
     assert finished_run["grafana_path"].startswith(
         f"/d/wlmon-forensics/run-forensics?var-run={finished_run['id']}&from="
