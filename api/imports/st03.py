@@ -11,15 +11,22 @@ Accepted columns (case, spaces, "Ø"/"Avg."/"Average" and units in brackets are 
 - totals in s: the same with `Total` instead of `Avg.` (`Total response time (s)`).
 
 Numbers may use a thousands separator (`1,743,000`) or a decimal comma (`1,96` with `;` as
-the field separator, as German ST03 exports write them).
+the field separator, as German ST03 exports write them); tab-separated files too. UTF-8 or
+UTF-16, with or without a byte-order mark. Every number must be finite, at least 0 and at
+most 10^15: anything else is a damaged cell, refused naming its line and column.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import BinaryIO
+
+from api.imports.text import FileError, Lines, csv_column
 
 PARTS = {
     "response": "response",
@@ -48,9 +55,10 @@ TASK_TYPES = {
     "http": "http",
 }
 MAX_BYTES = 10 * 1024 * 1024
+MAX_VALUE = 1e15  # steps or milliseconds beyond this are a damaged cell
 
 
-class ST03Error(ValueError):
+class ST03Error(FileError):
     """The export cannot be read; the message names the line and the column."""
 
 
@@ -83,33 +91,58 @@ def _number(cell: str, line: int, col: str, decimal_comma: bool) -> float:
     text = cell.strip().replace("\u00a0", "").replace(" ", "")
     text = text.replace(".", "").replace(",", ".") if decimal_comma else text.replace(",", "")
     try:
-        return float(text) if text else 0.0
-    except ValueError as exc:
-        raise ST03Error(f"line {line}, column {col!r}: {cell!r} is not a number") from exc
-
-
-def parse(raw: bytes) -> list[ST03Row]:
-    if len(raw) > MAX_BYTES:
-        raise ST03Error(f"file is {len(raw)} bytes; at most {MAX_BYTES} are accepted")
-    try:
-        text = (
-            raw.decode("utf-16")
-            if raw.startswith((b"\xff\xfe", b"\xfe\xff"))
-            else raw.decode("utf-8-sig")
+        value = float(text) if text else 0.0
+    except ValueError:
+        raise ST03Error(f"line {line}, column {col!r}: {cell[:40]!r} is not a number") from None
+    if not math.isfinite(value) or not 0.0 <= value <= MAX_VALUE:
+        raise ST03Error(
+            f"line {line}, column {col!r}: {cell[:40]!r} is not a number from 0 to {MAX_VALUE:g}"
         )
-    except UnicodeDecodeError as exc:
-        raise ST03Error(f"line 1: not UTF-8 or UTF-16 text ({exc.reason})") from exc
-    lines = text.splitlines()
-    if not lines:
+    return value
+
+
+def _delimiter(header: str) -> str:
+    counts = {d: header.count(d) for d in (";", ",", "\t")}
+    return max(counts, key=lambda d: counts[d])
+
+
+def _rows(lines: Lines, rest: Iterator[str], delimiter: str) -> Iterator[list[str]]:
+    reader = csv.reader(rest, delimiter=delimiter)
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            col = csv_column(lines.last, str(exc), delimiter)
+            raise ST03Error(f"line {lines.number}, column {col}: {exc}") from None
+
+
+def parse(source: BinaryIO | bytes) -> list[ST03Row]:
+    stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
+    try:
+        lines = Lines(stream)
+        return _parse(lines)
+    except ST03Error:
+        raise
+    except FileError as exc:
+        raise ST03Error(str(exc)) from None
+
+
+def _parse(lines: Lines) -> list[ST03Row]:
+    it = iter(lines)
+    first = next((line for line in it if line.strip()), None)
+    if first is None:
         raise ST03Error("line 1: empty file")
-    delimiter = ";" if lines[0].count(";") > lines[0].count(",") else ","
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
-    header = [h.strip() for h in rows[0]]
+    delimiter = _delimiter(first)
+    lines.delimiter = delimiter
+    header_line = lines.number
+    header = [h.strip() for h in next(_rows(lines, iter([first]), delimiter))]
     lower = [h.lower() for h in header]
     try:
         task_col = next(i for i, h in enumerate(lower) if "task type" in h or h == "task")
     except StopIteration:
-        raise ST03Error("line 1: no 'Task type' column") from None
+        raise ST03Error(f"line {header_line}: no 'Task type' column") from None
     tx_col = next((i for i, h in enumerate(lower) if "transaction" in h or "report" in h), None)
     steps_col = next(
         (
@@ -120,16 +153,18 @@ def parse(raw: bytes) -> list[ST03Row]:
         None,
     )
     if steps_col is None:
-        raise ST03Error("line 1: no 'Steps' column")
+        raise ST03Error(f"line {header_line}: no 'Steps' column")
     parts = {
         i: c
         for i, h in enumerate(header)
         if i not in (task_col, tx_col, steps_col) and (c := _column(h))
     }
     if not parts:
-        raise ST03Error("line 1: no time column (e.g. 'Avg. response time (ms)')")
+        raise ST03Error(f"line {header_line}: no time column (e.g. 'Avg. response time (ms)')")
+    decimal_comma = delimiter == ";"
     out = []
-    for n, row in enumerate(rows[1:], start=2):
+    for row in _rows(lines, it, delimiter):
+        n = lines.number
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) < len(header):
@@ -137,14 +172,14 @@ def parse(raw: bytes) -> list[ST03Row]:
         task = TASK_TYPES.get(row[task_col].strip().lower())
         if task is None:
             raise ST03Error(
-                f"line {n}, column {header[task_col]!r}: unknown task type {row[task_col]!r}"
+                f"line {n}, column {header[task_col]!r}: unknown task type {row[task_col][:40]!r}"
             )
-        steps = _number(row[steps_col], n, header[steps_col], delimiter == ";")
+        steps = _number(row[steps_col], n, header[steps_col], decimal_comma)
         seconds: dict[str, float] = {}
         for i, (kind, part) in parts.items():
-            value = _number(row[i], n, header[i], delimiter == ";")
+            value = _number(row[i], n, header[i], decimal_comma)
             seconds[part] = value if kind == "total" else value * steps / 1000.0
         out.append(ST03Row(task, row[tx_col].strip() if tx_col is not None else "", steps, seconds))
     if not out:
-        raise ST03Error("line 2: no rows after the header")
+        raise ST03Error(f"line {header_line + 1}: no rows after the header")
     return out
