@@ -161,6 +161,12 @@ def _parse(lines: Lines) -> list[ST03Row]:
     }
     if not parts:
         raise ST03Error(f"line {header_line}: no time column (e.g. 'Avg. response time (ms)')")
+    if "response" not in {part for _, part in parts.values()}:
+        # The report's summary and its rules start from the response time per step.
+        raise ST03Error(
+            f"line {header_line}: no response-time column ('Avg. response time (ms)' or "
+            "'Total response time (s)')"
+        )
     decimal_comma = delimiter == ";"
     out = []
     for row in _rows(lines, it, delimiter):
