@@ -177,25 +177,30 @@ def _seconds(cell: str, number: int) -> float:
     return (local - EPOCH).total_seconds() + fraction
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _sample(cells: list[str], number: int, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """One row's readings, NaN where blank; refused when not a finite number in range."""
     try:
         values = np.array(cells, dtype=np.float64)
         blank = None
-    except ValueError:  # a blank sample, or a cell that is not a number
-        values = np.empty(len(cells))
-        blank = np.zeros(len(cells), dtype=bool)
-        for k, cell in enumerate(cells):
-            text = cell.strip()
-            if not text:
-                values[k], blank[k] = np.nan, True
-                continue
-            try:
-                values[k] = float(text)
-            except ValueError:
-                raise PerfmonError(
-                    f"line {number}, column {k + 2}: {cell[:40]!r} is not a number"
-                ) from None
+    except ValueError:  # blank samples, or a cell that is not a number
+        blank = np.array([not c.strip() for c in cells])
+        try:
+            values = np.array(
+                ["nan" if b else c for c, b in zip(cells, blank, strict=True)], dtype=np.float64
+            )
+        except ValueError:
+            k = next(k for k, c in enumerate(cells) if c.strip() and not _is_number(c))
+            raise PerfmonError(
+                f"line {number}, column {k + 2}: {cells[k][:40]!r} is not a number"
+            ) from None
     finite = np.isfinite(values)
     if blank is not None:
         finite |= blank

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
+
+import numpy as np
 
 from api.imports.text import FileError, Lines, csv_column
 
@@ -70,6 +71,27 @@ class ST03Row:
     seconds: dict[str, float]  # part -> total seconds
 
 
+@dataclass
+class ST03Table:
+    """The export by columns: one entry per row in each."""
+
+    task_types: list[str]
+    transactions: list[str]
+    steps: np.ndarray
+    seconds: dict[str, np.ndarray]  # part -> total seconds per row
+
+    def rows(self) -> list[ST03Row]:
+        return [
+            ST03Row(
+                task,
+                tx,
+                float(self.steps[k]),
+                {part: float(v[k]) for part, v in self.seconds.items()},
+            )
+            for k, (task, tx) in enumerate(zip(self.task_types, self.transactions, strict=True))
+        ]
+
+
 def _norm(header: str) -> str:
     h = header.lower().replace("ø", "").replace("(ms)", "").replace("(s)", "")
     h = re.sub(r"\b(avg|average|time|req|requests?)\b\.?", " ", h)
@@ -87,18 +109,43 @@ def _column(header: str) -> tuple[str, str] | None:
     return None
 
 
-def _number(cell: str, line: int, col: str, decimal_comma: bool) -> float:
+def _clean(cell: str, decimal_comma: bool) -> str:
     text = cell.strip().replace("\u00a0", "").replace(" ", "")
     text = text.replace(".", "").replace(",", ".") if decimal_comma else text.replace(",", "")
+    return text or "0"
+
+
+def _numbers(cells: list[str], lines: list[int], col: str, decimal_comma: bool) -> np.ndarray:
+    """A column's numbers, converted at once (per cell only to name a bad one)."""
     try:
-        value = float(text) if text else 0.0
+        if decimal_comma:
+            raise ValueError  # "1,96" would not read as 1.96
+        values = np.array(cells, dtype=np.float64)
     except ValueError:
-        raise ST03Error(f"line {line}, column {col!r}: {cell[:40]!r} is not a number") from None
-    if not math.isfinite(value) or not 0.0 <= value <= MAX_VALUE:
+        cleaned = [_clean(c, decimal_comma) for c in cells]
+        try:
+            values = np.array(cleaned, dtype=np.float64)
+        except ValueError:
+            k = next(k for k, c in enumerate(cleaned) if not _is_number(c))
+            raise ST03Error(
+                f"line {lines[k]}, column {col!r}: {cells[k][:40]!r} is not a number"
+            ) from None
+    bad = ~np.isfinite(values) | (values < 0.0) | (values > MAX_VALUE)
+    if bad.any():
+        k = int(np.argmax(bad))
         raise ST03Error(
-            f"line {line}, column {col!r}: {cell[:40]!r} is not a number from 0 to {MAX_VALUE:g}"
+            f"line {lines[k]}, column {col!r}: {cells[k][:40]!r} is not a number from 0 to "
+            f"{MAX_VALUE:g}"
         )
-    return value
+    return values
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _delimiter(header: str) -> str:
@@ -119,6 +166,10 @@ def _rows(lines: Lines, rest: Iterator[str], delimiter: str) -> Iterator[list[st
 
 
 def parse(source: BinaryIO | bytes) -> list[ST03Row]:
+    return parse_table(source).rows()
+
+
+def parse_table(source: BinaryIO | bytes) -> ST03Table:
     stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
     try:
         lines = Lines(stream)
@@ -129,7 +180,7 @@ def parse(source: BinaryIO | bytes) -> list[ST03Row]:
         raise ST03Error(str(exc)) from None
 
 
-def _parse(lines: Lines) -> list[ST03Row]:
+def _parse(lines: Lines) -> ST03Table:
     it = iter(lines)
     first = next((line for line in it if line.strip()), None)
     if first is None:
@@ -168,7 +219,10 @@ def _parse(lines: Lines) -> list[ST03Row]:
             "'Total response time (s)')"
         )
     decimal_comma = delimiter == ";"
-    out = []
+    tasks: list[str] = []
+    txs: list[str] = []
+    numbers: list[int] = []
+    cells: dict[int, list[str]] = {i: [] for i in (steps_col, *parts)}
     for row in _rows(lines, it, delimiter):
         n = lines.number
         if not row or all(not c.strip() for c in row):
@@ -180,12 +234,16 @@ def _parse(lines: Lines) -> list[ST03Row]:
             raise ST03Error(
                 f"line {n}, column {header[task_col]!r}: unknown task type {row[task_col][:40]!r}"
             )
-        steps = _number(row[steps_col], n, header[steps_col], decimal_comma)
-        seconds: dict[str, float] = {}
-        for i, (kind, part) in parts.items():
-            value = _number(row[i], n, header[i], decimal_comma)
-            seconds[part] = value if kind == "total" else value * steps / 1000.0
-        out.append(ST03Row(task, row[tx_col].strip() if tx_col is not None else "", steps, seconds))
-    if not out:
+        tasks.append(task)
+        txs.append(row[tx_col].strip() if tx_col is not None else "")
+        numbers.append(n)
+        for i, column in cells.items():
+            column.append(row[i])
+    if not tasks:
         raise ST03Error(f"line {header_line + 1}: no rows after the header")
-    return out
+    steps = _numbers(cells[steps_col], numbers, header[steps_col], decimal_comma)
+    seconds = {}
+    for i, (kind, part) in parts.items():
+        value = _numbers(cells[i], numbers, header[i], decimal_comma)
+        seconds[part] = value if kind == "total" else value * steps / 1000.0
+    return ST03Table(tasks, txs, steps, seconds)
