@@ -129,7 +129,8 @@ def _header(line: str, number: int) -> tuple[str, str, float, list[Counter]]:
     if head is None:
         raise PerfmonError(
             f'line {number}, column 1: expected a PerfMon header, "(PDH-CSV 4.0)" or '
-            f'"(PDH-CSV 4.0) (time zone)(bias)" as the first cell, found {cells[0][:60]!r}'
+            f'"(PDH-CSV 4.0) (time zone)(bias)" as the first cell, found {cells[0][:60]!r} '
+            "(a binary .blg log? convert it: relog file.blg -f csv -o file.csv)"
         )
     zone, bias = head["zone"] or "", 0
     if head["bias"] is not None:
@@ -290,15 +291,12 @@ def _records(lines: Lines, rest: Iterator[str], status: list[int]) -> Iterator[s
 def parse(source: BinaryIO | bytes) -> PerfmonData:
     stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
     try:
-        lines = Lines(stream)
+        return _parse(Lines(stream))
     except FileError as exc:
-        raise PerfmonError(str(exc)) from None
-    try:
-        return _parse(lines)
-    except PerfmonError:
-        raise
-    except FileError as exc:
-        raise PerfmonError(str(exc)) from None
+        message = str(exc)
+        if message.startswith("line 1,") and "text" in message:
+            message += "; a binary .blg log? convert it: relog file.blg -f csv -o file.csv"
+        raise PerfmonError(message) from None
 
 
 def _parse(lines: Lines) -> PerfmonData:

@@ -225,3 +225,20 @@ def test_a_generated_day_long_capture_agrees_with_the_generator() -> None:
         k = columns.index("\\\\SAPDB01\\Memory\\Available MBytes")
         got = data.values[:, data.columns.index("os.sapdb01.available_mb")]
         assert np.allclose(got, expected[:, k], atol=1e-6)
+
+
+def test_a_body_larger_than_the_spool_is_read_from_disk(client, monkeypatch) -> None:
+    """Large uploads wait in a temporary file, not in memory; the import reads them alike."""
+    monkeypatch.setattr("api.routes.imports.SPOOL_BYTES", 1024)
+    raw = (FIXTURES / "relog-two-hosts.csv").read_bytes()
+    assert len(raw) > 100 * 1024
+    rows = _report(client, raw)["os_counters"]
+    assert len(rows) == 304
+
+
+def test_a_binary_log_is_refused_with_the_relog_command_to_convert_it(client) -> None:
+    raw = b"\x00\x01\x02\x03" + bytes(range(256)) * 4
+    r = client.post("/imports/perfmon", content=raw, headers=AUTH)
+    assert r.status_code == 422
+    assert "line 1, column 1" in r.json()["detail"]
+    assert "relog file.blg -f csv" in r.json()["detail"]
