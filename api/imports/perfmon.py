@@ -1,10 +1,17 @@
-"""Windows Performance Monitor CSV, as typeperf, relog and logman write it.
+"""Windows Performance Monitor CSV, in every form typeperf, relog and logman write it.
 
-Layout: a header row whose first cell is `(PDH-CSV 4.0) (<time zone>)(<offset minutes>)`
-and whose other cells are counter paths `\\\\HOST\\Object(Instance)\\Counter`; then one row
-per sample, the time stamp first (`MM/DD/YYYY HH:MM:SS.mmm`, local time of the machine);
-a blank sample is `" "`. typeperf may add lines after the data ("Exiting, please wait...",
-"The command completed successfully."). Files come in UTF-16 (with a BOM) or UTF-8.
+Layout: a header row whose first cell is `(PDH-CSV 4.0) (<time zone>)(<bias minutes>)` as
+`typeperf -o`, `relog -f csv` and logman CSV logs write it, or plain `(PDH-CSV 4.0)` as
+typeperf writes to the console (local time, no zone); `PDH-TSV` for tab-separated files.
+The other cells are counter paths `\\\\HOST\\Object(Instance)\\Counter`. Then one row per
+sample, the time stamp first (`MM/DD/YYYY HH:MM:SS.mmm`, local time of the machine); a blank
+sample is `" "` (logman's first sample of a rate counter, relog's gaps). The console form
+adds status lines ("Exiting, please wait...", "The command completed successfully.", in
+any language): unquoted lines that are neither header nor data, skipped and counted.
+
+Files come in UTF-16 or UTF-8, with or without a byte-order mark, and are read streamed.
+The four counters of seed 003 Tables 2-3 are stored per host under the report's standard
+names (from `_Total`, or the instances when a file has no `_Total`); every counter is kept.
 """
 
 from __future__ import annotations
@@ -12,29 +19,45 @@ from __future__ import annotations
 import csv
 import io
 import re
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from itertools import pairwise
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import BinaryIO
 
 import numpy as np
 
-HEADER = re.compile(r"^\(PDH-CSV 4\.0\) \((?P<zone>[^)]*)\)\((?P<offset>-?\d+)\)$")
-PATH = re.compile(
-    r"^\\\\(?P<host>[^\\]+)\\(?P<object>[^\\(]+)(\((?P<instance>[^)]*)\))?\\(?P<counter>.+)$"
+from api.imports.text import FileError, Lines, csv_column
+
+HEADER = re.compile(
+    r"^\(PDH-(?P<kind>CSV|TSV) 4\.0\)\s*(?:\((?P<zone>.*)\)\s*\((?P<bias>[-+]?\d+)\))?\s*$"
 )
-TRAILERS = ("Exiting", "The command completed", "Der Befehl wurde", "La commande")
-MAX_BYTES = 50 * 1024 * 1024
-# PerfMon counter -> the report's OS counter key (seed 003's four)
-KNOWN = {
-    ("Processor", "_Total", "% Processor Time"): "cpu_pct",
-    ("Memory", None, "Available MBytes"): "available_mb",
-    ("Memory", None, "Pages/sec"): "pages_per_s",
-    ("PhysicalDisk", "_Total", "Avg. Disk Queue Length"): "disk_queue",
-}
+PATH = re.compile(
+    r"^\\\\(?P<host>[^\\]+)\\(?P<object>[^\\(]+)(\((?P<instance>.*)\))?\\(?P<counter>[^\\]+)$"
+)
+STAMP = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4}) (\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\s*$")
+MAX_BYTES = 512 * 1024 * 1024  # a day of 1,000 counters at 15 s is ~190 MB in UTF-16
+MAX_BIAS_MIN = 16 * 60  # time zones run from UTC-12 to UTC+14
+MAX_VALUE = 1e18  # larger is a damaged cell, not a reading (and would overflow the means)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class PerfmonError(ValueError):
-    """The file cannot be read; the message names the line and the problem."""
+class PerfmonError(FileError):
+    """The file cannot be read; the message names the line and the column."""
+
+
+@dataclass(frozen=True)
+class Counter:
+    host: str  # as the file writes it
+    object: str
+    instance: str | None
+    counter: str
+
+    @property
+    def path(self) -> str:
+        """Without the host, as the report prints it."""
+        inst = f"({self.instance})" if self.instance is not None else ""
+        return f"{self.object}{inst}\\{self.counter}"
 
 
 @dataclass
@@ -44,92 +67,334 @@ class PerfmonData:
     times: np.ndarray  # seconds since start
     columns: list[str]  # os.<host>.<key>
     values: np.ndarray  # [time, column], NaN for blank samples
-    names: dict[str, str]  # column -> PerfMon counter path without the host
-    hosts: list[str]
+    names: dict[str, str]  # column -> counter path without the host
+    hosts: list[str]  # host keys of the columns, in file order
+    host_names: dict[str, str] = field(default_factory=dict)  # key -> as the file writes it
+    sources: dict[str, str] = field(default_factory=dict)  # standard column -> how derived
+    zone: str = ""
+    status_lines: int = 0
 
 
-def _decode(raw: bytes) -> str:
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return raw.decode("utf-16")
-    if raw[:4].count(b"\x00") >= 1:  # UTF-16 without a BOM
-        return raw.decode("utf-16-le")
-    return raw.decode("utf-8-sig")
+# The report's standard counters (seed 003 Tables 2-3): where each comes from, in order of
+# preference: one counter (object, instance, counter, scale), or the instances of one.
+SINGLE = {
+    "cpu_pct": [
+        ("processor", "_total", "% processor time", 1.0),
+        ("processor information", "_total", "% processor time", 1.0),
+    ],
+    "available_mb": [
+        ("memory", None, "available mbytes", 1.0),
+        ("memory", None, "available kbytes", 1 / 1024),
+        ("memory", None, "available bytes", 1 / 1048576),
+    ],
+    "pages_per_s": [("memory", None, "pages/sec", 1.0)],
+    "disk_queue": [("physicaldisk", "_total", "avg. disk queue length", 1.0)],
+}
+# Without _Total: the mean of the processors' busy time, the sum of the disks' queues.
+FROM_INSTANCES = {
+    "cpu_pct": ("processor", "% processor time", "mean"),
+    "disk_queue": ("physicaldisk", "avg. disk queue length", "sum"),
+}
+# Readings that cannot be outside these (PDH caps percentages of _Total at 100).
+BOUNDS = {
+    ("processor", "% processor time"): (0.0, 100.0),
+    ("processor information", "% processor time"): (0.0, 100.0),
+    ("memory", "available mbytes"): (0.0, MAX_VALUE),
+    ("memory", "available kbytes"): (0.0, MAX_VALUE),
+    ("memory", "available bytes"): (0.0, MAX_VALUE),
+    ("memory", "pages/sec"): (0.0, MAX_VALUE),
+    ("physicaldisk", "avg. disk queue length"): (0.0, MAX_VALUE),
+}
 
 
-def _key(obj: str, instance: str | None, counter: str) -> str:
-    known = KNOWN.get((obj, instance, counter))
-    if known:
-        return known
-    label = f"{obj}({instance})\\{counter}" if instance else f"{obj}\\{counter}"
-    return re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_").lower()
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "counter"
 
 
-def parse(raw: bytes) -> PerfmonData:
-    if len(raw) > MAX_BYTES:
-        raise PerfmonError(f"file is {len(raw)} bytes; at most {MAX_BYTES} are accepted")
+def _host_key(host: str) -> str:
+    # Column names split on "."; an FQDN or an IP address as host name keeps its parts.
+    return re.sub(r"[^a-z0-9_-]+", "-", host.lower()).strip("-") or "host"
+
+
+def _header(line: str, number: int) -> tuple[str, str, float, list[Counter]]:
+    """(delimiter, zone, bias in minutes, counters) of the header line."""
+    stripped = line.strip()
+    delimiter = "\t" if stripped.startswith(('"(PDH-TSV', "(PDH-TSV")) else ","
     try:
-        text = _decode(raw)
-    except UnicodeDecodeError as exc:
-        raise PerfmonError(f"line 1: not UTF-8 or UTF-16 text ({exc.reason})") from exc
-    rows = list(csv.reader(io.StringIO(text)))
-    if not rows:
-        raise PerfmonError("line 1: empty file")
-    head = HEADER.match(rows[0][0].strip()) if rows[0] else None
+        cells = next(csv.reader([stripped], delimiter=delimiter))
+    except csv.Error as exc:
+        col = csv_column(line, str(exc), delimiter)
+        raise PerfmonError(f"line {number}, column {col}: {exc}") from None
+    head = HEADER.match(cells[0].strip())
     if head is None:
         raise PerfmonError(
-            'line 1: expected a "(PDH-CSV 4.0) (time zone)(offset)" header as the first cell'
+            f'line {number}, column 1: expected a PerfMon header, "(PDH-CSV 4.0)" or '
+            f'"(PDH-CSV 4.0) (time zone)(bias)" as the first cell, found {cells[0][:60]!r} '
+            "(a binary .blg log? convert it: relog file.blg -f csv -o file.csv)"
         )
-    offset = timedelta(minutes=int(head["offset"]))
-    columns, names, hosts = [], {}, []
-    for k, cell in enumerate(rows[0][1:], start=2):
+    zone, bias = head["zone"] or "", 0
+    if head["bias"] is not None:
+        text = head["bias"]
+        bias = int(text) if len(text.lstrip("+-")) <= 5 else MAX_BIAS_MIN + 1
+        if abs(bias) > MAX_BIAS_MIN:
+            raise PerfmonError(
+                f"line {number}, column 1: time-zone bias {text[:12]} minutes is outside "
+                f"-{MAX_BIAS_MIN}..{MAX_BIAS_MIN}"
+            )
+    if len(cells) < 2:
+        raise PerfmonError(f"line {number}: the header names no counter")
+    counters, seen = [], set()
+    for k, cell in enumerate(cells[1:], start=2):
         m = PATH.match(cell.strip())
         if m is None:
             raise PerfmonError(
-                f"line 1, column {k}: {cell!r} is not a counter path "
+                f"line {number}, column {k}: {cell[:80]!r} is not a counter path "
                 "\\\\HOST\\Object(Instance)\\Counter"
             )
-        host = m["host"].lower()
-        col = f"os.{host}.{_key(m['object'], m['instance'], m['counter'])}"
-        if col in names:
-            raise PerfmonError(f"line 1, column {k}: counter {cell!r} appears twice")
-        columns.append(col)
-        names[col] = cell.strip().split("\\", 3)[-1]
-        if host not in hosts:
-            hosts.append(host)
-    stamps, values = [], []
-    for n, row in enumerate(rows[1:], start=2):
-        if not row or all(not c.strip() for c in row):
-            continue
-        if row[0].startswith(TRAILERS):
-            break
-        if len(row) != len(columns) + 1:
-            raise PerfmonError(f"line {n}: {len(row)} cells, the header has {len(columns) + 1}")
+        c = Counter(m["host"], m["object"].strip(), m["instance"], m["counter"].strip())
+        key = (c.host.lower(), c.path.lower())
+        if key in seen:
+            raise PerfmonError(f"line {number}, column {k}: counter {cell!r} appears twice")
+        seen.add(key)
+        counters.append(c)
+    return delimiter, zone, bias, counters
+
+
+def _seconds(cell: str, number: int) -> float:
+    """Seconds since 1970 of a local time stamp `MM/DD/YYYY HH:MM:SS.mmm`."""
+    m = STAMP.match(cell)
+    if m is None:
+        raise PerfmonError(
+            f"line {number}, column 1: time stamp {cell[:40]!r} is not MM/DD/YYYY HH:MM:SS.mmm"
+        )
+    month, day, year, hour, minute, second = (int(g) for g in m.groups()[:6])
+    if not 1970 <= year <= 9000:
+        raise PerfmonError(f"line {number}, column 1: time stamp {cell!r}: year out of range")
+    try:
+        local = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+    except ValueError as exc:
+        raise PerfmonError(f"line {number}, column 1: time stamp {cell!r}: {exc}") from None
+    fraction = float(f"0.{m[7]}") if m[7] else 0.0
+    return (local - EPOCH).total_seconds() + fraction
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _sample(cells: list[str], number: int, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """One row's readings, NaN where blank; refused when not a finite number in range."""
+    try:
+        values = np.array(cells, dtype=np.float64)
+        blank = None
+    except ValueError:  # blank samples, or a cell that is not a number
+        blank = np.array([not c.strip() for c in cells])
         try:
-            local = datetime.strptime(row[0].strip(), "%m/%d/%Y %H:%M:%S.%f")
-        except ValueError as exc:
+            values = np.array(
+                ["nan" if b else c for c, b in zip(cells, blank, strict=True)], dtype=np.float64
+            )
+        except ValueError:
+            k = next(k for k, c in enumerate(cells) if c.strip() and not _is_number(c))
             raise PerfmonError(
-                f"line {n}: time stamp {row[0]!r} is not MM/DD/YYYY HH:MM:SS.mmm"
-            ) from exc
-        # The offset is the zone's bias in minutes (UTC = local + bias), as PDH writes it.
-        stamps.append((local + offset).replace(tzinfo=UTC))
-        sample = []
-        for k, cell in enumerate(row[1:], start=2):
-            cell = cell.strip()
-            if cell == "":
-                sample.append(np.nan)
+                f"line {number}, column {k + 2}: {cells[k][:40]!r} is not a number"
+            ) from None
+    finite = np.isfinite(values)
+    if blank is not None:
+        finite |= blank
+    if not finite.all():
+        k = int(np.argmin(finite))
+        raise PerfmonError(
+            f"line {number}, column {k + 2}: {cells[k][:40]!r} is not a finite number"
+        )
+    outside = (values < low) | (values > high)
+    if outside.any():
+        k = int(np.argmax(outside))
+        raise PerfmonError(
+            f"line {number}, column {k + 2}: {cells[k][:40]!r} is outside "
+            f"{low[k]:g}..{high[k]:g} for this counter"
+        )
+    return values
+
+
+def _bounds(counters: list[Counter]) -> tuple[np.ndarray, np.ndarray]:
+    low = np.full(len(counters), -MAX_VALUE)
+    high = np.full(len(counters), MAX_VALUE)
+    for k, c in enumerate(counters):
+        low[k], high[k] = BOUNDS.get((c.object.lower(), c.counter.lower()), (low[k], high[k]))
+    return low, high
+
+
+def _combine(block: np.ndarray, how: str) -> np.ndarray:
+    """Mean or sum per row over the instances present in the row (NaN if none)."""
+    present = ~np.isnan(block)
+    count = present.sum(axis=1)
+    total = np.where(present, block, 0.0).sum(axis=1)
+    out = np.full(block.shape[0], np.nan)
+    np.divide(total, count if how == "mean" else 1.0, out=out, where=count > 0)
+    return out
+
+
+def _standard(
+    counters: list[Counter], values: np.ndarray
+) -> tuple[dict[tuple[str, str], np.ndarray], dict[tuple[str, str], str], set[int]]:
+    """Per (host, key): the standard series, how it was found, and the columns it replaces."""
+    by_host: dict[str, dict[tuple[str, str | None, str], int]] = defaultdict(dict)
+    for k, c in enumerate(counters):
+        inst = c.instance.lower() if c.instance is not None else None
+        by_host[c.host][(c.object.lower(), inst, c.counter.lower())] = k
+    series, sources, replaced = {}, {}, set()
+    for host, index in by_host.items():
+        for key, choices in SINGLE.items():
+            found = next(
+                ((index[(o, i, n)], scale) for o, i, n, scale in choices if (o, i, n) in index),
+                None,
+            )
+            if found is not None:
+                k, scale = found
+                series[(host, key)] = values[:, k] * scale
+                sources[(host, key)] = counters[k].path + (f" x {scale:g}" if scale != 1 else "")
+                if scale == 1:
+                    replaced.add(k)  # the same reading: listed once, as the standard row
                 continue
-            try:
-                sample.append(float(cell))
-            except ValueError as exc:
-                raise PerfmonError(f"line {n}, column {k}: {cell!r} is not a number") from exc
-        values.append(sample)
+            if key in FROM_INSTANCES:
+                obj, name, how = FROM_INSTANCES[key]
+                cols = [
+                    k
+                    for (o, i, n), k in index.items()
+                    if o == obj and n == name and i is not None and "_total" not in i
+                ]
+                if cols:
+                    series[(host, key)] = _combine(values[:, cols], how)
+                    sources[(host, key)] = (
+                        f"{how} of {len(cols)} instances of {counters[cols[0]].object}"
+                        f"\\{counters[cols[0]].counter}"
+                    )
+    return series, sources, replaced
+
+
+def _records(lines: Lines, rest: Iterator[str], status: list[int]) -> Iterator[str]:
+    """The csv lines of the data part; status lines are counted in `status`, not given."""
+    for line in rest:
+        head = line.lstrip()
+        if not head:
+            continue
+        if head[0] == '"' or head[0].isdigit():
+            yield line
+        else:
+            status.append(lines.number)
+
+
+def parse(source: BinaryIO | bytes) -> PerfmonData:
+    stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
+    try:
+        return _parse(Lines(stream))
+    except FileError as exc:
+        message = str(exc)
+        if message.startswith("line 1,") and "text" in message:
+            message += "; a binary .blg log? convert it: relog file.blg -f csv -o file.csv"
+        raise PerfmonError(message) from None
+
+
+def _parse(lines: Lines) -> PerfmonData:
+    it = iter(lines)
+    header = next((line for line in it if line.strip()), None)
+    if header is None:
+        raise PerfmonError("line 1: empty file")
+    delimiter, zone, bias, counters = _header(header, lines.number)
+    lines.delimiter = delimiter
+    low, high = _bounds(counters)
+    width = len(counters) + 1
+    status: list[int] = []
+    reader = csv.reader(_records(lines, it, status), delimiter=delimiter)
+    stamps: list[float] = []
+    rows: list[np.ndarray] = []
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            col = csv_column(lines.last, str(exc), delimiter)
+            raise PerfmonError(f"line {lines.number}, column {col}: {exc}") from None
+        n = lines.number
+        if len(row) != width:
+            raise PerfmonError(f"line {n}: {len(row)} cells, the header has {width}")
+        t = _seconds(row[0], n)
+        if stamps and t <= stamps[-1]:
+            raise PerfmonError(
+                f"line {n}, column 1: time stamp {row[0]!r} is not after the one before it "
+                "(a daylight-saving change inside a capture? split it with relog -b/-e)"
+            )
+        stamps.append(t)
+        rows.append(_sample(row[1:], n, low, high))
     if not stamps:
-        raise PerfmonError("line 2: no samples after the header")
-    for i, (a, b) in enumerate(pairwise(stamps)):
-        if b <= a:
-            raise PerfmonError(f"line {i + 3}: time stamps must increase")
-    start = stamps[0]
-    times = np.array([(s - start).total_seconds() for s in stamps])
+        raise PerfmonError(f"line {lines.number + 1}: no samples after the header")
+    values = np.vstack(rows)
+    del rows
+    # The bias is the zone's offset in minutes as PDH writes it: UTC = local + bias.
+    first = stamps[0] + 60.0 * bias
+    times = np.asarray(stamps) - stamps[0]
+    start = datetime.fromtimestamp(first, UTC)
+    end = datetime.fromtimestamp(first + float(times[-1]), UTC)
+    return _columns(counters, values, times, start, end, zone, len(status))
+
+
+def _columns(
+    counters: list[Counter],
+    values: np.ndarray,
+    times: np.ndarray,
+    start: datetime,
+    end: datetime,
+    zone: str,
+    status_lines: int,
+) -> PerfmonData:
+    """The standard counters per host first, then every other counter of the host."""
+    series, sources, replaced = _standard(counters, values)
+    hosts: dict[str, str] = {}
+    for c in counters:
+        if c.host not in hosts:
+            key, n = _host_key(c.host), 1
+            while key in hosts.values():  # "DB.01" and "db-01": two hosts, two keys
+                n += 1
+                key = f"{_host_key(c.host)}-{n}"
+            hosts[c.host] = key
+    columns, names, derived, parts = [], {}, {}, []
+    used: set[str] = set()
+    for host, hkey in hosts.items():
+        for key in SINGLE:
+            if (host, key) in series:
+                col = f"os.{hkey}.{key}"
+                columns.append(col)
+                used.add(col)
+                names[col] = sources[(host, key)]
+                derived[col] = sources[(host, key)]
+                parts.append(series[(host, key)][:, None])
+    other = [k for k, c in enumerate(counters) if k not in replaced]
+    for k in other:
+        c = counters[k]
+        base = f"os.{hosts[c.host]}.{_slug(c.path)}"
+        col, n = base, 1
+        while col in used:  # two paths with the same letters and digits
+            n += 1
+            col = f"{base}_{n}"
+        used.add(col)
+        columns.append(col)
+        names[col] = c.path
+    matrix = np.hstack([*parts, values[:, other]]) if parts else values[:, other]
     return PerfmonData(
-        start, stamps[-1], times, columns, np.array(values, dtype=float), names, hosts
+        start=start,
+        end=end,
+        times=times,
+        columns=columns,
+        values=matrix,
+        names=names,
+        hosts=list(hosts.values()),
+        host_names={v: k for k, v in hosts.items()},
+        sources=derived,
+        zone=zone,
+        status_lines=status_lines,
     )

@@ -11,7 +11,9 @@ Accepted columns (case, spaces, "Ø"/"Avg."/"Average" and units in brackets are 
 - totals in s: the same with `Total` instead of `Avg.` (`Total response time (s)`).
 
 Numbers may use a thousands separator (`1,743,000`) or a decimal comma (`1,96` with `;` as
-the field separator, as German ST03 exports write them).
+the field separator, as German ST03 exports write them); tab-separated files too. UTF-8 or
+UTF-16, with or without a byte-order mark. Every number must be finite, at least 0 and at
+most 10^15: anything else is a damaged cell, refused naming its line and column.
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import BinaryIO
+
+import numpy as np
+
+from api.imports.text import FileError, Lines, csv_column
 
 PARTS = {
     "response": "response",
@@ -48,9 +56,10 @@ TASK_TYPES = {
     "http": "http",
 }
 MAX_BYTES = 10 * 1024 * 1024
+MAX_VALUE = 1e15  # steps or milliseconds beyond this are a damaged cell
 
 
-class ST03Error(ValueError):
+class ST03Error(FileError):
     """The export cannot be read; the message names the line and the column."""
 
 
@@ -60,6 +69,27 @@ class ST03Row:
     transaction: str
     steps: float
     seconds: dict[str, float]  # part -> total seconds
+
+
+@dataclass
+class ST03Table:
+    """The export by columns: one entry per row in each."""
+
+    task_types: list[str]
+    transactions: list[str]
+    steps: np.ndarray
+    seconds: dict[str, np.ndarray]  # part -> total seconds per row
+
+    def rows(self) -> list[ST03Row]:
+        return [
+            ST03Row(
+                task,
+                tx,
+                float(self.steps[k]),
+                {part: float(v[k]) for part, v in self.seconds.items()},
+            )
+            for k, (task, tx) in enumerate(zip(self.task_types, self.transactions, strict=True))
+        ]
 
 
 def _norm(header: str) -> str:
@@ -79,37 +109,91 @@ def _column(header: str) -> tuple[str, str] | None:
     return None
 
 
-def _number(cell: str, line: int, col: str, decimal_comma: bool) -> float:
+def _clean(cell: str, decimal_comma: bool) -> str:
     text = cell.strip().replace("\u00a0", "").replace(" ", "")
     text = text.replace(".", "").replace(",", ".") if decimal_comma else text.replace(",", "")
-    try:
-        return float(text) if text else 0.0
-    except ValueError as exc:
-        raise ST03Error(f"line {line}, column {col!r}: {cell!r} is not a number") from exc
+    return text or "0"
 
 
-def parse(raw: bytes) -> list[ST03Row]:
-    if len(raw) > MAX_BYTES:
-        raise ST03Error(f"file is {len(raw)} bytes; at most {MAX_BYTES} are accepted")
+def _numbers(cells: list[str], lines: list[int], col: str, decimal_comma: bool) -> np.ndarray:
+    """A column's numbers, converted at once (per cell only to name a bad one)."""
     try:
-        text = (
-            raw.decode("utf-16")
-            if raw.startswith((b"\xff\xfe", b"\xfe\xff"))
-            else raw.decode("utf-8-sig")
+        if decimal_comma:
+            raise ValueError  # "1,96" would not read as 1.96
+        values = np.array(cells, dtype=np.float64)
+    except ValueError:
+        cleaned = [_clean(c, decimal_comma) for c in cells]
+        try:
+            values = np.array(cleaned, dtype=np.float64)
+        except ValueError:
+            k = next(k for k, c in enumerate(cleaned) if not _is_number(c))
+            raise ST03Error(
+                f"line {lines[k]}, column {col!r}: {cells[k][:40]!r} is not a number"
+            ) from None
+    bad = ~np.isfinite(values) | (values < 0.0) | (values > MAX_VALUE)
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ST03Error(
+            f"line {lines[k]}, column {col!r}: {cells[k][:40]!r} is not a number from 0 to "
+            f"{MAX_VALUE:g}"
         )
-    except UnicodeDecodeError as exc:
-        raise ST03Error(f"line 1: not UTF-8 or UTF-16 text ({exc.reason})") from exc
-    lines = text.splitlines()
-    if not lines:
+    return values
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _delimiter(header: str) -> str:
+    counts = {d: header.count(d) for d in (";", ",", "\t")}
+    return max(counts, key=lambda d: counts[d])
+
+
+def _rows(lines: Lines, rest: Iterator[str], delimiter: str) -> Iterator[list[str]]:
+    reader = csv.reader(rest, delimiter=delimiter)
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            col = csv_column(lines.last, str(exc), delimiter)
+            raise ST03Error(f"line {lines.number}, column {col}: {exc}") from None
+
+
+def parse(source: BinaryIO | bytes) -> list[ST03Row]:
+    return parse_table(source).rows()
+
+
+def parse_table(source: BinaryIO | bytes) -> ST03Table:
+    stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
+    try:
+        lines = Lines(stream)
+        return _parse(lines)
+    except ST03Error:
+        raise
+    except FileError as exc:
+        raise ST03Error(str(exc)) from None
+
+
+def _parse(lines: Lines) -> ST03Table:
+    it = iter(lines)
+    first = next((line for line in it if line.strip()), None)
+    if first is None:
         raise ST03Error("line 1: empty file")
-    delimiter = ";" if lines[0].count(";") > lines[0].count(",") else ","
-    rows = list(csv.reader(io.StringIO(text), delimiter=delimiter))
-    header = [h.strip() for h in rows[0]]
+    delimiter = _delimiter(first)
+    lines.delimiter = delimiter
+    header_line = lines.number
+    header = [h.strip() for h in next(_rows(lines, iter([first]), delimiter))]
     lower = [h.lower() for h in header]
     try:
         task_col = next(i for i, h in enumerate(lower) if "task type" in h or h == "task")
     except StopIteration:
-        raise ST03Error("line 1: no 'Task type' column") from None
+        raise ST03Error(f"line {header_line}: no 'Task type' column") from None
     tx_col = next((i for i, h in enumerate(lower) if "transaction" in h or "report" in h), None)
     steps_col = next(
         (
@@ -120,16 +204,27 @@ def parse(raw: bytes) -> list[ST03Row]:
         None,
     )
     if steps_col is None:
-        raise ST03Error("line 1: no 'Steps' column")
+        raise ST03Error(f"line {header_line}: no 'Steps' column")
     parts = {
         i: c
         for i, h in enumerate(header)
         if i not in (task_col, tx_col, steps_col) and (c := _column(h))
     }
     if not parts:
-        raise ST03Error("line 1: no time column (e.g. 'Avg. response time (ms)')")
-    out = []
-    for n, row in enumerate(rows[1:], start=2):
+        raise ST03Error(f"line {header_line}: no time column (e.g. 'Avg. response time (ms)')")
+    if "response" not in {part for _, part in parts.values()}:
+        # The report's summary and its rules start from the response time per step.
+        raise ST03Error(
+            f"line {header_line}: no response-time column ('Avg. response time (ms)' or "
+            "'Total response time (s)')"
+        )
+    decimal_comma = delimiter == ";"
+    tasks: list[str] = []
+    txs: list[str] = []
+    numbers: list[int] = []
+    cells: dict[int, list[str]] = {i: [] for i in (steps_col, *parts)}
+    for row in _rows(lines, it, delimiter):
+        n = lines.number
         if not row or all(not c.strip() for c in row):
             continue
         if len(row) < len(header):
@@ -137,14 +232,18 @@ def parse(raw: bytes) -> list[ST03Row]:
         task = TASK_TYPES.get(row[task_col].strip().lower())
         if task is None:
             raise ST03Error(
-                f"line {n}, column {header[task_col]!r}: unknown task type {row[task_col]!r}"
+                f"line {n}, column {header[task_col]!r}: unknown task type {row[task_col][:40]!r}"
             )
-        steps = _number(row[steps_col], n, header[steps_col], delimiter == ";")
-        seconds: dict[str, float] = {}
-        for i, (kind, part) in parts.items():
-            value = _number(row[i], n, header[i], delimiter == ";")
-            seconds[part] = value if kind == "total" else value * steps / 1000.0
-        out.append(ST03Row(task, row[tx_col].strip() if tx_col is not None else "", steps, seconds))
-    if not out:
-        raise ST03Error("line 2: no rows after the header")
-    return out
+        tasks.append(task)
+        txs.append(row[tx_col].strip() if tx_col is not None else "")
+        numbers.append(n)
+        for i, column in cells.items():
+            column.append(row[i])
+    if not tasks:
+        raise ST03Error(f"line {header_line + 1}: no rows after the header")
+    steps = _numbers(cells[steps_col], numbers, header[steps_col], decimal_comma)
+    seconds = {}
+    for i, (kind, part) in parts.items():
+        value = _numbers(cells[i], numbers, header[i], decimal_comma)
+        seconds[part] = value if kind == "total" else value * steps / 1000.0
+    return ST03Table(tasks, txs, steps, seconds)

@@ -3,6 +3,7 @@ report reads."""
 
 from __future__ import annotations
 
+import tempfile
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, status
@@ -18,17 +19,29 @@ router = APIRouter(prefix="/imports", tags=["imports"])
 Label = Annotated[str, Query(max_length=200, description="a name for the run")]
 
 
-async def _read_limited(request: Request, limit: int) -> bytes:
-    """The body, refused with 413 as soon as it passes `limit` (declared or streamed)."""
-    if int(request.headers.get("content-length") or 0) > limit:
+SPOOL_BYTES = 8 * 1024 * 1024  # bodies larger than this wait on disk, not in memory
+
+
+async def _read_limited(request: Request, limit: int) -> tempfile.SpooledTemporaryFile:
+    """The body in a spooled file (read from its start), refused with 413 as soon as it
+    passes `limit` (declared or streamed)."""
+    declared = request.headers.get("content-length") or "0"
+    if declared.isdigit() and int(declared) > limit:
         raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file over {limit} bytes")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file over {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    # Handed to the caller, who closes it once the import has read it.
+    body = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
+    size = 0
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file over {limit} bytes")
+            body.write(chunk)
+    except BaseException:
+        body.close()
+        raise
+    body.seek(0)
+    return body
 
 
 # Both imports answer alike: the run they stored, or why the file was refused.
@@ -53,9 +66,10 @@ AS_RUN: dict[str, Any] = {
     **AS_RUN,
 )
 async def import_perfmon(request: Request, store: StoreDep, label: Label = "") -> dict:
-    raw = await _read_limited(request, MAX_BYTES)
-    # Parsing a large file takes a while: off the event loop.
-    return await run_in_threadpool(imports.store_perfmon, store, raw, label)
+    body = await _read_limited(request, MAX_BYTES)
+    # Parsing a large file takes a while: off the event loop, streamed from the spool.
+    with body:
+        return await run_in_threadpool(imports.store_perfmon, store, body, label)
 
 
 @router.post(
@@ -64,5 +78,6 @@ async def import_perfmon(request: Request, store: StoreDep, label: Label = "") -
     **AS_RUN,
 )
 async def import_st03(request: Request, store: StoreDep, label: Label = "") -> dict:
-    raw = await _read_limited(request, ST03_MAX)
-    return await run_in_threadpool(imports.store_st03, store, raw, label)
+    body = await _read_limited(request, ST03_MAX)
+    with body:
+        return await run_in_threadpool(imports.store_st03, store, body, label)

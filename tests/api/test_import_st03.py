@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from typer.testing import CliRunner
 
-from api.config import Settings
+from api.config import Settings, get_settings
 from api.imports.st03 import ST03Error, parse
 from api.main import create_app
+from wlmon.cli import app
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "st03"
 AUTH = {"Authorization": "Bearer t"}
@@ -95,3 +98,86 @@ def test_two_imports_without_a_dialog_row_compare_figure_by_figure(client) -> No
     assert figures["update_response_ms"]["verdict"] == "worse"
     assert figures["update_response_ms"]["delta_pct"] == pytest.approx(20.48, abs=0.01)
     assert doc["repeatable"] is False  # no throughput and response figures to judge by
+
+
+HEADER = "Task type,Transaction,Steps,Avg. response time (ms),Avg. DB time (ms)\n"
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("DIALOG,VA01,10,NaN,5", "line 2, column 'Avg. response time (ms)': 'NaN' is not a number"),
+        ("DIALOG,VA01,10,5,inf", "line 2, column 'Avg. DB time (ms)': 'inf' is not a number"),
+        ("DIALOG,VA01,-10,5,5", "line 2, column 'Steps': '-10' is not a number from 0"),
+        ("DIALOG,VA01,10,1e300,5", "line 2, column 'Avg. response time (ms)': '1e300'"),
+    ],
+)
+def test_values_that_would_break_the_report_are_refused_at_the_door(
+    client, row: str, message: str
+) -> None:
+    """Issue 17: NaN/inf/negative values imported (201) and the report then answered 500."""
+    r = client.post("/imports/st03", content=(HEADER + row + "\n").encode(), headers=AUTH)
+    assert r.status_code == 422, r.text
+    assert message in r.json()["detail"]
+    assert client.get("/runs").json() == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b"\xef\xbb\xbf\xff\xfe" + HEADER.encode("utf-16-le"), "line 1, column 1: a UTF-8 byte"),
+        (
+            (HEADER + "DIALOG,VA01,10,5,5\nDIALOG,VA02,1\xe9,5,5\n").encode("latin-1"),
+            "line 3, column 3",
+        ),
+        (
+            (HEADER + 'DIALOG,VA01,10,5,"' + "9" * 200_000 + '"\n').encode(),
+            "line 2, column 5: field",
+        ),
+    ],
+)
+def test_undecodable_and_oversized_cells_name_line_and_column(
+    client, raw: bytes, message: str
+) -> None:
+    r = client.post("/imports/st03", content=raw, headers=AUTH)
+    assert r.status_code == 422, r.text
+    assert message in r.json()["detail"]
+
+
+def test_utf16_and_tab_separated_exports_read_like_the_csv(client) -> None:
+    csv_text = (FIXTURES / "per-task-type.csv").read_text()
+    rows = list(csv.reader(csv_text.splitlines()))
+    tsv = "\n".join("\t".join(r) for r in rows) + "\n"
+    expected = parse(csv_text.encode())
+    for raw in (b"\xff\xfe" + csv_text.encode("utf-16-le"), tsv.encode("utf-16-le")):
+        got = parse(raw)
+        assert [(r.task_type, r.steps) for r in got] == [(r.task_type, r.steps) for r in expected]
+        assert got[0].seconds["response"] == pytest.approx(expected[0].seconds["response"])
+
+
+def test_thousands_of_transactions_import_and_report_every_one(client) -> None:
+    """The 9 MB export that took 89 s was quadratic in its transactions (bench/imports.py
+    times it); here: all 5,000 come back in the report, in the export's order."""
+    body = HEADER + "".join(f"DIALOG,Z{k:05d},{k + 1},{100 + k % 7},20\n" for k in range(5000))
+    r = client.post("/imports/st03", content=body.encode(), headers=AUTH)
+    assert r.status_code == 201, r.text
+    rep = client.get(f"/runs/{r.json()['id']}/report").json()
+    assert [t["transaction"] for t in rep["transactions"]] == [f"Z{k:05d}" for k in range(5000)]
+    assert rep["transactions"][7]["response_ms"] == pytest.approx(100.0)
+
+
+def test_wlmon_import_st03(tmp_path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text(HEADER + "DIALOG,VA01,10,NaN,5\n")
+    env = {"WLMON_API_DB_PATH": str(tmp_path / "db.sqlite")}
+    get_settings.cache_clear()
+    try:
+        ok = CliRunner().invoke(
+            app, ["import", "st03", str(FIXTURES / "per-task-type.csv")], env=env
+        )
+        failed = CliRunner().invoke(app, ["import", "st03", str(bad)], env=env)
+    finally:
+        get_settings.cache_clear()
+    assert ok.exit_code == 0 and len(ok.stdout.strip()) == 12, ok.output
+    assert failed.exit_code == 2
+    assert "'NaN' is not a number" in " ".join(failed.output.split())

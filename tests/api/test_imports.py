@@ -65,7 +65,10 @@ def test_relog_utf8_keeps_counters_it_does_not_know_by_name(client) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('"Time","\\\\H\\Memory\\Pages/sec"\n"11/23/2026 08:00:00.000","1"\n', "line 1: expected"),
+        (
+            '"Time","\\\\H\\Memory\\Pages/sec"\n"11/23/2026 08:00:00.000","1"\n',
+            "line 1, column 1: expected",
+        ),
         ('"(PDH-CSV 4.0) (UTC)(0)","Memory Pages"\n', "line 1, column 2"),
         (
             '"(PDH-CSV 4.0) (UTC)(0)","\\\\H\\Memory\\Pages/sec"\n"11/23/2026 08:00:00.000","x1"\n',
@@ -73,7 +76,7 @@ def test_relog_utf8_keeps_counters_it_does_not_know_by_name(client) -> None:
         ),
         (
             '"(PDH-CSV 4.0) (UTC)(0)","\\\\H\\Memory\\Pages/sec"\n"yesterday","1"\n',
-            "line 2: time stamp",
+            "line 2, column 1: time stamp",
         ),
         (
             HEAD + '"11/23/2026 08:00:00.000","1","2"\n',

@@ -285,18 +285,31 @@ def _print_run_report(doc: dict) -> None:
         )
 
 
-@import_app.command("perfmon")
-def import_perfmon(
-    file: Path = typer.Argument(..., help="PerfMon CSV (typeperf, relog, logman)"),
-    label: str = typer.Option("", help="a name for the run"),
-) -> None:
-    """Import a Windows Performance Monitor CSV into the API's database; prints the run id."""
+def _import(file: Path, label: str, store_file) -> None:
+    """Stream `file` into `store_file`; prints the run id, or an error line naming the file."""
     try:
-        raw = file.read_bytes()
+        with file.open("rb") as stream:
+            run = store_file(_store(), stream, label or file.name)
     except OSError as exc:
         fail(f"{file}: {exc.strerror or exc}")
-    try:
-        run = imports.store_perfmon(_store(), raw, label or file.name)
     except ServiceError as exc:
         fail(f"{file}: {exc}")
     print(run["id"])
+
+
+@import_app.command("perfmon")
+def import_perfmon(
+    file: Path = typer.Argument(..., help="PerfMon CSV or TSV (typeperf, relog, logman)"),
+    label: str = typer.Option("", help="a name for the run"),
+) -> None:
+    """Import a Windows Performance Monitor CSV into the API's database; prints the run id."""
+    _import(file, label, imports.store_perfmon)
+
+
+@import_app.command("st03")
+def import_st03(
+    file: Path = typer.Argument(..., help="ST03/ST03N export (CSV; columns in docs/imports.md)"),
+    label: str = typer.Option("", help="a name for the run"),
+) -> None:
+    """Import an ST03 workload export into the API's database; prints the run id."""
+    _import(file, label, imports.store_st03)

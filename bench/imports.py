@@ -1,0 +1,169 @@
+"""Import time and peak memory of real-size files (targets: <= 10 s, <= 500 MB peak).
+
+Writes a 24-hour PerfMon capture of 500 counters (two hosts) at 15 s, in UTF-16 as
+`typeperf -o` writes it and in UTF-8 as typeperf's console output redirected from cmd,
+and a 9 MB ST03 export per transaction; then, each in a fresh process, imports each file
+as `wlmon import` does (parse, validate, store in a temporary API database) and reads the
+same file with the csv module alone (the floor). Prints seconds and peak RSS of both and
+their ratios. Usage, from the repository: python -m bench.imports [--hours 24]
+[--counters 500] [--interval 15] [--st03-mb 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from api.services import imports
+from api.store import Store
+from tests.fixtures.perfmon import generate
+
+TARGET_S, TARGET_MB = 10.0, 500.0
+
+
+def _rss_mb() -> float:
+    """Resident memory now (Linux), MB."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KB on Linux
+
+
+def child(what: str, path: Path, encoding: str) -> None:
+    """One measurement in this (fresh) process; prints it as JSON."""
+    before = _rss_mb()
+    t, cpu = time.perf_counter(), time.process_time()
+    if what == "csv":
+        with open(path, encoding=encoding, newline="") as f:
+            rows = sum(1 for _ in csv.reader(f, delimiter="\t" if path.suffix == ".tsv" else ","))
+        detail = f"{rows} rows"
+    else:
+        store = Store(path.parent / f"bench-{what}.sqlite")
+        with open(path, "rb") as f:
+            store_file = imports.store_perfmon if what == "perfmon" else imports.store_st03
+            run = store_file(store, f, "bench")
+        detail = f"run {run['id']}"
+    seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
+    print(
+        json.dumps(
+            {"s": seconds, "cpu": cpu, "peak_mb": _peak_mb(), "base_mb": before, "detail": detail}
+        )
+    )
+
+
+def _measure(what: str, path: Path, encoding: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.imports", "--child", what, str(path), encoding],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _st03(path: Path, megabytes: float) -> int:
+    """A per-transaction ST03 export of about `megabytes`; the number of rows."""
+    header = (
+        "Task type,Transaction,# Steps,Avg. response time (ms),Avg. CPU time (ms),"
+        "Avg. DB time (ms),Avg. wait time (ms),Avg. roll-in time (ms),"
+        "Avg. roll-out time (ms),Avg. enqueue time (ms),Avg. load+gen time (ms)\n"
+    )
+    tasks = ["DIALOG", "UPDATE", "BACKGROUND", "RFC", "HTTP"]
+    n = 0
+    with open(path, "w", newline="") as f:
+        f.write(header)
+        while f.tell() < megabytes * 2**20:
+            f.write(
+                f'{tasks[n % 5]},Z_TX_{n:06d},"{1000 + n % 9000:,}",{200 + n % 1800},'
+                f"{30 + n % 90},{60 + n % 400},{n % 30},1,1,{n % 3},{n % 9}\n"
+            )
+            n += 1
+    return n
+
+
+def _line(name: str, m: dict) -> str:
+    return (
+        f"  {name:<22} {m['s']:6.2f} s (CPU {m['cpu']:5.2f} s)   peak RSS {m['peak_mb']:7.1f} MB "
+        f"(interpreter and libraries {m['base_mb']:.0f} MB)   {m['detail']}"
+    )
+
+
+def _ratios(wlmon: dict, floor: dict) -> str:
+    work = (wlmon["peak_mb"] - wlmon["base_mb"]) / max(floor["peak_mb"] - floor["base_mb"], 1.0)
+    return (
+        f"  ratio wlmon / csv: time {wlmon['s'] / floor['s']:.2f}, peak RSS "
+        f"{wlmon['peak_mb'] / floor['peak_mb']:.2f} (above the interpreter: {work:.1f})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hours", type=float, default=24.0)
+    parser.add_argument("--counters", type=int, default=500)
+    parser.add_argument("--interval", type=float, default=15.0)
+    parser.add_argument("--st03-mb", type=float, default=9.0)
+    parser.add_argument("--child", nargs=3, metavar=("WHAT", "PATH", "ENCODING"))
+    args = parser.parse_args()
+    if args.child:
+        child(args.child[0], Path(args.child[1]), args.child[2])
+        return
+    samples = int(args.hours * 3600 / args.interval)
+    tmp = Path(tempfile.mkdtemp(prefix="wlmon-bench-imports-"))
+    ok = True
+    for form, encoding, read_as in (
+        ("typeperf", "utf-16", "utf-16"),
+        ("console", "utf-8", "utf-8"),
+    ):
+        path = tmp / f"{form}-{encoding}.csv"
+        t = time.perf_counter()
+        with open(path, "wb") as f:
+            generate.write(
+                f,
+                form,
+                encoding,
+                samples=samples,
+                interval_s=args.interval,
+                cores=16,
+                per_host=args.counters // 2,
+                blanks=0.0005,
+            )
+        size = path.stat().st_size / 2**20
+        print(
+            f"PerfMon {form} ({encoding}): {args.hours:g} h at {args.interval:g} s = {samples} "
+            f"samples x {args.counters} counters, {size:.1f} MB "
+            f"(written in {time.perf_counter() - t:.1f} s)"
+        )
+        floor = _measure("csv", path, read_as)
+        wlmon = _measure("perfmon", path, read_as)
+        print(_line("csv module alone", floor))
+        print(_line("wlmon import perfmon", wlmon))
+        met = wlmon["s"] <= TARGET_S and wlmon["peak_mb"] <= TARGET_MB
+        print(
+            _ratios(wlmon, floor)
+            + f"; targets <= {TARGET_S:g} s, <= {TARGET_MB:g} MB peak: "
+            + ("met" if met else "MISSED")
+        )
+        ok &= met
+    path = tmp / "st03-per-transaction.csv"
+    rows = _st03(path, args.st03_mb)
+    print(f"ST03 per transaction: {rows} rows, {path.stat().st_size / 2**20:.1f} MB")
+    floor = _measure("csv", path, "utf-8")
+    wlmon = _measure("st03", path, "utf-8")
+    print(_line("csv module alone", floor))
+    print(_line("wlmon import st03", wlmon))
+    print(_ratios(wlmon, floor) + " (issue 17: 89 s before)")
+    print(f"files in {tmp}")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
