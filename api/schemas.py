@@ -128,6 +128,11 @@ class PercentileRow(Answer):
         description="per percentile, the bounds of the bucket it lies in (upper null: +Inf)"
     )
     precision: str = Field(description='"p99 lies in 2–3 s": the precision in words')
+    prometheus_whole_window_s: dict[str, float] | None = Field(
+        default=None,
+        description="runs read from Prometheus: its own histogram_quantile over the whole "
+        "window, ramp-up included (the figure a Grafana panel shows)",
+    )
 
 
 class Percentiles(Answer):

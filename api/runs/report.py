@@ -121,6 +121,8 @@ def percentiles(s: Series) -> dict:
     hists = _histograms(s)
     for task in [*[t for t in TASK_TYPES if t in hists], *sorted(set(hists) - set(TASK_TYPES))]:
         bounds, counts = hists[task]
+        if len(bounds) < 2 or not np.isinf(bounds[-1]):
+            continue  # no finite bucket or no +Inf: histogram_quantile answers NaN there too
         found = {name: quantile(q, bounds, counts) for name, q in QUANTILES.items()}
         if any(v is None for v in found.values()):
             continue
@@ -131,6 +133,9 @@ def percentiles(s: Series) -> dict:
             name: [v.lower, None if np.isinf(v.upper) else v.upper] for name, v in found.items()
         }
         row["precision"] = "; ".join(precision(name, v) for name, v in found.items())
+        whole = s.data.meta.get("histogram_quantile", {}).get(task)
+        if whole:
+            row["prometheus_whole_window_s"] = {k: round(v, 4) for k, v in whole.items()}
         rows.append(row)
     source = "Prometheus" if s.data.meta.get("source") == "prometheus" else "the recorded"
     return {
