@@ -161,6 +161,20 @@ def test_run_import_and_report_through_the_cli(tmp_path) -> None:
         assert "line 1: expected" in " ".join(failed.output.split())
         missing = runner.invoke(app, ["report", "nope"], env=env)
         assert missing.exit_code == 2
+        profiles = runner.invoke(
+            app, ["report", run_id, "--json", "--top", "3", "--interval", "3m"], env=env
+        )
+        assert profiles.exit_code == 0, profiles.output
+        doc = json.loads(profiles.stdout)
+        assert len(doc["transaction_profile"]) == 3
+        assert doc["time_profile"]["interval_s"] == 180
+        assert {r["start_s"] for r in doc["time_profile"]["rows"]} == {60.0, 240.0, 420.0}
+        assert "p95" in table.stdout and "Transaction profile" in table.stdout
+        bad_interval = runner.invoke(app, ["report", run_id, "--interval", "soon"], env=env)
+        assert bad_interval.exit_code == 2 and "--interval" in bad_interval.output
+        verdict = runner.invoke(app, ["check", run_id], env=env)
+        assert verdict.exit_code == 1  # ten minutes are not BAIT's sixty
+        assert "BAIT: 60 consecutive minutes" in verdict.stdout
     finally:
         get_settings.cache_clear()
 

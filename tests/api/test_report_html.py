@@ -375,7 +375,7 @@ def test_screenshot_shows_each_chart_drawn_in_its_colours(
     # The timeline's response panel is the stack of its parts, each in its own colour,
     # drawn above the OS panels: the largest parts show as filled areas.
     top, bottom = bands[0]
-    stack = image[top:bottom + 200]
+    stack = image[top : bottom + 200]
     for part in ("gui", "db_request"):
         colour = LINE_COLOURS[RESPONSE_PARTS.index(part)]
         assert near(stack, colour, 3).sum() > 5000, f"{part} not drawn as an area"
@@ -415,9 +415,9 @@ def test_an_imported_run_says_in_one_line_what_it_lacks(imported_dom: Node) -> N
     assert len(_figures(imported_dom)) == 4  # one per OS counter, no ST03 chart
     percentiles = _section(imported_dom, "Response-time percentiles")
     assert not percentiles.all("table")
-    assert [p.content() for p in percentiles.all("p")][0] == (
+    assert [p.content() for p in percentiles.all("p")] == [
         "No response-time histogram in this run: no percentiles."
-    )
+    ]
     # The timeline still lines up the OS counters the file has, without a response panel.
     timeline = _section(imported_dom, "Response parts and OS counters on one time axis")
     labels = [t.content() for t in timeline.one("svg").all("text")]
