@@ -207,3 +207,18 @@ def test_a_run_without_st03_skips_what_it_cannot_judge() -> None:
     result = evaluate(bare)
     assert result["passed"] is True
     assert result["counts"] == {"passed": 0, "failed": 0, "skipped": 4}
+
+
+def test_a_comparison_takes_a_tolerance_per_figure(env) -> None:
+    c, ids = env["client"], env["ids"]
+    params = {"base": ids["hour"], "new": ids["again"]}
+    plain = {f["figure"]: f for f in c.get("/runs/compare", params=params).json()["figures"]}
+    assert {"dialog_p50_s", "dialog_p95_s", "update_p99_s"} <= set(plain)
+    assert (
+        plain["dialog_p95_s"]["tolerance_pct"] == 5 and plain["dialog_p95_s"]["verdict"] == "same"
+    )
+    strict = c.get("/runs/compare", params={**params, "tolerance": ["dialog_p95_s=0"]}).json()
+    p95 = next(f for f in strict["figures"] if f["figure"] == "dialog_p95_s")
+    assert p95["tolerance_pct"] == 0 and p95["delta_pct"] != 0 and p95["verdict"] != "same"
+    bad = c.get("/runs/compare", params={**params, "tolerance": ["dialog_p95_s"]})
+    assert bad.status_code == 422 and "FIGURE=PERCENT" in bad.json()["detail"]
