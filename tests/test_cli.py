@@ -154,6 +154,13 @@ def test_run_import_and_report_through_the_cli(tmp_path) -> None:
         fixtures = Path(__file__).parent / "fixtures" / "perfmon"
         imp = runner.invoke(app, ["import", "perfmon", str(fixtures / "relog-utf8.csv")], env=env)
         assert imp.exit_code == 0, imp.output
+        # What a PerfMon capture lacks is one line each, not an empty table.
+        lacking = runner.invoke(app, ["report", imp.stdout.strip()], env={**env, "COLUMNS": "200"})
+        assert lacking.exit_code == 0, lacking.output
+        assert "ST03: no ST03 data in this run." in lacking.stdout
+        assert "No response-time histogram in this run: no percentiles." in lacking.stdout
+        assert "Transaction profile: no per-transaction ST03 data" in lacking.stdout
+        assert "Task type" not in lacking.stdout and "task type" not in lacking.stdout
         bad = tmp_path / "bad.csv"
         bad.write_text('"Time","x"\n')
         failed = runner.invoke(app, ["import", "perfmon", str(bad)], env=env)

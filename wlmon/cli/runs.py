@@ -260,7 +260,9 @@ def _print_run_report(doc: dict) -> None:
             f"{row['steps']:,}",
             *[f"{row[f'{comp}_ms']:,.1f}" for comp in COMPARED],
         )
-    console.print(table)
+    # A section without data is one line, not an empty table (PerfMon imports have no
+    # ST03, ST03 exports no OS counters).
+    console.print(table if doc["st03"] else "ST03: no ST03 data in this run.")
     pct = doc["percentiles"]
     if pct["by_task_type"]:
         p_table = Table(title="Response-time percentiles (s), from the histogram")
@@ -288,8 +290,11 @@ def _print_run_report(doc: dict) -> None:
             f"{row['share_pct']:.2f}",
             f"{row['response_ms']:,.1f}" if row["response_ms"] is not None else "–",
         )
-    if doc["transaction_profile"]:
-        console.print(tx_table)
+    console.print(
+        tx_table
+        if doc["transaction_profile"]
+        else "Transaction profile: no per-transaction ST03 data in this run."
+    )
     os_table = Table(title="OS counters (average / minimum / maximum)")
     for c in ("host", "counter", "avg", "min", "max"):
         os_table.add_column(c, justify="right")
@@ -301,7 +306,7 @@ def _print_run_report(doc: dict) -> None:
             f"{row['min']:,.3f}",
             f"{row['max']:,.3f}",
         )
-    console.print(os_table)
+    console.print(os_table if doc["os_counters"] else "OS counters: none in this run.")
     for b in doc["breaches"]:
         console.print(
             f"[red]{b['rule']}[/] {b['start_s']:.0f}-{b['end_s']:.0f} s, "
