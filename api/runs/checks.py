@@ -162,10 +162,20 @@ def from_sla(report: dict, sla: Sla) -> list[dict]:
 
 
 def _unit(figure: str) -> str:
-    for suffix, unit in (("_ms", "ms"), ("_s", "s"), ("_pct", "%"), ("_mb", "MB")):
-        if figure.endswith(suffix) or f"{suffix}." in figure:
+    """The unit a figure's name ends in (os.HOST.cpu_pct.avg: the key's)."""
+    stem = figure.rsplit(".", 1)[0] if figure.startswith("os.") else figure
+    for suffix, unit in (
+        ("steps_per_s", "steps/s"),
+        ("per_hour", "/h"),
+        ("pages_per_s", "pages/s"),
+        ("_ms", "ms"),
+        ("_s", "s"),
+        ("_pct", "%"),
+        ("_mb", "MB"),
+    ):
+        if stem.endswith(suffix):
             return unit
-    return "steps/s" if figure.endswith("_per_s") else ""
+    return ""
 
 
 def against_baseline(report: dict, baseline: dict, sla: Sla | None) -> list[dict]:

@@ -99,14 +99,24 @@ def test_the_json_names_every_criterion_with_value_bound_and_status(env) -> None
 
 def test_an_sla_bound_that_is_missed_fails(env, tmp_path) -> None:
     sla = tmp_path / "tight.yml"
-    sla.write_text("criteria:\n  - figure: dialog_p95_s\n    max: 1.5\n")
+    sla.write_text(
+        "criteria:\n"
+        "  - figure: dialog_p95_s\n    max: 1.5\n"
+        "  - figure: throughput_steps_per_s\n    min: 480\n"
+        "  - figure: os.walrus.cpu_pct.avg  # the database host\n    max: 90\n"
+    )
     r = _cli(env, "check", env["ids"]["hour"], "--sla", str(sla), "--json")
     assert r.exit_code == 1
     sla_rows = [c for c in json.loads(r.stdout)["criteria"] if c["source"] == "sla"]
+    print(sla_rows)
     assert [(c["figure"], c["op"], c["bound"], c["status"]) for c in sla_rows] == [
-        ("dialog_p95_s", "<=", 1.5, "failed")
+        ("dialog_p95_s", "<=", 1.5, "failed"),
+        ("throughput_steps_per_s", ">=", 480, "passed"),
+        # The model's SD landscape runs its database server at about 94 % CPU.
+        ("os.walrus.cpu_pct.avg", "<=", 90, "failed"),
     ]
-    assert sla_rows[0]["detail"] == "SLA line 2"
+    assert [c["detail"] for c in sla_rows] == ["SLA line 2", "SLA line 4", "SLA line 6"]
+    assert [c["unit"] for c in sla_rows] == ["s", "steps/s", "%"]
 
 
 @pytest.mark.parametrize(
