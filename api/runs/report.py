@@ -1,7 +1,10 @@
 """A run's report for its steady-state window (ramp-up excluded), as the papers print it:
 ST03 summary per task type and transaction, OS counters as average / minimum / maximum per
 host (seed 003 Tables 2-3), breaches of the whitepaper thresholds with the paper's
-diagnosis, expensive SQL and buffer-pool hit ratios, and the SD and BAIT benchmark checks."""
+diagnosis, expensive SQL and buffer-pool hit ratios, and the SD and BAIT benchmark checks;
+response-time percentiles from the histogram, and ST03N's transaction and time profiles.
+`figures()` names every number a check's SLA can bound or a comparison can put side by
+side."""
 
 from __future__ import annotations
 
@@ -137,7 +140,7 @@ def percentiles(s: Series) -> dict:
         if whole:
             row["prometheus_whole_window_s"] = {k: round(v, 4) for k, v in whole.items()}
         rows.append(row)
-    source = "Prometheus" if s.data.meta.get("source") == "prometheus" else "the recorded"
+    source = "the Prometheus" if s.data.meta.get("source") == "prometheus" else "the recorded"
     return {
         "by_task_type": rows,
         "source": f"{source} response-time histogram, interpolated inside its buckets as "
