@@ -115,10 +115,83 @@ class TransactionRow(Answer):
     response_ms: float
 
 
+class PercentileRow(Answer):
+    """Response-time percentiles of one task type, from its histogram."""
+
+    task_type: str
+    steps: int = Field(description="steps the histogram counted in the steady state")
+    p50_s: float
+    p90_s: float
+    p95_s: float
+    p99_s: float
+    buckets: dict[str, list[float | None]] = Field(
+        description="per percentile, the bounds of the bucket it lies in (upper null: +Inf)"
+    )
+    precision: str = Field(description='"p99 lies in 2–3 s": the precision in words')
+    prometheus_whole_window_s: dict[str, float] | None = Field(
+        default=None,
+        description="runs read from Prometheus: its own histogram_quantile over the whole "
+        "window, ramp-up included (the figure a Grafana panel shows)",
+    )
+
+
+class Percentiles(Answer):
+    by_task_type: list[PercentileRow]
+    source: str
+    missing: str = Field(description="one line when there is no histogram; empty otherwise")
+    by_transaction_missing: str = Field(description="why there are none per transaction")
+
+
+TransactionProfileRow = create_model(
+    "TransactionProfileRow",
+    __base__=Answer,
+    __doc__="ST03N's transaction profile: one transaction of one task type.",
+    rank=(int, Field(description="1: the largest total response time")),
+    task_type=(str, ...),
+    transaction=(str, ...),
+    steps=(int, ...),
+    total_response_s=(float, ...),
+    share_pct=(float, Field(description="share of the total response time of all rows")),
+    **{
+        f"{c}_ms": (
+            float | None,
+            Field(description=f"mean per step; null: not recorded. {COMPONENT_BY_KEY[c].help}"),
+        )
+        for c in REPORT_ORDER
+    },
+)
+
+TimeProfileRow = create_model(
+    "TimeProfileRow",
+    __base__=Answer,
+    __doc__="ST03N's time profile: one interval of one task type.",
+    start_s=(float, ...),
+    end_s=(float, ...),
+    task_type=(str, ...),
+    steps=(int, ...),
+    **{f"{c}_ms": (float, Field(description=COMPONENT_BY_KEY[c].help)) for c in REPORT_ORDER},
+)
+
+
+class TimeProfile(Answer):
+    interval_s: float
+    rows: list[TimeProfileRow]  # type: ignore[valid-type]
+
+
+class IndicatorPeak(Answer):
+    """A whitepaper indicator's highest 5-minute mean of any instance in the steady state."""
+
+    indicator: str
+    rule: str
+    threshold_ms: float
+    peak_ms: float
+
+
 class OSCounterRow(Answer):
     """One OS counter of one host: average / minimum / maximum (seed 003 Tables 2-3)."""
 
     host: str
+    key: str = Field(description="the counter's name in figures: os.HOST.KEY.avg")
     counter: str
     avg: float
     min: float
@@ -213,6 +286,10 @@ class Report(Answer):
     steady_state: SteadyState
     st03: list[ST03Row]  # its fields come from the vocabulary
     transactions: list[TransactionRow]
+    percentiles: Percentiles
+    transaction_profile: list[TransactionProfileRow]  # type: ignore[valid-type]
+    time_profile: TimeProfile
+    indicators: list[IndicatorPeak]
     os_counters: list[OSCounterRow]
     breaches: list[Breach]
     top_sql: list[Statement]
@@ -229,7 +306,8 @@ class Figure(Answer):
     base: float
     new: float
     delta_pct: float
-    verdict: Literal["same", "better", "worse"] = Field(description="same: within 5 %")
+    tolerance_pct: float
+    verdict: Literal["same", "better", "worse"] = Field(description="same: within tolerance")
 
 
 class Comparison(Answer):
@@ -238,6 +316,45 @@ class Comparison(Answer):
     figures: list[Figure]
     repeatable: bool
     criterion: str
+
+
+class Criterion(Answer):
+    """One pass/fail criterion of a check, with its value and bound."""
+
+    name: str
+    source: Literal["built-in", "sla", "baseline"]
+    figure: str = Field(description="the report figure judged (figures of GET .../check)")
+    value: float | None = Field(description="null: the run has no data for it (skipped)")
+    op: Literal["<", "<=", ">=", "within"]
+    bound: float
+    unit: str
+    status: Literal["passed", "failed", "skipped"]
+    detail: str
+
+
+class CheckCounts(Answer):
+    passed: int
+    failed: int
+    skipped: int
+
+
+class CheckResult(Answer):
+    """Verdicts a pipeline can gate on: `passed` unless a criterion failed."""
+
+    run: str
+    baseline: str | None
+    passed: bool
+    counts: CheckCounts
+    criteria: list[Criterion]
+
+
+class CheckRequest(BaseModel):
+    """A check with an SLA file's text (YAML) and an optional baseline run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sla: str = Field(default="", max_length=100_000, description="the SLA file's YAML text")
+    baseline: str | None = None
 
 
 # --- alerts ------------------------------------------------------------------------------

@@ -154,6 +154,13 @@ def test_run_import_and_report_through_the_cli(tmp_path) -> None:
         fixtures = Path(__file__).parent / "fixtures" / "perfmon"
         imp = runner.invoke(app, ["import", "perfmon", str(fixtures / "relog-utf8.csv")], env=env)
         assert imp.exit_code == 0, imp.output
+        # What a PerfMon capture lacks is one line each, not an empty table.
+        lacking = runner.invoke(app, ["report", imp.stdout.strip()], env={**env, "COLUMNS": "200"})
+        assert lacking.exit_code == 0, lacking.output
+        assert "ST03: no ST03 data in this run." in lacking.stdout
+        assert "No response-time histogram in this run: no percentiles." in lacking.stdout
+        assert "Transaction profile: no per-transaction ST03 data" in lacking.stdout
+        assert "Task type" not in lacking.stdout and "task type" not in lacking.stdout
         bad = tmp_path / "bad.csv"
         bad.write_text('"Time","x"\n')
         failed = runner.invoke(app, ["import", "perfmon", str(bad)], env=env)
@@ -161,6 +168,20 @@ def test_run_import_and_report_through_the_cli(tmp_path) -> None:
         assert "line 1, column 1: expected" in " ".join(failed.output.split())
         missing = runner.invoke(app, ["report", "nope"], env=env)
         assert missing.exit_code == 2
+        profiles = runner.invoke(
+            app, ["report", run_id, "--json", "--top", "3", "--interval", "3m"], env=env
+        )
+        assert profiles.exit_code == 0, profiles.output
+        doc = json.loads(profiles.stdout)
+        assert len(doc["transaction_profile"]) == 3
+        assert doc["time_profile"]["interval_s"] == 180
+        assert {r["start_s"] for r in doc["time_profile"]["rows"]} == {60.0, 240.0, 420.0}
+        assert "p95" in table.stdout and "Transaction profile" in table.stdout
+        bad_interval = runner.invoke(app, ["report", run_id, "--interval", "soon"], env=env)
+        assert bad_interval.exit_code == 2 and "--interval" in bad_interval.output
+        verdict = runner.invoke(app, ["check", run_id], env=env)
+        assert verdict.exit_code == 1  # ten minutes are not BAIT's sixty
+        assert "BAIT: 60 consecutive minutes" in verdict.stdout
     finally:
         get_settings.cache_clear()
 

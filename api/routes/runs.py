@@ -10,11 +10,15 @@ from fastapi.responses import HTMLResponse
 
 from api.deps import LiveDep, SettingsDep, StoreDep, WriteAuth
 from api.runs.spec import ExternalRunRequest, FastRunRequest, RealtimeRunRequest
-from api.schemas import Comparison, Report, Run, refusals
-from api.services import reports, runs
+from api.schemas import CheckRequest, CheckResult, Comparison, Report, Run, refusals
+from api.services import checks, reports, runs
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 NO_RUN = {404: "no run with this id"}
+TopQuery = Annotated[int, Query(ge=1, le=1000, description="rows of the transaction profile")]
+IntervalQuery = Annotated[
+    float, Query(gt=0, le=86400, description="the time profile's interval in seconds")
+]
 
 
 @router.post(
@@ -69,12 +73,19 @@ def list_runs(store: StoreDep) -> list[dict]:
     "/compare",
     response_model=Comparison,
     summary="Compare two runs figure by figure",
-    responses=refusals({**NO_RUN, 409: "a run is still running or has no data"}),
+    responses=refusals(
+        {**NO_RUN, 409: "a run is still running or has no data", 422: "a tolerance is wrong"}
+    ),
 )
 def compare_runs(
-    store: StoreDep, base: Annotated[str, Query()], new: Annotated[str, Query()]
+    store: StoreDep,
+    base: Annotated[str, Query()],
+    new: Annotated[str, Query()],
+    tolerance: Annotated[
+        list[str], Query(description="FIGURE=PERCENT, e.g. dialog_p95_s=10 (default 5)")
+    ] = [],  # noqa: B006 (FastAPI copies a query list's default)
 ) -> dict:
-    return reports.compare_runs(store, base, new)
+    return reports.compare_runs(store, base, new, reports.parse_tolerances(tolerance))
 
 
 @router.get(
@@ -113,8 +124,45 @@ def cancel_run(run_id: str, store: StoreDep, live: LiveDep) -> dict:
     },
 )
 def get_report(
-    run_id: str, store: StoreDep, format: Annotated[Literal["json", "html"], Query()] = "json"
+    run_id: str,
+    store: StoreDep,
+    format: Annotated[Literal["json", "html"], Query()] = "json",
+    top: TopQuery = 20,
+    interval: IntervalQuery = 3600.0,
 ) -> Any:
+    options = {"top": top, "interval_s": interval}
     if format == "html":
-        return HTMLResponse(reports.page(store, run_id))
-    return reports.report(store, run_id)
+        return HTMLResponse(reports.page(store, run_id, **options))
+    return reports.report(store, run_id, **options)
+
+
+CHECK_REFUSALS = refusals(
+    {
+        **NO_RUN,
+        409: "a run is still running or has no data",
+        422: "the SLA file is wrong (the message names its line)",
+    }
+)
+
+
+@router.get(
+    "/{run_id}/check",
+    response_model=CheckResult,
+    summary="Pass/fail of the built-in criteria (SD, whitepaper indicators, BAIT) and, "
+    "with a baseline, repeatability within 5 %",
+    responses=CHECK_REFUSALS,
+)
+def get_check(
+    run_id: str, store: StoreDep, baseline: Annotated[str | None, Query()] = None
+) -> dict:
+    return checks.check(store, run_id, baseline=baseline)
+
+
+@router.post(
+    "/{run_id}/check",
+    response_model=CheckResult,
+    summary="As GET, with an SLA file's bounds and tolerances (its YAML text in `sla`)",
+    responses=CHECK_REFUSALS,
+)
+def post_check(run_id: str, body: CheckRequest, store: StoreDep) -> dict:
+    return checks.check(store, run_id, body.sla, body.baseline)

@@ -9,9 +9,12 @@ import httpx
 import numpy as np
 import yaml
 
+from api.runs.percentiles import QUANTILES, parse_bound
 from api.runs.recorder import INSTANCE_SERIES, RunData
 from exporters.durations import parse_duration
 from exporters.vocabulary import COMPONENTS
+
+HISTOGRAM = "sap_workload_response_time_seconds"
 
 
 class PrometheusError(RuntimeError):
@@ -29,6 +32,52 @@ def _range(url: str, query: str, start: datetime, end: datetime, step: float) ->
                 "end": end.timestamp(),
                 "step": f"{step:g}s",
             },
+        )
+        r.raise_for_status()
+    except httpx.HTTPError as exc:
+        raise PrometheusError(f"cannot query Prometheus at {url}: {exc}") from exc
+    return r.json()["data"]["result"]
+
+
+def _per_bucket(series: dict[str, np.ndarray]) -> None:
+    """histcum.TASK.LE (cumulative) -> hist.TASK.LE (steps in that bucket alone)."""
+    tasks: dict[str, list[tuple[float, str]]] = {}
+    for col in [c for c in series if c.startswith("histcum.")]:
+        _, task, le = col.split(".", 2)
+        tasks.setdefault(task, []).append((parse_bound(le), col))
+    for task, cols in tasks.items():
+        cols.sort()
+        below = 0.0
+        for bound, col in cols:
+            cum = np.nan_to_num(series.pop(col))
+            le = "+Inf" if np.isinf(bound) else f"{bound:g}"
+            series[f"hist.{task}.{le}"] = np.clip(cum - below, 0.0, None)
+            below = cum
+
+
+def window_quantiles(
+    url: str, sid: str, start: datetime, end: datetime
+) -> dict[str, dict[str, float]]:
+    """Per task type, Prometheus's own histogram_quantile over the whole window (ramp-up
+    included): the figure a Grafana panel shows, beside the report's steady-state one."""
+    window = max(1, round((end - start).total_seconds()))
+    out: dict[str, dict[str, float]] = {}
+    for name, q in QUANTILES.items():
+        query = (
+            f"histogram_quantile({q}, sum by (task_type, le) "
+            f'(increase({HISTOGRAM}_bucket{{sid="{sid}"}}[{window}s])))'
+        )
+        for item in _instant(url, query, end):
+            value = float(item["value"][1])
+            if value == value:  # NaN: no steps of that task type in the window
+                out.setdefault(item["metric"].get("task_type", ""), {})[name] = value
+    return out
+
+
+def _instant(url: str, query: str, at: datetime) -> list[dict]:
+    try:
+        r = httpx.get(
+            f"{url}/api/v1/query", timeout=60, params={"query": query, "time": at.timestamp()}
         )
         r.raise_for_status()
     except httpx.HTTPError as exc:
@@ -99,11 +148,25 @@ def read_window(
             step,
         ),
     )
+    for comp in COMPONENTS:
+        put(
+            f"tx.{{task_type}}.{{transaction}}.{comp}",
+            _range(
+                url,
+                f"sum by (task_type, transaction) "
+                f"(increase(sap_workload_transaction_{comp}_seconds_total{{{sel}}}[{win}]))",
+                start,
+                end,
+                step,
+            ),
+        )
+    # Cumulative bucket increases per step (le as the exporter prints it); made
+    # per-bucket below, as the recorder stores them.
     put(
-        "tx.{task_type}.{transaction}.response",
+        "histcum.{task_type}.{le}",
         _range(
             url,
-            f"sum by (task_type, transaction) (increase(sap_workload_transaction_response_seconds_total{{{sel}}}[{win}]))",
+            f"sum by (task_type, le) (increase({HISTOGRAM}_bucket{{{sel}}}[{win}]))",
             start,
             end,
             step,
@@ -167,6 +230,7 @@ def read_window(
             step,
         ),
     )
+    _per_bucket(series)
     if not any(c.startswith("st03.") for c in series):
         raise PrometheusError(f"no sap_workload_* data for sid {sid!r} in the window")
     columns = sorted(series)
@@ -185,6 +249,7 @@ def read_window(
         "hosts": hosts,
         "dialog_steps": {},
         "line_items": {},
+        "histogram_quantile": window_quantiles(url, sid, start, end),
     }
     return RunData(
         times=(grid - start.timestamp()) * speed,

@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,6 +23,7 @@ from exporters.vocabulary import (
     COMPONENT_BY_KEY,
     DIALOG_RESPONSE,
     REPORT_ORDER,
+    RESPONSE_PARTS,
     threshold_seconds,
 )
 
@@ -81,9 +83,13 @@ _MATPLOTLIB = threading.Lock()
 SECTIONS = {
     "checks": "Benchmark checks",
     "st03": "ST03 workload by task type",
+    "percentiles": "Response-time percentiles",
+    "transaction_profile": "Transaction profile (ST03N)",
+    "time_profile": "Time profile (ST03N)",
     "transactions": "By transaction",
     "breaches": "Threshold breaches",
     "alerts": "Alerts that fired",
+    "timeline": "Response parts and OS counters on one time axis",
     "charts": "Charts",
     "os_counters": "OS counters: average / minimum / maximum",
     "top_sql": "Expensive SQL (elapsed DB time)",
@@ -325,6 +331,110 @@ def charts(report: dict, data: RunData) -> list[Chart]:
     return out
 
 
+def _means(values: np.ndarray, size: int) -> np.ndarray:
+    """At most MAX_BUCKETS bucket means (stacked areas need values, not envelopes)."""
+    if size <= 2 * MAX_BUCKETS:
+        return values
+    edges = np.linspace(0, size, MAX_BUCKETS + 1).astype(int)
+    return np.array(
+        [
+            np.nanmean(values[a:b]) if np.isfinite(values[a:b]).any() else np.nan
+            for a, b in pairwise(edges)
+        ]
+    )
+
+
+TIMELINE_PANEL_IN = 2.0  # inches per panel of the timeline
+
+
+def timeline(report: dict, data: RunData) -> Chart:
+    """One figure, one time axis: the dialog response stacked from its parts (ms per
+    step) above each host's CPU, paging, disk queue and available memory, so a bend in
+    the response lines up with the counter that moved with it."""
+    idx = {c: i for i, c in enumerate(data.columns)}
+    slug, title = "chart-timeline", SECTIONS["timeline"]
+    parts = _per_part(data, idx) if "st03.dialog.steps" in idx else []
+    counters = [(key, unit, _per_host(data, idx, key)) for key, unit in OS_UNITS.items()]
+    counters = [(key, unit, lines) for key, unit, lines in counters if lines]
+    if data.times.size < 2 or not (parts or counters):
+        return Chart(slug, title, "ms, OS units", None, "")
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    ss = report["steady_state"]
+    scale, time_unit = _time_axis(data.times)
+    size = data.times.size
+    edges = np.linspace(0, size, min(size, MAX_BUCKETS) + 1).astype(int)
+    x = (
+        data.times[np.clip(edges[1:] - 1, 0, size - 1)] / scale
+        if size > 2 * MAX_BUCKETS
+        else (data.times / scale)
+    )
+    panels = int(bool(parts)) + len(counters)
+    with _MATPLOTLIB, matplotlib.rc_context({**CHART_STYLE, "svg.hashsalt": slug}):
+        # The response panel twice as tall: it is what the others explain.
+        ratios = [2] * bool(parts) + [1] * len(counters)
+        fig = Figure(figsize=(CHART_SIZE[0], TIMELINE_PANEL_IN * sum(ratios)))
+        axes = fig.subplots(
+            panels, 1, sharex=True, squeeze=False, gridspec_kw={"height_ratios": ratios}
+        )[:, 0]
+        fig.subplots_adjust(left=0.07, right=0.8, top=0.98, bottom=0.5 / sum(ratios), hspace=0.3)
+        k = 0
+        if parts:
+            ax = axes[0]
+            ax.axvspan(ss["start_s"] / scale, ss["end_s"] / scale, color=STEADY_COLOUR, lw=0)
+            ys = [np.nan_to_num(_means(line.values, size)) for line in parts]
+            ax.stackplot(
+                x,
+                *ys,
+                labels=[line.label for line in parts],
+                colors=[LINE_COLOURS[n % len(LINE_COLOURS)] for n in range(len(parts))],
+            )
+            bound = 1000 * threshold_seconds(DIALOG_RESPONSE)
+            ax.axhline(bound, color=BOUND_COLOUR, linestyle="--", lw=1, label=f"{bound:g} ms bound")
+            ax.set_ylabel("dialog ms per step, stacked")
+            # Headroom above the stack and the bound, where the steady-state shade shows.
+            top = max(float(np.nanmax(sum(ys), initial=0.0)), bound)
+            ax.set_ylim(0, 1.5 * top)
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+            k = 1
+        for key, unit, lines in counters:
+            ax = axes[k]
+            ax.axvspan(ss["start_s"] / scale, ss["end_s"] / scale, color=STEADY_COLOUR, lw=0)
+            for n, line in enumerate(lines):
+                ax.plot(
+                    x,
+                    _means(line.values, size),
+                    color=LINE_COLOURS[n % len(LINE_COLOURS)],
+                    linestyle=LINE_STYLES[n // len(LINE_COLOURS) % len(LINE_STYLES)],
+                    label=line.label,
+                )
+            ax.set_ylabel(f"{OS_COUNTERS[key].split(chr(92))[-1]} ({unit})", fontsize=8)
+            ax.set_ylim(bottom=0)
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
+            k += 1
+        axes[-1].set_xlim(0, float(data.times[-1]) / scale)
+        axes[-1].set_xlabel(f"time since the run's start ({time_unit})")
+        return Chart(slug, title, "ms per step; OS counters in their units", _svg(fig, slug))
+
+
+def _per_part(data: RunData, idx: dict[str, int]) -> list[Line]:
+    """The parts that add up to the dialog response, ms per step."""
+    steps = data.values[:, idx["st03.dialog.steps"]]
+    out = []
+    for comp in RESPONSE_PARTS:
+        col = f"st03.dialog.{comp}"
+        if col in idx:
+            per_step = np.divide(
+                1000 * data.values[:, idx[col]],
+                steps,
+                out=np.full_like(steps, np.nan),
+                where=steps > 0,
+            )
+            out.append(Line(COMPONENT_BY_KEY[comp].label, per_step))
+    return out
+
+
 def benchmark_checks(report: dict) -> list[dict]:
     """The SD and BAIT pass criteria with the measured value and its unit."""
     sd, bait = report["benchmark"].get("sd", {}), report["benchmark"].get("bait", {})
@@ -392,6 +502,10 @@ def empty_lines(report: dict, data: RunData) -> dict[str, str]:
             else "Not recorded: only monitored runs collect the monitored system's alerts."
         ),
         "charts": "No time series in this run.",
+        "percentiles": report["percentiles"]["missing"],
+        "transaction_profile": "No per-transaction ST03 data in this run.",
+        "time_profile": "No ST03 data in this run: no time profile.",
+        "timeline": "No dialog response or OS counter series in this run.",
         "os_counters": "No OS counters in this run.",
         "top_sql": "No ST05 statement data in this run.",
         "bufferpools": "No buffer-pool data in this run.",
@@ -410,6 +524,7 @@ def render(report: dict, data: RunData) -> str:
             empty=empty_lines(report, data),
             checks=benchmark_checks(report),
             charts=charts(report, data),
+            timeline=timeline(report, data),
             made=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         )
     )

@@ -12,7 +12,12 @@ import numpy as np
 from api.runs.spec import RunSpec
 from exporters.model.catalog import Catalog
 from exporters.model.engine import Simulation, Snapshot, Totals
+from exporters.model.solver import BUCKETS
 from exporters.vocabulary import COMPONENTS, DIALOG_RESPONSE, INDICATORS, TASK_TYPES
+
+# The response-time histogram's upper bounds as its columns name them (hist.dialog.0.5):
+# the model's buckets and +Inf, as the exporter's `le` labels print them.
+HISTOGRAM_BOUNDS: tuple[str, ...] = (*(f"{b:g}" for b in BUCKETS), "+Inf")
 
 # Per instance, the dialog-step sums of what the alert rules watch: the whitepaper
 # indicators and the response time.
@@ -45,7 +50,10 @@ def _columns(snap: Snapshot) -> list[str]:
         cols += [f"st03.{task}.{c}" for c in COMPONENTS]
         for tx in snap.state.transactions:
             cols.append(f"tx.{task}.{tx}.steps")
-            cols.append(f"tx.{task}.{tx}.response")
+            cols += [f"tx.{task}.{tx}.{c}" for c in COMPONENTS]
+        # Steps per response-time bucket (not cumulative), summed over the instances:
+        # the distribution percentiles are read from, per task type as the model keeps it.
+        cols += [f"hist.{task}.{le}" for le in HISTOGRAM_BOUNDS]
     # Per instance, dialog steps and indicator sums: the report takes 5-minute means per
     # instance from these, as the alert rules do, before looking for the worst one.
     for inst in snap.state.instances:
@@ -65,13 +73,15 @@ def _row(before: Totals, snap: Snapshot, dt: float) -> list[float]:
     t = snap.totals
     d_steps = t.steps - before.steps
     d_secs = t.seconds - before.seconds
+    d_buckets = (t.bucket_counts - before.bucket_counts).sum(axis=0)  # [task_type, bucket]
     row: list[float] = []
     for k in range(len(TASK_TYPES)):
         row.append(float(d_steps[:, k].sum()))
         row += [float(x) for x in d_secs[:, k].sum(axis=(0, 1))]
         for j in range(len(snap.state.transactions)):
             row.append(float(d_steps[:, k, j].sum()))
-            row.append(float(d_secs[:, k, j, COMPONENTS.index("response")].sum()))
+            row += [float(x) for x in d_secs[:, k, j].sum(axis=0)]
+        row += [float(x) for x in d_buckets[k]]
     inst_steps = d_steps[:, 0].sum(axis=1)
     inst_secs = d_secs[:, 0].sum(axis=1)  # [instance, component]
     for i in range(inst_steps.size):

@@ -1,12 +1,16 @@
 """A run's report for its steady-state window (ramp-up excluded), as the papers print it:
 ST03 summary per task type and transaction, OS counters as average / minimum / maximum per
 host (seed 003 Tables 2-3), breaches of the whitepaper thresholds with the paper's
-diagnosis, expensive SQL and buffer-pool hit ratios, and the SD and BAIT benchmark checks."""
+diagnosis, expensive SQL and buffer-pool hit ratios, and the SD and BAIT benchmark checks;
+response-time percentiles from the histogram, and ST03N's transaction and time profiles.
+`figures()` names every number a check's SLA can bound or a comparison can put side by
+side."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from api.runs.percentiles import QUANTILES, parse_bound, precision, quantile
 from api.runs.recorder import RunData
 from exporters.vocabulary import (
     DIALOG_RESPONSE,
@@ -30,6 +34,12 @@ COMPARED: tuple[str, ...] = tuple(
     c for c in REPORT_ORDER if c in {"response", "cpu", *INDICATOR_BY_COMPONENT}
 )
 MEAN_WINDOW_S = 300.0  # the alert rules' 5-minute per-step means
+PROFILE_INTERVAL_S = 3600.0  # ST03N's time profile: per hour unless the user picks
+TOP_TRANSACTIONS = 20  # ST03N's transaction profile lists the top N by total time
+NO_TX_DISTRIBUTION = (
+    "Per transaction: not available: the model and the exporter keep one response-time "
+    "histogram per task type, none per transaction."
+)
 
 
 class Series:
@@ -92,6 +102,139 @@ def st03(s: Series) -> tuple[list[dict], list[dict]]:
     return summary, tx_rows
 
 
+def _histograms(s: Series) -> dict[str, tuple[list[float], np.ndarray]]:
+    """Per task type, the upper bounds and the steps per bucket over the steady state."""
+    out: dict[str, list[str]] = {}
+    for c in s.data.columns:
+        if c.startswith("hist."):
+            _, task, le = c.split(".", 2)
+            out.setdefault(task, []).append(le)
+    hists = {}
+    for task, les in out.items():
+        les.sort(key=parse_bound)
+        counts = np.array([float(np.nansum(s.col(f"hist.{task}.{le}"))) for le in les])
+        hists[task] = ([parse_bound(le) for le in les], counts)
+    return hists
+
+
+def percentiles(s: Series) -> dict:
+    """p50/p90/p95/p99 per task type from the recorded histogram (never from means),
+    each with the bucket it lies in; per transaction none is recorded, which it says."""
+    rows = []
+    hists = _histograms(s)
+    for task in [*[t for t in TASK_TYPES if t in hists], *sorted(set(hists) - set(TASK_TYPES))]:
+        bounds, counts = hists[task]
+        if len(bounds) < 2 or not np.isinf(bounds[-1]):
+            continue  # no finite bucket or no +Inf: histogram_quantile answers NaN there too
+        found = {name: quantile(q, bounds, counts) for name, q in QUANTILES.items()}
+        if any(v is None for v in found.values()):
+            continue
+        row: dict = {"task_type": task, "steps": round(float(counts.sum()))}
+        for name, v in found.items():
+            row[f"{name}_s"] = round(v.value, 4)
+        row["buckets"] = {
+            name: [v.lower, None if np.isinf(v.upper) else v.upper] for name, v in found.items()
+        }
+        row["precision"] = "; ".join(precision(name, v) for name, v in found.items())
+        whole = s.data.meta.get("histogram_quantile", {}).get(task)
+        if whole:
+            row["prometheus_whole_window_s"] = {k: round(v, 4) for k, v in whole.items()}
+        rows.append(row)
+    source = "the Prometheus" if s.data.meta.get("source") == "prometheus" else "the recorded"
+    return {
+        "by_task_type": rows,
+        "source": f"{source} response-time histogram, interpolated inside its buckets as "
+        "histogram_quantile does",
+        "missing": "" if rows else "No response-time histogram in this run: no percentiles.",
+        "by_transaction_missing": NO_TX_DISTRIBUTION,
+    }
+
+
+def transaction_profile(s: Series, top: int) -> list[dict]:
+    """ST03N's transaction profile: per transaction and task type the steps, the total
+    response time and its share, the mean of every part; the top N by total time."""
+    rows = []
+    for task in _tasks(s):
+        for tx in s.data.meta.get("transactions", []):
+            if not s.has(f"tx.{task}.{tx}.steps"):
+                continue
+            n = float(s.col(f"tx.{task}.{tx}.steps").sum())
+            if not n:
+                continue
+            total = float(s.col(f"tx.{task}.{tx}.response").sum())
+            row: dict = {
+                "task_type": task,
+                "transaction": tx,
+                "steps": round(n),
+                "total_response_s": round(total, 3),
+            }
+            for comp in REPORT_ORDER:
+                col = f"tx.{task}.{tx}.{comp}"
+                row[f"{comp}_ms"] = (
+                    round(1000 * float(s.col(col).sum()) / n, 3) if s.has(col) else None
+                )
+            rows.append(row)
+    grand = sum(r["total_response_s"] for r in rows)
+    rows.sort(key=lambda r: -r["total_response_s"])
+    return [
+        {
+            "rank": k + 1,
+            **{key: r[key] for key in ("task_type", "transaction", "steps", "total_response_s")},
+            "share_pct": round(100 * _ratio(r["total_response_s"], grand), 2),
+            **{key: v for key, v in r.items() if key.endswith("_ms")},
+        }
+        for k, r in enumerate(rows[:top])
+    ]
+
+
+def _tasks(s: Series) -> list[str]:
+    present = [
+        c.split(".")[1] for c in s.data.columns if c.startswith("st03.") and c.endswith(".steps")
+    ]
+    return [*[t for t in TASK_TYPES if t in present], *[t for t in present if t not in TASK_TYPES]]
+
+
+def time_profile(s: Series, interval_s: float) -> list[dict]:
+    """ST03N's time profile: per interval of the steady state (an hour unless picked) and
+    task type, the steps and the mean response and parts per step."""
+    if not s.times.size or interval_s <= 0:
+        return []
+    slot = np.floor((s.times - s.start_s - 1e-9) / interval_s).clip(min=0).astype(int)
+    rows = []
+    for k in np.unique(slot):
+        sel = slot == k
+        for task in _tasks(s):
+            steps = float(s.col(f"st03.{task}.steps")[sel].sum())
+            row: dict = {
+                "start_s": round(s.start_s + k * interval_s, 1),
+                "end_s": round(min(s.start_s + (k + 1) * interval_s, float(s.times[-1])), 1),
+                "task_type": task,
+                "steps": round(steps),
+            }
+            for comp in REPORT_ORDER:
+                col = f"st03.{task}.{comp}"
+                total = float(s.col(col)[sel].sum()) if s.has(col) else 0.0
+                row[f"{comp}_ms"] = round(1000 * _ratio(total, steps), 3)
+            rows.append(row)
+    return rows
+
+
+def indicator_peaks(s: Series) -> list[dict]:
+    """Per whitepaper indicator, the highest 5-minute mean of any instance in the steady
+    state against its threshold: what the check judges, breached or not."""
+    if not any(c.startswith("inst.") for c in s.data.columns) or not s.times.size:
+        return []
+    return [
+        {
+            "indicator": ind.component,
+            "rule": ind.alert,
+            "threshold_ms": 1000 * threshold_seconds(ind),
+            "peak_ms": round(float(worst_instance_means(s, ind.component).max()), 3),
+        }
+        for ind in INDICATORS
+    ]
+
+
 def os_counters(s: Series) -> list[dict]:
     """Average / minimum / maximum of every OS counter per host (seed 003 Tables 2-3)."""
     names = s.data.meta.get("counter_names", {})
@@ -113,6 +256,7 @@ def os_counters(s: Series) -> list[dict]:
             rows.append(
                 {
                     "host": host,
+                    "key": key,
                     "counter": OS_COUNTERS.get(key) or names.get(col, key),
                     "avg": round(float(v.mean()), 3),
                     "min": round(float(v.min()), 3),
@@ -315,7 +459,14 @@ def benchmark(s: Series, meta: dict, summary: list[dict], window_s: float) -> di
     }
 
 
-def build_report(run: dict, data: RunData) -> dict:
+def build_report(
+    run: dict,
+    data: RunData,
+    *,
+    top: int = TOP_TRANSACTIONS,
+    interval_s: float = PROFILE_INTERVAL_S,
+) -> dict:
+    """`top`: rows of the transaction profile; `interval_s`: the time profile's interval."""
     s = Series(data, run["ramp_up_s"])
     window_s = s.window_s
     summary, transactions = st03(s)
@@ -329,6 +480,10 @@ def build_report(run: dict, data: RunData) -> dict:
         },
         "st03": summary,
         "transactions": transactions,
+        "percentiles": percentiles(s),
+        "transaction_profile": transaction_profile(s, top),
+        "time_profile": {"interval_s": interval_s, "rows": time_profile(s, interval_s)},
+        "indicators": indicator_peaks(s),
         "os_counters": os_counters(s),
         "breaches": breaches(s),
         "top_sql": sql,
@@ -342,6 +497,7 @@ FIGURES = {  # figure -> (path in the report, higher is better)
     "dialog_response_s": (("benchmark", "sd", "dialog_response_s"), False),
     "saps": (("benchmark", "sd", "saps"), True),
 }
+REPEATABLE_PCT = 5.0  # seed 001, certification criterion 8
 
 
 def _get(doc: dict, path: tuple) -> float | None:
@@ -352,35 +508,68 @@ def _get(doc: dict, path: tuple) -> float | None:
     return doc
 
 
-def compare(base: dict, new: dict) -> dict:
-    """Per figure: both values, delta and a verdict; repeatable within 5 % (seed 001)."""
-    figures = {
-        name: (_get(base, path), _get(new, path), up) for name, (path, up) in FIGURES.items()
-    }
-    for task_row in base["st03"]:
-        task = task_row["task_type"]
-        other = next((r for r in new["st03"] if r["task_type"] == task), None)
-        if other:
-            for comp in COMPARED:
-                figures[f"{task}_{comp}_ms"] = (task_row[f"{comp}_ms"], other[f"{comp}_ms"], False)
+def figures(report: dict, *, os: bool = True) -> dict[str, tuple[float, bool]]:
+    """Every figure of a report by name, with whether higher is better: what an SLA bounds
+    and a comparison puts side by side (`os`: with the OS counters, `os.HOST.KEY.avg`)."""
+    out: dict[str, tuple[float, bool]] = {}
+    for name, (path, up) in FIGURES.items():
+        value = _get(report, path)
+        if value is not None:
+            out[name] = (float(value), up)
+    window = report["steady_state"]["duration_s"]
+    if window and report["st03"]:
+        out["throughput_steps_per_s"] = (sum(r["steps"] for r in report["st03"]) / window, True)
+    for row in report["st03"]:
+        task = row["task_type"]
+        if window:
+            out[f"{task}_steps_per_s"] = (row["steps"] / window, True)
+        for comp in REPORT_ORDER:
+            out[f"{task}_{comp}_ms"] = (row[f"{comp}_ms"], False)
+    for row in report["percentiles"]["by_task_type"]:
+        for name in QUANTILES:
+            out[f"{row['task_type']}_{name}_s"] = (row[f"{name}_s"], False)
+    for row in report["indicators"]:
+        out[f"{row['indicator']}_peak_ms"] = (row["peak_ms"], False)
+    out["breaches"] = (float(len(report["breaches"])), False)
+    if os:
+        for row in report["os_counters"]:
+            # More available memory is better; every other counter is a load.
+            up = row["key"] == "available_mb"
+            for stat in ("avg", "min", "max"):
+                out[f"os.{row['host']}.{row['key']}.{stat}"] = (row[stat], up)
+    return out
+
+
+def compare(base: dict, new: dict, tolerances: dict[str, float] | None = None) -> dict:
+    """Per figure: both values, delta and a verdict within the figure's tolerance (5 %
+    unless `tolerances` names it); repeatable: throughput and response within 5 %
+    (seed 001)."""
+    tolerances = tolerances or {}
+    fb, fn = figures(base, os=False), figures(new, os=False)
     rows = {}
-    for name, (a, b, up) in figures.items():
-        if a is None or b is None:
-            continue
+    for name in [n for n in fb if n in fn and n != "breaches"]:
+        (a, up), (b, _) = fb[name], fn[name]
         delta = 100 * _ratio(b - a, a) if a else 0.0
+        tol = tolerances.get(name, REPEATABLE_PCT)
         better = (b > a) if up else (b < a)
-        verdict = "same" if abs(delta) <= 5 else ("better" if better else "worse")
+        verdict = "same" if abs(delta) <= tol else ("better" if better else "worse")
         rows[name] = {
             "figure": name,
             "base": a,
             "new": b,
             "delta_pct": round(delta, 2),
+            "tolerance_pct": tol,
             "verdict": verdict,
         }
     # Without a dialog row (imports of update or batch work only) there is no throughput
     # and response to judge repeatability by: not repeatable, rather than an error.
     thr, resp = rows.get("dialog_steps_per_hour"), rows.get("dialog_response_s")
-    repeatable = bool(thr and resp and abs(thr["delta_pct"]) <= 5 and abs(resp["delta_pct"]) <= 5)
+    repeatable = bool(
+        thr
+        and resp
+        and abs(thr["delta_pct"]) <= REPEATABLE_PCT
+        and abs(resp["delta_pct"]) <= REPEATABLE_PCT
+    )
     return {
         "base": base["run"]["id"],
         "new": new["run"]["id"],

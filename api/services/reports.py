@@ -7,7 +7,7 @@ from datetime import datetime
 from api.runs.html import render
 from api.runs.recorder import RunData
 from api.runs.report import build_report, compare
-from api.services.errors import Conflict, NotFound
+from api.services.errors import Conflict, Invalid, NotFound
 from api.services.runs import MONITORED
 from api.store import Store
 
@@ -25,8 +25,9 @@ def load(store: Store, run_id: str) -> tuple[dict, RunData]:
     return run, data
 
 
-def report_of(store: Store, run: dict, data: RunData) -> dict:
-    report = build_report(run, data)
+def report_of(store: Store, run: dict, data: RunData, **options: float) -> dict:
+    """`options`: build_report's `top` and `interval_s`."""
+    report = build_report(run, data, **options)
     if run["kind"] in MONITORED:
         # The monitored system's own alerts over the run's window, as Alertmanager sent them.
         report["alerts_fired"] = store.fired_between(
@@ -37,15 +38,32 @@ def report_of(store: Store, run: dict, data: RunData) -> dict:
     return report
 
 
-def report(store: Store, run_id: str) -> dict:
-    return report_of(store, *load(store, run_id))
+def report(store: Store, run_id: str, **options: float) -> dict:
+    return report_of(store, *load(store, run_id), **options)
 
 
-def page(store: Store, run_id: str) -> str:
+def page(store: Store, run_id: str, **options: float) -> str:
     """The report as one self-contained HTML page."""
     run, data = load(store, run_id)
-    return render(report_of(store, run, data), data)
+    return render(report_of(store, run, data, **options), data)
 
 
-def compare_runs(store: Store, base: str, new: str) -> dict:
-    return compare(report(store, base), report(store, new))
+def parse_tolerances(items: list[str]) -> dict[str, float]:
+    """FIGURE=PCT pairs (dialog_p95_s=10), an error naming the one that is wrong."""
+    out = {}
+    for item in items:
+        figure, sep, pct = item.partition("=")
+        try:
+            value = float(pct)
+        except ValueError:
+            value = -1.0
+        if not sep or not figure.strip() or value < 0:
+            raise Invalid(f"tolerance {item!r}: give FIGURE=PERCENT, e.g. dialog_p95_s=10")
+        out[figure.strip()] = value
+    return out
+
+
+def compare_runs(
+    store: Store, base: str, new: str, tolerances: dict[str, float] | None = None
+) -> dict:
+    return compare(report(store, base), report(store, new), tolerances)

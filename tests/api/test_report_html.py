@@ -20,8 +20,8 @@ from matplotlib.image import imread
 
 from api.config import Settings
 from api.main import create_app
-from api.runs.html import LINE_COLOURS, STEADY_COLOUR
-from exporters.vocabulary import COMPONENT_BY_KEY, REPORT_ORDER
+from api.runs.html import LINE_COLOURS, OS_UNITS, STEADY_COLOUR
+from exporters.vocabulary import COMPONENT_BY_KEY, REPORT_ORDER, RESPONSE_PARTS
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [
@@ -42,9 +42,13 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 HEADINGS = [
     "Benchmark checks",
     "ST03 workload by task type",
+    "Response-time percentiles",
+    "Transaction profile (ST03N)",
+    "Time profile (ST03N)",
     "By transaction",
     "Threshold breaches",
     "Alerts that fired",
+    "Response parts and OS counters on one time axis",
     "Charts",
     "OS counters: average / minimum / maximum",
     "Expensive SQL (elapsed DB time)",
@@ -323,13 +327,40 @@ def test_each_chart_is_an_svg_with_tick_labels_axis_labels_and_a_legend(
             assert legend[:-1] and all(e.split()[0] in hosts for e in legend[:-1]), legend
 
 
+def test_percentiles_and_st03n_profiles_are_shown(dom: Node, simulated: Page) -> None:
+    doc = simulated.doc
+    rows = _rows(_section(dom, "Response-time percentiles").one("table"))
+    dialog = next(r for r in doc["percentiles"]["by_task_type"] if r["task_type"] == "dialog")
+    row = next(r for r in rows if r[0] == "dialog")
+    assert row[2:6] == [shown(dialog[f"{p}_s"]) for p in ("p50", "p90", "p95", "p99")]
+    assert row[6] == dialog["precision"] and " lies in " in row[6]
+    lines = [p.content() for p in _section(dom, "Response-time percentiles").all("p")]
+    assert any("none per transaction" in line for line in lines)
+    profile = _section(dom, "Transaction profile (ST03N)").one("table")
+    top = doc["transaction_profile"][0]
+    assert _rows(profile)[0][:3] == ["1", top["task_type"], top["transaction"]]
+    assert _rows(profile)[0][5] == shown(top["share_pct"])
+    times = _rows(_section(dom, "Time profile (ST03N)").one("table"))
+    assert len(times) == len(doc["time_profile"]["rows"]) > 0
+
+
+def test_the_timeline_puts_response_parts_and_os_counters_on_one_axis(dom: Node) -> None:
+    svg = _section(dom, "Response parts and OS counters on one time axis").one("svg")
+    # One shared time axis: only the bottom panel labels it.
+    texts = [t.content() for t in svg.all("text")]
+    assert sum("time since the run's start" in t for t in texts) == 1
+    parts = [COMPONENT_BY_KEY[c].label for c in RESPONSE_PARTS]
+    assert all(p in texts for p in parts), texts
+    assert any("Processor Time" in t for t in texts) and any("Queue" in t for t in texts)
+
+
 def test_screenshot_shows_each_chart_drawn_in_its_colours(
     dom: Node, simulated: Page, tmp_path: Path
 ) -> None:
     shot = Path(__file__).resolve().parents[1] / "artifacts" / "report.png"
     shot.parent.mkdir(exist_ok=True)
     # Tall enough for the page down to the end of the charts (a screenshot does not scroll).
-    image = screenshot(simulated.path.as_uri(), shot, tmp_path / "profile", (1280, 3600))
+    image = screenshot(simulated.path.as_uri(), shot, tmp_path / "profile", (1280, 7600))
     white = near(image, "#ffffff", 0)
     assert white.mean() < 0.9, "the page is (nearly) blank"
     rgb = image.astype(np.int32)
@@ -337,8 +368,17 @@ def test_screenshot_shows_each_chart_drawn_in_its_colours(
     assert len(np.unique(packed)) > 50, "the page has hardly any colour"
     # Each plot area is the steady-state shade with lines drawn over it.
     shade = near(image, STEADY_COLOUR, 2)
-    bands = [b for b in runs_of(shade.sum(axis=1) > 200, bridge=12) if b[1] - b[0] > 100]
-    assert len(bands) == len(_figures(dom)), f"plot areas at rows {bands}; window too short?"
+    bands = [b for b in runs_of(shade.sum(axis=1) > 200, bridge=12) if b[1] - b[0] > 50]
+    # The timeline's panels (the stacked response and one per OS counter), then the charts.
+    panels = 1 + len(OS_UNITS)
+    assert len(bands) == panels + len(_figures(dom)), f"plot areas at rows {bands}"
+    # The timeline's response panel is the stack of its parts, each in its own colour,
+    # drawn above the OS panels: the largest parts show as filled areas.
+    top, bottom = bands[0]
+    stack = image[top : bottom + 200]
+    for part in ("gui", "db_request"):
+        colour = LINE_COLOURS[RESPONSE_PARTS.index(part)]
+        assert near(stack, colour, 3).sum() > 5000, f"{part} not drawn as an area"
     for top, bottom in bands:
         band = shade[top:bottom]
         (left, right), *_ = runs_of(band.sum(axis=0) > (bottom - top) / 4, bridge=12)
@@ -352,7 +392,7 @@ def test_charts_are_reproducible(client: TestClient, simulated: Page) -> None:
     run_id = simulated.doc["run"]["id"]
     again = client.get(f"/runs/{run_id}/report", params={"format": "html"}).text
     svgs = re.findall(r"<svg.*?</svg>", simulated.html, flags=re.S)
-    assert len(svgs) == 5 and svgs == re.findall(r"<svg.*?</svg>", again, flags=re.S)
+    assert len(svgs) == 6 and svgs == re.findall(r"<svg.*?</svg>", again, flags=re.S)
 
 
 def test_an_imported_run_says_in_one_line_what_it_lacks(imported_dom: Node) -> None:
@@ -363,6 +403,8 @@ def test_an_imported_run_says_in_one_line_what_it_lacks(imported_dom: Node) -> N
         "Threshold breaches": "Not checked: no ST03 data in this run.",
         "Expensive SQL (elapsed DB time)": "No ST05 statement data in this run.",
         "Buffer pools": "No buffer-pool data in this run.",
+        "Transaction profile (ST03N)": "No per-transaction ST03 data in this run.",
+        "Time profile (ST03N)": "No ST03 data in this run: no time profile.",
     }
     for heading, line in lacking.items():
         section = _section(imported_dom, heading)
@@ -371,6 +413,15 @@ def test_an_imported_run_says_in_one_line_what_it_lacks(imported_dom: Node) -> N
     counters = _section(imported_dom, "OS counters: average / minimum / maximum").one("table")
     assert ["miihost", "Memory\\Pages/sec", "50.567", "0.000", "151.500", "3"] in _rows(counters)
     assert len(_figures(imported_dom)) == 4  # one per OS counter, no ST03 chart
+    percentiles = _section(imported_dom, "Response-time percentiles")
+    assert not percentiles.all("table")
+    assert [p.content() for p in percentiles.all("p")] == [
+        "No response-time histogram in this run: no percentiles."
+    ]
+    # The timeline still lines up the OS counters the file has, without a response panel.
+    timeline = _section(imported_dom, "Response parts and OS counters on one time axis")
+    labels = [t.content() for t in timeline.one("svg").all("text")]
+    assert not any("dialog ms" in t for t in labels)
 
 
 def test_a_label_with_markup_is_shown_as_text(imported: Page, imported_dom: Node) -> None:

@@ -62,12 +62,19 @@ def stored(tmp_path_factory) -> dict[str, RunData]:
 
     def answer(url, query, start, end, step) -> list[dict]:
         """Prometheus's answer to every range query: one series of 1s."""
-        labels = {"task_type": "dialog", "transaction": "VA01", "sap_instance": "a", "host": "h"}
+        labels = {
+            "task_type": "dialog",
+            "transaction": "VA01",
+            "sap_instance": "a",
+            "host": "h",
+            "le": "+Inf",
+        }
         stamps = start.timestamp() + step * np.arange(1, 5)
         return [{"metric": labels, "values": [[t, "1"] for t in stamps]}]
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(fromprom, "_range", answer)
+        mp.setattr(fromprom, "_instant", lambda url, query, at: [])
         out["prometheus"] = fromprom.read_window(
             "http://prometheus", "BMK", start, start + timedelta(minutes=4), 60, None, None
         )

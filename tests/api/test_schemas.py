@@ -127,7 +127,14 @@ def run_ids(client) -> list[str]:
 
 
 def test_the_validation_can_fail(openapi) -> None:
-    bad = {"figure": "saps", "base": "many", "new": 1.0, "delta_pct": 0.0, "verdict": "same"}
+    bad = {
+        "figure": "saps",
+        "base": "many",
+        "new": 1.0,
+        "delta_pct": 0.0,
+        "tolerance_pct": 5.0,
+        "verdict": "same",
+    }
     answer = {"base": "a", "new": "b", "figures": [bad], "repeatable": True, "criterion": ""}
     assert violations(openapi, "/runs/compare", "get", 200, answer) == [
         "['figures', 0, 'base']: \"many\" is not of type \"number\""
@@ -149,6 +156,10 @@ def test_a_fast_runs_report_matches_the_document(client, openapi, run_ids) -> No
         "steady_state",
         "st03",
         "transactions",
+        "percentiles",
+        "transaction_profile",
+        "time_profile",
+        "indicators",
         "os_counters",
         "breaches",
         "top_sql",
@@ -170,6 +181,17 @@ def test_a_comparison_matches_the_document(client, openapi, run_ids) -> None:
     doc = r.json()
     assert {f["verdict"] for f in doc["figures"]} >= {"worse"}
     assert violations(openapi, "/runs/compare", "get", 200, doc) == []
+
+
+def test_a_check_matches_the_document(client, openapi, run_ids) -> None:
+    sla = "criteria:\n  - figure: dialog_p95_s\n    max: 30\ntolerances:\n  dialog_p99_s: 50\n"
+    r = client.post(f"/runs/{run_ids[0]}/check", json={"sla": sla, "baseline": run_ids[1]})
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert {c["source"] for c in doc["criteria"]} == {"built-in", "sla", "baseline"}
+    assert violations(openapi, "/runs/{run_id}/check", "post", 200, doc) == []
+    plain = client.get(f"/runs/{run_ids[0]}/check")
+    assert violations(openapi, "/runs/{run_id}/check", "get", 200, plain.json()) == []
 
 
 def test_a_monitored_runs_report_with_its_alerts_matches_the_document(app, client, openapi):

@@ -43,6 +43,12 @@ def test_external_window_is_read_from_prometheus_and_reported(stack) -> None:
     assert dialog["steps"] > 1000
     # Seed 000 Table 5's healthy response, as the live model serves it (faults are off).
     assert 1.5 < dialog["response_ms"] / 1000 < 2.6
+    # Percentiles from the bucket increases agree with Prometheus's own histogram_quantile
+    # over the window within the bucket's width (both interpolate inside the same buckets).
+    pct = next(r for r in rep["percentiles"]["by_task_type"] if r["task_type"] == "dialog")
+    low, high = pct["buckets"]["p95"]
+    print("p95", pct["p95_s"], "histogram_quantile", pct["prometheus_whole_window_s"])
+    assert abs(pct["p95_s"] - pct["prometheus_whole_window_s"]["p95"]) <= (high or low) - low
     hosts = {row["host"] for row in rep["os_counters"]}
     assert {"walrus", "penguin2"} <= hosts
     assert rep["benchmark"]["sd"]["response_time_law"]["law_steps_per_s"] is None  # users not given

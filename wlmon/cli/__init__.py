@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from wlmon.cli import runs, serve, simulate, st05, stack
+from wlmon.cli import check, runs, serve, simulate, st05, stack
 
 app = typer.Typer(
     help="wlmon: workload monitoring for SAP-style ERP landscapes.", no_args_is_help=True
@@ -13,6 +13,7 @@ app.add_typer(simulate.app)
 app.add_typer(serve.app)
 app.add_typer(runs.app)
 app.add_typer(runs.import_app, name="import")
+app.add_typer(check.app)
 app.add_typer(st05.app, name="st05")
 app.add_typer(stack.app)
 app.add_typer(stack.stack_app, name="stack")

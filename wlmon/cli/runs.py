@@ -212,8 +212,12 @@ def report_command(
     run_id: str = typer.Argument(..., help="run id (wlmon run prints it)"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
     html_out: Path | None = typer.Option(None, "--html", help="write the HTML report to this file"),
+    top: int = typer.Option(20, "--top", min=1, help="rows of the transaction profile"),
+    interval: str = typer.Option("1h", "--interval", help="the time profile's interval"),
 ) -> None:
-    """The report of a stored run: ST03, OS counters, breaches, SQL, benchmark checks."""
+    """The report of a stored run: ST03 with percentiles, the transaction and time
+    profiles, OS counters, breaches, SQL, benchmark checks."""
+    options = {"top": top, "interval_s": _duration("--interval", interval)}
     store = _store()
     try:
         run, data = reports.load(store, run_id)
@@ -224,7 +228,7 @@ def report_command(
             TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err
         ) as bar:
             task = bar.add_task("building report", total=3)
-            doc = reports.report_of(store, run, data)
+            doc = reports.report_of(store, run, data, **options)
             bar.update(task, advance=1, description="rendering HTML")
             page = render(doc, data)
             bar.update(task, advance=1, description=f"writing {html_out}")
@@ -234,7 +238,7 @@ def report_command(
                 fail(f"--html: cannot write {html_out}: {exc.strerror or exc}")
             bar.update(task, advance=1, description=f"wrote {html_out}")
         return
-    doc = reports.report_of(store, run, data)
+    doc = reports.report_of(store, run, data, **options)
     if as_json:
         print(json.dumps(doc, indent=2, default=str))
         return
@@ -256,7 +260,41 @@ def _print_run_report(doc: dict) -> None:
             f"{row['steps']:,}",
             *[f"{row[f'{comp}_ms']:,.1f}" for comp in COMPARED],
         )
-    console.print(table)
+    # A section without data is one line, not an empty table (PerfMon imports have no
+    # ST03, ST03 exports no OS counters).
+    console.print(table if doc["st03"] else "ST03: no ST03 data in this run.")
+    pct = doc["percentiles"]
+    if pct["by_task_type"]:
+        p_table = Table(title="Response-time percentiles (s), from the histogram")
+        for c in ("task type", "p50", "p90", "p95", "p99", "precision"):
+            p_table.add_column(c, justify="left" if c in ("task type", "precision") else "right")
+        for row in pct["by_task_type"]:
+            p_table.add_row(
+                row["task_type"],
+                *[f"{row[f'{p}_s']:.3f}" for p in ("p50", "p90", "p95", "p99")],
+                row["precision"],
+            )
+        console.print(p_table)
+    else:
+        console.print(pct["missing"])
+    tx_table = Table(title="Transaction profile (ST03N): top by total response time")
+    for c in ("#", "task type", "transaction", "steps", "total s", "share %", "response ms"):
+        tx_table.add_column(c, justify="right")
+    for row in doc["transaction_profile"]:
+        tx_table.add_row(
+            str(row["rank"]),
+            row["task_type"],
+            row["transaction"],
+            f"{row['steps']:,}",
+            f"{row['total_response_s']:,.1f}",
+            f"{row['share_pct']:.2f}",
+            f"{row['response_ms']:,.1f}" if row["response_ms"] is not None else "–",
+        )
+    console.print(
+        tx_table
+        if doc["transaction_profile"]
+        else "Transaction profile: no per-transaction ST03 data in this run."
+    )
     os_table = Table(title="OS counters (average / minimum / maximum)")
     for c in ("host", "counter", "avg", "min", "max"):
         os_table.add_column(c, justify="right")
@@ -268,7 +306,7 @@ def _print_run_report(doc: dict) -> None:
             f"{row['min']:,.3f}",
             f"{row['max']:,.3f}",
         )
-    console.print(os_table)
+    console.print(os_table if doc["os_counters"] else "OS counters: none in this run.")
     for b in doc["breaches"]:
         console.print(
             f"[red]{b['rule']}[/] {b['start_s']:.0f}-{b['end_s']:.0f} s, "

@@ -1,0 +1,238 @@
+"""Verdicts a pipeline can gate on: each criterion with its value, bound and pass/fail.
+
+Built in: the SD benchmark's average dialog response under 2 s at 10 s think time (seed
+000), every whitepaper indicator's worst 5-minute mean under its threshold, BAIT's 60
+consecutive minutes (ramp-up excluded), and with a baseline the repeatability within 5 %
+(seed 001). An SLA file adds bounds on any report figure and tolerances against the
+baseline. A criterion the run has no data for is skipped, not passed: it says why."""
+
+from __future__ import annotations
+
+import difflib
+
+from api.runs.report import REPEATABLE_PCT, compare, figures
+from api.runs.sla import Sla, SlaError
+from exporters.vocabulary import DIALOG_RESPONSE, threshold_seconds
+
+SD_THINK_TIME_S = 10.0  # the SD benchmark's think time (seed 000 section 2)
+BAIT_WINDOW_S = 3600.0
+
+
+def _criterion(
+    name: str,
+    source: str,
+    figure: str,
+    value: float | None,
+    op: str,
+    bound: float,
+    unit: str,
+    detail: str,
+    passed: bool | None = None,
+) -> dict:
+    if value is None:
+        status = "skipped"
+    else:
+        ok = passed
+        if ok is None:
+            ok = {
+                "<": value < bound,
+                "<=": value <= bound,
+                ">=": value >= bound,
+                "within": abs(value) <= bound,
+            }[op]
+        status = "passed" if ok else "failed"
+    return {
+        "name": name,
+        "source": source,
+        "figure": figure,
+        "value": None if value is None else round(float(value), 6),
+        "op": op,
+        "bound": bound,
+        "unit": unit,
+        "status": status,
+        "detail": detail,
+    }
+
+
+def built_in(report: dict) -> list[dict]:
+    sd = report["benchmark"].get("sd") or {}
+    bait = report["benchmark"].get("bait") or {}
+    bound = threshold_seconds(DIALOG_RESPONSE)
+    out = [
+        _criterion(
+            "SD: average dialog response",
+            "built-in",
+            "dialog_response_s",
+            sd.get("dialog_response_s"),
+            "<",
+            bound,
+            "s",
+            "seed 000: the average dialog response stays under 2 s"
+            if sd
+            else "no dialog steps in this run",
+        )
+    ]
+    think = sd.get("think_time_s") or None
+    out.append(
+        _criterion(
+            "SD: think time",
+            "built-in",
+            "think_time_s",
+            think,
+            "within",
+            SD_THINK_TIME_S,
+            "s",
+            "the SD benchmark's 2 s bound holds at 10 s think time"
+            if think
+            else "think time unknown in this run",
+            passed=None if think is None else abs(think - SD_THINK_TIME_S) < 1e-6,
+        )
+    )
+    peaks = {row["indicator"]: row for row in report["indicators"]}
+    if peaks:
+        for row in peaks.values():
+            out.append(
+                _criterion(
+                    f"indicator {row['indicator']} ({row['rule']})",
+                    "built-in",
+                    f"{row['indicator']}_peak_ms",
+                    row["peak_ms"],
+                    "<",
+                    row["threshold_ms"],
+                    "ms",
+                    "worst instance's 5-minute mean per dialog step in the steady state",
+                )
+            )
+    else:
+        out.append(
+            _criterion(
+                "whitepaper indicators",
+                "built-in",
+                "indicators",
+                None,
+                "<",
+                0.0,
+                "ms",
+                "no per-instance series in this run: the indicators cannot be judged",
+            )
+        )
+    out.append(
+        _criterion(
+            "BAIT: 60 consecutive minutes measured",
+            "built-in",
+            "measured_window_s",
+            bait.get("measured_window_s"),
+            ">=",
+            BAIT_WINDOW_S,
+            "s",
+            "the steady state, ramp-up excluded" if bait else "no dialog steps in this run",
+        )
+    )
+    return out
+
+
+def _unknown(figure: str, known: dict, line: int, run: str) -> SlaError:
+    near = difflib.get_close_matches(figure, list(known), n=3)
+    hint = f" (did you mean {', '.join(near)}?)" if near else ""
+    return SlaError(f"line {line}: run {run} has no figure {figure!r}{hint}")
+
+
+def from_sla(report: dict, sla: Sla) -> list[dict]:
+    known = figures(report)
+    out = []
+    for b in sla.bounds:
+        if b.figure not in known:
+            raise _unknown(b.figure, known, b.line, report["run"]["id"])
+        value = known[b.figure][0]
+        for op, bound in ((">=", b.min), ("<=", b.max)):
+            if bound is not None:
+                out.append(
+                    _criterion(
+                        b.name,
+                        "sla",
+                        b.figure,
+                        value,
+                        op,
+                        bound,
+                        _unit(b.figure),
+                        f"SLA line {b.line}",
+                    )
+                )
+    return out
+
+
+def _unit(figure: str) -> str:
+    """The unit a figure's name ends in (os.HOST.cpu_pct.avg: the key's)."""
+    stem = figure.rsplit(".", 1)[0] if figure.startswith("os.") else figure
+    for suffix, unit in (
+        ("steps_per_s", "steps/s"),
+        ("per_hour", "/h"),
+        ("pages_per_s", "pages/s"),
+        ("_ms", "ms"),
+        ("_s", "s"),
+        ("_pct", "%"),
+        ("_mb", "MB"),
+    ):
+        if stem.endswith(suffix):
+            return unit
+    return ""
+
+
+def against_baseline(report: dict, baseline: dict, sla: Sla | None) -> list[dict]:
+    tolerances = {t.figure: t.pct for t in sla.tolerances} if sla else {}
+    cmp = compare(baseline, report, tolerances)
+    rows = {r["figure"]: r for r in cmp["figures"]}
+    thr, resp = rows.get("dialog_steps_per_hour"), rows.get("dialog_response_s")
+    worst = max(abs(thr["delta_pct"]), abs(resp["delta_pct"])) if thr and resp else None
+    out = [
+        _criterion(
+            f"repeatable against {baseline['run']['id']}",
+            "baseline",
+            "dialog_steps_per_hour, dialog_response_s",
+            worst,
+            "within",
+            REPEATABLE_PCT,
+            "%",
+            "seed 001: throughput and response within 5 % of the baseline"
+            if worst is not None
+            else "no dialog steps in one of the runs",
+        )
+    ]
+    for t in sla.tolerances if sla else []:
+        row = rows.get(t.figure)
+        if row is None:
+            raise _unknown(t.figure, rows, t.line, f"{baseline['run']['id']} or its baseline")
+        out.append(
+            _criterion(
+                f"{t.figure} against {baseline['run']['id']}",
+                "baseline",
+                t.figure,
+                row["delta_pct"],
+                "within",
+                t.pct,
+                "%",
+                f"{row['base']:g} → {row['new']:g}; SLA line {t.line}",
+            )
+        )
+    return out
+
+
+def evaluate(report: dict, sla: Sla | None = None, baseline: dict | None = None) -> dict:
+    """Every criterion; `passed` unless one failed. Raises SlaError for an SLA naming a
+    figure the run lacks (bad input, not a failed criterion)."""
+    criteria = built_in(report)
+    if sla:
+        criteria += from_sla(report, sla)
+    if baseline is not None:
+        criteria += against_baseline(report, baseline, sla)
+    elif sla and sla.tolerances:
+        first = sla.tolerances[0]
+        raise SlaError(f"line {first.line}: tolerances need a baseline run to compare with")
+    counts = {k: sum(c["status"] == k for c in criteria) for k in ("passed", "failed", "skipped")}
+    return {
+        "run": report["run"]["id"],
+        "baseline": baseline["run"]["id"] if baseline else None,
+        "passed": counts["failed"] == 0,
+        "counts": counts,
+        "criteria": criteria,
+    }

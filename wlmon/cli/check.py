@@ -1,0 +1,75 @@
+"""`wlmon check`: verdicts a CI pipeline gates on. Exit 0 when every criterion passes, 1
+when one fails, 2 for bad input (an unknown run, an SLA file that is wrong)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from api.config import get_settings
+from api.runs.junit import to_junit
+from api.services import checks
+from api.services.errors import Invalid, ServiceError
+from wlmon.cli.common import console, fail
+from wlmon.cli.runs import _store
+
+app = typer.Typer()
+STATUS_STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow"}
+
+
+@app.command("check")
+def check_command(
+    run_id: str = typer.Argument(..., help="run id (wlmon run prints it)"),
+    sla: Path | None = typer.Option(None, "--sla", help="SLA file (YAML): bounds, tolerances"),
+    baseline: str | None = typer.Option(None, "--baseline", help="run to compare with"),
+    junit: Path | None = typer.Option(None, "--junit", help="write JUnit XML to this file"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Check a stored run: SD, whitepaper indicators, BAIT, an SLA file's bounds and the
+    repeatability against a baseline. Exit 0 all pass, 1 one fails, 2 bad input."""
+    text = ""
+    if sla is not None:
+        try:
+            text = sla.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"--sla: cannot read {sla}: {getattr(exc, 'strerror', None) or exc}")
+    store = _store()
+    try:
+        result = checks.check(store, run_id, text, baseline)
+    except Invalid as exc:
+        fail(f"--sla {sla}: {exc}")
+    except ServiceError as exc:
+        fail(f"{exc} in {get_settings().db_path}")
+    if junit is not None:
+        try:
+            junit.write_text(to_junit(result), encoding="utf-8")
+        except OSError as exc:
+            fail(f"--junit: cannot write {junit}: {exc.strerror or exc}")
+    if as_json:
+        print(json.dumps(result, indent=2))
+    else:
+        _print(result)
+    raise typer.Exit(0 if result["passed"] else 1)
+
+
+def _print(result: dict) -> None:
+    base = f" against {result['baseline']}" if result["baseline"] else ""
+    table = Table(title=f"Check of run {result['run']}{base}")
+    for col in ("criterion", "value", "bound", "status"):
+        table.add_column(col, justify="left" if col == "criterion" else "right")
+    for c in result["criteria"]:
+        value = "–" if c["value"] is None else f"{c['value']:,.4g} {c['unit']}"
+        style = STATUS_STYLE[c["status"]]
+        table.add_row(
+            c["name"],
+            value,
+            f"{c['op']} {c['bound']:,.4g} {c['unit']}",
+            f"[{style}]{c['status']}[/]",
+        )
+    console.print(table)
+    n = result["counts"]
+    verdict = "[green]PASSED[/]" if result["passed"] else "[bold red]FAILED[/]"
+    console.print(f"{verdict}: {n['passed']} passed, {n['failed']} failed, {n['skipped']} skipped")
