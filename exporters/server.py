@@ -22,8 +22,9 @@ from pathlib import Path
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, make_wsgi_app
+from prometheus_client import CollectorRegistry
 
+from exporters.collectors.exposition import make_metrics_app
 from exporters.config import DEFAULT_MAX_USERS, ExporterSettings, get_settings
 from exporters.control import ControlError, ControlState, StateFile, parse_change
 from exporters.model.catalog import ConfigError
@@ -228,7 +229,7 @@ def build_app(
 ) -> Callable:
     """The WSGI app. Control writes need `Authorization: Bearer <token>`; without a token
     they are refused (anything on the host could otherwise inject faults the NOC watches)."""
-    metrics_app = make_wsgi_app(registry)
+    metrics_app = make_metrics_app(registry, registry.collect)
     started = time.time()
 
     def authorized(environ) -> tuple[str, str] | None:
