@@ -219,7 +219,11 @@ class RealtimeRun(threading.Thread):
         }
 
     def _put(self, expected: dict) -> None:
-        self.control.apply(**expected, lease_s=self.lease_s)
+        state = self.control.apply(**expected, lease_s=self.lease_s)
+        # The exporter that took the plan: a later check seeing another one saw a restart.
+        now = datetime.now(UTC)
+        self.gaps.seen(now, state.get("started"), True)
+        self.gaps.restored(now)
 
     def _keep(self, expected: dict) -> None:
         """Reconcile: the exporter holds the plan (renew its lease), or it is given the plan
