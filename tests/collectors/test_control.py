@@ -180,15 +180,16 @@ def test_the_exporter_drops_a_run_whose_lease_runs_out(server) -> None:
     r = httpx.put(
         _url(server),
         headers=AUTH,
-        json={"faults": ["db-bottleneck"], "run_id": "r-9", "lease_s": 1},
+        json={"faults": ["db-bottleneck"], "run_id": "r-9", "lease_s": 5},
     )
     assert r.status_code == 200
-    # Renewed: still held past the first second.
-    time.sleep(0.6)
-    httpx.put(_url(server), headers=AUTH, json={"run_id": "r-9", "lease_s": 1})
-    time.sleep(0.6)
+    first_expiry = time.monotonic() + 5
+    # Renewed: still held past the first lease (margins for a loaded machine).
+    time.sleep(2.5)
+    httpx.put(_url(server), headers=AUTH, json={"run_id": "r-9", "lease_s": 5})
+    time.sleep(max(0.0, first_expiry - time.monotonic()) + 1)
     assert server.live.state.run_id == "r-9" and server.sim.faults == ("db-bottleneck",)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 10
     while server.live.state.run_id and time.monotonic() < deadline:
         time.sleep(0.1)
     state = httpx.get(_url(server)).json()
