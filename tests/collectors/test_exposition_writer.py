@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import httpx
+import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -14,9 +15,10 @@ from prometheus_client.core import (
     HistogramMetricFamily,
     InfoMetricFamily,
 )
+from prometheus_client.openmetrics import exposition as om
 from prometheus_client.registry import Collector
 
-from exporters.collectors.exposition import TextWriter
+from exporters.collectors.exposition import OpenMetricsWriter, TextWriter
 from exporters.config import ExporterSettings
 from exporters.model.engine import Simulation
 from exporters.registry import exporter_collector
@@ -37,19 +39,34 @@ def _registry(families: list) -> CollectorRegistry:
     return registry
 
 
-def test_the_landscape_serializes_as_prometheus_client_does_scrape_after_scrape() -> None:
+ESCAPINGS = (om.UNDERSCORES, om.ALLOWUTF8)
+
+
+def _theirs(kind, escaping: str, families: list) -> bytes:
+    if kind is TextWriter:
+        return generate_latest(_registry(families), escaping=escaping)
+    return om.generate_latest(_registry(families), escaping=escaping)
+
+
+@pytest.mark.parametrize("kind", [TextWriter, OpenMetricsWriter])
+@pytest.mark.parametrize("escaping", ESCAPINGS)
+def test_the_landscape_serializes_as_prometheus_client_does_scrape_after_scrape(
+    kind, escaping
+) -> None:
     sim = Simulation("sd-benchmark-2003", seed=1)
     collector = exporter_collector(sim.snapshot, ExporterSettings())
-    writer = TextWriter()
+    writer = kind(escaping)
     for _ in range(3):  # the second and third come from the label cache
         sim.step()
         families = list(collector.collect())
         ours = writer.write(families)
-        assert ours == generate_latest(_registry(families))
+        assert ours == _theirs(kind, escaping, families)
     assert ours.count(b"\n") > 4000
 
 
-def test_awkward_samples_serialize_as_prometheus_client_does() -> None:
+@pytest.mark.parametrize("kind", [TextWriter, OpenMetricsWriter])
+@pytest.mark.parametrize("escaping", ESCAPINGS)
+def test_awkward_samples_serialize_as_prometheus_client_does(kind, escaping) -> None:
     gauge = GaugeMetricFamily("g", "doc with \\ and\nnewline", labels=["z", "a"])
     gauge.add_metric(['quote " back \\ nl \n', "x"], math.inf)
     gauge.add_metric(["b", "y"], -math.inf)
@@ -63,9 +80,20 @@ def test_awkward_samples_serialize_as_prometheus_client_does() -> None:
     hist.add_metric(["v"], [("0.1", 1), ("1e+07", 2), ("+Inf", 3)], 12.5)
     info = InfoMetricFamily("i", "info")
     info.add_metric([], {"version": "1"})
-    families = [gauge, counter, hist, info, GaugeMetricFamily("plain", "no labels", value=7)]
-    expected = generate_latest(_registry(families))
-    writer = TextWriter(max_prefixes=3)  # the cache overflowing on the way
+    utf8 = GaugeMetricFamily("odd.name", "dots", labels=["la.bel"])
+    utf8.add_metric(["v"], 2.5)
+    unit = GaugeMetricFamily("temp_celsius", "with a unit", value=21.5, unit="celsius")
+    families = [
+        gauge,
+        counter,
+        hist,
+        info,
+        GaugeMetricFamily("plain", "no labels", value=7),
+        utf8,
+        unit,
+    ]
+    expected = _theirs(kind, escaping, families)
+    writer = kind(escaping, max_prefixes=3)  # the cache overflowing on the way
     assert writer.write(families) == expected
     assert writer.write(families) == expected
 
@@ -88,8 +116,18 @@ def test_the_server_answers_plain_and_gzip_scrapes_with_the_same_text() -> None:
 
         assert families(zipped.text) == families(plain.text)
         assert "sap_workload_steps_total" in plain.text
-        om = httpx.get(url, headers={"Accept": "application/openmetrics-text; version=1.0.0"})
-        assert om.headers["content-type"].startswith("application/openmetrics-text")
-        assert om.text.endswith("# EOF\n")
+        # What Prometheus 3 asks for.
+        accept = (
+            "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,"
+            "application/openmetrics-text;version=0.0.1;q=0.5,"
+            "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,"
+            "text/plain;version=0.0.4;q=0.3,*/*;q=0.2"
+        )
+        openm = httpx.get(url, headers={"Accept": accept})
+        assert openm.headers["content-type"] == (
+            "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=allow-utf-8"
+        )
+        assert openm.text.endswith("# EOF\n")
+        assert "sap_workload_steps_total{" in openm.text
     finally:
         srv.stop()
