@@ -7,7 +7,10 @@ only serializes). Both are scraped N times in turn by the same client, in the sa
 p50/p99 are printed with their ratio. Target (issue 17): exporter p99 <= 50 ms and <= 1.5x
 the baseline's p99.
 
-    python bench/scrape.py [--scrapes 300] [--warmup 20]
+    python bench/scrape.py [--scrapes 300] [--warmup 20] [--format text|openmetrics]
+
+`--format openmetrics` sends the Accept header Prometheus 3 sends (it prefers OpenMetrics);
+the default, a plain client's (text format). Both accept gzip, as Prometheus does.
 """
 
 from __future__ import annotations
@@ -25,6 +28,13 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.registry import Collector
 
 REPO = Path(__file__).resolve().parent.parent
+ACCEPT = {
+    "text": "*/*",
+    "openmetrics": "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,"
+    "application/openmetrics-text;version=0.0.1;q=0.5,"
+    "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,"
+    "text/plain;version=0.0.4;q=0.3,*/*;q=0.2",
+}
 
 
 def _free_port() -> int:
@@ -86,6 +96,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scrapes", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--format", choices=sorted(ACCEPT), default="text")
     parser.add_argument("--serve-baseline", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_baseline:
@@ -104,7 +115,8 @@ def main() -> None:
     try:
         timings: dict[str, list[float]] = {"exporter": [], "baseline": []}
         sizes: dict[str, tuple[int, int]] = {}
-        with httpx.Client(timeout=30) as client:
+        headers = {"Accept": ACCEPT[args.format], "Accept-Encoding": "gzip"}
+        with httpx.Client(timeout=30, headers=headers) as client:
             for i in range(args.warmup + args.scrapes):
                 # Alternate, so load from the other agents on the machine hits both alike.
                 for name, url in (("exporter", ours_url), ("baseline", base_url)):
@@ -115,6 +127,8 @@ def main() -> None:
                     if i >= args.warmup:
                         timings[name].append(elapsed * 1000)
                     sample_lines = [x for x in r.text.splitlines() if x and x[0] != "#"]
+                    if args.format == "openmetrics":
+                        assert r.text.endswith("# EOF\n"), f"{name} did not answer OpenMetrics"
                     sizes[name] = (len(sample_lines), len(r.content))
     finally:
         for proc in procs:
@@ -126,7 +140,8 @@ def main() -> None:
         series, size = sizes[name]
         print(
             f"{name:9s} {series:5d} series {size / 1024:6.0f} KiB  "
-            f"p50 {p50[name]:6.1f} ms  p99 {p99[name]:6.1f} ms  ({args.scrapes} scrapes)"
+            f"p50 {p50[name]:6.1f} ms  p99 {p99[name]:6.1f} ms  "
+            f"({args.scrapes} scrapes, {args.format})"
         )
     print(
         f"ratio exporter/baseline: p50 {p50['exporter'] / p50['baseline']:.2f}x  "

@@ -107,7 +107,7 @@ class LiveModel:
         call that fails (even MemoryError) must not leave half a change behind, or every
         later call would fail with it."""
         with self._control:
-            old_state, sim = self.state, self.sim
+            sim = self.sim
             old_overrides, old_faults = dict(sim.overrides), sim.faults
             try:
                 if new.scenario != sim.scenario_name:
@@ -126,8 +126,6 @@ class LiveModel:
                     sim.set_faults(list(old_faults))
                 raise
             self.state = new
-            if new.run_id != old_state.run_id and old_state.run_id:
-                self._event("run_released", f"run {old_state.run_id} released")
             for name in [f for f in sim.faults if f not in old_faults]:
                 self._event("fault_injected", f"fault {name} injected")
             for name in sorted(set(old_faults) - set(self.sim.faults)):

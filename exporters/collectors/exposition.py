@@ -14,8 +14,8 @@ and samples with exemplars or native histograms are left to prometheus_client's 
 from __future__ import annotations
 
 import gzip
-from abc import ABC, abstractmethod
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from urllib.parse import parse_qs
 
