@@ -204,11 +204,6 @@ class RealtimeRun(threading.Thread):
     def _at(self, offset_s: float) -> datetime:
         return self.start_at + timedelta(seconds=self.plan.wall(offset_s))
 
-    def _sleep_until(self, when: datetime) -> bool:
-        """False when the run was cancelled meanwhile."""
-        delay = (when - datetime.now(UTC)).total_seconds()
-        return not self._cancel.wait(max(0.0, delay))
-
     def _expected(self, offset: float) -> dict:
         """What the exporter must hold from `offset` on."""
         return {
