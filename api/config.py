@@ -23,6 +23,11 @@ class Settings(BaseSettings):
     prometheus_url: str = "http://127.0.0.1:9090"
     # Real-time runs drive the live exporter's control endpoint.
     exporter_url: str = "http://127.0.0.1:9300"
+    # The exporter's control token (its WLMON_EXPORTER_CONTROL_TOKEN), sent as a bearer.
+    exporter_token: SecretStr | None = None
+    # A run's hold on the exporter: renewed at every step; when the API stops renewing it
+    # (killed), the exporter drops the run's faults after this many wall seconds.
+    exporter_lease_s: float = Field(default=30.0, gt=0, le=3600)
     # Where Grafana runs, run events become annotations (admin password from the environment).
     grafana_url: str | None = None
     grafana_user: str = "admin"

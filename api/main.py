@@ -26,9 +26,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # shutdown would break an app served again, as test clients do.)
     app = FastAPI(title=settings.title, version=__version__)
     app.state.store = Store(settings.db_path)
-    app.state.store.runs.fail_interrupted()
     app.state.settings = settings
     app.state.live = LiveRuns()
+    # Runs an earlier API left running end failed; the exporter drops their faults.
+    app.state.live.recover(app.state.store, settings)
     app.dependency_overrides[get_settings] = lambda: settings
     app.add_exception_handler(ServiceError, _refused)
     app.include_router(health.router)

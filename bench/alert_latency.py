@@ -50,6 +50,7 @@ def main() -> None:
     stack = Stack(StackSettings())
     p = stack.settings.ports
     api, exporter = f"http://127.0.0.1:{p.api}", f"http://127.0.0.1:{p.exporter}"
+    auth = {"Authorization": f"Bearer {stack.exporter_token()}"}
     stack.up(only=["loki", "alertmanager", "exporter", "api", "prometheus"])
     floor = args.scrape_interval + for_s + group_wait
     try:
@@ -63,7 +64,9 @@ def main() -> None:
                 (n["id"] for n in httpx.get(f"{api}/alerts/notifications").json()), default=0
             )
             t0 = time.monotonic()
-            httpx.put(f"{exporter}/control/faults", json={"faults": [fault]}).raise_for_status()
+            httpx.put(
+                f"{exporter}/control/faults", json={"faults": [fault]}, headers=auth
+            ).raise_for_status()
             latency = None
             while time.monotonic() - t0 < args.timeout:
                 items = httpx.get(f"{api}/alerts/notifications", params={"alertname": alert}).json()
@@ -71,7 +74,9 @@ def main() -> None:
                     latency = time.monotonic() - t0
                     break
                 time.sleep(0.5)
-            httpx.put(f"{exporter}/control/faults", json={"faults": []}).raise_for_status()
+            httpx.put(
+                f"{exporter}/control/faults", json={"faults": []}, headers=auth
+            ).raise_for_status()
             shown = (
                 f"{latency:6.1f} s  ratio {latency / floor:4.2f}"
                 if latency

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# The largest `users` the control endpoint accepts. The solver works the finite-source
+# queue of each instance as arrays of (its users + 1) elements, solved many times: 10^5
+# users take about a second to solve, 10^6 minutes, and 10^14 asked for 2.13 EiB. 100,000
+# is 17x the largest scenario of the catalog (SD benchmark 2003, 5,790 users).
+DEFAULT_MAX_USERS = 100_000
 
 
 class ExporterSettings(BaseSettings):
@@ -24,6 +31,13 @@ class ExporterSettings(BaseSettings):
     postgres_sid: str = "PG"
     # Statements exported by ST05, longest elapsed time first (bounded series count).
     st05_top_n: int = 25
+    # Bearer token required by control writes (PUT /control/faults); without one they are
+    # refused. `wlmon up` generates it into the state's secrets/exporter-token.
+    control_token: SecretStr | None = None
+    # Where the control state (scenario, faults, users, run id, lease) is kept across
+    # restarts; none: not kept.
+    state_file: Path | None = None
+    max_users: int = DEFAULT_MAX_USERS
 
 
 @lru_cache

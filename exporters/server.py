@@ -1,25 +1,32 @@
 """HTTP front of the exporter: /metrics, /healthz and a small control endpoint.
 
-`PUT /control/faults` with `{"faults": ["db-bottleneck"]}` switches the model's active
-faults while it runs; `GET` shows them. The API's real-time runs drive it with the optional
-fields too: `scenario`, `users` (logged-on users; null: the scenario's) and `run_id`, which
-tags the run events the exporter emits until it is cleared with `""`.
+`PUT /control/faults` with `{"faults": ["db-bottleneck"]}` and `Authorization: Bearer
+<token>` switches the model's active faults while it runs; `GET` shows them. The API's
+real-time runs drive it with the optional fields too: `scenario`, `users` (logged-on users;
+null: the scenario's), `run_id`, which tags the run events the exporter emits until it is
+cleared with `""`, and `lease_s` (see exporters/control.py). Every field is checked before
+anything changes, and the state is kept in the state file across restarts.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
-import re
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, make_wsgi_app
+from prometheus_client import CollectorRegistry
 
-from exporters.config import ExporterSettings, get_settings
+from exporters.collectors.exposition import make_metrics_app
+from exporters.config import DEFAULT_MAX_USERS, ExporterSettings, get_settings
+from exporters.control import ControlError, ControlState, StateFile, parse_change
 from exporters.model.catalog import ConfigError
 from exporters.model.engine import RealTimeRunner, Simulation
 from exporters.registry import exporter_collector
@@ -29,23 +36,38 @@ from exporters.sinks.st05trace import TracePublisher
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
-RUN_ID = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
 
 
 class LiveModel:
-    """The simulation the exporter serves, advancing in real time; its scenario can be
-    replaced while running (counters then restart from 0, as after an instance restart)."""
+    """The simulation the exporter serves, advancing in real time, and the control state it
+    was given. Every change goes through `apply`, which changes the model completely or not
+    at all; its scenario can be replaced while running (counters then restart from 0, as
+    after an instance restart)."""
 
     def __init__(
-        self, sim: Simulation, speed: float = 1.0, events: RunEvents | None = None
+        self,
+        sim: Simulation,
+        speed: float = 1.0,
+        events: RunEvents | None = None,
+        state_file: StateFile | None = None,
+        state: ControlState | None = None,
     ) -> None:
         sim.catalog.preload()
         self.sim = sim
         self.speed = speed
         self.events = events
+        self.state_file = state_file
         self.runner = RealTimeRunner(sim, speed=speed)
         self._lock = threading.Lock()
-        self.run_id = ""
+        # One control change at a time: the lease watchdog and HTTP calls both apply.
+        self._control = threading.RLock()
+        self.state = state or ControlState(
+            scenario=sim.scenario_name,
+            faults=tuple(sim.faults),
+            users=sim.overrides.get("users"),
+        )
+        self._watchdog_stop = threading.Event()
+        self._watchdog: threading.Thread | None = None
 
     def _event(self, event: str, message: str = "") -> None:
         if self.events is not None:
@@ -58,15 +80,12 @@ class LiveModel:
             )
 
     @property
+    def run_id(self) -> str:
+        return self.state.run_id
+
+    @property
     def users(self) -> int:
         return self.sim.scenario.users
-
-    def set_users(self, users: int | None) -> None:
-        """`None`: the scenario's own number of users."""
-        if users is None:
-            users = self.catalog.scenario(self.sim.scenario_name).users
-        if users != self.sim.scenario.users:
-            self.sim.set_users(users)
 
     @property
     def catalog(self):
@@ -83,35 +102,102 @@ class LiveModel:
     def snapshot(self):
         return self.sim.snapshot()
 
-    def set_faults(self, faults: list[str]) -> None:
-        before = set(self.sim.faults)
-        self.sim.set_faults(faults)
-        for name in [f for f in faults if f not in before]:
-            self._event("fault_injected", f"fault {name} injected")
-        for name in sorted(before - set(faults)):
-            self._event("fault_removed", f"fault {name} removed")
+    def apply(self, new: ControlState) -> None:
+        """Make the model what `new` says, or leave it exactly as it was and raise: a model
+        call that fails (even MemoryError) must not leave half a change behind, or every
+        later call would fail with it."""
+        with self._control:
+            sim = self.sim
+            old_overrides, old_faults = dict(sim.overrides), sim.faults
+            try:
+                if new.scenario != sim.scenario_name:
+                    self._switch(new)
+                else:
+                    if new.faults != sim.faults:
+                        sim.set_faults(list(new.faults))
+                    users = new.users or self.catalog.scenario(sim.scenario_name).users
+                    if users != sim.scenario.users:
+                        sim.set_users(users)
+            except BaseException:
+                if self.sim is sim:
+                    # set_users stores its override before solving; put it back and the
+                    # cached solution of the old configuration with it.
+                    sim.overrides = old_overrides
+                    sim.set_faults(list(old_faults))
+                raise
+            self.state = new
+            for name in [f for f in sim.faults if f not in old_faults]:
+                self._event("fault_injected", f"fault {name} injected")
+            for name in sorted(set(old_faults) - set(self.sim.faults)):
+                self._event("fault_removed", f"fault {name} removed")
+            self._save()
 
-    def switch_scenario(self, scenario: str, faults: list[str]) -> None:
-        new = Simulation(
-            scenario,
-            faults=faults,
+    def _save(self) -> None:
+        if self.state_file is None:
+            return
+        try:
+            self.state_file.save(self.state)
+        except OSError as exc:  # the model still runs; a restart would lose the plan
+            log.error("cannot save the control state to %s: %s", self.state_file.path, exc)
+
+    def _switch(self, new: ControlState) -> None:
+        overrides = {k: v for k, v in self.sim.overrides.items() if k != "users"}
+        if new.users is not None:
+            overrides["users"] = new.users
+        sim = Simulation(
+            new.scenario,
+            faults=new.faults,
             seed=self.sim.seed,
             dt=self.sim.dt,
             catalog=self.catalog,
-            overrides=self.sim.overrides,
+            overrides=overrides,
         )
         with self._lock:
             old_runner = self.runner
-            self.sim, self.runner = new, RealTimeRunner(new, speed=self.speed)
+            self.sim, self.runner = sim, RealTimeRunner(sim, speed=self.speed)
             old_runner.stop()
             self.runner.start()
-        self._event("scenario_switched", f"scenario {scenario} started")
+        self._event("scenario_switched", f"scenario {new.scenario} started")
 
-    def start(self) -> None:
+    def switch_scenario(self, scenario: str, faults: list[str]) -> None:
+        """A fresh model of `scenario` (even the same one: counters restart from 0)."""
+        with self._control:
+            new = replace(self.state, scenario=scenario, faults=tuple(faults))
+            self._switch(new)
+            self.state = new
+            self._save()
+
+    def expire_lease(self, now: float) -> bool:
+        """Drop a run whose driver stopped renewing its lease: its faults and tag go."""
+        with self._control:
+            state = self.state
+            if not state.lease_expired(now):
+                return False
+            log.warning("lease of run %s expired: dropping its faults", state.run_id)
+            self._event(
+                "lease_expired",
+                f"run {state.run_id} stopped renewing its lease; its faults are removed",
+            )
+            self.apply(state.without_run())
+            return True
+
+    def _watch(self, interval: float) -> None:
+        while not self._watchdog_stop.wait(interval):
+            try:
+                self.expire_lease(time.time())
+            except Exception:  # keep watching; the next tick tries again
+                log.exception("dropping an expired run failed")
+
+    def start(self, watch_interval: float = 0.5) -> None:
         self.runner.start()
         self._event("start", f"model started: scenario {self.sim.scenario_name}")
+        self._watchdog = threading.Thread(
+            target=self._watch, args=(watch_interval,), name="wlmon-lease", daemon=True
+        )
+        self._watchdog.start()
 
     def stop(self) -> None:
+        self._watchdog_stop.set()
         self.runner.stop()
         self._event(
             "end", f"model stopped after {self.sim.snapshot().totals.sim_time:.0f} simulated s"
@@ -133,15 +219,41 @@ def _json(start_response: Callable, status: str, body: dict) -> Iterable[bytes]:
     return [data]
 
 
-def build_app(sim: LiveModel, registry: CollectorRegistry) -> Callable:
-    metrics_app = make_wsgi_app(registry)
+def build_app(
+    sim: LiveModel,
+    registry: CollectorRegistry,
+    token: str | None = None,
+    max_users: int = DEFAULT_MAX_USERS,
+) -> Callable:
+    """The WSGI app. Control writes need `Authorization: Bearer <token>`; without a token
+    they are refused (anything on the host could otherwise inject faults the NOC watches)."""
+    metrics_app = make_metrics_app(registry, registry.collect)
+    started = time.time()
+
+    def authorized(environ) -> tuple[str, str] | None:
+        """None when the caller may write, else (status, why)."""
+        if not token:
+            return (
+                "403 Forbidden",
+                "control writes are disabled: the exporter has no token "
+                "(set WLMON_EXPORTER_CONTROL_TOKEN)",
+            )
+        given = environ.get("HTTP_AUTHORIZATION", "")
+        scheme, _, value = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            value.strip().encode(), token.encode()
+        ):
+            return ("401 Unauthorized", "control writes need 'Authorization: Bearer <token>'")
+        return None
 
     def control(environ, start_response) -> Iterable[bytes]:
         method = environ["REQUEST_METHOD"]
         if method == "GET":
-            return _json(start_response, "200 OK", _fault_state(sim))
+            return _json(start_response, "200 OK", _fault_state(sim, started))
         if method not in ("PUT", "POST"):
             return _json(start_response, "405 Method Not Allowed", {"error": "use GET or PUT"})
+        if (refused := authorized(environ)) is not None:
+            return _json(start_response, refused[0], {"error": refused[1]})
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -154,58 +266,31 @@ def build_app(sim: LiveModel, registry: CollectorRegistry) -> Callable:
             )
         try:
             body = json.loads(environ["wsgi.input"].read(length) or b"{}")
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             return _json(start_response, "400 Bad Request", {"error": f"body is not JSON: {exc}"})
-        faults = body.get("faults") if isinstance(body, dict) else None
-        if not isinstance(faults, list) or not all(isinstance(f, str) for f in faults):
-            return _json(
-                start_response,
-                "400 Bad Request",
-                {"error": "field 'faults' must be a list of names"},
-            )
-        known = set(sim.catalog.fault_names())
-        unknown = [f for f in faults if f not in known]
-        if unknown:
-            return _json(
-                start_response,
-                "400 Bad Request",
-                {"error": f"unknown fault(s): {', '.join(unknown)}", "available": sorted(known)},
-            )
-        users = body.get("users", sim.users)
-        if users is not None and (
-            isinstance(users, bool) or not isinstance(users, int) or users <= 0
-        ):
-            return _json(
-                start_response,
-                "400 Bad Request",
-                {"error": "field 'users' must be a positive integer or null"},
-            )
-        run_id = body.get("run_id", sim.run_id)
-        if not isinstance(run_id, str) or not RUN_ID.match(run_id):
-            return _json(
-                start_response,
-                "400 Bad Request",
-                {"error": "field 'run_id' must be up to 64 letters, digits, '-' or '_'"},
-            )
-        scenario = body.get("scenario", sim.scenario_name)
-        if scenario not in sim.catalog.scenarios():
-            return _json(
-                start_response,
-                "400 Bad Request",
-                {"error": f"unknown scenario {scenario!r}", "available": sim.catalog.scenarios()},
-            )
-        previous_run_id, sim.run_id = sim.run_id, run_id
         try:
-            if scenario != sim.scenario_name:
-                sim.switch_scenario(scenario, faults)
-            else:
-                sim.set_faults(faults)
-            sim.set_users(users)
+            with sim._control:
+                new = parse_change(
+                    body,
+                    sim.state,
+                    sim.catalog.scenarios(),
+                    sim.catalog.fault_names(),
+                    max_users,
+                    time.time(),
+                )
+                sim.apply(new)
+        except ControlError as exc:
+            return _json(start_response, "400 Bad Request", {"error": str(exc), **exc.extra})
         except (ConfigError, ValueError) as exc:
-            sim.run_id = previous_run_id
             return _json(start_response, "400 Bad Request", {"error": str(exc)})
-        log.info("faults now %s", faults)
-        return _json(start_response, "200 OK", _fault_state(sim))
+        except MemoryError:
+            return _json(
+                start_response,
+                "400 Bad Request",
+                {"error": "the model cannot hold that configuration; nothing was changed"},
+            )
+        log.info("control now %s", sim.state)
+        return _json(start_response, "200 OK", _fault_state(sim, started))
 
     def app(environ, start_response) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "/")
@@ -232,16 +317,21 @@ def build_app(sim: LiveModel, registry: CollectorRegistry) -> Callable:
     return app
 
 
-def _fault_state(sim: LiveModel) -> dict:
+def _fault_state(sim: LiveModel, started: float) -> dict:
+    state = sim.state
     return {
         "scenario": sim.scenario_name,
         "faults": list(sim.faults),
         "available": sim.catalog.fault_names(),
         "scenarios": sim.catalog.scenarios(),
         "users": sim.users,
-        "run_id": sim.run_id,
+        "users_requested": state.users,
+        "run_id": state.run_id,
+        "lease_until": state.lease_until,
         "speed": sim.speed,
         "simulated_seconds": sim.snapshot().totals.sim_time,
+        # A driver compares it between steps: a new value means the exporter restarted.
+        "started": started,
     }
 
 
@@ -271,21 +361,50 @@ class ExporterServer:
         loki_url: str | None = None,
         influx_url: str | None = None,
         trace_interval_s: float = 60.0,
+        control_token: str | None = None,
+        state_file: Path | None = None,
+        settings: ExporterSettings | None = None,
     ) -> None:
+        settings = settings or get_settings()
+        if control_token is None and settings.control_token is not None:
+            control_token = settings.control_token.get_secret_value()
+        state_file = state_file or settings.state_file
+        store = StateFile(state_file) if state_file else None
+        restored = None
+        if store is not None:
+            restored = store.load(
+                sim.catalog.scenarios(), sim.catalog.fault_names(), settings.max_users
+            )
+        if restored is not None:
+            if restored.lease_expired(time.time()):
+                log.warning(
+                    "run %s lost its lease while the exporter was down; not restoring its faults",
+                    restored.run_id,
+                )
+                restored = restored.without_run()
+            sim = _restored_simulation(sim, restored)
+            log.info("restored the control state from %s: %s", state_file, restored)
         self.loki = LokiSink(loki_url).start() if loki_url else None
         self.events = (
             RunEvents(sim.snapshot().sid, influx_url=influx_url, loki=self.loki)
             if (loki_url or influx_url)
             else None
         )
-        self.live = LiveModel(sim, speed=speed, events=self.events)
+        self.live = LiveModel(
+            sim, speed=speed, events=self.events, state_file=store, state=restored
+        )
         self.tracer = (
             TracePublisher(self.live.snapshot, self.loki, trace_interval_s) if self.loki else None
         )
         self.httpd = make_server(
             host,
             port,
-            build_app(self.live, build_registry(self.live)),
+            build_app(
+                self.live,
+                build_registry(self.live, settings),
+                token=control_token,
+                max_users=settings.max_users,
+            ),
             server_class=_ThreadingServer,
             handler_class=_QuietHandler,
         )
@@ -326,6 +445,21 @@ class ExporterServer:
         self.close()
 
 
+def _restored_simulation(sim: Simulation, state: ControlState) -> Simulation:
+    """The model as the saved state left it (before it starts: nothing runs yet)."""
+    overrides = {k: v for k, v in sim.overrides.items() if k != "users"}
+    if state.users is not None:
+        overrides["users"] = state.users
+    return Simulation(
+        state.scenario,
+        faults=state.faults,
+        seed=sim.seed,
+        dt=sim.dt,
+        catalog=sim.catalog,
+        overrides=overrides,
+    )
+
+
 def serve(
     sim: Simulation,
     host: str,
@@ -335,6 +469,7 @@ def serve(
     loki_url: str | None = None,
     influx_url: str | None = None,
     trace_interval_s: float = 60.0,
+    state_file: Path | None = None,
 ) -> None:
     server = ExporterServer(
         sim,
@@ -344,11 +479,13 @@ def serve(
         loki_url=loki_url,
         influx_url=influx_url,
         trace_interval_s=trace_interval_s,
+        state_file=state_file,
     )
     server.start_model()
     console.print(
         f"wlmon exporter: http://{host}:{server.port}/metrics "
-        f"(scenario {sim.scenario_name}, faults: {', '.join(sim.faults) or 'none'})"
+        f"(scenario {server.sim.scenario_name}, faults: {', '.join(server.sim.faults) or 'none'}"
+        f"{', run ' + server.live.run_id if server.live.run_id else ''})"
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -13,7 +13,11 @@ from wlmon.stack.components import COMPONENTS
 
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = REPO / "docker-compose.yml"
-SECRETS = {"GRAFANA_ADMIN_PASSWORD": "from-test", "WLMON_API_TOKEN": "from-test"}
+SECRETS = {
+    "GRAFANA_ADMIN_PASSWORD": "from-test",
+    "WLMON_API_TOKEN": "from-test",
+    "WLMON_EXPORTER_TOKEN": "from-test",
+}
 
 
 def _load(env: dict[str, str]) -> subprocess.CompletedProcess:

@@ -33,10 +33,16 @@ class ExporterError(RuntimeError):
 
 
 class ExporterControl:
-    """The exporter's control endpoint (`/control/faults`)."""
+    """The exporter's control endpoint (`/control/faults`); writes carry its bearer token."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, token: str | None = None) -> None:
         self.url = url.rstrip("/") + "/control/faults"
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+
+    @classmethod
+    def of(cls, settings: Settings) -> ExporterControl:
+        token = settings.exporter_token
+        return cls(settings.exporter_url, token.get_secret_value() if token else None)
 
     def state(self) -> dict:
         return self._call("GET")
@@ -46,7 +52,7 @@ class ExporterControl:
 
     def _call(self, method: str, body: dict | None = None) -> dict:
         try:
-            r = httpx.request(method, self.url, json=body, timeout=30)
+            r = httpx.request(method, self.url, json=body, headers=self.headers, timeout=30)
         except httpx.HTTPError as exc:
             raise ExporterError(f"cannot reach the exporter at {self.url}: {exc}") from exc
         if r.status_code != 200:
@@ -71,7 +77,7 @@ class LivePlan:
 def prepare(settings: Settings, req: RealtimeRunRequest) -> LivePlan:
     """Checks the request against the live exporter. ValueError: the request is wrong;
     ExporterError / PrometheusError: a server cannot be used."""
-    state = ExporterControl(settings.exporter_url).state()
+    state = ExporterControl.of(settings).state()
     if req.scenario not in state["scenarios"]:
         raise ValueError(
             f"unknown scenario {req.scenario!r}; the exporter has {', '.join(state['scenarios'])}"
@@ -106,6 +112,67 @@ def prepare(settings: Settings, req: RealtimeRunRequest) -> LivePlan:
     )
 
 
+def _holds(state: dict, expected: dict) -> bool:
+    return (
+        state.get("scenario") == expected["scenario"]
+        and sorted(state.get("faults", ())) == sorted(expected["faults"])
+        and state.get("users") == expected["users"]
+        and state.get("run_id") == expected["run_id"]
+    )
+
+
+def _hms(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%H:%M:%S")
+
+
+class ExporterGaps:
+    """Spans in which the exporter did not hold the run's plan (out of reach, restarted,
+    or given other faults), for the run's record: from the last check that found the plan
+    held to the check that found it held again or put it back."""
+
+    def __init__(self) -> None:
+        self.last_ok: datetime | None = None
+        self.started: float | None = None
+        self.open_since: datetime | None = None
+        self.why: list[str] = []
+        self.closed: list[str] = []
+
+    def _open(self, now: datetime, why: str) -> None:
+        if self.open_since is None:
+            self.open_since = self.last_ok or now
+        if why not in self.why:
+            self.why.append(why)
+
+    def unreachable(self, now: datetime) -> None:
+        self._open(now, "out of reach")
+
+    def seen(self, now: datetime, started: float | None, held: bool) -> None:
+        if started is not None and self.started is not None and started != self.started:
+            self._open(now, f"restarted at {_hms(datetime.fromtimestamp(started, UTC))}")
+        if started is not None:
+            self.started = started
+        if not held:
+            self._open(now, "had lost the plan, put back")
+
+    def restored(self, now: datetime) -> None:
+        if self.open_since is not None:
+            self.closed.append(
+                f"the exporter did not hold the plan from {_hms(self.open_since)} to "
+                f"{_hms(now)} UTC ({', '.join(self.why)})"
+            )
+            self.open_since, self.why = None, []
+        self.last_ok = now
+
+    def notes(self, now: datetime) -> list[str]:
+        out = list(self.closed)
+        if self.open_since is not None:
+            out.append(
+                f"the exporter did not hold the plan from {_hms(self.open_since)} UTC to the "
+                f"end ({', '.join(self.why)})"
+            )
+        return out
+
+
 class RealtimeRun(threading.Thread):
     def __init__(
         self, store, settings: Settings, run: dict, req: RealtimeRunRequest, plan: LivePlan
@@ -118,9 +185,14 @@ class RealtimeRun(threading.Thread):
             req,
             plan,
         )
-        self.control = ExporterControl(settings.exporter_url)
+        self.control = ExporterControl.of(settings)
         self.start_at = datetime.fromisoformat(run["start"])
         self._cancel = threading.Event()
+        # Renewed at every check; a driver that dies stops renewing and the exporter drops
+        # the run's faults when it runs out.
+        self.lease_s = settings.exporter_lease_s
+        self.check_every_s = min(plan.wall_step_s, self.lease_s / 3)
+        self.gaps = ExporterGaps()
 
     @property
     def run_id(self) -> str:
@@ -132,10 +204,51 @@ class RealtimeRun(threading.Thread):
     def _at(self, offset_s: float) -> datetime:
         return self.start_at + timedelta(seconds=self.plan.wall(offset_s))
 
-    def _sleep_until(self, when: datetime) -> bool:
-        """False when the run was cancelled meanwhile."""
-        delay = (when - datetime.now(UTC)).total_seconds()
-        return not self._cancel.wait(max(0.0, delay))
+    def _expected(self, offset: float) -> dict:
+        """What the exporter must hold from `offset` on."""
+        return {
+            "scenario": self.req.scenario,
+            "faults": list(self.req.faults_at(offset)),
+            "users": self.req.users_at(offset, self.plan.full_users),
+            "run_id": self.run_id,
+        }
+
+    def _put(self, expected: dict) -> None:
+        state = self.control.apply(**expected, lease_s=self.lease_s)
+        # The exporter that took the plan: a later check seeing another one saw a restart.
+        now = datetime.now(UTC)
+        self.gaps.seen(now, state.get("started"), True)
+        self.gaps.restored(now)
+
+    def _keep(self, expected: dict) -> None:
+        """Reconcile: the exporter holds the plan (renew its lease), or it is given the plan
+        back and the gap is recorded; an exporter out of reach opens a gap."""
+        now = datetime.now(UTC)
+        try:
+            state = self.control.state()
+            held = _holds(state, expected)
+            self.gaps.seen(now, state.get("started"), held)
+            if held:
+                self.control.apply(run_id=self.run_id, lease_s=self.lease_s)
+            else:
+                log.warning("run %s: the exporter lost the plan; putting it back", self.run_id)
+                self._put(expected)
+            self.gaps.restored(datetime.now(UTC))
+        except ExporterError as exc:
+            log.warning("run %s: %s", self.run_id, exc)
+            self.gaps.unreachable(now)
+
+    def _wait_keeping(self, until: datetime, expected: dict | None) -> bool:
+        """Sleep until `until`, checking the exporter on the way; False when cancelled."""
+        while True:
+            now = datetime.now(UTC)
+            if now >= until:
+                return not self._cancel.is_set()
+            step = min((until - now).total_seconds(), self.check_every_s)
+            if self._cancel.wait(step):
+                return False
+            if expected is not None and datetime.now(UTC) < until:
+                self._keep(expected)
 
     def run(self) -> None:
         ann = RunAnnotations(self.settings, self.run_row)
@@ -151,16 +264,17 @@ class RealtimeRun(threading.Thread):
                 f"{req.duration_s:g} s (ramp-up {req.ramp_up_s:g} s)",
             )
             faults: tuple[str, ...] = ()
+            expected: dict | None = None
             for offset in req.change_points():
-                if not self._sleep_until(self._at(offset)):
+                if not self._wait_keeping(self._at(offset), expected):
                     break
-                new_faults = req.faults_at(offset)
-                self.control.apply(
-                    scenario=req.scenario,
-                    faults=list(new_faults),
-                    users=req.users_at(offset, plan.full_users),
-                    run_id=self.run_id,
-                )
+                expected = self._expected(offset)
+                new_faults = tuple(expected["faults"])
+                try:
+                    self._put(expected)
+                except ExporterError as exc:  # the next check puts it back
+                    log.warning("run %s: %s", self.run_id, exc)
+                    self.gaps.unreachable(datetime.now(UTC))
                 now = datetime.now(UTC)
                 # The exporter writes its own fault events (tagged with the run id) to Loki
                 # and InfluxDB; Grafana hears of them from here.
@@ -174,7 +288,7 @@ class RealtimeRun(threading.Thread):
                 if req.ramp_up_s and offset == req.ramp_up_s:
                     ann.event("steady_state", now, "ramp-up over: steady state begins")
             if not self._cancel.is_set():
-                self._sleep_until(self._at(req.duration_s))
+                self._wait_keeping(self._at(req.duration_s), expected)
             if self._cancel.is_set():
                 status = "cancelled"
                 notes.append("cancelled through the API")
@@ -182,6 +296,7 @@ class RealtimeRun(threading.Thread):
             log.exception("run %s failed", self.run_id)
             status = "failed"
             notes.append(str(exc))
+        notes.extend(self.gaps.notes(datetime.now(UTC)))
         end = min(datetime.now(UTC), self._at(req.duration_s))
         try:
             self.control.apply(**plan.restore, run_id="")

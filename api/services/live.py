@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from datetime import UTC, datetime
 
 from api.config import Settings
 from api.runs.fromprom import PrometheusError
-from api.runs.realtime import ExporterError, RealtimeRun, prepare
+from api.runs.realtime import ExporterControl, ExporterError, RealtimeRun, prepare
 from api.runs.spec import RealtimeRunRequest
 from api.services.errors import Conflict, Invalid, Unreachable
 from api.services.runs import get_run
 from api.store import Store
+
+log = logging.getLogger(__name__)
+INTERRUPTED = "the API stopped while the run was in progress; ended at its restart"
 
 
 class LiveRuns:
@@ -65,3 +69,56 @@ class LiveRuns:
             raise Conflict(f"run {run_id} is {run['status']}")
         busy.cancel()
         return run
+
+    def recover(self, store: Store, settings: Settings) -> threading.Thread | None:
+        """On API start: runs left 'running' have no driver any more. They end 'failed'
+        (the plan's state before the run is not known, so it cannot be resumed faithfully)
+        and the exporter is told to drop their faults if it still holds them (its lease
+        would drop them anyway, within `exporter_lease_s`). The exporter is asked in a
+        thread: the API must start even while the exporter is down."""
+        now = datetime.now(UTC)
+        orphans = {}
+        for run in store.runs.list():
+            if run["status"] != "running":
+                continue
+            # When the API died is not known; the run ends when it is noticed.
+            store.runs.finish(run["id"], "failed", now, None, INTERRUPTED)
+            if run["kind"] == "realtime":
+                orphans[run["id"]] = now
+        store.runs.fail_interrupted()  # anything left (none, unless written meanwhile)
+        if not orphans:
+            return None
+        thread = threading.Thread(
+            target=_release, args=(store, settings, orphans), name="wlmon-recover", daemon=True
+        )
+        thread.start()
+        return thread
+
+
+def _release(store: Store, settings: Settings, orphans: dict[str, datetime]) -> None:
+    control = ExporterControl.of(settings)
+    try:
+        state = control.state()
+        run_id = state.get("run_id", "")
+        if run_id in orphans:
+            control.apply(faults=[], users=None, run_id="")
+            note = f"its faults were removed from the exporter at {_hms(datetime.now(UTC))} UTC"
+        else:
+            run_id, note = "", ""
+            for orphan in orphans:
+                store.runs.finish(
+                    orphan,
+                    "failed",
+                    orphans[orphan],
+                    None,
+                    f"{INTERRUPTED}; the exporter no longer held it (lease expired)",
+                )
+    except ExporterError as exc:
+        log.warning("could not release the exporter after a restart: %s", exc)
+        run_id, note = next(iter(orphans)), f"the exporter could not be told: {exc}"
+    if run_id:
+        store.runs.finish(run_id, "failed", orphans[run_id], None, f"{INTERRUPTED}; {note}")
+
+
+def _hms(when: datetime) -> str:
+    return when.strftime("%H:%M:%S")

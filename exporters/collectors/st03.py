@@ -220,18 +220,22 @@ class ST03Collector(SourceCollector[WorkloadSource, Workload]):
         """Counters of steps and time parts, per instance and per transaction."""
         response = COMPONENTS.index("response")
         edges = [*(f"{b:g}" for b in w.bucket_bounds), "+Inf"]
+        # Whole arrays to Python floats at once (tolist), not element by element.
+        steps_v, calls_v = w.steps.tolist(), w.db_calls.tolist()
+        seconds_v = w.seconds.tolist()
+        cumulative_v = np.cumsum(w.response_buckets, axis=-1).tolist()
         for i, inst in enumerate(w.instances):
             for k, task in enumerate(TASK_TYPES):
                 labels = [w.sid, inst, task]
-                steps.add_metric(labels, float(w.steps[i, k]))
-                calls.add_metric(labels, float(w.db_calls[i, k]))
+                steps.add_metric(labels, float(steps_v[i][k]))
+                calls.add_metric(labels, float(calls_v[i][k]))
+                secs = seconds_v[i][k]
                 for c, fam in enumerate(parts):
-                    fam.add_metric(labels, float(w.seconds[i, k, c]))
-                cumulative = np.cumsum(w.response_buckets[i, k])
+                    fam.add_metric(labels, float(secs[c]))
                 hist.add_metric(
                     labels,
-                    buckets=list(zip(edges, (float(n) for n in cumulative), strict=True)),
-                    sum_value=float(w.seconds[i, k, response]),
+                    buckets=list(zip(edges, cumulative_v[i][k], strict=True)),
+                    sum_value=float(secs[response]),
                 )
         tx_steps_sum: dict[tuple[str, str], float] = {}
         tx_seconds: dict[tuple[str, str], np.ndarray] = {}

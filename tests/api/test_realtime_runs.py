@@ -5,6 +5,7 @@ The whole path, with Prometheus, Loki, InfluxDB and Grafana, is tests/integratio
 from __future__ import annotations
 
 import socket
+import time
 from datetime import UTC, datetime
 
 import pytest
@@ -12,10 +13,12 @@ from fastapi.testclient import TestClient
 
 from api.config import Settings
 from api.main import create_app
+from api.runs import realtime
 from api.runs.spec import RealtimeRunRequest
 from api.store import Store
 from exporters.model.engine import Simulation
 from exporters.server import ExporterServer
+from tests.integration.helpers import eventually
 
 AUTH = {"Authorization": "Bearer t"}
 
@@ -138,3 +141,118 @@ def test_alerts_fired_in_a_window_are_listed_once_each(tmp_path) -> None:
     )
     assert [(a["alertname"], a["starts_at"]) for a in fired] == [("SAPEnqueueTimeHigh", inside)]
     assert fired[0]["summary"] == "SAPEnqueueTimeHigh summary"
+
+
+EXPORTER_TOKEN = "exp-token"
+
+
+def _exporter_on(port: int = 0, **kwargs) -> ExporterServer:
+    srv = ExporterServer(
+        Simulation("sd-benchmark-2003", seed=1),
+        port=port,
+        speed=50.0,
+        control_token=EXPORTER_TOKEN,
+        **kwargs,
+    )
+    srv.start()
+    return srv
+
+
+def test_the_driver_puts_back_a_plan_the_exporter_lost_and_records_the_gap(
+    tmp_path, monkeypatch
+) -> None:
+    """Issue 17: an exporter restarted mid-run came back without the run's fault and the
+    run ended 'finished' as if it had been applied. Here the exporter is restarted without
+    a state file (the worst case): the driver gives the plan back and notes the gap."""
+    monkeypatch.setattr(realtime, "read_window", lambda *a, **k: None)
+    first = _exporter_on()
+    port = first.port
+    settings = Settings(
+        db_path=tmp_path / "db.sqlite",
+        token="t",
+        exporter_url=f"http://127.0.0.1:{port}",
+        exporter_token=EXPORTER_TOKEN,
+        exporter_lease_s=3,
+    )
+    req = RealtimeRunRequest(
+        mode="realtime",
+        duration_s=400,  # 8 s of wall time at speed 50
+        ramp_up_s=0,
+        faults=[{"name": "slow-enqueue-link", "start_s": 50, "end_s": 350}],
+    )
+    plan = realtime.LivePlan(
+        speed=50.0,
+        wall_step_s=0.4,
+        full_users=5790,
+        think_time_s=10.0,
+        restore={"scenario": "sd-benchmark-2003", "faults": [], "users": None},
+    )
+    store = Store(settings.db_path)
+    run_id = store.runs.begin(
+        kind="realtime",
+        scenario=req.scenario,
+        label="",
+        start=datetime.now(UTC),
+        duration_s=8,
+        ramp_up_s=0,
+        spec={},
+    )
+    driver = realtime.RealtimeRun(store, settings, store.runs.get(run_id), req, plan)
+    driver.start()
+    second = None
+    try:
+        eventually(lambda: first.sim.faults == ("slow-enqueue-link",), timeout=5, every=0.1)
+        assert first.live.run_id == run_id and first.live.state.lease_until is not None
+        first.stop()  # a kill: the new process knows nothing of the run
+        time.sleep(0.5)
+        second = _exporter_on(port)
+        assert second.sim.faults == ()
+        eventually(lambda: second.sim.faults == ("slow-enqueue-link",), timeout=5, every=0.1)
+        assert second.live.run_id == run_id
+        driver.join(timeout=20)
+        assert not driver.is_alive()
+        assert second.sim.faults == () and second.live.run_id == ""  # given back at the end
+    finally:
+        driver.cancel()
+        if second is not None:
+            second.stop()
+    row = store.runs.get(run_id)
+    assert row["status"] == "finished", row
+    assert "the exporter did not hold the plan from" in row["message"]
+    assert "out of reach" in row["message"] and "restarted at" in row["message"]
+
+
+def test_an_api_restart_ends_its_run_failed_and_frees_the_exporter(tmp_path) -> None:
+    """Issue 17: an API killed mid-run left the exporter injecting the run's fault."""
+    exporter = _exporter_on()
+    try:
+        store = Store(tmp_path / "db.sqlite")
+        run_id = store.runs.begin(
+            kind="realtime",
+            scenario="sd-benchmark-2003",
+            label="",
+            start=datetime.now(UTC),
+            duration_s=600,
+            ramp_up_s=0,
+            spec={},
+        )
+        realtime.ExporterControl(f"http://127.0.0.1:{exporter.port}", EXPORTER_TOKEN).apply(
+            faults=["slow-enqueue-link"], run_id=run_id, lease_s=600
+        )
+        settings = Settings(
+            db_path=tmp_path / "db.sqlite",
+            token="t",
+            exporter_url=f"http://127.0.0.1:{exporter.port}",
+            exporter_token=EXPORTER_TOKEN,
+        )
+        with TestClient(create_app(settings)) as c:
+            assert c.get(f"/runs/{run_id}").json()["status"] == "failed"
+            eventually(lambda: exporter.live.run_id == "", timeout=10, every=0.2)
+            assert exporter.sim.faults == ()
+            run = eventually(
+                lambda: (r := c.get(f"/runs/{run_id}").json())["message"].endswith("UTC") and r,
+                timeout=10,
+            )
+            assert "its faults were removed from the exporter at" in run["message"]
+    finally:
+        exporter.stop()

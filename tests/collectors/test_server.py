@@ -10,11 +10,18 @@ import pytest
 from exporters.model.engine import Simulation
 from exporters.server import ExporterServer, LiveModel
 
+TOKEN = "test-token"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
 
 @pytest.fixture
 def server():
     srv = ExporterServer(
-        Simulation("sd-benchmark-2003", seed=1), host="127.0.0.1", port=0, speed=50.0
+        Simulation("sd-benchmark-2003", seed=1),
+        host="127.0.0.1",
+        port=0,
+        speed=50.0,
+        control_token=TOKEN,
     )
     srv.start()
     yield srv
@@ -43,7 +50,9 @@ def test_metrics_grow_in_real_time(server) -> None:
 
 
 def test_faults_switch_while_running(server) -> None:
-    r = httpx.put(_base(server) + "/control/faults", json={"faults": ["slow-enqueue-link"]})
+    r = httpx.put(
+        _base(server) + "/control/faults", headers=AUTH, json={"faults": ["slow-enqueue-link"]}
+    )
     assert r.status_code == 200
     assert r.json()["faults"] == ["slow-enqueue-link"]
     assert httpx.get(_base(server) + "/control/faults").json()["faults"] == ["slow-enqueue-link"]
@@ -56,17 +65,17 @@ def test_faults_switch_while_running(server) -> None:
         ({"faults": ["nope"]}, "unknown fault(s): nope"),
         ({"faults": "db-bottleneck"}, "field 'faults' must be a list"),
         ("not json", "body is not JSON"),
-        ({"faults": [], "users": 0}, "field 'users' must be a positive integer"),
-        ({"faults": [], "users": "many"}, "field 'users' must be a positive integer"),
+        ({"faults": [], "users": 0}, "field 'users' must be an integer from 1"),
+        ({"faults": [], "users": "many"}, "field 'users' must be an integer from 1"),
         ({"faults": [], "run_id": "a b"}, "field 'run_id' must be up to 64"),
     ],
 )
 def test_bad_control_input_is_a_400_and_changes_nothing(server, body, message) -> None:
     before = server.sim.faults
     if isinstance(body, str):
-        r = httpx.put(_base(server) + "/control/faults", content=body)
+        r = httpx.put(_base(server) + "/control/faults", headers=AUTH, content=body)
     else:
-        r = httpx.put(_base(server) + "/control/faults", json=body)
+        r = httpx.put(_base(server) + "/control/faults", headers=AUTH, json=body)
     assert r.status_code == 400
     assert message in r.json()["error"]
     assert server.sim.faults == before
@@ -94,12 +103,16 @@ def test_live_model_replaces_its_simulation_and_keeps_running(fixture_catalog) -
 
 
 def test_scenario_switches_while_running(server) -> None:
-    r = httpx.put(_base(server) + "/control/faults", json={"scenario": "nope", "faults": []})
+    r = httpx.put(
+        _base(server) + "/control/faults", headers=AUTH, json={"scenario": "nope", "faults": []}
+    )
     assert r.status_code == 400
     assert "unknown scenario 'nope'" in r.json()["error"]
     before = server.sim
     r = httpx.put(
-        _base(server) + "/control/faults", json={"scenario": "sd-benchmark-2003", "faults": []}
+        _base(server) + "/control/faults",
+        headers=AUTH,
+        json={"scenario": "sd-benchmark-2003", "faults": []},
     )
     assert r.status_code == 200
     assert server.sim is before  # same scenario: only the faults change
@@ -109,18 +122,22 @@ def test_scenario_switches_while_running(server) -> None:
 def test_users_and_run_id_are_set_and_cleared(server) -> None:
     """A real-time run ramps users and tags the exporter's run events with its id."""
     r = httpx.put(
-        _base(server) + "/control/faults", json={"faults": [], "users": 579, "run_id": "r-1"}
+        _base(server) + "/control/faults",
+        headers=AUTH,
+        json={"faults": [], "users": 579, "run_id": "r-1"},
     )
     assert r.status_code == 200, r.text
     state = r.json()
     assert (state["users"], state["run_id"], state["speed"]) == (579, "r-1", 50.0)
     assert server.sim.scenario.users == 579
-    r = httpx.put(_base(server) + "/control/faults", json={"faults": [], "users": None})
+    r = httpx.put(
+        _base(server) + "/control/faults", headers=AUTH, json={"faults": [], "users": None}
+    )
     assert r.json()["users"] == 5790  # the scenario's own (seed 000: 5,790 users)
     assert r.json()["run_id"] == "r-1"  # kept until cleared
     assert (
-        httpx.put(_base(server) + "/control/faults", json={"faults": [], "run_id": ""}).json()[
-            "run_id"
-        ]
+        httpx.put(
+            _base(server) + "/control/faults", headers=AUTH, json={"faults": [], "run_id": ""}
+        ).json()["run_id"]
         == ""
     )

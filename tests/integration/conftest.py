@@ -54,6 +54,7 @@ def stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
         "WLMON_ALERT_EMAIL_WARNING": "noc@wlmon.test",
         "WLMON_GRAFANA_ADMIN_PASSWORD": GRAFANA_PASSWORD,
         "WLMON_API_TOKEN": "integration-test-token",
+        "WLMON_EXPORTER_TOKEN": "integration-exporter-token",
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -72,6 +73,11 @@ def stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
 
 def url(stack: Stack, service: str) -> str:
     return f"http://127.0.0.1:{getattr(stack.settings.ports, service)}"
+
+
+def exporter_auth(stack: Stack) -> dict[str, str]:
+    """The header control writes to the exporter need."""
+    return {"Authorization": f"Bearer {stack.exporter_token()}"}
 
 
 def grafana(stack: Stack) -> httpx.Client:

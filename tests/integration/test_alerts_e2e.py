@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 
-from tests.integration.conftest import url
+from tests.integration.conftest import exporter_auth, url
 from tests.integration.helpers import eventually
 
 pytestmark = pytest.mark.integration
@@ -50,7 +50,12 @@ def _notifications(stack) -> list[dict]:
 
 
 def _set_faults(stack, faults: list[str]) -> None:
-    r = httpx.put(f"{url(stack, 'exporter')}/control/faults", json={"faults": faults}, timeout=10)
+    r = httpx.put(
+        f"{url(stack, 'exporter')}/control/faults",
+        json={"faults": faults},
+        headers=exporter_auth(stack),
+        timeout=10,
+    )
     assert r.status_code == 200, r.text
 
 

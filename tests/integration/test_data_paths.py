@@ -10,7 +10,7 @@ import httpx
 import pytest
 from influxdb_client import InfluxDBClient
 
-from tests.integration.conftest import url
+from tests.integration.conftest import exporter_auth, url
 from tests.integration.helpers import eventually
 
 pytestmark = pytest.mark.integration
@@ -40,7 +40,10 @@ def _flux(stack, query: str) -> list[dict]:
 
 def _set_faults(stack, faults: list[str]) -> None:
     httpx.put(
-        f"{url(stack, 'exporter')}/control/faults", json={"faults": faults}, timeout=10
+        f"{url(stack, 'exporter')}/control/faults",
+        json={"faults": faults},
+        headers=exporter_auth(stack),
+        timeout=10,
     ).raise_for_status()
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.integration.conftest import grafana, url
+from tests.integration.conftest import exporter_auth, grafana, url
 from tests.integration.helpers import eventually
 
 pytestmark = pytest.mark.integration
@@ -42,10 +42,11 @@ def with_logs(stack):
     """Make sure every log stream a panel reads has lines: a fault toggled (run events) and
     a notification posted to the API's webhook (forwarded to Loki)."""
     exporter = url(stack, "exporter")
+    auth = exporter_auth(stack)
     httpx.put(
-        f"{exporter}/control/faults", json={"faults": ["slow-enqueue-link"]}
+        f"{exporter}/control/faults", json={"faults": ["slow-enqueue-link"]}, headers=auth
     ).raise_for_status()
-    httpx.put(f"{exporter}/control/faults", json={"faults": []}).raise_for_status()
+    httpx.put(f"{exporter}/control/faults", json={"faults": []}, headers=auth).raise_for_status()
     payload = {
         "version": "4",
         "groupKey": "{}:{}",

@@ -31,8 +31,14 @@ def exporter(
     loki_url: str = typer.Option(None, help="push ST05 summaries and run events to this Loki"),
     influx_url: str = typer.Option(None, help="write run events to this InfluxDB"),
     trace_interval: float = typer.Option(60.0, help="seconds between ST05 summaries sent to Loki"),
+    state_file: Path = typer.Option(
+        None,
+        help="keep the control state (faults, users, run, lease) here across restarts; "
+        "a saved state wins over --scenario/--fault",
+    ),
 ) -> None:
-    """Serve /metrics from the real-time model (faults switchable via /control/faults)."""
+    """Serve /metrics from the real-time model (faults switchable via /control/faults with
+    the bearer token of WLMON_EXPORTER_CONTROL_TOKEN)."""
 
     overrides = {"think_time_s": think_time} if think_time is not None else None
     try:
@@ -49,6 +55,7 @@ def exporter(
             loki_url=loki_url,
             influx_url=influx_url,
             trace_interval_s=trace_interval,
+            state_file=state_file,
         )
     except OSError as exc:
         fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")

@@ -73,6 +73,12 @@ class Stack:
         """The token the API requires on writes (Alertmanager's webhook sends it)."""
         return self._secret(self.settings.api_token, "WLMON_API_TOKEN", "api-token")[0]
 
+    def exporter_token(self) -> str:
+        """The token the exporter requires on control writes (the API's runs send it)."""
+        return self._secret(self.settings.exporter_token, "WLMON_EXPORTER_TOKEN", "exporter-token")[
+            0
+        ]
+
     def _secret(self, given: SecretStr | None, variable: str, filename: str) -> tuple[str, str]:
         if given is not None:
             return given.get_secret_value(), f"environment variable {variable}"
@@ -99,6 +105,7 @@ class Stack:
             "python": sys.executable,
             "grafana_password": self.grafana_password()[0],
             "api_token": self.api_token(),
+            "exporter_token": self.exporter_token(),
             "alertmanager_cluster": f"{LOCAL}:{p.alertmanager_cluster}"
             if p.alertmanager_cluster
             else "",

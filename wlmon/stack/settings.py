@@ -45,6 +45,8 @@ class StackSettings(BaseSettings):
     telegraf_interval: str = "10s"
     grafana_admin_password: SecretStr | None = None
     api_token: SecretStr | None = None
+    # The exporter's control token (its writes: faults, users, runs); the API is given it.
+    exporter_token: SecretStr | None = None
     # Email notifications (Alertmanager); the password only from the environment.
     smtp_smarthost: str = "localhost:25"
     smtp_from: str = "wlmon@localhost"
