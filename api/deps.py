@@ -1,5 +1,5 @@
-"""Shared dependencies: settings, the store, the real-time run holder, the token check on
-writes."""
+"""Shared dependencies: settings, the store, the real-time run holder, the worker pool, the
+report cache, the Loki forwarder, the token check on writes."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from fastapi import Depends, Header, HTTPException, Request, status
 
 from api.config import Settings, get_settings
 from api.services.live import LiveRuns
+from api.services.loki_forwarder import LokiForwarder
+from api.services.report_cache import ReportCache
+from api.services.workers import WorkerPool
 from api.store import Store
 
 
@@ -19,6 +22,18 @@ def get_store(request: Request) -> Store:
 
 def get_live(request: Request) -> LiveRuns:
     return request.app.state.live
+
+
+def get_pool(request: Request) -> WorkerPool:
+    return request.app.state.pool
+
+
+def get_report_cache(request: Request) -> ReportCache:
+    return request.app.state.report_cache
+
+
+def get_forwarder(request: Request) -> LokiForwarder:
+    return request.app.state.forwarder
 
 
 def require_token(
@@ -45,4 +60,7 @@ def require_token(
 StoreDep = Annotated[Store, Depends(get_store)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 LiveDep = Annotated[LiveRuns, Depends(get_live)]
+PoolDep = Annotated[WorkerPool, Depends(get_pool)]
+ReportCacheDep = Annotated[ReportCache, Depends(get_report_cache)]
+ForwarderDep = Annotated[LokiForwarder, Depends(get_forwarder)]
 WriteAuth = Depends(require_token)

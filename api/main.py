@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from prometheus_client import make_asgi_app
@@ -10,13 +13,29 @@ from api.config import Settings, get_settings
 from api.routes import alerts, health, imports, runbooks, runs
 from api.services.errors import ServiceError
 from api.services.live import LiveRuns
+from api.services.loki_forwarder import LokiForwarder
+from api.services.report_cache import ReportCache
+from api.services.workers import WorkerPool
 from api.store import Store
 from exporters import __version__
 
 
 async def _refused(request: Request, exc: ServiceError) -> JSONResponse:
     """A service's refusal as its HTTP status and message, so routes need no try/except."""
-    return JSONResponse({"detail": str(exc)}, status_code=exc.status_code)
+    # 503 (workers busy) says when to come back.
+    headers = {"Retry-After": "5"} if exc.status_code == 503 else None
+    return JSONResponse({"detail": str(exc)}, status_code=exc.status_code, headers=headers)
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    # What an earlier API left unforwarded goes to Loki now.
+    app.state.forwarder.notify()
+    yield
+    # Worker processes and the forwarder's thread stop with the server; both start again
+    # on demand if the app is served again (test clients do).
+    app.state.pool.shutdown()
+    app.state.forwarder.stop()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -24,11 +43,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     # One store for the app's life; SQLite closes with the process. (Closing it on lifespan
     # shutdown would break an app served again, as test clients do.)
-    app = FastAPI(title=settings.title, version=__version__)
+    app = FastAPI(title=settings.title, version=__version__, lifespan=_lifespan)
     app.state.store = Store(settings.db_path)
     app.state.store.runs.fail_interrupted()
     app.state.settings = settings
     app.state.live = LiveRuns()
+    app.state.pool = WorkerPool(settings.db_path, settings.workers, settings.worker_queue)
+    app.state.report_cache = ReportCache(settings.report_cache_bytes)
+    app.state.forwarder = LokiForwarder(app.state.store, settings)
     app.dependency_overrides[get_settings] = lambda: settings
     app.add_exception_handler(ServiceError, _refused)
     app.include_router(health.router)

@@ -6,13 +6,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, status
-from fastapi.concurrency import run_in_threadpool
 
-from api.deps import StoreDep, WriteAuth
+from api.deps import PoolDep, WriteAuth
 from api.imports.perfmon import MAX_BYTES
 from api.imports.st03 import MAX_BYTES as ST03_MAX
 from api.schemas import Run, refusals
-from api.services import imports
+from api.services import workers
 
 router = APIRouter(prefix="/imports", tags=["imports"])
 Label = Annotated[str, Query(max_length=200, description="a name for the run")]
@@ -52,10 +51,10 @@ AS_RUN: dict[str, Any] = {
     summary="Import a Windows Performance Monitor CSV (typeperf, relog, logman) as a run",
     **AS_RUN,
 )
-async def import_perfmon(request: Request, store: StoreDep, label: Label = "") -> dict:
+async def import_perfmon(request: Request, pool: PoolDep, label: Label = "") -> dict:
     raw = await _read_limited(request, MAX_BYTES)
-    # Parsing a large file takes a while: off the event loop.
-    return await run_in_threadpool(imports.store_perfmon, store, raw, label)
+    # Parsing a large file takes a while: in a worker process, off the event loop and its GIL.
+    return await pool.run(workers.import_perfmon, raw, label)
 
 
 @router.post(
@@ -63,6 +62,6 @@ async def import_perfmon(request: Request, store: StoreDep, label: Label = "") -
     summary="Import an ST03/ST03N workload export (CSV) as a run; columns in api/imports/st03.py",
     **AS_RUN,
 )
-async def import_st03(request: Request, store: StoreDep, label: Label = "") -> dict:
+async def import_st03(request: Request, pool: PoolDep, label: Label = "") -> dict:
     raw = await _read_limited(request, ST03_MAX)
-    return await run_in_threadpool(imports.store_st03, store, raw, label)
+    return await pool.run(workers.import_st03, raw, label)
