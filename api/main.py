@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, status
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from prometheus_client import make_asgi_app
 
@@ -25,6 +29,26 @@ async def _refused(request: Request, exc: ServiceError) -> JSONResponse:
     # 503 (workers busy) says when to come back.
     headers = {"Retry-After": "5"} if exc.status_code == 503 else None
     return JSONResponse({"detail": str(exc)}, status_code=exc.status_code, headers=headers)
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or Infinity: such an input, echoed in a refusal, goes as its text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    """FastAPI's 422, but one whose echoed input is NaN (Python's json reads it) stays a 422
+    instead of failing to encode as a 500."""
+    return JSONResponse(
+        {"detail": _finite(jsonable_encoder(exc.errors()))},
+        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
+    )
 
 
 @asynccontextmanager
@@ -53,6 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.forwarder = LokiForwarder(app.state.store, settings)
     app.dependency_overrides[get_settings] = lambda: settings
     app.add_exception_handler(ServiceError, _refused)
+    app.add_exception_handler(RequestValidationError, _invalid)
     app.include_router(health.router)
     app.include_router(alerts.router)
     app.include_router(runs.router)

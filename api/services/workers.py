@@ -15,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import multiprocessing
+import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -32,6 +34,26 @@ from api.services.errors import ServiceError
 from api.store import Store
 
 ReportFormat = Literal["json", "html"]
+
+
+# Rows an import may hold besides the size limits of the parsers (api/imports/: 10 MB of
+# ST03, 50 MB of PerfMon). An ST03N export of every transaction of a month has tens of
+# thousands; a PerfMon log of a week at 5 s has 121 000 samples. Counted as line breaks
+# before parsing, so a file over the limit costs no parse.
+ST03_MAX_ROWS = 100_000
+PERFMON_MAX_ROWS = 250_000
+
+
+class TooLarge(ServiceError):
+    status_code = status.HTTP_413_CONTENT_TOO_LARGE
+
+
+def _check_rows(raw: bytes, limit: int) -> None:
+    # UTF-16 files count too: their line break is 0A 00. The header is not a row.
+    lines = raw.count(b"\n") + (0 if raw.endswith((b"\n", b"\n\x00")) else 1)
+    rows = lines - 1
+    if rows > limit:
+        raise TooLarge(f"the file has {rows} rows; at most {limit} are accepted")
 
 
 class Busy(ServiceError):
@@ -55,6 +77,28 @@ class Rendered:
 _stores: dict[Path, Store] = {}
 
 
+# Workers yield the CPU to the API process: on a machine with as many cores as workers, an
+# equal share would let two imports delay every health check by a scheduler slice.
+WORKER_NICENESS = 10
+
+
+def _init_worker(parent: int) -> None:
+    os.nice(WORKER_NICENESS)
+    _watch_parent(parent)
+
+
+def _watch_parent(parent: int) -> None:
+    """End this worker when the API is gone, however it ended (a killed API cannot tell
+    its workers, and an orphan would hold the API's pipes and memory)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="wlmon-worker-watch", daemon=True).start()
+
+
 def _store(db_path: Path) -> Store:
     if db_path not in _stores:
         _stores[db_path] = Store(db_path)
@@ -66,10 +110,12 @@ def record_fast(db_path: Path, spec: RunSpec) -> dict:
 
 
 def import_st03(db_path: Path, raw: bytes, label: str) -> dict:
+    _check_rows(raw, ST03_MAX_ROWS)
     return imports.store_st03(_store(db_path), raw, label)
 
 
 def import_perfmon(db_path: Path, raw: bytes, label: str) -> dict:
+    _check_rows(raw, PERFMON_MAX_ROWS)
     return imports.store_perfmon(_store(db_path), raw, label)
 
 
@@ -119,7 +165,10 @@ class WorkerPool:
                 # spawn, not fork: the API process has threads (the thread pool, the Loki
                 # forwarder) whose locks a forked child would inherit held.
                 self._executor = ProcessPoolExecutor(
-                    self.workers, mp_context=multiprocessing.get_context("spawn")
+                    self.workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_init_worker,
+                    initargs=(os.getpid(),),
                 )
             return self._executor
 
@@ -131,7 +180,7 @@ class WorkerPool:
         with self._lock:
             if self._executor is executor:
                 self._executor = None
-        executor.shutdown(wait=False, cancel_futures=True)
+        _stop(executor)
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         """`fn(db_path, *args)` in a worker; its result, or the ServiceError it raised. The
@@ -156,4 +205,15 @@ class WorkerPool:
         with self._lock:
             executor, self._executor = self._executor, None
         if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+            _stop(executor)
+
+
+def _stop(executor: ProcessPoolExecutor) -> None:
+    """Drop waiting jobs and end the processes now: a running job (a day-long fast run) would
+    otherwise keep the API from stopping."""
+    # The executor keeps its processes private; terminating them is the only way to stop a
+    # job in progress.
+    processes = list(getattr(executor, "_processes", {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        proc.terminate()
