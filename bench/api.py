@@ -1,0 +1,232 @@
+"""Throughput of the API's busy routes at a fixed arrival rate (issue 17).
+
+Starts the API as a real uvicorn process on a free loopback port (fresh database in a
+temporary directory), records a fast run of one simulated hour and a few notifications,
+then drives each route in turn open-loop: request k is due at k / rate seconds, whether or
+not earlier ones have answered, and its latency counts from when it was due (so a stalled
+server is not hidden by a client that waits for it). A cap on connections in flight bounds
+the client. GET /healthz, driven the same way in the same run, is the baseline the other
+routes' p99 is set against.
+
+    python bench/api.py                 # 200 requests/s, 60 s per route
+    python bench/api.py --seconds 20    # shorter
+
+Target: every route holds 200/s with p99 < 100 ms and no errors (a 2-core machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "bench"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+TARGET_P99_S = 0.100
+NOTIFICATION = {
+    "version": "4",
+    "groupKey": '{}/{severity="warning"}:{sap_instance="bench_D00", sid="BMK"}',
+    "truncatedAlerts": 0,
+    "status": "firing",
+    "receiver": "noc-warning",
+    "groupLabels": {"sid": "BMK"},
+    "commonLabels": {"alertname": "SAPEnqueueTimeHigh", "severity": "warning"},
+    "commonAnnotations": {},
+    "externalURL": "http://127.0.0.1:9093",
+    "alerts": [
+        {
+            "status": "firing",
+            "labels": {
+                "alertname": "SAPEnqueueTimeHigh",
+                "severity": "warning",
+                "sid": "BMK",
+                "sap_instance": "bench_D00",
+            },
+            "annotations": {"summary": "Lock requests to the enqueue server are slow."},
+            "startsAt": "2026-11-23T07:00:00Z",
+            "endsAt": "0001-01-01T00:00:00Z",
+            "generatorURL": "http://127.0.0.1:9090/graph",
+            "fingerprint": "bench",
+        }
+    ],
+}
+
+
+@dataclass
+class Result:
+    route: str
+    offered: int
+    seconds: float
+    latencies: list[float]
+    errors: int
+    first_error: str
+
+    @property
+    def achieved(self) -> float:
+        return len(self.latencies) / self.seconds
+
+    def p(self, q: float) -> float:
+        return float(np.percentile(self.latencies, q)) if self.latencies else float("nan")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_api(db_path: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = os.environ | {"WLMON_API_DB_PATH": str(db_path), "WLMON_API_TOKEN": TOKEN}
+    env.pop("WLMON_API_LOKI_URL", None)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "api.main:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit(f"the API did not start on {url}")
+
+
+async def drive(
+    client: httpx.AsyncClient, name: str, send, rate: float, seconds: float, cap: int
+) -> Result:
+    """Requests due at k / rate for `seconds`; latency from when each was due."""
+    n = int(rate * seconds)
+    slots = asyncio.Semaphore(cap)
+    latencies: list[float] = []
+    errors = 0
+    first_error = ""
+    start = time.perf_counter() + 0.05
+
+    async def one(k: int) -> None:
+        nonlocal errors, first_error
+        due = start + k / rate
+        await asyncio.sleep(max(0.0, due - time.perf_counter()))
+        async with slots:
+            try:
+                r = await send(client)
+                ok = r.status_code < 400
+                why = f"{r.status_code} {r.text[:120]}"
+            except httpx.HTTPError as exc:
+                ok, why = False, f"{type(exc).__name__} {exc}"
+        if ok:
+            latencies.append(time.perf_counter() - due)
+        else:
+            errors += 1
+            first_error = first_error or why
+
+    await asyncio.gather(*(one(k) for k in range(n)))
+    elapsed = max(time.perf_counter() - start, seconds)
+    return Result(name, int(rate), elapsed, latencies, errors, first_error)
+
+
+async def bench(url: str, rate: float, seconds: float, cap: int) -> list[Result]:
+    limits = httpx.Limits(max_connections=cap, max_keepalive_connections=cap)
+    async with httpx.AsyncClient(base_url=url, timeout=10.0, limits=limits) as client:
+        print("recording a fast run of one simulated hour ...", flush=True)
+        r = await client.post("/runs", json={"duration_s": 3600}, headers=AUTH, timeout=900)
+        r.raise_for_status()
+        run_id = r.json()["id"]
+        for _ in range(5):
+            (
+                await client.post("/alerts/webhook", json=NOTIFICATION, headers=AUTH)
+            ).raise_for_status()
+        # The first report request computes it; the bench measures what follows.
+        (await client.get(f"/runs/{run_id}/report", timeout=300)).raise_for_status()
+        payload = copy.deepcopy(NOTIFICATION)
+        routes = {
+            "GET /healthz (baseline)": lambda c: c.get("/healthz"),
+            "GET /runs": lambda c: c.get("/runs"),
+            "GET /runs/{id}": lambda c: c.get(f"/runs/{run_id}"),
+            "GET /runs/{id}/report": lambda c: c.get(f"/runs/{run_id}/report"),
+            "POST /alerts/webhook": lambda c: c.post("/alerts/webhook", json=payload, headers=AUTH),
+        }
+        results = []
+        for name, send in routes.items():
+            print(f"driving {name} at {rate:g}/s for {seconds:g} s ...", flush=True)
+            results.append(await drive(client, name, send, rate, seconds, cap))
+        return results
+
+
+def report(results: list[Result], rate: float) -> bool:
+    base = results[0]
+    print()
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"{'route':<26} {'offered/s':>9} {'achieved/s':>10} {'p50 ms':>8} {'p99 ms':>8}"
+        f" {'errors':>6} {'p99/baseline':>12}  target"
+    )
+    all_met = True
+    for r in results:
+        met = r.achieved >= 0.98 * rate and r.p(99) < TARGET_P99_S and r.errors == 0
+        all_met &= met
+        print(
+            f"{r.route:<26} {r.offered:>9} {r.achieved:>10.1f} {r.p(50) * 1e3:>8.1f}"
+            f" {r.p(99) * 1e3:>8.1f} {r.errors:>6} {r.p(99) / base.p(99):>12.2f}"
+            f"  {'met' if met else 'MISSED'}"
+        )
+        if r.first_error:
+            print(f"    first error: {r.first_error}")
+    print(
+        f"\ntarget: {rate:g}/s held, p99 < {TARGET_P99_S * 1e3:.0f} ms, 0 errors: "
+        f"{'met by every route' if all_met else 'MISSED'}"
+    )
+    return all_met
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rate", type=float, default=200.0, help="requests per second offered")
+    ap.add_argument("--seconds", type=float, default=60.0, help="per route")
+    ap.add_argument("--cap", type=int, default=64, help="connections in flight at most")
+    args = ap.parse_args()
+    if not (0 < args.rate <= 2000 and 0 < args.seconds <= 600 and 0 < args.cap <= 1000):
+        ap.error("--rate in (0, 2000], --seconds in (0, 600], --cap in (0, 1000]")
+    with tempfile.TemporaryDirectory(prefix="wlmon-bench-api-") as tmp:
+        proc, url = start_api(Path(tmp) / "api.sqlite")
+        try:
+            results = asyncio.run(bench(url, args.rate, args.seconds, args.cap))
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    sys.exit(0 if report(results, args.rate) else 1)
+
+
+if __name__ == "__main__":
+    main()
