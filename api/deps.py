@@ -1,5 +1,8 @@
 """Shared dependencies: settings, the store, the real-time run holder, the worker pool, the
-report cache, the Loki forwarder, the token check on writes."""
+report cache, the Loki forwarder, the token check on writes.
+
+All `async def`: they only look things up, and FastAPI runs a plain `def` dependency in the
+thread pool, a hop each, several per request."""
 
 from __future__ import annotations
 
@@ -16,27 +19,27 @@ from api.services.workers import WorkerPool
 from api.store import Store
 
 
-def get_store(request: Request) -> Store:
+async def get_store(request: Request) -> Store:
     return request.app.state.store
 
 
-def get_live(request: Request) -> LiveRuns:
+async def get_live(request: Request) -> LiveRuns:
     return request.app.state.live
 
 
-def get_pool(request: Request) -> WorkerPool:
+async def get_pool(request: Request) -> WorkerPool:
     return request.app.state.pool
 
 
-def get_report_cache(request: Request) -> ReportCache:
+async def get_report_cache(request: Request) -> ReportCache:
     return request.app.state.report_cache
 
 
-def get_forwarder(request: Request) -> LokiForwarder:
+async def get_forwarder(request: Request) -> LokiForwarder:
     return request.app.state.forwarder
 
 
-def require_token(
+async def require_token(
     settings: Annotated[Settings, Depends(get_settings)],
     authorization: Annotated[str | None, Header()] = None,
 ) -> None:

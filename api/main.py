@@ -75,7 +75,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.pool = WorkerPool(settings.db_path, settings.workers, settings.worker_queue)
     app.state.report_cache = ReportCache(settings.report_cache_bytes)
     app.state.forwarder = LokiForwarder(app.state.store, settings)
-    app.dependency_overrides[get_settings] = lambda: settings
+
+    async def _settings() -> Settings:  # async: no thread pool hop per request
+        return settings
+
+    app.dependency_overrides[get_settings] = _settings
     app.add_exception_handler(ServiceError, _refused)
     app.add_exception_handler(RequestValidationError, _invalid)
     app.include_router(health.router)

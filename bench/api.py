@@ -12,7 +12,8 @@ the same run, is the baseline the other routes' p99 is set against.
     python bench/api.py                 # 200 requests/s, 60 s per route
     python bench/api.py --seconds 20    # shorter
 
-Target: every route holds 200/s with p99 < 100 ms and no errors (a 2-core machine).
+Target: every route holds 200/s with p99 < 100 ms and no errors (a 2-core machine). Then
+/healthz and the webhook again while two maximal ST03 imports run: p99 < 50 ms.
 """
 
 from __future__ import annotations
@@ -32,7 +33,18 @@ from pathlib import Path
 import httpx
 import numpy as np
 
+# Run as a script, this file's folder comes first on the path and `api` would be this file:
+# the repository it belongs to comes first instead, so `api` is the package beside it.
+sys.path = [str(Path(__file__).resolve().parents[1])] + [
+    p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent
+]
+
+from api.imports.st03 import MAX_BYTES as ST03_MAX_BYTES  # noqa: E402
+from api.services.workers import ST03_MAX_ROWS  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
+ST03_FIXTURE = ROOT / "tests" / "fixtures" / "st03" / "per-transaction-de.csv"
+TARGET_LOOP_P99_S = 0.050
 TOKEN = "bench"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 TARGET_P99_S = 0.100
@@ -201,6 +213,43 @@ async def drive(
     return Result(name, int(rate), elapsed, latencies, errors, first_error)
 
 
+def largest_st03_export() -> bytes:
+    """The fixture's rows repeated up to the row limit (or the size limit, if first)."""
+    head, *rows = ST03_FIXTURE.read_text(encoding="utf-8").splitlines(keepends=True)
+    out, size = [head], len(head.encode())
+    for k in range(ST03_MAX_ROWS):
+        size += len(rows[k % len(rows)].encode())
+        if size > ST03_MAX_BYTES:
+            break
+        out.append(rows[k % len(rows)])
+    return "".join(out).encode()
+
+
+async def during_imports(
+    url: str, name: str, request: bytes, rate: float, seconds: float, cap: int
+) -> tuple[Result, int]:
+    """`request` driven while two maximal ST03 imports run back to back (both workers
+    busy); the result and how many imports ended meanwhile."""
+    raw = largest_st03_export()
+    stop = asyncio.Event()
+    imported = 0
+
+    async def importer(client: httpx.AsyncClient) -> None:
+        nonlocal imported
+        while not stop.is_set():
+            r = await client.post("/imports/st03", content=raw, headers=AUTH, timeout=600)
+            r.raise_for_status()
+            imported += 1
+
+    async with httpx.AsyncClient(base_url=url) as client:
+        tasks = [asyncio.create_task(importer(client)) for _ in range(2)]
+        await asyncio.sleep(1.0)  # the uploads are in, the workers parsing
+        result = await drive(url, name, request, rate, seconds, cap)
+        stop.set()
+        await asyncio.gather(*tasks)
+    return result, imported
+
+
 async def bench(url: str, rate: float, seconds: float, cap: int) -> list[Result]:
     async with httpx.AsyncClient(base_url=url, timeout=10.0) as client:
         print("recording a fast run of one simulated hour ...", flush=True)
@@ -226,6 +275,13 @@ async def bench(url: str, rate: float, seconds: float, cap: int) -> list[Result]
     for name, request in routes.items():
         print(f"driving {name} at {rate:g}/s for {seconds:g} s ...", flush=True)
         results.append(await drive(url, name, request, rate, seconds, cap))
+    # Issue 17 section 1: the loop stays free while the largest imports run.
+    for name in ("GET /healthz (baseline)", "POST /alerts/webhook"):
+        label = name.removesuffix(" (baseline)") + " + 2 imports"
+        print(f"driving {label} at {rate:g}/s for {seconds:g} s ...", flush=True)
+        result, imported = await during_imports(url, label, routes[name], rate, seconds, cap)
+        result.route = f"{label} ({imported} done)"
+        results.append(result)
     return results
 
 
@@ -234,15 +290,16 @@ def report(results: list[Result], rate: float) -> bool:
     print()
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
-        f"{'route':<26} {'offered/s':>9} {'achieved/s':>10} {'p50 ms':>8} {'p99 ms':>8}"
+        f"{'route':<42} {'offered/s':>9} {'achieved/s':>10} {'p50 ms':>8} {'p99 ms':>8}"
         f" {'errors':>6} {'p99/baseline':>12}  target"
     )
     all_met = True
     for r in results:
-        met = r.achieved >= 0.98 * rate and r.p(99) < TARGET_P99_S and r.errors == 0
+        limit = TARGET_LOOP_P99_S if "imports" in r.route else TARGET_P99_S
+        met = r.achieved >= 0.98 * rate and r.p(99) < limit and r.errors == 0
         all_met &= met
         print(
-            f"{r.route:<26} {r.offered:>9} {r.achieved:>10.1f} {r.p(50) * 1e3:>8.1f}"
+            f"{r.route:<42} {r.offered:>9} {r.achieved:>10.1f} {r.p(50) * 1e3:>8.1f}"
             f" {r.p(99) * 1e3:>8.1f} {r.errors:>6} {r.p(99) / base.p(99):>12.2f}"
             f"  {'met' if met else 'MISSED'}"
         )
@@ -250,7 +307,8 @@ def report(results: list[Result], rate: float) -> bool:
             print(f"    first error: {r.first_error}")
     print(
         f"\ntarget: {rate:g}/s held, p99 < {TARGET_P99_S * 1e3:.0f} ms, 0 errors: "
-        f"{'met by every route' if all_met else 'MISSED'}"
+        f"{'met by every route' if all_met else 'MISSED'}; during imports p99 < "
+        f"{TARGET_LOOP_P99_S * 1e3:.0f} ms"
     )
     return all_met
 
