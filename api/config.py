@@ -34,6 +34,20 @@ class Settings(BaseSettings):
     grafana_password: SecretStr | None = None
     sid: str = "BMK"
     max_body_bytes: int = 1024 * 1024
+    # CPU-bound work (imports, fast runs, reports) runs in worker processes, off the event
+    # loop and outside its GIL: this many at once, and at most `worker_queue` more waiting
+    # before requests are refused with 503.
+    workers: int = Field(default=2, ge=1, le=32)
+    worker_queue: int = Field(default=16, ge=0, le=1000)
+    # Reports of ended runs are kept, rendered, up to this many bytes (least recently used
+    # go first).
+    report_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)
+    # The longest fast run the API simulates (seconds of model time; a day takes minutes).
+    max_fast_run_s: float = Field(default=86_400.0, gt=0, le=86_400.0)
+    # Notifications reach Loki from a background thread: at most this many per push, and
+    # after a failed push it waits up to `loki_max_backoff_s`.
+    loki_batch: int = Field(default=1000, ge=1, le=10_000)
+    loki_max_backoff_s: float = Field(default=30.0, gt=0)
 
 
 @lru_cache

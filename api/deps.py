@@ -1,5 +1,8 @@
-"""Shared dependencies: settings, the store, the real-time run holder, the token check on
-writes."""
+"""Shared dependencies: settings, the store, the real-time run holder, the worker pool, the
+report cache, the Loki forwarder, the token check on writes.
+
+All `async def`: they only look things up, and FastAPI runs a plain `def` dependency in the
+thread pool, a hop each, several per request."""
 
 from __future__ import annotations
 
@@ -10,18 +13,33 @@ from fastapi import Depends, Header, HTTPException, Request, status
 
 from api.config import Settings, get_settings
 from api.services.live import LiveRuns
+from api.services.loki_forwarder import LokiForwarder
+from api.services.report_cache import ReportCache
+from api.services.workers import WorkerPool
 from api.store import Store
 
 
-def get_store(request: Request) -> Store:
+async def get_store(request: Request) -> Store:
     return request.app.state.store
 
 
-def get_live(request: Request) -> LiveRuns:
+async def get_live(request: Request) -> LiveRuns:
     return request.app.state.live
 
 
-def require_token(
+async def get_pool(request: Request) -> WorkerPool:
+    return request.app.state.pool
+
+
+async def get_report_cache(request: Request) -> ReportCache:
+    return request.app.state.report_cache
+
+
+async def get_forwarder(request: Request) -> LokiForwarder:
+    return request.app.state.forwarder
+
+
+async def require_token(
     settings: Annotated[Settings, Depends(get_settings)],
     authorization: Annotated[str | None, Header()] = None,
 ) -> None:
@@ -45,4 +63,7 @@ def require_token(
 StoreDep = Annotated[Store, Depends(get_store)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 LiveDep = Annotated[LiveRuns, Depends(get_live)]
+PoolDep = Annotated[WorkerPool, Depends(get_pool)]
+ReportCacheDep = Annotated[ReportCache, Depends(get_report_cache)]
+ForwarderDep = Annotated[LokiForwarder, Depends(get_forwarder)]
 WriteAuth = Depends(require_token)

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request, status
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from prometheus_client import make_asgi_app
 
@@ -10,13 +17,49 @@ from api.config import Settings, get_settings
 from api.routes import alerts, health, imports, runbooks, runs
 from api.services.errors import ServiceError
 from api.services.live import LiveRuns
+from api.services.loki_forwarder import LokiForwarder
+from api.services.report_cache import ReportCache
+from api.services.workers import WorkerPool
 from api.store import Store
 from exporters import __version__
 
 
 async def _refused(request: Request, exc: ServiceError) -> JSONResponse:
     """A service's refusal as its HTTP status and message, so routes need no try/except."""
-    return JSONResponse({"detail": str(exc)}, status_code=exc.status_code)
+    # 503 (workers busy) says when to come back.
+    headers = {"Retry-After": "5"} if exc.status_code == 503 else None
+    return JSONResponse({"detail": str(exc)}, status_code=exc.status_code, headers=headers)
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or Infinity: such an input, echoed in a refusal, goes as its text."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+    """FastAPI's 422, but one whose echoed input is NaN (Python's json reads it) stays a 422
+    instead of failing to encode as a 500."""
+    return JSONResponse(
+        {"detail": _finite(jsonable_encoder(exc.errors()))},
+        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
+    )
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
+    # What an earlier API left unforwarded goes to Loki now.
+    app.state.forwarder.notify()
+    yield
+    # Worker processes and the forwarder's thread stop with the server; both start again
+    # on demand if the app is served again (test clients do).
+    app.state.pool.shutdown()
+    app.state.forwarder.stop()
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -24,14 +67,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     # One store for the app's life; SQLite closes with the process. (Closing it on lifespan
     # shutdown would break an app served again, as test clients do.)
-    app = FastAPI(title=settings.title, version=__version__)
+    app = FastAPI(title=settings.title, version=__version__, lifespan=_lifespan)
     app.state.store = Store(settings.db_path)
     app.state.settings = settings
     app.state.live = LiveRuns()
     # Runs an earlier API left running end failed; the exporter drops their faults.
     app.state.live.recover(app.state.store, settings)
-    app.dependency_overrides[get_settings] = lambda: settings
+    app.state.pool = WorkerPool(settings.db_path, settings.workers, settings.worker_queue)
+    app.state.report_cache = ReportCache(settings.report_cache_bytes)
+    app.state.forwarder = LokiForwarder(app.state.store, settings)
+
+    async def _settings() -> Settings:  # async: no thread pool hop per request
+        return settings
+
+    app.dependency_overrides[get_settings] = _settings
     app.add_exception_handler(ServiceError, _refused)
+    app.add_exception_handler(RequestValidationError, _invalid)
     app.include_router(health.router)
     app.include_router(alerts.router)
     app.include_router(runs.router)

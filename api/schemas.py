@@ -412,3 +412,8 @@ class WebhookResult(Answer):
     stored: int
     ids: list[int]
     forwarded_to_loki: int
+    queued_for_loki: int = Field(
+        default=0,
+        description="notifications a background thread pushes to Loki after the answer "
+        "(forwarded_to_loki stays 0: the call no longer waits for Loki)",
+    )

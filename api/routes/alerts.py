@@ -1,4 +1,5 @@
-"""Alertmanager's webhook: every notification stored, listed, and forwarded to Loki."""
+"""Alertmanager's webhook: every notification stored and listed; forwarded to Loki behind
+the answer."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 from pydantic import ValidationError
 
-from api.deps import SettingsDep, StoreDep, WriteAuth
+from api.deps import ForwarderDep, SettingsDep, StoreDep, WriteAuth
 from api.schemas import AlertmanagerPayload, Notification, WebhookResult, refusals
 from api.services import alerts
 
@@ -25,7 +26,9 @@ router = APIRouter(prefix="/alerts", tags=["alerts"])
         write=True,
     ),
 )
-async def webhook(request: Request, store: StoreDep, settings: SettingsDep) -> dict:
+async def webhook(
+    request: Request, store: StoreDep, settings: SettingsDep, forwarder: ForwarderDep
+) -> dict:
     # The raw body, so its size is checked before it is parsed.
     body = await request.body()
     if len(body) > settings.max_body_bytes:
@@ -40,8 +43,8 @@ async def webhook(request: Request, store: StoreDep, settings: SettingsDep) -> d
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT, f"{where}: {first['msg']}"
         ) from exc
-    # Storing and the push to Loki block: off the event loop.
-    return await run_in_threadpool(alerts.receive, store, settings, payload)
+    # Storing waits for SQLite: off the event loop. Loki gets it later, from a thread.
+    return await run_in_threadpool(alerts.receive, store, forwarder, payload)
 
 
 @router.get("/notifications", response_model=list[Notification], summary="Stored notifications")

@@ -3,45 +3,50 @@ report reads."""
 
 from __future__ import annotations
 
+import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, status
-from fastapi.concurrency import run_in_threadpool
 
-from api.deps import StoreDep, WriteAuth
+from api.deps import PoolDep, WriteAuth
 from api.imports.perfmon import MAX_BYTES
 from api.imports.st03 import MAX_BYTES as ST03_MAX
 from api.schemas import Run, refusals
-from api.services import imports
+from api.services import workers
 
 router = APIRouter(prefix="/imports", tags=["imports"])
 Label = Annotated[str, Query(max_length=200, description="a name for the run")]
 
 
-SPOOL_BYTES = 8 * 1024 * 1024  # bodies larger than this wait on disk, not in memory
+@contextmanager
+def _upload() -> Iterator[Path]:
+    """A file on disk for one upload, removed when the import is done: a worker process
+    streams it from there, so neither process holds a large body in memory."""
+    fd, name = tempfile.mkstemp(prefix="wlmon-upload-")
+    os.close(fd)
+    try:
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
 
 
-async def _read_limited(request: Request, limit: int) -> tempfile.SpooledTemporaryFile:
-    """The body in a spooled file (read from its start), refused with 413 as soon as it
-    passes `limit` (declared or streamed)."""
+async def _read_limited(request: Request, limit: int, path: Path) -> None:
+    """Write the body to `path`, refused with 413 as soon as it passes `limit` (declared or
+    streamed)."""
     declared = request.headers.get("content-length") or "0"
     if declared.isdigit() and int(declared) > limit:
         raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file over {limit} bytes")
-    # Handed to the caller, who closes it once the import has read it.
-    body = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
     size = 0
-    try:
+    with path.open("wb") as out:
         async for chunk in request.stream():
             size += len(chunk)
             if size > limit:
                 raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file over {limit} bytes")
-            body.write(chunk)
-    except BaseException:
-        body.close()
-        raise
-    body.seek(0)
-    return body
+            out.write(chunk)
 
 
 # Both imports answer alike: the run they stored, or why the file was refused.
@@ -65,11 +70,12 @@ AS_RUN: dict[str, Any] = {
     summary="Import a Windows Performance Monitor CSV (typeperf, relog, logman) as a run",
     **AS_RUN,
 )
-async def import_perfmon(request: Request, store: StoreDep, label: Label = "") -> dict:
-    body = await _read_limited(request, MAX_BYTES)
-    # Parsing a large file takes a while: off the event loop, streamed from the spool.
-    with body:
-        return await run_in_threadpool(imports.store_perfmon, store, body, label)
+async def import_perfmon(request: Request, pool: PoolDep, label: Label = "") -> dict:
+    with _upload() as path:
+        await _read_limited(request, MAX_BYTES, path)
+        # Parsing a large file takes a while: in a worker process, off the event loop and
+        # its GIL.
+        return await pool.run(workers.import_perfmon, path, label)
 
 
 @router.post(
@@ -77,7 +83,7 @@ async def import_perfmon(request: Request, store: StoreDep, label: Label = "") -
     summary="Import an ST03/ST03N workload export (CSV) as a run; columns in api/imports/st03.py",
     **AS_RUN,
 )
-async def import_st03(request: Request, store: StoreDep, label: Label = "") -> dict:
-    body = await _read_limited(request, ST03_MAX)
-    with body:
-        return await run_in_threadpool(imports.store_st03, store, body, label)
+async def import_st03(request: Request, pool: PoolDep, label: Label = "") -> dict:
+    with _upload() as path:
+        await _read_limited(request, ST03_MAX, path)
+        return await pool.run(workers.import_st03, path, label)

@@ -3,15 +3,18 @@ real system's window (external); list them, report on them, compare two."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Response, status
-from fastapi.responses import HTMLResponse
+from fastapi import APIRouter, Header, Query, Response, status
+from fastapi.concurrency import run_in_threadpool
 
-from api.deps import LiveDep, SettingsDep, StoreDep, WriteAuth
+from api.deps import LiveDep, PoolDep, ReportCacheDep, SettingsDep, StoreDep, WriteAuth
 from api.runs.spec import ExternalRunRequest, FastRunRequest, RealtimeRunRequest
 from api.schemas import CheckRequest, CheckResult, Comparison, Report, Run, refusals
-from api.services import checks, reports, runs
+from api.services import checks, reports, runs, workers
+from api.services.cached_reports import rendered_report
+from api.services.errors import Invalid
+from api.services.report_cache import etag_matches
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 NO_RUN = {404: "no run with this id"}
@@ -39,24 +42,33 @@ IntervalQuery = Annotated[
                 409: "realtime: another run is driving the live exporter",
                 422: "the plan or window is wrong (the message says what)",
                 502: "the exporter or Prometheus cannot be reached",
+                503: "fast: every worker is busy; retry after the Retry-After seconds",
             },
             write=True,
         ),
     },
 )
-def create_run(
+async def create_run(
     body: FastRunRequest | RealtimeRunRequest | ExternalRunRequest,
     store: StoreDep,
     settings: SettingsDep,
     live: LiveDep,
+    pool: PoolDep,
     response: Response,
 ) -> dict:
+    # Talking to the exporter and Prometheus waits on the network: threads. Simulating is
+    # CPU work: a worker process, so the event loop keeps answering meanwhile.
     if isinstance(body, RealtimeRunRequest):
         response.status_code = status.HTTP_202_ACCEPTED
-        return live.start(store, settings, body)
+        return await run_in_threadpool(live.start, store, settings, body)
     if isinstance(body, ExternalRunRequest):
-        return runs.register_external(store, settings, body)
-    return runs.record_fast(store, body)
+        return await run_in_threadpool(runs.register_external, store, settings, body)
+    if body.duration_s > settings.max_fast_run_s:
+        raise Invalid(
+            f"duration_s: {body.duration_s:g} s is more than this API simulates "
+            f"({settings.max_fast_run_s:g} s, WLMON_API_MAX_FAST_RUN_S)"
+        )
+    return await pool.run(workers.record_fast, body)
 
 
 @router.get(
@@ -117,23 +129,32 @@ def cancel_run(run_id: str, store: StoreDep, live: LiveDep) -> dict:
     response_model=Report,
     # Keys a run does not have (alerts_fired, benchmark checks) stay out, not null.
     response_model_exclude_unset=True,
-    summary="The run's report for its steady-state window (JSON or HTML)",
+    summary="The run's report for its steady-state window (JSON or HTML); computed once per "
+    "change of the run, with an ETag (If-None-Match answers 304)",
     responses={
         200: {"content": {"text/html": {"schema": {"type": "string"}}}},
-        **refusals({**NO_RUN, 409: "the run is still running or has no data"}),
+        304: {"description": "the report is unchanged since the ETag given in If-None-Match"},
+        **refusals({**NO_RUN, 409: "the run is still running or has no data", 503: "workers busy"}),
     },
 )
-def get_report(
+async def get_report(
     run_id: str,
     store: StoreDep,
+    pool: PoolDep,
+    cache: ReportCacheDep,
     format: Annotated[Literal["json", "html"], Query()] = "json",
     top: TopQuery = 20,
     interval: IntervalQuery = 3600.0,
-) -> Any:
+    if_none_match: Annotated[str | None, Header()] = None,
+) -> Response:
     options = {"top": top, "interval_s": interval}
-    if format == "html":
-        return HTMLResponse(reports.page(store, run_id, **options))
-    return reports.report(store, run_id, **options)
+    rendered = await rendered_report(store, pool, cache, run_id, format, options)
+    # no-cache: clients keep the copy but ask each time (a late alert or a deleted run
+    # changes the answer); the ETag makes asking cheap.
+    headers = {"ETag": rendered.etag, "Cache-Control": "no-cache"}
+    if etag_matches(if_none_match, rendered.etag):
+        return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
+    return Response(rendered.body, media_type=rendered.media_type, headers=headers)
 
 
 CHECK_REFUSALS = refusals(

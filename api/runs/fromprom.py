@@ -21,6 +21,15 @@ class PrometheusError(RuntimeError):
     pass
 
 
+def label_value(value: str) -> str:
+    """`value` as a PromQL string literal: backslash, quote and line breaks escaped, so a
+    label value can only ever be matched, never close the matcher."""
+    escaped = (
+        value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    )
+    return f'"{escaped}"'
+
+
 def _range(url: str, query: str, start: datetime, end: datetime, step: float) -> list[dict]:
     try:
         r = httpx.get(
@@ -115,7 +124,7 @@ def read_window(
                 if 0 <= k < n:
                     arr[k] = float(value)
 
-    sel = f'sid="{sid}"'
+    sel = f"sid={label_value(sid)}"
     win = f"{step:g}s"
     put(
         "st03.{task_type}.steps",

@@ -5,44 +5,89 @@ a real system (external runs)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 # Ramp-up adds the users in ten equal levels, the way load drivers log users on in batches.
 RAMP_STEPS = 10
+# Thirty-five times the SD benchmark's 5 790 users: the model solves 200 000 users in about
+# the time of the benchmark's own (2.3 s against 0.5 s per simulated minute), while 400 000
+# saturate the landscape and take 25 times longer; a billion held gigabytes.
+MAX_USERS = 200_000
+MAX_DURATION_S = 86_400.0
+MAX_FAULT_WINDOWS = 50
+# Prometheus refuses a range query of more than 11 000 points per series.
+MAX_WINDOW_POINTS = 11_000
+# Times a run may be placed at: Unix time (the series' timestamps) up to the end of the
+# century; year 1 or 9999 break the arithmetic of windows and Grafana links.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(2100, 1, 1, tzinfo=UTC)
+# An SAP system ID: three characters, a letter first; it
+# reaches PromQL label matchers, so nothing else gets through.
+SID_PATTERN = r"^[A-Z][A-Z0-9]{2}$"
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
+
+
+def _in_range(when: datetime) -> datetime:
+    """Naive times are UTC; the time must lie in [EARLIEST, LATEST)."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    if not EARLIEST <= when < LATEST:
+        raise ValueError(
+            f"must lie between {EARLIEST.date().isoformat()} and {LATEST.date().isoformat()}"
+        )
+    return when
+
+
+# JSON numbers only (no "1000" strings, no true for 1), finite.
+Seconds = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+Moment = Annotated[datetime, AfterValidator(_in_range)]
 
 
 class FaultWindow(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str
-    start_s: float = Field(ge=0, description="offset from the run's start")
-    end_s: float | None = Field(default=None, gt=0, description="offset; none: until the end")
+    name: str = Field(pattern=NAME_PATTERN, description="a fault of the model's catalog")
+    start_s: Seconds = Field(ge=0, le=MAX_DURATION_S, description="offset from the run's start")
+    end_s: Seconds | None = Field(
+        default=None, gt=0, le=MAX_DURATION_S, description="offset; none: until the end"
+    )
 
 
 class RunPlan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    scenario: str = "sd-benchmark-2003"
-    users: int | None = Field(default=None, gt=0, description="default: the scenario's")
-    duration_s: float = Field(gt=0, le=86400, description="simulated seconds, up to a day")
-    ramp_up_s: float = Field(default=0.0, ge=0)
-    resolution_s: float = Field(
+    scenario: str = Field(default="sd-benchmark-2003", pattern=NAME_PATTERN)
+    users: int | None = Field(
+        default=None, strict=True, gt=0, le=MAX_USERS, description="default: the scenario's"
+    )
+    duration_s: Seconds = Field(
+        gt=0, le=MAX_DURATION_S, description="simulated seconds, up to a day"
+    )
+    ramp_up_s: Seconds = Field(default=0.0, ge=0, le=MAX_DURATION_S)
+    resolution_s: Seconds = Field(
         default=5.0, ge=1, le=3600, description="sample interval of the series"
     )
-    faults: list[FaultWindow] = Field(default_factory=list)
+    faults: list[FaultWindow] = Field(default_factory=list, max_length=MAX_FAULT_WINDOWS)
     label: str = Field(default="", max_length=200)
 
     @model_validator(mode="after")
     def _windows_inside_the_run(self) -> RunPlan:
         if self.ramp_up_s >= self.duration_s:
             raise ValueError("ramp_up_s must be shorter than duration_s")
+        if self.resolution_s > self.duration_s:
+            raise ValueError("resolution_s must not be longer than duration_s")
         for i, f in enumerate(self.faults):
             if f.start_s >= self.duration_s:
                 raise ValueError(f"faults[{i}].start_s is after the end of the run")
             if f.end_s is not None and f.end_s <= f.start_s:
                 raise ValueError(f"faults[{i}].end_s must be after start_s")
+            if f.end_s is not None and f.end_s > self.duration_s:
+                raise ValueError(
+                    f"faults[{i}].end_s is after the end of the run; leave it out for "
+                    "'until the end'"
+                )
         return self
 
     def users_at(self, t: float, full_users: int) -> int:
@@ -70,8 +115,9 @@ class RunPlan(BaseModel):
 class RunSpec(RunPlan):
     """A fast run: the model simulated from `start` without waiting."""
 
-    seed: int = 1
-    start: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    # The model's generator takes seeds of 0 to 2**32 - 1.
+    seed: int = Field(default=1, strict=True, ge=0, le=2**32 - 1)
+    start: Moment = Field(default_factory=lambda: datetime.now(UTC))
 
 
 class FastRunRequest(RunSpec):
@@ -86,7 +132,7 @@ class RealtimeRunRequest(RunPlan):
     window back from Prometheus when the run ends."""
 
     mode: Literal["realtime"]
-    resolution_s: float = Field(
+    resolution_s: Seconds = Field(
         default=60.0,
         ge=1,
         le=3600,
@@ -101,11 +147,28 @@ class ExternalRunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     mode: Literal["external"]
-    sid: str = "BMK"
-    start: datetime
-    end: datetime
-    ramp_up_s: float = Field(default=0.0, ge=0)
-    resolution_s: float = Field(default=15.0, ge=1, le=3600)
-    users: int | None = Field(default=None, gt=0, description="for the response-time law")
-    think_time_s: float | None = Field(default=None, ge=0)
+    sid: str = Field(default="BMK", pattern=SID_PATTERN, description="SAP system ID, e.g. BMK")
+    start: Moment
+    end: Moment
+    ramp_up_s: Seconds = Field(default=0.0, ge=0)
+    resolution_s: Seconds = Field(default=15.0, ge=1, le=3600)
+    users: int | None = Field(
+        default=None, strict=True, gt=0, le=MAX_USERS, description="for the response-time law"
+    )
+    think_time_s: Seconds | None = Field(default=None, ge=0, le=3600)
     label: str = Field(default="", max_length=200)
+
+    @model_validator(mode="after")
+    def _a_window_prometheus_can_answer(self) -> ExternalRunRequest:
+        span = (self.end - self.start).total_seconds()
+        if span <= 0:
+            raise ValueError("end must be after start")
+        if self.ramp_up_s >= span:
+            raise ValueError("ramp_up_s must be shorter than the window")
+        if span / self.resolution_s > MAX_WINDOW_POINTS:
+            raise ValueError(
+                f"the window holds {span / self.resolution_s:.0f} steps of resolution_s; "
+                f"Prometheus answers at most {MAX_WINDOW_POINTS}: raise resolution_s to "
+                f"{span / MAX_WINDOW_POINTS:.0f} or more"
+            )
+        return self

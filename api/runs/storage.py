@@ -30,7 +30,8 @@ CREATE TABLE IF NOT EXISTS runs (
     ramp_up_s REAL NOT NULL,
     spec TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    message TEXT NOT NULL DEFAULT ''
+    message TEXT NOT NULL DEFAULT '',
+    updated_at TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS run_data (
     run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
@@ -66,6 +67,38 @@ def _totals(blob: bytes | None) -> Totals | None:
     )
 
 
+def _data_blobs(data: RunData) -> tuple[bytes, bytes | None, bytes | None, str]:
+    """The run_data columns after the id. Compressed before the transaction: the database
+    is locked for writers (API, workers, CLI) while one is open, and compressing a day of
+    series takes a while."""
+    series = _npz(times=data.times, values=data.values, columns=np.array(data.columns))
+    return (
+        series,
+        _totals_blob(data.steady_start),
+        _totals_blob(data.steady_end),
+        json.dumps(data.meta),
+    )
+
+
+# What GET /runs and GET /runs/{id} answer of a row (api/schemas.py Run).
+RUN_KEYS = (
+    "id",
+    "kind",
+    "status",
+    "scenario",
+    "label",
+    "start",
+    "end",
+    "ramp_up_s",
+    "created_at",
+    "message",
+)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
 class RunStore:
     def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
         self._conn = conn
@@ -75,14 +108,19 @@ class RunStore:
             columns = {r[1] for r in self._conn.execute("PRAGMA table_info(runs)")}
             if "message" not in columns:  # a database from before real-time runs
                 self._conn.execute("ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT ''")
+            if "updated_at" not in columns:  # a database from before cached reports
+                self._conn.execute(
+                    "ALTER TABLE runs ADD COLUMN updated_at TEXT NOT NULL DEFAULT ''"
+                )
 
     def fail_interrupted(self) -> int:
         """Runs left 'running' by an API that stopped: no one drives them any more. Called by
         the API when it starts (not by the CLI, which may share the file with a live API)."""
         with self._lock:
             cur = self._conn.execute(
-                "UPDATE runs SET status = 'failed', message = ? WHERE status = 'running'",
-                ("the API stopped while the run was in progress",),
+                "UPDATE runs SET status = 'failed', message = ?, updated_at = ?"
+                " WHERE status = 'running'",
+                ("the API stopped while the run was in progress", _now()),
             )
         return cur.rowcount
 
@@ -110,13 +148,14 @@ class RunStore:
         self, run_id: str, status: str, end: datetime, data: RunData | None, message: str = ""
     ) -> None:
         """The run's final status and actual end, and its data, in one transaction."""
+        blobs = None if data is None else _data_blobs(data)
         with self._transaction():
             self._conn.execute(
-                "UPDATE runs SET status = ?, end = ?, message = ? WHERE id = ?",
-                (status, end.astimezone(UTC).isoformat(), message, run_id),
+                "UPDATE runs SET status = ?, end = ?, message = ?, updated_at = ? WHERE id = ?",
+                (status, end.astimezone(UTC).isoformat(), message, _now(), run_id),
             )
-            if data is not None:
-                self._insert_data(run_id, data)
+            if blobs is not None:
+                self._conn.execute("INSERT INTO run_data VALUES (?,?,?,?,?)", (run_id, *blobs))
 
     def _create(
         self,
@@ -132,21 +171,23 @@ class RunStore:
         spec: dict,
     ) -> str:
         run_id = uuid.uuid4().hex[:12]
+        blobs = None if data is None else _data_blobs(data)
         with self._transaction():
             self._insert_run(
                 run_id, kind, status, scenario, label, start, duration_s, ramp_up_s, spec
             )
-            if data is not None:
-                self._insert_data(run_id, data)
+            if blobs is not None:
+                self._conn.execute("INSERT INTO run_data VALUES (?,?,?,?,?)", (run_id, *blobs))
         return run_id
 
     def _insert_run(
         self, run_id, kind, status, scenario, label, start, duration_s, ramp_up_s, spec
     ) -> None:
         end = datetime.fromtimestamp(start.timestamp() + duration_s, UTC)
+        now = _now()
         self._conn.execute(
             "INSERT INTO runs (id, kind, status, scenario, label, start, end, ramp_up_s, spec,"
-            " created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
                 run_id,
                 kind,
@@ -157,45 +198,37 @@ class RunStore:
                 end.isoformat(),
                 ramp_up_s,
                 json.dumps(spec, default=str),
-                datetime.now(UTC).isoformat(),
-            ),
-        )
-
-    def _insert_data(self, run_id: str, data: RunData) -> None:
-        series = _npz(times=data.times, values=data.values, columns=np.array(data.columns))
-        self._conn.execute(
-            "INSERT INTO run_data VALUES (?,?,?,?,?)",
-            (
-                run_id,
-                series,
-                _totals_blob(data.steady_start),
-                _totals_blob(data.steady_end),
-                json.dumps(data.meta),
+                now,
+                now,
             ),
         )
 
     def list(self) -> list[dict]:
         with self._lock:
             rows = self._conn.execute(
-                "SELECT id, kind, status, scenario, label, start, end, ramp_up_s, created_at,"
-                " message FROM runs ORDER BY created_at DESC"
+                f"SELECT {', '.join(RUN_KEYS)} FROM runs ORDER BY created_at DESC"
             ).fetchall()
-        keys = (
-            "id",
-            "kind",
-            "status",
-            "scenario",
-            "label",
-            "start",
-            "end",
-            "ramp_up_s",
-            "created_at",
-            "message",
-        )
-        return [dict(zip(keys, r, strict=True)) for r in rows]
+        return [dict(zip(RUN_KEYS, r, strict=True)) for r in rows]
 
     def get(self, run_id: str) -> dict | None:
-        return next((r for r in self.list() if r["id"] == run_id), None)
+        with self._lock:
+            row = self._conn.execute(
+                f"SELECT {', '.join(RUN_KEYS)} FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
+        return None if row is None else dict(zip(RUN_KEYS, row, strict=True))
+
+    def revision(self, run_id: str) -> tuple[str, str, str] | None:
+        """(kind, status, updated_at) of the run, None when there is none: what a cached
+        report of it is valid for. Every change of a run row sets updated_at."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT kind, status, updated_at, created_at FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
+        if row is None:
+            return None
+        kind, status, updated_at, created_at = row
+        # Rows from before the column carry ''; they have not changed since.
+        return kind, status, updated_at or created_at
 
     def data(self, run_id: str) -> RunData | None:
         with self._lock:

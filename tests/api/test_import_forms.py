@@ -227,13 +227,17 @@ def test_a_generated_day_long_capture_agrees_with_the_generator() -> None:
         assert np.allclose(got, expected[:, k], atol=1e-6)
 
 
-def test_a_body_larger_than_the_spool_is_read_from_disk(client, monkeypatch) -> None:
-    """Large uploads wait in a temporary file, not in memory; the import reads them alike."""
-    monkeypatch.setattr("api.routes.imports.SPOOL_BYTES", 1024)
+def test_an_upload_waits_on_disk_and_is_removed_after_the_import(
+    client, monkeypatch, tmp_path
+) -> None:
+    """Uploads wait in a temporary file the worker streams, not in memory; none is left."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
     raw = (FIXTURES / "relog-two-hosts.csv").read_bytes()
     assert len(raw) > 100 * 1024
     rows = _report(client, raw)["os_counters"]
     assert len(rows) == 304
+    assert list(tmp_path.glob("wlmon-upload-*")) == []
 
 
 def test_a_binary_log_is_refused_with_the_relog_command_to_convert_it(client) -> None:

@@ -1,0 +1,230 @@
+"""Worker processes for the API's CPU-bound work: imports, fast runs and reports.
+
+A thread would not do: parsing and simulating are Python code holding the GIL, and the event
+loop (health checks, Alertmanager's webhook) would wait for it in 5 ms slices, request after
+request. A process has its own interpreter. Each worker opens the API's SQLite file itself
+(WAL mode lets the API read meanwhile) and answers with small, picklable results: a run's
+row, or a report's bytes.
+
+Concurrency is bounded twice: `workers` processes, and at most `queue` more jobs waiting;
+past that a request is refused with 503 and Retry-After instead of piling up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import status
+
+from api.runs.spec import RunSpec
+from api.schemas import Report
+from api.services import imports, reports, runs
+from api.services.errors import ServiceError
+from api.store import Store
+
+ReportFormat = Literal["json", "html"]
+
+
+# Rows an import may hold besides the size limits of the parsers (api/imports/: 10 MB of
+# ST03, 512 MB of PerfMon). An ST03N export of every transaction of a month has tens of
+# thousands; a PerfMon log of a week at 5 s has 121 000 samples. Counted as line breaks
+# before parsing, so a file over the limit costs no parse.
+ST03_MAX_ROWS = 100_000
+PERFMON_MAX_ROWS = 250_000
+
+
+class TooLarge(ServiceError):
+    status_code = status.HTTP_413_CONTENT_TOO_LARGE
+
+
+def _check_rows(path: Path, limit: int) -> None:
+    """Refuse a file of more than `limit` rows, counted as line breaks in a streamed read."""
+    lines, tail = 0, b""
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            lines += chunk.count(b"\n")
+            tail = (tail + chunk)[-2:]
+    # UTF-16 files count too: their line break is 0A 00. The header is not a row.
+    rows = lines + (0 if tail.endswith((b"\n", b"\n\x00")) else 1) - 1
+    if rows > limit:
+        raise TooLarge(f"the file has {rows} rows; at most {limit} are accepted")
+
+
+class Busy(ServiceError):
+    """Every worker is busy and the queue is full: try again shortly."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A report as sent: its bytes, their media type and their ETag."""
+
+    body: bytes
+    media_type: str
+    etag: str
+
+
+# --- in the worker process -----------------------------------------------------------------
+
+# One connection per database file and worker process, opened on its first job.
+_stores: dict[Path, Store] = {}
+
+
+# Workers yield the CPU to the API process: on a machine with as many cores as workers, an
+# equal share would let two imports delay every health check by a scheduler slice.
+WORKER_NICENESS = 10
+
+
+def _init_worker(parent: int) -> None:
+    os.nice(WORKER_NICENESS)
+    _watch_parent(parent)
+
+
+def _watch_parent(parent: int) -> None:
+    """End this worker when the API is gone, however it ended (a killed API cannot tell
+    its workers, and an orphan would hold the API's pipes and memory)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="wlmon-worker-watch", daemon=True).start()
+
+
+def _store(db_path: Path) -> Store:
+    if db_path not in _stores:
+        _stores[db_path] = Store(db_path)
+    return _stores[db_path]
+
+
+def record_fast(db_path: Path, spec: RunSpec) -> dict:
+    return runs.record_fast(_store(db_path), spec)
+
+
+def import_st03(db_path: Path, upload: Path, label: str) -> dict:
+    """Import the uploaded file the API spooled to disk, streamed from there."""
+    _check_rows(upload, ST03_MAX_ROWS)
+    with upload.open("rb") as source:
+        return imports.store_st03(_store(db_path), source, label)
+
+
+def import_perfmon(db_path: Path, upload: Path, label: str) -> dict:
+    _check_rows(upload, PERFMON_MAX_ROWS)
+    with upload.open("rb") as source:
+        return imports.store_perfmon(_store(db_path), source, label)
+
+
+def render_report(
+    db_path: Path, run_id: str, fmt: ReportFormat, options: dict[str, float]
+) -> Rendered:
+    """The report as the route would send it: JSON validated against the answer model once
+    here (so a cached copy costs nothing per request), or the HTML page."""
+    store = _store(db_path)
+    if fmt == "html":
+        page = reports.page(store, run_id, **options)
+        body, media_type = page.encode(), "text/html; charset=utf-8"
+    else:
+        doc = Report.model_validate(reports.report(store, run_id, **options))
+        # Keys a run does not have (alerts_fired, benchmark checks) stay out, not null.
+        body, media_type = doc.model_dump_json(exclude_unset=True).encode(), "application/json"
+    return Rendered(body, media_type, f'"{hashlib.sha256(body).hexdigest()[:32]}"')
+
+
+# --- in the API process --------------------------------------------------------------------
+
+
+class WorkerPool:
+    """Processes started on the first job (an app that never needs one starts none) and
+    stopped with the app; a pool whose process died is replaced on the next job."""
+
+    def __init__(self, db_path: Path, workers: int, queue: int) -> None:
+        self.db_path = Path(db_path)
+        self.workers = workers
+        self.capacity = workers + queue
+        self._lock = threading.Lock()
+        self._executor: ProcessPoolExecutor | None = None
+        self._in_flight = 0
+
+    @property
+    def in_flight(self) -> int:
+        """Jobs running or waiting, including ones whose client has gone."""
+        with self._lock:
+            return self._in_flight
+
+    def _take_slot(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._in_flight >= self.capacity:
+                raise Busy(
+                    f"all {self.workers} workers are busy and {self.capacity - self.workers} "
+                    "jobs wait; try again shortly"
+                )
+            self._in_flight += 1
+            if self._executor is None:
+                # spawn, not fork: the API process has threads (the thread pool, the Loki
+                # forwarder) whose locks a forked child would inherit held.
+                self._executor = ProcessPoolExecutor(
+                    self.workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_init_worker,
+                    initargs=(os.getpid(),),
+                )
+            return self._executor
+
+    def _release(self, _: Future | None = None) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def _broken(self, executor: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._executor is executor:
+                self._executor = None
+        _stop(executor)
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(db_path, *args)` in a worker; its result, or the ServiceError it raised. The
+        slot is held until the job ends, even when the client gives up waiting."""
+        executor = self._take_slot()
+        try:
+            future = executor.submit(fn, self.db_path, *args)
+        except BaseException:
+            self._release()
+            raise
+        future.add_done_callback(self._release)
+        try:
+            return await asyncio.wrap_future(future)
+        except BrokenProcessPool as exc:
+            self._broken(executor)
+            raise Busy(
+                "a worker process ended abruptly (out of memory?); the job is lost, try again"
+            ) from exc
+
+    def shutdown(self) -> None:
+        """Stop the processes; jobs still waiting are dropped. A later job starts new ones."""
+        with self._lock:
+            executor, self._executor = self._executor, None
+        if executor is not None:
+            _stop(executor)
+
+
+def _stop(executor: ProcessPoolExecutor) -> None:
+    """Drop waiting jobs and end the processes now: a running job (a day-long fast run) would
+    otherwise keep the API from stopping."""
+    # The executor keeps its processes private; terminating them is the only way to stop a
+    # job in progress.
+    processes = list(getattr(executor, "_processes", {}).values())
+    executor.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        proc.terminate()

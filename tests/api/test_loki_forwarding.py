@@ -1,0 +1,108 @@
+"""The webhook stores and answers; a thread forwards to Loki behind it (issue 17: with Loki
+frozen each call held the event loop ~3 s). A fake Loki on a free port takes the pushes; a
+frozen one accepts connections and never answers."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.config import Settings
+from api.main import create_app
+from tests.api.test_alerts_webhook import PAYLOAD
+
+AUTH = {"Authorization": "Bearer t"}
+
+
+class FakeLoki(ThreadingHTTPServer):
+    def __init__(self) -> None:
+        self.lines: list[dict] = []
+        self.fail = False
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(handler) -> None:  # `self` is the server
+                body = json.loads(handler.rfile.read(int(handler.headers["Content-Length"])))
+                if self.fail:
+                    handler.send_response(503)
+                else:
+                    for stream in body["streams"]:
+                        self.lines += [json.loads(v[1]) for v in stream["values"]]
+                    handler.send_response(204)
+                handler.end_headers()
+
+            def log_message(handler, *args) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+
+
+@pytest.fixture
+def loki():
+    server = FakeLoki()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+
+
+def _client(tmp_path, loki_url: str) -> TestClient:
+    settings = Settings(
+        db_path=tmp_path / "db.sqlite", token="t", loki_url=loki_url, loki_max_backoff_s=0.5
+    )
+    return TestClient(create_app(settings))
+
+
+def _until(check, timeout_s: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_notifications_reach_loki_after_the_answer(tmp_path, loki) -> None:
+    with _client(tmp_path, f"http://127.0.0.1:{loki.server_port}") as c:
+        r = c.post("/alerts/webhook", json=PAYLOAD, headers=AUTH)
+        assert r.status_code == 200 and r.json()["queued_for_loki"] == 1
+        assert _until(lambda: c.get("/alerts/notifications").json()[0]["forwarded_to_loki"])
+        assert [line["alertname"] for line in loki.lines] == ["SAPEnqueueTimeHigh"]
+        assert loki.lines[0]["diagnosis"] == "The enqueue server is a bottleneck."
+
+
+def test_a_failing_loki_gets_them_later_and_once(tmp_path, loki) -> None:
+    loki.fail = True
+    with _client(tmp_path, f"http://127.0.0.1:{loki.server_port}") as c:
+        for _ in range(3):
+            assert c.post("/alerts/webhook", json=PAYLOAD, headers=AUTH).status_code == 200
+        time.sleep(0.5)
+        assert not any(n["forwarded_to_loki"] for n in c.get("/alerts/notifications").json())
+        loki.fail = False
+        assert _until(lambda: len(loki.lines) == 3)
+        assert all(n["forwarded_to_loki"] for n in c.get("/alerts/notifications").json())
+        time.sleep(0.5)
+        assert len(loki.lines) == 3
+
+
+def test_a_frozen_loki_does_not_hold_the_webhook(tmp_path) -> None:
+    # Listens (the kernel completes connections) but never reads: SIGSTOPped Loki.
+    frozen = socket.socket()
+    frozen.bind(("127.0.0.1", 0))
+    frozen.listen(64)
+    try:
+        with _client(tmp_path, f"http://127.0.0.1:{frozen.getsockname()[1]}") as c:
+            took = []
+            for _ in range(10):
+                t0 = time.perf_counter()
+                assert c.post("/alerts/webhook", json=PAYLOAD, headers=AUTH).status_code == 200
+                took.append(time.perf_counter() - t0)
+            # The push's own timeout is 3 s; a call that waited for it would show here.
+            assert max(took) < 1.0, took
+            assert len(c.get("/alerts/notifications").json()) == 10
+    finally:
+        frozen.close()
