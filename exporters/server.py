@@ -271,10 +271,16 @@ class ExporterServer:
         loki_url: str | None = None,
         influx_url: str | None = None,
         trace_interval_s: float = 60.0,
+        influx_token: str = "",
     ) -> None:
         self.loki = LokiSink(loki_url).start() if loki_url else None
         self.events = (
-            RunEvents(sim.snapshot().sid, influx_url=influx_url, loki=self.loki)
+            RunEvents(
+                sim.snapshot().sid,
+                influx_url=influx_url,
+                influx_token=influx_token,
+                loki=self.loki,
+            )
             if (loki_url or influx_url)
             else None
         )
@@ -335,6 +341,7 @@ def serve(
     loki_url: str | None = None,
     influx_url: str | None = None,
     trace_interval_s: float = 60.0,
+    influx_token: str = "",
 ) -> None:
     server = ExporterServer(
         sim,
@@ -344,6 +351,7 @@ def serve(
         loki_url=loki_url,
         influx_url=influx_url,
         trace_interval_s=trace_interval_s,
+        influx_token=influx_token,
     )
     server.start_model()
     console.print(

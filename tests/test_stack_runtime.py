@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from wlmon.cli import app
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
-from wlmon.stack.runtime import Stack, StackError, _create_influx_database, _port_free
+from wlmon.stack.runtime import Stack, StackError, _port_free, _prepare_influxdb
 from wlmon.stack.services import Service, fill, read_table
 from wlmon.stack.settings import REPO_DIR, Ports, StackSettings
 from wlmon.stack.template import TemplateError, expand
@@ -119,6 +119,7 @@ def _pinned_settings(**changes) -> StackSettings:
         telegraf_interval="5s",
         grafana_admin_password=SecretStr("gpw"),
         api_token=SecretStr("tok"),
+        influxdb_admin_password=SecretStr("ipw"),
         ports=PINNED_PORTS,
         **changes,
     )
@@ -178,6 +179,7 @@ PINNED_SERVICES = [
             "LOKI_HTTP_PORT": "10005",
             "LOKI_GRPC_ADDRESS": "127.0.0.1",
             "LOKI_GRPC_PORT": "10006",
+            "LOKI_RETENTION_PERIOD": "720h",
         },
         "ready_timeout": 120.0,
         "after_start": False,
@@ -224,7 +226,7 @@ PINNED_SERVICES = [
         "port": 10010,
         "url": "http://127.0.0.1:10010/metrics",
         "health_url": "http://127.0.0.1:10010/healthz",
-        "env": {},
+        "env": {"WLMON_INFLUX_TOKEN": "wlmon-admin:ipw"},
         "ready_timeout": 60.0,
         "after_start": False,
     },
@@ -240,6 +242,7 @@ PINNED_SERVICES = [
             "WLMON_API_LOKI_URL": "http://127.0.0.1:10005",
             "WLMON_API_PROMETHEUS_URL": "http://127.0.0.1:10002",
             "WLMON_API_INFLUX_URL": "http://127.0.0.1:10007",
+            "WLMON_API_INFLUX_TOKEN": "wlmon-admin:ipw",
             "WLMON_API_EXPORTER_URL": "http://127.0.0.1:10010",
             "WLMON_API_GRAFANA_URL": "http://127.0.0.1:10001",
             "WLMON_API_GRAFANA_PASSWORD": "gpw",
@@ -256,6 +259,8 @@ PINNED_SERVICES = [
             "--storage.tsdb.path=/state/data/prometheus",
             "--web.listen-address=127.0.0.1:10002",
             "--web.enable-lifecycle",
+            "--storage.tsdb.retention.time=15d",
+            "--storage.tsdb.retention.size=10GB",
         ],
         "port": 10002,
         "url": "http://127.0.0.1:10002",
@@ -276,6 +281,10 @@ PINNED_SERVICES = [
         "health_url": "http://127.0.0.1:10009/metrics",
         "env": {
             "INFLUX_URL": "http://127.0.0.1:10007",
+            "INFLUX_USERNAME": "wlmon-admin",
+            "INFLUX_PASSWORD": "ipw",
+            # 600 s: 30 scrapes of 4110 series (20 s), 120 intervals of 100 host metrics (5 s).
+            "TELEGRAF_METRIC_BUFFER_LIMIT": str(round((30 * 4110 + 120 * 100) * 1.5)),
             "TELEGRAF_PROMETHEUS_LISTEN": "127.0.0.1:10009",
             "TELEGRAF_INTERVAL": "5s",
             "WLMON_SID": "QAS",
@@ -310,7 +319,7 @@ PINNED_SERVICES = [
             "WLMON_LOKI_URL": "http://127.0.0.1:10005",
             "WLMON_ALERTMANAGER_URL": "http://127.0.0.1:10003",
             "WLMON_INFLUXDB_URL": "http://127.0.0.1:10007",
-            "WLMON_INFLUXDB_TOKEN": "wlmon",
+            "WLMON_INFLUXDB_TOKEN": "wlmon-admin:ipw",
             "WLMON_DASHBOARDS_DIR": "/repo/dashboards",
         },
         "ready_timeout": 60.0,
@@ -526,5 +535,5 @@ def test_a_config_that_cannot_be_rendered_stops_up_with_a_stack_error(
 def test_a_failed_influx_database_creation_is_a_stack_error() -> None:
     url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
     influx = Service("influxdb", ["influxd"], 1, url, f"{url}/ping")
-    with pytest.raises(StackError, match="influxdb: CREATE DATABASE wlmon failed"):
-        _create_influx_database(influx)
+    with pytest.raises(StackError, match="influxdb: SHOW DATABASES failed"):
+        _prepare_influxdb(influx, user="u", password="p", retention="30d")

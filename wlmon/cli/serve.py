@@ -31,6 +31,12 @@ def exporter(
     loki_url: str = typer.Option(None, help="push ST05 summaries and run events to this Loki"),
     influx_url: str = typer.Option(None, help="write run events to this InfluxDB"),
     trace_interval: float = typer.Option(60.0, help="seconds between ST05 summaries sent to Loki"),
+    influx_token: str = typer.Option(
+        "",
+        envvar="WLMON_INFLUX_TOKEN",
+        show_default=False,
+        help="InfluxDB credentials as user:password (from the environment, not the command line)",
+    ),
 ) -> None:
     """Serve /metrics from the real-time model (faults switchable via /control/faults)."""
 
@@ -49,6 +55,7 @@ def exporter(
             loki_url=loki_url,
             influx_url=influx_url,
             trace_interval_s=trace_interval,
+            influx_token=influx_token,
         )
     except OSError as exc:
         fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")
