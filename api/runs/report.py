@@ -320,7 +320,7 @@ def build_report(run: dict, data: RunData) -> dict:
     window_s = s.window_s
     summary, transactions = st03(s)
     sql, pools = sql_and_buffers(data)
-    return {
+    report = {
         "run": run,
         "steady_state": {
             "start_s": s.start_s,
@@ -335,6 +335,9 @@ def build_report(run: dict, data: RunData) -> dict:
         "bufferpools": pools,
         "benchmark": benchmark(s, data.meta, summary, window_s),
     }
+    if "gaps" in data.meta:  # runs read back from Prometheus: where data is missing, and why
+        report["gaps"] = data.meta["gaps"]
+    return report
 
 
 FIGURES = {  # figure -> (path in the report, higher is better)
