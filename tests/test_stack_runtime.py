@@ -17,6 +17,7 @@ import yaml
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
+from exporters.durations import parse_duration
 from wlmon.cli import app
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
@@ -80,6 +81,43 @@ def test_generated_grafana_password_is_private_and_stable(tmp_path) -> None:
     path = tmp_path / "secrets" / "grafana-admin-password"
     assert str(path) in source
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
+    for name in ("GRAFANA_ADMIN_PASSWORD", "API_TOKEN", "INFLUXDB_ADMIN_PASSWORD"):
+        monkeypatch.delenv(f"WLMON_{name}", raising=False)
+    stack = Stack(StackSettings(state_dir=tmp_path, api_token=SecretStr("given")))
+    sources = stack.secret_sources()
+    assert len(sources) == 3
+    grafana, api, influx = sources.values()
+    assert str(tmp_path / "secrets" / "grafana-admin-password") in grafana
+    assert api == "environment variable WLMON_API_TOKEN"
+    path = tmp_path / "secrets" / "influxdb-admin-password"
+    assert str(path) in influx and path.stat().st_mode & 0o777 == 0o600
+    user, password, _ = stack.influx_credentials()
+    assert (user, password) == ("wlmon-admin", path.read_text())
+    # Every client of InfluxDB gets the same credentials.
+    env = {svc.name: svc.env for svc in stack.services()}
+    token = f"{user}:{password}"
+    assert env["exporter"]["WLMON_INFLUX_TOKEN"] == token
+    assert env["api"]["WLMON_API_INFLUX_TOKEN"] == token
+    assert env["grafana"]["WLMON_INFLUXDB_TOKEN"] == token
+    assert (env["telegraf"]["INFLUX_USERNAME"], env["telegraf"]["INFLUX_PASSWORD"]) == (
+        user,
+        password,
+    )
+
+
+@pytest.mark.parametrize(("scrape", "interval"), [("15s", "10s"), ("2s", "2s"), ("1m", "30s")])
+def test_telegrafs_buffer_holds_the_outage_it_is_sized_for(tmp_path, scrape, interval) -> None:
+    settings = StackSettings(state_dir=tmp_path, scrape_interval=scrape, telegraf_interval=interval)
+    buffer = Stack(settings).telegraf_buffer()
+    shipped_per_s = settings.exporter_series / parse_duration(scrape) + 100 / parse_duration(
+        interval
+    )
+    held_s = buffer / shipped_per_s
+    assert held_s >= settings.telegraf_outage_s == 600
+    assert held_s <= 2 * settings.telegraf_outage_s  # not memory for hours
 
 
 def test_a_missing_server_binary_says_how_to_install_it(tmp_path, monkeypatch) -> None:
