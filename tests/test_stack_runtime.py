@@ -17,6 +17,7 @@ import yaml
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
+from api.config import Settings as ApiSettings
 from exporters.durations import parse_duration
 from wlmon.cli import app
 from wlmon.stack import render
@@ -575,3 +576,28 @@ def test_a_failed_influx_database_creation_is_a_stack_error() -> None:
     influx = Service("influxdb", ["influxd"], 1, url, f"{url}/ping")
     with pytest.raises(StackError, match="influxdb: SHOW DATABASES failed"):
         _prepare_influxdb(influx, user="u", password="p", retention="30d")
+
+
+def test_up_prints_where_every_secret_and_the_runs_database_are(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(Stack, "up", lambda self, only=None, on_event=None: [])
+    for name in ("GRAFANA_ADMIN_PASSWORD", "API_TOKEN", "INFLUXDB_ADMIN_PASSWORD"):
+        monkeypatch.delenv(f"WLMON_{name}", raising=False)
+    env = {"WLMON_STATE_DIR": str(tmp_path), "COLUMNS": "300"}
+    result = CliRunner().invoke(app, ["up", "--no-install-missing"], env=env)
+    assert result.exit_code == 0, result.output
+    for name in ("grafana-admin-password", "api-token", "influxdb-admin-password"):
+        assert str(tmp_path / "secrets" / name) in result.output
+    assert str(tmp_path / "data" / "api" / "wlmon.sqlite") in result.output
+
+
+@pytest.mark.parametrize("state_dir", ["", "custom"])
+def test_the_cli_and_the_stacks_api_share_one_database(tmp_path, monkeypatch, state_dir) -> None:
+    # The CLI (wlmon runs, report) opens api.config's db_path; `wlmon up` gives the API its own.
+    monkeypatch.delenv("WLMON_API_DB_PATH", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if state_dir:
+        monkeypatch.setenv("WLMON_STATE_DIR", str(tmp_path / state_dir))
+    else:
+        monkeypatch.delenv("WLMON_STATE_DIR", raising=False)
+    api_env = next(s.env for s in Stack(StackSettings()).services() if s.name == "api")
+    assert Path(api_env["WLMON_API_DB_PATH"]) == ApiSettings().db_path

@@ -104,14 +104,20 @@ def _exporter_points(stack: Stack, start: float, end: float) -> list[float]:
 def test_a_90_s_influxdb_outage_leaves_no_hole(stack: Stack) -> None:
     interval = 2.0  # WLMON_SCRAPE_INTERVAL of the integration stack: Telegraf's too
     assert influx_token(stack)  # the stack's InfluxDB runs with auth
-    eventually(lambda: len(_exporter_points(stack, time.time() - 30, time.time())) > 3, 120)
+    lead_in = 20.0
+
+    def scraped_for_the_lead_in() -> bool:
+        points = _exporter_points(stack, time.time() - lead_in - 10, time.time())
+        return bool(points) and points[0] <= time.time() - lead_in - interval
+
+    eventually(scraped_for_the_lead_in, timeout=180, every=2)
     stopped_at = time.time()
     assert stack.stop_service("influxdb")
     time.sleep(OUTAGE_S)
     stack.up(only=["influxdb"])
     back_at = time.time()
-    window = (stopped_at - 20, back_at + 20)
-    time.sleep(20 + 2 * interval)  # the points after the outage, and the buffer's flush
+    window = (stopped_at - lead_in, back_at + lead_in)
+    time.sleep(lead_in + 2 * interval)  # the points after the outage, and the buffer's flush
 
     def complete() -> list[float] | None:
         points = _exporter_points(stack, *window)
