@@ -204,7 +204,8 @@ class RealtimeRun(threading.Thread):
                     plan.think_time_s,
                     speed=plan.speed,
                 )
-                notes.extend(filter(None, [describe_gaps(data.meta["gaps"])]))
+                if data.meta.get("gaps"):  # the run's record says where its data has holes
+                    notes.append(describe_gaps(data.meta["gaps"]))
             except PrometheusError as exc:
                 status = "failed"
                 notes.append(str(exc))
