@@ -10,14 +10,16 @@ WHY = "The monitoring itself: no data is not good news."
 
 
 def rule_file(limits: Mapping[str, float]) -> RuleFile:
+    # `up` has no labels from the exporter: its sid is the scrape target's label
+    # (provisioning/prometheus/prometheus.yml), so a run's report can list the outage.
     down = alert(
         "SAPExporterDown",
         'up{job="wlmon-exporter"} == 0',
         for_="2m",
         severity="critical",
         summary="The wlmon exporter cannot be scraped.",
-        description="Prometheus cannot scrape {{ $labels.instance }} (job {{ $labels.job }}); "
-        "no SAP workload data arrives.",
+        description="Prometheus cannot scrape the exporter of {{ $labels.sid }} at "
+        "{{ $labels.instance }} (job {{ $labels.job }}); no SAP workload data arrives.",
         diagnosis="Without the exporter every SAP alert is blind. Check that the exporter runs "
         "(wlmon status) and listens where Prometheus looks.",
     )

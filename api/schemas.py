@@ -279,6 +279,15 @@ class FiredAlert(Answer):
     summary: str
 
 
+class Gap(Answer):
+    kind: Literal["exporter_down", "no_data"] = Field(
+        description="exporter_down: a scrape of the exporter failed; no_data: no sample arrived"
+    )
+    start: Timestamp
+    end: Timestamp
+    duration_s: float
+
+
 class Report(Answer):
     """A run's report for its steady-state window (ramp-up excluded)."""
 
@@ -295,6 +304,10 @@ class Report(Answer):
     top_sql: list[Statement]
     bufferpools: list[BufferPool]
     benchmark: Benchmark
+    gaps: list[Gap] | None = Field(
+        default=None,
+        description="runs of the monitored system: where the window has no data, and why",
+    )
     alerts_fired: list[FiredAlert] | None = Field(
         default=None,
         description="runs of the monitored system: the alerts Alertmanager sent in the window",

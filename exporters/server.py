@@ -364,6 +364,7 @@ class ExporterServer:
         control_token: str | None = None,
         state_file: Path | None = None,
         settings: ExporterSettings | None = None,
+        influx_token: str = "",
     ) -> None:
         settings = settings or get_settings()
         if control_token is None and settings.control_token is not None:
@@ -386,7 +387,12 @@ class ExporterServer:
             log.info("restored the control state from %s: %s", state_file, restored)
         self.loki = LokiSink(loki_url).start() if loki_url else None
         self.events = (
-            RunEvents(sim.snapshot().sid, influx_url=influx_url, loki=self.loki)
+            RunEvents(
+                sim.snapshot().sid,
+                influx_url=influx_url,
+                influx_token=influx_token,
+                loki=self.loki,
+            )
             if (loki_url or influx_url)
             else None
         )
@@ -470,6 +476,7 @@ def serve(
     influx_url: str | None = None,
     trace_interval_s: float = 60.0,
     state_file: Path | None = None,
+    influx_token: str = "",
 ) -> None:
     server = ExporterServer(
         sim,
@@ -480,6 +487,7 @@ def serve(
         influx_url=influx_url,
         trace_interval_s=trace_interval_s,
         state_file=state_file,
+        influx_token=influx_token,
     )
     server.start_model()
     console.print(

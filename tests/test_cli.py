@@ -188,10 +188,28 @@ def test_run_import_and_report_through_the_cli(tmp_path) -> None:
 
 def test_a_real_time_run_without_the_api_is_a_clear_error() -> None:
     result = runner.invoke(
-        app, ["run", "--no-fast", "--duration", "10m", "--api-url", "http://127.0.0.1:1"]
+        app,
+        ["run", "--no-fast", "--duration", "10m", "--api-url", "http://127.0.0.1:1"],
+        env={"WLMON_API_TOKEN": "t"},
     )
     assert result.exit_code == 2
     assert "cannot reach the API at http://127.0.0.1:1" in " ".join(result.output.split())
+
+
+def test_a_real_time_run_takes_the_token_wlmon_up_generated(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("WLMON_API_TOKEN", raising=False)
+    argv = ["run", "--no-fast", "--duration", "10m", "--api-url", "http://127.0.0.1:1"]
+    env = {"WLMON_STATE_DIR": str(tmp_path)}
+    missing = runner.invoke(app, argv, env=env)
+    assert missing.exit_code == 2
+    stored = tmp_path / "secrets" / "api-token"
+    # Rich may wrap the path anywhere: compare without whitespace.
+    assert "setWLMON_API_TOKEN" in "".join(missing.output.split())
+    assert str(stored) in "".join(missing.output.split())
+    stored.parent.mkdir()
+    stored.write_text("generated\n")
+    found = runner.invoke(app, argv, env=env)
+    assert "cannot reach the API at http://127.0.0.1:1" in " ".join(found.output.split())
 
 
 @pytest.mark.parametrize(

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from exporters.durations import parse_duration
 from wlmon.stack.components import COMPONENTS
+from wlmon.stack.runtime import Stack
+from wlmon.stack.settings import StackSettings
 
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = REPO / "docker-compose.yml"
@@ -17,6 +21,7 @@ SECRETS = {
     "GRAFANA_ADMIN_PASSWORD": "from-test",
     "WLMON_API_TOKEN": "from-test",
     "WLMON_EXPORTER_TOKEN": "from-test",
+    "WLMON_INFLUXDB_ADMIN_PASSWORD": "influx-from-test",
 }
 
 
@@ -115,3 +120,38 @@ def test_secrets_come_from_the_environment_or_dot_env(project) -> None:
     assert (REPO / ".env.example").is_file()
     tracked = subprocess.run(["git", "ls-files", ".env"], cwd=REPO, capture_output=True, text=True)
     assert tracked.stdout.strip() == ""
+
+
+def test_influxdb_runs_with_auth_and_every_client_has_its_credentials(project) -> None:
+    services = project["services"]
+    influx = services["influxdb"]["environment"]
+    assert influx["INFLUXDB_HTTP_AUTH_ENABLED"] == "true"
+    user, password = influx["INFLUXDB_ADMIN_USER"], influx["INFLUXDB_ADMIN_PASSWORD"]
+    assert password == "influx-from-test"
+    token = f"{user}:{password}"
+    assert services["exporter"]["environment"]["WLMON_INFLUX_TOKEN"] == token
+    assert services["api"]["environment"]["WLMON_API_INFLUX_TOKEN"] == token
+    assert services["grafana"]["environment"]["WLMON_INFLUXDB_TOKEN"] == token
+    telegraf = services["telegraf"]["environment"]
+    assert (telegraf["INFLUX_USERNAME"], telegraf["INFLUX_PASSWORD"]) == (user, password)
+
+
+def test_compose_keeps_what_the_native_stack_keeps(project, tmp_path) -> None:
+    """Retention and Telegraf's outage buffer: the same defaults as `wlmon up`."""
+    services = project["services"]
+    telegraf = services["telegraf"]["environment"]
+    native = StackSettings(
+        state_dir=tmp_path,
+        scrape_interval=telegraf["TELEGRAF_EXPORTER_INTERVAL"],
+        telegraf_interval=telegraf["TELEGRAF_INTERVAL"],
+    )
+    assert int(telegraf["TELEGRAF_METRIC_BUFFER_LIMIT"]) == Stack(native).telegraf_buffer()
+    command = services["prometheus"]["command"]
+    assert f"--storage.tsdb.retention.time={native.prometheus_retention_time}" in command
+    assert f"--storage.tsdb.retention.size={native.prometheus_retention_size}" in command
+    assert services["loki"]["environment"]["LOKI_RETENTION_PERIOD"] == native.loki_retention
+    iql = (REPO / "provisioning" / "influxdb" / "initdb" / "retention.iql").read_text()
+    duration = re.search(r"DURATION (\S+)", iql)
+    assert duration and parse_duration(duration[1]) == parse_duration(native.influxdb_retention)
+    conf = (REPO / "provisioning" / "telegraf" / "telegraf.conf").read_text()
+    assert f"TELEGRAF_METRIC_BUFFER_LIMIT:-{telegraf['TELEGRAF_METRIC_BUFFER_LIMIT']}}}" in conf

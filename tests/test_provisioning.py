@@ -60,6 +60,63 @@ def test_loki_verifies_its_config(rendered, tmp_path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_loki_keeps_logs_for_the_retention_the_settings_give(rendered, tmp_path) -> None:
+    cfg = rendered.config_dir / "loki" / "loki.yml"
+    result = _run(
+        [
+            str(COMPONENTS["loki"].path("loki")),
+            f"-config.file={cfg}",
+            "-config.expand-env=true",
+            "-verify-config",
+            "-print-config-stderr",
+        ],
+        env={"LOKI_DIR": str(tmp_path), "LOKI_RETENTION_PERIOD": "168h"},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    effective = yaml.safe_load(result.stderr[result.stderr.index("target:") :].split("\nlevel=")[0])
+    assert effective["limits_config"]["retention_period"] == "1w"
+    assert effective["compactor"]["retention_enabled"] is True
+
+
+def test_loki_retention_default_is_the_settings_default(rendered) -> None:
+    text = (rendered.config_dir / "loki" / "loki.yml").read_text()
+    assert f"${{LOKI_RETENTION_PERIOD:-{rendered.settings.loki_retention}}}" in text
+
+
+def test_the_exporters_up_series_carries_the_sid(tmp_path) -> None:
+    stack = Stack(StackSettings(state_dir=tmp_path, sid="QAS"))
+    doc = yaml.safe_load(render.render_prometheus(stack.settings, tmp_path).read_text())
+    job = next(j for j in doc["scrape_configs"] if j["job_name"] == "wlmon-exporter")
+    # honor_labels: the exporter's own sid stays sid (not exported_sid) on its series.
+    assert job["honor_labels"] is True
+    assert [sc["labels"] for sc in job["static_configs"]] == [{"sid": "QAS"}]
+
+
+def _alertmanager(tmp_path, **settings) -> dict:
+    stack = Stack(StackSettings(state_dir=tmp_path, api_token="t", **settings))
+    stack.render()
+    cfg = stack.config_dir / "alertmanager" / "alertmanager.yml"
+    result = _run([str(COMPONENTS["alertmanager"].path("amtool")), "check-config", str(cfg)])
+    assert result.returncode == 0, result.stdout + result.stderr
+    return yaml.safe_load(cfg.read_text())
+
+
+def test_without_smtp_no_receiver_mails(tmp_path) -> None:
+    doc = _alertmanager(tmp_path)
+    assert not any("email_configs" in r for r in doc["receivers"])
+    assert not any(key.startswith("smtp_") for key in doc["global"])
+    assert all(r["webhook_configs"] for r in doc["receivers"])
+
+
+def test_with_smtp_each_receiver_mails_its_address(tmp_path) -> None:
+    doc = _alertmanager(
+        tmp_path, smtp_smarthost="mail.example:587", alert_email_critical="pager@example"
+    )
+    assert doc["global"]["smtp_smarthost"] == "mail.example:587"
+    mails = {r["name"]: [e["to"] for e in r["email_configs"]] for r in doc["receivers"]}
+    assert mails == {"oncall-critical": ["pager@example"], "noc-warning": ["noc@localhost"]}
+
+
 def test_telegraf_loads_its_config(rendered) -> None:
     cfg = rendered.config_dir / "telegraf" / "telegraf.conf"
     result = _run(

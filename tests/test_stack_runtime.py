@@ -17,10 +17,12 @@ import yaml
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
+from api.config import Settings as ApiSettings
+from exporters.durations import parse_duration
 from wlmon.cli import app
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
-from wlmon.stack.runtime import Stack, StackError, _create_influx_database, _port_free
+from wlmon.stack.runtime import Stack, StackError, _port_free, _prepare_influxdb
 from wlmon.stack.services import Service, fill, read_table
 from wlmon.stack.settings import REPO_DIR, Ports, StackSettings
 from wlmon.stack.template import TemplateError, expand
@@ -82,6 +84,43 @@ def test_generated_grafana_password_is_private_and_stable(tmp_path) -> None:
     assert path.stat().st_mode & 0o777 == 0o600
 
 
+def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
+    for name in ("GRAFANA_ADMIN_PASSWORD", "API_TOKEN", "INFLUXDB_ADMIN_PASSWORD"):
+        monkeypatch.delenv(f"WLMON_{name}", raising=False)
+    stack = Stack(StackSettings(state_dir=tmp_path, api_token=SecretStr("given")))
+    sources = stack.secret_sources()
+    assert len(sources) == 3
+    grafana, api, influx = sources.values()
+    assert str(tmp_path / "secrets" / "grafana-admin-password") in grafana
+    assert api == "environment variable WLMON_API_TOKEN"
+    path = tmp_path / "secrets" / "influxdb-admin-password"
+    assert str(path) in influx and path.stat().st_mode & 0o777 == 0o600
+    user, password, _ = stack.influx_credentials()
+    assert (user, password) == ("wlmon-admin", path.read_text())
+    # Every client of InfluxDB gets the same credentials.
+    env = {svc.name: svc.env for svc in stack.services()}
+    token = f"{user}:{password}"
+    assert env["exporter"]["WLMON_INFLUX_TOKEN"] == token
+    assert env["api"]["WLMON_API_INFLUX_TOKEN"] == token
+    assert env["grafana"]["WLMON_INFLUXDB_TOKEN"] == token
+    assert (env["telegraf"]["INFLUX_USERNAME"], env["telegraf"]["INFLUX_PASSWORD"]) == (
+        user,
+        password,
+    )
+
+
+@pytest.mark.parametrize(("scrape", "interval"), [("15s", "10s"), ("2s", "2s"), ("1m", "30s")])
+def test_telegrafs_buffer_holds_the_outage_it_is_sized_for(tmp_path, scrape, interval) -> None:
+    settings = StackSettings(state_dir=tmp_path, scrape_interval=scrape, telegraf_interval=interval)
+    buffer = Stack(settings).telegraf_buffer()
+    shipped_per_s = settings.exporter_series / parse_duration(scrape) + 100 / parse_duration(
+        interval
+    )
+    held_s = buffer / shipped_per_s
+    assert held_s >= settings.telegraf_outage_s == 600
+    assert held_s <= 2 * settings.telegraf_outage_s  # not memory for hours
+
+
 def test_a_missing_server_binary_says_how_to_install_it(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("WLMON_CACHE", str(tmp_path / "empty-cache"))
     with pytest.raises(
@@ -120,6 +159,7 @@ def _pinned_settings(**changes) -> StackSettings:
         grafana_admin_password=SecretStr("gpw"),
         api_token=SecretStr("tok"),
         exporter_token=SecretStr("etok"),
+        influxdb_admin_password=SecretStr("ipw"),
         ports=PINNED_PORTS,
         **changes,
     )
@@ -179,6 +219,7 @@ PINNED_SERVICES = [
             "LOKI_HTTP_PORT": "10005",
             "LOKI_GRPC_ADDRESS": "127.0.0.1",
             "LOKI_GRPC_PORT": "10006",
+            "LOKI_RETENTION_PERIOD": "720h",
         },
         "ready_timeout": 120.0,
         "after_start": False,
@@ -227,7 +268,10 @@ PINNED_SERVICES = [
         "port": 10010,
         "url": "http://127.0.0.1:10010/metrics",
         "health_url": "http://127.0.0.1:10010/healthz",
-        "env": {"WLMON_EXPORTER_CONTROL_TOKEN": "etok"},
+        "env": {
+            "WLMON_INFLUX_TOKEN": "wlmon-admin:ipw",
+            "WLMON_EXPORTER_CONTROL_TOKEN": "etok",
+        },
         "ready_timeout": 60.0,
         "after_start": False,
     },
@@ -243,6 +287,7 @@ PINNED_SERVICES = [
             "WLMON_API_LOKI_URL": "http://127.0.0.1:10005",
             "WLMON_API_PROMETHEUS_URL": "http://127.0.0.1:10002",
             "WLMON_API_INFLUX_URL": "http://127.0.0.1:10007",
+            "WLMON_API_INFLUX_TOKEN": "wlmon-admin:ipw",
             "WLMON_API_EXPORTER_URL": "http://127.0.0.1:10010",
             "WLMON_API_EXPORTER_TOKEN": "etok",
             "WLMON_API_GRAFANA_URL": "http://127.0.0.1:10001",
@@ -260,6 +305,8 @@ PINNED_SERVICES = [
             "--storage.tsdb.path=/state/data/prometheus",
             "--web.listen-address=127.0.0.1:10002",
             "--web.enable-lifecycle",
+            "--storage.tsdb.retention.time=15d",
+            "--storage.tsdb.retention.size=10GB",
         ],
         "port": 10002,
         "url": "http://127.0.0.1:10002",
@@ -280,6 +327,10 @@ PINNED_SERVICES = [
         "health_url": "http://127.0.0.1:10009/metrics",
         "env": {
             "INFLUX_URL": "http://127.0.0.1:10007",
+            "INFLUX_USERNAME": "wlmon-admin",
+            "INFLUX_PASSWORD": "ipw",
+            # 600 s: 30 scrapes of 4110 series (20 s), 120 intervals of 100 host metrics (5 s).
+            "TELEGRAF_METRIC_BUFFER_LIMIT": str(round((30 * 4110 + 120 * 100) * 1.5)),
             "TELEGRAF_PROMETHEUS_LISTEN": "127.0.0.1:10009",
             "TELEGRAF_INTERVAL": "5s",
             "WLMON_SID": "QAS",
@@ -314,7 +365,7 @@ PINNED_SERVICES = [
             "WLMON_LOKI_URL": "http://127.0.0.1:10005",
             "WLMON_ALERTMANAGER_URL": "http://127.0.0.1:10003",
             "WLMON_INFLUXDB_URL": "http://127.0.0.1:10007",
-            "WLMON_INFLUXDB_TOKEN": "wlmon",
+            "WLMON_INFLUXDB_TOKEN": "wlmon-admin:ipw",
             "WLMON_DASHBOARDS_DIR": "/repo/dashboards",
         },
         "ready_timeout": 60.0,
@@ -530,5 +581,30 @@ def test_a_config_that_cannot_be_rendered_stops_up_with_a_stack_error(
 def test_a_failed_influx_database_creation_is_a_stack_error() -> None:
     url = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
     influx = Service("influxdb", ["influxd"], 1, url, f"{url}/ping")
-    with pytest.raises(StackError, match="influxdb: CREATE DATABASE wlmon failed"):
-        _create_influx_database(influx)
+    with pytest.raises(StackError, match="influxdb: SHOW DATABASES failed"):
+        _prepare_influxdb(influx, user="u", password="p", retention="30d")
+
+
+def test_up_prints_where_every_secret_and_the_runs_database_are(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(Stack, "up", lambda self, only=None, on_event=None: [])
+    for name in ("GRAFANA_ADMIN_PASSWORD", "API_TOKEN", "INFLUXDB_ADMIN_PASSWORD"):
+        monkeypatch.delenv(f"WLMON_{name}", raising=False)
+    env = {"WLMON_STATE_DIR": str(tmp_path), "COLUMNS": "300"}
+    result = CliRunner().invoke(app, ["up", "--no-install-missing"], env=env)
+    assert result.exit_code == 0, result.output
+    for name in ("grafana-admin-password", "api-token", "influxdb-admin-password"):
+        assert str(tmp_path / "secrets" / name) in result.output
+    assert str(tmp_path / "data" / "api" / "wlmon.sqlite") in result.output
+
+
+@pytest.mark.parametrize("state_dir", ["", "custom"])
+def test_the_cli_and_the_stacks_api_share_one_database(tmp_path, monkeypatch, state_dir) -> None:
+    # The CLI (wlmon runs, report) opens api.config's db_path; `wlmon up` gives the API its own.
+    monkeypatch.delenv("WLMON_API_DB_PATH", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if state_dir:
+        monkeypatch.setenv("WLMON_STATE_DIR", str(tmp_path / state_dir))
+    else:
+        monkeypatch.delenv("WLMON_STATE_DIR", raising=False)
+    api_env = next(s.env for s in Stack(StackSettings()).services() if s.name == "api")
+    assert Path(api_env["WLMON_API_DB_PATH"]) == ApiSettings().db_path

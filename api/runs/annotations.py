@@ -28,7 +28,10 @@ class RunAnnotations:
         self.settings = settings
         self.run = run
         self.loki = LokiSink(settings.loki_url).start() if settings.loki_url else None
-        self.events = RunEvents(settings.sid, influx_url=settings.influx_url, loki=self.loki)
+        token = settings.influx_token.get_secret_value() if settings.influx_token else ""
+        self.events = RunEvents(
+            settings.sid, influx_url=settings.influx_url, influx_token=token, loki=self.loki
+        )
         self.failures: list[str] = []
 
     def event(

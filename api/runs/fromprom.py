@@ -9,6 +9,7 @@ import httpx
 import numpy as np
 import yaml
 
+from api.runs.gaps import gaps
 from api.runs.percentiles import QUANTILES, parse_bound
 from api.runs.recorder import INSTANCE_SERIES, RunData
 from exporters.durations import parse_duration
@@ -242,6 +243,15 @@ def read_window(
     _per_bucket(series)
     if not any(c.startswith("st03.") for c in series):
         raise PrometheusError(f"no sap_workload_* data for sid {sid!r} in the window")
+    # Before the NaNs become zeros: steps without any workload sample, and steps in which a
+    # scrape of a target of this sid failed (`up` carries the target's sid label).
+    missing = np.all(np.isnan([v for c, v in series.items() if c.startswith("st03.")]), axis=0)
+    down = np.zeros(n, dtype=bool)
+    for item in _range(url, f"min_over_time(up{{{sel}}}[{win}])", start, end, step):
+        for ts, value in item["values"]:
+            k = round((float(ts) - start.timestamp()) / step) - 1
+            if 0 <= k < n and float(value) < 0.5:  # up is 0 or 1
+                down[k] = True
     columns = sorted(series)
     values = np.stack(
         [np.nan_to_num(series[c]) if not c.startswith("os.") else series[c] for c in columns],
@@ -259,6 +269,7 @@ def read_window(
         "dialog_steps": {},
         "line_items": {},
         "histogram_quantile": window_quantiles(url, sid, start, end),
+        "gaps": gaps(grid, step, down, missing),
     }
     return RunData(
         times=(grid - start.timestamp()) * speed,

@@ -21,6 +21,7 @@ import httpx
 from api.config import Settings
 from api.runs.annotations import RunAnnotations
 from api.runs.fromprom import PrometheusError, read_window, scrape_interval_s
+from api.runs.gaps import describe as describe_gaps
 from api.runs.spec import RealtimeRunRequest
 from exporters.model.catalog import Catalog, ConfigError
 
@@ -318,6 +319,8 @@ class RealtimeRun(threading.Thread):
                     plan.think_time_s,
                     speed=plan.speed,
                 )
+                if data.meta.get("gaps"):  # the run's record says where its data has holes
+                    notes.append(describe_gaps(data.meta["gaps"]))
             except PrometheusError as exc:
                 status = "failed"
                 notes.append(str(exc))

@@ -471,7 +471,7 @@ def build_report(
     window_s = s.window_s
     summary, transactions = st03(s)
     sql, pools = sql_and_buffers(data)
-    return {
+    report = {
         "run": run,
         "steady_state": {
             "start_s": s.start_s,
@@ -490,6 +490,9 @@ def build_report(
         "bufferpools": pools,
         "benchmark": benchmark(s, data.meta, summary, window_s),
     }
+    if "gaps" in data.meta:  # runs read back from Prometheus: where data is missing, and why
+        report["gaps"] = data.meta["gaps"]
+    return report
 
 
 FIGURES = {  # figure -> (path in the report, higher is better)

@@ -26,6 +26,7 @@ class RunEvents:
         sid: str,
         *,
         influx_url: str | None = None,
+        influx_token: str = "",
         bucket: str = "wlmon/autogen",
         loki: LokiSink | None = None,
         max_retry_time_ms: int = 600_000,
@@ -33,7 +34,10 @@ class RunEvents:
         self.sid = sid
         self.bucket = bucket
         self.loki = loki
-        self._client = InfluxDBClient(url=influx_url, token="", org="-") if influx_url else None
+        # InfluxDB 1.8 takes "user:password" as the 2.x API's token (empty: auth off).
+        self._client = (
+            InfluxDBClient(url=influx_url, token=influx_token, org="-") if influx_url else None
+        )
         self._write = (
             self._client.write_api(
                 write_options=WriteOptions(

@@ -328,13 +328,15 @@ def extended_memory_tests() -> list[dict]:
 
 def exporter_tests() -> list[dict]:
     down, failing = "SAPExporterDown", "SAPExporterCollectorFailing"
-    target = {"instance": "127.0.0.1:9300", "job": "wlmon-exporter"}
-    up = 'up{instance="127.0.0.1:9300",job="wlmon-exporter"}'
-    coll = 'sap_scrape_collector_success{collector="st03",instance="127.0.0.1:9300",job="wlmon-exporter"}'
+    # The scrape target's labels, sid included (prometheus.yml gives the exporter's target one).
+    target = {"instance": "127.0.0.1:9300", "job": "wlmon-exporter", "sid": "BMK"}
+    up = 'up{instance="127.0.0.1:9300",job="wlmon-exporter",sid="BMK"}'
+    coll = 'sap_scrape_collector_success{collector="st03",instance="127.0.0.1:9300",job="wlmon-exporter",sid="BMK"}'
     down_ann = _annotations(
         down,
         "The wlmon exporter cannot be scraped.",
-        "Prometheus cannot scrape 127.0.0.1:9300 (job wlmon-exporter); no SAP workload data arrives.",
+        "Prometheus cannot scrape the exporter of BMK at 127.0.0.1:9300 (job wlmon-exporter); no SAP workload data "
+        "arrives.",
         "Without the exporter every SAP alert is blind. Check that the exporter runs (wlmon status) and listens "
         "where Prometheus looks.",
     )

@@ -84,3 +84,9 @@ def grafana(stack: Stack) -> httpx.Client:
     return httpx.Client(
         base_url=url(stack, "grafana"), auth=("admin", GRAFANA_PASSWORD), timeout=30
     )
+
+
+def influx_token(stack: Stack) -> str:
+    """InfluxDB runs with auth: "user:password", the token of its 2.x API."""
+    user, password, _ = stack.influx_credentials()
+    return f"{user}:{password}"

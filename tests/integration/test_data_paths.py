@@ -10,7 +10,7 @@ import httpx
 import pytest
 from influxdb_client import InfluxDBClient
 
-from tests.integration.conftest import exporter_auth, url
+from tests.integration.conftest import exporter_auth, influx_token, url
 from tests.integration.helpers import eventually
 
 pytestmark = pytest.mark.integration
@@ -34,7 +34,9 @@ def _loki_lines(stack, query: str, since_ns: int) -> list[tuple[int, str, dict]]
 
 
 def _flux(stack, query: str) -> list[dict]:
-    with InfluxDBClient(url=url(stack, "influxdb"), token="", org="-", timeout=30_000) as client:
+    with InfluxDBClient(
+        url=url(stack, "influxdb"), token=influx_token(stack), org="-", timeout=30_000
+    ) as client:
         return [rec.values for table in client.query_api().query(query) for rec in table.records]
 
 

@@ -17,7 +17,7 @@ from influxdb_client import InfluxDBClient, Point
 from influxdb_client.client.write_api import SYNCHRONOUS
 from typer.testing import CliRunner
 
-from tests.integration.conftest import grafana, url
+from tests.integration.conftest import grafana, influx_token, url
 from tests.integration.helpers import eventually
 from wlmon.cli import app
 
@@ -170,7 +170,7 @@ def test_a_line_pushed_to_loki_is_queried_back(stack) -> None:
 
 
 def _influx(stack) -> InfluxDBClient:
-    return InfluxDBClient(url=url(stack, "influxdb"), token="", org="-")
+    return InfluxDBClient(url=url(stack, "influxdb"), token=influx_token(stack), org="-")
 
 
 def test_a_point_written_with_influxdb_client_is_read_back_with_flux(stack) -> None:

@@ -29,6 +29,7 @@ from api.store import Store
 from exporters.durations import parse_duration
 from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, threshold_seconds
 from wlmon.cli.common import console, err, fail
+from wlmon.stack.settings import StackSettings
 
 app = typer.Typer()
 import_app = typer.Typer(help="Import real data as runs.", no_args_is_help=True)
@@ -168,8 +169,22 @@ def _detail(r: httpx.Response) -> str:
         return r.text[:300]
 
 
+def _api_token() -> str:
+    """WLMON_API_TOKEN, else the token `wlmon up` generated into the state's secrets."""
+    token = os.environ.get("WLMON_API_TOKEN", "").strip()
+    stored = StackSettings().state_dir / "secrets" / "api-token"
+    if not token and stored.is_file():
+        token = stored.read_text().strip()
+    if not token:
+        fail(
+            f"set WLMON_API_TOKEN: the API refuses runs without it "
+            f"(`wlmon up` keeps it in {stored})"
+        )
+    return token
+
+
 def _realtime_run(api_url: str, body: dict) -> str:
-    token = os.environ.get("WLMON_API_TOKEN", "")
+    token = _api_token()
     try:
         r = httpx.post(
             f"{api_url}/runs",

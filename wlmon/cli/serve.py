@@ -36,6 +36,12 @@ def exporter(
         help="keep the control state (faults, users, run, lease) here across restarts; "
         "a saved state wins over --scenario/--fault",
     ),
+    influx_token: str = typer.Option(
+        "",
+        envvar="WLMON_INFLUX_TOKEN",
+        show_default=False,
+        help="InfluxDB credentials as user:password (from the environment, not the command line)",
+    ),
 ) -> None:
     """Serve /metrics from the real-time model (faults switchable via /control/faults with
     the bearer token of WLMON_EXPORTER_CONTROL_TOKEN)."""
@@ -56,6 +62,7 @@ def exporter(
             influx_url=influx_url,
             trace_interval_s=trace_interval,
             state_file=state_file,
+            influx_token=influx_token,
         )
     except OSError as exc:
         fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")

@@ -103,14 +103,19 @@ def up(
     for r in running:
         table.add_row(r.name, str(r.pid), r.url)
     console.print(table)
+    secrets = Table(title="secrets")
+    secrets.add_column("secret")
+    secrets.add_column("where")
+    for what, source in stack.secret_sources().items():
+        secrets.add_row(what, source)
+    console.print(secrets)
     if any(r.name == "grafana" for r in running):
-        _, source = stack.grafana_password()
-        console.print(f"Grafana admin user: admin; password: {source}.")
         console.print(
             "Grafana runs API-only natively (its web frontend cannot be built here); "
             "for the web UI use docker-compose (see README)."
         )
     console.print(f"State, data and logs: {stack.state}")
+    console.print(f"Runs database (API and CLI): {stack.data_dir / 'api' / 'wlmon.sqlite'}")
 
 
 @app.command()

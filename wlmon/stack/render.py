@@ -4,7 +4,7 @@ Servers that expand environment variables themselves (Loki, Telegraf, Grafana,
 InfluxDB's INFLUXDB_* overrides) get the files unchanged plus variables. Prometheus does
 not, so its compose service names are rewritten to 127.0.0.1 and the configured ports.
 Alertmanager's file is a template filled from WLMON_* values (also in docker-compose,
-by the alertmanager-config job).
+by the alertmanager-config job); without an SMTP smarthost its e-mail parts are dropped.
 """
 
 from __future__ import annotations
@@ -54,6 +54,8 @@ def render_prometheus(settings: StackSettings, out_dir: Path) -> Path:
     for job in doc.get("scrape_configs", []):
         for sc in job.get("static_configs", []):
             sc["targets"] = [native_address(t, settings) for t in sc["targets"]]
+            if "sid" in sc.get("labels", {}):
+                sc["labels"]["sid"] = settings.sid
     out = out_dir / "prometheus" / "prometheus.yml"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -141,11 +143,32 @@ def render_alertmanager(template_dir: Path, values: Mapping[str, str], out: Path
     out.mkdir(parents=True, exist_ok=True)
     values = {**values, "WLMON_ALERTMANAGER_DIR": values.get("WLMON_ALERTMANAGER_DIR") or str(out)}
     text = expand(src.read_text(), values, str(src))
+    if not values.get("WLMON_SMTP_SMARTHOST"):
+        text = without_email(text)
     _write_private(out / "api-token", token)
     _write_private(out / "smtp-password", values.get("WLMON_SMTP_PASSWORD", ""))
     path = out / "alertmanager.yml"
     path.write_text(text)
     return path
+
+
+SMTP_GLOBALS = (
+    "smtp_smarthost",
+    "smtp_from",
+    "smtp_auth_username",
+    "smtp_auth_password_file",
+    "smtp_require_tls",
+)
+
+
+def without_email(text: str) -> str:
+    """The config with no e-mail receiver and no SMTP globals (no smarthost configured)."""
+    doc = yaml.safe_load(text)
+    for key in SMTP_GLOBALS:
+        doc.get("global", {}).pop(key, None)
+    for receiver in doc.get("receivers", []):
+        receiver.pop("email_configs", None)
+    return yaml.safe_dump(doc, sort_keys=False, width=1000)
 
 
 def _write_private(path: Path, text: str) -> None:

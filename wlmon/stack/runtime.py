@@ -10,7 +10,9 @@ period. Data directories stay across down/up.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import math
 import os
 import secrets
 import socket
@@ -26,12 +28,19 @@ import httpx
 import psutil
 from pydantic import SecretStr
 
+from exporters.durations import parse_duration
 from wlmon.stack import render
 from wlmon.stack.services import Service, fill, read_table
 from wlmon.stack.settings import StackSettings
 
 LOCAL = "127.0.0.1"
 START_LEEWAY_S = 30.0
+INFLUX_DATABASE = "wlmon"
+# Telegraf's own inputs (cpu, mem, swap, disk, diskio, net, system) yield 10 metrics per
+# interval on the build container (`telegraf --test` without the prometheus input), a few
+# dozen on a server with more disks and interfaces: 100 leaves room.
+HOST_METRICS_PER_INTERVAL = 100
+BUFFER_MARGIN = 1.5
 
 
 class StackError(RuntimeError):
@@ -79,6 +88,39 @@ class Stack:
             0
         ]
 
+    def influx_credentials(self) -> tuple[str, str, str]:
+        """InfluxDB's admin user, password and where the password comes from."""
+        password, source = self._secret(
+            self.settings.influxdb_admin_password,
+            "WLMON_INFLUXDB_ADMIN_PASSWORD",
+            "influxdb-admin-password",
+        )
+        return self.settings.influxdb_admin_user, password, source
+
+    def secret_sources(self) -> dict[str, str]:
+        """Every secret the stack uses and where an operator finds it."""
+        user, _, influx = self.influx_credentials()
+        return {
+            "Grafana admin password (user admin)": self.grafana_password()[1],
+            "API token (WLMON_API_TOKEN for `wlmon run` and the webhook)": self._secret(
+                self.settings.api_token, "WLMON_API_TOKEN", "api-token"
+            )[1],
+            f"InfluxDB admin password (user {user})": influx,
+            "Exporter control token (WLMON_EXPORTER_TOKEN; the API sends it)": self._secret(
+                self.settings.exporter_token, "WLMON_EXPORTER_TOKEN", "exporter-token"
+            )[1],
+        }
+
+    def telegraf_buffer(self) -> int:
+        """metric_buffer_limit holding settings.telegraf_outage_s of everything Telegraf
+        ships: the exporter's series every scrape and the host counters every interval."""
+        s = self.settings
+        outage = s.telegraf_outage_s
+        scrapes = math.ceil(outage / parse_duration(s.scrape_interval))
+        intervals = math.ceil(outage / parse_duration(s.telegraf_interval))
+        need = scrapes * s.exporter_series + intervals * HOST_METRICS_PER_INTERVAL
+        return math.ceil(need * BUFFER_MARGIN)
+
     def _secret(self, given: SecretStr | None, variable: str, filename: str) -> tuple[str, str]:
         if given is not None:
             return given.get_secret_value(), f"environment variable {variable}"
@@ -93,6 +135,8 @@ class Stack:
     def services(self) -> list[Service]:
         """services.yml filled from the settings, in start order."""
         s, p = self.settings, self.settings.ports
+        influx_user, influx_password, _ = self.influx_credentials()
+        token = f"{influx_user}:{influx_password}"
         values = {
             "local": LOCAL,
             "ports": p,
@@ -106,11 +150,20 @@ class Stack:
             "grafana_password": self.grafana_password()[0],
             "api_token": self.api_token(),
             "exporter_token": self.exporter_token(),
+            "influx": SimpleNamespace(user=influx_user, password=influx_password, token=token),
+            "telegraf_buffer": self.telegraf_buffer(),
             "alertmanager_cluster": f"{LOCAL}:{p.alertmanager_cluster}"
             if p.alertmanager_cluster
             else "",
         }
-        hooks = {"create_influx_database": _create_influx_database}
+        hooks = {
+            "create_influx_database": functools.partial(
+                _prepare_influxdb,
+                user=influx_user,
+                password=influx_password,
+                retention=s.influxdb_retention,
+            )
+        }
         return fill(read_table(), values, p, hooks)
 
     def select(self, only: list[str] | None = None) -> list[Service]:
@@ -251,13 +304,63 @@ class Stack:
         return rows
 
 
-def _create_influx_database(svc: Service) -> None:
+def _influx_query(svc: Service, text: str, auth: tuple[str, str] | None) -> httpx.Response:
     try:
-        r = httpx.post(f"{svc.url}/query", data={"q": "CREATE DATABASE wlmon"}, timeout=10)
+        return httpx.post(f"{svc.url}/query", data={"q": text}, auth=auth, timeout=10)
     except httpx.HTTPError as exc:
-        raise StackError(f"influxdb: CREATE DATABASE wlmon failed: {exc}") from exc
+        raise StackError(f"influxdb: {text.split(' WITH PASSWORD')[0]} failed: {exc}") from exc
+
+
+def _influx_error(r: httpx.Response) -> str | None:
+    """InfluxDB answers 200 with the error inside when a statement fails."""
     if r.status_code != 200:
-        raise StackError(f"influxdb: CREATE DATABASE wlmon answered {r.status_code}: {r.text}")
+        return f"answered {r.status_code}: {r.text.strip()}"
+    errors = [res["error"] for res in r.json().get("results", []) if "error" in res]
+    return "; ".join(errors) or None
+
+
+def _influx_ident(name: str) -> str:
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _influx_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _prepare_influxdb(svc: Service, *, user: str, password: str, retention: str) -> None:
+    """The admin user, the database and its retention policy, on every start (idempotent).
+
+    With auth on and no user yet, InfluxDB 1.8 accepts exactly one unauthenticated
+    statement: creating the first admin. Everything after runs as that admin.
+    """
+    auth = (user, password)
+    # 403 "create admin user first" while there is none; 401 when the login is refused.
+    if _influx_query(svc, "SHOW DATABASES", auth).status_code in (401, 403):
+        created = _influx_query(
+            svc,
+            f"CREATE USER {_influx_ident(user)} WITH PASSWORD {_influx_string(password)}"
+            " WITH ALL PRIVILEGES",
+            None,
+        )
+        if _influx_error(created):
+            raise StackError(
+                f"influxdb: user {user!r} cannot log in and the database already has users "
+                f"({_influx_error(created)}); set WLMON_INFLUXDB_ADMIN_PASSWORD to that "
+                "user's password (or WLMON_INFLUXDB_ADMIN_USER to the admin you have)"
+            )
+    seconds = parse_duration(retention)
+    if seconds < 3600:
+        raise StackError(f"influxdb: WLMON_INFLUXDB_RETENTION={retention}: at least 1h")
+    # InfluxDB drops whole shards: a day per shard for long policies, an hour for short.
+    shard = "1d" if seconds >= 2 * 86_400 else "1h"
+    for statement in (
+        f"CREATE DATABASE {INFLUX_DATABASE}",
+        f'ALTER RETENTION POLICY "autogen" ON {INFLUX_DATABASE} '
+        f"DURATION {math.ceil(seconds / 3600)}h SHARD DURATION {shard} DEFAULT",
+    ):
+        error = _influx_error(_influx_query(svc, statement, auth))
+        if error:
+            raise StackError(f"influxdb: {statement} {error}")
 
 
 def _wait_healthy(svc: Service, proc: subprocess.Popen, log_path: Path) -> None:

@@ -47,8 +47,24 @@ class StackSettings(BaseSettings):
     api_token: SecretStr | None = None
     # The exporter's control token (its writes: faults, users, runs); the API is given it.
     exporter_token: SecretStr | None = None
-    # Email notifications (Alertmanager); the password only from the environment.
-    smtp_smarthost: str = "localhost:25"
+    # InfluxDB runs with auth on, so nothing else on the host can write or drop the
+    # database; the admin password is generated into the state's secrets unless given.
+    influxdb_admin_user: str = "wlmon-admin"
+    influxdb_admin_password: SecretStr | None = None
+    # Retention: what a NOC keeps on one host (docs/operations.md has the growth per day).
+    # Prometheus: its own default 15 days, and a size cap so a burst of series cannot
+    # fill the disk; InfluxDB keeps runs longer (forensics), Loki as long as InfluxDB.
+    prometheus_retention_time: str = "15d"
+    prometheus_retention_size: str = "10GB"
+    influxdb_retention: str = "30d"
+    loki_retention: str = "720h"
+    # Telegraf keeps in memory what InfluxDB does not take: sized for this long an outage
+    # of everything it ships (the exporter's series every scrape, the host counters).
+    telegraf_outage_s: int = Field(default=600, ge=60)
+    exporter_series: int = Field(default=4110, gt=0)  # measured: /metrics of the default run
+    # Email notifications (Alertmanager) only when a smarthost is set: without one every
+    # notification would log a failed delivery. The password only from the environment.
+    smtp_smarthost: str = ""
     smtp_from: str = "wlmon@localhost"
     smtp_username: str = ""
     smtp_password: SecretStr | None = None

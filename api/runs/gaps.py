@@ -1,0 +1,54 @@
+"""Where a monitored run's data has holes: the exporter could not be scraped, or no sample
+arrived at all (Prometheus itself down, a scrape that came back empty). A report that
+averages over a hole without saying so reads a quiet system where there was no data."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+
+EXPORTER_DOWN = "exporter_down"
+NO_DATA = "no_data"
+
+
+def spans(mask: np.ndarray) -> list[tuple[int, int]]:
+    """[first, last] step index of each run of True in `mask`."""
+    out: list[tuple[int, int]] = []
+    start = None
+    for k, flag in enumerate(mask):
+        if flag and start is None:
+            start = k
+        elif not flag and start is not None:
+            out.append((start, k - 1))
+            start = None
+    if start is not None:
+        out.append((start, len(mask) - 1))
+    return out
+
+
+def gaps(grid: np.ndarray, step: float, down: np.ndarray, missing: np.ndarray) -> list[dict]:
+    """Gaps over the steps ending at `grid` (unix seconds, `step` apart): `down` where a scrape
+    of the exporter failed, `missing` where no workload sample arrived. A missing step the
+    exporter's outage explains is not listed twice."""
+    found = [(EXPORTER_DOWN, a, b) for a, b in spans(down)]
+    found += [(NO_DATA, a, b) for a, b in spans(missing & ~down)]
+    out = []
+    for kind, a, b in sorted(found, key=lambda g: g[1]):
+        start, end = float(grid[a] - step), float(grid[b])
+        out.append(
+            {
+                "kind": kind,
+                "start": datetime.fromtimestamp(start, UTC).isoformat(),
+                "end": datetime.fromtimestamp(end, UTC).isoformat(),
+                "duration_s": end - start,
+            }
+        )
+    return out
+
+
+def describe(found: list[dict]) -> str:
+    """One line for a run's message: 'gaps: exporter down 30 s from 12:00:01Z; ...'."""
+    words = {EXPORTER_DOWN: "exporter down", NO_DATA: "no data"}
+    parts = [f"{words[g['kind']]} {g['duration_s']:.0f} s from {g['start']}" for g in found]
+    return "gaps: " + "; ".join(parts) if parts else ""

@@ -1,0 +1,93 @@
+"""A monitored run's holes (exporter down, no data) reach its data, report and message."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from api.runs import fromprom
+from api.runs.gaps import describe, gaps, spans
+from api.runs.report import build_report
+from api.schemas import Report
+
+START = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
+STEP = 60.0
+STEPS = 10
+
+
+def test_spans_are_runs_of_true() -> None:
+    mask = np.array([0, 1, 1, 0, 0, 1, 0, 1], dtype=bool)
+    assert spans(mask) == [(1, 2), (5, 5), (7, 7)]
+    assert spans(np.zeros(3, dtype=bool)) == []
+
+
+def test_missing_data_the_outage_explains_is_listed_once() -> None:
+    grid = START.timestamp() + STEP * np.arange(1, 6)
+    down = np.array([0, 1, 1, 0, 0], dtype=bool)
+    missing = np.array([0, 1, 1, 0, 1], dtype=bool)
+    found = gaps(grid, STEP, down, missing)
+    assert [(g["kind"], g["start"], g["duration_s"]) for g in found] == [
+        ("exporter_down", (START + timedelta(minutes=1)).isoformat(), pytest.approx(120.0)),
+        ("no_data", (START + timedelta(minutes=4)).isoformat(), pytest.approx(60.0)),
+    ]
+    assert describe(found).startswith("gaps: exporter down 120 s from 2026-11-23T10:01:00")
+    assert describe([]) == ""
+
+
+def _prometheus(down_steps: set[int], empty_steps: set[int]):
+    """Prometheus's answers: `up` 0 at down_steps, no workload sample at empty_steps."""
+
+    def answer(url, query, start, end, step) -> list[dict]:
+        stamps = start.timestamp() + step * np.arange(1, STEPS + 1)
+        if query.startswith("min_over_time(up"):
+            values = [[t, "0" if k in down_steps else "1"] for k, t in enumerate(stamps)]
+            return [{"metric": {"instance": "exporter:9300"}, "values": values}]
+        labels = {"task_type": "dialog", "transaction": "VA01", "sap_instance": "a", "host": "h"}
+        keep = [[t, "1"] for k, t in enumerate(stamps) if k not in empty_steps | down_steps]
+        return [{"metric": labels, "values": keep}]
+
+    return answer
+
+
+def test_a_window_read_from_prometheus_reports_its_gaps(monkeypatch) -> None:
+    monkeypatch.setattr(fromprom, "_range", _prometheus(down_steps={2, 3}, empty_steps={7}))
+    data = fromprom.read_window(
+        "http://prometheus", "BMK", START, START + timedelta(minutes=STEPS), STEP, None, None
+    )
+    found = data.meta["gaps"]
+    assert [(g["kind"], g["start"], g["end"]) for g in found] == [
+        (
+            "exporter_down",
+            (START + timedelta(minutes=2)).isoformat(),
+            (START + timedelta(minutes=4)).isoformat(),
+        ),
+        (
+            "no_data",
+            (START + timedelta(minutes=7)).isoformat(),
+            (START + timedelta(minutes=8)).isoformat(),
+        ),
+    ]
+    run = {
+        "id": "r1",
+        "kind": "external",
+        "status": "finished",
+        "scenario": "BMK",
+        "label": "",
+        "start": START.isoformat(),
+        "end": (START + timedelta(minutes=STEPS)).isoformat(),
+        "ramp_up_s": 0.0,
+        "created_at": START.isoformat(),
+        "message": "",
+    }
+    report = Report.model_validate(build_report(run, data))
+    assert [g.kind for g in report.gaps] == ["exporter_down", "no_data"]
+
+
+def test_a_complete_window_has_no_gaps(monkeypatch) -> None:
+    monkeypatch.setattr(fromprom, "_range", _prometheus(down_steps=set(), empty_steps=set()))
+    data = fromprom.read_window(
+        "http://prometheus", "BMK", START, START + timedelta(minutes=STEPS), STEP, None, None
+    )
+    assert data.meta["gaps"] == []
