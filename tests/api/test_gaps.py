@@ -44,7 +44,13 @@ def _prometheus(down_steps: set[int], empty_steps: set[int]):
         if query.startswith("min_over_time(up"):
             values = [[t, "0" if k in down_steps else "1"] for k, t in enumerate(stamps)]
             return [{"metric": {"instance": "exporter:9300"}, "values": values}]
-        labels = {"task_type": "dialog", "transaction": "VA01", "sap_instance": "a", "host": "h"}
+        labels = {
+            "task_type": "dialog",
+            "transaction": "VA01",
+            "sap_instance": "a",
+            "host": "h",
+            "le": "+Inf",  # the response-time histogram's buckets carry it
+        }
         keep = [[t, "1"] for k, t in enumerate(stamps) if k not in empty_steps | down_steps]
         return [{"metric": labels, "values": keep}]
 
@@ -53,6 +59,7 @@ def _prometheus(down_steps: set[int], empty_steps: set[int]):
 
 def test_a_window_read_from_prometheus_reports_its_gaps(monkeypatch) -> None:
     monkeypatch.setattr(fromprom, "_range", _prometheus(down_steps={2, 3}, empty_steps={7}))
+    monkeypatch.setattr(fromprom, "_instant", lambda url, query, at: [])
     data = fromprom.read_window(
         "http://prometheus", "BMK", START, START + timedelta(minutes=STEPS), STEP, None, None
     )
@@ -87,6 +94,7 @@ def test_a_window_read_from_prometheus_reports_its_gaps(monkeypatch) -> None:
 
 def test_a_complete_window_has_no_gaps(monkeypatch) -> None:
     monkeypatch.setattr(fromprom, "_range", _prometheus(down_steps=set(), empty_steps=set()))
+    monkeypatch.setattr(fromprom, "_instant", lambda url, query, at: [])
     data = fromprom.read_window(
         "http://prometheus", "BMK", START, START + timedelta(minutes=STEPS), STEP, None, None
     )
