@@ -50,8 +50,9 @@ import math
 import threading
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from operator import length_hint
+from pathlib import Path
 
 import numpy as np
 
@@ -102,9 +103,13 @@ class DiscreteEventSimulation:
         dt: float = 1.0,
         catalog: Catalog | None = None,
         overrides: dict | None = None,
+        landscape: Path | None = None,
+        settings: Sequence[str] = (),
     ) -> None:
         self.catalog = catalog or Catalog()
         self.scenario_name = scenario
+        self.landscape_file = landscape
+        self.settings = tuple(settings)
         self.seed = seed
         self.dt = dt
         self.overrides = overrides or {}
@@ -121,7 +126,13 @@ class DiscreteEventSimulation:
     def _resolve(self, faults: tuple[str, ...]) -> Network:
         key = (faults, repr(sorted(self.overrides.items())))
         if key not in self._nets:
-            scenario = self.catalog.scenario(self.scenario_name, faults, overrides=self.overrides)
+            # (another landscape file and --set settings only when asked for)
+            extra: dict = {"landscape": self.landscape_file} if self.landscape_file else {}
+            if self.settings:
+                extra["settings"] = self.settings
+            scenario = self.catalog.scenario(
+                self.scenario_name, faults, overrides=self.overrides, **extra
+            )
             self._nets[key] = compile_network(scenario)
         return self._nets[key]
 
@@ -190,9 +201,10 @@ class DiscreteEventSimulation:
         self.bnext = [b.it.__next__ for b in self.blocks]
         # Step records waiting to be counted (answer + GUI still ahead)
         self.rec = array("d")
-        # OS hosts as the snapshot lists them: app servers, central services, DB host
-        n_os = net.n_app_hosts + 2
+        # OS counters per host, as the landscape lists its hosts (the CPU stations)
+        n_os = len(net.host_names)
         self.page_ops = [0] * n_os
+        self.roll_disk = np.zeros((3, n_os))  # roll-file reads, writes, busy seconds
         # Cumulative per-call counters [statement]
         n_st, n_p = len(net.solver.statements), len(net.solver.pools)
         self.cum = {name: np.zeros(n_st) for name in ("exec", "rows")}
@@ -237,7 +249,7 @@ class DiscreteEventSimulation:
             pool_async_data_writes=np.zeros(n_p),
             pool_index_writes=np.zeros(n_p),
             pool_async_index_writes=np.zeros(n_p),
-            host_cpu_seconds=np.zeros(n_os - 2),
+            host_cpu_seconds=np.zeros(net.n_app_hosts),
             os_cpu_busy_seconds=np.zeros(n_os),
             os_page_ops=np.zeros(n_os),
             os_disk_queue_seconds=np.zeros(n_os),
@@ -832,9 +844,7 @@ class DiscreteEventSimulation:
         n_app = net.n_app_hosts
         counted = self._counted_busy
         tot.host_cpu_seconds += (sap - counted["sap"])[:n_app]
-        tot.os_cpu_busy_seconds[:n_app] += (total - counted["total"])[:n_app]
-        if net.db_station >= n_app:
-            tot.os_cpu_busy_seconds[n_app + 1] += (total - counted["total"])[net.db_station]
+        tot.os_cpu_busy_seconds += total - counted["total"]
         tot.db_cpu_seconds += db - counted["db"]
         counted.update(sap=sap, total=total, db=db)
         disk_real = self.disk_acc[0] - sum(max(f - t, 0.0) for f in self.dfree)
@@ -892,7 +902,7 @@ class DiscreteEventSimulation:
         tot.sap_buffer_swaps += per_inst[:, None] * net.sap_swaps_per_step
         msg = per_inst.sum() * net.message_server_cpu_s_per_step
         tot.cs_cpu_seconds += msg
-        tot.os_cpu_busy_seconds[net.n_app_hosts] += msg
+        tot.os_cpu_busy_seconds[net.cs_host] += msg
         infile = np.bincount(inst, weights=rows[dialog, F_FILE], minlength=n_i)
         if infile.any():
             self._roll_file(infile)
@@ -904,14 +914,14 @@ class DiscreteEventSimulation:
     def _roll_file(self, infile: np.ndarray) -> None:
         """Contexts rolled in from and out to the roll file: bytes, and the app server's disk."""
         net, tot = self.net, self.totals
-        n_app = net.n_app_hosts
+        n_os = len(net.host_names)
         tot.roll_file_bytes += 2.0 * infile * np.array(net.roll_bytes)
         host_of = np.array(net.instance_host)
-        ios = np.bincount(host_of, weights=infile, minlength=n_app)[:n_app]
-        tot.os_disk_reads[:n_app] += ios
-        tot.os_disk_writes[:n_app] += ios
-        busy = 2.0 * infile * np.array(net.roll_file_s)
-        tot.os_disk_queue_seconds[:n_app] += np.bincount(host_of, busy, n_app)[:n_app]
+        roll_disk = self.roll_disk
+        ios = np.bincount(host_of, weights=infile, minlength=n_os)
+        roll_disk[0] += ios  # roll-ins read
+        roll_disk[1] += ios  # roll-outs written
+        roll_disk[2] += np.bincount(host_of, 2.0 * infile * np.array(net.roll_file_s), n_os)
 
     # ------------------------------------------------------------------ public API
     def step(self) -> None:
@@ -957,9 +967,15 @@ class DiscreteEventSimulation:
         tot.pool_async_data_writes[:] = tot.pool_data_writes * async_share
         tot.pool_async_index_writes[:] = tot.pool_index_writes * async_share
         tot.os_page_ops[:] = self.page_ops
-        tot.os_disk_reads[-1] = cum["data_phys"].sum() + cum["index_phys"].sum()
-        tot.os_disk_writes[-1] = writes
-        tot.os_disk_queue_seconds[-1] = self.disk_acc[1]
+        # Each host's disk: the roll file of its instances, and on the database host the
+        # data disks (one LUN) too.
+        db = net.db_station
+        tot.os_disk_reads[:] = self.roll_disk[0]
+        tot.os_disk_writes[:] = self.roll_disk[1]
+        tot.os_disk_queue_seconds[:] = self.roll_disk[2]
+        tot.os_disk_reads[db] += cum["data_phys"].sum() + cum["index_phys"].sum()
+        tot.os_disk_writes[db] += writes
+        tot.os_disk_queue_seconds[db] += self.disk_acc[1]
 
     def snapshot(self) -> Snapshot:
         with self._lock:
@@ -1075,12 +1091,22 @@ def make_simulation(
     dt: float = 1.0,
     catalog: Catalog | None = None,
     overrides: dict | None = None,
+    landscape: Path | None = None,
+    settings: Sequence[str] = (),
 ) -> Simulation | DiscreteEventSimulation:
     """The model of a scenario on the engine asked for: "des" (every step) or "analytic"."""
-    if engine == "des":
-        cls: type = DiscreteEventSimulation
-    elif engine == "analytic":
-        cls = Simulation
-    else:
+    if engine not in ENGINES:
         raise ValueError(f"engine: unknown engine {engine!r} (known: {', '.join(ENGINES)})")
-    return cls(scenario, faults=faults, seed=seed, dt=dt, catalog=catalog, overrides=overrides)
+    cls: type = DiscreteEventSimulation if engine == "des" else Simulation
+    extra: dict = {"landscape": landscape} if landscape else {}
+    if settings:
+        extra["settings"] = tuple(settings)
+    return cls(
+        scenario,
+        faults=faults,
+        seed=seed,
+        dt=dt,
+        catalog=catalog,
+        overrides=overrides,
+        **extra,
+    )

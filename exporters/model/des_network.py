@@ -62,6 +62,7 @@ class Network:
     n_app_hosts: int
     instance_host: list[int]  # [instance] index into host_names
     db_station: int  # index into host_names of the host whose CPUs run the database
+    cs_host: int  # index into host_names of the central services host
     # Roll area per instance: the memory part of a roll-in (or roll-out), the roll-file
     # part, the share of contexts that go through the roll file, the bytes rolled.
     roll_memory_s: list[float]
@@ -178,6 +179,7 @@ def compile_network(scenario: Scenario) -> Network:
         n_app_hosts=len(land.app_servers.hosts),
         instance_host=[hosts.index(lay.host) for lay in layout],
         db_station=hosts.index(db.host),
+        cs_host=hosts.index(land.central_services.host),
         roll_memory_s=[roll.em_map_s + r["roll_bytes"] / roll.copy_bytes_per_s for r in rolls],
         roll_file_s=[
             roll.roll_file_latency_s + r["roll_bytes"] / roll.roll_file_bytes_per_s for r in rolls
