@@ -272,6 +272,9 @@ class Target(Strict):
     paper: float
     unit: str
     source: str
+    fitted_by: str = Field(
+        default="predicted", description="the parameter fitted to this figure, or predicted"
+    )
 
 
 class Scenario(Strict):

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -105,9 +106,13 @@ class Simulation:
         dt: float = 1.0,
         catalog: Catalog | None = None,
         overrides: dict | None = None,
+        landscape: Path | None = None,
+        settings: Sequence[str] = (),
     ) -> None:
         self.catalog = catalog or Catalog()
         self.scenario_name = scenario
+        self.landscape_file = landscape
+        self.settings = tuple(settings)
         self.seed = seed
         self.dt = dt
         self.overrides = overrides or {}
@@ -125,7 +130,13 @@ class Simulation:
     def _resolve(self, faults: tuple[str, ...]) -> tuple[Scenario, OperatingPoint, Solver]:
         key = (faults, repr(sorted(self.overrides.items())))
         if key not in self._targets:
-            scenario = self.catalog.scenario(self.scenario_name, faults, overrides=self.overrides)
+            scenario = self.catalog.scenario(
+                self.scenario_name,
+                faults,
+                overrides=self.overrides,
+                landscape=self.landscape_file,
+                settings=self.settings,
+            )
             solver = Solver(scenario, seed=self.seed)
             self._targets[key] = (scenario, solver.solve(), solver)
         return self._targets[key]

@@ -511,9 +511,9 @@ class Solver:
         return new_q, new_x, classes
 
     def solve(self) -> OperatingPoint:
-        """The fixed point of the class backgrounds, by Anderson-accelerated iteration
-        (plain iteration creeps near saturation, where each class's queue at the bottleneck
-        is a small part of the background it reacts to)."""
+        """The fixed point of the class backgrounds. Plain iteration creeps near saturation,
+        where each class's queue at the bottleneck is a small part of the background it
+        reacts to, so it is accelerated; `converged` says whether it was reached."""
         n_inst, n_st = len(self.layout), len(self.station_names)
         self._memo: dict[tuple, ClassSolution] = {}
         shape = (2, n_inst, n_st)
@@ -524,36 +524,50 @@ class Solver:
             new_q, new_x, classes = self._sweep(q, x)
             return np.concatenate((new_q.ravel(), new_x)), classes
 
-        depth, beta = 5, 1.0
+        def converged(v: np.ndarray, gv: np.ndarray) -> bool:
+            return float(np.abs(gv - v).max()) <= 1e-8 * max(1.0, float(np.abs(gv).max()))
+
+        # Anderson acceleration (Walker & Ni 2011) first; where it stalls (near a saturated
+        # station the map is steep), plain damped iteration from its best point.
+        depth = 5
         d_f: list[np.ndarray] = []
         d_g: list[np.ndarray] = []
         prev_f = prev_g = None
-        best = math.inf
-        for it in range(400):
-            gv, classes = g(v)
+        best, best_v = math.inf, v
+        self.iterations, self.converged = 0, False
+        for _ in range(60):
+            gv, _ = g(v)
             f = gv - v
-            self.iterations = it + 1
+            self.iterations += 1
             norm = float(np.abs(f).max())
-            if norm <= 1e-8 * max(1.0, float(np.abs(gv).max())):
-                v = gv
+            if converged(v, gv):
+                v, self.converged = gv, True
                 break
-            if norm > 2.0 * best:  # acceleration overshot: restart from a damped step
+            if norm < best:
+                best, best_v = norm, v
+            elif norm > 2.0 * best:  # overshot: forget the history
                 d_f, d_g, prev_f = [], [], None
-            best = min(best, norm)
             if prev_f is not None:
                 d_f.append(f - prev_f)
                 d_g.append(gv - prev_g)
                 del d_f[:-depth], d_g[:-depth]
             prev_f, prev_g = f, gv
-            new = v + beta * f
+            new = gv
             if d_f:
-                df, dg = np.array(d_f).T, np.array(d_g).T
-                gamma, *_ = np.linalg.lstsq(df, f, rcond=None)
-                # Walker & Ni (2011): x + beta f - (dX + beta dF) gamma, with dX = dG - dF.
-                new = new - (dg - (1.0 - beta) * df) @ gamma
+                gamma, *_ = np.linalg.lstsq(np.array(d_f).T, f, rcond=None)
+                new = gv - np.array(d_g).T @ gamma
             if not np.all(np.isfinite(new)):
-                new, d_f, d_g, prev_f = v + beta * f, [], [], None
+                new, d_f, d_g, prev_f = gv, [], [], None
             v = np.maximum(new, 0.0)
+        if not self.converged:
+            v = best_v
+            for _ in range(1000):
+                gv, _ = g(v)
+                self.iterations += 1
+                if converged(v, gv):
+                    v, self.converged = gv, True
+                    break
+                v = v + 0.5 * (gv - v)
         _, classes = g(v)
         return self._assemble(classes, float(v[-n_inst:].sum()))
 

@@ -32,6 +32,7 @@ class CalibrationRow:
     residual_pct: float
     unit: str
     source: str
+    fitted_by: str = "predicted"
 
 
 def st03_summary(snap: Snapshot) -> list[dict]:
@@ -164,6 +165,7 @@ def calibration(snap: Snapshot, scenario: Scenario) -> list[CalibrationRow]:
                 round(residual, 2),
                 target.unit,
                 target.source,
+                target.fitted_by,
             )
         )
     return rows

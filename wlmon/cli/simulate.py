@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -36,12 +37,32 @@ def faults(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
     console.print(table)
 
 
+LANDSCAPE_HELP = "a landscape YAML file (as data/landscapes/*.yml) to run the scenario on"
+DATA_DIR_HELP = "a data directory with scenarios/, landscapes/ and faults/ of your own"
+SET_HELP = (
+    "set any field of the scenario document, e.g. users=3000, "
+    "landscape.database.disks.kind=ssd, landscape.database.bufferpools.MIX4K.pages=84000 "
+    "(repeatable)"
+)
+
+
+def open_catalog(data_dir: Path | None) -> Catalog:
+    if data_dir is None:
+        return Catalog()
+    if not (data_dir / "scenarios").is_dir():
+        fail(f"--data-dir {data_dir}: no scenarios/ directory in it")
+    return Catalog(data_dir)
+
+
 @app.command()
 def simulate(
     scenario: str = typer.Option("sd-benchmark-2003", help="scenario name"),
     duration: str = typer.Option("1h", help="simulated time, e.g. 15m, 1h"),
     fault: list[str] = typer.Option([], "--fault", help="fault to inject (repeatable)"),
     seed: int = typer.Option(1, help="random seed; the same seed gives the same numbers"),
+    landscape: Path = typer.Option(None, "--landscape", help=LANDSCAPE_HELP),
+    data_dir: Path = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    setting: list[str] = typer.Option([], "--set", help=SET_HELP),
     as_json: bool = typer.Option(False, "--json", help="print one JSON document"),
 ) -> None:
     """Simulate a run in fast mode and print the ST03 summary and the calibration."""
@@ -50,8 +71,15 @@ def simulate(
     except ValueError as exc:
         fail(f"--duration: {exc}")
     try:
-        sim = Simulation(scenario, faults=fault, seed=seed)
-    except ConfigError as exc:
+        sim = Simulation(
+            scenario,
+            faults=fault,
+            seed=seed,
+            catalog=open_catalog(data_dir),
+            landscape=landscape,
+            settings=setting,
+        )
+    except (ConfigError, ValueError) as exc:
         fail(str(exc))
     progress = Progress(
         TextColumn("simulating {task.description}"),
@@ -121,7 +149,7 @@ def _print_report(doc: dict) -> None:
         ind.add_row(name, f"{value:,.1f}", f"{limit:,.0f}", state)
     console.print(ind)
     cal = Table(title="Calibration against seed 000 Table 5")
-    for c in ("figure", "paper", "model", "residual %", "source"):
+    for c in ("figure", "paper", "model", "residual %", "fitted by", "source"):
         cal.add_column(c, justify="right")
     for row in doc["calibration"]:
         res = row["residual_pct"]
@@ -131,6 +159,7 @@ def _print_report(doc: dict) -> None:
             f"{row['paper']:,.3f}",
             f"{row['model']:,.3f}",
             f"[{colour}]{res:+.2f}[/]",
+            row.get("fitted_by", "predicted"),
             row["source"],
         )
     console.print(cal)
