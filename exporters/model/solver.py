@@ -510,14 +510,17 @@ class Solver:
                     new_x[i] = cs.throughput
         return new_q, new_x, classes
 
-    def solve(self) -> OperatingPoint:
+    def solve(self, warm_start: np.ndarray | None = None) -> OperatingPoint:
         """The fixed point of the class backgrounds. Plain iteration creeps near saturation,
         where each class's queue at the bottleneck is a small part of the background it
-        reacts to, so it is accelerated; `converged` says whether it was reached."""
+        reacts to, so it is accelerated; `converged` says whether it was reached.
+        `warm_start`: the `state` of a solved neighbour (same landscape), to start from."""
         n_inst, n_st = len(self.layout), len(self.station_names)
         self._memo: dict[tuple, ClassSolution] = {}
         shape = (2, n_inst, n_st)
         v = np.zeros(2 * n_inst * n_st + n_inst)
+        if warm_start is not None and warm_start.shape == v.shape:
+            v = warm_start.copy()
 
         def g(v: np.ndarray) -> tuple[np.ndarray, list[ClassSolution]]:
             q, x = v[:-n_inst].reshape(shape), v[-n_inst:]
@@ -569,6 +572,7 @@ class Solver:
                     break
                 v = v + 0.5 * (gv - v)
         _, classes = g(v)
+        self.state = v
         return self._assemble(classes, float(v[-n_inst:].sum()))
 
     # ---------------------------------------------------------------- results

@@ -66,8 +66,14 @@ class Answer:
     max_users: Point | None = None
 
 
-def solve_point(scenario: Scenario, value: Any = None) -> Point:
-    op = Solver(scenario, histogram_samples=10).solve()
+def solve_point(
+    scenario: Scenario, value: Any = None, warm: dict[str, np.ndarray] | None = None
+) -> Point:
+    """Solve one scenario; `warm` carries the last solution's state to the next point."""
+    solver = Solver(scenario, histogram_samples=10)
+    op = solver.solve(warm_start=warm.get("state") if warm is not None else None)
+    if warm is not None:
+        warm["state"] = solver.state
     f = point_figures(op, scenario)
     rate = op.step_rate[:, 0]
     total = float(rate.sum())
@@ -165,10 +171,12 @@ class WhatIf:
         """The most users whose average dialog response stays below limit_s (the SD
         benchmark's question), by bisection: response grows with the users."""
 
+        warm: dict[str, np.ndarray] = {}
+
         def at(users: int) -> Point:
             if progress:
                 progress(users)
-            return solve_point(self.scenario(config, [f"users={users}"]), value=users)
+            return solve_point(self.scenario(config, [f"users={users}"]), value=users, warm=warm)
 
         lo, hi = 0, max(1, self.scenario(config).users)
         best: Point | None = None
