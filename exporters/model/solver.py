@@ -429,7 +429,7 @@ class Solver:
         w = self.weights[k]
         demand = demand_t @ w
         used = [s for s in range(len(demand)) if demand[s] > 0]
-        delay = sum(float(v @ w) for name, v in self.delays(i, k).items())
+        delay = sum(float(v @ w) for v in self.delays(i, k).values())
         wps = lay.dialog_wps if k == DIALOG else lay.update_wps
         users = lay.users if k == DIALOG else 0
         gui = float(self.gui[DIALOG] @ w) if k == DIALOG else 0.0
