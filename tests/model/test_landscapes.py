@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -100,3 +101,26 @@ def test_a_database_on_an_application_host_with_other_cpus_is_an_error() -> None
         Catalog().scenario("sd-two-tier", settings=["landscape.database.cpus=4"])
     with pytest.raises(ConfigError, match="database: host 'dbhost' is not an application"):
         Catalog().scenario("sd-two-tier", settings=["landscape.database.host=dbhost"])
+
+
+def test_cli_runs_a_scenario_from_a_data_directory_of_ones_own(tmp_path) -> None:
+    src = Catalog().data_dir
+    for kind in ("landscapes", "scenarios", "faults"):
+        (tmp_path / kind).mkdir()
+    land = yaml.safe_load((src / "landscapes" / "sd-two-tier.yml").read_text())
+    land["name"], land["app_servers"]["cpus"] = "mine", 2
+    (tmp_path / "landscapes" / "mine.yml").write_text(yaml.safe_dump(land))
+    scenario = yaml.safe_load((src / "scenarios" / "sd-benchmark-2003.yml").read_text())
+    scenario |= {"name": "mine", "landscape": "mine", "users": 150, "targets": []}
+    (tmp_path / "scenarios" / "mine.yml").write_text(yaml.safe_dump(scenario))
+    result = CliRunner().invoke(
+        app,
+        ["simulate", "--data-dir", str(tmp_path), "--scenario", "mine", "--duration", "2m",
+         "--json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["scenario"] == "mine" and doc["summary"][0]["steps"] > 0
+    missing = CliRunner().invoke(app, ["simulate", "--data-dir", str(tmp_path / "none")])
+    assert missing.exit_code == 2
+    assert "no scenarios/ directory" in " ".join(missing.output.split())  # rich wraps lines
