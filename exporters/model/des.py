@@ -87,6 +87,10 @@ N_FIELDS = 11
 _EDGES = np.array((*BUCKETS, np.inf))
 # Cleaners may run this far (s) ahead of the pages dirtied, no more (token bucket depth).
 CLEANER_BURST_S = 1.0
+# The cleaners' share of the disks is averaged over this long (s), and capped: beyond it
+# they cannot keep up and the agents write synchronously anyway.
+CLEANER_AVERAGE_S = 1.0
+MAX_CLEANER_SHARE = 0.9
 
 
 class DiscreteEventSimulation:
@@ -185,8 +189,11 @@ class DiscreteEventSimulation:
         self.dfree = [0.0] * net.disks
         # [data disk busy, residence of all data disk I/O, log device busy]
         self.disk_acc = [0.0, 0.0, 0.0]
-        # [page writes, synchronous page writes]
-        self.disk_ios = [0, 0]
+        # [page writes, synchronous page writes, background (cleaner) page writes]
+        self.disk_ios = [0, 0, 0]
+        # The share of the disks' time the cleaners' writes take (averaged over about a
+        # second) and what it stretches the other I/Os by.
+        self.cleaner_util, self.disk_stretch, self._cleaned = 0.0, 1.0, 0
         self.tokens = [net.cleaner_pages_per_s * CLEANER_BURST_S, 0.0]  # [tokens, last time]
         # Random streams
         self._rng_tx = self._rng(1)
@@ -417,6 +424,9 @@ class DiscreteEventSimulation:
         cupd = [n_tx + c % n_tx for c in range(net.n_instances * 2 * n_tx)]
         link_rtt, enq_s = net.link_rtt_s, net.enqueue_service_s
         read_s, write_s = net.read_s, net.write_s
+        # The cleaners' background writes take their share of every disk's time: the disk
+        # serves reads and synchronous writes that much slower (1 / (1 - their share)).
+        rs, ws = read_s * self.disk_stretch, write_s * self.disk_stretch
         ccap = net.cleaner_pages_per_s
         cdepth = ccap * CLEANER_BURST_S
         page_rate = net.scenario.landscape.os.page_ops_per_s
@@ -562,7 +572,7 @@ class DiscreteEventSimulation:
                             f = dfree[dd]
                             if f < now:
                                 f = now
-                            f += dsvc[x] * read_s
+                            f += dsvc[x] * rs
                             dfree[dd] = f
                             io += f
                             dd += 1
@@ -573,7 +583,8 @@ class DiscreteEventSimulation:
                         dp = q
                         if nw:
                             # I/O cleaners write what their capacity allows (a token
-                            # bucket); the step writes the rest itself and waits for it.
+                            # bucket), in the background; the step writes the rest itself
+                            # and waits for it.
                             tk = tokens[0] + (now - tokens[1]) * ccap
                             if tk > cdepth:
                                 tk = cdepth
@@ -581,26 +592,22 @@ class DiscreteEventSimulation:
                             a = nw if tk >= nw else int(tk)
                             tokens[0] = tk - a
                             disk_ios[0] += nw
-                            disk_ios[1] += nw - a
-                            background = 0.0
-                            q = dp + nw
-                            for x in range(dp, q):
-                                f = dfree[dd]
-                                if f < now:
-                                    f = now
-                                f += dsvc[x] * write_s
-                                dfree[dd] = f
-                                if a:
-                                    a -= 1
-                                    background += f - now
-                                else:
+                            disk_ios[2] += a
+                            if a < nw:
+                                disk_ios[1] += nw - a
+                                q = dp + nw - a
+                                for x in range(dp, q):
+                                    f = dfree[dd]
+                                    if f < now:
+                                        f = now
+                                    f += dsvc[x] * ws
+                                    dfree[dd] = f
                                     io += f - now
-                                dd += 1
-                                if dd == n_disks:
-                                    dd = 0
-                            disk_acc[0] += (dsum[q] - dsum[dp]) * write_s
-                            dp = q
-                            disk_acc[1] += background
+                                    dd += 1
+                                    if dd == n_disks:
+                                        dd = 0
+                                disk_acc[0] += (dsum[q] - dsum[dp]) * write_s
+                                dp = q
                         disk_acc[1] += io
                     if row[13]:
                         for li, hold in row[13]:
@@ -847,7 +854,21 @@ class DiscreteEventSimulation:
         tot.os_cpu_busy_seconds += total - counted["total"]
         tot.db_cpu_seconds += db - counted["db"]
         counted.update(sap=sap, total=total, db=db)
-        disk_real = self.disk_acc[0] - sum(max(f - t, 0.0) for f in self.dfree)
+        # The cleaners: their writes of this tick keep the disks busy; their share of the
+        # disks' time, averaged over about a second, stretches the next tick's I/Os.
+        cleaned = self.disk_ios[2] - self._cleaned
+        self._cleaned = self.disk_ios[2]
+        work = cleaned * net.write_s
+        self.disk_acc[0] += work
+        self.disk_acc[1] += work
+        span = t - tot.sim_time
+        if span > 0:
+            weight = 1.0 - math.exp(-span / CLEANER_AVERAGE_S)
+            util = work / (net.disks * span)
+            self.cleaner_util += weight * (util - self.cleaner_util)
+            self.disk_stretch = 1.0 / (1.0 - min(self.cleaner_util, MAX_CLEANER_SHARE))
+        ahead = sum(f - t for f in self.dfree if f > t) / self.disk_stretch
+        disk_real = self.disk_acc[0] - ahead
         tot.disk_busy_seconds += disk_real - self._counted_disk
         self._counted_disk = disk_real
         tot.sim_time = t
@@ -962,7 +983,7 @@ class DiscreteEventSimulation:
         share = net.index_share_of_page_writes
         tot.pool_data_writes[:] = cum["written_data"] * (1.0 - share)
         tot.pool_index_writes[:] = cum["written_index"] * share
-        writes, sync = self.disk_ios
+        writes, sync, _ = self.disk_ios
         async_share = 1.0 - sync / writes if writes else 1.0
         tot.pool_async_data_writes[:] = tot.pool_data_writes * async_share
         tot.pool_async_index_writes[:] = tot.pool_index_writes * async_share
