@@ -94,7 +94,7 @@ class LiveModel:
             self._event("fault_removed", f"fault {name} removed")
 
     def switch_scenario(self, scenario: str, faults: list[str]) -> None:
-        new = Simulation(
+        new = type(self.sim)(  # the same engine
             scenario,
             faults=faults,
             seed=self.sim.seed,

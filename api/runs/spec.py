@@ -70,6 +70,10 @@ class RunSpec(RunPlan):
     """A fast run: the model simulated from `start` without waiting."""
 
     seed: int = 1
+    engine: Literal["des", "analytic"] = Field(
+        default="analytic",
+        description="des: every dialog step simulated (discrete events); analytic: the solver",
+    )
     start: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
 

@@ -53,6 +53,12 @@ def run_command(
         [], "--fault", help="NAME@START-END, e.g. db-bottleneck@20m-30m"
     ),
     seed: int = typer.Option(1, help="random seed"),
+    engine: str = typer.Option(
+        None,
+        "--engine",
+        help="des (every dialog step) or analytic (default); a real-time run uses the live "
+        "exporter's (wlmon exporter --engine)",
+    ),
     label: str = typer.Option("", help="a name for the run"),
     api_url: str = typer.Option(
         "http://127.0.0.1:8000",
@@ -65,6 +71,8 @@ def run_command(
     (token from WLMON_API_TOKEN) and waits for its end."""
 
     if not fast:
+        if engine is not None:
+            fail("--engine: a real-time run uses the live exporter's (wlmon exporter --engine)")
         body = {
             "mode": "realtime",
             "scenario": scenario,
@@ -83,6 +91,7 @@ def run_command(
             ramp_up_s=parse_duration(ramp_up) if ramp_up not in ("0", "0s") else 0.0,
             users=users,
             seed=seed,
+            engine=engine or "analytic",
             label=label,
             faults=[_parse_fault_window(f) for f in fault],
         )

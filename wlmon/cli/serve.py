@@ -9,7 +9,7 @@ import typer
 import uvicorn
 
 from exporters.model.catalog import ConfigError
-from exporters.model.engine import Simulation
+from exporters.model.des import ENGINES, make_simulation
 from exporters.server import serve
 from wlmon.cli.common import console, err, fail
 from wlmon.stack.render import render_alertmanager
@@ -31,12 +31,17 @@ def exporter(
     loki_url: str = typer.Option(None, help="push ST05 summaries and run events to this Loki"),
     influx_url: str = typer.Option(None, help="write run events to this InfluxDB"),
     trace_interval: float = typer.Option(60.0, help="seconds between ST05 summaries sent to Loki"),
+    engine: str = typer.Option(
+        "analytic", "--engine", help="des: every dialog step, real transients; analytic: the solver"
+    ),
 ) -> None:
     """Serve /metrics from the real-time model (faults switchable via /control/faults)."""
 
+    if engine not in ENGINES:
+        fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
     overrides = {"think_time_s": think_time} if think_time is not None else None
     try:
-        sim = Simulation(scenario, faults=fault, seed=seed, overrides=overrides)
+        sim = make_simulation(engine, scenario, faults=fault, seed=seed, overrides=overrides)
     except ConfigError as exc:
         fail(str(exc))
     try:

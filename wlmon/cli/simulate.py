@@ -12,7 +12,7 @@ from rich.table import Table
 
 from exporters.durations import parse_duration
 from exporters.model.catalog import Catalog, ConfigError
-from exporters.model.engine import Simulation
+from exporters.model.des import ENGINES, make_simulation
 from exporters.model.summary import THRESHOLDS_MS, indicator_values, report
 from wlmon.cli.common import console, err, fail
 
@@ -39,6 +39,7 @@ def faults(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
 
 LANDSCAPE_HELP = "a landscape YAML file (as data/landscapes/*.yml) to run the scenario on"
 DATA_DIR_HELP = "a data directory with scenarios/, landscapes/ and faults/ of your own"
+ENGINE_HELP = "des: every dialog step as discrete events (real queues); analytic: the solver"
 SET_HELP = (
     "set any field of the scenario document, e.g. users=3000, "
     "landscape.database.disks.kind=ssd, landscape.database.bufferpools.MIX4K.pages=84000 "
@@ -63,15 +64,19 @@ def simulate(
     landscape: Path = typer.Option(None, "--landscape", help=LANDSCAPE_HELP),
     data_dir: Path = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
     setting: list[str] = typer.Option([], "--set", help=SET_HELP),
+    engine: str = typer.Option("analytic", "--engine", help=ENGINE_HELP),
     as_json: bool = typer.Option(False, "--json", help="print one JSON document"),
 ) -> None:
     """Simulate a run in fast mode and print the ST03 summary and the calibration."""
+    if engine not in ENGINES:
+        fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
     try:
         seconds = parse_duration(duration)
     except ValueError as exc:
         fail(f"--duration: {exc}")
     try:
-        sim = Simulation(
+        sim = make_simulation(
+            engine,
             scenario,
             faults=fault,
             seed=seed,
