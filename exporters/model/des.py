@@ -75,7 +75,7 @@ from exporters.vocabulary import COMPONENTS
 ENGINES = ("des", "analytic")
 
 # Events on the heap: code = entity * 8 + kind.
-K_THINK, K_FREE, K_PAGE = 0, 1, 2
+K_THINK, K_FREE, K_PAGE, K_END_OF_TIME = 0, 1, 2, 7
 INF = math.inf
 # A job has finished its CPU burst when its station's virtual time is this close (s).
 EPS = 1e-9
@@ -175,11 +175,13 @@ class DiscreteEventSimulation:
         # DB bursts).
         n_h = len(net.host_cpus)
         self.sV, self.sT = [0.0] * n_h, [0.0] * n_h
-        self.sn, self.sdb = [0] * n_h, [0] * n_h
+        self.sn = [0] * n_h
         self.scap = list(net.host_cpus)
         self.sL: list[list[tuple[float, int]]] = [[] for _ in range(n_h)]
         self.snext = [INF] * n_h
-        self.sbusy, self.sbusy_db = [0.0] * n_h, [0.0] * n_h
+        # CPU work done by the bursts that have left (ABAP, DB); work in progress is added
+        # when a tick is counted.
+        self.sdone, self.sdone_db = [0.0] * n_h, [0.0] * n_h
         # FCFS stations booked by Lindley's / Kiefer-Wolfowitz's recursion: the time each
         # server is free (the enqueue work processes a heap of them).
         self.efree = [0.0] * net.enqueue_servers
@@ -227,6 +229,7 @@ class DiscreteEventSimulation:
         if rate > 0:
             for h in range(n_os):
                 self.heap.append((float(misc[h]) / rate, h * 8 + K_PAGE))
+        self.heap.append((INF, K_END_OF_TIME))
         heapq.heapify(self.heap)
 
     def _zero_totals(self) -> None:
@@ -324,8 +327,6 @@ class DiscreteEventSimulation:
         if dt > 0.0 and n:
             share = min(1.0, c / n)
             self.sV[s] += dt * share
-            self.sbusy[s] += dt * n * share
-            self.sbusy_db[s] += dt * self.sdb[s] * share
         self.sT[s] = max(self.sT[s], now)
 
     def _ps_schedule(self, s: int, now: float) -> None:
@@ -397,16 +398,8 @@ class DiscreteEventSimulation:
         jarr, jstart, jcls, jpool, jrow = self.jarr, self.jstart, self.jcls, self.jpool, self.jrow
         juser, jproc, jdb, jfree = self.juser, self.jproc, self.jdb, self.jfree
         pidle, proll, pfifo, pwake = self.pidle, self.proll, self.pfifo, self.pwake
-        sV, sT, sn, sdb, scap, sL, snext = (
-            self.sV,
-            self.sT,
-            self.sn,
-            self.sdb,
-            self.scap,
-            self.sL,
-            self.snext,
-        )
-        sbusy, sbusy_db = self.sbusy, self.sbusy_db
+        sV, sT, sn, scap, sL, snext = self.sV, self.sT, self.sn, self.scap, self.sL, self.snext
+        sdone, sdone_db = self.sdone, self.sdone_db
         d_st = net.db_station
         efree, e_booked = self.efree, self.e_booked
         lfree, logfree = self.lfree, self.logfree
@@ -443,21 +436,12 @@ class DiscreteEventSimulation:
             dt = now - sT[s]
             if dt > 0.0:
                 if n:
-                    if n <= c:
-                        sV[s] += dt
-                        sbusy[s] += dt * n
-                        sbusy_db[s] += dt * sdb[s]
-                    else:
-                        sV[s] += dt * c / n
-                        sbusy[s] += dt * c
-                        sbusy_db[s] += dt * c * sdb[s] / n
+                    sV[s] += dt if n <= c else dt * c / n
                 sT[s] = now
             L = sL[s]
             hpush(L, (sV[s] + w, jc))
             n += 1
             sn[s] = n
-            if jc & 1:
-                sdb[s] += 1
             snext[s] = now + (L[0][0] - sV[s]) * (1.0 if n <= c else n / c)
 
         def start(j: int, p: int, now: float) -> None:
@@ -493,7 +477,7 @@ class DiscreteEventSimulation:
         ts = min(snext) if snext else INF
         smin = snext.index(ts) if snext else 0
         while True:
-            top = heap[0][0] if heap else inf
+            top = heap[0][0]  # (a sentinel at infinity keeps the heap from running dry)
             if ts <= top:
                 # ---------------------------------------- CPU station s: departures
                 if ts > t_end:
@@ -504,14 +488,7 @@ class DiscreteEventSimulation:
                 n = sn[s]
                 dt = now - sT[s]
                 if dt > 0.0:
-                    if n <= c:
-                        sV[s] += dt
-                        sbusy[s] += dt * n
-                        sbusy_db[s] += dt * sdb[s]
-                    else:
-                        sV[s] += dt * c / n
-                        sbusy[s] += dt * c
-                        sbusy_db[s] += dt * c * sdb[s] / n
+                    sV[s] += dt if n <= c else dt * c / n
                     sT[s] = now
                 L = sL[s]
                 while True:
@@ -520,6 +497,8 @@ class DiscreteEventSimulation:
                     j = jc >> 1
                     if not jc & 1:
                         # ABAP burst done: the step's DB CPU burst joins the DB host.
+                        row = jrow[j]
+                        sdone[s] += row[0]
                         jproc[j] = now - jstart[j]
                         jdb[j] = now
                         # (inline ps_arrive at the DB host, the hot path)
@@ -528,20 +507,12 @@ class DiscreteEventSimulation:
                         dt = now - sT[d_st]
                         if dt > 0.0:
                             if dn:
-                                if dn <= dc:
-                                    sV[d_st] += dt
-                                    sbusy[d_st] += dt * dn
-                                    sbusy_db[d_st] += dt * sdb[d_st]
-                                else:
-                                    sV[d_st] += dt * dc / dn
-                                    sbusy[d_st] += dt * dc
-                                    sbusy_db[d_st] += dt * dc * sdb[d_st] / dn
+                                sV[d_st] += dt if dn <= dc else dt * dc / dn
                             sT[d_st] = now
                         DL = sL[d_st]
-                        hpush(DL, (sV[d_st] + jrow[j][3], jc + 1))
+                        hpush(DL, (sV[d_st] + row[3], jc + 1))
                         dn += 1
                         sn[d_st] = dn
-                        sdb[d_st] += 1
                         snext[d_st] = now + (DL[0][0] - sV[d_st]) * (1.0 if dn <= dc else dn / dc)
                         if L and L[0][0] <= sV[s] + eps:
                             continue
@@ -550,8 +521,8 @@ class DiscreteEventSimulation:
                     # disks, locks, the commit's log write, the enqueue requests (booked
                     # now, in this order, the step waiting for each in turn), then the
                     # delays that hold nothing but the work process.
-                    sdb[s] -= 1
                     row = jrow[j]
+                    sdone_db[s] += row[3]
                     p = jpool[j]
                     n = row[4]
                     nw = row[5]
@@ -568,16 +539,20 @@ class DiscreteEventSimulation:
                             n_disk_stream = len(dsel)
                         dd = dsel[dp]
                         q = dp + n
-                        for x in range(dp, q):
-                            f = dfree[dd]
-                            if f < now:
-                                f = now
-                            f += dsvc[x] * rs
-                            dfree[dd] = f
-                            io += f
-                            dd += 1
-                            if dd == n_disks:
-                                dd = 0
+                        x = dp
+                        while x < q:
+                            end = dd + q - x
+                            if end > n_disks:
+                                end = n_disks
+                            for d in range(dd, end):
+                                f = dfree[d]
+                                if f < now:
+                                    f = now
+                                f += dsvc[x] * rs
+                                x += 1
+                                dfree[d] = f
+                                io += f
+                            dd = end if end < n_disks else 0
                         io -= n * now
                         disk_acc[0] += (dsum[q] - dsum[dp]) * read_s
                         dp = q
@@ -630,14 +605,15 @@ class DiscreteEventSimulation:
                             self.dsel, self.dsvc, self.dsum = disk_stream(self._rng_disk, n_disks)
                             dsel, dsvc, dsum, dp = self.dsel, self.dsvc, self.dsum, 0
                             n_disk_stream = len(dsel)
-                        for x in range(dp, dp + ne):
-                            sv = dsvc[x] * enq_s
+                        q = dp + ne
+                        for x in range(dp, q):
                             m = efree[0]
-                            e = (m if m > now else now) + sv
+                            e = (m if m > now else now) + dsvc[x] * enq_s
                             hrep(efree, e)
-                            enq += e - now + link_rtt
-                            e_booked[0] += sv
-                        dp += ne
+                            enq += e - now
+                        enq += ne * link_rtt
+                        e_booked[0] += (dsum[q] - dsum[dp]) * enq_s
+                        dp = q
                     cls = jcls[j]
                     if p & 1:
                         ri = uroll
@@ -743,14 +719,7 @@ class DiscreteEventSimulation:
                     dt = now - sT[s]
                     if dt > 0.0:
                         if n:
-                            if n <= c:
-                                sV[s] += dt
-                                sbusy[s] += dt * n
-                                sbusy_db[s] += dt * sdb[s]
-                            else:
-                                sV[s] += dt * c / n
-                                sbusy[s] += dt * c
-                                sbusy_db[s] += dt * c * sdb[s] / n
+                            sV[s] += dt if n <= c else dt * c / n
                         sT[s] = now
                     L = sL[s]
                     hpush(L, (sV[s] + row[0], j * 2))
@@ -845,9 +814,19 @@ class DiscreteEventSimulation:
         # CPU and disk time is counted as it elapses (I/Os booked ahead are not yet).
         for st in range(len(self.scap)):
             self._ps_update(st, t)
-        total = np.array(self.sbusy)
-        db = float(self.sbusy_db[net.db_station])
-        sap = total - np.array(self.sbusy_db)
+        # Work done so far: the bursts that have left, and what the others have received.
+        sap, db_work = np.array(self.sdone), np.array(self.sdone_db)
+        for st, L in enumerate(self.sL):
+            v = self.sV[st]
+            for f, jc in L:
+                phase = jc & 1
+                got = v - f + self.jrow[jc >> 1][3 if phase else 0]
+                if phase:
+                    db_work[st] += got
+                else:
+                    sap[st] += got
+        total = sap + db_work
+        db = float(db_work[net.db_station])
         n_app = net.n_app_hosts
         counted = self._counted_busy
         tot.host_cpu_seconds += (sap - counted["sap"])[:n_app]
