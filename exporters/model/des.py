@@ -2,40 +2,52 @@
 
 The same closed network as the analytic solver (docs/model.md), on the same YAML, giving
 the same `Snapshot`, so collectors, reports and runs take either engine
-(`make_simulation(engine="des" | "analytic")`).
+(`make_simulation(engine="des" | "analytic")`). It is the reference the solver is
+checked against (tests/model/test_des_grid.py).
 
-A dialog step is a chain of events on one heap of `(time, code)` tuples, where
-`code = entity * 8 + kind` (no objects, generators or closures per event):
+Events. One heap of `(time, code)` tuples, `code = entity * 8 + kind` (no objects,
+generators or closures per event), for what is scheduled: a user's think time ends
+(THINK), a work process may be free (FREE), background paging (PAGE). Beside it every CPU
+station keeps the time of its next departure (`snext`); the loop takes whichever comes
+first, so a departure time that moves when jobs arrive or leave costs no heap entry.
+A dialog step:
 
-1. THINK — the user's think time ends: the step joins its instance's dispatcher queue. If a
-   dialog work process is free it starts at once: its ABAP CPU burst is booked on its
-   host's CPUs, then roll-in, load/generation and the round trips of its DB calls follow
-   (delays that hold nothing but the work process).
-2. DB — the step reaches the database host: its DB CPU burst is booked on the DB CPUs.
-3. END — the DB CPU burst is done: the physical reads (buffer-pool misses, drawn per call)
-   and the synchronous page writes are booked on the disks, the commits' log writes and
-   the enqueue round trips follow; the answer time, the user's next think and, for a
-   saving step, a V1 update request to the instance's update work processes follow from it.
-   The work process is busy until its roll-out is done.
+1. THINK: the step joins its instance's dispatcher queue (FIFO). If a dialog work process
+   is free it starts at once: its ABAP CPU burst joins its host's CPUs.
+2. CPU departure on the application host: the burst is done (processing time); the step's
+   DB CPU burst joins the database host's CPUs at once.
+3. CPU departure on the database host: the physical reads (buffer-pool misses drawn per
+   DB call) and synchronous page writes are booked on the disks, lock holds on the locks,
+   the commit's log write on a log device, the enqueue requests on the enqueue work
+   processes, then the delays that hold nothing but the work process (roll-in, program
+   load, network round trips). That fixes the answer time; the response ends after the
+   GUI time, the user thinks again from there (a THINK on the heap), and a saving step
+   sends its V1 update to the instance's update work processes, where it runs the same
+   chain. The work process is busy until its roll-out is done: it is freed at a known
+   time, so that costs no event either.
 
-An update request runs the same chain on an update work process (DB, END). Three events
-per dialog step, two per update: about 3.5 per dialog step of the SD mix.
+Three events per dialog step (one on the heap), two more per update: about 3.5 per step
+of the SD mix. Pure delays carry no contention, so where they sit in the holding time only
+shifts when the next station is reached; they are placed after the stations so that each
+CPU station is entered at an event.
 
-Stations. CPUs (application hosts, database host) and the enqueue work processes are
-c-server FCFS queues with exponential bursts. For exponential service c-server FCFS and
-processor sharing have the same queue-length process (death rate min(n, c)/S either way),
-hence the same means; FCFS lets a burst be booked when it arrives (Kiefer-Wolfowitz: the
-earliest-free server, start = max(arrival, its free time)), so a CPU burst costs no event
-of its own and is exact as long as arrivals are booked in time order, which they are:
-each station is entered at an event. The DB CPU burst of a step has the spread the YAML
-gives per DB call (`cpu_service_cv`, M/G/c): the queue the analytic solver approximates by
-Allen-Cunneen is the queue simulated here. Disks are single-server FCFS queues, each page
-I/O to a uniformly chosen disk, booked by Lindley's recursion; a step's reads are booked
-when its disk phase starts (the first one exactly, the later ones a few ms early; each
-still meets the disk's backlog as it is). I/O cleaners write pages asynchronously up to
-their capacity (a token bucket); pages beyond it are written by the step itself, which
-waits for them. Dispatchers are FIFO queues in front of each instance's work processes;
-a work process in roll-out is freed at a known time, so it costs no event either.
+Stations. CPUs (one station per host, the database's included; two-tier: the same one)
+are processor sharing over their cores, each of n jobs served at rate min(1, c/n), kept
+by a virtual clock: a job leaves when the service every job present has received reaches
+its burst. Processor sharing, not c-server FCFS: with one exponential burst length both
+give the same queue-length process, but the steps are a mix (a VA05 DB burst of 23 ms, an
+update's of 2 ms), and FCFS makes the short ones wait behind the long ones (update DB time
+116 ms instead of 77 at the benchmark's 93 % DB CPU); processor sharing is what the
+solver assumes and what a CPU scheduler does. Bursts are exponential, a DB burst around
+the demand of the step's own DB calls. Disks, log devices, locks and the enqueue work
+processes are FCFS with exponential service, booked at arrival by Lindley's
+(Kiefer-Wolfowitz's) recursion. A step's page I/Os go to consecutive disks from a random
+one and are booked together when its DB burst is done: the first exactly, the later ones
+a few ms early (each still meets its disk's backlog, no disk sees two of them at once);
+the log write, lock holds and enqueue requests after them likewise. I/O cleaners write
+pages up to their capacity (a token bucket) in the background: their writes take their
+share of the disks' time (averaged over a second), which stretches the other I/Os, as in
+the solver; pages beyond their capacity the step writes itself and waits for.
 
 Counting. A step is counted when its response ends (answer + GUI time). Per-step times go
 into a flat array and are summed per tick with numpy; per-call draws stay in their
