@@ -2,8 +2,8 @@
 textbook formula (not from exporters.model.queueing or the solver).
 
 Cases: M/M/c//N at the dispatcher (finite-source birth-death chain, Kleinrock vol. 1,
-section 3.9; with many users it is M/M/c), M/M/1//N at a processor-shared CPU
-(machine-repairman, closed form), and a product-form network (a two-core CPU, the
+section 3.9; with many users it is M/M/c), M/M/1//N at a processor-shared CPU, at a lock
+and at a log device (machine-repairman, closed form), and a product-form network (a two-core CPU, the
 database CPU, two disks visited alternately at random) by exact mean value analysis with
 a load-dependent station (Reiser and Lavenberg 1980).
 
@@ -116,6 +116,28 @@ def test_processor_shared_cpu_is_machine_repairman(tmp_path) -> None:
     assert got["X"] == pytest.approx(want["X"], rel=0.02)
     assert got["R"] == pytest.approx(want["R"], rel=0.04)
     assert got["W"] == 0.0  # enough work processes: nobody waits in the dispatcher
+
+
+@pytest.mark.parametrize("station", ["lock", "log"])
+def test_lock_and_log_device_are_machine_repairmen(tmp_path, station: str) -> None:
+    """A lock held 0.2 s per step (one holder at a time), or a log device taking 0.2 s per
+    commit: the only queue in the landscape, an M/M/1//N of 10 users thinking 2 s."""
+    locks = [{"name": "NRIV", "hold_s": 0.2}] if station == "lock" else None
+    land = case.landscape(cpus=100_000, dialog_wps=10, locks=locks, log_write_s=0.2)
+    extra = {"lock": "NRIV"} if station == "lock" else {}
+    doc = case.scenario(
+        land,
+        users=10,
+        think_s=2.0,
+        cpu_s=0.0,
+        statements=[case.statement(calls=1, **extra)],
+        commits=1.0 if station == "log" else 0.0,
+    )
+    sim = DiscreteEventSimulation("case", seed=9, dt=10.0, catalog=case.catalog(tmp_path, doc))
+    got = _measure(sim, 100.0, 15_000.0)
+    want = machine_repairman(10, 2.0, 0.2)
+    assert got["X"] == pytest.approx(want["X"], rel=0.02)
+    assert got["R"] == pytest.approx(want["R"], rel=0.04)
 
 
 @pytest.mark.parametrize("users", [4, 30])
