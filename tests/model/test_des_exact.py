@@ -3,9 +3,9 @@ textbook formula (not from exporters.model.queueing or the solver).
 
 Cases: M/M/c//N at the dispatcher (finite-source birth-death chain, Kleinrock vol. 1,
 section 3.9; with many users it is M/M/c), M/M/1//N at a processor-shared CPU, at a lock
-and at a log device (machine-repairman, closed form), and a product-form network (a two-core CPU, the
-database CPU, two disks visited alternately at random) by exact mean value analysis with
-a load-dependent station (Reiser and Lavenberg 1980).
+and at a log device (machine-repairman, closed form), and a product-form network (a
+two-core CPU, the database CPU, two disks visited alternately at random) by exact mean
+value analysis with a load-dependent station (Reiser and Lavenberg 1980).
 
 Tolerances are at least 3.5 standard errors of a run (the spread over 8 seeds): X within
 2 % (its standard error 0.2-0.6 %), R within 4 % (0.5-1 %), the mean dispatcher wait
