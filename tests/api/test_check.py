@@ -224,11 +224,13 @@ def test_a_comparison_takes_a_tolerance_per_figure(env) -> None:
     params = {"base": ids["hour"], "new": ids["again"]}
     plain = {f["figure"]: f for f in c.get("/runs/compare", params=params).json()["figures"]}
     assert {"dialog_p50_s", "dialog_p95_s", "update_p99_s"} <= set(plain)
+    # The median lies inside a bucket (1.5-2 s) for either seed; p95 sits near the 5 s bound,
+    # where seed to seed it moves more than 5 %, so the default-tolerance check reads p50.
     assert (
-        plain["dialog_p95_s"]["tolerance_pct"] == 5 and plain["dialog_p95_s"]["verdict"] == "same"
+        plain["dialog_p50_s"]["tolerance_pct"] == 5 and plain["dialog_p50_s"]["verdict"] == "same"
     )
-    strict = c.get("/runs/compare", params={**params, "tolerance": ["dialog_p95_s=0"]}).json()
-    p95 = next(f for f in strict["figures"] if f["figure"] == "dialog_p95_s")
-    assert p95["tolerance_pct"] == 0 and p95["delta_pct"] != 0 and p95["verdict"] != "same"
+    strict = c.get("/runs/compare", params={**params, "tolerance": ["dialog_p50_s=0"]}).json()
+    p50 = next(f for f in strict["figures"] if f["figure"] == "dialog_p50_s")
+    assert p50["tolerance_pct"] == 0 and p50["delta_pct"] != 0 and p50["verdict"] != "same"
     bad = c.get("/runs/compare", params={**params, "tolerance": ["dialog_p95_s"]})
     assert bad.status_code == 422 and "FIGURE=PERCENT" in bad.json()["detail"]
