@@ -17,6 +17,8 @@ class ExporterSettings(BaseSettings):
     collector_dbbuffer: bool = True
     collector_oscounters: bool = True
     collector_sapbuffer: bool = True
+    # SAP instances through sapstartsrv (settings: WLMON_SAPCONTROL_...).
+    collector_sapcontrol: bool = False
     # A real PostgreSQL as the buffer-pool source (WLMON_EXPORTER_POSTGRES_DSN), instead
     # of the model's DB2 pools; the DSN may hold a password, so it is a secret.
     postgres_dsn: SecretStr | None = None

@@ -25,6 +25,8 @@ from exporters.collectors.postgres import PostgresCollector
 from exporters.config import ExporterSettings, get_settings
 from exporters.model.catalog import ConfigError
 from exporters.model.engine import RealTimeRunner, Simulation
+from exporters.sapcontrol.settings import SapStartSrvSettings
+from exporters.sapstartsrv.server import fleet_from_settings
 from exporters.sinks.events import RunEvents
 from exporters.sinks.loki import LokiSink
 from exporters.sinks.st05trace import TracePublisher
@@ -297,6 +299,13 @@ class ExporterServer:
         self.tracer = (
             TracePublisher(self.live.snapshot, self.loki, trace_interval_s) if self.loki else None
         )
+        # The model answering as sapstartsrv, one SAPControl endpoint per instance.
+        srv = SapStartSrvSettings()
+        self.sapstartsrv = (
+            fleet_from_settings(self.live.snapshot, lambda: self.live.sim.scenario, srv)
+            if srv.enabled
+            else None
+        )
         self.httpd = make_server(
             host,
             port,
@@ -318,6 +327,8 @@ class ExporterServer:
         self.live.start()
         if self.tracer:
             self.tracer.start()
+        if self.sapstartsrv:
+            self.sapstartsrv.start()
 
     def start(self) -> None:
         self.start_model()
@@ -328,6 +339,8 @@ class ExporterServer:
 
     def close(self) -> None:
         self.httpd.server_close()
+        if self.sapstartsrv:
+            self.sapstartsrv.stop()
         if self.tracer:
             self.tracer.stop()
         self.live.stop()

@@ -79,10 +79,14 @@ class ExporterCollector(Collector):
                 success[collector.name] = False
             duration[collector.name] = self.clock() - start
         yield from out
-        yield from self._meta(success, duration, up=True, snap=snap)
+        # Collectors reading several instances (sapcontrol) add their own sap_up samples.
+        extra_up = [s for c in self.collectors for s in getattr(c, "up_samples", list)()]
+        yield from self._meta(success, duration, up=True, snap=snap, extra_up=extra_up)
 
     @staticmethod
-    def _meta(success, duration, up: bool, snap: Snapshot | None = None) -> Iterator[Metric]:
+    def _meta(
+        success, duration, up: bool, snap: Snapshot | None = None, extra_up=()
+    ) -> Iterator[Metric]:
         sid = [snap.sid] if snap else []
         labels = ["sid"] if snap else []
         up_f = GaugeMetricFamily(
@@ -90,6 +94,8 @@ class ExporterCollector(Collector):
         )
         if snap or not up:
             up_f.add_metric(sid, 1.0 if up else 0.0)
+        for sample_labels, value in extra_up:
+            up_f.add_sample("sap_up", sample_labels, value)
         yield up_f
         ok = GaugeMetricFamily(
             "sap_scrape_collector_success",
