@@ -323,7 +323,7 @@ class SAPControlCollector(SnapshotCollector):
         known = self._identities.get(target.endpoint)
         if known is not None:
             return known
-        sid = next((i.sid for i in self._identities.values() if i.sid), "")
+        sid = ""  # filled in from the system's other instances after the scrape
         if target.hostname:
             name = f"{target.hostname}_{guess_instance_name(target.features, target.nr)}"
         else:
@@ -400,6 +400,11 @@ class SAPControlCollector(SnapshotCollector):
                 res.error = "no answer within the deadline"
                 res.duration = timeout
                 results.append(res)
+        # An instance never seen answering belongs to the system the others name.
+        sid = next((r.identity.sid for r in results if r.identity.sid), "")
+        for r in results:
+            if not r.identity.sid:
+                r.identity = Identity(sid, r.identity.sap_instance, r.identity.features)
         self._last = results
         return results
 
