@@ -324,8 +324,15 @@ class SapStartSrvFleet:
     def stop(self) -> None:
         for app in self.apps.values():
             app.release.set()
-        for listener in [*self.tcp.values(), *self.unix.values()]:
-            listener.stop()
+        # shutdown() waits for serve_forever's next poll: stop them all at once.
+        stoppers = [
+            threading.Thread(target=listener.stop)
+            for listener in [*self.tcp.values(), *self.unix.values()]
+        ]
+        for t in stoppers:
+            t.start()
+        for t in stoppers:
+            t.join()
 
     def start_instance(self, name: str) -> None:
         self._stopped.discard(name)
