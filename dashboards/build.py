@@ -7,6 +7,7 @@ the alert rules are checked against. Datasources are referenced by their fixed u
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -20,6 +21,9 @@ LOKI = {"type": "loki", "uid": "loki"}
 INFLUX = {"type": "influxdb", "uid": "influxdb"}
 SEL = 'sid=~"$sid",sap_instance=~"$sap_instance"'
 SEL_TT = SEL + ',task_type=~"$task_type"'
+# Steps/s per instance as recorded from either source (model or sapcontrol); max by instance
+# keeps one where both read the same instance.
+STEPS = "sap_instance_task_type:sap_workload_steps:rate5m"
 
 
 def prom(expr: str, legend: str = "", instant: bool = False, fmt: str = "time_series") -> dict:
@@ -258,7 +262,7 @@ def noc() -> Dashboard:
     d.add(
         "stat",
         "Dialog steps/s",
-        [prom(f"sum(rate(sap_workload_steps_total{{{dialog}}}[5m]))", instant=True)],
+        [prom(f"sum(max by (sid, sap_instance) ({STEPS}{{{dialog}}}))", instant=True)],
         w=4,
         h=6,
         unit="reqps",
@@ -269,7 +273,7 @@ def noc() -> Dashboard:
     d.add(
         "stat",
         "SAPS",
-        [prom(f"60 * sum(rate(sap_workload_steps_total{{{dialog}}}[5m]))", instant=True)],
+        [prom(f"60 * sum(max by (sid, sap_instance) ({STEPS}{{{dialog}}}))", instant=True)],
         w=4,
         h=6,
         decimals=0,
@@ -865,6 +869,14 @@ FOLDER_DIRS = {
 }
 
 
+def _instances_module():
+    """dashboards/instances.py (plain dicts), loaded by path as this file is run as a script."""
+    spec = importlib.util.spec_from_file_location("dashboards_instances", HERE / "instances.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def build() -> dict[Path, str]:
     out = {}
     for make in DASHBOARDS:
@@ -873,6 +885,8 @@ def build() -> dict[Path, str]:
         out[HERE / FOLDER_DIRS[d.folder] / f"{slug}.json"] = (
             json.dumps(d.json(), indent=2, sort_keys=True) + "\n"
         )
+    inst = _instances_module()
+    out[inst.OUT] = inst.render()
     return out
 
 

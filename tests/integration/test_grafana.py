@@ -26,6 +26,7 @@ FOLDERS = {
     "wlmon-dbbuffer": "database",
     "wlmon-os": "hosts",
     "wlmon-forensics": "forensics",
+    "wlmon-instances": "sap",
 }
 VARIABLES = {
     "$sid": "BMK",
@@ -135,7 +136,7 @@ def test_search_lists_the_six_dashboards_in_their_folders(stack) -> None:
             hits = client.get("/api/search", params={"type": "dash-db"}).json()
             return {h["uid"]: h.get("folderTitle") for h in hits if h["uid"].startswith("wlmon-")}
 
-        found = eventually(lambda: len(listed()) == 6 and listed(), timeout=60)
+        found = eventually(lambda: len(listed()) == len(FOLDERS) and listed(), timeout=60)
     assert found == FOLDERS
 
 
