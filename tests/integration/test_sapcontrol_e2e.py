@@ -142,7 +142,7 @@ def test_healthy_system_raises_no_cause_alert(sapcontrol_stack) -> None:
     stack = sapcontrol_stack
     eventually(
         lambda: _query_prom(
-            stack, 'sap_instance_task_type:sap_workload_enqueue_seconds_per_step:mean5m'
+            stack, "sap_instance_task_type:sap_workload_enqueue_seconds_per_step:mean5m"
         ),
         timeout=120,
     )
