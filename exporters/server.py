@@ -288,6 +288,7 @@ class ExporterServer:
         loki_url: str | None = None,
         influx_url: str | None = None,
         trace_interval_s: float = 60.0,
+        sapstartsrv: SapStartSrvSettings | None = None,
     ) -> None:
         self.loki = LokiSink(loki_url).start() if loki_url else None
         self.events = (
@@ -300,7 +301,7 @@ class ExporterServer:
             TracePublisher(self.live.snapshot, self.loki, trace_interval_s) if self.loki else None
         )
         # The model answering as sapstartsrv, one SAPControl endpoint per instance.
-        srv = SapStartSrvSettings()
+        srv = sapstartsrv or SapStartSrvSettings()
         self.sapstartsrv = (
             fleet_from_settings(self.live.snapshot, lambda: self.live.sim.scenario, srv)
             if srv.enabled
@@ -363,6 +364,7 @@ def serve(
     loki_url: str | None = None,
     influx_url: str | None = None,
     trace_interval_s: float = 60.0,
+    sapstartsrv: SapStartSrvSettings | None = None,
 ) -> None:
     server = ExporterServer(
         sim,
@@ -372,12 +374,19 @@ def serve(
         loki_url=loki_url,
         influx_url=influx_url,
         trace_interval_s=trace_interval_s,
+        sapstartsrv=sapstartsrv,
     )
     server.start_model()
     console.print(
         f"wlmon exporter: http://{host}:{server.port}/metrics "
         f"(scenario {sim.scenario_name}, faults: {', '.join(sim.faults) or 'none'})"
     )
+    if server.sapstartsrv:
+        first = next(iter(server.sapstartsrv.urls().values()))
+        console.print(
+            f"sapstartsrv: {len(server.sapstartsrv.urls())} instances, the first at {first} "
+            "(GetSystemInstanceList there lists the rest)"
+        )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     threading.Thread(target=lambda: (stop.wait(), server.httpd.shutdown()), daemon=True).start()

@@ -10,6 +10,7 @@ import uvicorn
 
 from exporters.model.catalog import ConfigError
 from exporters.model.engine import Simulation
+from exporters.sapcontrol.settings import SapStartSrvSettings
 from exporters.server import serve
 from wlmon.cli.common import console, err, fail
 from wlmon.stack.render import render_alertmanager
@@ -31,6 +32,11 @@ def exporter(
     loki_url: str = typer.Option(None, help="push ST05 summaries and run events to this Loki"),
     influx_url: str = typer.Option(None, help="write run events to this InfluxDB"),
     trace_interval: float = typer.Option(60.0, help="seconds between ST05 summaries sent to Loki"),
+    sapstartsrv_port: int = typer.Option(
+        None,
+        help="also answer as sapstartsrv (SAPControl SOAP), instance k on this port + k "
+        "(0: free ports); more settings: WLMON_SAPSTARTSRV_*",
+    ),
 ) -> None:
     """Serve /metrics from the real-time model (faults switchable via /control/faults)."""
 
@@ -49,6 +55,11 @@ def exporter(
             loki_url=loki_url,
             influx_url=influx_url,
             trace_interval_s=trace_interval,
+            sapstartsrv=(
+                SapStartSrvSettings(enabled=True, base_port=sapstartsrv_port)
+                if sapstartsrv_port is not None
+                else None
+            ),
         )
     except OSError as exc:
         fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")
