@@ -214,6 +214,8 @@ class SAPControlCollector(SnapshotCollector):
         self._lock = threading.Lock()
         self._last: list[InstanceResult] = []
         self._errors: dict[tuple[Endpoint, str], str] = {}
+        self._scrape_lock = threading.Lock()
+        self._last_at: float | None = None
 
     @classmethod
     def from_settings(cls, source: SnapshotSource, settings) -> SAPControlCollector:
@@ -386,6 +388,17 @@ class SAPControlCollector(SnapshotCollector):
 
     # ------------------------------------------------------------------ one scrape
     def scrape(self) -> list[InstanceResult]:
+        """Every instance read now, or the last reading if it is younger than `cache_s`
+        (two scrapers of one exporter then share it instead of doubling the load)."""
+        with self._scrape_lock:
+            cache = self.settings.cache_s
+            if cache > 0 and self._last_at is not None and time.monotonic() - self._last_at < cache:
+                return self._last
+            results = self._scrape()
+            self._last_at = time.monotonic()
+            return results
+
+    def _scrape(self) -> list[InstanceResult]:
         timeout = self.settings.timeout_s
         targets = self.targets()
         deadline = self.clock() + timeout

@@ -44,6 +44,8 @@ class SAPControlSettings(BaseSettings):
     # scrape_timeout so one dead instance never costs the whole scrape.
     timeout_s: float = Field(default=3.0, gt=0)
     max_parallel: int = Field(default=32, gt=0)
+    # Reuse a reading younger than this for the next scrape (several scrapers, one exporter).
+    cache_s: float = Field(default=0.0, ge=0)
     discovery_interval_s: float = Field(default=300.0, gt=0)
 
     @field_validator("endpoints", mode="before")

@@ -79,6 +79,8 @@ def sapcontrol_stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
         "WLMON_SAPCONTROL_PASSWORD": "integration-sapstartsrv",
         "WLMON_SAPCONTROL_HOSTS": '{"*": "127.0.0.1"}',
         "WLMON_SAPCONTROL_TIMEOUT_S": "1.6",
+        # Prometheus and Telegraf both scrape the exporter every 2 s: share one reading.
+        "WLMON_SAPCONTROL_CACHE_S": "1.0",
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)

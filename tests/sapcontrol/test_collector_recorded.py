@@ -245,3 +245,16 @@ def test_promtool_check_metrics_is_clean(exposition: str) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == "" and result.stderr.strip() == ""
+
+
+def test_a_recent_reading_is_shared_when_cache_s_is_set(client_factory, system) -> None:
+    collector = _collector(client_factory, cache_s=60.0)
+    list(collector.families())
+    calls = len(system.calls)
+    list(collector.families())
+    assert len(system.calls) == calls  # the second scrape reused the first reading
+    uncached = _collector(client_factory)
+    list(uncached.families())
+    before = len(system.calls)
+    list(uncached.families())
+    assert len(system.calls) > before
