@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -27,6 +28,7 @@ from wlmon.stack.runtime import Stack
 from wlmon.stack.settings import StackSettings, free_port_environment
 
 pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
 
 INSTANCES = 31  # 30 dialog instances and the ASCS of the SD benchmark landscape
 CAUSES = {
@@ -52,6 +54,9 @@ VARIABLES_OK = {"wlmon-noc", "wlmon-instances"}
 def sapcontrol_stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
     base = free_port_block(INSTANCES)
     env = free_port_environment() | {
+        # The servers run `python -m wlmon` from the state dir: import this checkout's code
+        # (a worktree's, not only the editable install's).
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
         "WLMON_STATE_DIR": str(tmp_path_factory.mktemp("wlmon-sapcontrol-state")),
         "WLMON_SCRAPE_INTERVAL": "2s",
         "WLMON_TELEGRAF_INTERVAL": "2s",
