@@ -104,7 +104,13 @@ def instances() -> dict:
     d.add(
         "stat",
         "Instances (sapstartsrv answering)",
-        [prom(f'sap_up{{source="sapcontrol",{SEL}}}', "{{sap_instance}}", instant=True)],
+        [
+            prom(
+                f'max by (sid, sap_instance) (sap_up{{source="sapcontrol",{SEL}}})',
+                "{{sap_instance}}",
+                instant=True,
+            )
+        ],
         24,
         5,
         description="sap_up per instance: 0 when its sapstartsrv did not answer within its "
