@@ -22,6 +22,15 @@ import pytest
 
 from exporters.sapstartsrv.server import free_port_block
 from tests.integration.conftest import GRAFANA_PASSWORD, grafana, url
+
+try:  # the exporter's control token, where the stack has one
+    from tests.integration.conftest import exporter_auth
+except ImportError:
+
+    def exporter_auth(stack) -> dict[str, str]:
+        return {}
+
+
 from tests.integration.helpers import eventually
 from tests.integration.test_grafana import COMMITTED, _frames_with_rows, _query
 from wlmon.stack.runtime import Stack
@@ -120,7 +129,12 @@ def _firing(stack: Stack) -> set[str]:
 
 
 def _set_faults(stack: Stack, faults: list[str]) -> None:
-    r = httpx.put(f"{url(stack, 'exporter')}/control/faults", json={"faults": faults}, timeout=10)
+    r = httpx.put(
+        f"{url(stack, 'exporter')}/control/faults",
+        json={"faults": faults},
+        headers=exporter_auth(stack),
+        timeout=10,
+    )
     assert r.status_code == 200, r.text
 
 
