@@ -22,6 +22,10 @@ import pytest
 
 from exporters.sapstartsrv.server import free_port_block
 from tests.integration.conftest import GRAFANA_PASSWORD, grafana, url
+from tests.integration.helpers import eventually
+from tests.integration.test_grafana import COMMITTED, _frames_with_rows, _query
+from wlmon.stack.runtime import Stack
+from wlmon.stack.settings import StackSettings, free_port_environment
 
 try:  # the exporter's control token, where the stack has one
     from tests.integration.conftest import exporter_auth
@@ -30,11 +34,6 @@ except ImportError:
     def exporter_auth(stack) -> dict[str, str]:
         return {}
 
-
-from tests.integration.helpers import eventually
-from tests.integration.test_grafana import COMMITTED, _frames_with_rows, _query
-from wlmon.stack.runtime import Stack
-from wlmon.stack.settings import StackSettings, free_port_environment
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
