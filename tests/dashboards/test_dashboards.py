@@ -70,6 +70,7 @@ def test_six_dashboards_with_stable_unique_uids() -> None:
     assert sorted(uids) == [
         "wlmon-dbbuffer",
         "wlmon-forensics",
+        "wlmon-instances",
         "wlmon-noc",
         "wlmon-os",
         "wlmon-st03",
