@@ -189,6 +189,7 @@ def unsigned(value: int) -> int:
     """dpmon's counters are xsd:int and wrap; read them as unsigned 32-bit."""
     return value + INT32 if value < 0 else value
 
+
 class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
     """Every instance's SAPControl answers as metric families, and its own `sap_up`."""
 

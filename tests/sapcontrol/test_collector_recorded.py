@@ -16,6 +16,9 @@ from exporters.collectors.base import ExporterCollector
 from exporters.collectors.sapcontrol import SAPControlCollector, wp_activity
 from exporters.model.engine import Simulation
 from exporters.sapcontrol.settings import SAPControlSettings
+from exporters.sources.model import ModelSource
+from exporters.sources.sapcontrol import SAPControlScraper
+from tests.collectors.exposition import differences
 from tests.promtool import promtool_path
 from tests.sapcontrol.conftest import PASSWORD, USER
 
@@ -30,7 +33,8 @@ def _collector(client_factory, **over) -> SAPControlCollector:
         timeout_s=2.0,
         **over,
     )
-    return SAPControlCollector(None, settings, client_factory=client_factory, clock=lambda: 0.0)
+    scraper = SAPControlScraper(settings, client_factory=client_factory, clock=lambda: 0.0)
+    return SAPControlCollector(scraper, clock=lambda: 0.0)
 
 
 def _samples(text: str) -> dict[tuple, float]:
@@ -51,7 +55,7 @@ def exposition(client_factory) -> str:
     collector = _collector(client_factory)
     registry.register(collector)
     text = generate_latest(registry).decode()
-    collector.close()
+    collector.source.close()
     return text
 
 
@@ -71,7 +75,7 @@ def test_discovery_finds_the_system_from_one_instance(exposition: str) -> None:
 
 def test_methods_follow_what_the_instance_runs(client_factory, system) -> None:
     collector = _collector(client_factory)
-    list(collector.families())
+    list(collector.families(collector.read()))
     by_host: dict[str, set[str]] = {}
     for host, op, _ in system.calls:
         by_host.setdefault(host, set()).add(op)
@@ -80,7 +84,7 @@ def test_methods_follow_what_the_instance_runs(client_factory, system) -> None:
     assert by_host["sapascs"] == {"GetInstanceProperties", "GetProcessList", "EnqGetStatistic"}
     # Identities are cached: a second scrape does not ask GetInstanceProperties again.
     system.calls.clear()
-    list(collector.families())
+    list(collector.families(collector.read()))
     assert not [c for c in system.calls if c[1] == "GetInstanceProperties"]
 
 
@@ -174,9 +178,10 @@ def test_a_protected_method_without_credentials_fails_alone(client_factory, syst
         return client_factory(endpoint, auth=None)
 
     collector = SAPControlCollector(
-        None,
-        SAPControlSettings(discover="http://sapapp1:50013/", timeout_s=2.0),
-        client_factory=no_auth,
+        SAPControlScraper(
+            SAPControlSettings(discover="http://sapapp1:50013/", timeout_s=2.0),
+            client_factory=no_auth,
+        )
     )
     registry = CollectorRegistry()
     registry.register(collector)
@@ -198,7 +203,7 @@ def test_credentials_never_in_labels_or_logs(client_factory, caplog) -> None:
     )
     for factory in (client_factory, wrong):
         registry = CollectorRegistry()
-        registry.register(SAPControlCollector(None, settings, client_factory=factory))
+        registry.register(SAPControlCollector(SAPControlScraper(settings, client_factory=factory)))
         text = generate_latest(registry).decode()
         assert PASSWORD not in text and USER not in text
     assert "401" in caplog.text  # the failure is logged...
@@ -218,7 +223,9 @@ def test_inside_the_exporter_sap_up_is_one_family(client_factory) -> None:
     sim = Simulation("sd-benchmark-2003", seed=3)
     registry = CollectorRegistry()
     registry.register(
-        ExporterCollector(sim.snapshot, [_collector(client_factory)], clock=lambda: 0.0)
+        ExporterCollector(
+            ModelSource(sim.snapshot), {"sapcontrol": _collector(client_factory)}, clock=lambda: 0.0
+        )
     )
     text = generate_latest(registry).decode()
     assert text.count("# TYPE sap_up gauge") == 1
@@ -232,7 +239,8 @@ def test_exposition_matches_golden_file(exposition: str) -> None:
     """WLMON_UPDATE_GOLDEN=1 rewrites tests/golden/sapcontrol.prom after a deliberate change."""
     if os.environ.get("WLMON_UPDATE_GOLDEN") == "1":
         GOLDEN.write_text(exposition)
-    assert exposition == GOLDEN.read_text()
+    problems = differences(exposition, GOLDEN.read_text())
+    assert not problems, "\n".join(problems[:40])
 
 
 def test_promtool_check_metrics_is_clean(exposition: str) -> None:
@@ -249,12 +257,12 @@ def test_promtool_check_metrics_is_clean(exposition: str) -> None:
 
 def test_a_recent_reading_is_shared_when_cache_s_is_set(client_factory, system) -> None:
     collector = _collector(client_factory, cache_s=60.0)
-    list(collector.families())
+    list(collector.families(collector.read()))
     calls = len(system.calls)
-    list(collector.families())
+    list(collector.families(collector.read()))
     assert len(system.calls) == calls  # the second scrape reused the first reading
     uncached = _collector(client_factory)
-    list(uncached.families())
+    list(uncached.families(uncached.read()))
     before = len(system.calls)
-    list(uncached.families())
+    list(uncached.families(uncached.read()))
     assert len(system.calls) > before

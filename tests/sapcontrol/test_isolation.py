@@ -14,6 +14,7 @@ from exporters.model.engine import Simulation
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
+from exporters.sources.sapcontrol import SAPControlScraper
 
 TIMEOUT_S = 2.0
 HUNG, GONE = "penguin3_D01", "penguin7_D02"
@@ -48,7 +49,7 @@ def test_a_hung_and_a_stopped_instance_cost_at_most_the_deadline(fleet) -> None:
         password="pw",
         timeout_s=TIMEOUT_S,
     )
-    collector = SAPControlCollector(None, settings)
+    collector = SAPControlCollector(SAPControlScraper(settings))
     registry = CollectorRegistry()
     registry.register(collector)
     start = time.perf_counter()
@@ -107,4 +108,4 @@ def test_a_hung_and_a_stopped_instance_cost_at_most_the_deadline(fleet) -> None:
     again = _series(generate_latest(registry).decode())
     assert all(v == {1.0} for v in again["sap_up"].values())
     assert set(again["sap_up"]) == set(fleet.urls())
-    collector.close()
+    collector.source.close()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from exporters.collectors.sapcontrol import SAPControlCollector
 from exporters.sapcontrol.client import Endpoint
 from exporters.sapcontrol.settings import SAPControlSettings, SapStartSrvSettings
+from exporters.sources.sapcontrol import SAPControlScraper
 
 
 def test_endpoints_from_a_comma_list_and_secrets_from_a_file(monkeypatch, tmp_path) -> None:
@@ -23,7 +23,7 @@ def test_endpoints_from_a_comma_list_and_secrets_from_a_file(monkeypatch, tmp_pa
     assert s.endpoints == ["http://sapapp1:50013/", "unix:/tmp/.sapstream50013"]
     assert s.auth == ("eppadm", "from-a-file")
     assert "from-a-file" not in repr(s) and "from-a-file" not in str(s.model_dump())
-    targets = SAPControlCollector(None, s).targets()
+    targets = SAPControlScraper(s).targets()
     assert targets[1].endpoint == Endpoint("http://localhost/", uds="/tmp/.sapstream50013")
 
 
@@ -48,5 +48,5 @@ def test_the_model_sapstartsrv_is_off_unless_enabled(monkeypatch) -> None:
 def test_the_collector_defaults_to_the_models_own_endpoints(monkeypatch) -> None:
     monkeypatch.setenv("WLMON_SAPSTARTSRV_ENABLED", "true")
     monkeypatch.setenv("WLMON_SAPSTARTSRV_BASE_PORT", "52013")
-    collector = SAPControlCollector.from_settings(None, None)
-    assert collector.settings.discover == "http://127.0.0.1:52013/"
+    scraper = SAPControlScraper.from_settings()
+    assert scraper.settings.discover == "http://127.0.0.1:52013/"
