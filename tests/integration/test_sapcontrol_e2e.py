@@ -21,19 +21,11 @@ import httpx
 import pytest
 
 from exporters.sapstartsrv.server import free_port_block
-from tests.integration.conftest import GRAFANA_PASSWORD, grafana, url
+from tests.integration.conftest import GRAFANA_PASSWORD, exporter_auth, grafana, url
 from tests.integration.helpers import eventually
 from tests.integration.test_grafana import COMMITTED, _frames_with_rows, _query
 from wlmon.stack.runtime import Stack
 from wlmon.stack.settings import StackSettings, free_port_environment
-
-try:  # the exporter's control token, where the stack has one
-    from tests.integration.conftest import exporter_auth
-except ImportError:
-
-    def exporter_auth(stack) -> dict[str, str]:
-        return {}
-
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -77,6 +69,8 @@ def sapcontrol_stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
         "WLMON_SMTP_REQUIRE_TLS": "false",
         "WLMON_GRAFANA_ADMIN_PASSWORD": GRAFANA_PASSWORD,
         "WLMON_API_TOKEN": "integration-test-token",
+        # Control writes (the faults below) need the exporter's bearer token.
+        "WLMON_EXPORTER_TOKEN": "integration-exporter-token",
         # The model's collectors off; SAP data only through sapcontrol.
         **{
             f"WLMON_EXPORTER_COLLECTOR_{name}": "false"
