@@ -146,7 +146,7 @@ class LiveModel:
         overrides = {k: v for k, v in self.sim.overrides.items() if k != "users"}
         if new.users is not None:
             overrides["users"] = new.users
-        sim = Simulation(
+        sim = type(self.sim)(  # the same engine
             new.scenario,
             faults=new.faults,
             seed=self.sim.seed,

@@ -92,6 +92,15 @@ def test_the_exporters_up_series_carries_the_sid(tmp_path) -> None:
     assert [sc["labels"] for sc in job["static_configs"]] == [{"sid": "QAS"}]
 
 
+@pytest.fixture
+def no_stack_env(monkeypatch) -> None:
+    """Settings from the test alone: the integration stack exports its WLMON_* variables for
+    the whole session (SMTP sink, e-mail addresses), which would leak in here."""
+    for name in list(os.environ):
+        if name.startswith("WLMON_") and name != "WLMON_CACHE":
+            monkeypatch.delenv(name)
+
+
 def _alertmanager(tmp_path, **settings) -> dict:
     stack = Stack(StackSettings(state_dir=tmp_path, api_token="t", **settings))
     stack.render()
@@ -101,14 +110,14 @@ def _alertmanager(tmp_path, **settings) -> dict:
     return yaml.safe_load(cfg.read_text())
 
 
-def test_without_smtp_no_receiver_mails(tmp_path) -> None:
+def test_without_smtp_no_receiver_mails(tmp_path, no_stack_env) -> None:
     doc = _alertmanager(tmp_path)
     assert not any("email_configs" in r for r in doc["receivers"])
     assert not any(key.startswith("smtp_") for key in doc["global"])
     assert all(r["webhook_configs"] for r in doc["receivers"])
 
 
-def test_with_smtp_each_receiver_mails_its_address(tmp_path) -> None:
+def test_with_smtp_each_receiver_mails_its_address(tmp_path, no_stack_env) -> None:
     doc = _alertmanager(
         tmp_path, smtp_smarthost="mail.example:587", alert_email_critical="pager@example"
     )

@@ -85,12 +85,18 @@ def test_generated_grafana_password_is_private_and_stable(tmp_path) -> None:
 
 
 def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
-    for name in ("GRAFANA_ADMIN_PASSWORD", "API_TOKEN", "INFLUXDB_ADMIN_PASSWORD"):
+    for name in (
+        "GRAFANA_ADMIN_PASSWORD",
+        "API_TOKEN",
+        "INFLUXDB_ADMIN_PASSWORD",
+        "EXPORTER_TOKEN",
+    ):
         monkeypatch.delenv(f"WLMON_{name}", raising=False)
     stack = Stack(StackSettings(state_dir=tmp_path, api_token=SecretStr("given")))
     sources = stack.secret_sources()
-    assert len(sources) == 3
-    grafana, api, influx = sources.values()
+    assert len(sources) == 4
+    grafana, api, influx, exporter = sources.values()
+    assert str(tmp_path / "secrets" / "exporter-token") in exporter
     assert str(tmp_path / "secrets" / "grafana-admin-password") in grafana
     assert api == "environment variable WLMON_API_TOKEN"
     path = tmp_path / "secrets" / "influxdb-admin-password"

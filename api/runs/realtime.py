@@ -319,7 +319,9 @@ class RealtimeRun(threading.Thread):
                     plan.think_time_s,
                     speed=plan.speed,
                 )
-                if data.meta.get("gaps"):  # the run's record says where its data has holes
+                if data is not None and data.meta.get(
+                    "gaps"
+                ):  # the run's record says where its data has holes
                     notes.append(describe_gaps(data.meta["gaps"]))
             except PrometheusError as exc:
                 status = "failed"

@@ -11,7 +11,8 @@ import numpy as np
 
 from api.runs.spec import RunSpec
 from exporters.model.catalog import Catalog
-from exporters.model.engine import Simulation, Snapshot, Totals
+from exporters.model.des import make_simulation
+from exporters.model.engine import Snapshot, Totals
 from exporters.model.solver import BUCKETS
 from exporters.vocabulary import COMPONENTS, DIALOG_RESPONSE, INDICATORS, TASK_TYPES
 
@@ -120,8 +121,13 @@ def record_fast_run(
 
     # Start settled at the first ramp level: the model begins in its steady state.
     current_users = users_at(0)
-    sim = Simulation(
-        spec.scenario, seed=spec.seed, catalog=catalog, dt=dt, overrides={"users": current_users}
+    sim = make_simulation(
+        spec.engine,
+        spec.scenario,
+        seed=spec.seed,
+        catalog=catalog,
+        dt=dt,
+        overrides={"users": current_users},
     )
     sim.set_faults(faults_at(0))
     columns = _columns(sim.snapshot())

@@ -117,6 +117,10 @@ class RunSpec(RunPlan):
 
     # The model's generator takes seeds of 0 to 2**32 - 1.
     seed: int = Field(default=1, strict=True, ge=0, le=2**32 - 1)
+    engine: Literal["des", "analytic"] = Field(
+        default="analytic",
+        description="des: every dialog step simulated (discrete events); analytic: the solver",
+    )
     start: Moment = Field(default_factory=lambda: datetime.now(UTC))
 
 

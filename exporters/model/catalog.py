@@ -55,6 +55,68 @@ def deep_merge(base: Any, patch: Any) -> Any:
     return copy.deepcopy(patch)
 
 
+def parse_setting(item: str) -> tuple[str, Any]:
+    """`path=value` of --set: a dotted path and a YAML scalar (or flow list/mapping)."""
+    path, sep, text = item.partition("=")
+    path = path.strip()
+    if not sep or not path:
+        raise ConfigError(f"--set {item!r}: expected path=value, e.g. users=3000")
+    try:
+        value = yaml.safe_load(text) if text.strip() else ""
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--set {path}: value {text!r} is not valid YAML: {exc}") from exc
+    return path, value
+
+
+def apply_setting(doc: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    """doc with the field at a dotted path set. A list of named mappings (buffer pools,
+    locks, SAP buffers) is addressed by name, any other list by index; the last part of the
+    path may name a field the document leaves at its default. Errors name the path."""
+    out = copy.deepcopy(doc)
+    parts = path.split(".")
+    node: Any = out
+    for depth, part in enumerate(parts):
+        here = ".".join(parts[: depth + 1])
+        last = depth == len(parts) - 1
+        if isinstance(node, dict):
+            if part not in node and not last:
+                known = ", ".join(sorted(map(str, node))) or "none"
+                raise ConfigError(f"--set {path}: no field {here!r} (known here: {known})")
+            if last:
+                node[part] = value
+            else:
+                node = node[part]
+        elif isinstance(node, list):
+            if node and all(isinstance(x, dict) and "name" in x for x in node):
+                match = [i for i, x in enumerate(node) if x["name"] == part]
+                if not match:
+                    known = ", ".join(str(x["name"]) for x in node)
+                    raise ConfigError(f"--set {path}: no entry named {part!r} (known: {known})")
+                key = match[0]
+            else:
+                try:
+                    key = int(part)
+                    node[key]  # raises IndexError past the end
+                except (ValueError, IndexError):
+                    raise ConfigError(
+                        f"--set {path}: {here!r} is not an index of a list of {len(node)}"
+                    ) from None
+            if last:
+                node[key] = value
+            else:
+                node = node[key]
+        else:
+            raise ConfigError(f"--set {path}: {'.'.join(parts[:depth])!r} is not a mapping")
+    return out
+
+
+def read_landscape(path: Path) -> dict[str, Any]:
+    """A user's landscape file (the shape of data/landscapes/*.yml)."""
+    if not path.is_file():
+        raise ConfigError(f"--landscape {path}: no such file")
+    return _read_yaml(path)
+
+
 class Catalog:
     """The YAML documents under one data directory."""
 
@@ -90,8 +152,15 @@ class Catalog:
             raise ConfigError(f"unknown {kind[:-1]} {name!r} (known: {known})")
         return path
 
-    def scenario_document(self, name: str) -> dict[str, Any]:
+    def scenario_document(self, name: str, _seen: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The scenario with its landscape read in; `base: NAME` takes every field it does
+        not set from another scenario (a landscape variant of the same workload)."""
         doc = self._doc(self._path("scenarios", name))
+        base = doc.pop("base", None)
+        if base is not None:
+            if base in (*_seen, name):
+                raise ConfigError(f"scenario {name!r}: base scenarios form a loop via {base!r}")
+            doc = deep_merge(self.scenario_document(base, (*_seen, name)), doc)
         landscape = doc.get("landscape")
         if isinstance(landscape, str):
             doc["landscape"] = self._doc(self._path("landscapes", landscape))
@@ -108,11 +177,24 @@ class Catalog:
         return [self.fault(n) for n in self.fault_names()]
 
     def scenario(
-        self, name: str, faults: list[str] | tuple[str, ...] = (), overrides: dict | None = None
+        self,
+        name: str,
+        faults: list[str] | tuple[str, ...] = (),
+        overrides: dict | None = None,
+        landscape: Path | None = None,
+        settings: list[str] | tuple[str, ...] = (),
     ) -> Scenario:
-        """The scenario with overrides, then the named faults, merged over it in order."""
+        """The scenario on another landscape file if given, with the --set settings, the
+        overrides (e.g. the users of a ramp), then the named faults merged over it in order."""
         doc = self.scenario_document(name)
         origin = str(self._path("scenarios", name))
+        if landscape is not None:
+            doc["landscape"] = read_landscape(landscape)
+            origin += f" on {landscape}"
+        for item in settings:
+            doc = apply_setting(doc, *parse_setting(item))
+        if settings:
+            origin += " + --set " + " ".join(settings)
         if overrides:
             doc = deep_merge(doc, overrides)
             origin += " + overrides"

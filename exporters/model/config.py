@@ -6,6 +6,7 @@ a code path. A fault is a partial document deep-merged over the scenario.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -19,13 +20,27 @@ class AppServers(Strict):
     hosts: list[str] = Field(min_length=1)
     cpus: int = Field(gt=0)
     memory_bytes: int = Field(gt=0)
-    instances_per_host: int = Field(gt=0)
-    instance_numbers: list[str] = Field(min_length=1, description="e.g. D00, D01, D02")
+    instances_per_host: int | Literal["per-cpu"] = Field(
+        description="SAP instances on each host; per-cpu: one per CPU (seed 004)"
+    )
+    instance_numbers: list[str] = Field(
+        default_factory=list, description="e.g. D00, D01, D02; default D00, D01, ..."
+    )
+
+    @property
+    def instances(self) -> int:
+        return self.cpus if self.instances_per_host == "per-cpu" else self.instances_per_host
+
+    @property
+    def numbers(self) -> list[str]:
+        return self.instance_numbers or [f"D{k:02d}" for k in range(self.instances)]
 
     @model_validator(mode="after")
     def _numbers_cover_instances(self) -> AppServers:
-        if len(self.instance_numbers) < self.instances_per_host:
+        if self.instance_numbers and len(self.instance_numbers) < self.instances:
             raise ValueError("instance_numbers must name every instance of a host")
+        if len(set(self.hosts)) != len(self.hosts):
+            raise ValueError("hosts: a host is listed twice")
         return self
 
 
@@ -69,8 +84,8 @@ class Instance(Strict):
 
 class CentralServices(Strict):
     host: str
-    cpus: int = Field(gt=0)
-    memory_bytes: int = Field(gt=0)
+    cpus: int | None = Field(default=None, gt=0, description="only on a host of its own")
+    memory_bytes: int | None = Field(default=None, gt=0, description="only on a host of its own")
     enqueue_work_processes: int = Field(gt=0)
     enqueue_service_s: float = Field(gt=0)
     link_rtt_s: float = Field(ge=0, description="round trip from an instance to the enqueue server")
@@ -87,35 +102,59 @@ class BufferPool(Strict):
     miss_floor: float = Field(ge=0, le=1, description="misses no pool size avoids (first touch)")
 
 
+DeviceKind = Literal["hdd", "ssd"]
+
+
+class Device(Strict):
+    """What one I/O occupies a device of a kind (seed 002: HDD milliseconds, SSD microseconds)."""
+
+    read_s: float = Field(gt=0, description="one random page read")
+    write_s: float = Field(gt=0, description="one random page write")
+    log_write_s: float = Field(gt=0, description="one synchronous log write (commit)")
+
+
 class Disks(Strict):
-    kind: Literal["hdd", "ssd"]
+    kind: DeviceKind
     count: int = Field(gt=0)
-    service_s: float = Field(gt=0, description="time one random read occupies a disk")
-    added_latency_s: float = Field(ge=0, default=0.0, description="latency not occupying a disk")
+
+
+class Lock(Strict):
+    """A lock or latch that serializes the statements naming it (one holder at a time)."""
+
+    name: str
+    hold_s: float = Field(gt=0, description="time a holder keeps it")
 
 
 class Database(Strict):
     host: str
-    cpus: int = Field(gt=0)
-    memory_bytes: int = Field(gt=0)
+    cpus: int | None = Field(default=None, gt=0, description="only on a host of its own")
+    memory_bytes: int | None = Field(default=None, gt=0, description="only on a host of its own")
     other_memory_bytes: int = Field(ge=0, description="DB2 heaps and OS beside the buffer pools")
     call_rtt_s: float = Field(ge=0, description="network round trip of one DB call")
     cpu_s_per_call: float = Field(ge=0)
     cpu_s_per_logical_read: float = Field(ge=0)
     cpu_s_per_physical_read: float = Field(ge=0)
-    cpu_service_cv: float = Field(
-        ge=0, description="coefficient of variation of DB CPU service per call (M/G/c)"
-    )
     hit_curve_exponent: float = Field(gt=0)
     bufferpools: list[BufferPool] = Field(min_length=1)
-    disks: Disks
-    log_write_s: float = Field(ge=0, description="commit: synchronous log write")
+    disks: Disks = Field(description="data disks: physical reads and synchronous page writes")
+    log: Disks = Field(description="log devices: one synchronous log write per commit")
+    locks: list[Lock] = Field(default_factory=list)
     io_cleaners: int = Field(ge=0)
     io_cleaner_pages_per_s: float = Field(gt=0)
     pages_written_per_page_dirtied: float = Field(gt=0, le=1)
     index_share_of_page_writes: float = Field(
         ge=0, le=1, description="written pages that are index pages"
     )
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Database:
+        for what, names in (
+            ("bufferpools", [p.name for p in self.bufferpools]),
+            ("locks", [lk.name for lk in self.locks]),
+        ):
+            if len(set(names)) != len(names):
+                raise ValueError(f"{what}: a name is used twice")
+        return self
 
 
 class Table(Strict):
@@ -131,6 +170,12 @@ class OperatingSystem(Strict):
     system_cpu_share: float = Field(ge=0, le=1, description="share of busy CPU spent in the kernel")
 
 
+class Host(Strict):
+    name: str
+    cpus: int
+    memory_bytes: int
+
+
 class Landscape(Strict):
     name: str
     description: str
@@ -140,6 +185,7 @@ class Landscape(Strict):
     instance_overrides: dict[str, dict[str, int]] = Field(default_factory=dict)
     central_services: CentralServices
     database: Database
+    devices: dict[DeviceKind, Device] = Field(description="I/O service times per device kind")
     tables: dict[str, Table]
     os: OperatingSystem
 
@@ -150,7 +196,45 @@ class Landscape(Strict):
             for pool in (table.data_pool, table.index_pool):
                 if pool not in pools:
                     raise ValueError(f"tables.{name}: unknown buffer pool {pool!r}")
+        for path, disks in (
+            ("database.disks", self.database.disks),
+            ("database.log", self.database.log),
+        ):
+            if disks.kind not in self.devices:
+                raise ValueError(f"{path}.kind: no devices.{disks.kind} entry")
+        self.hosts  # noqa: B018 - validates the placement
         return self
+
+    @cached_property
+    def hosts(self) -> list[Host]:
+        """Every host once: application servers, then the central services and database hosts
+        unless they run on an application server (two-tier), where they share its CPUs."""
+        apps = self.app_servers
+        out = {h: Host(name=h, cpus=apps.cpus, memory_bytes=apps.memory_bytes) for h in apps.hosts}
+        for path, part in (
+            ("central_services", self.central_services),
+            ("database", self.database),
+        ):
+            if part.host in out:
+                host = out[part.host]
+                for field in ("cpus", "memory_bytes"):
+                    value = getattr(part, field)
+                    if value is not None and value != getattr(host, field):
+                        raise ValueError(
+                            f"{path}.{field}: {value} differs from host {part.host!r}'s "
+                            f"{getattr(host, field)}; a part on a shared host uses the host's"
+                        )
+                continue
+            if part.cpus is None or part.memory_bytes is None:
+                raise ValueError(
+                    f"{path}: host {part.host!r} is not an application server, "
+                    "so it needs cpus and memory_bytes"
+                )
+            out[part.host] = Host(name=part.host, cpus=part.cpus, memory_bytes=part.memory_bytes)
+        return list(out.values())
+
+    def host(self, name: str) -> Host:
+        return next(h for h in self.hosts if h.name == name)
 
 
 class Statement(Strict):
@@ -164,6 +248,7 @@ class Statement(Strict):
     data_reads: float = Field(ge=0, description="logical data page reads per execution")
     index_reads: float = Field(ge=0, description="logical index page reads per execution")
     page_writes: float = Field(ge=0, default=0.0, description="pages dirtied per execution")
+    lock: str | None = Field(default=None, description="a database.locks entry it holds")
 
 
 class StepDemand(Strict):
@@ -187,6 +272,9 @@ class Target(Strict):
     paper: float
     unit: str
     source: str
+    fitted_by: str = Field(
+        default="predicted", description="the parameter fitted to this figure, or predicted"
+    )
 
 
 class Scenario(Strict):
@@ -195,7 +283,6 @@ class Scenario(Strict):
     landscape: Landscape
     users: int = Field(gt=0)
     think_time_s: float = Field(ge=0)
-    relaxation_s: float = Field(gt=0, description="time constant for the queues to settle")
     histogram_cv: float = Field(gt=0, description="coefficient of variation of step service")
     transactions: dict[str, Transaction] = Field(min_length=1)
     bent: list[str] = Field(default_factory=list, description="figures the model departs from")
@@ -207,12 +294,13 @@ class Scenario(Strict):
             for part, demand in (("dialog", tx.dialog), ("update", tx.update)):
                 if demand is None:
                     continue
+                locks = {lk.name for lk in self.landscape.database.locks}
                 for i, st in enumerate(demand.statements):
+                    where = f"transactions.{tname}.{part}.statements.{i}"
                     if st.table not in self.landscape.tables:
-                        raise ValueError(
-                            f"transactions.{tname}.{part}.statements[{i}]: "
-                            f"unknown table {st.table!r}"
-                        )
+                        raise ValueError(f"{where}.table: unknown table {st.table!r}")
+                    if st.lock is not None and st.lock not in locks:
+                        raise ValueError(f"{where}.lock: no database.locks entry {st.lock!r}")
         return self
 
     @property

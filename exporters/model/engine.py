@@ -1,24 +1,26 @@
 """Runs the model through time: fast (as quickly as it computes) or in real time.
 
-Each tick of `dt` simulated seconds moves the queues toward the operating point of the
-current configuration (first-order, time constant `relaxation_s`) and draws that tick's
-dialog steps, their times, SQL executions and buffer-pool reads from a generator seeded
-by (seed, tick). A tick's numbers therefore depend only on the seed, the tick and the
-faults active in it, never on wall-clock timing: fast and real-time runs agree exactly.
+Each tick of `dt` simulated seconds moves the queues of the current configuration
+(dynamics.py: dispatcher queues and update backlogs grow and drain by conservation) and
+draws that tick's dialog steps, their times, SQL executions and buffer-pool reads from a
+generator seeded by (seed, tick). A tick's numbers therefore depend only on the seed, the
+tick and the faults active in it, never on wall-clock timing: fast and real-time runs agree
+exactly.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from exporters.model.catalog import Catalog
-from exporters.model.config import Scenario
+from exporters.model.config import Landscape, Scenario
+from exporters.model.dynamics import Dynamics
 from exporters.model.solver import BUCKETS, COMPONENTS, RESPONSE_PARTS, OperatingPoint, Solver
 
 _C = {name: k for k, name in enumerate(COMPONENTS)}
@@ -104,28 +106,39 @@ class Simulation:
         dt: float = 1.0,
         catalog: Catalog | None = None,
         overrides: dict | None = None,
+        landscape: Path | None = None,
+        settings: Sequence[str] = (),
     ) -> None:
         self.catalog = catalog or Catalog()
         self.scenario_name = scenario
+        self.landscape_file = landscape
+        self.settings = tuple(settings)
         self.seed = seed
         self.dt = dt
         self.overrides = overrides or {}
         self.tick = 0
         self._lock = threading.Lock()
-        self._targets: dict[tuple, tuple[Scenario, OperatingPoint]] = {}
+        self._targets: dict[tuple, tuple[Scenario, OperatingPoint, Solver]] = {}
         self.faults: tuple[str, ...] = ()
-        self.scenario, self.target = self._resolve(tuple(faults))
+        self.scenario, self.target, solver = self._resolve(tuple(faults))
         self.faults = tuple(faults)
         # Start settled: a run begins from the steady state of its configuration.
-        self.current = self.target
+        self.dynamics = Dynamics(self.target, solver)
+        self.current = self.dynamics.advance(0.0)
         self.totals = self._zero_totals(self.target)
 
-    def _resolve(self, faults: tuple[str, ...]) -> tuple[Scenario, OperatingPoint]:
+    def _resolve(self, faults: tuple[str, ...]) -> tuple[Scenario, OperatingPoint, Solver]:
         key = (faults, repr(sorted(self.overrides.items())))
         if key not in self._targets:
-            scenario = self.catalog.scenario(self.scenario_name, faults, overrides=self.overrides)
-            point = Solver(scenario, seed=self.seed).solve()
-            self._targets[key] = (scenario, point)
+            scenario = self.catalog.scenario(
+                self.scenario_name,
+                faults,
+                overrides=self.overrides,
+                landscape=self.landscape_file,
+                settings=self.settings,
+            )
+            solver = Solver(scenario, seed=self.seed)
+            self._targets[key] = (scenario, solver.solve(), solver)
         return self._targets[key]
 
     def set_users(self, users: int) -> None:
@@ -133,21 +146,23 @@ class Simulation:
         if users <= 0:
             raise ValueError("users must be positive")
         self.overrides = {**self.overrides, "users": int(users)}
-        scenario, target = self._resolve(self.faults)
+        scenario, target, solver = self._resolve(self.faults)
         with self._lock:
             self.scenario, self.target = scenario, target
+            self.dynamics.retarget(target, solver)
 
     def set_faults(self, faults: Iterable[str]) -> None:
         """Switch the active faults; queues move toward the new state from the next tick."""
         faults = tuple(dict.fromkeys(faults))
-        scenario, target = self._resolve(faults)
+        scenario, target, solver = self._resolve(faults)
         with self._lock:
             self.scenario, self.target, self.faults = scenario, target, faults
+            self.dynamics.retarget(target, solver)
 
-    @staticmethod
-    def _zero_totals(op: OperatingPoint) -> Totals:
+    def _zero_totals(self, op: OperatingPoint) -> Totals:
         n_i, _, n_t = op.step_rate.shape
         n_s, n_p = len(op.statements), len(op.bufferpools)
+        n_os = len(self.scenario.landscape.hosts)
         return Totals(
             sim_time=0.0,
             steps=np.zeros((n_i, 2, n_t)),
@@ -170,20 +185,19 @@ class Simulation:
             pool_index_writes=np.zeros(n_p),
             pool_async_index_writes=np.zeros(n_p),
             host_cpu_seconds=np.zeros(len(op.hosts)),
-            os_cpu_busy_seconds=np.zeros(len(op.hosts) + 2),
-            os_page_ops=np.zeros(len(op.hosts) + 2),
-            os_disk_queue_seconds=np.zeros(len(op.hosts) + 2),
-            os_disk_reads=np.zeros(len(op.hosts) + 2),
-            os_disk_writes=np.zeros(len(op.hosts) + 2),
+            os_cpu_busy_seconds=np.zeros(n_os),
+            os_page_ops=np.zeros(n_os),
+            os_disk_queue_seconds=np.zeros(n_os),
+            os_disk_reads=np.zeros(n_os),
+            os_disk_writes=np.zeros(n_os),
         )
 
     def step(self) -> None:
         """Advance one tick of dt simulated seconds."""
         with self._lock:
-            target, scenario = self.target, self.scenario
-        dt = self.dt
-        weight = 1.0 - math.exp(-dt / scenario.relaxation_s)
-        op = self.current.blend_toward(target, weight)
+            scenario = self.scenario
+            dt = self.dt
+            op = self.dynamics.advance(dt)
         rng = np.random.default_rng([self.seed, self.tick])
         cv = scenario.histogram_cv
         n = rng.poisson(op.step_rate * dt).astype(float)
@@ -257,8 +271,8 @@ class Simulation:
             t.sap_buffer_swaps += rng.poisson(op.sap_buffer_swap_rate * dt)
             land = scenario.landscape
             t.host_cpu_seconds += op.host_cpu_util * land.app_servers.cpus * dt
-            t.db_cpu_seconds += op.db_cpu_util * land.database.cpus * dt
-            t.cs_cpu_seconds += op.cs_cpu_util * land.central_services.cpus * dt
+            t.db_cpu_seconds += op.db_cpu_util * land.host(land.database.host).cpus * dt
+            t.cs_cpu_seconds += op.cs_cpu_util * land.host(land.central_services.host).cpus * dt
             t.disk_busy_seconds += op.disk_util * land.database.disks.count * dt
             t.sim_time += dt
             self.current = op
@@ -276,29 +290,32 @@ class Simulation:
     ) -> None:
         """OS counters of every simulated host for one tick (windows/node exporter view)."""
         land = scenario.landscape
-        n_app = len(op.hosts)
-        busy = np.concatenate(
-            (
-                op.host_cpu_util * land.app_servers.cpus,
-                [op.cs_cpu_util * land.central_services.cpus, op.db_cpu_util * land.database.cpus],
-            )
-        )
+        hosts = [h.name for h in land.hosts]
+        cpus = np.array([h.cpus for h in land.hosts], dtype=float)
+        app = np.array([hosts.index(h) for h in op.hosts])
+        db, cs = hosts.index(land.database.host), hosts.index(land.central_services.host)
+        busy = np.zeros(len(hosts))
+        busy[app] += op.host_cpu_util * land.app_servers.cpus
+        busy[cs] += op.cs_cpu_util * cpus[cs]
+        busy[db] += op.db_cpu_util * cpus[db]
         t.os_cpu_busy_seconds += busy * dt
-        t.os_page_ops += rng.poisson(land.os.page_ops_per_s * dt, size=n_app + 2)
+        t.os_page_ops += rng.poisson(land.os.page_ops_per_s * dt, size=len(hosts))
         # Roll-file traffic is the app servers' disk load; each roll is one I/O.
-        roll_rate = np.bincount(op.instance_host, weights=op.roll_file_bytes_rate, minlength=n_app)
+        roll_rate = np.bincount(
+            op.instance_host, weights=op.roll_file_bytes_rate, minlength=len(op.hosts)
+        )
         util = np.minimum(roll_rate / land.instance.roll.roll_file_bytes_per_s, 0.95)
         db_util = min(op.disk_util, 0.99)
         # Mean outstanding I/Os: an M/M/1 queue per disk.
-        disk_q = np.concatenate(
-            (util / (1 - util), [0.0], [land.database.disks.count * db_util / (1 - db_util)])
-        )
+        disk_q = np.zeros(len(hosts))
+        disk_q[app] += util / (1 - util)
+        disk_q[db] += land.database.disks.count * db_util / (1 - db_util)
         t.os_disk_queue_seconds += disk_q * dt
         roll_ios = roll_rate * dt / land.instance.roll.user_roll_bytes
-        t.os_disk_reads[:n_app] += roll_ios / 2
-        t.os_disk_writes[:n_app] += roll_ios / 2
-        t.os_disk_reads[-1] += db_reads
-        t.os_disk_writes[-1] += db_writes
+        t.os_disk_reads[app] += roll_ios / 2
+        t.os_disk_writes[app] += roll_ios / 2
+        t.os_disk_reads[db] += db_reads
+        t.os_disk_writes[db] += db_writes
 
     def run(
         self,
@@ -329,8 +346,8 @@ class Simulation:
                 users=sc.users,
                 think_time_s=sc.think_time_s,
                 host_cpus=land.app_servers.cpus,
-                db_cpus=land.database.cpus,
-                cs_cpus=land.central_services.cpus,
+                db_cpus=land.host(land.database.host).cpus,
+                cs_cpus=land.host(land.central_services.host).cpus,
                 steps_per_cycle=sc.steps_per_cycle,
                 line_items={k: t.line_items for k, t in sc.transactions.items()},
                 dialog_steps={k: t.dialog_steps for k, t in sc.transactions.items()},
@@ -369,26 +386,22 @@ class RealTimeRunner:
             self.sim.step()
 
 
-def _os_view(land, op: OperatingPoint) -> dict:
+def _os_view(land: Landscape, op: OperatingPoint) -> dict:
     """Hosts, CPUs, memory and what is left available, as the OS would report it."""
-    apps = land.app_servers
-    per_host = apps.instances_per_host
-    used_inst = land.instance.base_memory_bytes + op.em_used + op.roll_buffer_used
-    app_used = [
-        float(used_inst[h * per_host : (h + 1) * per_host].sum()) for h in range(len(apps.hosts))
-    ]
+    hosts = land.hosts
+    names = [h.name for h in hosts]
+    used = np.zeros(len(hosts))
+    per_inst = land.instance.base_memory_bytes + op.em_used + op.roll_buffer_used
+    np.add.at(used, [names.index(op.hosts[h]) for h in op.instance_host], per_inst)
     pools = sum(p.pages * p.page_kb * 1024 for p in land.database.bufferpools)
-    used = [*app_used, 0.0, float(pools + land.database.other_memory_bytes)]
-    memory = [apps.memory_bytes] * len(apps.hosts) + [
-        land.central_services.memory_bytes,
-        land.database.memory_bytes,
-    ]
+    used[names.index(land.database.host)] += pools + land.database.other_memory_bytes
     return {
-        "os_hosts": [*apps.hosts, land.central_services.host, land.database.host],
-        "os_cpus": [apps.cpus] * len(apps.hosts) + [land.central_services.cpus, land.database.cpus],
-        "os_memory_bytes": memory,
+        "os_hosts": names,
+        "os_cpus": [h.cpus for h in hosts],
+        "os_memory_bytes": [h.memory_bytes for h in hosts],
         "os_available_bytes": [
-            max(0.0, m - land.os.base_memory_bytes - u) for m, u in zip(memory, used, strict=True)
+            max(0.0, h.memory_bytes - land.os.base_memory_bytes - u)
+            for h, u in zip(hosts, used, strict=True)
         ],
         "os_system_cpu_share": land.os.system_cpu_share,
     }

@@ -1,8 +1,15 @@
-"""Exact queueing results the solver is built from.
+"""Exact results the solver is built from.
 
-Finite-source (machine-repairman) M/M/c//N for a dispatcher in front of its work
-processes, and M/M/c for shared servers (database CPUs, application-server CPUs,
-enqueue work processes). Textbook formulas (Kleinrock vol. 1, ch. 3; Gross & Harris).
+- A single-class closed product-form network of load-dependent stations, solved exactly by
+  convolution (Buzen) in log space so that populations of thousands neither overflow nor
+  underflow. Stations are pure delays or queues of m servers (processor sharing or FCFS with
+  exponential service, which share the product form), optionally several identical copies
+  (a disk array) and optionally a background population of other customers sharing them.
+- Birth-death chains: the closed chain of N users in front of a load-dependent server (a
+  flow-equivalent server), and the open chain of a Poisson stream in front of one.
+
+Textbook results: Buzen (1973); Lazowska et al., Quantitative System Performance (1984),
+ch. 8 (load-dependent stations, flow-equivalent servers) and ch. 9 (memory constraints).
 """
 
 from __future__ import annotations
@@ -13,95 +20,187 @@ from dataclasses import dataclass
 import numpy as np
 
 
-def erlang_c(servers: int, offered_load: float) -> float:
-    """Probability that an arrival waits in M/M/c with offered load a = lambda/mu (Erlang)."""
-    if offered_load <= 0.0:
-        return 0.0
-    if offered_load >= servers:
-        return 1.0
-    # Erlang B by its stable recursion, then C from B.
-    b = 1.0
-    for k in range(1, servers + 1):
-        b = offered_load * b / (k + offered_load * b)
-        if b < 1e-300:
-            # Far below saturation no arrival ever waits; the rest of the loop only
-            # multiplies zeros (and a 1000-CPU test case would spend seconds here).
-            return 0.0
-    rho = offered_load / servers
-    return b / (1.0 - rho + rho * b)
+@dataclass(frozen=True)
+class Station:
+    """One station as one class sees it.
+
+    demand: the class's mean service demand per step over all copies (seconds).
+    servers: per copy (0 for a pure delay). copies: identical stations visited evenly.
+    background: mean number of other classes' customers at the station, over all copies.
+    """
+
+    demand: float
+    servers: int = 1
+    copies: int = 1
+    background: float = 0.0
 
 
-def mmc_wait(servers: int, arrival_rate: float, service_time: float) -> float:
-    """Mean queueing delay of M/M/c; infinite at or above saturation."""
-    if arrival_rate <= 0.0 or service_time <= 0.0:
-        return 0.0
-    a = arrival_rate * service_time
-    if a >= servers:
-        return math.inf
-    return erlang_c(servers, a) * service_time / (servers - a)
+def _log_factorials(n: int) -> np.ndarray:
+    return np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=float)))))
 
 
-def mmc_stretch(servers: int, utilisation: float) -> float:
-    """Residence time over service time of M/M/c at a per-server utilisation (>= 1)."""
-    if utilisation <= 0.0:
-        return 1.0
-    utilisation = min(utilisation, MAX_UTILISATION)
-    a = utilisation * servers
-    return 1.0 + erlang_c(servers, a) / (servers - a)
+def log_station_function(st: Station, k_max: int) -> np.ndarray:
+    """log f(n), n = 0..k_max: the station's factor in the product form at n own customers."""
+    n = np.arange(k_max + 1, dtype=float)
+    out = np.full(k_max + 1, -np.inf)
+    out[0] = 0.0
+    if st.demand <= 0.0:
+        return out
+    if st.servers <= 0:  # delay: D^n / n!
+        return n * math.log(st.demand) - _log_factorials(k_max)
+    d = st.demand / st.copies
+    b = st.background / st.copies
+    j = n[1:]
+    if st.servers == 1:
+        # Processor sharing with b others present: rate n / ((n + b) d), so
+        # f(n) = d^n (b+1)_n / n!; r such copies convolve to d^n (r(b+1))_n / n!.
+        a = st.copies * (b + 1.0)
+        out[1:] = np.cumsum(math.log(d) + np.log((a + j - 1.0) / j))
+        return out
+    # m servers shared with b others: rate (n / d) min(1, m / (n + b)).
+    one = np.concatenate(
+        ([0.0], np.cumsum(math.log(d) + np.log(np.maximum(1.0, (j + b) / st.servers)) - np.log(j)))
+    )
+    out = one
+    for _ in range(st.copies - 1):
+        out = log_convolve(out, one)
+    return out
 
 
-# Above this a shared resource is treated as saturated; the closed loop keeps the
-# solver away from it, this only guards the arithmetic.
-MAX_UTILISATION = 0.995
+def _pairs(k_max: int) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (n, k - n) of a truncated convolution, -1 where n > k."""
+    k = np.arange(k_max + 1)
+    other = k[:, None] - k[None, :]
+    return np.where(other >= 0, other, -1), other >= 0
+
+
+def _logsumexp_rows(v: np.ndarray) -> np.ndarray:
+    m = v.max(axis=1)
+    finite = np.isfinite(m)
+    out = np.full(v.shape[0], -np.inf)
+    out[finite] = m[finite] + np.log(np.exp(v[finite] - m[finite, None]).sum(axis=1))
+    return out
+
+
+def log_convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """log of the convolution of exp(a) and exp(b), truncated to len(a)."""
+    other, valid = _pairs(len(a) - 1)
+    v = np.where(valid, a[None, :] + b[other], -np.inf)
+    return _logsumexp_rows(v)
 
 
 @dataclass(frozen=True)
-class FiniteSourceResult:
-    """Steady state of M/M/c//N: N sources thinking for Z, c servers of mean time S."""
+class NetworkResult:
+    """A single-class closed network at every population k = 0..K."""
+
+    throughput: np.ndarray  # [k]
+    queue: np.ndarray  # [station, k]: mean customers at the station (all copies)
+
+
+def closed_network(stations: list[Station], k_max: int) -> NetworkResult:
+    """Exact throughput and queue lengths of a product-form network for k = 0..k_max."""
+    logs = [log_station_function(st, k_max) for st in stations]
+    unit = np.full(k_max + 1, -np.inf)
+    unit[0] = 0.0
+    prefix = [unit]
+    for lf in logs:
+        prefix.append(log_convolve(prefix[-1], lf))
+    suffix = [unit]
+    for lf in reversed(logs):
+        suffix.append(log_convolve(suffix[-1], lf))
+    suffix.reverse()  # suffix[s] = stations s.. ; suffix[len] = unit
+    log_g = prefix[-1]
+    throughput = np.zeros(k_max + 1)
+    throughput[1:] = np.exp(log_g[:-1] - log_g[1:])
+    queue = np.zeros((len(stations), k_max + 1))
+    other, valid = _pairs(k_max)
+    n = np.arange(k_max + 1, dtype=float)
+    for s, lf in enumerate(logs):
+        rest = log_convolve(prefix[s], suffix[s + 1])
+        # P(n at s | k) = f_s(n) G_-s(k - n) / G(k)
+        w = np.where(valid, lf[None, :] + rest[other] - log_g[:, None], -np.inf)
+        queue[s] = np.exp(w) @ n
+    return NetworkResult(throughput=throughput, queue=queue)
+
+
+@dataclass(frozen=True)
+class ChainResult:
+    """Steady state of customers in front of a flow-equivalent server of K concurrent ones."""
 
     throughput: float
-    mean_wait: float
     mean_in_system: float
-    busy_servers: float
-    mean_queue: float
-    # Distribution of the number in system seen by an arriving source (arrival theorem).
+    mean_queue: float  # waiting for one of the K (a work process)
+    busy: np.ndarray  # [k]: probability that k are being served, k = 0..K
+    # Of an arriving customer: probability that it finds n in system (arrival theorem / PASTA)
     arrival_distribution: np.ndarray
+    overloaded: bool = False
 
 
-def finite_source(
-    sources: int, servers: int, think_time: float, service_time: float
-) -> FiniteSourceResult:
-    """Exact M/M/c//N by its birth-death chain, in log space so N can be large."""
-    if sources <= 0 or service_time <= 0.0:
-        return FiniteSourceResult(0.0, 0.0, 0.0, 0.0, 0.0, np.zeros(1))
-    if servers <= 0:
-        raise ValueError("servers must be at least 1")
-    k = np.arange(sources + 1, dtype=np.float64)
-    # log p_k - log p_0 = sum_{j<k} log(birth_j) - log(death_{j+1})
-    births = np.log(sources - k[:-1]) - math.log(think_time) if think_time > 0 else None
-    if births is None:
-        # No think time: every source is always at the station.
-        p = np.zeros(sources + 1)
+def _busy(p: np.ndarray, k_max: int, tail: float = 0.0) -> np.ndarray:
+    busy = np.zeros(k_max + 1)
+    m = min(len(p), k_max + 1)
+    busy[:m] = p[:m]
+    busy[k_max] += p[k_max + 1 :].sum() + tail
+    return busy
+
+
+def closed_chain(users: int, think: float, rate: np.ndarray) -> ChainResult:
+    """N users thinking for Z (exponential) in front of rates X(min(n, K)), rate[k], k = 0..K."""
+    k_max = len(rate) - 1
+    if users <= 0 or k_max <= 0 or rate[-1] <= 0:
+        return ChainResult(0.0, 0.0, 0.0, _busy(np.ones(1), max(k_max, 0)), np.ones(1))
+    n = np.arange(users + 1)
+    mu = rate[np.minimum(n, k_max)]
+    if think <= 0:
+        p = np.zeros(users + 1)
         p[-1] = 1.0
     else:
-        deaths = np.log(np.minimum(k[1:], servers)) - math.log(service_time)
-        logp = np.concatenate(([0.0], np.cumsum(births - deaths)))
-        logp -= logp.max()
-        p = np.exp(logp)
+        steps = np.log(users - n[:-1]) - math.log(think) - np.log(mu[1:])
+        logp = np.concatenate(([0.0], np.cumsum(steps)))
+        p = np.exp(logp - logp.max())
         p /= p.sum()
-    busy = np.minimum(k, servers)
-    throughput = float(np.dot(busy, p)) / service_time
-    mean_in_system = float(np.dot(k, p))
-    mean_queue = float(np.dot(np.maximum(k - servers, 0.0), p))
-    mean_wait = mean_queue / throughput if throughput > 0 else 0.0
-    arrivals = (sources - k) * p
+    x = float(np.dot(mu, p))
+    arrivals = (users - n) * p
     total = arrivals.sum()
-    arrival_distribution = arrivals / total if total > 0 else arrivals
-    return FiniteSourceResult(
-        throughput=throughput,
-        mean_wait=mean_wait,
-        mean_in_system=mean_in_system,
-        busy_servers=float(np.dot(busy, p)),
-        mean_queue=mean_queue,
-        arrival_distribution=arrival_distribution,
+    return ChainResult(
+        throughput=x,
+        mean_in_system=float(np.dot(n, p)),
+        mean_queue=float(np.dot(np.maximum(n - k_max, 0), p)),
+        busy=_busy(p, k_max),
+        arrival_distribution=arrivals / total if total > 0 else p,
+    )
+
+
+def open_chain(arrival_rate: float, rate: np.ndarray) -> ChainResult:
+    """A Poisson stream in front of rates X(min(n, K)); overloaded if it reaches X(K)."""
+    k_max = len(rate) - 1
+    cap = float(rate[-1])
+    if arrival_rate <= 0.0:
+        p = np.zeros(k_max + 1)
+        p[0] = 1.0
+        return ChainResult(0.0, 0.0, 0.0, p, p)
+    if arrival_rate >= cap:
+        busy = np.zeros(k_max + 1)
+        busy[-1] = 1.0
+        return ChainResult(cap, math.inf, math.inf, busy, busy, overloaded=True)
+    n = np.arange(k_max + 1)
+    logp = np.concatenate(([0.0], np.cumsum(math.log(arrival_rate) - np.log(rate[1:]))))
+    p = np.exp(logp - logp.max())
+    rho = arrival_rate / cap
+    # States above K form a geometric tail p(K) rho^m.
+    tail_mass = p[-1] * rho / (1.0 - rho)
+    total = p.sum() + tail_mass
+    p /= total
+    tail_mass /= total
+    queue = p[-1] * rho / (1.0 - rho) ** 2
+    mean = float(np.dot(n, p)) + tail_mass * k_max + queue
+    # Arrivals see the time average (PASTA); the tail is cut where it holds < 1e-9.
+    length = min(100_000, max(1, math.ceil(math.log(1e-9) / math.log(rho)))) if rho > 0 else 1
+    seen = np.concatenate((p, p[-1] * rho ** np.arange(1, length + 1)))
+    return ChainResult(
+        throughput=arrival_rate,
+        mean_in_system=mean,
+        mean_queue=queue,
+        busy=_busy(p, k_max, tail_mass),
+        arrival_distribution=seen / seen.sum(),
     )

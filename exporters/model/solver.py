@@ -1,40 +1,39 @@
 """The operating point of a scenario: steady-state means of every ST03 component.
 
-Method (documented in docs/model.md): a closed network solved per configuration.
-Each instance's dispatcher and dialog work processes form a finite-source M/M/c//N
-queue (its users think for Z plus their front-end time); the work-process holding time
-is built from the shared resources it visits (host CPUs, database CPUs, disks, enqueue
-server), each an M/M/c station whose load is the whole landscape's. The coupled system
-is solved by nested bisection on throughput (landscape, then host), which converges
-because every station's delay rises with its load.
+Method (docs/model.md): a closed queueing network with work-process concurrency, solved by
+decomposition with flow-equivalent servers.
+
+- Classes: the dialog steps of each instance (a closed class: its users) and its V1 updates
+  (an open class fed by the dialog steps that save).
+- Inner network: what a busy work process visits. Host CPUs (processor sharing over the
+  host's cores, shared by every instance and the database placed there), the database host's
+  CPUs, the data disks (one FCFS queue per disk, service by device kind), the log devices,
+  locks, the enqueue server, and pure delays (network round trips, roll-in/out, load).
+  For each class it is solved exactly (single-class product form, by convolution) at every
+  number k of busy work processes, k = 1..work processes, with the other classes present as
+  a background population at each shared station: X(k), and the queue at each station.
+- Outer chain: users thinking (think + GUI time) in front of the flow-equivalent server
+  X(min(n, work processes)) of their instance: the dispatcher queue is what waits beyond
+  the work processes. Updates: a Poisson stream in front of X(min(n, update processes)).
+- The backgrounds are iterated to a fixed point (Lazowska et al. 1984, ch. 9, memory
+  constraints with several classes). With one class the decomposition is exact for a
+  product-form inner network (Chandy-Herzog-Woo); the rest is approximate (docs/model.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from exporters.model.config import Scenario, StepDemand
-from exporters.model.queueing import MAX_UTILISATION, finite_source, mmc_stretch, mmc_wait
+from exporters.model.queueing import ChainResult, Station, closed_chain, closed_network, open_chain
 from exporters.model.sqltext import sql_text, statement_hash
 from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS, TASK_TYPES
 
-
-def bisect_decreasing(
-    g: Callable[[float], float], lo: float, hi: float, rel_tol: float = 1e-7
-) -> float:
-    """Root of x -> g(x) - x where g is non-increasing (a unique fixed point)."""
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if g(mid) > mid:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= rel_tol * max(hi, 1e-12):
-            break
-    return 0.5 * (lo + hi)
+_C = {name: k for k, name in enumerate(COMPONENTS)}
+DIALOG, UPDATE = 0, 1
 
 
 @dataclass(frozen=True)
@@ -51,9 +50,7 @@ def instance_layout(scenario: Scenario) -> list[InstanceLayout]:
     land = scenario.landscape
     apps = land.app_servers
     names = [
-        (host, f"{host}_{apps.instance_numbers[k]}")
-        for host in apps.hosts
-        for k in range(apps.instances_per_host)
+        (host, f"{host}_{apps.numbers[k]}") for host in apps.hosts for k in range(apps.instances)
     ]
     base, extra = divmod(scenario.users, len(names))
     unknown = set(land.instance_overrides) - {n for _, n in names}
@@ -79,11 +76,56 @@ def instance_layout(scenario: Scenario) -> list[InstanceLayout]:
 
 
 @dataclass
+class ClassSolution:
+    """One class (an instance's dialog steps or its updates) at the operating point, and what
+    the engine needs to move it through time: its flow-equivalent server and station queues
+    at every number of busy work processes."""
+
+    instance: int
+    task: int  # DIALOG or UPDATE
+    key: tuple  # equal keys: identical classes (symmetry), solved once
+    stations: list[int]  # global station index of each inner station (-1: the delay)
+    demand: np.ndarray  # [inner station] per step
+    fes: np.ndarray  # [k] throughput with k busy, k = 0..K
+    fes_queue: np.ndarray  # [inner station, k]
+    users: int  # dialog: users; update: 0
+    think: float  # dialog: think + GUI - roll-out
+    arrival_rate: float  # update: offered steps/s
+    chain: ChainResult = field(repr=False)
+
+    @property
+    def wps(self) -> int:
+        return len(self.fes) - 1
+
+    @property
+    def throughput(self) -> float:
+        return self.chain.throughput
+
+    def state(self, chain: ChainResult) -> dict:
+        """Means of a chain state: wait, busy work processes, stretch per global station."""
+        x = chain.throughput
+        q_station = self.fes_queue @ chain.busy
+        stretch = np.divide(
+            q_station,
+            x * self.demand,
+            out=np.ones_like(q_station),
+            where=(self.demand > 0) & (x > 0),
+        )
+        return {
+            "throughput": x,
+            "wait": chain.mean_queue / x if x > 0 else 0.0,
+            "queue": chain.mean_queue,
+            "busy": float(np.dot(np.arange(self.wps + 1), chain.busy)),
+            "stretch": stretch,
+        }
+
+
+@dataclass
 class OperatingPoint:
     """Steady-state rates and per-step means; arrays are indexed as documented per field."""
 
     instances: list[str]
-    hosts: list[str]
+    hosts: list[str]  # application servers
     transactions: list[str]
     statements: list[tuple[str, str, str, str]]  # (transaction, task_type, table, op)
     statement_sql: list[str]  # the SQL text of each statement
@@ -127,25 +169,16 @@ class OperatingPoint:
     pool_index_writes: np.ndarray
     pool_async_index_writes: np.ndarray
     # utilisations 0..1
-    host_cpu_util: np.ndarray
-    db_cpu_util: float
+    host_cpu_util: np.ndarray  # [app host]: SAP work processes' share of the host's CPUs
+    db_cpu_util: float  # the database's share of its host's CPUs
     disk_util: float
+    log_util: float
     enqueue_util: float
     cs_cpu_util: float
     db_calls_per_step: np.ndarray  # [task_type, transaction]
-
-    def blend_toward(self, target: OperatingPoint, weight: float) -> OperatingPoint:
-        """self moved a fraction `weight` of the way to target (queues settling)."""
-        out = {}
-        for name, value in vars(self).items():
-            tv = getattr(target, name)
-            if isinstance(value, float) or (
-                isinstance(value, np.ndarray) and value.dtype.kind == "f"
-            ):
-                out[name] = value + (tv - value) * weight
-            else:
-                out[name] = tv
-        return OperatingPoint(**out)
+    # [instance]: update steps/s by which the update backlog grows (0 unless overloaded)
+    update_backlog_growth: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    classes: list[ClassSolution] = field(default_factory=list, repr=False)
 
 
 # Response-time histogram bucket upper bounds in seconds; ST03's own distribution
@@ -166,13 +199,13 @@ class Solver:
         self.histogram_samples = histogram_samples
         self.seed = seed
         self._prepare()
+        self._stations()
 
     # ---------------------------------------------------------------- static demands
     def _prepare(self) -> None:
         sc, db = self.sc, self.land.database
         cycle = sc.steps_per_cycle
         n_tx = len(self.tx_names)
-        # Dialog steps of transaction t per dialog step of the mix; updates per dialog step.
         self.mix = np.array([sc.transactions[t].dialog_steps / cycle for t in self.tx_names])
         self.upd_per_step = np.array(
             [
@@ -187,6 +220,7 @@ class Solver:
         # access means the hottest pages are cached first (exponent > 1).
         uncovered = np.clip(1.0 - pages / ws, 0.0, 1.0)
         self.miss = floor + (1.0 - floor) * uncovered**db.hit_curve_exponent
+        self.lock_names = [lk.name for lk in db.locks]
         self.statements: list[tuple[str, str, str, str]] = []
         self.statement_sql: list[str] = []
         rows = []
@@ -211,14 +245,16 @@ class Solver:
                             st.page_writes,
                             self.pool_index[table.data_pool],
                             self.pool_index[table.index_pool],
+                            self.lock_names.index(st.lock) if st.lock else -1,
                         )
                     )
-        arr = np.array(rows, dtype=float).reshape(-1, 9)
+        arr = np.array(rows, dtype=float).reshape(-1, 10)
         self.st_tx = arr[:, 0].astype(int)
         self.st_task = arr[:, 1].astype(int)
         self.st_calls, self.st_rows = arr[:, 2], arr[:, 3]
         self.st_dreads, self.st_ireads, self.st_writes = arr[:, 4], arr[:, 5], arr[:, 6]
         self.st_dpool, self.st_ipool = arr[:, 7].astype(int), arr[:, 8].astype(int)
+        self.st_lock = arr[:, 9].astype(int)
         self.st_phys = (
             self.st_dreads * self.miss[self.st_dpool] + self.st_ireads * self.miss[self.st_ipool]
         )
@@ -229,9 +265,14 @@ class Solver:
         )
         # Steps of each (task_type, transaction) per dialog step of the mix.
         self.steps_per_mix = np.zeros((2, n_tx))
-        self.steps_per_mix[0] = self.mix
-        self.steps_per_mix[1] = self.mix * self.upd_per_step
-        # Statement executions per dialog step of the mix.
+        self.steps_per_mix[DIALOG] = self.mix
+        self.steps_per_mix[UPDATE] = self.mix * self.upd_per_step
+        self.updates_per_step = float(self.steps_per_mix[UPDATE].sum())
+        # Share of each transaction in a task type's steps.
+        totals = self.steps_per_mix.sum(axis=1, keepdims=True)
+        self.weights = np.divide(
+            self.steps_per_mix, totals, out=np.zeros_like(self.steps_per_mix), where=totals > 0
+        )
         self.st_exec_per_mix = self.st_calls * self.steps_per_mix[self.st_task, self.st_tx]
         self.cpu_s = np.zeros((2, n_tx))
         self.enqueues = np.zeros((2, n_tx))
@@ -239,17 +280,14 @@ class Solver:
         self.gui = np.zeros((2, n_tx))
         for ti, t in enumerate(self.tx_names):
             tx = sc.transactions[t]
-            self.gui[0, ti] = tx.gui_s
+            self.gui[DIALOG, ti] = tx.gui_s
             for k, demand in enumerate((tx.dialog, tx.update)):
                 if demand is None:
                     continue
                 self.cpu_s[k, ti] = demand.cpu_s
                 self.enqueues[k, ti] = demand.enqueues
                 self.commits[k, ti] = demand.commits
-        self.db_calls = np.zeros((2, n_tx))
-        np.add.at(self.db_calls, (self.st_task, self.st_tx), self.st_calls)
-        self.db_cpu_per_mix = float(np.dot(self.st_exec_per_mix, self.st_cpu))
-        self.phys_per_mix = float(np.dot(self.st_exec_per_mix, self.st_phys))
+        self.db_calls = self._per_step(self.st_calls)
         # Pages a statement dirties are written later, by I/O cleaners or by the agent
         # itself; a share of them are index pages, which live in the table's index pool.
         # A page is dirtied many times before it is written (CHNGPGS_THRESH).
@@ -260,62 +298,64 @@ class Solver:
             self.data_writes_per_mix, self.st_dpool, dirtied * (1.0 - db.index_share_of_page_writes)
         )
         np.add.at(self.index_writes_per_mix, self.st_ipool, dirtied * db.index_share_of_page_writes)
-        self.writes_per_mix_by_pool = self.data_writes_per_mix + self.index_writes_per_mix
-        self.enq_per_mix = float((self.enqueues * self.steps_per_mix).sum())
-
-    # ---------------------------------------------------------------- shared resources
-    def _database(self, x_total: float) -> dict[str, float | np.ndarray]:
-        db = self.land.database
-        util_cpu = x_total * self.db_cpu_per_mix / db.cpus
-        data_w = x_total * self.data_writes_per_mix
-        index_w = x_total * self.index_writes_per_mix
-        capacity = db.io_cleaners * db.io_cleaner_pages_per_s
-        total_w = float(data_w.sum() + index_w.sum())
-        # Cleaners write what they can keep up with; the rest is written synchronously by
-        # the agent that needs the page (pool_data_writes > pool_async_data_writes).
-        async_share = min(1.0, capacity / total_w) if total_w > 0 else 1.0
-        sync_share = 1.0 - async_share
-        io_rate = x_total * self.phys_per_mix + total_w
-        util_disk = io_rate * db.disks.service_s / db.disks.count
-        disk_time = (
-            db.disks.service_s / (1.0 - min(util_disk, MAX_UTILISATION)) + db.disks.added_latency_s
+        self.writes_per_mix = float(
+            self.data_writes_per_mix.sum() + self.index_writes_per_mix.sum()
         )
-        # The CPUs are shared by many DB2 agents (processor sharing): a call's residence
-        # stretches with its own demand. The queueing part is scaled by (1 + cv^2) / 2
-        # (Allen-Cunneen) for the spread of call demands, cheap key lookups beside long
-        # VA05 range scans.
-        queueing = (mmc_stretch(db.cpus, util_cpu) - 1.0) * (1.0 + db.cpu_service_cv**2) / 2.0
-        st_time = (
-            db.call_rtt_s
-            + self.st_cpu * (1.0 + queueing)
-            + self.st_phys * disk_time
-            + self.st_writes * sync_share * disk_time
-        )
-        return {
-            "util_cpu": util_cpu,
-            "util_disk": util_disk,
-            "disk_time": disk_time,
-            "cpu_queueing": queueing,
-            "st_time": st_time,
-            "data_writes": data_w,
-            "async_data_writes": data_w * async_share,
-            "index_writes": index_w,
-            "async_index_writes": index_w * async_share,
-        }
+        # Pages written per statement execution (when the cleaners cannot keep up, the
+        # agent writes them itself, synchronously).
+        self.st_page_writes = self.st_writes * db.pages_written_per_page_dirtied
+        self.roll = [self._roll(lay.users) for lay in self.layout]
 
-    def _db_time_per_step(self, st_time: np.ndarray) -> np.ndarray:
-        per_step = np.zeros((2, len(self.tx_names)))
-        np.add.at(per_step, (self.st_task, self.st_tx), self.st_calls * st_time)
-        return per_step + self.commits * self.land.database.log_write_s
+    def _per_step(self, per_call: np.ndarray) -> np.ndarray:
+        """A per-execution statement quantity summed per step of each (task, transaction)."""
+        out = np.zeros((2, len(self.tx_names)))
+        np.add.at(out, (self.st_task, self.st_tx), self.st_calls * per_call)
+        return out
 
-    def _enqueue_time(self, x_total: float) -> tuple[float, float]:
-        cs = self.land.central_services
-        rate = x_total * self.enq_per_mix
-        util = rate * cs.enqueue_service_s / cs.enqueue_work_processes
-        wait = mmc_wait(cs.enqueue_work_processes, rate, cs.enqueue_service_s)
-        if not np.isfinite(wait):
-            wait = cs.enqueue_service_s / (1.0 - MAX_UTILISATION)
-        return cs.link_rtt_s + cs.enqueue_service_s + wait, util
+    def _stations(self) -> None:
+        """The shared stations of the landscape and what each step asks of them."""
+        land, db = self.land, self.land.database
+        self.hosts = land.hosts
+        self.app_hosts = list(land.app_servers.hosts)
+        names = [f"cpu:{h.name}" for h in self.hosts]
+        servers = [h.cpus for h in self.hosts]
+        copies = [1] * len(self.hosts)
+        self.host_station = {h.name: i for i, h in enumerate(self.hosts)}
+        self.db_cpu_station = self.host_station[db.host]
+        self.disk_station = len(names)
+        names.append("disks")
+        servers.append(1)
+        copies.append(db.disks.count)
+        self.log_station = len(names)
+        names.append("log")
+        servers.append(1)
+        copies.append(db.log.count)
+        self.enqueue_station = len(names)
+        names.append("enqueue")
+        servers.append(land.central_services.enqueue_work_processes)
+        copies.append(1)
+        self.lock_stations = list(range(len(names), len(names) + len(db.locks)))
+        names += [f"lock:{lk.name}" for lk in db.locks]
+        servers += [1] * len(db.locks)
+        copies += [1] * len(db.locks)
+        self.station_names = names
+        self.station_servers = np.array(servers)
+        self.station_copies = np.array(copies)
+        dev = land.devices
+        self.read_s = dev[db.disks.kind].read_s
+        self.write_s = dev[db.disks.kind].write_s
+        self.log_write_s = dev[db.log.kind].log_write_s
+        # Per (task, transaction): DB CPU, physical reads, log and lock demand per step.
+        self.db_cpu = self._per_step(self.st_cpu)
+        self.phys = self._per_step(self.st_phys)
+        self.page_writes_step = self._per_step(self.st_page_writes)
+        self.log_demand = self.commits * self.log_write_s
+        self.lock_demand = np.zeros((len(db.locks), 2, len(self.tx_names)))
+        for li, lk in enumerate(db.locks):
+            self.lock_demand[li] = self._per_step((self.st_lock == li) * lk.hold_s)
+        self.rtt = self.db_calls * db.call_rtt_s
+        self.enq_demand = self.enqueues * land.central_services.enqueue_service_s
+        self.enq_rtt = self.enqueues * land.central_services.link_rtt_s
 
     def _roll(self, users: int) -> dict[str, float]:
         """Roll area of one instance: what fits in extended memory, roll buffer, roll file."""
@@ -338,224 +378,373 @@ class Solver:
             "roll_used": min(roll_need, roll.roll_buffer_bytes),
         }
 
-    # ---------------------------------------------------------------- the closed loop
-    def _host_solution(
-        self, host_insts: list[int], roll: list[dict], db_times: np.ndarray, enq_req: float
-    ):
-        """Throughput of one host's instances given the landscape-wide delays."""
-        land, sc = self.land, self.sc
-        cpus = land.app_servers.cpus
-        mix = self.mix
-        gui_dialog = float(np.dot(mix, self.gui[0]))
-        enq_dialog = self.enqueues[0] * enq_req
-        cpu_upd_per_step = float(np.dot(mix * self.upd_per_step, self.cpu_s[1]))
+    def _update_roll(self) -> float:
+        """An update work process rolls in the update task's own small context."""
+        roll = self.land.instance.roll
+        return roll.em_map_s + roll.user_roll_bytes / roll.copy_bytes_per_s
 
-        def per_instance(util: float) -> list[tuple]:
-            stretch = mmc_stretch(cpus, util)
-            res = []
-            for i in host_insts:
-                lay = self.layout[i]
-                r = roll[i]
-                base = r["roll_in"] + land.instance.load_gen_s + r["roll_out"]
-                hold_t = base + self.cpu_s[0] * stretch + db_times[0] + enq_dialog
-                hold = float(np.dot(mix, hold_t))
-                think = sc.think_time_s + gui_dialog - r["roll_out"]
-                fs = finite_source(lay.users, lay.dialog_wps, max(think, 1e-9), hold)
-                res.append((fs, hold_t, stretch))
-            return res
+    def delays(self, i: int, k: int) -> dict[str, np.ndarray]:
+        """Pure delays per step of instance i, task k, per transaction, by component."""
+        n_tx = len(self.tx_names)
+        roll = self.roll[i]["roll_in"] if k == DIALOG else self._update_roll()
+        return {
+            "roll_in": np.full(n_tx, roll),
+            "roll_out": np.full(n_tx, roll),
+            "load_gen": np.full(n_tx, self.land.instance.load_gen_s),
+            "db_request": self.rtt[k],
+            "enqueue": self.enq_rtt[k],
+        }
 
-        def cpu_load(x_host: float) -> float:
-            return x_host * (float(np.dot(mix, self.cpu_s[0])) + cpu_upd_per_step) / cpus
+    def station_demand(self, i: int, k: int, sync_share: float, async_util: float) -> np.ndarray:
+        """[global station, transaction]: demand per step of instance i's task k."""
+        out = np.zeros((len(self.station_names), len(self.tx_names)))
+        out[self.host_station[self.layout[i].host]] += self.cpu_s[k]
+        out[self.db_cpu_station] += self.db_cpu[k]
+        # Cleaner writes occupy the disks too: the reads see them as lost capacity.
+        inflate = 1.0 / max(1.0 - async_util, 1e-3)
+        out[self.disk_station] = (
+            self.phys[k] * self.read_s + self.page_writes_step[k] * sync_share * self.write_s
+        ) * inflate
+        out[self.log_station] = self.log_demand[k]
+        out[self.enqueue_station] = self.enq_demand[k]
+        for li, s in enumerate(self.lock_stations):
+            out[s] = self.lock_demand[li, k]
+        return out
 
-        def g(x_host: float) -> float:
-            return sum(fs.throughput for fs, _, _ in per_instance(cpu_load(x_host)))
+    # ---------------------------------------------------------------- the fixed point
+    def _writes(self, x_total: float) -> tuple[float, float, float]:
+        """Cleaners write what they can keep up with; the rest is written synchronously by the
+        agent that needs the page (pool_data_writes > pool_async_data_writes)."""
+        db = self.land.database
+        total = x_total * self.writes_per_mix
+        capacity = db.io_cleaners * db.io_cleaner_pages_per_s
+        async_share = min(1.0, capacity / total) if total > 0 else 1.0
+        async_util = total * async_share * self.write_s / db.disks.count
+        return async_share, 1.0 - async_share, async_util
 
-        upper = sum(self.layout[i].users for i in host_insts) / max(sc.think_time_s, 1e-3)
-        # CPU saturation bounds the host as well.
-        per_step_cpu = float(np.dot(mix, self.cpu_s[0])) + cpu_upd_per_step
-        if per_step_cpu > 0:
-            upper = min(upper, MAX_UTILISATION * cpus / per_step_cpu)
-        x_host = bisect_decreasing(g, 0.0, upper)
-        util = cpu_load(x_host)
-        return per_instance(util), util
-
-    def solve(self) -> OperatingPoint:
-        sc, land = self.sc, self.land
-        hosts = land.app_servers.hosts
-        host_members = {h: [i for i, lay in enumerate(self.layout) if lay.host == h] for h in hosts}
-        roll = [self._roll(lay.users) for lay in self.layout]
-
-        def landscape(x_total: float):
-            dbr = self._database(x_total)
-            db_times = self._db_time_per_step(dbr["st_time"])
-            enq_req, enq_util = self._enqueue_time(x_total)
-            # Hosts configured alike behave alike: solve each kind once.
-            solved: dict[tuple, tuple] = {}
-            hosts_out = {}
-            for h, members in host_members.items():
-                key = tuple(
-                    (self.layout[i].users, self.layout[i].dialog_wps, self.layout[i].update_wps)
-                    for i in members
-                )
-                if key not in solved:
-                    solved[key] = self._host_solution(members, roll, db_times, enq_req)
-                hosts_out[h] = solved[key]
-            return dbr, db_times, enq_req, enq_util, hosts_out
-
-        def g(x_total: float) -> float:
-            *_, hosts_out = landscape(x_total)
-            return sum(fs.throughput for res, _ in hosts_out.values() for fs, _, _ in res)
-
-        db = land.database
-        upper = sc.users / max(sc.think_time_s, 1e-3)
-        bounds = [
-            db.cpus / self.db_cpu_per_mix if self.db_cpu_per_mix else np.inf,
-            db.disks.count
-            / (db.disks.service_s * (self.phys_per_mix + self.writes_per_mix_by_pool.sum()))
-            if self.phys_per_mix
-            else np.inf,
+    def _solve_class(
+        self, i: int, k: int, demand_t: np.ndarray, background: np.ndarray, arrival: float
+    ) -> ClassSolution:
+        lay = self.layout[i]
+        w = self.weights[k]
+        demand = demand_t @ w
+        used = [s for s in range(len(demand)) if demand[s] > 0]
+        delay = sum(float(v @ w) for v in self.delays(i, k).values())
+        wps = lay.dialog_wps if k == DIALOG else lay.update_wps
+        users = lay.users if k == DIALOG else 0
+        gui = float(self.gui[DIALOG] @ w) if k == DIALOG else 0.0
+        think = max(self.sc.think_time_s + gui - self.roll[i]["roll_out"], 1e-9)
+        stations = [
+            Station(
+                demand=float(demand[s]),
+                servers=int(self.station_servers[s]),
+                copies=int(self.station_copies[s]),
+                background=float(background[s]),
+            )
+            for s in used
         ]
-        if self.enq_per_mix:
-            cs = land.central_services
-            bounds.append(cs.enqueue_work_processes / (cs.enqueue_service_s * self.enq_per_mix))
-        upper = min(upper, *(MAX_UTILISATION * b for b in bounds))
-        x_total = bisect_decreasing(g, 0.0, upper)
-        dbr, db_times, enq_req, enq_util, hosts_out = landscape(x_total)
-        return self._assemble(x_total, dbr, db_times, enq_req, enq_util, hosts_out, roll)
+        key = (
+            k,
+            users,
+            wps,
+            think,
+            round(arrival, 12),
+            delay,
+            tuple((st.demand, st.servers, st.copies, st.background) for st in stations),
+        )
+        if key in self._memo:
+            base = self._memo[key]
+        else:
+            k_max = min(wps, users) if k == DIALOG else wps
+            net = closed_network([*stations, Station(delay, servers=0)], max(k_max, 1))
+            chain = (
+                closed_chain(users, think, net.throughput)
+                if k == DIALOG
+                else open_chain(arrival, net.throughput)
+            )
+            base = ClassSolution(
+                instance=i,
+                task=k,
+                key=key,
+                stations=[*used, -1],
+                demand=np.append(demand[used], delay),
+                fes=net.throughput,
+                fes_queue=net.queue,
+                users=users,
+                think=think,
+                arrival_rate=arrival,
+                chain=chain,
+            )
+            self._memo[key] = base
+        return ClassSolution(**{**vars(base), "instance": i, "stations": [*used, -1]})
+
+    def _class_queues(self, cs: ClassSolution) -> np.ndarray:
+        """Mean customers of the class at each global station."""
+        q = np.zeros(len(self.station_names))
+        per = cs.fes_queue @ cs.chain.busy
+        for s, v in zip(cs.stations, per, strict=True):
+            if s >= 0:
+                q[s] += v
+        return q
+
+    def _sweep(self, q: np.ndarray, x_dialog: np.ndarray) -> tuple:
+        """Every class solved against the others' queues in q: their new queues, the new
+        dialog throughputs, and the class solutions."""
+        _, sync_share, async_util = self._writes(float(x_dialog.sum()))
+        total = q.sum(axis=(0, 1))
+        new_q = np.zeros_like(q)
+        new_x = x_dialog.copy()
+        classes: list[ClassSolution] = []
+        for k in (DIALOG, UPDATE):
+            if k == UPDATE and self.updates_per_step == 0:
+                continue
+            for i, lay in enumerate(self.layout):
+                if k == DIALOG and lay.users == 0:
+                    continue
+                demand_t = self.station_demand(i, k, sync_share, async_util)
+                arrival = new_x[i] * self.updates_per_step
+                cs = self._solve_class(i, k, demand_t, total - q[k, i], arrival)
+                classes.append(cs)
+                new_q[k, i] = self._class_queues(cs)
+                if k == DIALOG:
+                    new_x[i] = cs.throughput
+        return new_q, new_x, classes
+
+    def solve(self, warm_start: np.ndarray | None = None) -> OperatingPoint:
+        """The fixed point of the class backgrounds. Plain iteration creeps near saturation,
+        where each class's queue at the bottleneck is a small part of the background it
+        reacts to, so it is accelerated; `converged` says whether it was reached.
+        `warm_start`: the `state` of a solved neighbour (same landscape), to start from."""
+        n_inst, n_st = len(self.layout), len(self.station_names)
+        self._memo: dict[tuple, ClassSolution] = {}
+        shape = (2, n_inst, n_st)
+        v = np.zeros(2 * n_inst * n_st + n_inst)
+        if warm_start is not None and warm_start.shape == v.shape:
+            v = warm_start.copy()
+
+        def g(v: np.ndarray) -> tuple[np.ndarray, list[ClassSolution]]:
+            q, x = v[:-n_inst].reshape(shape), v[-n_inst:]
+            new_q, new_x, classes = self._sweep(q, x)
+            return np.concatenate((new_q.ravel(), new_x)), classes
+
+        def converged(v: np.ndarray, gv: np.ndarray) -> bool:
+            return float(np.abs(gv - v).max()) <= 1e-8 * max(1.0, float(np.abs(gv).max()))
+
+        # Anderson acceleration (Walker & Ni 2011) first; where it stalls (near a saturated
+        # station the map is steep), plain damped iteration from its best point.
+        depth = 5
+        d_f: list[np.ndarray] = []
+        d_g: list[np.ndarray] = []
+        prev_f = prev_g = None
+        best, best_v = math.inf, v
+        self.iterations, self.converged = 0, False
+        for _ in range(60):
+            gv, _ = g(v)
+            f = gv - v
+            self.iterations += 1
+            norm = float(np.abs(f).max())
+            if converged(v, gv):
+                v, self.converged = gv, True
+                break
+            if norm < best:
+                best, best_v = norm, v
+            elif norm > 2.0 * best:  # overshot: forget the history
+                d_f, d_g, prev_f = [], [], None
+            if prev_f is not None:
+                d_f.append(f - prev_f)
+                d_g.append(gv - prev_g)
+                del d_f[:-depth], d_g[:-depth]
+            prev_f, prev_g = f, gv
+            new = gv
+            if d_f:
+                gamma, *_ = np.linalg.lstsq(np.array(d_f).T, f, rcond=None)
+                new = gv - np.array(d_g).T @ gamma
+            if not np.all(np.isfinite(new)):
+                new, d_f, d_g, prev_f = gv, [], [], None
+            v = np.maximum(new, 0.0)
+        if not self.converged:
+            v = best_v
+            for _ in range(1000):
+                gv, _ = g(v)
+                self.iterations += 1
+                if converged(v, gv):
+                    v, self.converged = gv, True
+                    break
+                v = v + 0.5 * (gv - v)
+        _, classes = g(v)
+        self.state = v
+        return self._assemble(classes, float(v[-n_inst:].sum()))
 
     # ---------------------------------------------------------------- results
-    def _assemble(
-        self, x_total, dbr, db_times, enq_req, enq_util, hosts_out, roll
-    ) -> OperatingPoint:
-        land, sc = self.land, self.sc
-        n_inst, n_tx = len(self.layout), len(self.tx_names)
-        hosts = land.app_servers.hosts
-        step_rate = np.zeros((n_inst, 2, n_tx))
-        means = np.zeros((n_inst, 2, n_tx, len(COMPONENTS)))
-        wp_total = np.zeros((n_inst, 2))
-        wp_busy = np.zeros((n_inst, 2))
-        dqueue = np.zeros((n_inst, 2))
-        host_util = np.zeros(len(hosts))
-        buckets = np.zeros((n_inst, 2, len(BUCKETS) + 1))
-        rng = np.random.default_rng(self.seed)
-        c = {name: k for k, name in enumerate(COMPONENTS)}
-        cpu_upd_stretch = {}
-        for hi, h in enumerate(hosts):
-            res, util = hosts_out[h]
-            host_util[hi] = util
-            members = [i for i, lay in enumerate(self.layout) if lay.host == h]
-            for (fs, hold_t, stretch), i in zip(res, members, strict=True):
-                cpu_upd_stretch[i] = stretch
-                lay, r = self.layout[i], roll[i]
-                x_i = fs.throughput
-                step_rate[i, 0] = x_i * self.mix
-                m = means[i, 0]
-                m[:, c["dispatcher_wait"]] = fs.mean_wait
-                m[:, c["roll_in"]] = r["roll_in"]
-                m[:, c["roll_out"]] = r["roll_out"]
-                m[:, c["load_gen"]] = land.instance.load_gen_s
-                m[:, c["cpu"]] = self.cpu_s[0]
-                m[:, c["processing"]] = self.cpu_s[0] * stretch
-                m[:, c["db_request"]] = db_times[0]
-                m[:, c["enqueue"]] = self.enqueues[0] * enq_req
-                m[:, c["gui"]] = self.gui[0]
-                wp_total[i, 0] = lay.dialog_wps
-                wp_busy[i, 0] = fs.busy_servers
-                dqueue[i, 0] = fs.mean_queue
-                hold = float(np.dot(self.mix, hold_t))
-                buckets[i, 0] = self._dialog_buckets(fs, lay.dialog_wps, hold, m, rng)
-                # V1 updates: an open M/M/c queue fed by this instance's dialog commits.
-                u_rate = x_i * self.mix * self.upd_per_step
-                step_rate[i, 1] = u_rate
-                mu = means[i, 1]
-                # An update work process rolls in the update task's own small context,
-                # not the user's: the user's roll area does not reach it.
-                u_roll = (
-                    land.instance.roll.em_map_s
-                    + land.instance.roll.user_roll_bytes / land.instance.roll.copy_bytes_per_s
-                )
-                u_hold_t = (
-                    2 * u_roll
-                    + land.instance.load_gen_s
-                    + self.cpu_s[1] * stretch
-                    + db_times[1]
-                    + self.enqueues[1] * enq_req
-                )
-                total_u = u_rate.sum()
-                u_hold = float(np.dot(u_rate, u_hold_t) / total_u) if total_u else 0.0
-                u_wait = mmc_wait(lay.update_wps, total_u, u_hold)
-                if not np.isfinite(u_wait):
-                    u_wait = sc.relaxation_s  # backlog grows; report it as a long wait
-                mu[:, c["dispatcher_wait"]] = u_wait
-                mu[:, c["roll_in"]] = u_roll
-                mu[:, c["roll_out"]] = u_roll
-                mu[:, c["load_gen"]] = land.instance.load_gen_s
-                mu[:, c["cpu"]] = self.cpu_s[1]
-                mu[:, c["processing"]] = self.cpu_s[1] * stretch
-                mu[:, c["db_request"]] = db_times[1]
-                mu[:, c["enqueue"]] = self.enqueues[1] * enq_req
-                mu[:, c["gui"]] = 0.0
-                wp_total[i, 1] = lay.update_wps
-                wp_busy[i, 1] = min(lay.update_wps, total_u * u_hold)
-                a = total_u * u_hold
-                dqueue[i, 1] = total_u * u_wait if a < lay.update_wps else total_u * sc.relaxation_s
-                buckets[i, 1] = self._update_buckets(u_wait, u_hold, rng)
-        parts = [c[p] for p in RESPONSE_PARTS]
-        means[..., c["response"]] = means[..., parts].sum(axis=-1)
-        # Statements: the executions per dialog step of the mix times landscape throughput.
-        stmt_exec = x_total * self.st_exec_per_mix
+    def step_means(self, cs: ClassSolution, wait: float, stretch: np.ndarray) -> np.ndarray:
+        """[transaction, component]: mean seconds per step of a class in a given state."""
+        i, k = cs.instance, cs.task
+        _, sync_share, async_util = self._writes(self._x_total)
+        demand_t = self.station_demand(i, k, sync_share, async_util)
+        s_global = np.ones(len(self.station_names))
+        for s, v in zip(cs.stations, stretch, strict=True):
+            if s >= 0:
+                s_global[s] = v
+        res = demand_t * s_global[:, None]  # residence per station and transaction
+        host = self.host_station[self.layout[i].host]
+        m = np.zeros((len(self.tx_names), len(COMPONENTS)))
+        d = self.delays(i, k)
+        m[:, _C["dispatcher_wait"]] = wait
+        m[:, _C["roll_in"]] = d["roll_in"]
+        m[:, _C["roll_out"]] = d["roll_out"]
+        m[:, _C["load_gen"]] = d["load_gen"]
+        m[:, _C["cpu"]] = self.cpu_s[k]
+        m[:, _C["processing"]] = self.cpu_s[k] * s_global[host]
+        db_parts = res[[self.disk_station, self.log_station, *self.lock_stations]].sum(axis=0)
+        m[:, _C["db_request"]] = d["db_request"] + self.db_cpu[k] * s_global[self.db_cpu_station]
+        m[:, _C["db_request"]] += db_parts
+        m[:, _C["enqueue"]] = d["enqueue"] + res[self.enqueue_station]
+        m[:, _C["gui"]] = self.gui[k]
+        m[:, _C["response"]] = m[:, [_C[p] for p in RESPONSE_PARTS]].sum(axis=1)
+        return m
+
+    def rates(self, step_rate: np.ndarray) -> dict:
+        """Every quantity proportional to the steps completed: [instance, task, tx] steps/s."""
+        land, db = self.land, self.land.database
+        per_task = step_rate.sum(axis=0)  # [task, tx]
+        x_dialog = float(per_task[DIALOG].sum())
+        stmt_exec = self.st_calls * per_task[self.st_task, self.st_tx]
         pool_n = len(self.pools)
         dl, dp, il, ip = (np.zeros(pool_n) for _ in range(4))
         np.add.at(dl, self.st_dpool, stmt_exec * self.st_dreads)
         np.add.at(dp, self.st_dpool, stmt_exec * self.st_dreads * self.miss[self.st_dpool])
         np.add.at(il, self.st_ipool, stmt_exec * self.st_ireads)
         np.add.at(ip, self.st_ipool, stmt_exec * self.st_ireads * self.miss[self.st_ipool])
-        roll_cfg = land.instance.roll
+        written = stmt_exec * self.st_page_writes
+        data_w, index_w = np.zeros(pool_n), np.zeros(pool_n)
+        np.add.at(data_w, self.st_dpool, written * (1.0 - db.index_share_of_page_writes))
+        np.add.at(index_w, self.st_ipool, written * db.index_share_of_page_writes)
+        total_w = float(written.sum())
+        capacity = db.io_cleaners * db.io_cleaner_pages_per_s
+        async_share = min(1.0, capacity / total_w) if total_w > 0 else 1.0
+        x_inst = step_rate.sum(axis=2)  # [instance, task]
+        cpu_inst = (step_rate * self.cpu_s[None]).sum(axis=(1, 2))
+        host_util = np.zeros(len(self.app_hosts))
+        for i, lay in enumerate(self.layout):
+            host_util[self.app_hosts.index(lay.host)] += cpu_inst[i]
+        host_util /= land.app_servers.cpus
+        reads = float((stmt_exec * self.st_phys).sum())
+        disk_busy = reads * self.read_s + total_w * self.write_s
+        commits = float((per_task * self.commits).sum())
+        enq = float((per_task * self.enqueues).sum())
         cs = land.central_services
-        x_inst = step_rate[:, 0].sum(axis=1)
+        db_host = land.host(db.host)
+        cs_host = land.host(cs.host)
+        return {
+            "step_rate": step_rate,
+            "stmt_exec_rate": stmt_exec,
+            "stmt_rows_rate": stmt_exec * self.st_rows,
+            "pool_data_logical": dl,
+            "pool_data_physical": dp,
+            "pool_index_logical": il,
+            "pool_index_physical": ip,
+            "pool_data_writes": data_w,
+            "pool_async_data_writes": data_w * async_share,
+            "pool_index_writes": index_w,
+            "pool_async_index_writes": index_w * async_share,
+            "host_cpu_util": host_util,
+            "db_cpu_util": float((per_task * self.db_cpu).sum()) / db_host.cpus,
+            "disk_util": min(1.0, disk_busy / db.disks.count),
+            "log_util": min(1.0, commits * self.log_write_s / db.log.count),
+            "enqueue_util": min(1.0, enq * cs.enqueue_service_s / cs.enqueue_work_processes),
+            "cs_cpu_util": min(1.0, x_dialog * cs.message_server_cpu_s_per_step / cs_host.cpus),
+            "roll_file_bytes_rate": np.array(
+                [
+                    2.0 * x_inst[i, DIALOG] * r["to_file"] * r["roll_bytes"]
+                    for i, r in enumerate(self.roll)
+                ]
+            ),
+            **self._sap_buffers(x_inst[:, DIALOG]),
+        }
+
+    def stmt_time(self, stretch: np.ndarray) -> np.ndarray:
+        """Elapsed time of one execution of each statement, given [task, global station]
+        stretches (residence over demand)."""
+        db = self.land.database
+        _, sync_share, async_util = self._writes(self._x_total)
+        inflate = 1.0 / max(1.0 - async_util, 1e-3)
+        s = stretch[self.st_task]
+        t = (
+            db.call_rtt_s
+            + self.st_cpu * s[:, self.db_cpu_station]
+            + (self.st_phys * self.read_s + self.st_page_writes * sync_share * self.write_s)
+            * inflate
+            * s[:, self.disk_station]
+        )
+        for li, st in enumerate(self.lock_stations):
+            t = t + (self.st_lock == li) * db.locks[li].hold_s * s[:, st]
+        return t
+
+    def _assemble(self, classes: list[ClassSolution], x_total: float) -> OperatingPoint:
+        land = self.land
+        self._x_total = x_total
+        n_inst, n_tx = len(self.layout), len(self.tx_names)
+        step_rate = np.zeros((n_inst, 2, n_tx))
+        means = np.zeros((n_inst, 2, n_tx, len(COMPONENTS)))
+        wp_total = np.zeros((n_inst, 2))
+        wp_busy = np.zeros((n_inst, 2))
+        dqueue = np.zeros((n_inst, 2))
+        buckets = np.zeros((n_inst, 2, len(BUCKETS) + 1))
+        buckets[..., 0] = 1.0
+        growth = np.zeros(n_inst)
+        stretch_sum = np.zeros((2, len(self.station_names)))
+        weight = np.zeros(2)
+        bucket_memo: dict[tuple, np.ndarray] = {}
+        for lay_i, lay in enumerate(self.layout):
+            wp_total[lay_i] = (lay.dialog_wps, lay.update_wps)
+        for cs in classes:
+            i, k = cs.instance, cs.task
+            st = cs.state(cs.chain)
+            x = st["throughput"]
+            step_rate[i, k] = x * self.weights[k]
+            wait = st["wait"]
+            if cs.chain.overloaded:
+                growth[i] = cs.arrival_rate - x
+            means[i, k] = self.step_means(cs, wait, st["stretch"])
+            wp_busy[i, k] = st["busy"]
+            dqueue[i, k] = st["queue"]
+            if cs.key not in bucket_memo:
+                bucket_memo[cs.key] = self._buckets(cs, cs.chain, means[i, k])
+            buckets[i, k] = bucket_memo[cs.key]
+            g = np.ones(len(self.station_names))
+            for s, v in zip(cs.stations, st["stretch"], strict=True):
+                if s >= 0:
+                    g[s] = v
+            stretch_sum[k] += x * g
+            weight[k] += x
+        stretch = np.divide(
+            stretch_sum, weight[:, None], out=np.ones_like(stretch_sum), where=weight[:, None] > 0
+        )
+        roll_cfg = land.instance.roll
+        rates = self.rates(step_rate)
         return OperatingPoint(
             instances=[lay.name for lay in self.layout],
-            hosts=list(hosts),
+            hosts=list(self.app_hosts),
             transactions=list(self.tx_names),
             statements=list(self.statements),
             statement_sql=list(self.statement_sql),
             statement_ids=[statement_hash(text) for text in self.statement_sql],
-            instance_host=np.array([hosts.index(lay.host) for lay in self.layout]),
+            instance_host=np.array([self.app_hosts.index(lay.host) for lay in self.layout]),
             bufferpools=list(self.pools),
-            step_rate=step_rate,
             means=means,
             bucket_probs=buckets,
             wp_total=wp_total,
             wp_busy=wp_busy,
             dispatcher_queue=dqueue,
             roll_buffer_size=np.full(n_inst, float(roll_cfg.roll_buffer_bytes)),
-            roll_buffer_used=np.array([r["roll_used"] for r in roll]),
+            roll_buffer_used=np.array([r["roll_used"] for r in self.roll]),
             em_size=np.full(n_inst, float(roll_cfg.extended_memory_bytes)),
-            em_used=np.array([r["em_used"] for r in roll]),
-            roll_file_bytes_rate=np.array(
-                [
-                    2.0 * x_inst[i] * roll[i]["to_file"] * roll[i]["roll_bytes"]
-                    for i in range(n_inst)
-                ]
-            ),
-            **self._sap_buffers(x_inst),
-            stmt_exec_rate=stmt_exec,
-            stmt_rows_rate=stmt_exec * self.st_rows,
-            stmt_time=dbr["st_time"],
-            pool_data_logical=dl,
-            pool_data_physical=dp,
-            pool_index_logical=il,
-            pool_index_physical=ip,
-            pool_data_writes=dbr["data_writes"],
-            pool_async_data_writes=dbr["async_data_writes"],
-            pool_index_writes=dbr["index_writes"],
-            pool_async_index_writes=dbr["async_index_writes"],
-            host_cpu_util=host_util,
-            db_cpu_util=float(dbr["util_cpu"]),
-            disk_util=float(dbr["util_disk"]),
-            enqueue_util=float(enq_util),
-            cs_cpu_util=float(min(1.0, x_total * cs.message_server_cpu_s_per_step / cs.cpus)),
+            em_used=np.array([r["em_used"] for r in self.roll]),
+            stmt_time=self.stmt_time(stretch),
             db_calls_per_step=self.db_calls.copy(),
+            update_backlog_growth=growth,
+            classes=classes,
+            **rates,
         )
 
     def _sap_buffers(self, x_inst: np.ndarray) -> dict:
@@ -578,22 +767,28 @@ class Solver:
             "sap_buffer_used": np.tile(np.minimum(size, ws), (n_inst, 1)),
         }
 
-    def _dialog_buckets(self, fs, servers: int, hold: float, m: np.ndarray, rng) -> np.ndarray:
-        """Response distribution: wait (from the arrival distribution) + service + GUI."""
-        n = self.histogram_samples
-        dist = fs.arrival_distribution
-        if dist.size <= 1 or hold <= 0:
-            return _bucketize(np.zeros(1))
-        seen = rng.choice(dist.size, size=n, p=dist)
-        ahead = np.maximum(seen - servers + 1, 0)
-        # Waiting for `ahead` departures, each at rate servers/hold.
-        wait = np.where(ahead > 0, rng.gamma(np.maximum(ahead, 1), hold / servers), 0.0)
-        service = self._service_samples(float(np.dot(self.mix, self._rest(m))), n, rng)
-        return _bucketize(wait + service)
+    def _buckets(
+        self, cs: ClassSolution, chain: ChainResult, m: np.ndarray, samples: int | None = None
+    ) -> np.ndarray:
+        """Response distribution: dispatcher wait + the rest of the step (gamma, histogram_cv).
 
-    def _rest(self, m: np.ndarray) -> np.ndarray:
-        c = {name: k for k, name in enumerate(COMPONENTS)}
-        return sum(m[:, c[p]] for p in RESPONSE_PARTS if p != "dispatcher_wait")
+        An arrival that finds n >= K in system waits for n - K + 1 departures of the
+        flow-equivalent server at full concurrency, a Poisson stream of rate X(K).
+        """
+        if chain.overloaded:
+            return _bucketize(np.full(1, np.inf))
+        n = samples or self.histogram_samples
+        rng = np.random.default_rng([self.seed, cs.task])
+        w = self.weights[cs.task]
+        rest = float(w @ (m[:, _C["response"]] - m[:, _C["dispatcher_wait"]]))
+        service = self._service_samples(rest, n, rng)
+        dist = chain.arrival_distribution
+        if dist.size <= 1:
+            return _bucketize(service)
+        seen = rng.choice(dist.size, size=n, p=dist)
+        ahead = np.maximum(seen - cs.wps + 1, 0)
+        wait = np.where(ahead > 0, rng.gamma(np.maximum(ahead, 1), 1.0 / cs.fes[-1]), 0.0)
+        return _bucketize(wait + service)
 
     def _service_samples(self, mean: float, n: int, rng) -> np.ndarray:
         if mean <= 0:
@@ -601,14 +796,9 @@ class Solver:
         shape = 1.0 / self.sc.histogram_cv**2
         return rng.gamma(shape, mean / shape, size=n)
 
-    def _update_buckets(self, wait: float, hold: float, rng) -> np.ndarray:
-        n = self.histogram_samples
-        w = rng.exponential(wait, size=n) if wait > 0 else np.zeros(n)
-        return _bucketize(w + self._service_samples(hold, n, rng))
-
 
 def _bucketize(samples: np.ndarray) -> np.ndarray:
     edges = np.array((*BUCKETS, np.inf))
     idx = np.searchsorted(edges, samples, side="left")
-    counts = np.bincount(idx, minlength=len(edges)).astype(float)
+    counts = np.bincount(np.minimum(idx, len(edges) - 1), minlength=len(edges)).astype(float)
     return counts / max(samples.size, 1)

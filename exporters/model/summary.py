@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+import numpy as np
+
 from exporters.model.config import Scenario
 from exporters.model.engine import Snapshot
-from exporters.model.solver import COMPONENTS, TASK_TYPES
+from exporters.model.solver import COMPONENTS, TASK_TYPES, OperatingPoint
 from exporters.vocabulary import INDICATORS_BY_THRESHOLD, threshold_seconds
 
 SUMMARY_FIELDS = {
@@ -31,6 +33,7 @@ class CalibrationRow:
     residual_pct: float
     unit: str
     source: str
+    fitted_by: str = "predicted"
 
 
 def st03_summary(snap: Snapshot) -> list[dict]:
@@ -108,6 +111,47 @@ def run_figures(snap: Snapshot) -> dict[str, float]:
     }
 
 
+def point_figures(op: OperatingPoint, scenario: Scenario) -> dict[str, float]:
+    """The figures of run_figures, from an operating point (the solver's means, no run)."""
+    land = scenario.landscape
+    x_dialog = float(op.step_rate[:, 0].sum())
+    x_update = float(op.step_rate[:, 1].sum())
+    resp, dbr = COMPONENTS.index("response"), COMPONENTS.index("db_request")
+
+    def mean(task: int, comp: int) -> float:
+        rate = op.step_rate[:, task]
+        total = rate.sum()
+        return float((op.means[:, task, :, comp] * rate).sum() / total) if total else 0.0
+
+    executions = {
+        tx: float(op.step_rate[:, 0, j].sum()) / scenario.transactions[tx].dialog_steps
+        for j, tx in enumerate(op.transactions)
+    }
+    line_items = sum(executions[tx] * scenario.transactions[tx].line_items for tx in executions)
+    app_cpus = land.app_servers.cpus
+    cs_cpus = land.host(land.central_services.host).cpus
+    host_busy = float(op.host_cpu_util.sum()) * app_cpus
+    dia_upd_capacity = len(op.hosts) * app_cpus
+    response = mean(0, resp)
+    return {
+        "dialog_steps_per_hour": 3600.0 * x_dialog,
+        "saps": 60.0 * x_dialog,
+        "line_items_per_hour": 3600.0 * line_items,
+        "avg_dialog_response_s": response,
+        "db_request_dialog_s": mean(0, dbr),
+        "db_request_update_s": mean(1, dbr),
+        "db_server_cpu_ratio": op.db_cpu_util,
+        "app_servers_cpu_ratio": (host_busy + op.cs_cpu_util * cs_cpus)
+        / (dia_upd_capacity + cs_cpus),
+        "dia_upd_servers_cpu_ratio": host_busy / dia_upd_capacity,
+        "msg_enq_server_cpu_ratio": op.cs_cpu_util,
+        "dialog_steps_per_s": x_dialog,
+        "update_steps_per_s": x_update,
+        "response_time_law_steps_per_s": scenario.users / (response + scenario.think_time_s),
+        "update_backlog_growth_per_s": float(np.sum(op.update_backlog_growth)),
+    }
+
+
 def calibration(snap: Snapshot, scenario: Scenario) -> list[CalibrationRow]:
     figures = run_figures(snap)
     rows = []
@@ -122,6 +166,7 @@ def calibration(snap: Snapshot, scenario: Scenario) -> list[CalibrationRow]:
                 round(residual, 2),
                 target.unit,
                 target.source,
+                target.fitted_by,
             )
         )
     return rows

@@ -29,6 +29,7 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 P99_LIMIT_S = 0.050
 ALLOWED_S = 4 * P99_LIMIT_S
 BASELINE_S = 5.0
+MIN_SAMPLES = 100
 
 
 def largest_st03_export() -> bytes:
@@ -53,9 +54,11 @@ def _sample(client: httpx.Client, send, until: threading.Event, out: list[float]
         time.sleep(0.02)
 
 
-def _measure(url: str, until: threading.Event) -> dict[str, list[float]]:
+def _measure(
+    url: str, until: threading.Event, out: dict[str, list[float]] | None = None
+) -> dict[str, list[float]]:
     """Latencies of /healthz and the webhook, sampled in two threads until `until`."""
-    out: dict[str, list[float]] = {"/healthz": [], "webhook": []}
+    out = out if out is not None else {"/healthz": [], "webhook": []}
     sends = {
         "/healthz": lambda c: c.get("/healthz"),
         "webhook": lambda c: c.post("/alerts/webhook", json=PAYLOAD, headers=AUTH),
@@ -87,9 +90,16 @@ def test_healthz_and_webhook_answer_within_50ms_p99_during_maximal_imports(tmp_p
         threading.Timer(BASELINE_S, quiet.set).start()
         baseline = _measure(url, quiet)
 
+        loaded: dict[str, list[float]] = {"/healthz": [], "webhook": []}
+
         def run_import() -> None:
+            # Import again until both routes have enough samples for a p99: how long one
+            # import takes depends on the machine.
             with httpx.Client(base_url=url, timeout=600) as c:
-                results.append(c.post("/imports/st03", content=raw, headers=AUTH))
+                while True:
+                    results.append(c.post("/imports/st03", content=raw, headers=AUTH))
+                    if min(len(v) for v in loaded.values()) >= MIN_SAMPLES:
+                        return
 
         done = threading.Event()
         importers = [threading.Thread(target=run_import) for _ in range(2)]
@@ -97,12 +107,12 @@ def test_healthz_and_webhook_answer_within_50ms_p99_during_maximal_imports(tmp_p
             t.start()
         waiter = threading.Thread(target=lambda: ([t.join() for t in importers], done.set()))
         waiter.start()
-        loaded = _measure(url, done)
+        _measure(url, done, loaded)
 
-    assert [r.status_code for r in results] == [201, 201], [r.text[:200] for r in results]
+    assert {r.status_code for r in results} == {201}, [r.text[:200] for r in results]
     for name, samples in loaded.items():
         # Enough samples for a p99 that is not just the maximum.
-        assert len(samples) >= 100, f"{name}: only {len(samples)} samples"
+        assert len(samples) >= MIN_SAMPLES, f"{name}: only {len(samples)} samples"
         base = baseline[name]
         print(
             f"{name}: baseline p50 {np.median(base) * 1e3:.1f} ms p99 {_p99(base) * 1e3:.1f} ms;"

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from tests.integration.conftest import url
 from tests.integration.helpers import eventually
 from wlmon.stack.runtime import Stack
+
+pytestmark = pytest.mark.integration
 
 
 def _firing(stack: Stack, alertname: str) -> list[dict]:

@@ -24,6 +24,8 @@ from wlmon.stack.runtime import Stack, StackError, _prepare_influxdb
 from wlmon.stack.services import Service
 from wlmon.stack.settings import StackSettings, free_port_environment
 
+pytestmark = pytest.mark.integration
+
 OUTAGE_S = 90.0
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import typer
 
-from wlmon.cli import check, runs, serve, simulate, st05, stack
+from wlmon.cli import check, runs, serve, simulate, st05, stack, whatif
 
 app = typer.Typer(
     help="wlmon: workload monitoring for SAP-style ERP landscapes.", no_args_is_help=True
 )
 app.add_typer(simulate.app)
+app.add_typer(whatif.app)
 app.add_typer(serve.app)
 app.add_typer(runs.app)
 app.add_typer(runs.import_app, name="import")

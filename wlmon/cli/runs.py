@@ -116,6 +116,12 @@ def run_command(
         [], "--fault", help="NAME@START-END, e.g. db-bottleneck@20m-30m"
     ),
     seed: int = typer.Option(1, help="random seed"),
+    engine: str = typer.Option(
+        None,
+        "--engine",
+        help="des (every dialog step) or analytic (default); a real-time run uses the live "
+        "exporter's (wlmon exporter --engine)",
+    ),
     label: str = typer.Option("", help="a name for the run"),
     api_url: str = typer.Option(
         "http://127.0.0.1:8000",
@@ -135,8 +141,14 @@ def run_command(
         "label": label,
         "faults": [_fault_window(f) for f in fault],
     }
+    if not fast and engine is not None:
+        fail("--engine: a real-time run uses the live exporter's (wlmon exporter --engine)")
     try:
-        spec = RunSpec(**plan, seed=seed) if fast else RealtimeRunRequest(**plan, mode="realtime")
+        spec = (
+            RunSpec(**plan, seed=seed, engine=engine or "analytic")
+            if fast
+            else RealtimeRunRequest(**plan, mode="realtime")
+        )
     except ValidationError as exc:
         fail(_explain(exc, fault))
     if not fast:

@@ -9,7 +9,7 @@ import typer
 import uvicorn
 
 from exporters.model.catalog import ConfigError
-from exporters.model.engine import Simulation
+from exporters.model.des import ENGINES, make_simulation
 from exporters.sapcontrol.settings import SapStartSrvSettings
 from exporters.server import serve
 from wlmon.cli.common import console, err, fail
@@ -43,6 +43,9 @@ def exporter(
         show_default=False,
         help="InfluxDB credentials as user:password (from the environment, not the command line)",
     ),
+    engine: str = typer.Option(
+        "analytic", "--engine", help="des: every dialog step, real transients; analytic: the solver"
+    ),
     sapstartsrv_port: int = typer.Option(
         None,
         help="also answer as sapstartsrv (SAPControl SOAP), instance k on this port + k "
@@ -52,9 +55,11 @@ def exporter(
     """Serve /metrics from the real-time model (faults switchable via /control/faults with
     the bearer token of WLMON_EXPORTER_CONTROL_TOKEN)."""
 
+    if engine not in ENGINES:
+        fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
     overrides = {"think_time_s": think_time} if think_time is not None else None
     try:
-        sim = Simulation(scenario, faults=fault, seed=seed, overrides=overrides)
+        sim = make_simulation(engine, scenario, faults=fault, seed=seed, overrides=overrides)
     except ConfigError as exc:
         fail(str(exc))
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -11,7 +12,7 @@ from rich.table import Table
 
 from exporters.durations import parse_duration
 from exporters.model.catalog import Catalog, ConfigError
-from exporters.model.engine import Simulation
+from exporters.model.des import ENGINES, make_simulation
 from exporters.model.summary import report
 from exporters.vocabulary import INDICATORS, threshold_seconds
 from wlmon.cli.common import console, err, fail
@@ -37,22 +38,54 @@ def faults(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
     console.print(table)
 
 
+LANDSCAPE_HELP = "a landscape YAML file (as data/landscapes/*.yml) to run the scenario on"
+DATA_DIR_HELP = "a data directory with scenarios/, landscapes/ and faults/ of your own"
+ENGINE_HELP = "des: every dialog step as discrete events (real queues); analytic: the solver"
+SET_HELP = (
+    "set any field of the scenario document, e.g. users=3000, "
+    "landscape.database.disks.kind=ssd, landscape.database.bufferpools.MIX4K.pages=84000 "
+    "(repeatable)"
+)
+
+
+def open_catalog(data_dir: Path | None) -> Catalog:
+    if data_dir is None:
+        return Catalog()
+    if not (data_dir / "scenarios").is_dir():
+        fail(f"--data-dir {data_dir}: no scenarios/ directory in it")
+    return Catalog(data_dir)
+
+
 @app.command()
 def simulate(
     scenario: str = typer.Option("sd-benchmark-2003", help="scenario name"),
     duration: str = typer.Option("1h", help="simulated time, e.g. 15m, 1h"),
     fault: list[str] = typer.Option([], "--fault", help="fault to inject (repeatable)"),
     seed: int = typer.Option(1, help="random seed; the same seed gives the same numbers"),
+    landscape: Path = typer.Option(None, "--landscape", help=LANDSCAPE_HELP),
+    data_dir: Path = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    setting: list[str] = typer.Option([], "--set", help=SET_HELP),
+    engine: str = typer.Option("analytic", "--engine", help=ENGINE_HELP),
     as_json: bool = typer.Option(False, "--json", help="print one JSON document"),
 ) -> None:
     """Simulate a run in fast mode and print the ST03 summary and the calibration."""
+    if engine not in ENGINES:
+        fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
     try:
         seconds = parse_duration(duration)
     except ValueError as exc:
         fail(f"--duration: {exc}")
     try:
-        sim = Simulation(scenario, faults=fault, seed=seed)
-    except ConfigError as exc:
+        sim = make_simulation(
+            engine,
+            scenario,
+            faults=fault,
+            seed=seed,
+            catalog=open_catalog(data_dir),
+            landscape=landscape,
+            settings=setting,
+        )
+    except (ConfigError, ValueError) as exc:
         fail(str(exc))
     progress = Progress(
         TextColumn("simulating {task.description}"),
@@ -122,7 +155,7 @@ def _print_report(doc: dict) -> None:
         ind.add_row(i.label, f"{value:,.1f}", f"{limit:,.0f}", state)
     console.print(ind)
     cal = Table(title="Calibration against seed 000 Table 5")
-    for c in ("figure", "paper", "model", "residual %", "source"):
+    for c in ("figure", "paper", "model", "residual %", "fitted by", "source"):
         cal.add_column(c, justify="right")
     for row in doc["calibration"]:
         res = row["residual_pct"]
@@ -132,6 +165,7 @@ def _print_report(doc: dict) -> None:
             f"{row['paper']:,.3f}",
             f"{row['model']:,.3f}",
             f"[{colour}]{res:+.2f}[/]",
+            row.get("fitted_by", "predicted"),
             row["source"],
         )
     console.print(cal)

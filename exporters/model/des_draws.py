@@ -1,0 +1,139 @@
+"""Pre-drawn random blocks for the discrete-event engine.
+
+The event loop never calls a random generator: it takes the next row of a block drawn
+here with numpy, a few thousand steps at a time. A row holds everything one step will
+need (its CPU burst, its DB calls with their buffer-pool hits and physical reads, its
+page writes, commits, enqueue requests, the user's next think time, ...); the per-call
+draws stay in the block as matrices, so the ST05 and buffer-pool counters are the sums of
+the rows the loop has taken, added up in batches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from exporters.model.des_network import Network, StepClass
+
+# Fields of a row, in order.
+R_CPU = 0  # ABAP CPU burst on the instance's host (s)
+R_LOAD = 1  # program load + generation (s)
+R_RTT = 2  # network round trips of the step's DB calls (s)
+R_DB = 3  # DB CPU burst on the database host (s)
+R_PHYS = 4  # physical page reads (buffer-pool misses)
+R_WRITES = 5  # pages written
+R_LOG = 6  # the commits' synchronous log writes: time on a log device (s), 0: no commit
+R_ENQ = 7  # enqueue requests
+R_CALLS = 8  # DB calls
+R_U = 9  # uniform: does the context go through the roll file
+R_UPDATE = 10  # does this dialog step send a V1 update
+R_THINK = 11  # the user's think time after this step (s)
+R_LOG_DEVICE = 12  # which log device
+R_LOCKS = 13  # ((lock, hold time), ...) of the locks its statements take
+
+BLOCK_STEPS = 4096
+STREAM_SIZE = 1 << 16
+
+
+def _counts(rng: np.random.Generator, mean: np.ndarray, size: int) -> np.ndarray:
+    """How many times per step: the integer part always, the fraction as a coin toss
+    (a step with `calls: 1` makes exactly one call; `calls: 0.4`, one in 2.5 steps)."""
+    mean = np.asarray(mean, dtype=float)
+    whole = np.floor(mean)
+    shape = (size, *mean.shape)
+    return (whole + (rng.random(shape) < (mean - whole))).astype(np.int64)
+
+
+@dataclass
+class Block:
+    """A block of steps of one class: the loop's rows and the per-call draws behind them."""
+
+    cls: int
+    rows: list[tuple]
+    executions: np.ndarray  # [step, statement]
+    # [step, group of statements sharing a data and an index pool]
+    data_logical: np.ndarray
+    index_logical: np.ndarray
+    data_physical: np.ndarray
+    index_physical: np.ndarray
+    written: np.ndarray
+    counted: int = 0  # rows already added to the counters
+    it: object = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.it = iter(self.rows)
+
+
+def draw_block(rng: np.random.Generator, net: Network, cls: int, size: int = BLOCK_STEPS) -> Block:
+    sc: StepClass = net.classes[cls]
+    n_st, n_gr = sc.statements.size, sc.group_data_pool.size
+    ex = _counts(rng, sc.calls, size) if n_st else np.zeros((size, 0), dtype=np.int64)
+    member = np.zeros((n_st, n_gr))
+    member[np.arange(n_st), sc.group] = 1.0
+    # Logical reads of a step per group; each is a buffer-pool miss with the pool's ratio.
+    d_log = np.rint(ex * sc.data_reads) @ member
+    i_log = np.rint(ex * sc.index_reads) @ member
+    d_phys = rng.binomial(d_log.astype(np.int64), sc.group_data_miss)
+    i_phys = rng.binomial(i_log.astype(np.int64), sc.group_index_miss)
+    written = rng.poisson((ex * sc.written_pages) @ member)
+    phys = (d_phys.sum(axis=1) + i_phys.sum(axis=1)).astype(np.int64)
+    calls = ex.sum(axis=1)
+    demand = (
+        calls * net.cpu_s_per_call
+        + (d_log.sum(axis=1) + i_log.sum(axis=1)) * net.cpu_s_per_logical_read
+        + phys * net.cpu_s_per_physical_read
+    )
+    db_burst = demand * rng.exponential(1.0, size)
+    cpu = rng.exponential(sc.cpu_s, size) if sc.cpu_s > 0 else np.zeros(size)
+    load = rng.exponential(net.load_gen_s, size) if net.load_gen_s > 0 else np.zeros(size)
+    commits = _counts(rng, sc.commits, size)
+    log = rng.gamma(np.maximum(commits, 1), net.log_write_s) * (commits > 0)
+    log_device = rng.integers(0, net.log_devices, size)
+    locks: list[tuple] = [()] * size
+    for li, (which, hold) in enumerate(sc.locks):
+        taken = ex[:, which].sum(axis=1)
+        held = rng.gamma(np.maximum(taken, 1), hold) * (taken > 0)
+        for row in np.flatnonzero(taken).tolist():
+            locks[row] = (*locks[row], (li, float(held[row])))
+    enq = _counts(rng, sc.enqueues, size)
+    u = rng.random(size)
+    update = rng.random(size) < sc.update_share
+    think = rng.exponential(net.think_s, size) if net.think_s > 0 else np.zeros(size)
+    rows = list(
+        zip(
+            cpu.tolist(),
+            load.tolist(),
+            (calls * net.call_rtt_s).tolist(),
+            db_burst.tolist(),
+            phys.tolist(),
+            written.sum(axis=1).tolist(),
+            log.tolist(),
+            enq.tolist(),
+            calls.tolist(),
+            u.tolist(),
+            update.tolist(),
+            think.tolist(),
+            log_device.tolist(),
+            locks,
+            strict=True,
+        )
+    )
+    return Block(cls, rows, ex, d_log, i_log, d_phys, i_phys, written)
+
+
+def class_stream(rng: np.random.Generator, mix: np.ndarray, size: int = STREAM_SIZE) -> list[int]:
+    """Which transaction each next dialog step is, drawn from the mix."""
+    return rng.choice(mix.size, size=size, p=mix).tolist()
+
+
+def disk_stream(
+    rng: np.random.Generator, disks: int, size: int = STREAM_SIZE
+) -> tuple[list[int], list[float], list[float]]:
+    """The disk each next page I/O goes to (uniformly, as a striped LUN spreads it) and
+    the time it occupies the disk in units of the device's mean (exponential); enqueue
+    requests take their service times from the same stream. Also the running sum of the
+    times, so the loop adds the busy time of a step's I/Os in one subtraction."""
+    unit = rng.exponential(1.0, size)
+    running = np.concatenate(([0.0], np.cumsum(unit)))  # busy time of a run of I/Os
+    return rng.integers(0, disks, size).tolist(), unit.tolist(), running.tolist()

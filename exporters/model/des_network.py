@@ -1,0 +1,211 @@
+"""The scenario compiled for the discrete-event engine: flat parameters, no model logic.
+
+Every number comes from the same `Scenario` and the same derived demands the analytic
+solver uses (`Solver._prepare`: mix, statements, buffer-pool miss ratios, per-call DB
+CPU; `Solver._roll`: the roll area of an instance), so both engines run on one set of
+parameters. This module only reshapes them for the event loop: per step class
+(task type x transaction) the statements it issues, per instance its host, users, work
+processes and roll times, per host its CPUs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from exporters.model.config import Scenario
+from exporters.model.solver import InstanceLayout, Solver, instance_layout
+from exporters.vocabulary import TASK_TYPES
+
+
+@dataclass(frozen=True)
+class StepClass:
+    """What one step of (task type, transaction) asks of the landscape."""
+
+    task: int  # index into TASK_TYPES
+    tx: int  # index into the scenario's transactions
+    statements: np.ndarray  # indices into the solver's statement list
+    calls: np.ndarray  # executions per step (mean), per statement
+    data_reads: np.ndarray  # logical data page reads per execution
+    index_reads: np.ndarray  # logical index page reads per execution
+    written_pages: np.ndarray  # pages written per execution (dirtied x written/dirtied)
+    # Statements grouped by their (data pool, index pool): misses are drawn per group.
+    group: np.ndarray  # [statement] its group
+    group_data_pool: np.ndarray  # [group]
+    group_index_pool: np.ndarray
+    group_data_miss: np.ndarray
+    group_index_miss: np.ndarray
+    locks: list[tuple[np.ndarray, float]]  # per lock: executions that take it, hold time
+    cpu_s: float  # ABAP CPU per step on the application server
+    enqueues: float  # enqueue requests per step (mean)
+    commits: float  # commits per step (mean)
+    gui_s: float  # front-end time per step (dialog only)
+    update_share: float  # V1 updates a dialog step of this class sends (mean)
+
+
+@dataclass(frozen=True)
+class Network:
+    """The landscape as the event loop sees it."""
+
+    scenario: Scenario
+    solver: Solver  # its prepared demands (never solved here)
+    layout: list[InstanceLayout]
+    classes: list[StepClass]  # indexed task * n_tx + tx
+    n_tx: int
+    mix: np.ndarray  # [tx] share of dialog steps
+    think_s: float
+    # Every host once (the landscape's `hosts`: application servers, then central services
+    # and database unless they run on an application server) and its CPUs.
+    host_names: list[str]
+    host_cpus: list[int]
+    n_app_hosts: int
+    instance_host: list[int]  # [instance] index into host_names
+    db_station: int  # index into host_names of the host whose CPUs run the database
+    cs_host: int  # index into host_names of the central services host
+    # Roll area per instance: the memory part of a roll-in (or roll-out), the roll-file
+    # part, the share of contexts that go through the roll file, the bytes rolled.
+    roll_memory_s: list[float]
+    roll_file_s: list[float]
+    roll_file_share: list[float]
+    roll_bytes: list[float]
+    update_roll_s: float  # an update work process rolls the update task's own context
+    load_gen_s: float
+    # Database
+    call_rtt_s: float
+    cpu_s_per_call: float
+    cpu_s_per_logical_read: float
+    cpu_s_per_physical_read: float
+    disks: int  # data disks
+    read_s: float  # a page read occupies a data disk
+    write_s: float  # a page write occupies a data disk
+    log_devices: int
+    log_write_s: float  # a commit's log write occupies a log device
+    lock_names: list[str]
+    cleaner_pages_per_s: float
+    index_share_of_page_writes: float
+    # Central services
+    enqueue_servers: int
+    enqueue_service_s: float
+    link_rtt_s: float
+    message_server_cpu_s_per_step: float
+    # What a dialog step of an instance does to its SAP buffers: [instance, buffer]
+    sap_requests_per_step: np.ndarray
+    sap_hits_per_step: np.ndarray
+    sap_swaps_per_step: np.ndarray
+    # [step class, statement]: the share of a class's DB request time each statement takes,
+    # in proportion to what it costs on its own (round trip, DB CPU, physical reads).
+    statement_shares: np.ndarray
+
+    @property
+    def n_instances(self) -> int:
+        return len(self.layout)
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+
+def compile_network(scenario: Scenario) -> Network:
+    """The scenario's parameters, reshaped for the event loop."""
+    sv = Solver(scenario, histogram_samples=1)
+    land = scenario.landscape
+    db = land.database
+    layout = instance_layout(scenario)
+    n_tx = len(sv.tx_names)
+    dirtied_written = db.pages_written_per_page_dirtied
+    holds = [lk.hold_s for lk in db.locks]
+    classes = []
+    for k in range(len(TASK_TYPES)):
+        for t, name in enumerate(sv.tx_names):
+            tx = scenario.transactions[name]
+            demand = tx.dialog if k == 0 else tx.update
+            sel = np.flatnonzero((sv.st_task == k) & (sv.st_tx == t))
+            pairs = sorted({(int(sv.st_dpool[s]), int(sv.st_ipool[s])) for s in sel})
+            dpools = np.array([d for d, _ in pairs], dtype=np.int64)
+            ipools = np.array([i for _, i in pairs], dtype=np.int64)
+            classes.append(
+                StepClass(
+                    task=k,
+                    tx=t,
+                    statements=sel,
+                    calls=sv.st_calls[sel].copy(),
+                    data_reads=sv.st_dreads[sel].copy(),
+                    index_reads=sv.st_ireads[sel].copy(),
+                    written_pages=sv.st_writes[sel] * dirtied_written,
+                    group=np.array(
+                        [pairs.index((int(sv.st_dpool[s]), int(sv.st_ipool[s]))) for s in sel],
+                        dtype=np.int64,
+                    ),
+                    group_data_pool=dpools,
+                    group_index_pool=ipools,
+                    group_data_miss=sv.miss[dpools],
+                    group_index_miss=sv.miss[ipools],
+                    locks=[
+                        (np.flatnonzero(sv.st_lock[sel] == li), hold)
+                        for li, hold in enumerate(holds)
+                        if (sv.st_lock[sel] == li).any()
+                    ],
+                    cpu_s=demand.cpu_s if demand else 0.0,
+                    enqueues=demand.enqueues if demand else 0.0,
+                    commits=demand.commits if demand else 0.0,
+                    gui_s=tx.gui_s if k == 0 else 0.0,
+                    update_share=float(sv.upd_per_step[t]) if k == 0 else 0.0,
+                )
+            )
+    # Two-tier: the database runs on an application server and shares its CPUs.
+    hosts = [h.name for h in land.hosts]
+    cpus = [h.cpus for h in land.hosts]
+    devices = land.devices
+    roll = land.instance.roll
+    rolls = sv.roll
+    sap = sv._sap_buffers(np.ones(len(layout)))
+    own = sv.st_calls * (db.call_rtt_s + sv.st_cpu + sv.st_phys * devices[db.disks.kind].read_s)
+    shares = np.zeros((len(classes), len(sv.statements)))
+    for c, step_class in enumerate(classes):
+        total = own[step_class.statements].sum()
+        if total > 0:
+            shares[c, step_class.statements] = own[step_class.statements] / total
+    return Network(
+        scenario=scenario,
+        solver=sv,
+        layout=layout,
+        classes=classes,
+        n_tx=n_tx,
+        mix=sv.mix.copy(),
+        think_s=scenario.think_time_s,
+        host_names=hosts,
+        host_cpus=cpus,
+        n_app_hosts=len(land.app_servers.hosts),
+        instance_host=[hosts.index(lay.host) for lay in layout],
+        db_station=hosts.index(db.host),
+        cs_host=hosts.index(land.central_services.host),
+        roll_memory_s=[roll.em_map_s + r["roll_bytes"] / roll.copy_bytes_per_s for r in rolls],
+        roll_file_s=[
+            roll.roll_file_latency_s + r["roll_bytes"] / roll.roll_file_bytes_per_s for r in rolls
+        ],
+        roll_file_share=[float(r["to_file"]) for r in rolls],
+        roll_bytes=[float(r["roll_bytes"]) for r in rolls],
+        update_roll_s=sv._update_roll(),
+        load_gen_s=land.instance.load_gen_s,
+        call_rtt_s=db.call_rtt_s,
+        cpu_s_per_call=db.cpu_s_per_call,
+        cpu_s_per_logical_read=db.cpu_s_per_logical_read,
+        cpu_s_per_physical_read=db.cpu_s_per_physical_read,
+        disks=db.disks.count,
+        read_s=devices[db.disks.kind].read_s,
+        write_s=devices[db.disks.kind].write_s,
+        log_devices=db.log.count,
+        log_write_s=devices[db.log.kind].log_write_s,
+        lock_names=[lk.name for lk in db.locks],
+        cleaner_pages_per_s=db.io_cleaners * db.io_cleaner_pages_per_s,
+        index_share_of_page_writes=db.index_share_of_page_writes,
+        enqueue_servers=land.central_services.enqueue_work_processes,
+        enqueue_service_s=land.central_services.enqueue_service_s,
+        link_rtt_s=land.central_services.link_rtt_s,
+        message_server_cpu_s_per_step=land.central_services.message_server_cpu_s_per_step,
+        sap_requests_per_step=sap["sap_buffer_request_rate"],
+        sap_hits_per_step=sap["sap_buffer_hit_rate"],
+        sap_swaps_per_step=sap["sap_buffer_swap_rate"],
+        statement_shares=shares,
+    )

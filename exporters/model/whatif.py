@@ -1,0 +1,217 @@
+"""What-if questions to the analytic solver: sweeps and the most users under a response bound.
+
+The command line (`wlmon whatif`) and, later, the API call these; both pass a scenario name
+and the same --set settings `wlmon simulate` takes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from exporters.model.catalog import Catalog, ConfigError, parse_setting
+from exporters.model.config import Scenario
+from exporters.model.solver import OperatingPoint, Solver
+from exporters.model.summary import point_figures
+from exporters.vocabulary import COMPONENTS
+
+# The parts of a dialog step's response a sizing document shows, in the order it stacks them.
+PARTS = ("dispatcher_wait", "processing", "db_request", "enqueue", "roll_in", "load_gen", "gui")
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """A named set of --set settings on top of the common ones."""
+
+    label: str
+    settings: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> Configuration:
+        """`label: path=value; path=value` (the label alone: the scenario as it is)."""
+        label, _, rest = text.partition(":")
+        if not label.strip():
+            raise ConfigError(f"--config {text!r}: expected label: path=value; path=value")
+        settings = tuple(s.strip() for s in rest.split(";") if s.strip())
+        for s in settings:
+            parse_setting(s)
+        return cls(label.strip(), settings)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One solved configuration: throughput, response and its parts, utilisations."""
+
+    value: Any
+    users: int
+    dialog_steps_per_hour: float
+    saps: float
+    response_s: float
+    parts_s: dict[str, float]
+    db_request_update_s: float
+    utilisation: dict[str, float]
+    update_backlog_growth_per_s: float
+
+
+@dataclass
+class Answer:
+    label: str
+    settings: tuple[str, ...]
+    points: list[Point] = field(default_factory=list)
+    max_users: Point | None = None
+
+
+def solve_point(
+    scenario: Scenario, value: Any = None, warm: dict[str, np.ndarray] | None = None
+) -> Point:
+    """Solve one scenario; `warm` carries the last solution's state to the next point."""
+    solver = Solver(scenario, histogram_samples=10)
+    op = solver.solve(warm_start=warm.get("state") if warm is not None else None)
+    if warm is not None:
+        warm["state"] = solver.state
+    f = point_figures(op, scenario)
+    rate = op.step_rate[:, 0]
+    total = float(rate.sum())
+
+    def mean(comp: str) -> float:
+        k = COMPONENTS.index(comp)
+        return float((op.means[:, 0, :, k] * rate).sum() / total) if total else 0.0
+
+    return Point(
+        value=value,
+        users=scenario.users,
+        dialog_steps_per_hour=f["dialog_steps_per_hour"],
+        saps=f["saps"],
+        response_s=f["avg_dialog_response_s"],
+        parts_s={p: mean(p) for p in PARTS},
+        db_request_update_s=f["db_request_update_s"],
+        utilisation={
+            "host_cpu": _busiest_host(op, scenario),
+            "app_server_cpu": float(np.max(op.host_cpu_util)) if op.host_cpu_util.size else 0.0,
+            "db_cpu": op.db_cpu_util,
+            "disks": op.disk_util,
+            "log": op.log_util,
+            "enqueue": op.enqueue_util,
+        },
+        update_backlog_growth_per_s=f["update_backlog_growth_per_s"],
+    )
+
+
+def _busiest_host(op: OperatingPoint, scenario: Scenario) -> float:
+    """CPU utilisation of the busiest host, all its tenants (instances, database, enqueue)."""
+    land = scenario.landscape
+    names = [h.name for h in land.hosts]
+    busy = np.zeros(len(names))
+    for h, util in zip(op.hosts, op.host_cpu_util, strict=True):
+        busy[names.index(h)] += util * land.app_servers.cpus
+    busy[names.index(land.database.host)] += op.db_cpu_util * land.host(land.database.host).cpus
+    cs = land.central_services.host
+    busy[names.index(cs)] += op.cs_cpu_util * land.host(cs).cpus
+    return float(np.max(busy / np.array([h.cpus for h in land.hosts])))
+
+
+def parse_sweep(text: str) -> tuple[str, list[Any]]:
+    """`path=start:stop:step` (inclusive) or `path=a,b,c`."""
+    path, value = parse_setting(text)
+    raw = text.partition("=")[2].strip()
+    if ":" in raw and "," not in raw:
+        try:
+            start, stop, step = (float(x) for x in raw.split(":"))
+        except ValueError:
+            raise ConfigError(f"--sweep {path}: expected start:stop:step, got {raw!r}") from None
+        if step <= 0 or stop < start:
+            raise ConfigError(f"--sweep {path}: needs start <= stop and a positive step")
+        values = list(np.arange(start, stop + step / 2, step))
+        as_int = all(float(v).is_integer() for v in (start, stop, step))
+        return path, [int(np.rint(v)) if as_int else float(v) for v in values]
+    if isinstance(value, list):
+        return path, value
+    return path, [parse_setting(f"{path}={item}")[1] for item in raw.split(",")]
+
+
+class WhatIf:
+    """Solves one scenario under configurations, settings and faults."""
+
+    def __init__(
+        self,
+        scenario: str,
+        catalog: Catalog | None = None,
+        landscape: Path | None = None,
+        settings: Sequence[str] = (),
+        faults: Sequence[str] = (),
+    ) -> None:
+        self.name = scenario
+        self.catalog = catalog or Catalog()
+        self.landscape = landscape
+        self.settings = tuple(settings)
+        self.faults = tuple(faults)
+
+    def scenario(self, config: Configuration, extra: Sequence[str] = ()) -> Scenario:
+        return self.catalog.scenario(
+            self.name,
+            self.faults,
+            landscape=self.landscape,
+            settings=(*self.settings, *config.settings, *extra),
+        )
+
+    def sweep(self, config: Configuration, path: str, values: Sequence[Any]) -> list[Point]:
+        return [solve_point(self.scenario(config, [f"{path}={_yaml(v)}"]), value=v) for v in values]
+
+    def max_users(
+        self,
+        config: Configuration,
+        limit_s: float = 2.0,
+        progress: Callable[[int], None] | None = None,
+    ) -> Point | None:
+        """The most users whose average dialog response stays below limit_s (the SD
+        benchmark's question), by bisection: response grows with the users."""
+
+        warm: dict[str, np.ndarray] = {}
+
+        def at(users: int) -> Point:
+            if progress:
+                progress(users)
+            return solve_point(self.scenario(config, [f"users={users}"]), value=users, warm=warm)
+
+        lo, hi = 0, max(1, self.scenario(config).users)
+        best: Point | None = None
+        point = at(hi)
+        while point.response_s < limit_s:  # grow until the bound is crossed
+            lo, best = hi, point
+            hi *= 2
+            if hi > 10_000_000:
+                return best
+            point = at(hi)
+        while hi - lo > max(1, math.ceil(lo * 0.002)):  # to 0.2 % of the answer
+            mid = (lo + hi) // 2
+            point = at(mid)
+            if point.response_s < limit_s:
+                lo, best = mid, point
+            else:
+                hi = mid
+        return best
+
+
+def _yaml(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def to_json(parameter: str | None, limit_s: float, answers: list[Answer]) -> dict:
+    return {
+        "parameter": parameter,
+        "response_limit_s": limit_s,
+        "configurations": [
+            {
+                "label": a.label,
+                "settings": list(a.settings),
+                "points": [asdict(p) for p in a.points],
+                "max_users": asdict(a.max_users) if a.max_users else None,
+            }
+            for a in answers
+        ],
+    }

@@ -1,0 +1,267 @@
+"""The analytic solver against exact results, each computed here on its own.
+
+The exact values come from this file's own small birth-death chains, Markov chains and MVA
+recursions, never from the solver's helpers (exporters/model/queueing.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from exporters.model.catalog import deep_merge
+from exporters.model.config import Scenario
+from exporters.model.solver import Solver
+from exporters.model.summary import point_figures
+
+
+def _scenario(fixture_catalog, patch: dict) -> Scenario:
+    return Scenario.model_validate(deep_merge(fixture_catalog.scenario_document("mmc"), patch))
+
+
+def _dialog(scenario: Scenario) -> tuple[float, float, float]:
+    """Throughput, mean response and mean dispatcher wait of the dialog steps."""
+    op = Solver(scenario, histogram_samples=10).solve()
+    f = point_figures(op, scenario)
+    rate = op.step_rate[:, 0]
+    wait = float((op.means[:, 0, :, 1] * rate).sum() / rate.sum())
+    return f["dialog_steps_per_s"], f["avg_dialog_response_s"], wait
+
+
+def _cpu_only(users: int, wps: int, cpus: int, think: float, cpu_s: float) -> dict:
+    return {
+        "users": users,
+        "think_time_s": think,
+        "landscape": {
+            "app_servers": {"cpus": cpus},
+            "instance": {"dialog_work_processes": wps},
+        },
+        "transactions": {"T": {"dialog": {"cpu_s": cpu_s}}},
+    }
+
+
+def machine_repairman(users: int, think: float, service: float) -> tuple[float, float]:
+    """M/M/1//N by its birth-death chain: throughput and response time."""
+    p = [1.0]
+    for n in range(1, users + 1):
+        p.append(p[-1] * (users - n + 1) / think * service)
+    p0 = 1.0 / sum(p)
+    x = (1.0 - p0) / service
+    return x, users / x - think
+
+
+def test_two_work_processes_on_one_cpu_is_the_machine_repairman(fixture_catalog) -> None:
+    """Issue 14: 2 WPs on 1 CPU, CPU-only steps, 100 users, Z = 10 s. At most two steps are
+    at the CPU, and one CPU serves them at rate 1/S whatever their number: M/M/1//100."""
+    sc = _scenario(fixture_catalog, _cpu_only(100, 2, 1, 10.0, 0.0934))
+    x, response, _ = _dialog(sc)
+    exact_x, exact_r = machine_repairman(100, 10.0, 0.0934)
+    assert exact_r == pytest.approx(0.590, abs=0.001)
+    assert response == pytest.approx(exact_r, rel=1e-6)
+    assert x == pytest.approx(exact_x, rel=1e-9)
+
+
+def erlang_c_wait(c: int, lam: float, service: float) -> float:
+    """Mean wait of M/M/c from the closed form (Kleinrock vol. 1, eq. 3.40)."""
+    a = lam * service
+    top = a**c / math.factorial(c) * c / (c - a)
+    p_wait = top / (sum(a**k / math.factorial(k) for k in range(c)) + top)
+    return p_wait * service / (c - a)
+
+
+def test_many_users_and_eight_work_processes_give_erlang_c(fixture_catalog) -> None:
+    """20,000 users thinking 2,000 s are a Poisson stream of 10/s; 8 WPs with 0.6 s of CPU
+    each on a host with CPUs to spare: M/M/8 at 6 Erlang."""
+    sc = fixture_catalog.scenario("mmc")
+    x, _, wait = _dialog(sc)
+    expected = erlang_c_wait(8, x, 0.6)
+    assert 0.05 < expected < 1.0  # real queueing
+    assert wait == pytest.approx(expected, rel=0.01)
+
+
+def exact_mva(demands: list[float], think: float, users: int) -> float:
+    """Reiser-Lavenberg: single class, load-independent queueing stations, a think delay."""
+    q = np.zeros(len(demands))
+    d = np.array(demands)
+    x = 0.0
+    for n in range(1, users + 1):
+        r = d * (1.0 + q)
+        x = n / (think + r.sum())
+        q = x * r
+    return x
+
+
+# Demands of the product-form case, seconds per step.
+APP_CPU, DB_CPU, READ, READS, LOG, RTT = 0.05, 0.03, 0.01, 2, 0.005, 0.002
+
+
+def _product_form_patch(users: int, wps: int, think: float, hosts: int = 1) -> dict:
+    return {
+        "users": users,
+        "think_time_s": think,
+        "landscape": {
+            "app_servers": {
+                "hosts": [f"app{h}" for h in range(hosts)],
+                "cpus": 1,
+            },
+            "instance": {"dialog_work_processes": wps},
+            "database": {
+                "cpus": 1,
+                "call_rtt_s": RTT,
+                "cpu_s_per_call": DB_CPU,
+                "bufferpools": [{"name": "POOL", "miss_floor": 1.0}],
+                "disks": {"kind": "ssd", "count": 2},
+            },
+            "devices": {"ssd": {"read_s": READ, "log_write_s": LOG}},
+        },
+        "transactions": {
+            "T": {
+                "dialog": {
+                    "cpu_s": APP_CPU,
+                    "commits": 1.0,
+                    "statements": [
+                        {
+                            "table": "T1",
+                            "op": "SELECT",
+                            "calls": 1,
+                            "rows": 1,
+                            "data_reads": READS,
+                            "index_reads": 0,
+                        }
+                    ],
+                }
+            }
+        },
+    }
+
+
+def test_enough_work_processes_give_exact_mva_of_the_product_form_network(fixture_catalog) -> None:
+    """With as many work processes as users nothing bounds the concurrency: app CPU, DB CPU,
+    two disks and the log device form a product-form network, solved exactly by MVA."""
+    sc = _scenario(fixture_catalog, _product_form_patch(users=40, wps=40, think=2.0))
+    x, response, wait = _dialog(sc)
+    demands = [APP_CPU, DB_CPU, READ * READS / 2, READ * READS / 2, LOG]
+    exact_x = exact_mva(demands, think=2.0 + RTT, users=40)
+    assert wait == pytest.approx(0.0, abs=1e-9)
+    assert x == pytest.approx(exact_x, rel=1e-9)
+    assert response == pytest.approx(40 / exact_x - 2.0, rel=1e-6)
+
+
+def work_process_bound_chain(users: int, wps: int, think: float, d_cpu: float, d_disk: float):
+    """The exact Markov chain of users thinking (exponential Z) in front of `wps` work
+    processes whose steps visit one CPU (exponential, PS) and then one disk (FCFS)."""
+    states = [
+        (a, b, w)
+        for a, b, w in itertools.product(range(wps + 1), range(wps + 1), range(users + 1))
+        if a + b <= wps and (w == 0 or a + b == wps) and a + b + w <= users
+    ]
+    index = {s: i for i, s in enumerate(states)}
+    q = np.zeros((len(states), len(states)))
+    for (a, b, w), i in index.items():
+        n = a + b + w
+        moves = []
+        if n < users:  # a thinking user sends a step
+            rate = (users - n) / think
+            moves.append(((a + 1, b, w) if a + b < wps else (a, b, w + 1), rate))
+        if a > 0:  # CPU done: on to the disk
+            moves.append(((a - 1, b + 1, w), 1.0 / d_cpu))
+        if b > 0:  # disk done: the work process frees and takes a waiting step
+            moves.append(((a + 1, b - 1, w - 1) if w > 0 else (a, b - 1, 0), 1.0 / d_disk))
+        for target, rate in moves:
+            q[i, index[target]] += rate
+            q[i, i] -= rate
+    a_mat = np.vstack((q.T, np.ones(len(states))))
+    rhs = np.zeros(len(states) + 1)
+    rhs[-1] = 1.0
+    p, *_ = np.linalg.lstsq(a_mat, rhs, rcond=None)
+    x = sum(p[index[s]] / d_disk for s in states if s[1] > 0)
+    waiting = sum(p[index[s]] * s[2] for s in states)
+    return x, waiting / x
+
+
+def test_work_process_bound_against_its_exact_markov_chain(fixture_catalog) -> None:
+    """With a work-process bound the whole network is no longer product form, so the
+    flow-equivalent server is an approximation: here (20 users, 2 WPs, CPU then disk)
+    throughput 1.0 % low, response 3.6 % and dispatcher wait 5.4 % high."""
+    users, wps, think, d_cpu, d_disk = 20, 2, 1.0, 0.05, 0.04
+    patch = {
+        "users": users,
+        "think_time_s": think,
+        "landscape": {
+            "app_servers": {"cpus": 1},
+            "instance": {"dialog_work_processes": wps},
+            "database": {"bufferpools": [{"name": "POOL", "miss_floor": 1.0}]},
+            "devices": {"ssd": {"read_s": d_disk}},
+        },
+        "transactions": {
+            "T": {
+                "dialog": {
+                    "cpu_s": d_cpu,
+                    "statements": [
+                        {
+                            "table": "T1",
+                            "op": "SELECT",
+                            "calls": 1,
+                            "rows": 1,
+                            "data_reads": 1,
+                            "index_reads": 0,
+                        }
+                    ],
+                }
+            }
+        },
+    }
+    x, response, wait = _dialog(_scenario(fixture_catalog, patch))
+    exact_x, exact_wait = work_process_bound_chain(users, wps, think, d_cpu, d_disk)
+    assert exact_wait > 0.05  # the work processes are a real bound here
+    assert wait == pytest.approx(exact_wait, rel=0.1)  # 0.287 s against 0.272 s
+    assert x == pytest.approx(exact_x, rel=0.02)
+    assert users / x - think == pytest.approx(users / exact_x - think, rel=0.05)
+    assert response == pytest.approx(users / x - think, rel=1e-6)  # Little's law
+
+
+def multiclass_exact_mva(classes: list[tuple[int, float, list[float]]]) -> list[float]:
+    """Exact multi-class MVA (load-independent stations): (users, think, demands) per class."""
+    pops = [c[0] for c in classes]
+    n_st = len(classes[0][2])
+    queue: dict[tuple, np.ndarray] = {tuple(0 for _ in pops): np.zeros(n_st)}
+    xs: dict[tuple, list[float]] = {}
+    for vec in itertools.product(*(range(p + 1) for p in pops)):
+        if sum(vec) == 0:
+            continue
+        total_q = np.zeros(n_st)
+        x = []
+        per_class_q = []
+        for c, (_, think, d) in enumerate(classes):
+            if vec[c] == 0:
+                x.append(0.0)
+                per_class_q.append(np.zeros(n_st))
+                continue
+            less = list(vec)
+            less[c] -= 1
+            r = np.array(d) * (1.0 + queue[tuple(less)])
+            xc = vec[c] / (think + r.sum())
+            x.append(xc)
+            per_class_q.append(xc * r)
+        total_q = sum(per_class_q)
+        queue[vec] = total_q
+        xs[vec] = x
+    return xs[tuple(pops)]
+
+
+def test_two_instances_sharing_the_database_against_exact_multiclass_mva(fixture_catalog) -> None:
+    """Two instances on two hosts share the database: two classes. The solver's
+    background approximation against exact two-class MVA: within 1 % here."""
+    users = 14
+    sc = _scenario(
+        fixture_catalog, _product_form_patch(users=2 * users, wps=users, think=1.0, hosts=2)
+    )
+    x, _, _ = _dialog(sc)
+    # Per class: own app CPU (the other's is zero), DB CPU, disk, disk, log.
+    d1 = [APP_CPU, 0.0, DB_CPU, READ, READ, LOG]
+    d2 = [0.0, APP_CPU, DB_CPU, READ, READ, LOG]
+    x1, x2 = multiclass_exact_mva([(users, 1.0 + RTT, d1), (users, 1.0 + RTT, d2)])
+    assert x == pytest.approx(x1 + x2, rel=0.01)

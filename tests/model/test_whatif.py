@@ -1,0 +1,67 @@
+"""What-if sweeps and the most users under the SD benchmark's 2 s bound."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from exporters.model.catalog import ConfigError
+from exporters.model.whatif import Configuration, WhatIf, parse_sweep
+from wlmon.cli import app
+
+TWO_CORES = ("landscape.app_servers.cpus=2",)
+
+
+def test_sweeps_parse_ranges_and_lists() -> None:
+    assert parse_sweep("users=200:1000:200") == ("users", [200, 400, 600, 800, 1000])
+    assert parse_sweep("landscape.database.disks.count=28,56") == (
+        "landscape.database.disks.count",
+        [28, 56],
+    )
+    with pytest.raises(ConfigError, match="start <= stop"):
+        parse_sweep("users=10:1:1")
+    with pytest.raises(ConfigError, match="expected label"):
+        Configuration.parse(": users=3")
+
+
+def test_most_users_under_two_seconds_is_the_edge_of_the_bound() -> None:
+    model = WhatIf("sd-two-tier", settings=TWO_CORES)
+    best = model.max_users(Configuration("two cores"))
+    assert best is not None and best.response_s < 2.0
+    above = model.sweep(Configuration("two cores"), "users", [int(best.users * 1.01) + 1])[0]
+    assert above.response_s >= 2.0
+
+
+def test_cli_sweeps_configurations_side_by_side_with_json_and_a_chart(tmp_path) -> None:
+    chart = tmp_path / "sizing.svg"
+    result = CliRunner().invoke(
+        app,
+        [
+            "whatif",
+            "--scenario", "sd-two-tier",
+            "--set", "landscape.app_servers.cpus=2",
+            "--sweep", "users=100:300:100",
+            "--config", "hdd:",
+            "--config", "ssd: landscape.database.disks.kind=ssd",
+            "--json",
+            "--chart", str(chart),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert [c["label"] for c in doc["configurations"]] == ["hdd", "ssd"]
+    for c in doc["configurations"]:
+        assert [p["users"] for p in c["points"]] == [100, 200, 300]
+        assert c["max_users"]["response_s"] < 2.0
+    hdd, ssd = (c["points"][0]["parts_s"]["db_request"] for c in doc["configurations"])
+    assert ssd < hdd  # the disks' kind reaches DB request time
+    assert chart.read_text().lstrip().startswith("<?xml")
+
+
+def test_cli_names_a_bad_sweep_path() -> None:
+    result = CliRunner().invoke(app, ["whatif", "--sweep", "landscape.nope=1,2"])
+    assert result.exit_code == 2
+    assert "landscape.nope: Extra inputs" in result.output
+    assert "Traceback" not in result.output

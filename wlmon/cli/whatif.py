@@ -1,0 +1,172 @@
+"""`wlmon whatif`: sweep users or any parameter through the analytic solver, side by side
+for several configurations; the most users under the 2 s bound; a table, JSON or a chart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from exporters.model.catalog import ConfigError
+from exporters.model.whatif import PARTS, Answer, Configuration, WhatIf, parse_sweep, to_json
+from wlmon.cli.common import console, err, fail
+from wlmon.cli.simulate import DATA_DIR_HELP, LANDSCAPE_HELP, SET_HELP, open_catalog
+
+app = typer.Typer()
+
+SWEEP_HELP = (
+    "what to vary: path=start:stop:step or path=a,b,c, e.g. users=200:2000:200 or "
+    "landscape.database.disks.count=28,56,112 (default: users from 20 % to 160 % of the "
+    "scenario's, 8 points)"
+)
+CONFIG_HELP = (
+    "a configuration to compare, 'label: path=value; path=value' (repeatable), e.g. "
+    "'ssd: landscape.database.disks.kind=ssd'"
+)
+
+
+@app.command()
+def whatif(
+    scenario: str = typer.Option("sd-benchmark-2003", help="scenario name"),
+    sweep: str = typer.Option(None, "--sweep", help=SWEEP_HELP),
+    config: list[str] = typer.Option([], "--config", help=CONFIG_HELP),
+    max_users: bool = typer.Option(
+        True, "--max-users/--no-max-users", help="find the most users under --limit"
+    ),
+    limit: float = typer.Option(2.0, help="average dialog response bound (s), SD benchmark: 2"),
+    fault: list[str] = typer.Option([], "--fault", help="fault to apply (repeatable)"),
+    landscape: Path = typer.Option(None, "--landscape", help=LANDSCAPE_HELP),
+    data_dir: Path = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    setting: list[str] = typer.Option([], "--set", help=SET_HELP),
+    chart: Path = typer.Option(None, "--chart", help="write a chart (.png or .svg) here"),
+    as_json: bool = typer.Option(False, "--json", help="print one JSON document"),
+) -> None:
+    """Ask the analytic model what-if questions: throughput, response and its parts,
+    utilisations, and the most users with an average dialog response below 2 s."""
+    try:
+        model = WhatIf(
+            scenario,
+            catalog=open_catalog(data_dir),
+            landscape=landscape,
+            settings=setting,
+            faults=fault,
+        )
+        configs = [Configuration.parse(c) for c in config] or [Configuration(scenario)]
+        if sweep:
+            parameter, values = parse_sweep(sweep)
+        else:
+            users = model.scenario(configs[0]).users
+            parameter = "users"
+            values = sorted(
+                {max(1, round(users * f)) for f in (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6)}
+            )
+        answers = []
+        for c in configs:
+            with err.status(f"solving {c.label} ..."):
+                answer = Answer(c.label, c.settings, points=model.sweep(c, parameter, values))
+                if max_users:
+                    answer.max_users = model.max_users(c, limit)
+            answers.append(answer)
+        if chart is not None:
+            draw(chart, parameter, limit, answers, f"{scenario}: what-if over {parameter}")
+    except (ConfigError, ValueError) as exc:
+        fail(str(exc))
+    if as_json:
+        print(json.dumps(to_json(parameter, limit, answers), indent=2))
+        return
+    _print(parameter, limit, answers)
+    if chart is not None:
+        console.print(f"chart written to {chart}")
+
+
+def _print(parameter: str, limit: float, answers: list[Answer]) -> None:
+    for a in answers:
+        title = f"{a.label}" + (f" ({'; '.join(a.settings)})" if a.settings else "")
+        table = Table(title=f"What-if over {parameter}: {title}")
+        heads = [parameter, "SAPS", "response", "wait", "CPU", "DB", "GUI"]
+        heads += ["busiest host CPU", "DB CPU", "disks"]
+        for h in heads:
+            table.add_column(h, justify="right")
+        for p in a.points:
+            u, parts = p.utilisation, p.parts_s
+            table.add_row(
+                f"{p.value:,}" if isinstance(p.value, int) else str(p.value),
+                f"{p.saps:,.0f}",
+                f"{p.response_s * 1000:,.0f} ms",
+                *(
+                    f"{parts[k] * 1000:,.0f}"
+                    for k in ("dispatcher_wait", "processing", "db_request", "gui")
+                ),
+                *(f"{100 * u[k]:.0f} %" for k in ("host_cpu", "db_cpu", "disks")),
+            )
+        console.print(table)
+    found = [a for a in answers if a.max_users is not None]
+    if found or any(a.max_users is None for a in answers):
+        table = Table(title=f"Most users with an average dialog response below {limit:g} s")
+        for h in ("configuration", "users", "SAPS", "response", "bottleneck"):
+            table.add_column(h, justify="right")
+        for a in answers:
+            p = a.max_users
+            if p is None:
+                table.add_row(a.label, "none", "", "", "")
+                continue
+            neck = max(p.utilisation, key=p.utilisation.__getitem__)
+            table.add_row(
+                a.label,
+                f"{p.users:,}",
+                f"{p.saps:,.0f}",
+                f"{p.response_s * 1000:,.0f} ms",
+                f"{neck} {100 * p.utilisation[neck]:.0f} %",
+            )
+        console.print(table)
+
+
+def draw(
+    path: Path, parameter: str, limit_s: float, answers: list[Answer], title: str = ""
+) -> None:
+    """Response time (with its parts for the first configuration) and throughput against
+    the swept parameter, one line per configuration; PNG or SVG by the file's suffix."""
+    # Loaded only when a chart is asked for: it takes a second to import.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise ConfigError(f"--chart {path}: use a .png or .svg file name")
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7.5), sharex=True)
+    for k, a in enumerate(answers):
+        xs = [float(p.value) for p in a.points]
+        colour = f"C{k}"
+        if k == 0 and len(answers) == 1:
+            stacks = [[p.parts_s[part] for p in a.points] for part in PARTS]
+            top.stackplot(xs, stacks, labels=[part.replace("_", " ") for part in PARTS], alpha=0.5)
+        top.plot(xs, [p.response_s for p in a.points], "o-", color=colour, label=a.label)
+        bottom.plot(xs, [p.saps for p in a.points], "o-", color=colour, label=a.label)
+        if a.max_users and parameter == "users":
+            top.axvline(a.max_users.users, color=colour, linestyle=":", linewidth=1)
+            top.annotate(
+                f"{a.max_users.users:,} users",
+                (a.max_users.users, limit_s),
+                textcoords="offset points",
+                xytext=(4, 6 + 12 * k),
+                color=colour,
+                fontsize=8,
+            )
+    top.axhline(limit_s, color="red", linestyle="--", linewidth=1, label=f"{limit_s:g} s bound")
+    top.set_ylabel("average dialog response (s)")
+    highest = max((p.response_s for a in answers for p in a.points), default=limit_s)
+    top.set_ylim(0, min(max(highest, limit_s) * 1.1, 3.0 * limit_s))
+    top.legend(fontsize=8, loc="upper left")
+    top.grid(alpha=0.3)
+    bottom.set_ylabel("throughput (SAPS = dialog steps/h / 60)")
+    bottom.set_xlabel(parameter)
+    bottom.grid(alpha=0.3)
+    if len(answers) > 1:
+        bottom.legend(fontsize=8)
+    fig.suptitle(title or "What-if: response and throughput")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
