@@ -10,6 +10,9 @@ INFLUX = {"type": "influxdb", "uid": "influxdb"}
 SEL = 'sid=~"$sid",sap_instance=~"$sap_instance"'
 SEL_TT = SEL + ',task_type=~"$task_type"'
 DIALOG = SEL + ',task_type="dialog"'
+# Steps/s per instance as recorded from either source (the model or sapcontrol); max by
+# instance keeps one where both read the same instance.
+STEPS = "sap_instance_task_type:sap_workload_steps:rate5m"
 # The buffers the paper lets run below the hit-ratio floor (seed 000, 4.3.1 guideline 1).
 EXCEPTED_BUFFERS = 'buffer!~"program|single_record|export_import"'
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dashboards.defaults import (
     DIALOG,
     EXCEPTED_BUFFERS,
+    STEPS,
     floor,
     prom,
     stat_options,
@@ -84,7 +85,7 @@ def dashboard() -> Dashboard:
     d.add(
         "stat",
         "Dialog steps/s",
-        [prom(f"sum(rate(sap_workload_steps_total{{{DIALOG}}}[5m]))", instant=True)],
+        [prom(f"sum(max by (sid, sap_instance) ({STEPS}{{{DIALOG}}}))", instant=True)],
         w=4,
         h=6,
         unit="reqps",
@@ -95,7 +96,7 @@ def dashboard() -> Dashboard:
     d.add(
         "stat",
         "SAPS",
-        [prom(f"60 * sum(rate(sap_workload_steps_total{{{DIALOG}}}[5m]))", instant=True)],
+        [prom(f"60 * sum(max by (sid, sap_instance) ({STEPS}{{{DIALOG}}}))", instant=True)],
         w=4,
         h=6,
         decimals=0,

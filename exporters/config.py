@@ -25,6 +25,9 @@ class ExporterSettings(BaseSettings):
     collector_dbbuffer: bool = True
     collector_oscounters: bool = True
     collector_sapbuffer: bool = True
+    # SAP instances through sapstartsrv (its own settings: WLMON_SAPCONTROL_...); it reads
+    # no model, so it is off unless configured.
+    collector_sapcontrol: bool = False
     # A real PostgreSQL as the dbbuffer collector's source (WLMON_EXPORTER_POSTGRES_DSN),
     # instead of the model's DB2 pools; the DSN may hold a password, so it is a secret.
     postgres_dsn: SecretStr | None = None

@@ -14,12 +14,14 @@ from exporters.collectors.base import AnySourceCollector, ExporterCollector, Sys
 from exporters.collectors.dbbuffer import BufferPoolSource, DBBufferCollector
 from exporters.collectors.oscounters import OSCountersCollector, OSCounterSource
 from exporters.collectors.sapbuffer import SAPBufferCollector, SAPBufferSource
+from exporters.collectors.sapcontrol import SAPControlCollector, SAPControlSource
 from exporters.collectors.st03 import ST03Collector, WorkloadSource
 from exporters.collectors.st05 import SQLTraceSource, ST05Collector
 from exporters.config import ExporterSettings
 from exporters.model.engine import Snapshot
 from exporters.sources.model import ModelSource
 from exporters.sources.postgres import PostgresBufferPools
+from exporters.sources.sapcontrol import SAPControlScraper
 
 
 @dataclass(frozen=True)
@@ -32,12 +34,16 @@ class Sources:
     buffer_pools: BufferPoolSource
     sap_buffers: SAPBufferSource
     os_counters: OSCounterSource
+    # SAP instances as their sapstartsrv reports them: never the model itself, at most the
+    # model answering as sapstartsrv (exporters.sapstartsrv), read like a real landscape.
+    sapcontrol: SAPControlSource
 
     @classmethod
     def model(cls, snapshot: Callable[[], Snapshot]) -> Sources:
-        """The landscape model serves everything."""
+        """The landscape model serves everything it can; sapstartsrv instances are read
+        through SAPControl as WLMON_SAPCONTROL_... (or WLMON_SAPSTARTSRV_...) name them."""
         model = ModelSource(snapshot)
-        return cls(model, model, model, model, model, model)
+        return cls(model, model, model, model, model, model, SAPControlScraper.from_settings())
 
     @classmethod
     def from_settings(cls, snapshot: Callable[[], Snapshot], settings: ExporterSettings) -> Sources:
@@ -71,6 +77,8 @@ COLLECTORS: tuple[Registration, ...] = (
     Registration("dbbuffer", lambda src, _: DBBufferCollector(src.buffer_pools)),
     Registration("sapbuffer", lambda src, _: SAPBufferCollector(src.sap_buffers)),
     Registration("oscounters", lambda src, _: OSCountersCollector(src.os_counters)),
+    # Off unless switched on: it reads sapstartsrv, which the exporter does not run by itself.
+    Registration("sapcontrol", lambda src, _: SAPControlCollector(src.sapcontrol)),
 )
 
 

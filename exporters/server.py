@@ -30,6 +30,8 @@ from exporters.control import ControlError, ControlState, StateFile, parse_chang
 from exporters.model.catalog import ConfigError
 from exporters.model.engine import RealTimeRunner, Simulation
 from exporters.registry import exporter_collector
+from exporters.sapcontrol.settings import SapStartSrvSettings
+from exporters.sapstartsrv.server import fleet_from_settings
 from exporters.sinks.events import RunEvents
 from exporters.sinks.loki import LokiSink
 from exporters.sinks.st05trace import TracePublisher
@@ -365,6 +367,7 @@ class ExporterServer:
         state_file: Path | None = None,
         settings: ExporterSettings | None = None,
         influx_token: str = "",
+        sapstartsrv: SapStartSrvSettings | None = None,
     ) -> None:
         settings = settings or get_settings()
         if control_token is None and settings.control_token is not None:
@@ -402,6 +405,13 @@ class ExporterServer:
         self.tracer = (
             TracePublisher(self.live.snapshot, self.loki, trace_interval_s) if self.loki else None
         )
+        # The model answering as sapstartsrv, one SAPControl endpoint per instance.
+        srv = sapstartsrv or SapStartSrvSettings()
+        self.sapstartsrv = (
+            fleet_from_settings(self.live.snapshot, lambda: self.live.sim.scenario, srv)
+            if srv.enabled
+            else None
+        )
         self.httpd = make_server(
             host,
             port,
@@ -428,6 +438,8 @@ class ExporterServer:
         self.live.start()
         if self.tracer:
             self.tracer.start()
+        if self.sapstartsrv:
+            self.sapstartsrv.start()
 
     def start(self) -> None:
         self.start_model()
@@ -438,6 +450,8 @@ class ExporterServer:
 
     def close(self) -> None:
         self.httpd.server_close()
+        if self.sapstartsrv:
+            self.sapstartsrv.stop()
         if self.tracer:
             self.tracer.stop()
         self.live.stop()
@@ -477,6 +491,7 @@ def serve(
     trace_interval_s: float = 60.0,
     state_file: Path | None = None,
     influx_token: str = "",
+    sapstartsrv: SapStartSrvSettings | None = None,
 ) -> None:
     server = ExporterServer(
         sim,
@@ -488,6 +503,7 @@ def serve(
         trace_interval_s=trace_interval_s,
         state_file=state_file,
         influx_token=influx_token,
+        sapstartsrv=sapstartsrv,
     )
     server.start_model()
     console.print(
@@ -495,6 +511,12 @@ def serve(
         f"(scenario {server.sim.scenario_name}, faults: {', '.join(server.sim.faults) or 'none'}"
         f"{', run ' + server.live.run_id if server.live.run_id else ''})"
     )
+    if server.sapstartsrv:
+        first = next(iter(server.sapstartsrv.urls().values()))
+        console.print(
+            f"sapstartsrv: {len(server.sapstartsrv.urls())} instances, the first at {first} "
+            "(GetSystemInstanceList there lists the rest)"
+        )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     threading.Thread(target=lambda: (stop.wait(), server.httpd.shutdown()), daemon=True).start()

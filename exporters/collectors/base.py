@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 
 S = TypeVar("S")  # the source interface
 R = TypeVar("R")  # what one reading of it returns
+UpSample = tuple[dict[str, str], float]  # one `sap_up` sample: its labels and value
 
 
 class SystemSource(Protocol):
@@ -43,6 +44,12 @@ class SourceCollector(ABC, Generic[S, R]):
     @abstractmethod
     def families(self, reading: R | None) -> Iterable[Metric]:
         """The families with the reading's samples; with None, empty (for describe)."""
+
+    def up_samples(self, reading: R) -> Iterable[UpSample]:
+        """`sap_up` samples of the systems or instances this reading saw itself (labels,
+        value); they join the exporter's one `sap_up` family. Most collectors read the
+        monitored system and add none."""
+        return ()
 
 
 AnySourceCollector = SourceCollector[Any, Any]
@@ -74,6 +81,7 @@ class ExporterCollector(Collector):
         success: dict[str, bool] = {}
         duration: dict[str, float] = {}
         out: list[Metric] = []
+        up_samples: list[UpSample] = []
         try:
             sid = self.system.sid()
         except Exception:  # a scrape must never raise
@@ -83,18 +91,24 @@ class ExporterCollector(Collector):
         for name, collector in self.collectors.items():
             start = self.clock()
             try:
-                out.extend(collector.families(collector.read()))
+                reading = collector.read()
+                out.extend(collector.families(reading))
+                up_samples.extend(collector.up_samples(reading))
                 success[name] = True
             except Exception:
                 log.exception("collector %s failed", name)
                 success[name] = False
             duration[name] = self.clock() - start
         yield from out
-        yield from self._meta(success, duration, sid=sid, up=True)
+        yield from self._meta(success, duration, sid=sid, up=True, up_samples=up_samples)
 
     @staticmethod
     def _meta(
-        success: dict[str, bool], duration: dict[str, float], sid: str | None, up: bool
+        success: dict[str, bool],
+        duration: dict[str, float],
+        sid: str | None,
+        up: bool,
+        up_samples: Iterable[UpSample] = (),
     ) -> Iterator[Metric]:
         up_f = GaugeMetricFamily(
             "sap_up",
@@ -103,6 +117,10 @@ class ExporterCollector(Collector):
         )
         if sid or not up:
             up_f.add_metric([sid] if sid else [], 1.0 if up else 0.0)
+        # Collectors reading instances of their own (sapcontrol) add theirs, labelled by
+        # instance and source, to the same family: one `sap_up` per exposition.
+        for labels, value in up_samples:
+            up_f.add_sample("sap_up", labels, value)
         yield up_f
         ok = GaugeMetricFamily(
             "sap_scrape_collector_success",

@@ -12,8 +12,12 @@ from exporters.registry import COLLECTORS, Sources
 from exporters.server import build_registry
 from exporters.sources.model import ModelSource
 from exporters.sources.postgres import PostgresBufferPools
+from exporters.sources.sapcontrol import SAPControlScraper
 
 NAMES = [r.name for r in COLLECTORS]
+# Collectors reading something the exporter does not run by itself: off unless configured.
+OFF_BY_DEFAULT = {"sapcontrol"}
+ON_BY_DEFAULT = [n for n in NAMES if n not in OFF_BY_DEFAULT]
 
 
 def test_every_registered_collector_has_a_flag_and_every_flag_a_collector() -> None:
@@ -21,7 +25,8 @@ def test_every_registered_collector_has_a_flag_and_every_flag_a_collector() -> N
     assert flags == {r.flag for r in COLLECTORS}
     for r in COLLECTORS:
         field = ExporterSettings.model_fields[r.flag]
-        assert field.annotation is bool and field.default is True  # on unless switched off
+        assert field.annotation is bool
+        assert field.default is (r.name not in OFF_BY_DEFAULT), r.flag
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -35,17 +40,22 @@ def test_a_collector_switched_off_in_the_environment_is_not_scraped(
         for line in text.splitlines()
         if line.startswith("sap_scrape_collector_success{")
     }
-    assert scraped == set(NAMES) - {name}
+    assert scraped == set(ON_BY_DEFAULT) - {name}
 
 
 def test_the_model_serves_every_source_unless_postgres_is_configured(sim) -> None:
     default = Sources.from_settings(sim.snapshot, ExporterSettings(postgres_dsn=None))
-    assert all(isinstance(s, ModelSource) for s in vars(default).values())
+    assert all(isinstance(s, ModelSource) for k, s in vars(default).items() if k != "sapcontrol")
+    assert isinstance(default.sapcontrol, SAPControlScraper)  # sapstartsrv, never the model
     settings = ExporterSettings(postgres_dsn=SecretStr("host=127.0.0.1 port=1"), postgres_sid="PG1")
     with_pg = Sources.from_settings(sim.snapshot, settings)
     assert isinstance(with_pg.buffer_pools, PostgresBufferPools)
     assert with_pg.buffer_pools.sid == "PG1"
-    assert all(isinstance(s, ModelSource) for k, s in vars(with_pg).items() if k != "buffer_pools")
+    assert all(
+        isinstance(s, ModelSource)
+        for k, s in vars(with_pg).items()
+        if k not in {"buffer_pools", "sapcontrol"}
+    )
 
 
 def test_an_unreachable_postgres_fails_only_the_buffer_pool_collector(sim) -> None:

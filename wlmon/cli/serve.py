@@ -10,6 +10,7 @@ import uvicorn
 
 from exporters.model.catalog import ConfigError
 from exporters.model.des import ENGINES, make_simulation
+from exporters.sapcontrol.settings import SapStartSrvSettings
 from exporters.server import serve
 from wlmon.cli.common import console, err, fail
 from wlmon.stack.render import render_alertmanager
@@ -45,6 +46,11 @@ def exporter(
     engine: str = typer.Option(
         "analytic", "--engine", help="des: every dialog step, real transients; analytic: the solver"
     ),
+    sapstartsrv_port: int = typer.Option(
+        None,
+        help="also answer as sapstartsrv (SAPControl SOAP), instance k on this port + k "
+        "(0: free ports); more settings: WLMON_SAPSTARTSRV_*",
+    ),
 ) -> None:
     """Serve /metrics from the real-time model (faults switchable via /control/faults with
     the bearer token of WLMON_EXPORTER_CONTROL_TOKEN)."""
@@ -68,6 +74,11 @@ def exporter(
             trace_interval_s=trace_interval,
             state_file=state_file,
             influx_token=influx_token,
+            sapstartsrv=(
+                SapStartSrvSettings(enabled=True, base_port=sapstartsrv_port)
+                if sapstartsrv_port is not None
+                else None
+            ),
         )
     except OSError as exc:
         fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")

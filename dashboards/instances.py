@@ -1,0 +1,352 @@
+"""The SAP instances dashboard, from the sapcontrol source: status lights, work processes,
+dispatcher queues, the enqueue server, CCMS dialog values and the source's own health.
+
+`instances()` returns the Grafana dashboard as plain dicts: it keeps its own layout and
+variables (the instances sapstartsrv reports, not the model's), so `dashboard()` hands
+dashboards.build the finished model (written to dashboards/sap/instances.json).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dashboards.defaults import PROM, SEL, prom
+
+# Value mappings of sapstartsrv's STATE-COLOR codes (GRAY 1 .. RED 4).
+COLORS = [
+    {
+        "type": "value",
+        "options": {
+            "1": {"text": "GRAY", "color": "#808080", "index": 0},
+            "2": {"text": "GREEN", "color": "green", "index": 1},
+            "3": {"text": "YELLOW", "color": "yellow", "index": 2},
+            "4": {"text": "RED", "color": "red", "index": 3},
+        },
+    }
+]
+UP = [
+    {
+        "type": "value",
+        "options": {
+            "0": {"text": "DOWN", "color": "red", "index": 0},
+            "1": {"text": "UP", "color": "green", "index": 1},
+        },
+    }
+]
+
+
+def _steps(*pairs) -> dict:
+    return {"mode": "absolute", "steps": [{"value": v, "color": c} for v, c in pairs]}
+
+
+class _Layout:
+    """Panels left to right, 24 columns a row, ids and refIds in order."""
+
+    def __init__(self) -> None:
+        self.panels: list[dict] = []
+        self.x = self.y = self.row_h = 0
+
+    def add(self, kind: str, title: str, targets: list[dict], w: int, h: int, **extra) -> None:
+        if self.x + w > 24:
+            self.x, self.y, self.row_h = 0, self.y + self.row_h, 0
+        defaults = extra.pop("defaults", {})
+        panel = {
+            "id": len(self.panels) + 1,
+            "type": kind,
+            "title": title,
+            "description": extra.pop("description", ""),
+            "datasource": PROM,
+            "gridPos": {"x": self.x, "y": self.y, "w": w, "h": h},
+            "targets": [{"refId": chr(ord("A") + i), **t} for i, t in enumerate(targets)],
+            "fieldConfig": {"defaults": defaults, "overrides": []},
+            "options": extra.pop("options", {}),
+            **extra,
+        }
+        self.panels.append(panel)
+        self.x += w
+        self.row_h = max(self.row_h, h)
+
+
+def _variable(name: str, query: str) -> dict:
+    return {
+        "name": name,
+        "label": name,
+        "type": "query",
+        "datasource": PROM,
+        "query": {"query": query, "refId": f"{name}-var"},
+        "definition": query,
+        "refresh": 2,
+        "includeAll": True,
+        "multi": True,
+        "allValue": ".*",
+        "sort": 1,
+        "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
+    }
+
+
+def instances() -> dict:
+    d = _Layout()
+    stat = {"reduceOptions": {"calcs": ["lastNotNull"]}, "colorMode": "background"}
+    d.add(
+        "stat",
+        "Instances (sapstartsrv answering)",
+        [
+            prom(
+                f'max by (sid, sap_instance) (sap_up{{source="sapcontrol",{SEL}}})',
+                "{{sap_instance}}",
+                instant=True,
+            )
+        ],
+        24,
+        5,
+        description="sap_up per instance: 0 when its sapstartsrv did not answer within its "
+        "deadline (WLMON_SAPCONTROL_TIMEOUT_S).",
+        defaults={
+            "mappings": UP,
+            "color": {"mode": "thresholds"},
+            "thresholds": _steps((None, "red"), (1, "green")),
+        },
+        options={**stat, "textMode": "value_and_name", "graphMode": "none"},
+    )
+    d.add(
+        "stat",
+        "Process status lights (GetProcessList)",
+        [
+            prom(
+                f"sap_process_status{{{SEL}}}",
+                "{{sap_instance}} {{process}}",
+                instant=True,
+            )
+        ],
+        24,
+        7,
+        description="dispstatus of each process sapstartsrv started: disp+work turns yellow "
+        "when the dialog queue time grows.",
+        defaults={
+            "mappings": COLORS,
+            "color": {"mode": "thresholds"},
+            "thresholds": _steps((None, "#808080"), (2, "green"), (3, "yellow"), (4, "red")),
+        },
+        options={**stat, "textMode": "value_and_name", "graphMode": "none"},
+    )
+    d.add(
+        "table",
+        "Work processes by type and status (ABAPGetWPTable)",
+        [
+            prom(
+                f"sum by (sap_instance, type, status) (sap_work_processes{{{SEL}}})",
+                instant=True,
+                fmt="table",
+            )
+        ],
+        12,
+        10,
+        transformations=[
+            {"id": "organize", "options": {"excludeByName": {"Time": True}}},
+            {
+                "id": "groupingToMatrix",
+                "options": {
+                    "columnField": "status",
+                    "rowField": "sap_instance",
+                    "valueField": "Value",
+                },
+            },
+        ],
+        description="SM50 of every instance: how many DIA, UPD, ... work processes wait, run, "
+        "are on hold, stopped or ended.",
+    )
+    d.add(
+        "timeseries",
+        "Busy dialog work processes by activity",
+        [
+            prom(
+                f'sum by (activity) (sap_work_processes_activity{{type="DIA",{SEL}}})',
+                "{{activity}}",
+            )
+        ],
+        12,
+        10,
+        defaults={"custom": {"stacking": {"mode": "normal"}, "fillOpacity": 40}},
+        description="What busy DIA work processes do (Action/Reason in SM50). Averaged and "
+        "divided by the dialog step rate, each is the time per step in that activity "
+        "(alerts/sapcontrol.rules.yml).",
+    )
+    d.add(
+        "timeseries",
+        "Dialog queue (ABAP/DIA): now and peak",
+        [
+            prom(
+                f'sap_dispatcher_queue_length{{queue="ABAP/DIA",{SEL}}}',
+                "{{sap_instance}} now",
+            ),
+            prom(
+                f'max(sap_dispatcher_queue_peak{{queue="ABAP/DIA",{SEL}}})',
+                "peak (any instance)",
+            ),
+        ],
+        12,
+        8,
+        description="GetQueueStatistic Now and High: requests waiting for a free dialog work "
+        "process.",
+    )
+    d.add(
+        "timeseries",
+        "Dispatcher queue writes per second",
+        [
+            prom(
+                f"sum by (queue) (rate(sap_dispatcher_queue_writes_total{{{SEL}}}[5m]))",
+                "{{queue}}",
+            )
+        ],
+        12,
+        8,
+        defaults={"unit": "reqps"},
+        description="Requests put into each queue (GetQueueStatistic Writes); ABAP/DIA is the "
+        "dialog step rate.",
+    )
+    d.add(
+        "timeseries",
+        "Enqueue lock table: entries now and peak",
+        [
+            prom(f"sum by (table) (sap_enqueue_table_entries{{{SEL}}})", "{{table}}"),
+            prom(f"sum by (table) (sap_enqueue_table_entries_peak{{{SEL}}})", "{{table}} peak"),
+        ],
+        8,
+        8,
+        description="EnqGetStatistic locks/owner/arguments -now and -high (the ASCS only).",
+    )
+    d.add(
+        "timeseries",
+        "Enqueue requests, errors and rejects per second",
+        [
+            prom(
+                f"sum by (operation) (rate(sap_enqueue_requests_total{{{SEL}}}[5m]))",
+                "{{operation}}",
+            ),
+            prom(
+                f"sum(rate(sap_enqueue_errors_total{{{SEL}}}[5m])) + "
+                f"sum(rate(sap_enqueue_rejects_total{{{SEL}}}[5m]))",
+                "errors + rejects",
+            ),
+        ],
+        8,
+        8,
+        defaults={"unit": "reqps"},
+    )
+    d.add(
+        "timeseries",
+        "Enqueue server time per lock request (ms)",
+        [
+            prom(
+                f"1000 * sum(rate(sap_enqueue_server_time_seconds_total{{{SEL}}}[5m])) / "
+                f'sum(rate(sap_enqueue_requests_total{{operation="enqueue",{SEL}}}[5m]))',
+                "server",
+            ),
+            prom(
+                f"1000 * sum(rate(sap_enqueue_lock_wait_time_seconds_total{{{SEL}}}[5m])) / "
+                f'sum(rate(sap_enqueue_requests_total{{operation="enqueue",{SEL}}}[5m]))',
+                "waiting for the lock table",
+            ),
+        ],
+        8,
+        8,
+        defaults={"unit": "ms"},
+        description="Server side only: a slow network to the enqueue server shows as dialog "
+        "work processes on hold for ENQ, not here.",
+    )
+    d.add(
+        "timeseries",
+        "CCMS dialog times, average over instances (ms)",
+        [
+            prom(f"1000 * avg(sap_ccms_dialog_{m}_time_seconds{{{SEL}}})", label)
+            for m, label in (
+                ("response", "ResponseTime"),
+                ("queue", "QueueTime"),
+                ("db_request", "DBRequestTime"),
+                ("load_gen", "Load+GenTime"),
+                ("roll", "RollTime"),
+            )
+        ],
+        12,
+        8,
+        defaults={"unit": "ms"},
+        description="GetAlertTree R3Services/Dialog: each value is CCMS's average over its own "
+        "last interval.",
+    )
+    d.add(
+        "timeseries",
+        "Users logged in and dialog steps per minute (CCMS)",
+        [
+            prom(f"sum(sap_ccms_dialog_users_logged_in{{{SEL}}})", "users logged in"),
+            prom(f"60 * sum(sap_ccms_dialog_steps_per_second{{{SEL}}})", "dialog steps/min"),
+        ],
+        12,
+        8,
+    )
+    d.add(
+        "stat",
+        "Web methods failing now",
+        [prom(f"count(sap_sapcontrol_request_success{{{SEL}}} == 0) or vector(0)", instant=True)],
+        6,
+        6,
+        defaults={
+            "color": {"mode": "thresholds"},
+            "thresholds": _steps((None, "green"), (1, "red")),
+        },
+        options={**stat, "graphMode": "none"},
+        description="A 401 means service/protectedwebmethods protects a method and the "
+        "credentials are missing (docs/sapcontrol.md).",
+    )
+    d.add(
+        "timeseries",
+        "Time to read each instance (s)",
+        [prom(f"sap_sapcontrol_scrape_duration_seconds{{{SEL}}}", "{{sap_instance}}")],
+        18,
+        6,
+        defaults={"unit": "s"},
+    )
+    return {
+        "uid": "wlmon-instances",
+        "title": "SAP instances (sapcontrol)",
+        "tags": ["wlmon", "sapcontrol"],
+        "timezone": "browser",
+        "editable": False,
+        "graphTooltip": 1,
+        "refresh": "30s",
+        "schemaVersion": 38,
+        "version": 1,
+        "time": {"from": "now-1h", "to": "now"},
+        "templating": {
+            "list": [
+                _variable("sid", 'label_values(sap_up{source="sapcontrol"}, sid)'),
+                _variable(
+                    "sap_instance",
+                    'label_values(sap_up{source="sapcontrol",sid=~"$sid"}, sap_instance)',
+                ),
+                _variable(
+                    "task_type",
+                    'label_values(sap_instance_task_type:sap_workload_steps:rate5m{sid=~"$sid"}, '
+                    "task_type)",
+                ),
+            ]
+        },
+        "annotations": {"list": []},
+        "panels": d.panels,
+    }
+
+
+@dataclass(frozen=True)
+class PlainDashboard:
+    """A dashboard given as its finished JSON model."""
+
+    uid: str
+    folder: str
+    model: dict
+
+    def json(self) -> dict:
+        return self.model
+
+
+def dashboard() -> PlainDashboard:
+    model = instances()
+    return PlainDashboard(model["uid"], "SAP", model)

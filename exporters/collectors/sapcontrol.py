@@ -1,0 +1,496 @@
+"""sapcontrol: SAP instances read through sapstartsrv's SAPControl web service.
+
+Its source (`SAPControlSource`) is the SAPControl client side: exporters.sources.sapcontrol
+reads any sapstartsrv, a real one or the model's (exporters.sapstartsrv), every instance in
+parallel within its own deadline; a dead or hung instance reads `sap_up{sap_instance=...} 0`
+and the others are complete. This module turns one reading into metrics: ABAP instances
+give their work-process table, dispatcher queues and CCMS dialog values, the enqueue server
+its lock statistics. Sample::
+
+    sap_up{sap_instance="penguin2_D00",sid="BMK",source="sapcontrol"} 1
+    sap_work_processes{sap_instance="penguin2_D00",sid="BMK",status="run",type="DIA"} 7
+    sap_dispatcher_queue_writes_total{queue="ABAP/DIA",sap_instance="penguin2_D00",sid="BMK"} 58131
+    sap_ccms_dialog_queue_time_seconds{sap_instance="penguin2_D00",sid="BMK"} 0.004
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from exporters.collectors.base import SourceCollector, UpSample
+from exporters.sapcontrol import ccms
+from exporters.sapcontrol.client import Endpoint
+from exporters.sapcontrol.schema import STATE_COLOR_CODE, Record
+
+SOURCE = "sapcontrol"
+LABELS = ["sid", "sap_instance"]
+
+# SM50 status texts (sapcontrol abbreviates them) -> the `status` label.
+STATUS = {
+    "wait": "wait",
+    "waiting": "wait",
+    "run": "run",
+    "running": "run",
+    "hold": "hold",
+    "on hold": "hold",
+    "stop": "stopped",
+    "stopped": "stopped",
+    "ended": "ended",
+    "shutdown": "shutdown",
+    "reserved": "reserved",
+}
+STATUSES = ("wait", "run", "hold", "stopped", "ended")
+# What a busy work process is doing, in the ST03 time components it takes time from.
+ACTIVITIES = ("roll_in", "load_gen", "processing", "db_request", "enqueue", "roll_out", "hold")
+DB_ACTIONS = {
+    "sequential read",
+    "direct read",
+    "insert",
+    "update",
+    "delete",
+    "modify",
+    "commit",
+    "rollback",
+    "open cursor",
+    "fetch",
+    "db procedure",
+}
+WP_TYPES = ("DIA", "UPD", "UP2", "BTC", "SPO", "ENQ")
+
+# CCMS nodes read as gauges: (path suffix, metric, what it mirrors). The dialog values are
+# averages over the monitor's last interval (RZ20), so they stay gauges; recording rules
+# weigh them by the interval's dialog steps (alerts/sapcontrol.rules.yml).
+CCMS_GAUGES: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("Dialog", "ResponseTime"), "dialog_response_time_seconds", "dialog response time"),
+    (("Dialog", "QueueTime"), "dialog_queue_time_seconds", "wait in the dispatcher queue"),
+    (("Dialog", "Load+GenTime"), "dialog_load_gen_time_seconds", "program load+generation"),
+    (("Dialog", "RollTime"), "dialog_roll_time_seconds", "roll time of the user context"),
+    (("Dialog", "DBRequestTime"), "dialog_db_request_time_seconds", "database request time"),
+    (("Dialog", "FrontendResponseTime"), "dialog_frontend_response_time_seconds", "front-end"),
+    (("Dialog", "FrontEndNetTime"), "dialog_frontend_net_time_seconds", "front-end network"),
+    (("Dialog", "GuiCallbackTime"), "dialog_gui_callback_time_seconds", "GUI callbacks"),
+    (("Dialog", "DialogSteps"), "dialog_steps_per_second", "dialog steps per second"),
+    (("Dialog", "UsersLoggedIn"), "dialog_users_logged_in", "users logged in"),
+    (("Dialog", "Utilisation"), "dialog_utilisation_ratio", "dialog work processes busy"),
+    (("Update", "PerformanceU1", "ResponseTime"), "update_response_time_seconds", "V1 update"),
+    (("CPU", "CPU_Utilization"), "cpu_utilisation_ratio", "host CPU utilisation"),
+)
+# EnqGetStatistic elements -> the `operation` label of sap_enqueue_requests_total.
+ENQ_REQUESTS = {
+    "enqueue": "enqueue-requests",
+    "dequeue": "dequeue-requests",
+    "dequeue_all": "dequeue-all-requests",
+    "cleanup": "cleanup-requests",
+    "backup": "backup-requests",
+    "reporting": "reporting-requests",
+    "compress": "compress-requests",
+    "verify": "verify-requests",
+}
+ENQ_TABLE = {"locks": "locks", "owners": "owner", "arguments": "arguments"}
+INT32 = 2**32
+
+
+@dataclass(frozen=True)
+class Target:
+    """One sapstartsrv to read, with what discovery knows of it."""
+
+    endpoint: Endpoint
+    hostname: str = ""
+    nr: int = -1
+    features: str = ""
+    dispstatus: str = ""
+
+
+@dataclass
+class Identity:
+    sid: str
+    sap_instance: str
+    features: str
+
+
+@dataclass
+class InstanceResult:
+    target: Target
+    identity: Identity
+    up: bool = False
+    error: str = ""
+    duration: float = 0.0
+    calls: dict[str, tuple[bool, float]] = field(default_factory=dict)
+    data: dict[str, list[Record] | Record] = field(default_factory=dict)
+
+
+def guess_instance_name(features: str, nr: int) -> str:
+    """SAP's naming for standard instances, for one never seen answering."""
+    feats = set(features.split("|"))
+    if "ABAP" in feats:
+        return f"D{nr:02d}"
+    if "ENQREP" in feats:
+        return f"ERS{nr:02d}"
+    if {"MESSAGESERVER", "ENQUE"} & feats:
+        return f"ASCS{nr:02d}"
+    return f"{nr:02d}"
+
+
+@dataclass(frozen=True)
+class SAPControlReading:
+    """One reading of every instance; `discovery` is whether the discovery instance's
+    GetSystemInstanceList answered, None when the instances are configured, not found."""
+
+    instances: list[InstanceResult]
+    discovery: bool | None = None
+
+
+class SAPControlSource(Protocol):
+    """sapstartsrv instances, read through SAPControl."""
+
+    def read(self) -> SAPControlReading: ...
+
+
+def wp_activity(row: Record) -> str | None:
+    """The ST03 component a busy work process is in, from SM50's Status/Reason/Action."""
+    status = STATUS.get(str(row["Status"]).strip().lower(), "other")
+    if status == "wait":
+        return None
+    if str(row["Reason"]).strip().upper() == "ENQ":
+        return "enqueue"
+    action = str(row["Action"]).strip().lower()
+    if action == "roll in":
+        return "roll_in"
+    if action == "roll out":
+        return "roll_out"
+    if action.startswith(("load", "generat")):
+        return "load_gen"
+    if action in DB_ACTIONS:
+        return "db_request"
+    if status == "run":
+        return "processing"
+    return "hold"
+
+
+def cpu_seconds(text: str) -> float:
+    """SM50's CPU column ('3:27:13', '12:42' or seconds) in seconds."""
+    total = 0.0
+    for part in str(text).strip().split(":"):
+        if not part:
+            continue
+        try:
+            total = total * 60 + float(part)
+        except ValueError:
+            return 0.0
+    return total
+
+
+def unsigned(value: int) -> int:
+    """dpmon's counters are xsd:int and wrap; read them as unsigned 32-bit."""
+    return value + INT32 if value < 0 else value
+
+
+class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
+    """Every instance's SAPControl answers as metric families, and its own `sap_up`."""
+
+    name = "sapcontrol"
+
+    def __init__(
+        self, source: SAPControlSource, clock: Callable[[], float] = time.perf_counter
+    ) -> None:
+        super().__init__(source)
+        self.clock = clock
+
+    def read(self) -> SAPControlReading:
+        return self.source.read()
+
+    def families(self, reading: SAPControlReading | None) -> Iterable[Metric]:
+        return self._families(reading or SAPControlReading([]))
+
+    def up_samples(self, reading: SAPControlReading) -> list[UpSample]:
+        """One `sap_up{sid,sap_instance,source="sapcontrol"}` per instance read."""
+        return [
+            (
+                {"sid": r.identity.sid, "sap_instance": r.identity.sap_instance, "source": SOURCE},
+                1.0 if r.up else 0.0,
+            )
+            for r in reading.instances
+        ]
+
+    def collect(self) -> Iterator[Metric]:
+        """Standalone use (a registry of its own, no model): its families and meta-metrics."""
+        start = self.clock()
+        reading = self.read()
+        fams = list(self.families(reading))
+        up = GaugeMetricFamily("sap_up", "1 if the monitored system's statistics could be read.")
+        for labels, value in self.up_samples(reading):
+            up.add_sample("sap_up", labels, value)
+        yield from fams
+        yield up
+        ok = GaugeMetricFamily(
+            "sap_scrape_collector_success",
+            "1 if the collector succeeded in this scrape.",
+            labels=["collector"],
+        )
+        ok.add_metric([self.name], 1.0)
+        dur = GaugeMetricFamily(
+            "sap_scrape_collector_duration_seconds",
+            "Time the collector took in this scrape.",
+            labels=["collector"],
+        )
+        dur.add_metric([self.name], self.clock() - start)
+        yield ok
+        yield dur
+
+    # ------------------------------------------------------------------ metric families
+    def _families(self, reading: SAPControlReading) -> Iterator[Metric]:
+        g = _Families()
+        disc = g.gauge(
+            "sap_sapcontrol_discovery_success",
+            "1 if the last GetSystemInstanceList of the discovery instance answered.",
+            [],
+        )
+        if reading.discovery is not None:
+            disc.add_metric([], 1.0 if reading.discovery else 0.0)
+        for r in reading.instances:
+            self._instance_families(g, r)
+        return iter(g.all)
+
+    def _instance_families(self, g: _Families, r: InstanceResult) -> None:
+        base = [r.identity.sid, r.identity.sap_instance]
+        g.gauge(
+            "sap_sapcontrol_scrape_duration_seconds",
+            "Time this scrape spent reading the instance's sapstartsrv (all its methods).",
+        ).add_metric(base, r.duration)
+        ok = g.gauge(
+            "sap_sapcontrol_request_success",
+            "1 if the web method answered in this scrape (0: fault, 401 or no answer).",
+            [*LABELS, "method"],
+        )
+        took = g.gauge(
+            "sap_sapcontrol_request_duration_seconds",
+            "Time the web method took to answer in this scrape.",
+            [*LABELS, "method"],
+        )
+        for method, (success, seconds) in sorted(r.calls.items()):
+            ok.add_metric([*base, method], 1.0 if success else 0.0)
+            took.add_metric([*base, method], seconds)
+        if r.target.dispstatus:
+            g.gauge(
+                "sap_instance_status",
+                "GetSystemInstanceList dispstatus of the instance: 1 gray (stopped), 2 green, "
+                "3 yellow, 4 red (sapstartsrv's STATE-COLOR).",
+            ).add_metric(base, float(STATE_COLOR_CODE.get(r.target.dispstatus, 0)))
+        g.gauge(
+            "sap_instance_info",
+            "The instance's features as GetSystemInstanceList lists them; always 1.",
+            [*LABELS, "features"],
+        ).add_metric([*base, r.identity.features], 1.0)
+        if not r.up:
+            return
+        for method, payload in r.data.items():
+            fill = {
+                "GetProcessList": self._processes,
+                "ABAPGetWPTable": self._work_processes,
+                "GetQueueStatistic": self._queues,
+                "EnqGetStatistic": self._enqueue,
+                "GetAlertTree": self._ccms,
+            }.get(method)
+            if fill is not None:
+                fill(g, base, payload)
+
+    @staticmethod
+    def _processes(g: _Families, base: list[str], rows: list[Record]) -> None:
+        fam = g.gauge(
+            "sap_process_status",
+            "GetProcessList dispstatus of each process sapstartsrv started (disp+work, gwrd, "
+            "icman, msg_server, enserver, ...): 1 gray, 2 green, 3 yellow, 4 red.",
+            [*LABELS, "process"],
+        )
+        for row in rows:
+            fam.add_metric([*base, row["name"]], float(STATE_COLOR_CODE.get(row["dispstatus"], 0)))
+
+    @staticmethod
+    def _work_processes(g: _Families, base: list[str], rows: list[Record]) -> None:
+        by_status = g.gauge(
+            "sap_work_processes",
+            "Work processes by type (DIA, UPD, BTC, ...) and status (wait, run, hold, "
+            "stopped, ended), from ABAPGetWPTable (SM50).",
+            [*LABELS, "type", "status"],
+        )
+        by_activity = g.gauge(
+            "sap_work_processes_activity",
+            "Busy work processes by what they do (ABAPGetWPTable Status/Reason/Action): "
+            "roll_in, roll_out, load_gen, db_request, enqueue (on hold for ENQ), processing "
+            "(ABAP), hold (other waits). Their mean over time divided by the step rate is the "
+            "time per step (Little's law).",
+            [*LABELS, "type", "activity"],
+        )
+        cpu = g.counter(
+            "sap_work_processes_cpu_seconds",
+            "CPU time of the work processes since they started (ABAPGetWPTable column Cpu).",
+            [*LABELS, "type"],
+        )
+        counts: dict[tuple[str, str], int] = {}
+        acts: dict[tuple[str, str], int] = {}
+        cpus: dict[str, float] = {}
+        for row in rows:
+            typ = str(row["Typ"]).strip().upper() or "?"
+            status = STATUS.get(str(row["Status"]).strip().lower(), "other")
+            counts[(typ, status)] = counts.get((typ, status), 0) + 1
+            act = wp_activity(row)
+            if act is not None:
+                acts[(typ, act)] = acts.get((typ, act), 0) + 1
+            cpus[typ] = cpus.get(typ, 0.0) + cpu_seconds(row["Cpu"])
+        for typ in sorted(cpus):
+            for status in sorted({*STATUSES, *(s for t, s in counts if t == typ)}):
+                by_status.add_metric([*base, typ, status], float(counts.get((typ, status), 0)))
+            for act in ACTIVITIES:
+                by_activity.add_metric([*base, typ, act], float(acts.get((typ, act), 0)))
+            cpu.add_metric([*base, typ], cpus[typ])
+
+    @staticmethod
+    def _queues(g: _Families, base: list[str], rows: list[Record]) -> None:
+        labels = [*LABELS, "queue"]
+        now = g.gauge(
+            "sap_dispatcher_queue_length",
+            "Requests waiting in the queue now (GetQueueStatistic Now, dpmon).",
+            labels,
+        )
+        high = g.gauge(
+            "sap_dispatcher_queue_peak",
+            "Highest queue length since the instance started (GetQueueStatistic High).",
+            labels,
+        )
+        cap = g.gauge(
+            "sap_dispatcher_queue_capacity",
+            "Requests the queue can hold (GetQueueStatistic Max).",
+            labels,
+        )
+        writes = g.counter(
+            "sap_dispatcher_queue_writes",
+            "Requests put into the queue since the instance started (GetQueueStatistic "
+            "Writes); for ABAP/DIA, the dialog steps dispatched.",
+            labels,
+        )
+        reads = g.counter(
+            "sap_dispatcher_queue_reads",
+            "Requests taken from the queue by a work process (GetQueueStatistic Reads).",
+            labels,
+        )
+        for row in rows:
+            key = [*base, row["Typ"]]
+            now.add_metric(key, float(row["Now"]))
+            high.add_metric(key, float(row["High"]))
+            cap.add_metric(key, float(row["Max"]))
+            writes.add_metric(key, float(unsigned(row["Writes"])))
+            reads.add_metric(key, float(unsigned(row["Reads"])))
+
+    @staticmethod
+    def _enqueue(g: _Families, base: list[str], stat: Record) -> None:
+        labels = [*LABELS, "table"]
+        now = g.gauge(
+            "sap_enqueue_table_entries",
+            "Entries in the lock table now: locks (elementary locks), owners, arguments "
+            "(EnqGetStatistic locks-now, owner-now, arguments-now).",
+            labels,
+        )
+        high = g.gauge(
+            "sap_enqueue_table_entries_peak",
+            "Most entries held at once since start (EnqGetStatistic *-high).",
+            labels,
+        )
+        cap = g.gauge(
+            "sap_enqueue_table_entries_capacity",
+            "Entries the lock table can hold (EnqGetStatistic *-max).",
+            labels,
+        )
+        state = g.gauge(
+            "sap_enqueue_table_state",
+            "EnqGetStatistic *-state of the lock table: 1 gray, 2 green, 3 yellow, 4 red.",
+            labels,
+        )
+        for table, key in ENQ_TABLE.items():
+            row = [*base, table]
+            now.add_metric(row, float(stat[f"{key}-now"]))
+            high.add_metric(row, float(stat[f"{key}-high"]))
+            cap.add_metric(row, float(stat[f"{key}-max"]))
+            state.add_metric(row, float(STATE_COLOR_CODE.get(stat[f"{key}-state"], 0)))
+        requests = g.counter(
+            "sap_enqueue_requests",
+            "Requests to the enqueue server since start by operation (EnqGetStatistic "
+            "enqueue-requests, dequeue-requests, dequeue-all-requests, ...).",
+            [*LABELS, "operation"],
+        )
+        for op, key in ENQ_REQUESTS.items():
+            requests.add_metric([*base, op], float(stat[key]))
+        errors = g.counter(
+            "sap_enqueue_errors",
+            "Failed lock and release requests (EnqGetStatistic enqueue-errors, dequeue-errors).",
+            [*LABELS, "operation"],
+        )
+        errors.add_metric([*base, "enqueue"], float(stat["enqueue-errors"]))
+        errors.add_metric([*base, "dequeue"], float(stat["dequeue-errors"]))
+        g.counter(
+            "sap_enqueue_rejects",
+            "Lock requests rejected because the lock was held (EnqGetStatistic enqueue-rejects).",
+        ).add_metric(base, float(stat["enqueue-rejects"]))
+        for name, key, text in (
+            ("lock_time", "lock-time", "in lock table operations"),
+            ("lock_wait_time", "lock-wait-time", "waiting for access to the lock table"),
+            ("server_time", "server-time", "in the enqueue server in all"),
+        ):
+            g.counter(
+                f"sap_enqueue_{name}_seconds",
+                f"Seconds spent {text} since start (EnqGetStatistic {key}).",
+            ).add_metric(base, float(stat[key]))
+        g.gauge(
+            "sap_enqueue_replication_state",
+            "EnqGetStatistic replication-state: 1 gray (no replication), 2 green, 3 yellow, 4 red.",
+        ).add_metric(base, float(STATE_COLOR_CODE.get(stat["replication-state"], 0)))
+
+    @staticmethod
+    def _ccms(g: _Families, base: list[str], tree: list[Record]) -> None:
+        nodes = ccms.paths(tree)
+        state = g.gauge(
+            "sap_ccms_node_state",
+            "GetAlertTree ActualValue of the CCMS nodes wlmon reads: 1 gray, 2 green, "
+            "3 yellow, 4 red.",
+            [*LABELS, "node"],
+        )
+        for suffix, metric, what in CCMS_GAUGES:
+            fam = g.gauge(
+                f"sap_ccms_{metric}",
+                f"CCMS {'/'.join(suffix)} ({what}) from GetAlertTree: the monitor's average over "
+                "its last interval, in base units. Absent while CCMS shows '-'.",
+            )
+            node = ccms.find(nodes, suffix)
+            if node is None:
+                continue
+            state.add_metric(
+                [*base, "/".join(suffix)], float(STATE_COLOR_CODE.get(node["ActualValue"], 0))
+            )
+            value = ccms.parse_value(node["description"])
+            if value is not None:
+                fam.add_metric(base, value)
+
+
+class _Families:
+    """Metric families by name, created once per scrape in first-use order."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, Metric] = {}
+        self.all: list[Metric] = []
+
+    def _get(self, kind, name: str, help_text: str, labels: list[str] | None) -> Metric:
+        if name not in self._by_name:
+            fam = kind(name, help_text, labels=LABELS if labels is None else labels)
+            self._by_name[name] = fam
+            self.all.append(fam)
+        return self._by_name[name]
+
+    def gauge(self, name: str, help_text: str, labels: list[str] | None = None) -> Metric:
+        return self._get(GaugeMetricFamily, name, help_text, labels)
+
+    def counter(self, name: str, help_text: str, labels: list[str] | None = None) -> Metric:
+        return self._get(CounterMetricFamily, name, help_text, labels)

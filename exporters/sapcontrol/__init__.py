@@ -1,0 +1,1 @@
+"""Reading SAP's sapstartsrv (SAPControl SOAP): the schema, the client and its settings."""

@@ -1,0 +1,340 @@
+"""The part of SAP's SAPControl web service interface wlmon speaks, from its WSDL.
+
+Type, element and field names, their order and XSD types are those of the WSDL that
+sapstartsrv serves at `/?wsdl` (namespace `urn:SAPControl`, document/literal, soapAction
+"", child elements unqualified), as recorded in SUSE/sap_host_exporter (`index.html?wsdl`,
+`internal/sapcontrol/webservice.go`). Both sides use this module: the model's sapstartsrv
+(exporters.sapstartsrv) encodes with it, the sapcontrol client decodes with it.
+
+A record is a plain dict keyed by the SAP element names (`{"Typ": "DIA", "No": 3, ...}`),
+so what the code reads is spelled as SAP spells it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from xml.etree import ElementTree as ET
+from xml.sax.saxutils import escape
+
+NS = "urn:SAPControl"
+SOAP_ENV = "http://schemas.xmlsoap.org/soap/envelope/"
+XSI = "http://www.w3.org/2001/XMLSchema-instance"
+
+Record = dict[str, Any]
+
+# STATE-COLOR enumeration and the numbers sap_host_exporter and the observIQ receiver
+# export for it (GRAY 1, GREEN 2, YELLOW 3, RED 4).
+GRAY, GREEN, YELLOW, RED = (
+    "SAPControl-GRAY",
+    "SAPControl-GREEN",
+    "SAPControl-YELLOW",
+    "SAPControl-RED",
+)
+STATE_COLOR_CODE = {GRAY: 1, GREEN: 2, YELLOW: 3, RED: 4}
+
+# complexType name -> ((element, xsd type), ...) in WSDL sequence order. xsd types used:
+# string, int, long, double, boolean, color (STATE-COLOR), level (VISIBLE-LEVEL).
+TYPES: dict[str, tuple[tuple[str, str], ...]] = {
+    "OSProcess": (
+        ("name", "string"),
+        ("description", "string"),
+        ("dispstatus", "color"),
+        ("textstatus", "string"),
+        ("starttime", "string"),
+        ("elapsedtime", "string"),
+        ("pid", "int"),
+    ),
+    "SAPInstance": (
+        ("hostname", "string"),
+        ("instanceNr", "int"),
+        ("httpPort", "int"),
+        ("httpsPort", "int"),
+        ("startPriority", "string"),
+        ("features", "string"),
+        ("dispstatus", "color"),
+    ),
+    "InstanceProperty": (
+        ("property", "string"),
+        ("propertytype", "string"),
+        ("value", "string"),
+    ),
+    "WorkProcess": (
+        ("No", "int"),
+        ("Typ", "string"),
+        ("Pid", "int"),
+        ("Status", "string"),
+        ("Reason", "string"),
+        ("Start", "string"),
+        ("Err", "string"),
+        ("Sem", "string"),
+        ("Cpu", "string"),
+        ("Time", "string"),
+        ("Program", "string"),
+        ("Client", "string"),
+        ("User", "string"),
+        ("Action", "string"),
+        ("Table", "string"),
+    ),
+    "TaskHandlerQueue": (
+        ("Typ", "string"),
+        ("Now", "int"),
+        ("High", "int"),
+        ("Max", "int"),
+        ("Writes", "int"),
+        ("Reads", "int"),
+    ),
+    "AlertNode": (
+        ("name", "string"),
+        ("parent", "int"),
+        ("ActualValue", "color"),
+        ("description", "string"),
+        ("Time", "string"),
+        ("AnalyseTool", "string"),
+        ("VisibleLevel", "level"),
+        ("HighAlertValue", "color"),
+        ("AlDescription", "string"),
+        ("AlTime", "string"),
+        ("Tid", "string"),
+    ),
+}
+TYPES["SystemWorkProcess"] = (("Instance", "string"), *TYPES["WorkProcess"])
+
+# The EnqGetStatistic answer is the flat element `EnqStatistic` (not ...Response).
+ENQ_STATISTIC: tuple[tuple[str, str], ...] = (
+    ("owner-now", "int"),
+    ("owner-high", "int"),
+    ("owner-max", "int"),
+    ("owner-state", "color"),
+    ("arguments-now", "int"),
+    ("arguments-high", "int"),
+    ("arguments-max", "int"),
+    ("arguments-state", "color"),
+    ("locks-now", "int"),
+    ("locks-high", "int"),
+    ("locks-max", "int"),
+    ("locks-state", "color"),
+    ("enqueue-requests", "long"),
+    ("enqueue-rejects", "long"),
+    ("enqueue-errors", "long"),
+    ("dequeue-requests", "long"),
+    ("dequeue-errors", "long"),
+    ("dequeue-all-requests", "long"),
+    ("cleanup-requests", "long"),
+    ("backup-requests", "long"),
+    ("reporting-requests", "long"),
+    ("compress-requests", "long"),
+    ("verify-requests", "long"),
+    ("lock-time", "double"),
+    ("lock-wait-time", "double"),
+    ("server-time", "double"),
+    ("replication-state", "color"),
+)
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One web method: its request parameters and the array its response carries."""
+
+    name: str
+    doc: str  # the WSDL's <documentation>
+    params: tuple[tuple[str, str, str], ...] = ()  # (element, xsd type, default)
+    response: str = ""  # response element
+    array: str = ""  # element holding the array of items (empty: flat response)
+    item_type: str = ""  # complexType of the items
+
+
+OPERATIONS: dict[str, Operation] = {
+    op.name: op
+    for op in (
+        Operation(
+            "GetProcessList",
+            "Returns a list of all processes directly started by the webservice according "
+            "to the SAP start profile.",
+            response="GetProcessListResponse",
+            array="process",
+            item_type="OSProcess",
+        ),
+        Operation(
+            "GetInstanceProperties",
+            "Returns a list of available instance features and information how to get it.",
+            response="GetInstancePropertiesResponse",
+            array="properties",
+            item_type="InstanceProperty",
+        ),
+        Operation(
+            "GetSystemInstanceList",
+            "Returns a list of SAP instances of the SAP system.",
+            params=(("timeout", "int", "0"),),
+            response="GetSystemInstanceListResponse",
+            array="instance",
+            item_type="SAPInstance",
+        ),
+        Operation(
+            "ABAPGetWPTable",
+            "Returns a list of the ABAP workprocesses (similar to sm50 transaction).",
+            response="ABAPGetWPTableResponse",
+            array="workprocess",
+            item_type="WorkProcess",
+        ),
+        Operation(
+            "ABAPGetSystemWPTable",
+            "Returns a list of all or all active ABAP workprocesses in the system (similar "
+            "to sm66 transaction).",
+            params=(("activeonly", "boolean", "false"),),
+            response="ABAPGetSystemWPTableResponse",
+            array="workprocess",
+            item_type="SystemWorkProcess",
+        ),
+        Operation(
+            "GetQueueStatistic",
+            "Returns a list of queue information of work processes and icm (similar to dpmon).",
+            response="GetQueueStatisticResponse",
+            array="queue",
+            item_type="TaskHandlerQueue",
+        ),
+        Operation(
+            "GetAlertTree",
+            "Returns CCMS Alert tree as an array, parent-child node relationship is encoded "
+            "via the parent index of each node (similar to rz20 transaction).",
+            response="GetAlertTreeResponse",
+            array="tree",
+            item_type="AlertNode",
+        ),
+        Operation("EnqGetStatistic", "Returns enque statistic.", response="EnqStatistic"),
+    )
+}
+
+
+class SOAPFault(Exception):
+    """A SOAP 1.1 fault the service answered (faultstring, e.g. 'Invalid Credentials')."""
+
+    def __init__(self, faultstring: str, faultcode: str = "SOAP-ENV:Server") -> None:
+        super().__init__(faultstring)
+        self.faultstring = faultstring
+        self.faultcode = faultcode
+
+
+# ------------------------------------------------------------------------- encoding
+# gSOAP-style prefixes, as sapstartsrv writes them; built as text so no global
+# ElementTree namespace registry is touched.
+_ENVELOPE_OPEN = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    f'<SOAP-ENV:Envelope xmlns:SOAP-ENV="{SOAP_ENV}" xmlns:xsi="{XSI}" '
+    f'xmlns:SAPControl="{NS}"><SOAP-ENV:Body>'
+)
+_ENVELOPE_CLOSE = "</SOAP-ENV:Body></SOAP-ENV:Envelope>"
+
+
+def _text(value: Any, xsd: str) -> str:
+    if xsd == "boolean":
+        return "true" if value else "false"
+    if xsd == "double":
+        return repr(float(value))
+    return escape(str(value))
+
+
+def _fields(fields: tuple[tuple[str, str], ...], record: Record) -> str:
+    # Absent (None) values are left out, as gSOAP leaves out nil strings.
+    return "".join(
+        f"<{name}>{_text(record[name], xsd)}</{name}>"
+        for name, xsd in fields
+        if record.get(name) is not None
+    )
+
+
+def _envelope(body: str) -> bytes:
+    return (_ENVELOPE_OPEN + body + _ENVELOPE_CLOSE).encode()
+
+
+def encode_request(operation: str, **params: Any) -> bytes:
+    op = OPERATIONS[operation]
+    inner = "".join(
+        f"<{name}>{_text(params.get(name, default), xsd)}</{name}>"
+        for name, xsd, default in op.params
+    )
+    return _envelope(f"<SAPControl:{op.name}>{inner}</SAPControl:{op.name}>")
+
+
+def encode_response(operation: str, payload: list[Record] | Record) -> bytes:
+    """The response envelope of `operation`: a list of items, or EnqStatistic's fields."""
+    op = OPERATIONS[operation]
+    if op.array:
+        fields = TYPES[op.item_type]
+        items = "".join(f"<item>{_fields(fields, item)}</item>" for item in payload)
+        inner = f"<{op.array}>{items}</{op.array}>"
+    else:
+        inner = _fields(ENQ_STATISTIC, payload)
+    return _envelope(f"<SAPControl:{op.response}>{inner}</SAPControl:{op.response}>")
+
+
+def encode_fault(faultstring: str, faultcode: str = "SOAP-ENV:Server") -> bytes:
+    return _envelope(
+        f"<SOAP-ENV:Fault><faultcode>{escape(faultcode)}</faultcode>"
+        f"<faultstring>{escape(faultstring)}</faultstring></SOAP-ENV:Fault>"
+    )
+
+
+# ------------------------------------------------------------------------- decoding
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _body(xml: bytes) -> ET.Element:
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise ValueError(f"not XML: {exc}") from exc
+    if _local(root.tag) == "Envelope":
+        body = next((c for c in root if _local(c.tag) == "Body"), None)
+        if body is None or len(body) == 0:
+            raise ValueError("SOAP envelope without a Body element")
+        root = body[0]
+    if _local(root.tag) == "Fault":
+        raise SOAPFault(
+            (root.findtext("faultstring") or "").strip() or "unknown fault",
+            (root.findtext("faultcode") or "").strip(),
+        )
+    return root
+
+
+def _value(text: str | None, xsd: str) -> Any:
+    text = (text or "").strip()
+    if xsd in ("int", "long"):
+        return int(text) if text else 0
+    if xsd == "double":
+        return float(text) if text else 0.0
+    if xsd == "boolean":
+        return text.lower() in ("true", "1")
+    return text
+
+
+def _read(element: ET.Element, fields: tuple[tuple[str, str], ...]) -> Record:
+    """A record with every field of the type; absent ones read as 0 or '' (minOccurs=0)."""
+    present = {_local(c.tag): c.text for c in element}
+    return {name: _value(present.get(name), xsd) for name, xsd in fields}
+
+
+def decode_request(xml: bytes) -> tuple[str, Record]:
+    """(operation, parameters) of a request envelope; raises SOAPFault for unknown ones."""
+    body = _body(xml)
+    name = _local(body.tag)
+    op = OPERATIONS.get(name)
+    if op is None:
+        raise SOAPFault(f"Method {name} not supported", "SOAP-ENV:Client")
+    present = {_local(c.tag): c.text for c in body}
+    return name, {p: _value(present.get(p, d), t) for p, t, d in op.params}
+
+
+def decode_response(operation: str, xml: bytes) -> list[Record] | Record:
+    """The items (or EnqStatistic's fields) of a response; SOAPFault if it is a fault."""
+    op = OPERATIONS[operation]
+    body = _body(xml)
+    if _local(body.tag) != op.response:
+        raise ValueError(f"{operation}: expected {op.response}, got {_local(body.tag)}")
+    if not op.array:
+        return _read(body, ENQ_STATISTIC)
+    array = next((c for c in body if _local(c.tag) == op.array), None)
+    if array is None:
+        return []
+    return [_read(item, TYPES[op.item_type]) for item in array if _local(item.tag) == "item"]

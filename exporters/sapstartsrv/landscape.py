@@ -1,0 +1,624 @@
+"""The live landscape model seen through SAPControl: what each instance's sapstartsrv answers.
+
+Dialog instances (`penguin2_D00`, ...) run ABAP (features ABAP|GATEWAY|ICMAN|IGS); the
+central-services host runs the message and enqueue server as `ASCS01`
+(MESSAGESERVER|ENQUE). Every answer is derived from the model's current operating point
+and its cumulative counters:
+
+- ABAPGetWPTable: one row per configured work process. How many are busy, and with what,
+  follows Little's law: a component taking t seconds of every step, at r steps/s, keeps
+  r*t work processes in it on average (roll-in/out as Action "Roll In"/"Roll Out", DB
+  calls as "Sequential Read"/"Insert"/... with their table, lock requests as Status
+  "Hold" Reason "ENQ", the rest ABAP processing). Counts are drawn by systematic
+  sampling (error diffusion): each call shows whole work processes, and their average
+  over calls is the model's mean, so short monitoring windows converge.
+- GetQueueStatistic: ABAP/DIA and ABAP/UPD Now from the model's dispatcher queues (the
+  same sampling), High their peak, Writes/Reads the requests put into and taken from
+  the queue since start (one per step).
+- EnqGetStatistic (ASCS only): lock requests from the steps' enqueues, lock and wait
+  time accumulated from the enqueue server's service and queueing time. A slow network
+  to the enqueue server is not seen here (as on a real system): it shows as work
+  processes on hold for ENQ on the dialog instances.
+- GetAlertTree: the CCMS R3Services/Dialog values as sapstartsrv returns them (`description`
+  "123 msec", "/min", "%"), averaged over the last CCMS interval of simulated time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from exporters.model.config import Scenario
+from exporters.model.engine import Snapshot
+from exporters.model.solver import instance_layout
+from exporters.sapcontrol.schema import GRAY, GREEN, RED, YELLOW, Record
+from exporters.vocabulary import COMPONENTS
+
+_C = {name: k for k, name in enumerate(COMPONENTS)}
+ASCS_NAME = "ASCS01"
+DIALOG_FEATURES = "ABAP|GATEWAY|ICMAN|IGS"
+ASCS_FEATURES = "MESSAGESERVER|ENQUE"
+QUEUE_MAX = 14000  # rdisp/elem_per_queue as dpmon and sap_host_exporter's samples show it
+ICM_QUEUE_MAX = 6000
+ENQ_TABLE_MAX = 56415  # lock table entries, the figure in sap_host_exporter's samples
+# Queue types a dialog instance's dispatcher lists (dpmon), in its order.
+QUEUES = ("ABAP/NOWP", "ABAP/DIA", "ABAP/UPD", "ABAP/ENQ", "ABAP/BTC", "ABAP/SPO", "ABAP/UP2")
+# Where a busy work process spends a step's time, and how SM50 shows it: (component,
+# Status, Reason, Action). DB calls get their Action from the statement's operation.
+ACTIVITIES = (
+    ("roll_in", "Run", "", "Roll In"),
+    ("load_gen", "Run", "", "Load Report"),
+    ("processing", "Run", "", ""),
+    ("db_request", "Run", "", "DB"),
+    ("enqueue", "Hold", "ENQ", ""),
+    ("roll_out", "Run", "", "Roll Out"),
+)
+DB_ACTION = {
+    "SELECT": "Sequential Read",
+    "INSERT": "Insert",
+    "UPDATE": "Update",
+    "DELETE": "Delete",
+}
+# ABAP main programs of the SD benchmark transactions (SM50 column Program).
+PROGRAMS = {
+    "VA01": "SAPMV45A",
+    "VA03": "SAPMV45A",
+    "VL01N": "SAPMV50A",
+    "VL02N": "SAPMV50A",
+    "VA05": "SAPMV75A",
+    "VF01": "SAPMV60A",
+}
+UPDATE_PROGRAM = "RSM13000"
+CLIENT = "100"
+# A dialog instance's process list turns yellow when the dialog queue time exceeds this.
+DISP_QUEUE_YELLOW_S = 1.0
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    """One instance of the model as GetSystemInstanceList lists it."""
+
+    name: str  # wlmon's sap_instance, e.g. penguin2_D00
+    host: str
+    instance_name: str  # D00, ASCS01
+    nr: int
+    features: str
+    index: int  # row in the operating point's instance arrays; -1 for the ASCS
+    start_priority: str
+
+    @property
+    def abap(self) -> bool:
+        return "ABAP" in self.features.split("|")
+
+    @property
+    def enqueue(self) -> bool:
+        return "ENQUE" in self.features.split("|")
+
+
+def _nr(instance_name: str) -> int:
+    digits = "".join(ch for ch in instance_name[-2:] if ch.isdigit())
+    return int(digits or 0)
+
+
+def _hms(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def _sap_time(epoch: float) -> str:
+    return time.strftime("%Y %m %d %H:%M:%S", time.localtime(epoch))
+
+
+def _color(value: float, yellow: float | None, red: float | None) -> str:
+    if red is not None and value >= red:
+        return RED
+    if yellow is not None and value >= yellow:
+        return YELLOW
+    return GREEN
+
+
+class _Diffuser:
+    """Systematic sampling: whole numbers whose running mean follows a fractional target."""
+
+    def __init__(self) -> None:
+        self.carry: dict[tuple, float] = {}
+
+    def draw(self, key: tuple, mean: float) -> int:
+        acc = self.carry.get(key, 0.5) + max(0.0, float(mean))
+        n = int(np.floor(acc))
+        self.carry[key] = acc - n
+        return n
+
+
+class ModelLandscape:
+    """Builds every SAPControl answer of every instance from the live model."""
+
+    def __init__(
+        self,
+        snapshot: Callable[[], Snapshot],
+        scenario: Callable[[], Scenario],
+        ccms_interval_s: float = 60.0,
+        clock: Callable[[], float] = time.time,
+        seed: int = 1,
+        snapshot_ttl_s: float = 0.1,
+    ) -> None:
+        self._snapshot = snapshot
+        self._scenario = scenario
+        self.ccms_interval_s = ccms_interval_s
+        self.clock = clock
+        self.seed = seed
+        self.snapshot_ttl_s = snapshot_ttl_s
+        self.started = clock()
+        self._lock = threading.RLock()
+        self._cache: tuple[float, Snapshot] | None = None
+        self._users_cache: dict = {}
+        self._calls = 0
+        self._reset(0.0)
+
+    def _reset(self, sim_time: float) -> None:
+        """Fresh counters: a new run (or a replaced scenario) is an instance restart."""
+        self._sim_time = sim_time
+        self._diffuser = _Diffuser()
+        self._high: dict[tuple[str, str], int] = {}
+        self._queue_counts: dict[tuple[str, str], tuple[int, int]] = {}
+        self._history: dict[str, deque] = {}
+        self._enq = {"requests": 0.0, "lock": 0.0, "wait": 0.0}
+        self._enq_high = {"locks": 0, "owner": 0, "arguments": 0}
+        self.started = self.clock()
+
+    # ------------------------------------------------------------------ model access
+    def snapshot(self) -> Snapshot:
+        with self._lock:
+            now = self.clock()
+            if self._cache and now - self._cache[0] < self.snapshot_ttl_s:
+                return self._cache[1]
+            snap = self._snapshot()
+            if snap.totals.sim_time < self._sim_time:
+                self._reset(snap.totals.sim_time)
+            self._sim_time = snap.totals.sim_time
+            self._cache = (now, snap)
+            return snap
+
+    def instances(self) -> list[InstanceInfo]:
+        snap = self.snapshot()
+        out = []
+        for i, name in enumerate(snap.state.instances):
+            host, inst = name.rsplit("_", 1)
+            out.append(InstanceInfo(name, host, inst, _nr(inst), DIALOG_FEATURES, i, "3"))
+        cs_host = self._scenario().landscape.central_services.host
+        out.append(
+            InstanceInfo(
+                f"{cs_host}_{ASCS_NAME}", cs_host, ASCS_NAME, _nr(ASCS_NAME), ASCS_FEATURES, -1, "1"
+            )
+        )
+        return out
+
+    def instance(self, name: str) -> InstanceInfo:
+        for inst in self.instances():
+            if inst.name == name:
+                return inst
+        raise KeyError(f"no instance {name!r} in the model")
+
+    def _rng(self, inst: InstanceInfo) -> np.random.Generator:
+        self._calls += 1
+        return np.random.default_rng([self.seed, inst.index + 1, self._calls])
+
+    # ------------------------------------------------------------------ identity
+    def system_instance_list(
+        self, ports: dict[str, tuple[int, int]], stopped: set[str]
+    ) -> list[Record]:
+        rows = []
+        for inst in self.instances():
+            http, https = ports.get(inst.name, (0, 0))
+            if inst.name in stopped:
+                color = GRAY
+            elif inst.abap and self._queue_time(inst) >= DISP_QUEUE_YELLOW_S:
+                color = YELLOW
+            else:
+                color = GREEN
+            rows.append(
+                {
+                    "hostname": inst.host,
+                    "instanceNr": inst.nr,
+                    "httpPort": http,
+                    "httpsPort": https,
+                    "startPriority": inst.start_priority,
+                    "features": inst.features,
+                    "dispstatus": color,
+                }
+            )
+        return rows
+
+    def instance_properties(self, inst: InstanceInfo) -> list[Record]:
+        snap = self.snapshot()
+        props = {
+            "SAPSYSTEMNAME": snap.sid,
+            "SAPSYSTEM": f"{inst.nr:02d}",
+            "INSTANCE_NAME": inst.instance_name,
+            "SAPLOCALHOST": inst.host,
+            "SAPLOCALHOSTFULL": inst.host,
+            "Features": inst.features,
+        }
+        return [{"property": k, "propertytype": "Attribute", "value": v} for k, v in props.items()]
+
+    def process_list(self, inst: InstanceInfo) -> list[Record]:
+        up = self.clock() - self.started
+        start = _sap_time(self.started)
+        base_pid = 4000 + 100 * (inst.index + 1)
+        if not inst.abap:
+            procs = [
+                ("msg_server", "MessageServer", GREEN, "Running"),
+                ("enserver", "EnqueueServer", GREEN, "Running"),
+            ]
+        else:
+            queue_s = self._queue_time(inst)
+            color = YELLOW if queue_s >= DISP_QUEUE_YELLOW_S else GREEN
+            procs = [
+                (
+                    "disp+work",
+                    "Dispatcher",
+                    color,
+                    f"Running, Message Server connection ok, Dialog Queue time: {queue_s:.2f} sec",
+                ),
+                ("igswd_mt", "IGS Watchdog", GREEN, "Running"),
+                ("gwrd", "Gateway", GREEN, "Running"),
+                ("icman", "ICM", GREEN, "Running"),
+            ]
+        return [
+            {
+                "name": name,
+                "description": desc,
+                "dispstatus": color,
+                "textstatus": text,
+                "starttime": start,
+                "elapsedtime": _hms(up),
+                "pid": base_pid + k,
+            }
+            for k, (name, desc, color, text) in enumerate(procs)
+        ]
+
+    def _queue_time(self, inst: InstanceInfo) -> float:
+        """Current dialog queue time (Little's law: queue length / arrival rate)."""
+        st = self.snapshot().state
+        rate = float(st.step_rate[inst.index, 0].sum())
+        return float(st.dispatcher_queue[inst.index, 0]) / rate if rate > 0 else 0.0
+
+    # ------------------------------------------------------------------ work processes
+    def _busy_means(self, snap: Snapshot, i: int) -> dict[str, float]:
+        """Mean dialog work processes in each activity (Little's law), per component."""
+        st = snap.state
+        rate = st.step_rate[i, 0]  # [transaction]
+        return {comp: float(np.dot(rate, st.means[i, 0, :, _C[comp]])) for comp, *_ in ACTIVITIES}
+
+    @staticmethod
+    def _statements(snap: Snapshot, task: str, rng, n: int) -> list[tuple[str, str]]:
+        """(Action, Table) of `n` DB calls in progress, drawn by the DB time each takes."""
+        st = snap.state
+        idx = [k for k, s in enumerate(st.statements) if s[1] == task]
+        if not idx or n <= 0:
+            return [("Sequential Read", "")] * max(n, 0)
+        w = st.stmt_exec_rate[idx] * st.stmt_time[idx]
+        picks = rng.choice(len(idx), size=n, p=w / w.sum()) if w.sum() > 0 else [0] * n
+        out = []
+        for p in picks:
+            _, _, table, op = st.statements[idx[int(p)]]
+            out.append((DB_ACTION.get(op, "Sequential Read"), table))
+        return out
+
+    def wp_table(self, inst: InstanceInfo) -> list[Record]:
+        if not inst.abap:
+            return []
+        with self._lock:
+            snap = self.snapshot()
+            st, i = snap.state, inst.index
+            rng = self._rng(inst)
+            n_dia, n_upd = int(st.wp_total[i, 0]), int(st.wp_total[i, 1])
+            counts = {
+                comp: self._diffuser.draw((inst.name, "DIA", comp), mean)
+                for comp, mean in self._busy_means(snap, i).items()
+            }
+            while sum(counts.values()) > n_dia:  # overload: every work process is busy
+                counts[max(counts, key=counts.get)] -= 1
+            upd_busy = min(n_upd, self._diffuser.draw((inst.name, "UPD"), st.wp_busy[i, 1]))
+            busy_rows = [a for a in ACTIVITIES for _ in range(counts[a[0]])]
+            n_busy = len(busy_rows)
+            # Who is busy with what: the identities are random, the counts are not.
+            tx_w = st.step_rate[i, 0]
+            txs = (
+                [
+                    st.transactions[int(k)]
+                    for k in rng.choice(len(tx_w), n_busy, p=tx_w / tx_w.sum())
+                ]
+                if tx_w.sum() > 0
+                else [""] * n_busy
+            )
+            db = iter(self._statements(snap, "dialog", rng, sum(a[3] == "DB" for a in busy_rows)))
+            upd_db = self._statements(snap, "update", rng, upd_busy)
+            users = self._users(i)
+            user_ids = rng.integers(1, users + 1, size=n_busy + upd_busy)
+            hold = float(
+                np.dot(tx_w, st.means[i, 0][:, [_C[c] for c, *_ in ACTIVITIES]].sum(axis=1))
+                / max(tx_w.sum(), 1e-9)
+            )
+            elapsed = rng.exponential(max(hold, 1e-3), size=n_busy)
+            cpu = snap.totals.seconds[i, :, :, _C["cpu"]].sum(axis=1)  # [task]
+            offset = int(rng.integers(0, max(n_dia, 1)))
+            slot = {(offset + k) % n_dia: k for k in range(n_busy)} if n_dia else {}
+            rows: list[Record] = []
+            for no in range(n_dia):
+                row = self._wp_row(no, "DIA", i, cpu[0] / max(n_dia, 1))
+                k = slot.get(no)
+                if k is not None:
+                    _, status, reason, action = busy_rows[k]
+                    table = ""
+                    if action == "DB":
+                        action, table = next(db)
+                    row |= {
+                        "Status": status,
+                        "Reason": reason,
+                        "Time": str(int(elapsed[k])),
+                        "Program": PROGRAMS.get(txs[k], "SAPMSSY1"),
+                        "Client": CLIENT,
+                        "User": f"SD{int(user_ids[k]):05d}",
+                        "Action": action,
+                        "Table": table,
+                    }
+                rows.append(row)
+            for k in range(n_upd):
+                row = self._wp_row(n_dia + k, "UPD", i, cpu[1] / max(n_upd, 1))
+                if k < upd_busy:
+                    action, table = upd_db[k]
+                    row |= {
+                        "Status": "Run",
+                        "Time": "0",
+                        "Program": UPDATE_PROGRAM,
+                        "Client": CLIENT,
+                        "User": f"SD{int(user_ids[n_busy + k]):05d}",
+                        "Action": action,
+                        "Table": table,
+                    }
+                rows.append(row)
+            return rows
+
+    def _users(self, i: int) -> int:
+        """Users logged on to instance i, as the logon groups spread them."""
+        sc = self._scenario()
+        if self._users_cache.get("scenario") is not sc:
+            self._users_cache = {"scenario": sc, "users": instance_layout(sc)}
+        return max(1, self._users_cache["users"][i].users)
+
+    @staticmethod
+    def _wp_row(no: int, typ: str, i: int, cpu_s: float) -> Record:
+        return {
+            "No": no,
+            "Typ": typ,
+            "Pid": 10000 + 100 * (i + 1) + no,
+            "Status": "Wait",
+            "Reason": "",
+            "Start": "yes",
+            "Err": "",
+            "Sem": "",
+            "Cpu": _hms(cpu_s),
+            "Time": "",
+            "Program": "",
+            "Client": "",
+            "User": "",
+            "Action": "",
+            "Table": "",
+        }
+
+    def system_wp_table(self, active_only: bool) -> list[Record]:
+        snap = self.snapshot()
+        rows = []
+        for inst in self.instances():
+            if not inst.abap:
+                continue
+            label = f"{inst.host}_{snap.sid}_{inst.nr:02d}"
+            for row in self.wp_table(inst):
+                if active_only and row["Status"] == "Wait":
+                    continue
+                rows.append({"Instance": label, **row})
+        return rows
+
+    # ------------------------------------------------------------------ dispatcher queues
+    def queue_statistic(self, inst: InstanceInfo) -> list[Record]:
+        if not inst.abap:
+            return []
+        with self._lock:
+            snap = self.snapshot()
+            st, t, i = snap.state, snap.totals, inst.index
+            steps = t.steps[i].sum(axis=1)  # [task]
+            rows = []
+            for q in (*QUEUES, "ICM/Intern"):
+                task = {"ABAP/DIA": 0, "ABAP/UPD": 1}.get(q)
+                now = (
+                    self._diffuser.draw((inst.name, "queue", q), st.dispatcher_queue[i, task])
+                    if task is not None
+                    else 0
+                )
+                reads = int(steps[task]) if task is not None else 0
+                last_w, last_r = self._queue_counts.get((inst.name, q), (0, 0))
+                reads = max(reads, last_r)
+                writes = max(reads + now, last_w)
+                self._queue_counts[(inst.name, q)] = (writes, reads)
+                high = max(self._high.get((inst.name, q), 0), now)
+                self._high[(inst.name, q)] = high
+                rows.append(
+                    {
+                        "Typ": q,
+                        "Now": now,
+                        "High": high,
+                        "Max": ICM_QUEUE_MAX if q.startswith("ICM") else QUEUE_MAX,
+                        # xsd:int on the wire: counters wrap at 2^31 as dpmon's do.
+                        "Writes": writes % 2**31,
+                        "Reads": reads % 2**31,
+                    }
+                )
+            return rows
+
+    # ------------------------------------------------------------------ enqueue server
+    def enq_statistic(self) -> Record:
+        with self._lock:
+            snap = self.snapshot()
+            sc = self._scenario()
+            cs = sc.landscape.central_services
+            st, t = snap.state, snap.totals
+            enq = np.zeros((2, len(st.transactions)))
+            for j, name in enumerate(st.transactions):
+                tx = sc.transactions[name]
+                enq[0, j] = tx.dialog.enqueues
+                enq[1, j] = tx.update.enqueues if tx.update else 0.0
+            requests = float((t.steps.sum(axis=0) * enq).sum())  # [task, tx] summed
+            # Time one request spends at the server: service plus its queue, from the
+            # dialog steps' enqueue component (which also holds the network round trip).
+            per_step = st.means[:, 0, :, _C["enqueue"]].mean(axis=0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                per_req = np.where(enq[0] > 0, per_step / enq[0], np.nan)
+            total = float(np.nanmean(per_req)) if np.isfinite(per_req).any() else 0.0
+            wait = max(0.0, total - cs.link_rtt_s - cs.enqueue_service_s)
+            delta = max(0.0, requests - self._enq["requests"])
+            self._enq["requests"] = requests
+            self._enq["lock"] += delta * cs.enqueue_service_s
+            self._enq["wait"] += delta * wait
+            # Locks are held from the request to the end of the LUW (the step's commit).
+            rate = float((st.step_rate * enq).sum())
+            held = st.means[:, 0, :, _C["response"]] - st.means[:, 0, :, _C["gui"]]
+            hold_s = float(np.average(held, weights=st.step_rate[:, 0] + 1e-12))
+            locks = self._diffuser.draw(("ASCS", "locks"), rate * max(hold_s, 0.0))
+            owners = self._diffuser.draw(("ASCS", "owners"), rate * max(hold_s, 0.0) / 1.6)
+            for key, now in (("locks", locks), ("owner", owners), ("arguments", locks)):
+                self._enq_high[key] = max(self._enq_high[key], now)
+            util = st.enqueue_util
+            return {
+                "owner-now": owners,
+                "owner-high": self._enq_high["owner"],
+                "owner-max": ENQ_TABLE_MAX,
+                "owner-state": GREEN,
+                "arguments-now": locks,
+                "arguments-high": self._enq_high["arguments"],
+                "arguments-max": ENQ_TABLE_MAX,
+                "arguments-state": GREEN,
+                "locks-now": locks,
+                "locks-high": self._enq_high["locks"],
+                "locks-max": ENQ_TABLE_MAX,
+                "locks-state": _color(util, 0.7, 0.9),
+                "enqueue-requests": int(requests),
+                "enqueue-rejects": 0,
+                "enqueue-errors": 0,
+                "dequeue-requests": 0,
+                "dequeue-errors": 0,
+                # One DequeueAll per LUW, which ends with its V1 update.
+                "dequeue-all-requests": int(t.steps[:, 1].sum()),
+                "cleanup-requests": 0,
+                "backup-requests": 0,
+                "reporting-requests": 0,
+                "compress-requests": 0,
+                "verify-requests": 0,
+                "lock-time": round(self._enq["lock"], 6),
+                "lock-wait-time": round(self._enq["wait"], 6),
+                "server-time": round(self._enq["lock"] + self._enq["wait"], 6),
+                "replication-state": GRAY,
+            }
+
+    # ------------------------------------------------------------------ CCMS alert tree
+    def _interval(self, inst: InstanceInfo, snap: Snapshot) -> tuple:
+        """(simulated seconds, dialog steps, dialog seconds per component, update steps,
+        update response seconds) over the last CCMS interval, from the call history."""
+        t, i = snap.totals, inst.index
+        cur = (
+            t.sim_time,
+            float(t.steps[i, 0].sum()),
+            t.seconds[i, 0].sum(axis=0).copy(),
+            float(t.steps[i, 1].sum()),
+            float(t.seconds[i, 1, :, _C["response"]].sum()),
+        )
+        hist = self._history.setdefault(inst.name, deque(maxlen=512))
+        if not hist or hist[-1][0] < cur[0]:
+            hist.append(cur)
+        while len(hist) > 2 and hist[1][0] <= cur[0] - self.ccms_interval_s:
+            hist.popleft()
+        base = hist[0] if hist[0][0] <= cur[0] - self.ccms_interval_s else None
+        if base is None or cur[1] - base[1] <= 0:
+            base = (0.0, 0.0, np.zeros_like(cur[2]), 0.0, 0.0)  # since start
+        return (
+            cur[0] - base[0],
+            cur[1] - base[1],
+            cur[2] - base[2],
+            cur[3] - base[3],
+            cur[4] - base[4],
+        )
+
+    def alert_tree(self, inst: InstanceInfo) -> list[Record]:
+        with self._lock:
+            snap = self.snapshot()
+            stamp = _sap_time(self.clock())
+            root = f"{inst.host}_{snap.sid}_{inst.nr:02d}"
+            nodes: list[Record] = []
+
+            def node(name: str, parent: int, desc: str | None, color: str = GREEN) -> int:
+                path = [root] if parent < 0 else [nodes[parent]["Tid"], name]
+                nodes.append(
+                    {
+                        "name": name,
+                        "parent": parent,
+                        "ActualValue": color,
+                        "description": desc,
+                        "Time": stamp,
+                        "AnalyseTool": "",
+                        "VisibleLevel": "SAPControl-OPERATOR",
+                        "HighAlertValue": color,
+                        "AlDescription": "",
+                        "AlTime": "",
+                        "Tid": "\\".join(path),
+                    }
+                )
+                return len(nodes) - 1
+
+            top = node(root, -1, None)
+            st = snap.state
+            if inst.abap:
+                i = inst.index
+                span, steps, secs, u_steps, u_resp = self._interval(inst, snap)
+                services = node("R3Services", top, None)
+                dialog = node("Dialog", services, None)
+
+                def ms(comp: str) -> float | None:
+                    return 1000.0 * secs[_C[comp]] / steps if steps > 0 else None
+
+                def timing(name: str, value: float | None, yellow=None, red=None) -> None:
+                    if value is None:
+                        node(name, dialog, "-", GRAY)
+                    else:
+                        node(name, dialog, f"{value:.0f} msec", _color(value, yellow, red))
+
+                roll = None if steps <= 0 else (ms("roll_in") or 0.0) + (ms("roll_out") or 0.0)
+                timing("ResponseTime", ms("response"), 2000, 4000)
+                timing("QueueTime", ms("dispatcher_wait"), 50, 200)
+                timing("Load+GenTime", ms("load_gen"))
+                timing("RollTime", roll, 40, 160)
+                timing("DBRequestTime", ms("db_request"), 400, 800)
+                timing("GuiCallbackTime", ms("gui"))
+                busy = float(st.wp_busy[i, 0]) / max(float(st.wp_total[i, 0]), 1.0)
+                node("Utilisation", dialog, f"{100 * busy:.0f} %", _color(busy, 0.8, 0.95))
+                node("NumberOfWpDIA", dialog, f"{int(st.wp_total[i, 0])}", GRAY)
+                per_min = 60.0 * steps / span if span > 0 else 0.0
+                node("DialogSteps", dialog, f"{per_min:.0f} /min")
+                node("UsersLoggedIn", dialog, f"{self._users(i)}")
+                update = node("Update", services, None)
+                u1 = node("PerformanceU1", update, None)
+                if u_steps > 0:
+                    node("ResponseTime", u1, f"{1000.0 * u_resp / u_steps:.0f} msec")
+                else:
+                    node("ResponseTime", u1, "-", GRAY)
+                cpu = float(st.host_cpu_util[st.instance_host[i]])
+            else:
+                cpu = float(st.cs_cpu_util)
+            os_node = node("OperatingSystem", top, None)
+            cpu_node = node("CPU", os_node, None)
+            node("CPU_Utilization", cpu_node, f"{100 * cpu:.0f} %", _color(cpu, 0.8, 0.95))
+            return nodes

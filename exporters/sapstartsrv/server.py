@@ -1,0 +1,427 @@
+"""One SAPControl listener per model instance: SOAP 1.1 over HTTP (or TLS, or a Unix socket).
+
+Each listener is a small threaded WSGI server like the exporter's own. It answers
+`GET /?wsdl` with the WSDL and `POST /` (or `/SAPControl.cgi`, the address in SAP's WSDL)
+with SOAP. Methods protected by the SDEFAULT setting of `service/protectedwebmethods`
+answer HTTP 401 without valid basic-auth credentials, with the SOAP fault string
+"Invalid Credentials" that sapstartsrv gives. SDEFAULT protects "almost all methods, but
+still permits an initial display of a system in SAP MMC/MC without authentication";
+here that initial display is GetSystemInstanceList, GetProcessList and
+GetInstanceProperties, everything else needs credentials.
+
+For tests of the monitor, a listener can be stopped (connections refused) or stalled
+(it accepts and answers nothing, like a hung sapstartsrv).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import logging
+import os
+import secrets
+import socket
+import ssl
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from socketserver import ThreadingMixIn, UnixStreamServer
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from exporters.sapcontrol.schema import SOAPFault, decode_request, encode_fault, encode_response
+from exporters.sapcontrol.settings import SapStartSrvSettings
+from exporters.sapstartsrv.landscape import InstanceInfo, ModelLandscape
+from exporters.sapstartsrv.wsdl import wsdl
+
+log = logging.getLogger(__name__)
+MAX_BODY = 64 * 1024
+UNPROTECTED_SDEFAULT = frozenset(
+    {"GetSystemInstanceList", "GetProcessList", "GetInstanceProperties"}
+)
+STALL_LIMIT_S = 600.0
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """The OS user sapstartsrv authenticates (basic auth, UTF-8)."""
+
+    username: str
+    password: str
+
+    def check(self, header: str | None) -> bool:
+        if not header or not header.lower().startswith("basic "):
+            return False
+        try:
+            user, _, password = base64.b64decode(header[6:]).decode("utf-8").partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return False
+        return hmac.compare_digest(user, self.username) & hmac.compare_digest(
+            password, self.password
+        )
+
+
+def _respond(start_response: Callable, status: str, body: bytes, extra=()) -> list[bytes]:
+    start_response(
+        status,
+        [
+            ("Content-Type", "text/xml; charset=utf-8"),
+            ("Content-Length", str(len(body))),
+            *extra,
+        ],
+    )
+    return [body]
+
+
+class InstanceApp:
+    """The WSGI application of one instance's sapstartsrv."""
+
+    def __init__(
+        self,
+        landscape: ModelLandscape,
+        name: str,
+        ports: Callable[[], dict[str, tuple[int, int]]],
+        stopped: Callable[[], set[str]],
+        credentials: Credentials | None,
+        unprotected: frozenset[str] = UNPROTECTED_SDEFAULT,
+    ) -> None:
+        self.landscape = landscape
+        self.name = name
+        self.ports = ports
+        self.stopped = stopped
+        self.credentials = credentials
+        self.unprotected = unprotected
+        self.stall = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, environ, start_response) -> Iterable[bytes]:
+        if self.stall.is_set():
+            self.release.wait(STALL_LIMIT_S)
+        method = environ["REQUEST_METHOD"]
+        if method == "GET" and environ.get("QUERY_STRING", "").lower().startswith("wsdl"):
+            scheme = environ.get("wsgi.url_scheme", "http")
+            host = environ.get("HTTP_HOST") or f"{environ['SERVER_NAME']}:{environ['SERVER_PORT']}"
+            return _respond(start_response, "200 OK", wsdl(f"{scheme}://{host}/SAPControl.cgi"))
+        if method != "POST":
+            return _respond(
+                start_response, "405 Method Not Allowed", encode_fault("use POST or ?wsdl")
+            )
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = -1
+        if not 0 < length <= MAX_BODY:
+            return _respond(
+                start_response,
+                "400 Bad Request",
+                encode_fault(f"body must be 1..{MAX_BODY} bytes", "SOAP-ENV:Client"),
+            )
+        try:
+            operation, params = decode_request(environ["wsgi.input"].read(length))
+            if operation not in self.unprotected and not (
+                self.credentials and self.credentials.check(environ.get("HTTP_AUTHORIZATION"))
+            ):
+                return _respond(
+                    start_response,
+                    "401 Unauthorized",
+                    encode_fault("Invalid Credentials"),
+                    [("WWW-Authenticate", 'Basic realm="SAPControl"')],
+                )
+            return _respond(start_response, "200 OK", self._answer(operation, params))
+        except SOAPFault as fault:
+            return _respond(
+                start_response,
+                "500 Internal Server Error",
+                encode_fault(fault.faultstring, fault.faultcode),
+            )
+        except ValueError as exc:
+            return _respond(
+                start_response, "400 Bad Request", encode_fault(str(exc), "SOAP-ENV:Client")
+            )
+
+    def _answer(self, operation: str, params: dict) -> bytes:
+        land = self.landscape
+        inst = land.instance(self.name)
+        needs = {
+            "ABAPGetWPTable": inst.abap,
+            "ABAPGetSystemWPTable": inst.abap,
+            "GetQueueStatistic": inst.abap,
+            "EnqGetStatistic": inst.enqueue,
+        }
+        if not needs.get(operation, True):
+            raise SOAPFault(f"{operation}: not available on {inst.instance_name}")
+        match operation:
+            case "GetSystemInstanceList":
+                payload = land.system_instance_list(self.ports(), self.stopped())
+            case "GetProcessList":
+                payload = land.process_list(inst)
+            case "GetInstanceProperties":
+                payload = land.instance_properties(inst)
+            case "ABAPGetWPTable":
+                payload = land.wp_table(inst)
+            case "ABAPGetSystemWPTable":
+                payload = land.system_wp_table(bool(params.get("activeonly")))
+            case "GetQueueStatistic":
+                payload = land.queue_statistic(inst)
+            case "EnqGetStatistic":
+                payload = land.enq_statistic()
+            case "GetAlertTree":
+                payload = land.alert_tree(inst)
+            case _:  # pragma: no cover - decode_request rejects unknown operations
+                raise SOAPFault(f"Method {operation} not supported", "SOAP-ENV:Client")
+        return encode_response(operation, payload)
+
+
+class _Handler(WSGIRequestHandler):
+    def log_message(self, format, *args) -> None:
+        log.debug("sapstartsrv %s - %s", self.address_string(), format % args)
+
+    def address_string(self) -> str:
+        return str(self.client_address[0]) if self.client_address else "unix"
+
+    def get_environ(self) -> dict:
+        if not self.client_address:  # a Unix socket has no peer address
+            self.client_address = ("unix", 0)
+        return super().get_environ()
+
+
+class _TCPServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class _UnixServer(ThreadingMixIn, UnixStreamServer):
+    """WSGIServer's environment on a Unix stream socket (sapstartsrv's /tmp/.sapstream5NN13)."""
+
+    daemon_threads = True
+    application = None
+
+    def server_bind(self) -> None:
+        UnixStreamServer.server_bind(self)
+        self.server_name, self.server_port = "localhost", 0
+        self.base_environ = {
+            "SERVER_NAME": "localhost",
+            "GATEWAY_INTERFACE": "CGI/1.1",
+            "SERVER_PORT": "0",
+            "REMOTE_HOST": "",
+            "CONTENT_LENGTH": "",
+            "SCRIPT_NAME": "",
+        }
+
+    def get_app(self):
+        return self.application
+
+    def set_app(self, application) -> None:
+        self.application = application
+
+
+class _Listener:
+    """One listening socket running one InstanceApp in a thread; can be stopped and reopened.
+
+    A reopened TCP listener binds the port it had, so a restarted instance keeps its address.
+    """
+
+    def __init__(self, app: InstanceApp, make: Callable[[int], object], port: int = 0) -> None:
+        self.app = app
+        self._make = make
+        self.bound_port = port
+        self.server = None
+
+    def start(self) -> None:
+        self.server = self._make(self.bound_port)
+        address = self.server.server_address
+        if isinstance(address, tuple):
+            self.bound_port = address[1]
+        threading.Thread(
+            target=self.server.serve_forever, name=f"sapstartsrv-{self.app.name}", daemon=True
+        ).start()
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+
+
+class SapStartSrvFleet:
+    """Every instance of the model answering as its own sapstartsrv on `host`.
+
+    `base_port` 0 takes free ports; otherwise instance k (GetSystemInstanceList order)
+    listens on base_port + k. With `tls` (an ssl.SSLContext) the listeners speak HTTPS and
+    are listed with their httpsPort; with `uds_dir`, each also listens on
+    `<uds_dir>/<host>/.sapstream5<NN>13` as sapstartsrv does on its own host.
+    """
+
+    def __init__(
+        self,
+        landscape: ModelLandscape,
+        host: str = "127.0.0.1",
+        base_port: int = 0,
+        credentials: Credentials | None = None,
+        unprotected: frozenset[str] = UNPROTECTED_SDEFAULT,
+        tls: ssl.SSLContext | None = None,
+        uds_dir: Path | None = None,
+    ) -> None:
+        self.landscape = landscape
+        self.host = host
+        self.base_port = base_port
+        self.tls = tls
+        self.uds_dir = uds_dir
+        self._stopped: set[str] = set()
+        self.apps: dict[str, InstanceApp] = {}
+        self.tcp: dict[str, _Listener] = {}
+        self.unix: dict[str, _Listener] = {}
+        for k, inst in enumerate(landscape.instances()):
+            app = InstanceApp(
+                landscape,
+                inst.name,
+                self.ports,
+                lambda: set(self._stopped),
+                credentials,
+                unprotected,
+            )
+            self.apps[inst.name] = app
+            port = base_port + k if base_port else 0
+            self.tcp[inst.name] = _Listener(app, self._tcp_factory(app), port)
+            if uds_dir is not None:
+                self.unix[inst.name] = _Listener(app, self._unix_factory(app, inst))
+
+    def _tcp_factory(self, app: InstanceApp) -> Callable[[int], object]:
+        def make(port: int):
+            server = make_server(
+                self.host, port, app, server_class=_TCPServer, handler_class=_Handler
+            )
+            if self.tls is not None:
+                server.socket = self.tls.wrap_socket(server.socket, server_side=True)
+                server.base_environ["HTTPS"] = "on"
+            return server
+
+        return make
+
+    def uds_path(self, inst: InstanceInfo) -> Path:
+        return self.uds_dir / inst.host / f".sapstream5{inst.nr:02d}13"
+
+    def _unix_factory(self, app: InstanceApp, inst: InstanceInfo) -> Callable[[int], object]:
+        def make(_port: int):
+            path = self.uds_path(inst)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                path.unlink()
+            server = _UnixServer(str(path), _Handler)
+            server.set_app(app)
+            os.chmod(path, 0o660)
+            return server
+
+        return make
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> SapStartSrvFleet:
+        for name in self.tcp:
+            self.start_instance(name)
+        return self
+
+    def stop(self) -> None:
+        for app in self.apps.values():
+            app.release.set()
+        # shutdown() waits for serve_forever's next poll: stop them all at once.
+        stoppers = [
+            threading.Thread(target=listener.stop)
+            for listener in [*self.tcp.values(), *self.unix.values()]
+        ]
+        for t in stoppers:
+            t.start()
+        for t in stoppers:
+            t.join()
+
+    def start_instance(self, name: str) -> None:
+        self._stopped.discard(name)
+        self.apps[name].stall.clear()
+        for group in (self.tcp, self.unix):
+            if name in group and group[name].server is None:
+                group[name].start()
+
+    def stop_instance(self, name: str) -> None:
+        """sapstartsrv of `name` is gone: its connections are refused."""
+        self._stopped.add(name)
+        self.apps[name].release.set()
+        for group in (self.tcp, self.unix):
+            if name in group:
+                group[name].stop()
+
+    def stall_instance(self, name: str, stalled: bool = True) -> None:
+        """`name` accepts connections but answers nothing (a hung sapstartsrv)."""
+        app = self.apps[name]
+        if stalled:
+            app.release.clear()
+            app.stall.set()
+        else:
+            app.stall.clear()
+            app.release.set()
+
+    # ------------------------------------------------------------------ addresses
+    def ports(self) -> dict[str, tuple[int, int]]:
+        out = {}
+        for name, listener in self.tcp.items():
+            port = listener.bound_port
+            out[name] = (0, port) if self.tls is not None else (port, 0)
+        return out
+
+    def url(self, name: str) -> str:
+        http, https = self.ports()[name]
+        scheme, port = ("https", https) if self.tls is not None else ("http", http)
+        return f"{scheme}://{self.host}:{port}/"
+
+    def urls(self) -> dict[str, str]:
+        return {name: self.url(name) for name in self.tcp}
+
+
+def free_port_block(count: int, host: str = "127.0.0.1") -> int:
+    """A base port with `count` consecutive free ports after it (tests, the stack)."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind((host, 0))
+            base = probe.getsockname()[1]
+        if base + count >= 65535:
+            continue
+        socks = []
+        try:
+            for k in range(count):
+                s = socket.socket()
+                socks.append(s)
+                s.bind((host, base + k))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise OSError(f"no block of {count} free ports on {host}")
+
+
+def fleet_from_settings(
+    snapshot: Callable, scenario: Callable, settings: SapStartSrvSettings
+) -> SapStartSrvFleet:
+    """The model's sapstartsrv as WLMON_SAPSTARTSRV_... configures it (not yet started)."""
+    landscape = ModelLandscape(snapshot, scenario, ccms_interval_s=settings.ccms_interval_s)
+    username = settings.username or f"{snapshot().sid.lower()}adm"
+    if settings.password is None:
+        # Nobody knows this one: protected methods then answer 401 to everyone.
+        log.warning(
+            "sapstartsrv: no WLMON_SAPSTARTSRV_PASSWORD(_FILE); protected methods refuse all"
+        )
+        password = secrets.token_urlsafe(24)
+    else:
+        password = settings.password.get_secret_value()
+    tls = None
+    if settings.tls_cert is not None:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(settings.tls_cert, settings.tls_key)
+    return SapStartSrvFleet(
+        landscape,
+        host=settings.host,
+        base_port=settings.base_port,
+        credentials=Credentials(username, password),
+        tls=tls,
+        uds_dir=settings.uds_dir,
+    )

@@ -1,0 +1,272 @@
+"""The sapcontrol collector's source: sapstartsrv instances read through SAPControl.
+
+Reads any sapstartsrv, a real one or the model's (exporters.sapstartsrv). Instances come
+from its own settings (WLMON_SAPCONTROL_...), or from one instance's GetSystemInstanceList.
+Each reading asks every instance in parallel, each within its own deadline: a dead or hung
+instance costs at most that deadline and is read as down, the others are complete. Which
+methods are called follows what the instance runs (its `features`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
+from urllib.parse import urlsplit
+
+from exporters.collectors.sapcontrol import (
+    Identity,
+    InstanceResult,
+    SAPControlReading,
+    Target,
+    guess_instance_name,
+)
+from exporters.sapcontrol.client import (
+    Endpoint,
+    SAPControlClient,
+    SAPControlError,
+    SAPControlUnavailable,
+    tls_verify,
+)
+from exporters.sapcontrol.schema import Record
+from exporters.sapcontrol.settings import SAPControlSettings, SapStartSrvSettings
+
+log = logging.getLogger(__name__)
+
+
+class SAPControlScraper:
+    """Reads every configured or discovered sapstartsrv, each in its own deadline."""
+
+    def __init__(
+        self,
+        settings: SAPControlSettings,
+        client_factory: Callable[[Endpoint], SAPControlClient] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self._client_factory = client_factory or self._make_client
+        self._clients: dict[Endpoint, SAPControlClient] = {}
+        self._identities: dict[Endpoint, Identity] = {}
+        self._targets: list[Target] = []
+        self._discovered_at: float | None = None
+        self._discovery_ok = True
+        self._pool = ThreadPoolExecutor(
+            max_workers=settings.max_parallel, thread_name_prefix="sapcontrol"
+        )
+        self._lock = threading.Lock()
+        self._last: list[InstanceResult] = []
+        self._errors: dict[tuple[Endpoint, str], str] = {}
+        self._scrape_lock = threading.Lock()
+        self._last_at: float | None = None
+
+    @classmethod
+    def from_settings(cls) -> SAPControlScraper:
+        """From WLMON_SAPCONTROL_...; with no instances named there, the model's own
+        sapstartsrv when it serves one on fixed ports (WLMON_SAPSTARTSRV_...)."""
+        own = SAPControlSettings()
+        if not own.endpoints and not own.discover:
+            srv = SapStartSrvSettings()
+            if srv.enabled and srv.base_port:
+                own = own.model_copy(update={"discover": f"http://{srv.host}:{srv.base_port}/"})
+        return cls(own)
+
+    def read(self) -> SAPControlReading:
+        instances = self.scrape()
+        return SAPControlReading(instances, self._discovery_ok if self.settings.discover else None)
+
+    def _make_client(self, endpoint: Endpoint) -> SAPControlClient:
+        s = self.settings
+        return SAPControlClient(
+            endpoint, auth=s.auth, verify=tls_verify(s.verify, s.ca_file), timeout_s=s.timeout_s
+        )
+
+    def _client(self, endpoint: Endpoint) -> SAPControlClient:
+        with self._lock:
+            if endpoint not in self._clients:
+                self._clients[endpoint] = self._client_factory(endpoint)
+            return self._clients[endpoint]
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for client in self._clients.values():
+            client.close()
+
+    # ------------------------------------------------------------------ targets
+    @staticmethod
+    def _endpoint(text: str) -> Endpoint:
+        if text.startswith("unix:"):
+            return Endpoint("http://localhost/", uds=text.removeprefix("unix:"))
+        return Endpoint(text if text.endswith("/") else text + "/")
+
+    def _address(self, hostname: str) -> str:
+        hosts = self.settings.hosts
+        return hosts.get(hostname, hosts.get("*", hostname))
+
+    def targets(self) -> list[Target]:
+        """The configured endpoints, or the discovered system (refreshed now and then)."""
+        s = self.settings
+        static = [Target(self._endpoint(e)) for e in s.endpoints]
+        if not s.discover:
+            return static
+        now = self.clock()
+        due = (
+            self._discovered_at is None
+            or now - self._discovered_at >= s.discovery_interval_s
+            or not self._discovery_ok
+        )
+        if due:
+            self._discovered_at = now
+            try:
+                rows = self._client(self._endpoint(s.discover)).system_instance_list(s.timeout_s)
+                self._targets = [self._target(row, s.discover) for row in rows]
+                self._discovery_ok = True
+            except SAPControlError as exc:
+                log.warning("sapcontrol discovery failed: %s", exc)
+                self._discovery_ok = False
+        return static + self._targets
+
+    def _target(self, row: Record, discover: str) -> Target:
+        scheme = urlsplit(discover).scheme
+        https = row["httpsPort"] and (self.settings.prefer_https or not row["httpPort"])
+        port, scheme = (row["httpsPort"], "https") if https else (row["httpPort"], scheme)
+        if scheme == "https" and not https:
+            scheme = "http"
+        address = self._address(row["hostname"])
+        return Target(
+            Endpoint(f"{scheme}://{address}:{port}/"),
+            hostname=row["hostname"],
+            nr=row["instanceNr"],
+            features=row["features"],
+            dispstatus=row["dispstatus"],
+        )
+
+    # ------------------------------------------------------------------ one instance
+    def _identity(self, target: Target, client: SAPControlClient, deadline: float) -> Identity:
+        known = self._identities.get(target.endpoint)
+        if known is not None and (not target.features or known.features == target.features):
+            return known
+        props = client.instance_properties(max(deadline - self.clock(), 0.01))
+        host = props.get("SAPLOCALHOST") or target.hostname
+        name = props.get("INSTANCE_NAME") or guess_instance_name(target.features, target.nr)
+        features = target.features or props.get("Features", "")
+        if not features:
+            features = self._features_from_list(client, props, deadline)
+        ident = Identity(props.get("SAPSYSTEMNAME", ""), f"{host}_{name}", features)
+        self._identities[target.endpoint] = ident
+        return ident
+
+    def _features_from_list(self, client: SAPControlClient, props: dict, deadline: float) -> str:
+        try:
+            rows = client.system_instance_list(max(deadline - self.clock(), 0.01))
+        except SAPControlUnavailable:
+            raise
+        except SAPControlError:
+            return "ABAP|ENQUE"  # unknown: try both, faults then say what it does not run
+        nr = int(props.get("SAPSYSTEM") or -1)
+        for row in rows:
+            if row["hostname"] == props.get("SAPLOCALHOST") and row["instanceNr"] == nr:
+                return row["features"]
+        return "ABAP|ENQUE"
+
+    def _fallback_identity(self, target: Target) -> Identity:
+        known = self._identities.get(target.endpoint)
+        if known is not None:
+            return known
+        sid = ""  # filled in from the system's other instances after the scrape
+        if target.hostname:
+            name = f"{target.hostname}_{guess_instance_name(target.features, target.nr)}"
+        else:
+            name = target.endpoint.label
+        return Identity(sid, name, target.features)
+
+    @staticmethod
+    def methods(features: str) -> list[str]:
+        """The web methods worth calling on an instance running `features`."""
+        feats = set(features.split("|"))
+        out = ["GetProcessList"]
+        if "ABAP" in feats:
+            out += ["ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree"]
+        elif "ICMAN" in feats:
+            out.append("GetQueueStatistic")
+        if "ENQUE" in feats:
+            out.append("EnqGetStatistic")
+        return out
+
+    def scrape_instance(self, target: Target, deadline: float) -> InstanceResult:
+        start = self.clock()
+        client = self._client(target.endpoint)
+        result = InstanceResult(target, self._fallback_identity(target))
+        try:
+            result.identity = self._identity(target, client, deadline)
+            for method in self.methods(result.identity.features):
+                remaining = deadline - self.clock()
+                if remaining <= 0:
+                    raise SAPControlUnavailable(f"{target.endpoint.label}: deadline passed")
+                t0 = self.clock()
+                try:
+                    result.data[method] = client.call(method, remaining)
+                    result.calls[method] = (True, self.clock() - t0)
+                except SAPControlUnavailable:
+                    result.calls[method] = (False, self.clock() - t0)
+                    raise
+                except SAPControlError as exc:
+                    # The instance answered (a fault, a 401): it is up, this method failed.
+                    self._note(target, method, str(exc))
+                    result.calls[method] = (False, self.clock() - t0)
+                else:
+                    self._note(target, method, "")
+            result.up = True
+            self._note(target, "", "")
+        except SAPControlError as exc:
+            self._note(target, "", f"instance down: {exc}")
+            result.error = str(exc)
+        result.duration = self.clock() - start
+        return result
+
+    def _note(self, target: Target, method: str, error: str) -> None:
+        """Log a failure when it starts and when it ends, not at every scrape."""
+        key = (target.endpoint, method)
+        before = self._errors.get(key, "")
+        if error and not before:
+            log.warning("sapcontrol %s", error)
+        elif before and not error:
+            log.info("sapcontrol %s %s answers again", target.endpoint.label, method or "")
+        self._errors[key] = error
+
+    # ------------------------------------------------------------------ one scrape
+    def scrape(self) -> list[InstanceResult]:
+        """Every instance read now, or the last reading if it is younger than `cache_s`
+        (two scrapers of one exporter then share it instead of doubling the load)."""
+        with self._scrape_lock:
+            cache = self.settings.cache_s
+            if cache > 0 and self._last_at is not None and time.monotonic() - self._last_at < cache:
+                return self._last
+            results = self._scrape()
+            self._last_at = time.monotonic()
+            return results
+
+    def _scrape(self) -> list[InstanceResult]:
+        timeout = self.settings.timeout_s
+        targets = self.targets()
+        deadline = self.clock() + timeout
+        futures = {self._pool.submit(self.scrape_instance, t, deadline): t for t in targets}
+        done, _ = wait(futures, timeout=timeout + 0.25)
+        results = []
+        for future, target in futures.items():
+            if future in done and future.exception() is None:
+                results.append(future.result())
+            else:
+                res = InstanceResult(target, self._fallback_identity(target))
+                res.error = "no answer within the deadline"
+                res.duration = timeout
+                results.append(res)
+        # An instance never seen answering belongs to the system the others name.
+        sid = next((r.identity.sid for r in results if r.identity.sid), "")
+        for r in results:
+            if not r.identity.sid:
+                r.identity = Identity(sid, r.identity.sap_instance, r.identity.features)
+        self._last = results
+        return results

@@ -1,0 +1,268 @@
+"""The sapcontrol collector on recorded answers: discovery, methods by features, every metric
+in our vocabulary, the golden exposition, promtool, and no secret in a label or a log."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from exporters.collectors.base import ExporterCollector
+from exporters.collectors.sapcontrol import SAPControlCollector, wp_activity
+from exporters.model.engine import Simulation
+from exporters.sapcontrol.settings import SAPControlSettings
+from exporters.sources.model import ModelSource
+from exporters.sources.sapcontrol import SAPControlScraper
+from tests.collectors.exposition import differences
+from tests.promtool import promtool_path
+from tests.sapcontrol.conftest import PASSWORD, USER
+
+GOLDEN = Path(__file__).parents[1] / "golden" / "sapcontrol.prom"
+
+
+def _collector(client_factory, **over) -> SAPControlCollector:
+    settings = SAPControlSettings(
+        discover="http://sapapp1:50013/",
+        username=USER,
+        password=PASSWORD,
+        timeout_s=2.0,
+        **over,
+    )
+    scraper = SAPControlScraper(settings, client_factory=client_factory, clock=lambda: 0.0)
+    return SAPControlCollector(scraper, clock=lambda: 0.0)
+
+
+def _samples(text: str) -> dict[tuple, float]:
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def _get(samples, name, **labels) -> float:
+    return samples[(name, tuple(sorted(labels.items())))]
+
+
+@pytest.fixture
+def exposition(client_factory) -> str:
+    registry = CollectorRegistry()
+    collector = _collector(client_factory)
+    registry.register(collector)
+    text = generate_latest(registry).decode()
+    collector.source.close()
+    return text
+
+
+def test_discovery_finds_the_system_from_one_instance(exposition: str) -> None:
+    s = _samples(exposition)
+    up = {k[1]: v for k, v in s.items() if k[0] == "sap_up"}
+    assert up == {
+        (("sap_instance", "sapapp1_D00"), ("sid", "EPP"), ("source", "sapcontrol")): 1.0,
+        (("sap_instance", "sapapp2_D00"), ("sid", "EPP"), ("source", "sapcontrol")): 1.0,
+        (("sap_instance", "sapascs_ASCS01"), ("sid", "EPP"), ("source", "sapcontrol")): 1.0,
+        # Never seen answering: named by SAP's convention for its features, and down.
+        (("sap_instance", "sapers_ERS02"), ("sid", "EPP"), ("source", "sapcontrol")): 0.0,
+    }
+    assert _get(s, "sap_sapcontrol_discovery_success") == 1.0
+    assert _get(s, "sap_instance_status", sid="EPP", sap_instance="sapapp2_D00") == 3.0
+
+
+def test_methods_follow_what_the_instance_runs(client_factory, system) -> None:
+    collector = _collector(client_factory)
+    list(collector.families(collector.read()))
+    by_host: dict[str, set[str]] = {}
+    for host, op, _ in system.calls:
+        by_host.setdefault(host, set()).add(op)
+    assert by_host["sapapp1"] >= {"ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree"}
+    assert "EnqGetStatistic" not in by_host["sapapp1"]
+    assert by_host["sapascs"] == {"GetInstanceProperties", "GetProcessList", "EnqGetStatistic"}
+    # Identities are cached: a second scrape does not ask GetInstanceProperties again.
+    system.calls.clear()
+    list(collector.families(collector.read()))
+    assert not [c for c in system.calls if c[1] == "GetInstanceProperties"]
+
+
+def test_work_processes_by_type_status_and_activity(exposition: str) -> None:
+    s = _samples(exposition)
+    inst = {"sid": "EPP", "sap_instance": "sapapp1_D00"}
+    wp = {
+        st: _get(s, "sap_work_processes", **inst, type="DIA", status=st)
+        for st in ("wait", "run", "hold", "stopped", "ended")
+    }
+    assert wp == {"wait": 2.0, "run": 5.0, "hold": 2.0, "stopped": 1.0, "ended": 0.0}
+    act = {
+        a: _get(s, "sap_work_processes_activity", **inst, type="DIA", activity=a)
+        for a in ("roll_in", "roll_out", "load_gen", "db_request", "enqueue", "processing", "hold")
+    }
+    assert act == {
+        "roll_in": 1.0,
+        "roll_out": 1.0,
+        "load_gen": 1.0,
+        "db_request": 1.0,
+        "enqueue": 1.0,
+        "processing": 1.0,
+        "hold": 2.0,  # on hold for RFC, and the stopped one
+    }
+    assert _get(s, "sap_work_processes_activity", **inst, type="UPD", activity="db_request") == 1
+    # Known combinations start at 0 for every type the instance runs.
+    assert _get(s, "sap_work_processes", **inst, type="BTC", status="run") == 0.0
+    assert _get(s, "sap_work_processes_cpu_seconds_total", **inst, type="SPO") == 4428.0
+
+
+def test_dispatcher_queues_gauges_and_counters(exposition: str) -> None:
+    s = _samples(exposition)
+    q = {"sid": "EPP", "sap_instance": "sapapp1_D00", "queue": "ABAP/DIA"}
+    assert _get(s, "sap_dispatcher_queue_length", **q) == 5
+    assert _get(s, "sap_dispatcher_queue_peak", **q) == 35
+    assert _get(s, "sap_dispatcher_queue_capacity", **q) == 14000
+    assert _get(s, "sap_dispatcher_queue_writes_total", **q) == 479801
+    assert _get(s, "sap_dispatcher_queue_reads_total", **q) == 479796
+    # dpmon's counters are xsd:int: a wrapped (negative) one reads as unsigned.
+    up2 = {**q, "queue": "ABAP/UP2"}
+    assert _get(s, "sap_dispatcher_queue_writes_total", **up2) == 2**32 - 2147483000
+
+
+def test_enqueue_statistics(exposition: str) -> None:
+    s = _samples(exposition)
+    e = {"sid": "EPP", "sap_instance": "sapascs_ASCS01"}
+    assert _get(s, "sap_enqueue_table_entries", **e, table="locks") == 4
+    assert _get(s, "sap_enqueue_table_entries_peak", **e, table="arguments") == 104
+    assert _get(s, "sap_enqueue_table_entries_capacity", **e, table="owners") == 56415
+    assert _get(s, "sap_enqueue_requests_total", **e, operation="enqueue") == 109408
+    assert _get(s, "sap_enqueue_requests_total", **e, operation="dequeue_all") == 150372
+    assert _get(s, "sap_enqueue_errors_total", **e, operation="dequeue") == 0
+    assert _get(s, "sap_enqueue_rejects_total", **e) == 4
+    assert _get(s, "sap_enqueue_lock_time_seconds_total", **e) == pytest.approx(174.574351)
+    assert _get(s, "sap_enqueue_server_time_seconds_total", **e) == pytest.approx(181.03)
+    assert _get(s, "sap_enqueue_replication_state", **e) == 1.0
+    # Enqueue statistics come only from where the enqueue server runs.
+    assert not [k for k in s if k[0].startswith("sap_enqueue") and "sapapp1_D00" in str(k)]
+
+
+def test_ccms_values_in_base_units_and_dash_left_out(exposition: str) -> None:
+    s = _samples(exposition)
+    i = {"sid": "EPP", "sap_instance": "sapapp1_D00"}
+    assert _get(s, "sap_ccms_dialog_response_time_seconds", **i) == pytest.approx(0.25)
+    assert _get(s, "sap_ccms_dialog_queue_time_seconds", **i) == pytest.approx(0.062)
+    assert _get(s, "sap_ccms_dialog_db_request_time_seconds", **i) == pytest.approx(0.18)
+    assert _get(s, "sap_ccms_dialog_steps_per_second", **i) == pytest.approx(21.0)
+    assert _get(s, "sap_ccms_dialog_users_logged_in", **i) == 97
+    assert _get(s, "sap_ccms_dialog_utilisation_ratio", **i) == pytest.approx(0.35)
+    assert _get(s, "sap_ccms_update_response_time_seconds", **i) == pytest.approx(0.943)
+    # RollTime reads "-": no sample (not 0), its node still shows its colour.
+    assert not [k for k in s if k[0] == "sap_ccms_dialog_roll_time_seconds"]
+    assert _get(s, "sap_ccms_node_state", **i, node="Dialog/RollTime") == 1.0
+    assert _get(s, "sap_ccms_node_state", **i, node="Dialog/QueueTime") == 3.0
+
+
+def test_process_status_lights(exposition: str) -> None:
+    s = _samples(exposition)
+    assert (
+        _get(s, "sap_process_status", sid="EPP", sap_instance="sapapp1_D00", process="disp+work")
+        == 3
+    )
+    assert (
+        _get(s, "sap_process_status", sid="EPP", sap_instance="sapascs_ASCS01", process="enserver")
+        == 2
+    )
+
+
+def test_a_protected_method_without_credentials_fails_alone(client_factory, system) -> None:
+    def no_auth(endpoint):
+        return client_factory(endpoint, auth=None)
+
+    collector = SAPControlCollector(
+        SAPControlScraper(
+            SAPControlSettings(discover="http://sapapp1:50013/", timeout_s=2.0),
+            client_factory=no_auth,
+        )
+    )
+    registry = CollectorRegistry()
+    registry.register(collector)
+    s = _samples(generate_latest(registry).decode())
+    inst = {"sid": "EPP", "sap_instance": "sapapp1_D00"}
+    assert _get(s, "sap_up", **inst, source="sapcontrol") == 1.0  # it answered: 401
+    assert _get(s, "sap_sapcontrol_request_success", **inst, method="GetProcessList") == 1.0
+    assert _get(s, "sap_sapcontrol_request_success", **inst, method="ABAPGetWPTable") == 0.0
+
+
+def test_credentials_never_in_labels_or_logs(client_factory, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+
+    def wrong(endpoint):
+        return client_factory(endpoint, auth=(USER, "not-" + PASSWORD))
+
+    settings = SAPControlSettings(
+        discover="http://sapapp1:50013/", username=USER, password=PASSWORD, timeout_s=2.0
+    )
+    for factory in (client_factory, wrong):
+        registry = CollectorRegistry()
+        registry.register(SAPControlCollector(SAPControlScraper(settings, client_factory=factory)))
+        text = generate_latest(registry).decode()
+        assert PASSWORD not in text and USER not in text
+    assert "401" in caplog.text  # the failure is logged...
+    assert PASSWORD not in caplog.text  # ...without the secret
+    assert PASSWORD not in repr(settings)
+
+
+def test_classification_of_sm50_rows() -> None:
+    row = {"Status": "Running", "Reason": "", "Action": "Direct Read"}
+    assert wp_activity(row) == "db_request"
+    assert wp_activity({**row, "Status": "Waiting"}) is None
+    assert wp_activity({**row, "Status": "On Hold", "Reason": "ENQ", "Action": ""}) == "enqueue"
+    assert wp_activity({**row, "Action": "Generating"}) == "load_gen"
+
+
+def test_inside_the_exporter_sap_up_is_one_family(client_factory) -> None:
+    sim = Simulation("sd-benchmark-2003", seed=3)
+    registry = CollectorRegistry()
+    registry.register(
+        ExporterCollector(
+            ModelSource(sim.snapshot), {"sapcontrol": _collector(client_factory)}, clock=lambda: 0.0
+        )
+    )
+    text = generate_latest(registry).decode()
+    assert text.count("# TYPE sap_up gauge") == 1
+    s = _samples(text)
+    assert _get(s, "sap_up", sid="BMK") == 1.0  # the model's own
+    assert _get(s, "sap_up", sid="EPP", sap_instance="sapapp1_D00", source="sapcontrol") == 1.0
+    assert _get(s, "sap_scrape_collector_success", collector="sapcontrol") == 1.0
+
+
+def test_exposition_matches_golden_file(exposition: str) -> None:
+    """WLMON_UPDATE_GOLDEN=1 rewrites tests/golden/sapcontrol.prom after a deliberate change."""
+    if os.environ.get("WLMON_UPDATE_GOLDEN") == "1":
+        GOLDEN.write_text(exposition)
+    problems = differences(exposition, GOLDEN.read_text())
+    assert not problems, "\n".join(problems[:40])
+
+
+def test_promtool_check_metrics_is_clean(exposition: str) -> None:
+    result = subprocess.run(
+        [promtool_path(), "check", "metrics"],
+        input=exposition,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip() == "" and result.stderr.strip() == ""
+
+
+def test_a_recent_reading_is_shared_when_cache_s_is_set(client_factory, system) -> None:
+    collector = _collector(client_factory, cache_s=60.0)
+    list(collector.families(collector.read()))
+    calls = len(system.calls)
+    list(collector.families(collector.read()))
+    assert len(system.calls) == calls  # the second scrape reused the first reading
+    uncached = _collector(client_factory)
+    list(uncached.families(uncached.read()))
+    before = len(system.calls)
+    list(uncached.families(uncached.read()))
+    assert len(system.calls) > before

@@ -1,0 +1,111 @@
+"""One instance hangs mid-scrape, another is gone: the scrape still answers within the
+per-instance deadline, those two read sap_up 0, every other instance is complete."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from exporters.collectors.sapcontrol import SAPControlCollector
+from exporters.model.engine import Simulation
+from exporters.sapcontrol.settings import SAPControlSettings
+from exporters.sapstartsrv.landscape import ModelLandscape
+from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
+from exporters.sources.sapcontrol import SAPControlScraper
+
+TIMEOUT_S = 2.0
+HUNG, GONE = "penguin3_D01", "penguin7_D02"
+
+
+def _series(text: str) -> dict[str, dict[str, set[str]]]:
+    """metric -> sap_instance -> label sets, and sap_up values."""
+    out: dict[str, dict[str, set]] = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            inst = s.labels.get("sap_instance")
+            if inst:
+                out.setdefault(s.name, {}).setdefault(inst, set()).add(s.value)
+    return out
+
+
+@pytest.fixture(scope="module")
+def fleet():
+    sim = Simulation("sd-benchmark-2003", seed=11)
+    sim.run(120)
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    fleet = SapStartSrvFleet(land, credentials=Credentials("bmkadm", "pw")).start()
+    yield fleet
+    fleet.stop()
+
+
+def test_a_hung_and_a_stopped_instance_cost_at_most_the_deadline(fleet) -> None:
+    settings = SAPControlSettings(
+        discover=fleet.url("penguin2_D00"),
+        hosts={"*": "127.0.0.1"},
+        username="bmkadm",
+        password="pw",
+        timeout_s=TIMEOUT_S,
+    )
+    collector = SAPControlCollector(SAPControlScraper(settings))
+    registry = CollectorRegistry()
+    registry.register(collector)
+    start = time.perf_counter()
+    healthy = _series(generate_latest(registry).decode())
+    healthy_s = time.perf_counter() - start
+    assert set(healthy["sap_up"]) == set(fleet.urls()) and healthy["sap_up"][HUNG] == {1.0}
+
+    # HUNG answers its process list, then hangs in the middle of the scrape.
+    app = fleet.apps[HUNG]
+    answer = app._answer
+
+    def hang_after_first_call(operation, params):
+        if operation != "GetProcessList":
+            app.stall.set()
+            app.release.wait(60)
+        return answer(operation, params)
+
+    app._answer = hang_after_first_call
+    fleet.stop_instance(GONE)
+    try:
+        start = time.perf_counter()
+        text = generate_latest(registry).decode()
+        elapsed = time.perf_counter() - start
+    finally:
+        app._answer = answer
+        fleet.stall_instance(HUNG, False)
+        fleet.start_instance(GONE)
+    print(
+        f"scrape: healthy {healthy_s:.2f} s, one hung + one stopped {elapsed:.2f} s, "
+        f"deadline {TIMEOUT_S:.1f} s"
+    )
+    assert elapsed < TIMEOUT_S + 1.0
+    s = _series(text)
+    assert s["sap_up"][HUNG] == {0.0} and s["sap_up"][GONE] == {0.0}
+    others = set(fleet.urls()) - {HUNG, GONE}
+    assert all(s["sap_up"][i] == {1.0} for i in others)
+    abap = {i for i in others if "ASCS" not in i}
+    for metric in (
+        "sap_work_processes",
+        "sap_work_processes_activity",
+        "sap_dispatcher_queue_writes_total",
+        "sap_ccms_dialog_queue_time_seconds",
+        "sap_process_status",
+    ):
+        assert set(s[metric]) == abap | (
+            {"penguin1_ASCS01"} if metric == "sap_process_status" else set()
+        )
+    assert set(s["sap_enqueue_requests_total"]) == {"penguin1_ASCS01"}
+    # Down instances export nothing beyond their up/meta series.
+    assert HUNG not in s["sap_work_processes"] and GONE not in s["sap_process_status"]
+    # The hung call shows where it stopped.
+    calls = s["sap_sapcontrol_request_success"][HUNG]
+    assert calls == {1.0, 0.0}
+
+    # Back again: the same names, every instance up.
+    again = _series(generate_latest(registry).decode())
+    assert all(v == {1.0} for v in again["sap_up"].values())
+    assert set(again["sap_up"]) == set(fleet.urls())
+    collector.source.close()

@@ -1,0 +1,52 @@
+"""Settings of the sapcontrol source and the model's sapstartsrv: lists, secrets, files."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from exporters.sapcontrol.client import Endpoint
+from exporters.sapcontrol.settings import SAPControlSettings, SapStartSrvSettings
+from exporters.sources.sapcontrol import SAPControlScraper
+
+
+def test_endpoints_from_a_comma_list_and_secrets_from_a_file(monkeypatch, tmp_path) -> None:
+    secret = tmp_path / "pw"
+    secret.write_text("from-a-file\n")
+    monkeypatch.setenv(
+        "WLMON_SAPCONTROL_ENDPOINTS", "http://sapapp1:50013/, unix:/tmp/.sapstream50013"
+    )
+    monkeypatch.setenv("WLMON_SAPCONTROL_USERNAME", "eppadm")
+    monkeypatch.setenv("WLMON_SAPCONTROL_PASSWORD_FILE", str(secret))
+    monkeypatch.setenv("WLMON_SAPCONTROL_HOSTS", '{"*": "127.0.0.1"}')
+    s = SAPControlSettings()
+    assert s.endpoints == ["http://sapapp1:50013/", "unix:/tmp/.sapstream50013"]
+    assert s.auth == ("eppadm", "from-a-file")
+    assert "from-a-file" not in repr(s) and "from-a-file" not in str(s.model_dump())
+    targets = SAPControlScraper(s).targets()
+    assert targets[1].endpoint == Endpoint("http://localhost/", uds="/tmp/.sapstream50013")
+
+
+def test_a_password_needs_a_user(monkeypatch) -> None:
+    monkeypatch.setenv("WLMON_SAPCONTROL_PASSWORD", "x")
+    with pytest.raises(ValidationError, match="USERNAME"):
+        SAPControlSettings()
+
+
+def test_credentials_in_an_endpoint_url_are_refused() -> None:
+    with pytest.raises(ValueError, match="credentials"):
+        Endpoint("http://eppadm:secret@sapapp1:50013/")
+
+
+def test_the_model_sapstartsrv_is_off_unless_enabled(monkeypatch) -> None:
+    assert SapStartSrvSettings().enabled is False
+    monkeypatch.setenv("WLMON_SAPSTARTSRV_TLS_CERT", "/x.pem")
+    with pytest.raises(ValidationError, match="TLS_KEY"):
+        SapStartSrvSettings()
+
+
+def test_the_collector_defaults_to_the_models_own_endpoints(monkeypatch) -> None:
+    monkeypatch.setenv("WLMON_SAPSTARTSRV_ENABLED", "true")
+    monkeypatch.setenv("WLMON_SAPSTARTSRV_BASE_PORT", "52013")
+    scraper = SAPControlScraper.from_settings()
+    assert scraper.settings.discover == "http://127.0.0.1:52013/"
