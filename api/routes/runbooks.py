@@ -2,46 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import lru_cache
-from pathlib import Path
-
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
-from jinja2 import Environment, PackageLoader, Template
-from markdown_it import MarkdownIt
-from markdown_it.renderer import RendererHTML
-from markdown_it.token import Token
-from markdown_it.utils import EnvType, OptionsDict
-from markupsafe import Markup
 
-from exporters.vocabulary import section_id
+from api.services import runbooks as service
 
-RUNBOOKS = Path(__file__).resolve().parents[2] / "alerts" / "runbooks.md"
 router = APIRouter(prefix="/runbooks", tags=["runbooks"])
-
-
-def _heading_open(
-    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
-) -> str:
-    # The id the rules' runbook_url names: the alert name in lower case.
-    tokens[idx].attrSet("id", section_id(tokens[idx + 1].content))
-    return self.renderToken(tokens, idx, options, env)
-
-
-@lru_cache
-def _page() -> Template:
-    return Environment(loader=PackageLoader("api", "templates"), autoescape=True).get_template(
-        "runbooks.html"
-    )
-
-
-def render(markdown: str) -> str:
-    """The page. markdown-it escapes the text and, with html off, any HTML in the Markdown,
-    so its output is safe to insert unescaped."""
-    md = MarkdownIt("commonmark", {"html": False})
-    md.add_render_rule("heading_open", _heading_open)
-    return _page().render(body=Markup(md.render(markdown)))
 
 
 @router.get(
@@ -51,5 +17,4 @@ def render(markdown: str) -> str:
     responses={200: {"content": {"text/html": {}}, "description": "alerts/runbooks.md as HTML"}},
 )
 def runbooks() -> HTMLResponse:
-    # Read per request: an edited runbook is served without restarting the API.
-    return HTMLResponse(render(RUNBOOKS.read_text()))
+    return HTMLResponse(service.page())

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, RunbookSettings
 from api.config import Settings
 from api.main import create_app
-from api.routes.runbooks import render
+from api.services.runbooks import render
 from exporters.vocabulary import section_id
 
 ALERTS = Path(__file__).resolve().parents[2] / "alerts"
