@@ -20,6 +20,7 @@ import binascii
 import hmac
 import logging
 import os
+import random
 import secrets
 import socket
 import ssl
@@ -377,13 +378,15 @@ class SapStartSrvFleet:
 
 
 def free_port_block(count: int, host: str = "127.0.0.1") -> int:
-    """A base port with `count` consecutive free ports after it (tests, the stack)."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind((host, 0))
-            base = probe.getsockname()[1]
-        if base + count >= 65535:
-            continue
+    """A base port with `count` consecutive free ports after it (tests, the stack).
+
+    The block lies below the kernel's ephemeral range: a port released by the probe there
+    cannot be handed to another socket bound to port 0 (another service's port picked
+    meanwhile, an outgoing connection) before the listeners take it."""
+    low = _ephemeral_low()
+    candidates = list(range(10_000, max(10_001, low - count)))
+    random.shuffle(candidates)
+    for base in candidates[:200]:
         socks = []
         try:
             for k in range(count):
@@ -396,7 +399,15 @@ def free_port_block(count: int, host: str = "127.0.0.1") -> int:
         finally:
             for s in socks:
                 s.close()
-    raise OSError(f"no block of {count} free ports on {host}")
+    raise OSError(f"no block of {count} free ports on {host} below {low}")
+
+
+def _ephemeral_low(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> int:
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default where the setting cannot be read
 
 
 def fleet_from_settings(
