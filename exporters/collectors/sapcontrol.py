@@ -104,6 +104,8 @@ class Target:
     nr: int = -1
     features: str = ""
     dispstatus: str = ""
+    # False: reached over plain HTTP although found over HTTPS, so no password is sent.
+    credentials: bool = True
 
 
 @dataclass
@@ -139,10 +141,12 @@ def guess_instance_name(features: str, nr: int) -> str:
 @dataclass(frozen=True)
 class SAPControlReading:
     """One reading of every instance; `discovery` is whether the discovery instance's
-    GetSystemInstanceList answered, None when the instances are configured, not found."""
+    GetSystemInstanceList answered, None when the instances are configured, not found;
+    `complete` is False when discovery failed with no instance list known."""
 
     instances: list[InstanceResult]
     discovery: bool | None = None
+    complete: bool = True
 
 
 class SAPControlSource(Protocol):
@@ -217,6 +221,9 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             for r in reading.instances
         ]
 
+    def succeeded(self, reading: SAPControlReading) -> bool:
+        return reading.complete
+
     def collect(self) -> Iterator[Metric]:
         """Standalone use (a registry of its own, no model): its families and meta-metrics."""
         start = self.clock()
@@ -232,7 +239,7 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             "1 if the collector succeeded in this scrape.",
             labels=["collector"],
         )
-        ok.add_metric([self.name], 1.0)
+        ok.add_metric([self.name], 1.0 if self.succeeded(reading) else 0.0)
         dur = GaugeMetricFamily(
             "sap_scrape_collector_duration_seconds",
             "Time the collector took in this scrape.",

@@ -174,7 +174,7 @@ def test_process_status_lights(exposition: str) -> None:
 
 
 def test_a_protected_method_without_credentials_fails_alone(client_factory, system) -> None:
-    def no_auth(endpoint):
+    def no_auth(endpoint, auth):
         return client_factory(endpoint, auth=None)
 
     collector = SAPControlCollector(
@@ -195,7 +195,7 @@ def test_a_protected_method_without_credentials_fails_alone(client_factory, syst
 def test_credentials_never_in_labels_or_logs(client_factory, caplog) -> None:
     caplog.set_level(logging.DEBUG)
 
-    def wrong(endpoint):
+    def wrong(endpoint, auth):
         return client_factory(endpoint, auth=(USER, "not-" + PASSWORD))
 
     settings = SAPControlSettings(
