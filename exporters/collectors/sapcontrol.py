@@ -92,6 +92,12 @@ ENQ_REQUESTS = {
     "verify": "verify-requests",
 }
 ENQ_TABLE = {"locks": "locks", "owners": "owner", "arguments": "arguments"}
+# ICM thread status texts (SMICM: "Available", older releases "Free"; "Running").
+ICM_THREAD_STATUS = {"available": "free", "free": "free", "running": "running"}
+ICM_THREAD_STATUSES = ("free", "running")
+# Bounded labels of ICM connections: anything else reads "other".
+ICM_PROTOCOLS = ("http", "https", "smtp")
+ICM_ROLES = ("server", "client")
 INT32 = 2**32
 
 
@@ -302,6 +308,8 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
                 "GetQueueStatistic": self._queues,
                 "EnqGetStatistic": self._enqueue,
                 "GetAlertTree": self._ccms,
+                "ICMGetThreadList": self._icm_threads,
+                "ICMGetConnectionList": self._icm_connections,
             }.get(method)
             if fill is not None:
                 fill(g, base, payload)
@@ -392,6 +400,47 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             cap.add_metric(key, float(row["Max"]))
             writes.add_metric(key, float(unsigned(row["Writes"])))
             reads.add_metric(key, float(unsigned(row["Reads"])))
+
+    @staticmethod
+    def _icm_threads(g: _Families, base: list[str], rows: list[Record]) -> None:
+        by_status = g.gauge(
+            "sap_icm_threads",
+            "ICM worker threads by status (ICMGetThreadList, SMICM): free (Available) or "
+            "running; other for any other status text.",
+            [*LABELS, "status"],
+        )
+        counts = dict.fromkeys(ICM_THREAD_STATUSES, 0)
+        for row in rows:
+            status = ICM_THREAD_STATUS.get(str(row["status"]).strip().lower(), "other")
+            counts[status] = counts.get(status, 0) + 1
+        for status, n in counts.items():
+            by_status.add_metric([*base, status], float(n))
+        g.counter(
+            "sap_icm_requests",
+            "Requests the ICM's current worker threads processed (ICMGetThreadList requests "
+            "summed); threads ICM ends take their count with them, which rate() reads as a "
+            "reset.",
+        ).add_metric(base, float(sum(int(row["requests"]) for row in rows)))
+
+    @staticmethod
+    def _icm_connections(g: _Families, base: list[str], rows: list[Record]) -> None:
+        fam = g.gauge(
+            "sap_icm_connections",
+            "Network connections the ICM handles now (ICMGetConnectionList) by protocol "
+            "(http, https, smtp, other) and role (server: incoming, client: outgoing).",
+            [*LABELS, "protocol", "role"],
+        )
+        counts = {(p, r): 0 for p in ICM_PROTOCOLS for r in ICM_ROLES}
+        for row in rows:
+            proto = str(row["protocol"]).strip().lower()
+            role = str(row["role"]).strip().lower()
+            key = (
+                proto if proto in ICM_PROTOCOLS else "other",
+                role if role in ICM_ROLES else "other",
+            )
+            counts[key] = counts.get(key, 0) + 1
+        for (proto, role), n in counts.items():
+            fam.add_metric([*base, proto, role], float(n))
 
     @staticmethod
     def _enqueue(g: _Families, base: list[str], stat: Record) -> None:

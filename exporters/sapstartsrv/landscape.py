@@ -19,6 +19,9 @@ and its cumulative counters:
   time accumulated from the enqueue server's service and queueing time. A slow network
   to the enqueue server is not seen here (as on a real system): it shows as work
   processes on hold for ENQ on the dialog instances.
+- ICMGetThreadList / ICMGetConnectionList: the ICM of a dialog instance is idle, as in the
+  SD benchmark, whose users come through SAP GUI and the dispatcher, not HTTP: its worker
+  threads are all "Available" with no requests and it holds no connections.
 - GetAlertTree: the CCMS R3Services/Dialog values as sapstartsrv returns them (`description`
   "123 msec", "/min", "%"), averaged over the last CCMS interval of simulated time.
 """
@@ -45,6 +48,7 @@ DIALOG_FEATURES = "ABAP|GATEWAY|ICMAN|IGS"
 ASCS_FEATURES = "MESSAGESERVER|ENQUE"
 QUEUE_MAX = 14000  # rdisp/elem_per_queue as dpmon and sap_host_exporter's samples show it
 ICM_QUEUE_MAX = 6000
+ICM_THREADS = 10  # worker threads the model's ICM keeps (SMICM's thread list)
 ENQ_TABLE_MAX = 56415  # lock table entries, the figure in sap_host_exporter's samples
 # Queue types a dialog instance's dispatcher lists (dpmon), in its order.
 QUEUES = ("ABAP/NOWP", "ABAP/DIA", "ABAP/UPD", "ABAP/ENQ", "ABAP/BTC", "ABAP/SPO", "ABAP/UP2")
@@ -98,6 +102,10 @@ class InstanceInfo:
     @property
     def enqueue(self) -> bool:
         return "ENQUE" in self.features.split("|")
+
+    @property
+    def icm(self) -> bool:
+        return "ICMAN" in self.features.split("|")
 
 
 def _nr(instance_name: str) -> int:
@@ -460,6 +468,25 @@ class ModelLandscape:
                     }
                 )
             return rows
+
+    # ------------------------------------------------------------------ ICM
+    def icm_thread_list(self, inst: InstanceInfo) -> list[Record]:
+        if not inst.icm:
+            return []
+        base_tid = 20000 + 100 * (inst.index + 1)
+        return [
+            {
+                "name": f"Thread {k}",
+                "id": str(base_tid + k),
+                "requests": 0,
+                "status": "Available",
+                "requesttype": "",
+            }
+            for k in range(ICM_THREADS)
+        ]
+
+    def icm_connection_list(self, inst: InstanceInfo) -> list[Record]:
+        return []
 
     # ------------------------------------------------------------------ enqueue server
     def enq_statistic(self) -> Record:

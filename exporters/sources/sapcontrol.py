@@ -153,13 +153,17 @@ class SAPControlScraper:
 
     @staticmethod
     def methods(features: str) -> list[str]:
-        """The web methods worth calling on an instance running `features`."""
+        """The web methods worth calling on an instance running `features`. GATEWAY has
+        none: the WSDL wlmon follows has no gateway method (its gwrd light comes from
+        GetProcessList)."""
         feats = set(features.split("|"))
         out = ["GetProcessList"]
         if "ABAP" in feats:
             out += ["ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree"]
         elif "ICMAN" in feats:
             out.append("GetQueueStatistic")
+        if "ICMAN" in feats:
+            out += ["ICMGetThreadList", "ICMGetConnectionList"]
         if "ENQUE" in feats:
             out.append("EnqGetStatistic")
         return out

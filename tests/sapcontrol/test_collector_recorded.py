@@ -266,3 +266,27 @@ def test_a_recent_reading_is_shared_when_cache_s_is_set(client_factory, system) 
     before = len(system.calls)
     list(uncached.families(uncached.read()))
     assert len(system.calls) > before
+
+
+def test_icm_threads_by_status_requests_and_connections(exposition: str) -> None:
+    s = _samples(exposition)
+    i = {"sid": "EPP", "sap_instance": "sapapp1_D00"}
+    assert _get(s, "sap_icm_threads", **i, status="free") == 8
+    assert _get(s, "sap_icm_threads", **i, status="running") == 2
+    # Every thread's `requests` summed: 8 idle ones (4000 + 37k) and the two running ones.
+    assert _get(s, "sap_icm_requests_total", **i) == 8 * 4000 + 37 * 40 + 5121 + 4980
+    conns = {
+        (p, r): _get(s, "sap_icm_connections", **i, protocol=p, role=r)
+        for p in ("http", "https", "smtp")
+        for r in ("server", "client")
+    }
+    assert conns == {
+        ("http", "server"): 1,
+        ("http", "client"): 1,
+        ("https", "server"): 2,
+        ("https", "client"): 0,
+        ("smtp", "server"): 0,
+        ("smtp", "client"): 0,
+    }
+    # The ASCS runs no ICM: nothing asked, nothing exported.
+    assert not [k for k in s if k[0].startswith("sap_icm") and "sapascs_ASCS01" in str(k)]

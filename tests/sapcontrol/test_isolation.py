@@ -92,6 +92,7 @@ def test_a_hung_and_a_stopped_instance_cost_at_most_the_deadline(fleet) -> None:
         "sap_work_processes_activity",
         "sap_dispatcher_queue_writes_total",
         "sap_ccms_dialog_queue_time_seconds",
+        "sap_icm_threads",
         "sap_process_status",
     ):
         assert set(s[metric]) == abap | (
