@@ -62,11 +62,19 @@ DB_ACTIONS = {
 }
 WP_TYPES = ("DIA", "UPD", "UP2", "BTC", "SPO", "ENQ")
 
-# CCMS nodes read as gauges: (path suffix, metric, what it mirrors). The dialog values are
+# CCMS nodes read as gauges: (path suffix, metric, what it mirrors); where two suffixes
+# give one metric, the first found is read. The dialog values are
 # averages over the monitor's last interval (RZ20), so they stay gauges; recording rules
 # weigh them by the interval's dialog steps (alerts/sapcontrol.rules.yml).
 CCMS_GAUGES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("Dialog", "ResponseTime"), "dialog_response_time_seconds", "dialog response time"),
+    # Trees built from the "Dialog Overview" monitor name it flat (observIQ's samples).
+    (("ResponseTimeDialog",), "dialog_response_time_seconds", "dialog response time"),
+    (
+        ("ResponseTimeDialogRFC",),
+        "dialog_rfc_response_time_seconds",
+        "response time of dialog and RFC steps",
+    ),
     (("Dialog", "QueueTime"), "dialog_queue_time_seconds", "wait in the dispatcher queue"),
     (("Dialog", "Load+GenTime"), "dialog_load_gen_time_seconds", "program load+generation"),
     (("Dialog", "RollTime"), "dialog_roll_time_seconds", "roll time of the user context"),
@@ -514,15 +522,17 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             "3 yellow, 4 red.",
             [*LABELS, "node"],
         )
+        read: set[str] = set()
         for suffix, metric, what in CCMS_GAUGES:
             fam = g.gauge(
                 f"sap_ccms_{metric}",
                 f"CCMS {'/'.join(suffix)} ({what}) from GetAlertTree: the monitor's average over "
                 "its last interval, in base units. Absent while CCMS shows '-'.",
             )
-            node = ccms.find(nodes, suffix)
+            node = None if metric in read else ccms.find(nodes, suffix)
             if node is None:
                 continue
+            read.add(metric)
             state.add_metric(
                 [*base, "/".join(suffix)], float(STATE_COLOR_CODE.get(node["ActualValue"], 0))
             )

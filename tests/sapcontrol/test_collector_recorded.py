@@ -13,7 +13,15 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporters.collectors.base import ExporterCollector
-from exporters.collectors.sapcontrol import SAPControlCollector, wp_activity
+from exporters.collectors.sapcontrol import (
+    Identity,
+    InstanceResult,
+    SAPControlCollector,
+    SAPControlReading,
+    Target,
+    wp_activity,
+)
+from exporters.sapcontrol.client import Endpoint
 from exporters.model.engine import Simulation
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.model import ModelSource
@@ -290,3 +298,56 @@ def test_icm_threads_by_status_requests_and_connections(exposition: str) -> None
     }
     # The ASCS runs no ICM: nothing asked, nothing exported.
     assert not [k for k in s if k[0].startswith("sap_icm") and "sapascs_ASCS01" in str(k)]
+
+
+def _flat_tree(*nodes: tuple[str, str]) -> list[dict]:
+    """An alert tree as observIQ's samples have it: named nodes under one root."""
+    root = {"name": "EPP", "parent": -1, "ActualValue": "SAPControl-GREEN", "description": ""}
+    rows = [root]
+    for name, text in nodes:
+        rows.append(
+            {"name": name, "parent": 0, "ActualValue": "SAPControl-GREEN", "description": text}
+        )
+    return rows
+
+
+def _ccms_samples(tree: list[dict]) -> dict[tuple, float]:
+    target = Target(Endpoint("http://sapapp1:50013/"))
+    result = InstanceResult(target, Identity("EPP", "sapapp1_D00", "ABAP"), up=True)
+    result.data["GetAlertTree"] = tree
+    registry = CollectorRegistry()
+    registry.register(SAPControlCollector(_Fixed(SAPControlReading([result]))))
+    return _samples(generate_latest(registry).decode())
+
+
+class _Fixed:
+    def __init__(self, reading: SAPControlReading) -> None:
+        self.reading = reading
+
+    def read(self) -> SAPControlReading:
+        return self.reading
+
+
+def test_flat_response_time_nodes_are_read_as_aliases() -> None:
+    i = {"sid": "EPP", "sap_instance": "sapapp1_D00"}
+    s = _ccms_samples(
+        _flat_tree(("ResponseTimeDialog", "15 msec"), ("ResponseTimeDialogRFC", "16 msec"))
+    )
+    assert _get(s, "sap_ccms_dialog_response_time_seconds", **i) == pytest.approx(0.015)
+    assert _get(s, "sap_ccms_dialog_rfc_response_time_seconds", **i) == pytest.approx(0.016)
+    assert _get(s, "sap_ccms_node_state", **i, node="ResponseTimeDialog") == 2.0
+    # Where both exist, Dialog/ResponseTime wins and the alias is not read twice.
+    both = _flat_tree(("Dialog", ""), ("ResponseTimeDialog", "15 msec"))
+    both.append(
+        {
+            "name": "ResponseTime",
+            "parent": 1,
+            "ActualValue": "SAPControl-YELLOW",
+            "description": "250 msec",
+        }
+    )
+    s = _ccms_samples(both)
+    assert _get(s, "sap_ccms_dialog_response_time_seconds", **i) == pytest.approx(0.25)
+    assert not [
+        k for k in s if k[0] == "sap_ccms_node_state" and ("node", "ResponseTimeDialog") in k[1]
+    ]
