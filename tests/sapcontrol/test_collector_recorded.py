@@ -21,8 +21,8 @@ from exporters.collectors.sapcontrol import (
     Target,
     wp_activity,
 )
-from exporters.sapcontrol.client import Endpoint
 from exporters.model.engine import Simulation
+from exporters.sapcontrol.client import Endpoint
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.model import ModelSource
 from exporters.sources.sapcontrol import SAPControlScraper
