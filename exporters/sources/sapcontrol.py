@@ -77,6 +77,8 @@ class SAPControlScraper:
     def read(self) -> SAPControlReading:
         instances = self.scrape()
         discovery = self._discovery.ok if self.settings.discover else None
+        if discovery is None and not self._last_complete:
+            discovery = False  # still no answer, and nothing known to read
         return SAPControlReading(instances, discovery, complete=self._last_complete)
 
     def _make_client(self, endpoint: Endpoint, auth: tuple[str, str] | None) -> SAPControlClient:

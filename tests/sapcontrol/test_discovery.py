@@ -241,3 +241,16 @@ def test_a_bad_discovery_or_endpoint_url_is_a_settings_error(value) -> None:
     for field in ("discover", "endpoints"):
         with pytest.raises(ValidationError, match=f"WLMON_SAPCONTROL_{field.upper()}"):
             SAPControlSettings(**{field: value})
+
+
+def test_a_hung_discovery_at_startup_costs_one_deadline_and_reads_down() -> None:
+    system = Hanging()
+    system.hung.add("sapapp1")
+    settings = SAPControlSettings(discover="http://sapapp1:50013/", timeout_s=0.5)
+    scraper = SAPControlScraper(settings, client_factory=_factory(system))
+    text, elapsed = _scrape(_registry(scraper))
+    scraper.close()
+    assert elapsed < 0.5 + 0.5
+    assert _up(text) == {"http://sapapp1:50013/": 0.0}
+    assert "sap_sapcontrol_discovery_success 0.0" in text
+    assert 'sap_scrape_collector_success{collector="sapcontrol"} 0.0' in text
