@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from exporters.collectors.sapcontrol import SAPControlCollector
 from exporters.model.engine import Simulation
+from exporters.sapcontrol.schema import decode_request
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
@@ -122,7 +123,7 @@ def test_an_instance_stopped_between_two_calls_of_one_scrape(system, client_fact
 
     def stop_after_process_list(request):
         response = original(request)
-        if request.url.host == "sapapp2" and system.calls[-1][1] == "GetProcessList":
+        if request.url.host == "sapapp2" and decode_request(request.content)[0] == "GetProcessList":
             system.down.add("sapapp2")
         return response
 
