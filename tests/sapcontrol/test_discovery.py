@@ -39,6 +39,19 @@ class Hanging(RecordedSystem):
         return super().__call__(request)
 
 
+def _settings(**over) -> SAPControlSettings:
+    """Discovery at sapapp1 with the monitoring user, a 1 s deadline, and `over`."""
+    return SAPControlSettings(
+        **{
+            "discover": "http://sapapp1:50013/",
+            "username": USER,
+            "password": PASSWORD,
+            "timeout_s": 1.0,
+            **over,
+        }
+    )
+
+
 def _factory(system):
     def make(endpoint: Endpoint, auth) -> SAPControlClient:
         return SAPControlClient(endpoint, auth=auth, transport=httpx.MockTransport(system))
@@ -69,11 +82,7 @@ def _registry(scraper) -> CollectorRegistry:
 
 def test_a_hung_discovery_instance_costs_one_deadline_and_is_retried_with_backoff() -> None:
     system = Hanging()
-    settings = SAPControlSettings(
-        discover="http://sapapp1:50013/",
-        username=USER,
-        password=PASSWORD,
-        timeout_s=1.0,
+    settings = _settings(
         discovery_interval_s=0.01,  # due at every scrape while it answers
         discovery_retry_s=60.0,
     )
@@ -104,12 +113,7 @@ def test_a_hung_discovery_instance_costs_one_deadline_and_is_retried_with_backof
 def test_several_discovery_urls_are_tried_in_turn() -> None:
     system = Hanging()
     system.down.add("sapapp1")
-    settings = SAPControlSettings(
-        discover="http://sapapp1:50013/,http://sapapp2:50013/",
-        username=USER,
-        password=PASSWORD,
-        timeout_s=1.0,
-    )
+    settings = _settings(discover="http://sapapp1:50013/,http://sapapp2:50013/")
     scraper = SAPControlScraper(settings, client_factory=_factory(system))
     up = _up(_scrape(_registry(scraper))[0])
     scraper.close()
@@ -124,13 +128,7 @@ def test_several_discovery_urls_are_tried_in_turn() -> None:
 def test_discovery_down_at_startup_reads_the_persisted_list(tmp_path) -> None:
     state = tmp_path / "instances.json"
     system = Hanging()
-    settings = SAPControlSettings(
-        discover="http://sapapp1:50013/",
-        username=USER,
-        password=PASSWORD,
-        timeout_s=1.0,
-        state_file=state,
-    )
+    settings = _settings(state_file=state)
     first = SAPControlScraper(settings, client_factory=_factory(system))
     _scrape(_registry(first))
     first.close()
@@ -207,9 +205,7 @@ ROWS = [
 
 def test_https_discovery_keeps_https_and_never_sends_credentials_over_http() -> None:
     system = _ListedSystem(ROWS)
-    settings = SAPControlSettings(
-        discover="https://sapapp1:50014/", username=USER, password=PASSWORD, timeout_s=1.0
-    )
+    settings = _settings(discover="https://sapapp1:50014/")
     scraper = SAPControlScraper(settings, client_factory=_factory(system))
     urls = {t.endpoint.url for t in scraper.targets()}
     assert urls == {"https://sapapp1:50014/", "http://sapapp2:50013/", "https://sapascs:50114/"}
@@ -222,9 +218,7 @@ def test_https_discovery_keeps_https_and_never_sends_credentials_over_http() -> 
 
 def test_unix_socket_discovery_reads_the_local_instance_through_the_socket() -> None:
     system = _ListedSystem(ROWS)
-    settings = SAPControlSettings(
-        discover="unix:/tmp/.sapstream50013", username=USER, password=PASSWORD, timeout_s=1.0
-    )
+    settings = _settings(discover="unix:/tmp/.sapstream50013")
     scraper = SAPControlScraper(settings, client_factory=_factory(system))
     targets = {t.hostname: t.endpoint for t in scraper.targets()}
     assert targets["sapapp1"] == Endpoint("http://localhost/", uds="/tmp/.sapstream50013")
