@@ -11,6 +11,10 @@ from exporters.vocabulary import DIALOG_RESPONSE_MEAN, per_step_mean
 
 BY = "sum by (sid, sap_instance)"
 CCMS_STEPS = "sap_ccms_dialog_steps_per_second"
+DIA_WRITES = 'sap_dispatcher_queue_writes_total{queue="ABAP/DIA"}'
+# Dialog steps per second per instance: CCMS DialogSteps, or where a system's alert tree
+# has no such node, the rate of ABAP/DIA dispatcher queue writes (one per dialog step).
+STEP_RATE = "sap_instance:sap_dialog_steps_per_second:ccms_or_dia_writes"
 # Series of one instance's dialog work, labelled like the model's so the same alerts read them.
 DIALOG = {"task_type": "dialog", "source": "sapcontrol"}
 # Components CCMS reports as per-step averages over its own interval: component -> CCMS value.
@@ -38,6 +42,9 @@ a system read both ways keeps two distinguishable series. docs/sapcontrol.md der
   table, averaged over 5 minutes, divided by the dialog steps per second (CCMS
   DialogSteps, in the system's own time: the model may run faster than the wall clock),
   is the time a step spends there.
+- Where a system's CCMS tree has no Dialog/DialogSteps node, the step rate (weights and
+  divisor above) falls back to the rate of ABAP/DIA dispatcher queue writes, one per
+  dialog step, in wall-clock time.
 - Dialog steps per second for the NOC: the rate of requests written into the ABAP/DIA
   dispatcher queue (GetQueueStatistic Writes, a real counter, so rate() absorbs resets).
 Idle-safe as recording.rules.yml: no series below min_steps_per_second dialog steps per second.
@@ -55,7 +62,7 @@ def _weighted(value: str) -> str:
 def _per_step(numerator: str, guard: str, by: str = BY) -> str:
     return (
         f"{by} (avg_over_time({numerator}[5m]))\n"
-        f"  / ({by} (avg_over_time({CCMS_STEPS}[5m])) >= {guard})\n"
+        f"  / ({by} (avg_over_time({STEP_RATE}[5m])) >= {guard})\n"
     )
 
 
@@ -64,13 +71,17 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
     rules = [
         _labelled(
             STEPS,
-            f'{BY} (rate(sap_dispatcher_queue_writes_total{{queue="ABAP/DIA"}}[5m]))',
+            f"{BY} (rate({DIA_WRITES}[5m]))",
             DIALOG,
+        ),
+        record(
+            STEP_RATE,
+            f"{BY} ({CCMS_STEPS})\n  or on(sid, sap_instance)\n  {BY} (rate({DIA_WRITES}[5m]))\n",
         ),
         *(
             record(
                 _weighted(value),
-                f"sap_ccms_dialog_{value}_seconds * on(sid, sap_instance) {CCMS_STEPS}",
+                f"sap_ccms_dialog_{value}_seconds * on(sid, sap_instance) {STEP_RATE}",
             )
             for value in CCMS_AVERAGES.values()
         ),

@@ -1,16 +1,14 @@
 """The SAP instances dashboard, from the sapcontrol source: status lights, work processes,
 dispatcher queues, the enqueue server, CCMS dialog values and the source's own health.
 
-`instances()` returns the Grafana dashboard as plain dicts: it keeps its own layout and
-variables (the instances sapstartsrv reports, not the model's), so `dashboard()` hands
-dashboards.build the finished model (written to dashboards/sap/instances.json).
+Laid out like the others (dashboards.layout); only its template variables differ: they
+list the instances sapstartsrv reports, not the model's (dashboards/sap/instances.json).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from dashboards.defaults import PROM, SEL, prom
+from dashboards.defaults import SEL, prom, stat_options, steps
+from dashboards.layout import Dashboard
 
 # Value mappings of sapstartsrv's STATE-COLOR codes (GRAY 1 .. RED 4).
 COLORS = [
@@ -35,58 +33,20 @@ UP = [
 ]
 
 
-def _steps(*pairs) -> dict:
-    return {"mode": "absolute", "steps": [{"value": v, "color": c} for v, c in pairs]}
+# The template variables from the instances sapstartsrv reports, not the model's steps.
+VARIABLES = (
+    ("sid", 'label_values(sap_up{source="sapcontrol"}, sid)'),
+    ("sap_instance", 'label_values(sap_up{source="sapcontrol",sid=~"$sid"}, sap_instance)'),
+    (
+        "task_type",
+        'label_values(sap_instance_task_type:sap_workload_steps:rate5m{sid=~"$sid"}, task_type)',
+    ),
+)
+STAT = stat_options()
 
 
-class _Layout:
-    """Panels left to right, 24 columns a row, ids and refIds in order."""
-
-    def __init__(self) -> None:
-        self.panels: list[dict] = []
-        self.x = self.y = self.row_h = 0
-
-    def add(self, kind: str, title: str, targets: list[dict], w: int, h: int, **extra) -> None:
-        if self.x + w > 24:
-            self.x, self.y, self.row_h = 0, self.y + self.row_h, 0
-        defaults = extra.pop("defaults", {})
-        panel = {
-            "id": len(self.panels) + 1,
-            "type": kind,
-            "title": title,
-            "description": extra.pop("description", ""),
-            "datasource": PROM,
-            "gridPos": {"x": self.x, "y": self.y, "w": w, "h": h},
-            "targets": [{"refId": chr(ord("A") + i), **t} for i, t in enumerate(targets)],
-            "fieldConfig": {"defaults": defaults, "overrides": []},
-            "options": extra.pop("options", {}),
-            **extra,
-        }
-        self.panels.append(panel)
-        self.x += w
-        self.row_h = max(self.row_h, h)
-
-
-def _variable(name: str, query: str) -> dict:
-    return {
-        "name": name,
-        "label": name,
-        "type": "query",
-        "datasource": PROM,
-        "query": {"query": query, "refId": f"{name}-var"},
-        "definition": query,
-        "refresh": 2,
-        "includeAll": True,
-        "multi": True,
-        "allValue": ".*",
-        "sort": 1,
-        "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
-    }
-
-
-def instances() -> dict:
-    d = _Layout()
-    stat = {"reduceOptions": {"calcs": ["lastNotNull"]}, "colorMode": "background"}
+def dashboard() -> Dashboard:
+    d = Dashboard("wlmon-instances", "SAP instances (sapcontrol)", "SAP", ["sapcontrol"], VARIABLES)
     d.add(
         "stat",
         "Instances (sapstartsrv answering)",
@@ -101,12 +61,9 @@ def instances() -> dict:
         5,
         description="sap_up per instance: 0 when its sapstartsrv did not answer within its "
         "deadline (WLMON_SAPCONTROL_TIMEOUT_S).",
-        defaults={
-            "mappings": UP,
-            "color": {"mode": "thresholds"},
-            "thresholds": _steps((None, "red"), (1, "green")),
-        },
-        options={**stat, "textMode": "value_and_name", "graphMode": "none"},
+        mappings=UP,
+        thresholds=steps([(None, "red"), (1, "green")]),
+        options={**STAT, "textMode": "value_and_name"},
     )
     d.add(
         "stat",
@@ -122,12 +79,9 @@ def instances() -> dict:
         7,
         description="dispstatus of each process sapstartsrv started: disp+work turns yellow "
         "when the dialog queue time grows.",
-        defaults={
-            "mappings": COLORS,
-            "color": {"mode": "thresholds"},
-            "thresholds": _steps((None, "#808080"), (2, "green"), (3, "yellow"), (4, "red")),
-        },
-        options={**stat, "textMode": "value_and_name", "graphMode": "none"},
+        mappings=COLORS,
+        thresholds=steps([(None, "#808080"), (2, "green"), (3, "yellow"), (4, "red")]),
+        options={**STAT, "textMode": "value_and_name"},
     )
     d.add(
         "table",
@@ -166,7 +120,7 @@ def instances() -> dict:
         ],
         12,
         10,
-        defaults={"custom": {"stacking": {"mode": "normal"}, "fillOpacity": 40}},
+        custom={"stacking": {"mode": "normal"}, "fillOpacity": 40},
         description="What busy DIA work processes do (Action/Reason in SM50). Averaged and "
         "divided by the dialog step rate, each is the time per step in that activity "
         "(alerts/sapcontrol.rules.yml).",
@@ -200,7 +154,7 @@ def instances() -> dict:
         ],
         12,
         8,
-        defaults={"unit": "reqps"},
+        unit="reqps",
         description="Requests put into each queue (GetQueueStatistic Writes); ABAP/DIA is the "
         "dialog step rate.",
     )
@@ -231,7 +185,7 @@ def instances() -> dict:
         ],
         8,
         8,
-        defaults={"unit": "reqps"},
+        unit="reqps",
     )
     d.add(
         "timeseries",
@@ -250,7 +204,7 @@ def instances() -> dict:
         ],
         8,
         8,
-        defaults={"unit": "ms"},
+        unit="ms",
         description="Server side only: a slow network to the enqueue server shows as dialog "
         "work processes on hold for ENQ, not here.",
     )
@@ -269,7 +223,7 @@ def instances() -> dict:
         ],
         12,
         8,
-        defaults={"unit": "ms"},
+        unit="ms",
         description="GetAlertTree R3Services/Dialog: each value is CCMS's average over its own "
         "last interval.",
     )
@@ -289,11 +243,8 @@ def instances() -> dict:
         [prom(f"count(sap_sapcontrol_request_success{{{SEL}}} == 0) or vector(0)", instant=True)],
         6,
         6,
-        defaults={
-            "color": {"mode": "thresholds"},
-            "thresholds": _steps((None, "green"), (1, "red")),
-        },
-        options={**stat, "graphMode": "none"},
+        thresholds=steps([(None, "green"), (1, "red")]),
+        options=STAT,
         description="A 401 means service/protectedwebmethods protects a method and the "
         "credentials are missing (docs/sapcontrol.md).",
     )
@@ -303,50 +254,6 @@ def instances() -> dict:
         [prom(f"sap_sapcontrol_scrape_duration_seconds{{{SEL}}}", "{{sap_instance}}")],
         18,
         6,
-        defaults={"unit": "s"},
+        unit="s",
     )
-    return {
-        "uid": "wlmon-instances",
-        "title": "SAP instances (sapcontrol)",
-        "tags": ["wlmon", "sapcontrol"],
-        "timezone": "browser",
-        "editable": False,
-        "graphTooltip": 1,
-        "refresh": "30s",
-        "schemaVersion": 38,
-        "version": 1,
-        "time": {"from": "now-1h", "to": "now"},
-        "templating": {
-            "list": [
-                _variable("sid", 'label_values(sap_up{source="sapcontrol"}, sid)'),
-                _variable(
-                    "sap_instance",
-                    'label_values(sap_up{source="sapcontrol",sid=~"$sid"}, sap_instance)',
-                ),
-                _variable(
-                    "task_type",
-                    'label_values(sap_instance_task_type:sap_workload_steps:rate5m{sid=~"$sid"}, '
-                    "task_type)",
-                ),
-            ]
-        },
-        "annotations": {"list": []},
-        "panels": d.panels,
-    }
-
-
-@dataclass(frozen=True)
-class PlainDashboard:
-    """A dashboard given as its finished JSON model."""
-
-    uid: str
-    folder: str
-    model: dict
-
-    def json(self) -> dict:
-        return self.model
-
-
-def dashboard() -> PlainDashboard:
-    model = instances()
-    return PlainDashboard(model["uid"], "SAP", model)
+    return d

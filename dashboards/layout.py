@@ -30,8 +30,18 @@ def _variable(name: str, query: str) -> dict:
 
 
 class Dashboard:
-    def __init__(self, uid: str, title: str, folder: str, tags: list[str]) -> None:
+    def __init__(
+        self,
+        uid: str,
+        title: str,
+        folder: str,
+        tags: list[str],
+        variables: tuple[tuple[str, str], ...] = VARIABLES,
+    ) -> None:
         self.uid, self.title, self.folder, self.tags = uid, title, folder, tags
+        # (name, query) of the template variables; a dashboard of another source names
+        # its own queries for the same variables.
+        self.variables = variables
         self.panels: list[dict] = []
         self.extra_variables: list[dict] = []
         self.annotations: list[dict] = []
@@ -57,6 +67,7 @@ class Dashboard:
         decimals: int | None = None,
         links: list[dict] | None = None,
         overrides: list[dict] | None = None,
+        mappings: list[dict] | None = None,
     ) -> None:
         if self._x + w > 24:
             self._x, self._y = 0, self._y + self._row_h
@@ -72,6 +83,8 @@ class Dashboard:
             defaults["decimals"] = decimals
         if links:
             defaults["links"] = links
+        if mappings:
+            defaults["mappings"] = mappings
         cust = dict(custom or {})
         if show_thresholds:
             cust["thresholdsStyle"] = {"mode": "line+area"}
@@ -97,7 +110,7 @@ class Dashboard:
         self._row_h = max(self._row_h, h)
 
     def json(self) -> dict:
-        templating = [_variable(name, query) for name, query in VARIABLES]
+        templating = [_variable(name, query) for name, query in self.variables]
         return {
             "uid": self.uid,
             "title": self.title,

@@ -51,6 +51,11 @@ class SourceCollector(ABC, Generic[S, R]):
         monitored system and add none."""
         return ()
 
+    def succeeded(self, reading: R) -> bool:
+        """Whether the reading counts as a success (`sap_scrape_collector_success`); a
+        collector whose reading can be partial says when it is not enough."""
+        return True
+
 
 AnySourceCollector = SourceCollector[Any, Any]
 
@@ -94,7 +99,7 @@ class ExporterCollector(Collector):
                 reading = collector.read()
                 out.extend(collector.families(reading))
                 up_samples.extend(collector.up_samples(reading))
-                success[name] = True
+                success[name] = collector.succeeded(reading)
             except Exception:
                 log.exception("collector %s failed", name)
                 success[name] = False

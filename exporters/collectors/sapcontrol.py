@@ -62,11 +62,19 @@ DB_ACTIONS = {
 }
 WP_TYPES = ("DIA", "UPD", "UP2", "BTC", "SPO", "ENQ")
 
-# CCMS nodes read as gauges: (path suffix, metric, what it mirrors). The dialog values are
+# CCMS nodes read as gauges: (path suffix, metric, what it mirrors); where two suffixes
+# give one metric, the first found is read. The dialog values are
 # averages over the monitor's last interval (RZ20), so they stay gauges; recording rules
 # weigh them by the interval's dialog steps (alerts/sapcontrol.rules.yml).
 CCMS_GAUGES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("Dialog", "ResponseTime"), "dialog_response_time_seconds", "dialog response time"),
+    # Trees built from the "Dialog Overview" monitor name it flat (observIQ's samples).
+    (("ResponseTimeDialog",), "dialog_response_time_seconds", "dialog response time"),
+    (
+        ("ResponseTimeDialogRFC",),
+        "dialog_rfc_response_time_seconds",
+        "response time of dialog and RFC steps",
+    ),
     (("Dialog", "QueueTime"), "dialog_queue_time_seconds", "wait in the dispatcher queue"),
     (("Dialog", "Load+GenTime"), "dialog_load_gen_time_seconds", "program load+generation"),
     (("Dialog", "RollTime"), "dialog_roll_time_seconds", "roll time of the user context"),
@@ -92,6 +100,12 @@ ENQ_REQUESTS = {
     "verify": "verify-requests",
 }
 ENQ_TABLE = {"locks": "locks", "owners": "owner", "arguments": "arguments"}
+# ICM thread status texts (SMICM: "Available", older releases "Free"; "Running").
+ICM_THREAD_STATUS = {"available": "free", "free": "free", "running": "running"}
+ICM_THREAD_STATUSES = ("free", "running")
+# Bounded labels of ICM connections: anything else reads "other".
+ICM_PROTOCOLS = ("http", "https", "smtp")
+ICM_ROLES = ("server", "client")
 INT32 = 2**32
 
 
@@ -104,6 +118,8 @@ class Target:
     nr: int = -1
     features: str = ""
     dispstatus: str = ""
+    # False: reached over plain HTTP although found over HTTPS, so no password is sent.
+    credentials: bool = True
 
 
 @dataclass
@@ -139,10 +155,12 @@ def guess_instance_name(features: str, nr: int) -> str:
 @dataclass(frozen=True)
 class SAPControlReading:
     """One reading of every instance; `discovery` is whether the discovery instance's
-    GetSystemInstanceList answered, None when the instances are configured, not found."""
+    GetSystemInstanceList answered, None when the instances are configured, not found;
+    `complete` is False when discovery failed with no instance list known."""
 
     instances: list[InstanceResult]
     discovery: bool | None = None
+    complete: bool = True
 
 
 class SAPControlSource(Protocol):
@@ -217,6 +235,9 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             for r in reading.instances
         ]
 
+    def succeeded(self, reading: SAPControlReading) -> bool:
+        return reading.complete
+
     def collect(self) -> Iterator[Metric]:
         """Standalone use (a registry of its own, no model): its families and meta-metrics."""
         start = self.clock()
@@ -232,7 +253,7 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             "1 if the collector succeeded in this scrape.",
             labels=["collector"],
         )
-        ok.add_metric([self.name], 1.0)
+        ok.add_metric([self.name], 1.0 if self.succeeded(reading) else 0.0)
         dur = GaugeMetricFamily(
             "sap_scrape_collector_duration_seconds",
             "Time the collector took in this scrape.",
@@ -295,6 +316,8 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
                 "GetQueueStatistic": self._queues,
                 "EnqGetStatistic": self._enqueue,
                 "GetAlertTree": self._ccms,
+                "ICMGetThreadList": self._icm_threads,
+                "ICMGetConnectionList": self._icm_connections,
             }.get(method)
             if fill is not None:
                 fill(g, base, payload)
@@ -387,6 +410,47 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             reads.add_metric(key, float(unsigned(row["Reads"])))
 
     @staticmethod
+    def _icm_threads(g: _Families, base: list[str], rows: list[Record]) -> None:
+        by_status = g.gauge(
+            "sap_icm_threads",
+            "ICM worker threads by status (ICMGetThreadList, SMICM): free (Available) or "
+            "running; other for any other status text.",
+            [*LABELS, "status"],
+        )
+        counts = dict.fromkeys(ICM_THREAD_STATUSES, 0)
+        for row in rows:
+            status = ICM_THREAD_STATUS.get(str(row["status"]).strip().lower(), "other")
+            counts[status] = counts.get(status, 0) + 1
+        for status, n in counts.items():
+            by_status.add_metric([*base, status], float(n))
+        g.counter(
+            "sap_icm_requests",
+            "Requests the ICM's current worker threads processed (ICMGetThreadList requests "
+            "summed); threads ICM ends take their count with them, which rate() reads as a "
+            "reset.",
+        ).add_metric(base, float(sum(int(row["requests"]) for row in rows)))
+
+    @staticmethod
+    def _icm_connections(g: _Families, base: list[str], rows: list[Record]) -> None:
+        fam = g.gauge(
+            "sap_icm_connections",
+            "Network connections the ICM handles now (ICMGetConnectionList) by protocol "
+            "(http, https, smtp, other) and role (server: incoming, client: outgoing).",
+            [*LABELS, "protocol", "role"],
+        )
+        counts = {(p, r): 0 for p in ICM_PROTOCOLS for r in ICM_ROLES}
+        for row in rows:
+            proto = str(row["protocol"]).strip().lower()
+            role = str(row["role"]).strip().lower()
+            key = (
+                proto if proto in ICM_PROTOCOLS else "other",
+                role if role in ICM_ROLES else "other",
+            )
+            counts[key] = counts.get(key, 0) + 1
+        for (proto, role), n in counts.items():
+            fam.add_metric([*base, proto, role], float(n))
+
+    @staticmethod
     def _enqueue(g: _Families, base: list[str], stat: Record) -> None:
         labels = [*LABELS, "table"]
         now = g.gauge(
@@ -458,15 +522,17 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             "3 yellow, 4 red.",
             [*LABELS, "node"],
         )
+        read: set[str] = set()
         for suffix, metric, what in CCMS_GAUGES:
             fam = g.gauge(
                 f"sap_ccms_{metric}",
                 f"CCMS {'/'.join(suffix)} ({what}) from GetAlertTree: the monitor's average over "
                 "its last interval, in base units. Absent while CCMS shows '-'.",
             )
-            node = ccms.find(nodes, suffix)
+            node = None if metric in read else ccms.find(nodes, suffix)
             if node is None:
                 continue
+            read.add(metric)
             state.add_metric(
                 [*base, "/".join(suffix)], float(STATE_COLOR_CODE.get(node["ActualValue"], 0))
             )

@@ -97,6 +97,28 @@ TYPES: dict[str, tuple[tuple[str, str], ...]] = {
         ("AlTime", "string"),
         ("Tid", "string"),
     ),
+    # ICM (SMICM): its worker threads and the network connections it handles.
+    "ICMThread": (
+        ("name", "string"),
+        ("id", "string"),
+        ("requests", "long"),
+        ("status", "string"),
+        ("requesttype", "string"),
+    ),
+    "ICMConnection": (
+        ("conid", "string"),
+        ("protocol", "string"),
+        ("role", "string"),
+        ("requesttype", "string"),
+        ("peer-address", "string"),
+        ("peer-port", "int"),
+        ("local-address", "string"),
+        ("local-port", "int"),
+        ("proc-timeout", "int"),
+        ("keepalive-timeout", "int"),
+        ("connection-time", "string"),
+        ("nihdl", "int"),
+    ),
 }
 TYPES["SystemWorkProcess"] = (("Instance", "string"), *TYPES["WorkProcess"])
 
@@ -200,6 +222,20 @@ OPERATIONS: dict[str, Operation] = {
             response="GetAlertTreeResponse",
             array="tree",
             item_type="AlertNode",
+        ),
+        Operation(
+            "ICMGetThreadList",
+            "Returns a list of threads used by ICM.",
+            response="ICMGetThreadListResponse",
+            array="thread",
+            item_type="ICMThread",
+        ),
+        Operation(
+            "ICMGetConnectionList",
+            "Returns a list of incoming network connections handled by ICM.",
+            response="ICMGetConnectionListResponse",
+            array="connection",
+            item_type="ICMConnection",
         ),
         Operation("EnqGetStatistic", "Returns enque statistic.", response="EnqStatistic"),
     )

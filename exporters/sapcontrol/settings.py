@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -21,6 +22,19 @@ def _secret_from_file(password: SecretStr | None, path: Path | None, name: str) 
         raise ValueError(f"{name}: cannot read {path}: {exc.strerror}") from exc
 
 
+def address_problem(text: str) -> str:
+    """What is wrong with a sapstartsrv address ('' if nothing): http(s)://host:port/ or
+    unix:/path/of/the/socket."""
+    if text.startswith("unix:"):
+        return "" if text.removeprefix("unix:").startswith("/") else "need unix:/absolute/path"
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "need http(s)://host:port/ or unix:/path"
+    if parts.username or parts.password:
+        return "credentials do not belong in the URL (use USERNAME and PASSWORD)"
+    return ""
+
+
 class SAPControlSettings(BaseSettings):
     """Where the sapcontrol collector finds sapstartsrv and how it talks to it."""
 
@@ -28,8 +42,9 @@ class SAPControlSettings(BaseSettings):
 
     # Endpoints, comma separated: http(s)://host:5NN13/ or unix:/tmp/.sapstream5NN13.
     endpoints: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    # One instance's URL: GetSystemInstanceList there lists the whole system.
-    discover: str | None = None
+    # Instances' URLs, comma separated, tried in turn: the first GetSystemInstanceList that
+    # answers lists the whole system.
+    discover: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # Host names of the instance list mapped to addresses ('*' for any), JSON:
     # {"penguin2": "10.0.0.12", "*": "127.0.0.1"}; unmapped names are used as they are.
     hosts: dict[str, str] = Field(default_factory=dict)
@@ -47,8 +62,14 @@ class SAPControlSettings(BaseSettings):
     # Reuse a reading younger than this for the next scrape (several scrapers, one exporter).
     cache_s: float = Field(default=0.0, ge=0)
     discovery_interval_s: float = Field(default=300.0, gt=0)
+    # After a failed discovery, wait this long before the next try, doubling each time up
+    # to discovery_interval_s; the last instance list found stays in use meanwhile.
+    discovery_retry_s: float = Field(default=15.0, gt=0)
+    # The last instance list found is kept here, so a restart finds the system even while
+    # the discovery instances are down.
+    state_file: Path | None = None
 
-    @field_validator("endpoints", mode="before")
+    @field_validator("endpoints", "discover", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -56,6 +77,15 @@ class SAPControlSettings(BaseSettings):
             if text.startswith("["):
                 return json.loads(text)
             return [v.strip() for v in text.split(",") if v.strip()]
+        return value
+
+    @field_validator("endpoints", "discover")
+    @classmethod
+    def _addresses(cls, value: list[str], info) -> list[str]:
+        for text in value:
+            problem = address_problem(text)
+            if problem:
+                raise ValueError(f"WLMON_SAPCONTROL_{info.field_name.upper()}: {text!r}: {problem}")
         return value
 
     @model_validator(mode="after")

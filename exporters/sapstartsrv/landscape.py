@@ -19,6 +19,9 @@ and its cumulative counters:
   time accumulated from the enqueue server's service and queueing time. A slow network
   to the enqueue server is not seen here (as on a real system): it shows as work
   processes on hold for ENQ on the dialog instances.
+- ICMGetThreadList / ICMGetConnectionList: the ICM of a dialog instance is idle, as in the
+  SD benchmark, whose users come through SAP GUI and the dispatcher, not HTTP: its worker
+  threads are all "Available" with no requests and it holds no connections.
 - GetAlertTree: the CCMS R3Services/Dialog values as sapstartsrv returns them (`description`
   "123 msec", "/min", "%"), averaged over the last CCMS interval of simulated time.
 """
@@ -37,7 +40,13 @@ from exporters.model.config import Scenario
 from exporters.model.engine import Snapshot
 from exporters.model.solver import instance_layout
 from exporters.sapcontrol.schema import GRAY, GREEN, RED, YELLOW, Record
-from exporters.vocabulary import COMPONENTS
+from exporters.vocabulary import (
+    COMPONENTS,
+    DIALOG_RESPONSE,
+    INDICATOR_BY_COMPONENT,
+    Indicator,
+    threshold_seconds,
+)
 
 _C = {name: k for k, name in enumerate(COMPONENTS)}
 ASCS_NAME = "ASCS01"
@@ -45,6 +54,7 @@ DIALOG_FEATURES = "ABAP|GATEWAY|ICMAN|IGS"
 ASCS_FEATURES = "MESSAGESERVER|ENQUE"
 QUEUE_MAX = 14000  # rdisp/elem_per_queue as dpmon and sap_host_exporter's samples show it
 ICM_QUEUE_MAX = 6000
+ICM_THREADS = 10  # worker threads the model's ICM keeps (SMICM's thread list)
 ENQ_TABLE_MAX = 56415  # lock table entries, the figure in sap_host_exporter's samples
 # Queue types a dialog instance's dispatcher lists (dpmon), in its order.
 QUEUES = ("ABAP/NOWP", "ABAP/DIA", "ABAP/UPD", "ABAP/ENQ", "ABAP/BTC", "ABAP/SPO", "ABAP/UP2")
@@ -99,6 +109,10 @@ class InstanceInfo:
     def enqueue(self) -> bool:
         return "ENQUE" in self.features.split("|")
 
+    @property
+    def icm(self) -> bool:
+        return "ICMAN" in self.features.split("|")
+
 
 def _nr(instance_name: str) -> int:
     digits = "".join(ch for ch in instance_name[-2:] if ch.isdigit())
@@ -120,6 +134,24 @@ def _color(value: float, yellow: float | None, red: float | None) -> str:
     if yellow is not None and value >= yellow:
         return YELLOW
     return GREEN
+
+
+def _levels(indicator: Indicator, parts: int = 1) -> tuple[float, float | None]:
+    yellow = 1000.0 * parts * threshold_seconds(indicator)
+    multiple = indicator.critical_multiple
+    return yellow, (yellow * multiple if multiple is not None else None)
+
+
+def ccms_levels_ms() -> dict[str, tuple[float, float | None]]:
+    """CCMS Dialog node -> (yellow, red) alert levels in ms, from alerts/thresholds.yml and
+    the indicators' critical multiples: the node turns yellow where wlmon's alert warns and
+    red where it pages. RollTime is roll-in plus roll-out, so it has both parts' share."""
+    return {
+        "ResponseTime": _levels(DIALOG_RESPONSE),
+        "QueueTime": _levels(INDICATOR_BY_COMPONENT["dispatcher_wait"]),
+        "RollTime": _levels(INDICATOR_BY_COMPONENT["roll_in"], parts=2),
+        "DBRequestTime": _levels(INDICATOR_BY_COMPONENT["db_request"]),
+    }
 
 
 class _Diffuser:
@@ -461,6 +493,25 @@ class ModelLandscape:
                 )
             return rows
 
+    # ------------------------------------------------------------------ ICM
+    def icm_thread_list(self, inst: InstanceInfo) -> list[Record]:
+        if not inst.icm:
+            return []
+        base_tid = 20000 + 100 * (inst.index + 1)
+        return [
+            {
+                "name": f"Thread {k}",
+                "id": str(base_tid + k),
+                "requests": 0,
+                "status": "Available",
+                "requesttype": "",
+            }
+            for k in range(ICM_THREADS)
+        ]
+
+    def icm_connection_list(self, inst: InstanceInfo) -> list[Record]:
+        return []
+
     # ------------------------------------------------------------------ enqueue server
     def enq_statistic(self) -> Record:
         with self._lock:
@@ -590,18 +641,21 @@ class ModelLandscape:
                 def ms(comp: str) -> float | None:
                     return 1000.0 * secs[_C[comp]] / steps if steps > 0 else None
 
-                def timing(name: str, value: float | None, yellow=None, red=None) -> None:
+                levels = ccms_levels_ms()
+
+                def timing(name: str, value: float | None) -> None:
                     if value is None:
                         node(name, dialog, "-", GRAY)
                     else:
+                        yellow, red = levels.get(name, (None, None))
                         node(name, dialog, f"{value:.0f} msec", _color(value, yellow, red))
 
                 roll = None if steps <= 0 else (ms("roll_in") or 0.0) + (ms("roll_out") or 0.0)
-                timing("ResponseTime", ms("response"), 2000, 4000)
-                timing("QueueTime", ms("dispatcher_wait"), 50, 200)
+                timing("ResponseTime", ms("response"))
+                timing("QueueTime", ms("dispatcher_wait"))
                 timing("Load+GenTime", ms("load_gen"))
-                timing("RollTime", roll, 40, 160)
-                timing("DBRequestTime", ms("db_request"), 400, 800)
+                timing("RollTime", roll)
+                timing("DBRequestTime", ms("db_request"))
                 timing("GuiCallbackTime", ms("gui"))
                 busy = float(st.wp_busy[i, 0]) / max(float(st.wp_total[i, 0]), 1.0)
                 node("Utilisation", dialog, f"{100 * busy:.0f} %", _color(busy, 0.8, 0.95))

@@ -149,6 +149,8 @@ class InstanceApp:
             "ABAPGetSystemWPTable": inst.abap,
             "GetQueueStatistic": inst.abap,
             "EnqGetStatistic": inst.enqueue,
+            "ICMGetThreadList": inst.icm,
+            "ICMGetConnectionList": inst.icm,
         }
         if not needs.get(operation, True):
             raise SOAPFault(f"{operation}: not available on {inst.instance_name}")
@@ -169,6 +171,10 @@ class InstanceApp:
                 payload = land.enq_statistic()
             case "GetAlertTree":
                 payload = land.alert_tree(inst)
+            case "ICMGetThreadList":
+                payload = land.icm_thread_list(inst)
+            case "ICMGetConnectionList":
+                payload = land.icm_connection_list(inst)
             case _:  # pragma: no cover - decode_request rejects unknown operations
                 raise SOAPFault(f"Method {operation} not supported", "SOAP-ENV:Client")
         return encode_response(operation, payload)

@@ -1,10 +1,11 @@
 """The sapcontrol collector's source: sapstartsrv instances read through SAPControl.
 
 Reads any sapstartsrv, a real one or the model's (exporters.sapstartsrv). Instances come
-from its own settings (WLMON_SAPCONTROL_...), or from one instance's GetSystemInstanceList.
-Each reading asks every instance in parallel, each within its own deadline: a dead or hung
-instance costs at most that deadline and is read as down, the others are complete. Which
-methods are called follows what the instance runs (its `features`).
+from its own settings (WLMON_SAPCONTROL_...), or from GetSystemInstanceList
+(exporters.sources.sapcontrol_discovery, within the same deadline). Each reading asks
+every instance in parallel, each within that deadline: a dead or hung instance costs at
+most the deadline and is read as down, the others are complete. Which methods are called
+follows what the instance runs (its `features`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from urllib.parse import urlsplit
 
 from exporters.collectors.sapcontrol import (
     Identity,
@@ -30,8 +30,8 @@ from exporters.sapcontrol.client import (
     SAPControlUnavailable,
     tls_verify,
 )
-from exporters.sapcontrol.schema import Record
 from exporters.sapcontrol.settings import SAPControlSettings, SapStartSrvSettings
+from exporters.sources.sapcontrol_discovery import ClientFactory, Discovery, endpoint
 
 log = logging.getLogger(__name__)
 
@@ -42,22 +42,23 @@ class SAPControlScraper:
     def __init__(
         self,
         settings: SAPControlSettings,
-        client_factory: Callable[[Endpoint], SAPControlClient] | None = None,
+        client_factory: ClientFactory | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.settings = settings
         self.clock = clock
         self._client_factory = client_factory or self._make_client
-        self._clients: dict[Endpoint, SAPControlClient] = {}
+        self._clients: dict[tuple[Endpoint, bool], SAPControlClient] = {}
         self._identities: dict[Endpoint, Identity] = {}
-        self._targets: list[Target] = []
-        self._discovered_at: float | None = None
-        self._discovery_ok = True
         self._pool = ThreadPoolExecutor(
             max_workers=settings.max_parallel, thread_name_prefix="sapcontrol"
         )
+        # Discovery runs apart from the instances, so a hung discovery instance never
+        # holds a worker the instances need.
+        self._discovery = Discovery(self, ThreadPoolExecutor(1, "sapcontrol-discovery"))
         self._lock = threading.Lock()
         self._last: list[InstanceResult] = []
+        self._last_complete = True
         self._errors: dict[tuple[Endpoint, str], str] = {}
         self._scrape_lock = threading.Lock()
         self._last_at: float | None = None
@@ -70,78 +71,48 @@ class SAPControlScraper:
         if not own.endpoints and not own.discover:
             srv = SapStartSrvSettings()
             if srv.enabled and srv.base_port:
-                own = own.model_copy(update={"discover": f"http://{srv.host}:{srv.base_port}/"})
+                own = own.model_copy(update={"discover": [f"http://{srv.host}:{srv.base_port}/"]})
         return cls(own)
 
     def read(self) -> SAPControlReading:
         instances = self.scrape()
-        return SAPControlReading(instances, self._discovery_ok if self.settings.discover else None)
+        discovery = self._discovery.ok if self.settings.discover else None
+        if discovery is None and not self._last_complete:
+            discovery = False  # still no answer, and nothing known to read
+        return SAPControlReading(instances, discovery, complete=self._last_complete)
 
-    def _make_client(self, endpoint: Endpoint) -> SAPControlClient:
+    def _make_client(self, endpoint: Endpoint, auth: tuple[str, str] | None) -> SAPControlClient:
         s = self.settings
         return SAPControlClient(
-            endpoint, auth=s.auth, verify=tls_verify(s.verify, s.ca_file), timeout_s=s.timeout_s
+            endpoint, auth=auth, verify=tls_verify(s.verify, s.ca_file), timeout_s=s.timeout_s
         )
 
-    def _client(self, endpoint: Endpoint) -> SAPControlClient:
+    def client(self, endpoint: Endpoint, credentials: bool = True) -> SAPControlClient:
+        """The client of `endpoint`; without `credentials` it never sends the password."""
+        key = (endpoint, credentials)
         with self._lock:
-            if endpoint not in self._clients:
-                self._clients[endpoint] = self._client_factory(endpoint)
-            return self._clients[endpoint]
+            if key not in self._clients:
+                auth = self.settings.auth if credentials else None
+                self._clients[key] = self._client_factory(endpoint, auth)
+            return self._clients[key]
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._discovery.close()
         for client in self._clients.values():
             client.close()
 
     # ------------------------------------------------------------------ targets
-    @staticmethod
-    def _endpoint(text: str) -> Endpoint:
-        if text.startswith("unix:"):
-            return Endpoint("http://localhost/", uds=text.removeprefix("unix:"))
-        return Endpoint(text if text.endswith("/") else text + "/")
-
-    def _address(self, hostname: str) -> str:
-        hosts = self.settings.hosts
-        return hosts.get(hostname, hosts.get("*", hostname))
-
-    def targets(self) -> list[Target]:
-        """The configured endpoints, or the discovered system (refreshed now and then)."""
-        s = self.settings
-        static = [Target(self._endpoint(e)) for e in s.endpoints]
-        if not s.discover:
+    def targets(self, deadline: float | None = None) -> list[Target]:
+        """The configured endpoints and the discovered system. Discovery, when due, runs
+        within `deadline` (the scrape's): in the background while an instance list is
+        known, waited for when none is."""
+        static = [Target(endpoint(e)) for e in self.settings.endpoints]
+        if not self.settings.discover:
             return static
-        now = self.clock()
-        due = (
-            self._discovered_at is None
-            or now - self._discovered_at >= s.discovery_interval_s
-            or not self._discovery_ok
-        )
-        if due:
-            self._discovered_at = now
-            try:
-                rows = self._client(self._endpoint(s.discover)).system_instance_list(s.timeout_s)
-                self._targets = [self._target(row, s.discover) for row in rows]
-                self._discovery_ok = True
-            except SAPControlError as exc:
-                log.warning("sapcontrol discovery failed: %s", exc)
-                self._discovery_ok = False
-        return static + self._targets
-
-    def _target(self, row: Record, discover: str) -> Target:
-        scheme = urlsplit(discover).scheme
-        https = row["httpsPort"] and (self.settings.prefer_https or not row["httpPort"])
-        port, scheme = (row["httpsPort"], "https") if https else (row["httpPort"], scheme)
-        if scheme == "https" and not https:
-            scheme = "http"
-        address = self._address(row["hostname"])
-        return Target(
-            Endpoint(f"{scheme}://{address}:{port}/"),
-            hostname=row["hostname"],
-            nr=row["instanceNr"],
-            features=row["features"],
-            dispstatus=row["dispstatus"],
-        )
+        if deadline is None:
+            deadline = self.clock() + self.settings.timeout_s
+        return static + self._discovery.targets(deadline)
 
     # ------------------------------------------------------------------ one instance
     def _identity(self, target: Target, client: SAPControlClient, deadline: float) -> Identity:
@@ -184,20 +155,24 @@ class SAPControlScraper:
 
     @staticmethod
     def methods(features: str) -> list[str]:
-        """The web methods worth calling on an instance running `features`."""
+        """The web methods worth calling on an instance running `features`. GATEWAY has
+        none: the WSDL wlmon follows has no gateway method (its gwrd light comes from
+        GetProcessList)."""
         feats = set(features.split("|"))
         out = ["GetProcessList"]
         if "ABAP" in feats:
             out += ["ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree"]
         elif "ICMAN" in feats:
             out.append("GetQueueStatistic")
+        if "ICMAN" in feats:
+            out += ["ICMGetThreadList", "ICMGetConnectionList"]
         if "ENQUE" in feats:
             out.append("EnqGetStatistic")
         return out
 
     def scrape_instance(self, target: Target, deadline: float) -> InstanceResult:
         start = self.clock()
-        client = self._client(target.endpoint)
+        client = self.client(target.endpoint, target.credentials)
         result = InstanceResult(target, self._fallback_identity(target))
         try:
             result.identity = self._identity(target, client, deadline)
@@ -250,10 +225,11 @@ class SAPControlScraper:
 
     def _scrape(self) -> list[InstanceResult]:
         timeout = self.settings.timeout_s
-        targets = self.targets()
+        # One deadline for everything this scrape asks, discovery included.
         deadline = self.clock() + timeout
+        targets = self.targets(deadline)
         futures = {self._pool.submit(self.scrape_instance, t, deadline): t for t in targets}
-        done, _ = wait(futures, timeout=timeout + 0.25)
+        done, _ = wait(futures, timeout=max(deadline - self.clock(), 0.0) + 0.25)
         results = []
         for future, target in futures.items():
             if future in done and future.exception() is None:
@@ -262,6 +238,14 @@ class SAPControlScraper:
                 res = InstanceResult(target, self._fallback_identity(target))
                 res.error = "no answer within the deadline"
                 res.duration = timeout
+                results.append(res)
+        # No instance list at all: the discovery instances read down, the collector failed.
+        self._last_complete = not self.settings.discover or self._discovery.known
+        if not self._last_complete:
+            for url in self.settings.discover:
+                target = Target(endpoint(url))
+                res = InstanceResult(target, self._fallback_identity(target))
+                res.error = "discovery failed and no instance list is known"
                 results.append(res)
         # An instance never seen answering belongs to the system the others name.
         sid = next((r.identity.sid for r in results if r.identity.sid), "")

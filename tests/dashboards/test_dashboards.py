@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboards import build
+from dashboards import build, instances, layout
 from exporters.vocabulary import (
     COMPONENT_BY_KEY,
     INDICATOR_BY_ALERT,
@@ -150,3 +150,12 @@ def test_forensics_snaps_to_the_picked_run_and_marks_its_steady_state() -> None:
     assert "from=${__data.fields.start_ms}&to=${__data.fields.end_ms}" in link
     tagged = [a for a in dash["annotations"]["list"] if a.get("target", {}).get("type") == "tags"]
     assert tagged and tagged[0]["target"]["tags"] == ["$run"]
+
+
+def test_the_instances_dashboard_is_built_like_the_others() -> None:
+    """Its own variable queries, the shared layout, variables and threshold steps."""
+    d = instances.dashboard()
+    assert isinstance(d, layout.Dashboard)
+    variables = d.json()["templating"]["list"]
+    assert variables == [layout._variable(name, query) for name, query in instances.VARIABLES]
+    assert [v["name"] for v in variables] == [name for name, _ in layout.VARIABLES]

@@ -12,7 +12,14 @@ from exporters.sapcontrol.client import Endpoint, SAPControlClient
 from exporters.sapcontrol.schema import decode_request
 
 RECORDED = Path(__file__).parents[1] / "fixtures" / "sapcontrol"
-PROTECTED = {"ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree", "EnqGetStatistic"}
+PROTECTED = {
+    "ABAPGetWPTable",
+    "GetQueueStatistic",
+    "GetAlertTree",
+    "EnqGetStatistic",
+    "ICMGetThreadList",
+    "ICMGetConnectionList",
+}
 USER, PASSWORD = "eppadm", "s3cret-Pässword"
 
 
@@ -51,6 +58,8 @@ class RecordedSystem:
             "GetQueueStatistic": "GetQueueStatistic.xml",
             "GetAlertTree": "GetAlertTree.xml",
             "EnqGetStatistic": "EnqGetStatistic.xml",
+            "ICMGetThreadList": "ICMGetThreadList.xml",
+            "ICMGetConnectionList": "ICMGetConnectionList.xml",
         }
         return httpx.Response(200, content=recorded(files[operation]))
 

@@ -13,8 +13,16 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporters.collectors.base import ExporterCollector
-from exporters.collectors.sapcontrol import SAPControlCollector, wp_activity
+from exporters.collectors.sapcontrol import (
+    Identity,
+    InstanceResult,
+    SAPControlCollector,
+    SAPControlReading,
+    Target,
+    wp_activity,
+)
 from exporters.model.engine import Simulation
+from exporters.sapcontrol.client import Endpoint
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.model import ModelSource
 from exporters.sources.sapcontrol import SAPControlScraper
@@ -174,7 +182,7 @@ def test_process_status_lights(exposition: str) -> None:
 
 
 def test_a_protected_method_without_credentials_fails_alone(client_factory, system) -> None:
-    def no_auth(endpoint):
+    def no_auth(endpoint, auth):
         return client_factory(endpoint, auth=None)
 
     collector = SAPControlCollector(
@@ -195,7 +203,7 @@ def test_a_protected_method_without_credentials_fails_alone(client_factory, syst
 def test_credentials_never_in_labels_or_logs(client_factory, caplog) -> None:
     caplog.set_level(logging.DEBUG)
 
-    def wrong(endpoint):
+    def wrong(endpoint, auth):
         return client_factory(endpoint, auth=(USER, "not-" + PASSWORD))
 
     settings = SAPControlSettings(
@@ -266,3 +274,80 @@ def test_a_recent_reading_is_shared_when_cache_s_is_set(client_factory, system) 
     before = len(system.calls)
     list(uncached.families(uncached.read()))
     assert len(system.calls) > before
+
+
+def test_icm_threads_by_status_requests_and_connections(exposition: str) -> None:
+    s = _samples(exposition)
+    i = {"sid": "EPP", "sap_instance": "sapapp1_D00"}
+    assert _get(s, "sap_icm_threads", **i, status="free") == 8
+    assert _get(s, "sap_icm_threads", **i, status="running") == 2
+    # Every thread's `requests` summed: 8 idle ones (4000 + 37k) and the two running ones.
+    assert _get(s, "sap_icm_requests_total", **i) == 8 * 4000 + 37 * 40 + 5121 + 4980
+    conns = {
+        (p, r): _get(s, "sap_icm_connections", **i, protocol=p, role=r)
+        for p in ("http", "https", "smtp")
+        for r in ("server", "client")
+    }
+    assert conns == {
+        ("http", "server"): 1,
+        ("http", "client"): 1,
+        ("https", "server"): 2,
+        ("https", "client"): 0,
+        ("smtp", "server"): 0,
+        ("smtp", "client"): 0,
+    }
+    # The ASCS runs no ICM: nothing asked, nothing exported.
+    assert not [k for k in s if k[0].startswith("sap_icm") and "sapascs_ASCS01" in str(k)]
+
+
+def _flat_tree(*nodes: tuple[str, str]) -> list[dict]:
+    """An alert tree as observIQ's samples have it: named nodes under one root."""
+    root = {"name": "EPP", "parent": -1, "ActualValue": "SAPControl-GREEN", "description": ""}
+    rows = [root]
+    for name, text in nodes:
+        rows.append(
+            {"name": name, "parent": 0, "ActualValue": "SAPControl-GREEN", "description": text}
+        )
+    return rows
+
+
+def _ccms_samples(tree: list[dict]) -> dict[tuple, float]:
+    target = Target(Endpoint("http://sapapp1:50013/"))
+    result = InstanceResult(target, Identity("EPP", "sapapp1_D00", "ABAP"), up=True)
+    result.data["GetAlertTree"] = tree
+    registry = CollectorRegistry()
+    registry.register(SAPControlCollector(_Fixed(SAPControlReading([result]))))
+    return _samples(generate_latest(registry).decode())
+
+
+class _Fixed:
+    def __init__(self, reading: SAPControlReading) -> None:
+        self.reading = reading
+
+    def read(self) -> SAPControlReading:
+        return self.reading
+
+
+def test_flat_response_time_nodes_are_read_as_aliases() -> None:
+    i = {"sid": "EPP", "sap_instance": "sapapp1_D00"}
+    s = _ccms_samples(
+        _flat_tree(("ResponseTimeDialog", "15 msec"), ("ResponseTimeDialogRFC", "16 msec"))
+    )
+    assert _get(s, "sap_ccms_dialog_response_time_seconds", **i) == pytest.approx(0.015)
+    assert _get(s, "sap_ccms_dialog_rfc_response_time_seconds", **i) == pytest.approx(0.016)
+    assert _get(s, "sap_ccms_node_state", **i, node="ResponseTimeDialog") == 2.0
+    # Where both exist, Dialog/ResponseTime wins and the alias is not read twice.
+    both = _flat_tree(("Dialog", ""), ("ResponseTimeDialog", "15 msec"))
+    both.append(
+        {
+            "name": "ResponseTime",
+            "parent": 1,
+            "ActualValue": "SAPControl-YELLOW",
+            "description": "250 msec",
+        }
+    )
+    s = _ccms_samples(both)
+    assert _get(s, "sap_ccms_dialog_response_time_seconds", **i) == pytest.approx(0.25)
+    assert not [
+        k for k in s if k[0] == "sap_ccms_node_state" and ("node", "ResponseTimeDialog") in k[1]
+    ]

@@ -1,20 +1,24 @@
-"""One instance hangs mid-scrape, another is gone: the scrape still answers within the
-per-instance deadline, those two read sap_up 0, every other instance is complete."""
+"""One instance hangs mid-scrape, another is gone, a third stops between two calls: the
+scrape still answers within the per-instance deadline, those read sap_up 0, every other
+instance is complete."""
 
 from __future__ import annotations
 
 import time
 
+import httpx
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporters.collectors.sapcontrol import SAPControlCollector
 from exporters.model.engine import Simulation
+from exporters.sapcontrol.schema import decode_request
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
 from exporters.sources.sapcontrol import SAPControlScraper
+from tests.sapcontrol.conftest import PASSWORD, USER
 
 TIMEOUT_S = 2.0
 HUNG, GONE = "penguin3_D01", "penguin7_D02"
@@ -92,6 +96,7 @@ def test_a_hung_and_a_stopped_instance_cost_at_most_the_deadline(fleet) -> None:
         "sap_work_processes_activity",
         "sap_dispatcher_queue_writes_total",
         "sap_ccms_dialog_queue_time_seconds",
+        "sap_icm_threads",
         "sap_process_status",
     ):
         assert set(s[metric]) == abap | (
@@ -109,3 +114,43 @@ def test_a_hung_and_a_stopped_instance_cost_at_most_the_deadline(fleet) -> None:
     assert all(v == {1.0} for v in again["sap_up"].values())
     assert set(again["sap_up"]) == set(fleet.urls())
     collector.source.close()
+
+
+def test_an_instance_stopped_between_two_calls_of_one_scrape(system, client_factory) -> None:
+    """sapapp2's sapstartsrv answers GetProcessList, then stops (connection refused) before
+    the next call of the same scrape: it reads sap_up 0, the others are complete."""
+    original = system.__call__
+
+    def stop_after_process_list(request):
+        response = original(request)
+        if request.url.host == "sapapp2" and decode_request(request.content)[0] == "GetProcessList":
+            system.down.add("sapapp2")
+        return response
+
+    def factory(endpoint, auth):
+        client = client_factory(endpoint, auth)
+        client._http._transport = httpx.MockTransport(stop_after_process_list)
+        return client
+
+    settings = SAPControlSettings(
+        discover="http://sapapp1:50013/", username=USER, password=PASSWORD, timeout_s=TIMEOUT_S
+    )
+    scraper = SAPControlScraper(settings, client_factory=factory)
+    registry = CollectorRegistry()
+    registry.register(SAPControlCollector(scraper))
+    start = time.perf_counter()
+    s = _series(generate_latest(registry).decode())
+    elapsed = time.perf_counter() - start
+    scraper.close()
+    assert elapsed < TIMEOUT_S
+    assert s["sap_up"] == {
+        "sapapp1_D00": {1.0},
+        "sapapp2_D00": {0.0},
+        "sapascs_ASCS01": {1.0},
+        "sapers_ERS02": {0.0},
+    }
+    assert s["sap_sapcontrol_request_success"]["sapapp2_D00"] == {1.0, 0.0}
+    assert "sapapp2_D00" not in s["sap_work_processes"]
+    assert set(s["sap_work_processes"]) == {"sapapp1_D00"}
+    assert set(s["sap_icm_threads"]) == {"sapapp1_D00"}
+    assert set(s["sap_enqueue_requests_total"]) == {"sapascs_ASCS01"}

@@ -83,3 +83,17 @@ def test_requests_name_the_operation_and_its_parameters() -> None:
 def test_text_is_escaped() -> None:
     body = schema.encode_response("GetProcessList", [{"name": "a<b&c", "dispstatus": "x"}])
     assert schema.decode_response("GetProcessList", body)[0]["name"] == "a<b&c"
+
+
+def test_icm_thread_and_connection_lists_read_the_wsdl_fields() -> None:
+    threads = schema.decode_response("ICMGetThreadList", recorded("ICMGetThreadList.xml"))
+    assert len(threads) == 10
+    assert list(threads[1]) == [name for name, _ in schema.TYPES["ICMThread"]]
+    assert (threads[1]["status"], threads[1]["requests"]) == ("Running", 5121)
+    conns = schema.decode_response("ICMGetConnectionList", recorded("ICMGetConnectionList.xml"))
+    assert [(c["protocol"], c["role"], c["local-port"]) for c in conns] == [
+        ("HTTP", "Server", 8000),
+        ("HTTPS", "Server", 44300),
+        ("HTTPS", "Server", 44300),
+        ("HTTP", "Client", 40122),
+    ]

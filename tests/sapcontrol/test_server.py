@@ -80,7 +80,10 @@ def test_wsdl_describes_the_operations_served(fleet) -> None:
     assert b'name="EnqStatistic"' in r.content and b'name="lock-wait-time"' in r.content
 
 
-@pytest.mark.parametrize("operation", ["ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree"])
+@pytest.mark.parametrize(
+    "operation",
+    ["ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree", "ICMGetThreadList"],
+)
 def test_protected_methods_answer_401_without_credentials(fleet, operation) -> None:
     body = encode_request(operation)
     r = httpx.post(fleet.url("penguin2_D00"), content=body, timeout=10)
@@ -108,6 +111,23 @@ def test_methods_an_instance_does_not_run_are_faults(fleet) -> None:
             c.wp_table()
     with _client(fleet, "penguin2_D00") as c, pytest.raises(SAPControlFault):
         c.enq_statistic()
+
+
+def test_the_icm_of_a_dialog_instance_is_idle_and_the_ascs_runs_none(fleet) -> None:
+    body = encode_request("ICMGetThreadList")
+    r = httpx.post(fleet.url("penguin2_D00"), content=body, auth=AUTH, timeout=10)
+    # SAP's element names on the wire: ICMGetThreadListResponse/thread/item/...
+    assert b"<SAPControl:ICMGetThreadListResponse><thread><item><name>Thread 0</name>" in r.content
+    with _client(fleet, "penguin2_D00") as c:
+        threads = c.call("ICMGetThreadList")
+        assert len(threads) == 10
+        assert {t["status"] for t in threads} == {"Available"}
+        assert sum(t["requests"] for t in threads) == 0  # SD users come through SAP GUI
+        assert c.call("ICMGetConnectionList") == []
+    with _client(fleet, "penguin1_ASCS01") as c:
+        for method in ("ICMGetThreadList", "ICMGetConnectionList"):
+            with pytest.raises(SAPControlFault, match="not available"):
+                c.call(method)
 
 
 def test_work_process_table_rows_and_fields(fleet, sim) -> None:

@@ -49,4 +49,4 @@ def test_the_collector_defaults_to_the_models_own_endpoints(monkeypatch) -> None
     monkeypatch.setenv("WLMON_SAPSTARTSRV_ENABLED", "true")
     monkeypatch.setenv("WLMON_SAPSTARTSRV_BASE_PORT", "52013")
     scraper = SAPControlScraper.from_settings()
-    assert scraper.settings.discover == "http://127.0.0.1:52013/"
+    assert scraper.settings.discover == ["http://127.0.0.1:52013/"]
