@@ -128,18 +128,29 @@ class PercentileRow(Answer):
         description="per percentile, the bounds of the bucket it lies in (upper null: +Inf)"
     )
     precision: str = Field(description='"p99 lies in 2–3 s": the precision in words')
-    prometheus_whole_window_s: dict[str, float] | None = Field(
+    prometheus_steady_state_s: dict[str, float] | None = Field(
         default=None,
-        description="runs read from Prometheus: its own histogram_quantile over the whole "
-        "window, ramp-up included (the figure a Grafana panel shows)",
+        description="runs read from Prometheus: its own histogram_quantile over the steady "
+        "state, evaluated at its end (what a Grafana panel over that range shows)",
     )
+
+
+class TransactionPercentileRow(PercentileRow):
+    """Response-time percentiles of one transaction of one task type."""
+
+    transaction: str
 
 
 class Percentiles(Answer):
     by_task_type: list[PercentileRow]
+    by_transaction: list[TransactionPercentileRow] = Field(
+        description="per task type and transaction, from the histogram per transaction"
+    )
     source: str
     missing: str = Field(description="one line when there is no histogram; empty otherwise")
-    by_transaction_missing: str = Field(description="why there are none per transaction")
+    by_transaction_missing: str = Field(
+        description="one line when there is no histogram per transaction; empty otherwise"
+    )
 
 
 TransactionProfileRow = create_model(
@@ -257,6 +268,9 @@ class BaitCheck(Answer):
     """The BAIT certification's measurement conditions."""
 
     measured_window_s: float
+    longest_gap_free_s: float = Field(
+        description="the longest stretch of the steady state without a gap in its data"
+    )
     sixty_consecutive_minutes: bool
     avg_cpu_pct_by_host: dict[str, float]
     avg_available_mb_by_host: dict[str, float]
@@ -286,6 +300,10 @@ class Gap(Answer):
     start: Timestamp
     end: Timestamp
     duration_s: float
+    start_s: float | None = Field(
+        default=None, description="seconds from the run's start, in the system's own time"
+    )
+    end_s: float | None = None
 
 
 class Report(Answer):
@@ -338,7 +356,7 @@ class Criterion(Answer):
     source: Literal["built-in", "sla", "baseline"]
     figure: str = Field(description="the report figure judged (figures of GET .../check)")
     value: float | None = Field(description="null: the run has no data for it (skipped)")
-    op: Literal["<", "<=", ">=", "within"]
+    op: Literal["<", "<=", ">=", "==", "within"]
     bound: float
     unit: str
     status: Literal["passed", "failed", "skipped"]
@@ -357,6 +375,9 @@ class CheckResult(Answer):
     run: str
     baseline: str | None
     passed: bool
+    message: str = Field(
+        default="", description='"no criterion could be judged" when every one was skipped'
+    )
     counts: CheckCounts
     criteria: list[Criterion]
 

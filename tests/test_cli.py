@@ -160,6 +160,7 @@ def test_run_import_and_report_through_the_cli(tmp_path) -> None:
         assert "ST03: no ST03 data in this run." in lacking.stdout
         assert "No response-time histogram in this run: no percentiles." in lacking.stdout
         assert "Transaction profile: no per-transaction ST03 data" in lacking.stdout
+        assert "Time profile: no ST03 data in this run." in lacking.stdout
         assert "Task type" not in lacking.stdout and "task type" not in lacking.stdout
         bad = tmp_path / "bad.csv"
         bad.write_text('"Time","x"\n')
@@ -177,6 +178,23 @@ def test_run_import_and_report_through_the_cli(tmp_path) -> None:
         assert doc["time_profile"]["interval_s"] == 180
         assert {r["start_s"] for r in doc["time_profile"]["rows"]} == {60.0, 240.0, 420.0}
         assert "p95" in table.stdout and "Transaction profile" in table.stdout
+        # The screen shows the time profile at the interval asked for, the parts of the
+        # response per transaction, and percentiles per transaction.
+        screen = runner.invoke(
+            app, ["report", run_id, "--interval", "3m"], env={**env, "COLUMNS": "250"}
+        )
+        assert screen.exit_code == 0, screen.output
+        assert "Time profile (ST03N): per 180 s of the steady state" in screen.stdout
+        # ST03, then the transaction and time profiles with every part
+        assert screen.stdout.count("DB request ms") == 3
+        assert screen.stdout.count("Load+gen ms") == 2
+        va01 = next(
+            r
+            for r in doc["percentiles"]["by_transaction"]
+            if (r["task_type"], r["transaction"]) == ("dialog", "VA01")
+        )
+        cells = f"{va01['p50_s']:.3f} │ {va01['p90_s']:.3f} │ {va01['p95_s']:.3f}"
+        assert any("VA01" in line and cells in line for line in screen.stdout.splitlines())
         bad_interval = runner.invoke(app, ["report", run_id, "--interval", "soon"], env=env)
         assert bad_interval.exit_code == 2 and "--interval" in bad_interval.output
         verdict = runner.invoke(app, ["check", run_id], env=env)

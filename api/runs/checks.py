@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import difflib
 
-from api.runs.report import REPEATABLE_PCT, compare, figures
+from api.runs.report import BAIT_WINDOW_S, REPEATABLE_PCT, compare, figures
 from api.runs.sla import Sla, SlaError
-from exporters.vocabulary import DIALOG_RESPONSE, threshold_seconds
+from exporters.vocabulary import DIALOG_RESPONSE, INDICATORS, threshold_seconds
 
 SD_THINK_TIME_S = 10.0  # the SD benchmark's think time (seed 000 section 2)
-BAIT_WINDOW_S = 3600.0
 
 
 def _criterion(
@@ -39,6 +38,7 @@ def _criterion(
                 "<=": value <= bound,
                 ">=": value >= bound,
                 "within": abs(value) <= bound,
+                "==": abs(value - bound) < 1e-6,
             }[op]
         status = "passed" if ok else "failed"
     return {
@@ -79,13 +79,12 @@ def built_in(report: dict) -> list[dict]:
             "built-in",
             "think_time_s",
             think,
-            "within",
+            "==",
             SD_THINK_TIME_S,
             "s",
             "the SD benchmark's 2 s bound holds at 10 s think time"
             if think
             else "think time unknown in this run",
-            passed=None if think is None else abs(think - SD_THINK_TIME_S) < 1e-6,
         )
     )
     peaks = {row["indicator"]: row for row in report["indicators"]}
@@ -104,37 +103,66 @@ def built_in(report: dict) -> list[dict]:
                 )
             )
     else:
-        out.append(
+        out += [
             _criterion(
-                "whitepaper indicators",
+                f"indicator {ind.component} ({ind.alert})",
                 "built-in",
-                "indicators",
+                f"{ind.component}_peak_ms",
                 None,
                 "<",
-                0.0,
+                1000 * threshold_seconds(ind),
                 "ms",
-                "no per-instance series in this run: the indicators cannot be judged",
+                "no per-instance series in this run: the indicator cannot be judged",
             )
-        )
+            for ind in INDICATORS
+        ]
+    gaps = report.get("gaps") or []
+    # Judged on the longest stretch without a hole in the data, not the window's length.
+    clear = bait.get("longest_gap_free_s", bait.get("measured_window_s"))
     out.append(
         _criterion(
             "BAIT: 60 consecutive minutes measured",
             "built-in",
-            "measured_window_s",
-            bait.get("measured_window_s"),
+            "longest_gap_free_s",
+            clear,
             ">=",
             BAIT_WINDOW_S,
             "s",
-            "the steady state, ramp-up excluded" if bait else "no dialog steps in this run",
+            (
+                f"the longest gap-free stretch of the steady state ({len(gaps)} gap(s) in it)"
+                if gaps
+                else "the steady state, ramp-up excluded"
+            )
+            if bait
+            else "no dialog steps in this run",
         )
     )
     return out
 
 
-def _unknown(figure: str, known: dict, line: int, run: str) -> SlaError:
+NOTHING_JUDGED = "no criterion could be judged"
+
+
+def _judged(criteria: list[dict]) -> dict:
+    """A check in which every criterion was skipped judged nothing: a failure, so a
+    pipeline gating on it does not pass a run it never looked at."""
+    return _criterion(
+        "at least one criterion judged",
+        "built-in",
+        "criteria",
+        float(sum(c["status"] != "skipped" for c in criteria)),
+        ">=",
+        1.0,
+        "",
+        f"{NOTHING_JUDGED}: every criterion was skipped for want of data",
+    )
+
+
+def _unknown(figure: str, known: dict, line: int, who: str) -> SlaError:
+    """`who`: "run X has" (or "runs X and Y have")."""
     near = difflib.get_close_matches(figure, list(known), n=3)
     hint = f" (did you mean {', '.join(near)}?)" if near else ""
-    return SlaError(f"line {line}: run {run} has no figure {figure!r}{hint}")
+    return SlaError(f"line {line}: {who} no figure {figure!r}{hint}")
 
 
 def from_sla(report: dict, sla: Sla) -> list[dict]:
@@ -142,7 +170,7 @@ def from_sla(report: dict, sla: Sla) -> list[dict]:
     out = []
     for b in sla.bounds:
         if b.figure not in known:
-            raise _unknown(b.figure, known, b.line, report["run"]["id"])
+            raise _unknown(b.figure, known, b.line, f"run {report['run']['id']} has")
         value = known[b.figure][0]
         for op, bound in ((">=", b.min), ("<=", b.max)):
             if bound is not None:
@@ -201,7 +229,18 @@ def against_baseline(report: dict, baseline: dict, sla: Sla | None) -> list[dict
     for t in sla.tolerances if sla else []:
         row = rows.get(t.figure)
         if row is None:
-            raise _unknown(t.figure, rows, t.line, f"{baseline['run']['id']} or its baseline")
+            # Name the run that lacks it: the baseline, this run, or both.
+            lacking = [
+                f"{'baseline ' if r is baseline else ''}{r['run']['id']}"
+                for r in (report, baseline)
+                if t.figure not in figures(r)
+            ]
+            who = (
+                f"run {lacking[0]} has"
+                if len(lacking) == 1
+                else f"runs {' and '.join(lacking)} have"
+            )
+            raise _unknown(t.figure, rows, t.line, who)
         out.append(
             _criterion(
                 f"{t.figure} against {baseline['run']['id']}",
@@ -228,11 +267,29 @@ def evaluate(report: dict, sla: Sla | None = None, baseline: dict | None = None)
     elif sla and sla.tolerances:
         first = sla.tolerances[0]
         raise SlaError(f"line {first.line}: tolerances need a baseline run to compare with")
+    else:
+        criteria.append(
+            _criterion(
+                "repeatable against a baseline",
+                "baseline",
+                "dialog_steps_per_hour, dialog_response_s",
+                None,
+                "within",
+                REPEATABLE_PCT,
+                "%",
+                "no baseline given",
+            )
+        )
+    message = ""
+    if all(c["status"] == "skipped" for c in criteria):
+        criteria.append(_judged(criteria))
+        message = NOTHING_JUDGED
     counts = {k: sum(c["status"] == k for c in criteria) for k in ("passed", "failed", "skipped")}
     return {
         "run": report["run"]["id"],
         "baseline": baseline["run"]["id"] if baseline else None,
         "passed": counts["failed"] == 0,
+        "message": message,
         "counts": counts,
         "criteria": criteria,
     }

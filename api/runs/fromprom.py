@@ -16,6 +16,7 @@ from exporters.durations import parse_duration
 from exporters.vocabulary import COMPONENTS
 
 HISTOGRAM = "sap_workload_response_time_seconds"
+TX_HISTOGRAM = "sap_workload_transaction_response_time_seconds"
 
 
 class PrometheusError(RuntimeError):
@@ -50,32 +51,36 @@ def _range(url: str, query: str, start: datetime, end: datetime, step: float) ->
 
 
 def _per_bucket(series: dict[str, np.ndarray]) -> None:
-    """histcum.TASK.LE (cumulative) -> hist.TASK.LE (steps in that bucket alone)."""
-    tasks: dict[str, list[tuple[float, str]]] = {}
-    for col in [c for c in series if c.startswith("histcum.")]:
-        _, task, le = col.split(".", 2)
-        tasks.setdefault(task, []).append((parse_bound(le), col))
-    for task, cols in tasks.items():
+    """histcum.KEY.LE (cumulative) -> hist.KEY.LE (steps in that bucket alone), and
+    txhistcum.KEY.LE -> txhist.KEY.LE; KEY is TASK, or TASK.TX."""
+    groups: dict[tuple[str, str], list[tuple[float, str]]] = {}
+    for prefix, depth in (("histcum", 1), ("txhistcum", 2)):
+        for col in [c for c in series if c.startswith(f"{prefix}.")]:
+            parts = col.split(".", depth + 1)
+            key = (prefix.removesuffix("cum"), ".".join(parts[1 : depth + 1]))
+            groups.setdefault(key, []).append((parse_bound(parts[-1]), col))
+    for (prefix, key), cols in groups.items():
         cols.sort()
         below = 0.0
         for bound, col in cols:
             cum = np.nan_to_num(series.pop(col))
             le = "+Inf" if np.isinf(bound) else f"{bound:g}"
-            series[f"hist.{task}.{le}"] = np.clip(cum - below, 0.0, None)
+            series[f"{prefix}.{key}.{le}"] = np.clip(cum - below, 0.0, None)
             below = cum
 
 
 def window_quantiles(
     url: str, sid: str, start: datetime, end: datetime
 ) -> dict[str, dict[str, float]]:
-    """Per task type, Prometheus's own histogram_quantile over the whole window (ramp-up
-    included): the figure a Grafana panel shows, beside the report's steady-state one."""
+    """Per task type, Prometheus's own histogram_quantile over [start, end] evaluated at
+    `end`: given the steady state, the figure a Grafana panel over it shows, beside the
+    report's own from the same buckets."""
     window = max(1, round((end - start).total_seconds()))
     out: dict[str, dict[str, float]] = {}
     for name, q in QUANTILES.items():
         query = (
             f"histogram_quantile({q}, sum by (task_type, le) "
-            f'(increase({HISTOGRAM}_bucket{{sid="{sid}"}}[{window}s])))'
+            f"(increase({HISTOGRAM}_bucket{{sid={label_value(sid)}}}[{window}s])))"
         )
         for item in _instant(url, query, end):
             value = float(item["value"][1])
@@ -104,11 +109,14 @@ def read_window(
     users: int | None,
     think_time_s: float | None,
     speed: float = 1.0,
+    steady_from: datetime | None = None,
 ) -> RunData:
     """Per step: increases of the ST03 counters, per-instance dialog sums, OS counters.
 
     `speed`: simulated seconds per wall second of the system watched (the live model may run
     faster than real time); times and per-second rates are given in the system's own time.
+    `steady_from`: where the steady state starts (after the ramp-up; `start` without one),
+    the window Prometheus's own percentiles are asked over.
     """
     n = int((end - start).total_seconds() // step)
     if n < 1:
@@ -177,6 +185,16 @@ def read_window(
         _range(
             url,
             f"sum by (task_type, le) (increase({HISTOGRAM}_bucket{{{sel}}}[{win}]))",
+            start,
+            end,
+            step,
+        ),
+    )
+    put(
+        "txhistcum.{task_type}.{transaction}.{le}",
+        _range(
+            url,
+            f"sum by (task_type, transaction, le) (increase({TX_HISTOGRAM}_bucket{{{sel}}}[{win}]))",
             start,
             end,
             step,
@@ -268,8 +286,8 @@ def read_window(
         "hosts": hosts,
         "dialog_steps": {},
         "line_items": {},
-        "histogram_quantile": window_quantiles(url, sid, start, end),
-        "gaps": gaps(grid, step, down, missing),
+        "histogram_quantile": window_quantiles(url, sid, steady_from or start, end),
+        "gaps": gaps(grid, step, down, missing, speed),
     }
     return RunData(
         times=(grid - start.timestamp()) * speed,

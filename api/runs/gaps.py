@@ -27,10 +27,14 @@ def spans(mask: np.ndarray) -> list[tuple[int, int]]:
     return out
 
 
-def gaps(grid: np.ndarray, step: float, down: np.ndarray, missing: np.ndarray) -> list[dict]:
+def gaps(
+    grid: np.ndarray, step: float, down: np.ndarray, missing: np.ndarray, speed: float = 1.0
+) -> list[dict]:
     """Gaps over the steps ending at `grid` (unix seconds, `step` apart): `down` where a scrape
     of the exporter failed, `missing` where no workload sample arrived. A missing step the
-    exporter's outage explains is not listed twice."""
+    exporter's outage explains is not listed twice. `start_s`/`end_s`: from the window's
+    start in the system's own time (`speed` simulated seconds per wall second), the clock
+    the run's series and steady state use."""
     found = [(EXPORTER_DOWN, a, b) for a, b in spans(down)]
     found += [(NO_DATA, a, b) for a, b in spans(missing & ~down)]
     out = []
@@ -42,6 +46,8 @@ def gaps(grid: np.ndarray, step: float, down: np.ndarray, missing: np.ndarray) -
                 "start": datetime.fromtimestamp(start, UTC).isoformat(),
                 "end": datetime.fromtimestamp(end, UTC).isoformat(),
                 "duration_s": end - start,
+                "start_s": a * step * speed,
+                "end_s": (b + 1) * step * speed,
             }
         )
     return out
@@ -52,3 +58,16 @@ def describe(found: list[dict]) -> str:
     words = {EXPORTER_DOWN: "exporter down", NO_DATA: "no data"}
     parts = [f"{words[g['kind']]} {g['duration_s']:.0f} s from {g['start']}" for g in found]
     return "gaps: " + "; ".join(parts) if parts else ""
+
+
+def longest_clear(found: list[dict], start_s: float, end_s: float) -> float:
+    """The longest stretch of [start_s, end_s] (run seconds) that no gap overlaps."""
+    edge, best = start_s, 0.0
+    for g in sorted(found, key=lambda g: g.get("start_s", 0.0)):
+        if "start_s" not in g:
+            continue  # a record from before gaps carried run seconds: cannot place it
+        if g["end_s"] <= start_s or g["start_s"] >= end_s:
+            continue
+        best = max(best, g["start_s"] - edge)
+        edge = max(edge, g["end_s"])
+    return max(best, end_s - edge, 0.0)

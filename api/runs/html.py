@@ -82,6 +82,7 @@ _MATPLOTLIB = threading.Lock()
 # Section id -> heading, in page order; the page's table of contents reads it too.
 SECTIONS = {
     "checks": "Benchmark checks",
+    "gaps": "Gaps in the data",
     "st03": "ST03 workload by task type",
     "percentiles": "Response-time percentiles",
     "transaction_profile": "Transaction profile (ST03N)",
@@ -262,11 +263,14 @@ def line_chart(
         return Chart(slug, title, unit, _svg(fig, slug))
 
 
-def _per_step(data: RunData, idx: dict[str, int]) -> list[Line]:
-    """Each time component of a dialog step in ms per step, in the report's order."""
+def _per_step(
+    data: RunData, idx: dict[str, int], comps: tuple[str, ...] = REPORT_ORDER
+) -> list[Line]:
+    """Each of `comps` (every time component unless given) of a dialog step in ms per
+    step, in the order given."""
     steps = data.values[:, idx["st03.dialog.steps"]]
     lines = []
-    for comp in REPORT_ORDER:
+    for comp in comps:
         col = f"st03.dialog.{comp}"
         if col in idx:
             per_step = np.divide(
@@ -353,7 +357,8 @@ def timeline(report: dict, data: RunData) -> Chart:
     the response lines up with the counter that moved with it."""
     idx = {c: i for i, c in enumerate(data.columns)}
     slug, title = "chart-timeline", SECTIONS["timeline"]
-    parts = _per_part(data, idx) if "st03.dialog.steps" in idx else []
+    # The parts that add up to the dialog response.
+    parts = _per_step(data, idx, RESPONSE_PARTS) if "st03.dialog.steps" in idx else []
     counters = [(key, unit, _per_host(data, idx, key)) for key, unit in OS_UNITS.items()]
     counters = [(key, unit, lines) for key, unit, lines in counters if lines]
     if data.times.size < 2 or not (parts or counters):
@@ -418,23 +423,6 @@ def timeline(report: dict, data: RunData) -> Chart:
         return Chart(slug, title, "ms per step; OS counters in their units", _svg(fig, slug))
 
 
-def _per_part(data: RunData, idx: dict[str, int]) -> list[Line]:
-    """The parts that add up to the dialog response, ms per step."""
-    steps = data.values[:, idx["st03.dialog.steps"]]
-    out = []
-    for comp in RESPONSE_PARTS:
-        col = f"st03.dialog.{comp}"
-        if col in idx:
-            per_step = np.divide(
-                1000 * data.values[:, idx[col]],
-                steps,
-                out=np.full_like(steps, np.nan),
-                where=steps > 0,
-            )
-            out.append(Line(COMPONENT_BY_KEY[comp].label, per_step))
-    return out
-
-
 def benchmark_checks(report: dict) -> list[dict]:
     """The SD and BAIT pass criteria with the measured value and its unit."""
     sd, bait = report["benchmark"].get("sd", {}), report["benchmark"].get("bait", {})
@@ -469,8 +457,8 @@ def benchmark_checks(report: dict) -> list[dict]:
             "passed": abs(items) < 1 if items is not None else None,
         },
         {
-            "check": "BAIT: 60 consecutive minutes measured",
-            "value": bait.get("measured_window_s"),
+            "check": "BAIT: 60 consecutive minutes measured (longest stretch without a gap)",
+            "value": bait.get("longest_gap_free_s", bait.get("measured_window_s")),
             "unit": "s",
             "passed": bait.get("sixty_consecutive_minutes", False),
         },
@@ -503,6 +491,11 @@ def empty_lines(report: dict, data: RunData) -> dict[str, str]:
         ),
         "charts": "No time series in this run.",
         "percentiles": report["percentiles"]["missing"],
+        "gaps": (
+            "None: every step of the window has data."
+            if "gaps" in report
+            else "Not applicable: only runs read from Prometheus can have gaps."
+        ),
         "transaction_profile": "No per-transaction ST03 data in this run.",
         "time_profile": "No ST03 data in this run: no time profile.",
         "timeline": "No dialog response or OS counter series in this run.",

@@ -318,6 +318,7 @@ class RealtimeRun(threading.Thread):
                     plan.full_users,
                     plan.think_time_s,
                     speed=plan.speed,
+                    steady_from=steady_at,
                 )
                 if data is not None and data.meta.get(
                     "gaps"

@@ -53,8 +53,10 @@ def _columns(snap: Snapshot) -> list[str]:
             cols.append(f"tx.{task}.{tx}.steps")
             cols += [f"tx.{task}.{tx}.{c}" for c in COMPONENTS]
         # Steps per response-time bucket (not cumulative), summed over the instances:
-        # the distribution percentiles are read from, per task type as the model keeps it.
+        # the distribution percentiles are read from, per task type and per transaction.
         cols += [f"hist.{task}.{le}" for le in HISTOGRAM_BOUNDS]
+        for tx in snap.state.transactions:
+            cols += [f"txhist.{task}.{tx}.{le}" for le in HISTOGRAM_BOUNDS]
     # Per instance, dialog steps and indicator sums: the report takes 5-minute means per
     # instance from these, as the alert rules do, before looking for the worst one.
     for inst in snap.state.instances:
@@ -74,7 +76,8 @@ def _row(before: Totals, snap: Snapshot, dt: float) -> list[float]:
     t = snap.totals
     d_steps = t.steps - before.steps
     d_secs = t.seconds - before.seconds
-    d_buckets = (t.bucket_counts - before.bucket_counts).sum(axis=0)  # [task_type, bucket]
+    # [task_type, transaction, bucket]
+    d_buckets = (t.bucket_counts - before.bucket_counts).sum(axis=0)
     row: list[float] = []
     for k in range(len(TASK_TYPES)):
         row.append(float(d_steps[:, k].sum()))
@@ -82,7 +85,10 @@ def _row(before: Totals, snap: Snapshot, dt: float) -> list[float]:
         for j in range(len(snap.state.transactions)):
             row.append(float(d_steps[:, k, j].sum()))
             row += [float(x) for x in d_secs[:, k, j].sum(axis=0)]
-        row += [float(x) for x in d_buckets[k]]
+        # The task type's counts are the sum of its transactions': they agree exactly.
+        row += [float(x) for x in d_buckets[k].sum(axis=0)]
+        for j in range(len(snap.state.transactions)):
+            row += [float(x) for x in d_buckets[k, j]]
     inst_steps = d_steps[:, 0].sum(axis=1)
     inst_secs = d_secs[:, 0].sum(axis=1)  # [instance, component]
     for i in range(inst_steps.size):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from api.runs.gaps import longest_clear
 from api.runs.percentiles import QUANTILES, parse_bound, precision, quantile
 from api.runs.recorder import RunData
 from exporters.vocabulary import (
@@ -34,12 +35,9 @@ COMPARED: tuple[str, ...] = tuple(
     c for c in REPORT_ORDER if c in {"response", "cpu", *INDICATOR_BY_COMPONENT}
 )
 MEAN_WINDOW_S = 300.0  # the alert rules' 5-minute per-step means
+BAIT_WINDOW_S = 3600.0  # BAIT: 60 consecutive minutes measured
 PROFILE_INTERVAL_S = 3600.0  # ST03N's time profile: per hour unless the user picks
 TOP_TRANSACTIONS = 20  # ST03N's transaction profile lists the top N by total time
-NO_TX_DISTRIBUTION = (
-    "Per transaction: not available: the model and the exporter keep one response-time "
-    "histogram per task type, none per transaction."
-)
 
 
 class Series:
@@ -102,51 +100,75 @@ def st03(s: Series) -> tuple[list[dict], list[dict]]:
     return summary, tx_rows
 
 
-def _histograms(s: Series) -> dict[str, tuple[list[float], np.ndarray]]:
-    """Per task type, the upper bounds and the steps per bucket over the steady state."""
+def _histograms(s: Series, prefix: str, depth: int) -> dict[str, tuple[list[float], np.ndarray]]:
+    """Per key (TASK for `hist`, depth 1; TASK.TX for `txhist`, depth 2), the upper bounds
+    and the steps per bucket over the steady state. The bound has dots itself: the key is
+    the `depth` parts after the prefix."""
     out: dict[str, list[str]] = {}
     for c in s.data.columns:
-        if c.startswith("hist."):
-            _, task, le = c.split(".", 2)
-            out.setdefault(task, []).append(le)
+        if c.startswith(f"{prefix}."):
+            parts = c.split(".", depth + 1)
+            out.setdefault(".".join(parts[1 : depth + 1]), []).append(parts[-1])
     hists = {}
-    for task, les in out.items():
+    for key, les in out.items():
         les.sort(key=parse_bound)
-        counts = np.array([float(np.nansum(s.col(f"hist.{task}.{le}"))) for le in les])
-        hists[task] = ([parse_bound(le) for le in les], counts)
+        counts = np.array([float(np.nansum(s.col(f"{prefix}.{key}.{le}"))) for le in les])
+        hists[key] = ([parse_bound(le) for le in les], counts)
     return hists
 
 
+def _percentile_row(bounds: list[float], counts: np.ndarray) -> dict | None:
+    """p50/p90/p95/p99 with the bucket each lies in; None without a usable histogram."""
+    if len(bounds) < 2 or not np.isinf(bounds[-1]):
+        return None  # no finite bucket or no +Inf: histogram_quantile answers NaN there too
+    found = {name: quantile(q, bounds, counts) for name, q in QUANTILES.items()}
+    if any(v is None for v in found.values()):
+        return None
+    row: dict = {"steps": round(float(counts.sum()))}
+    for name, v in found.items():
+        row[f"{name}_s"] = round(v.value, 4)
+    row["buckets"] = {
+        name: [v.lower, None if np.isinf(v.upper) else v.upper] for name, v in found.items()
+    }
+    row["precision"] = "; ".join(precision(name, v) for name, v in found.items())
+    return row
+
+
+def _task_order(names) -> list[str]:
+    return [*[t for t in TASK_TYPES if t in names], *sorted(set(names) - set(TASK_TYPES))]
+
+
 def percentiles(s: Series) -> dict:
-    """p50/p90/p95/p99 per task type from the recorded histogram (never from means),
-    each with the bucket it lies in; per transaction none is recorded, which it says."""
+    """p50/p90/p95/p99 per task type and per transaction from the recorded histograms
+    (never from means), each with the bucket it lies in."""
     rows = []
-    hists = _histograms(s)
-    for task in [*[t for t in TASK_TYPES if t in hists], *sorted(set(hists) - set(TASK_TYPES))]:
-        bounds, counts = hists[task]
-        if len(bounds) < 2 or not np.isinf(bounds[-1]):
-            continue  # no finite bucket or no +Inf: histogram_quantile answers NaN there too
-        found = {name: quantile(q, bounds, counts) for name, q in QUANTILES.items()}
-        if any(v is None for v in found.values()):
+    hists = _histograms(s, "hist", 1)
+    for task in _task_order(hists):
+        row = _percentile_row(*hists[task])
+        if row is None:
             continue
-        row: dict = {"task_type": task, "steps": round(float(counts.sum()))}
-        for name, v in found.items():
-            row[f"{name}_s"] = round(v.value, 4)
-        row["buckets"] = {
-            name: [v.lower, None if np.isinf(v.upper) else v.upper] for name, v in found.items()
-        }
-        row["precision"] = "; ".join(precision(name, v) for name, v in found.items())
-        whole = s.data.meta.get("histogram_quantile", {}).get(task)
-        if whole:
-            row["prometheus_whole_window_s"] = {k: round(v, 4) for k, v in whole.items()}
+        row = {"task_type": task, **row}
+        steady = s.data.meta.get("histogram_quantile", {}).get(task)
+        if steady:
+            row["prometheus_steady_state_s"] = {k: round(v, 4) for k, v in steady.items()}
         rows.append(row)
+    tx_hists = _histograms(s, "txhist", 2)
+    by_tx = []
+    for task in _task_order({k.split(".", 1)[0] for k in tx_hists}):
+        for key in sorted(k for k in tx_hists if k.split(".", 1)[0] == task):
+            row = _percentile_row(*tx_hists[key])
+            if row is not None:
+                by_tx.append({"task_type": task, "transaction": key.split(".", 1)[1], **row})
     source = "the Prometheus" if s.data.meta.get("source") == "prometheus" else "the recorded"
     return {
         "by_task_type": rows,
-        "source": f"{source} response-time histogram, interpolated inside its buckets as "
+        "by_transaction": by_tx,
+        "source": f"{source} response-time histograms, interpolated inside their buckets as "
         "histogram_quantile does",
         "missing": "" if rows else "No response-time histogram in this run: no percentiles.",
-        "by_transaction_missing": NO_TX_DISTRIBUTION,
+        "by_transaction_missing": ""
+        if by_tx
+        else "No response-time histogram per transaction in this run: none per transaction.",
     }
 
 
@@ -414,6 +436,9 @@ def benchmark(s: Series, meta: dict, summary: list[dict], window_s: float) -> di
                     / per
                     * meta["line_items"].get(tx, 0)
                 )
+    # BAIT wants 60 consecutive measured minutes: a hole in the data breaks the stretch.
+    end_s = float(s.times[-1]) if s.times.size else s.start_s
+    clear = round(longest_clear(meta.get("gaps", []), s.start_s, end_s), 1)
     cpu = {
         h: round(float(np.mean(s.col(f"os.{h}.cpu_pct"))), 2)
         for h in meta.get("hosts", [])
@@ -442,7 +467,8 @@ def benchmark(s: Series, meta: dict, summary: list[dict], window_s: float) -> di
         },
         "bait": {
             "measured_window_s": window_s,
-            "sixty_consecutive_minutes": window_s >= 3600,
+            "longest_gap_free_s": clear,
+            "sixty_consecutive_minutes": clear >= BAIT_WINDOW_S,
             "avg_cpu_pct_by_host": cpu,
             "avg_available_mb_by_host": {
                 h: round(float(np.mean(s.col(f"os.{h}.available_mb"))), 1)
@@ -511,9 +537,9 @@ def _get(doc: dict, path: tuple) -> float | None:
     return doc
 
 
-def figures(report: dict, *, os: bool = True) -> dict[str, tuple[float, bool]]:
+def figures(report: dict) -> dict[str, tuple[float, bool]]:
     """Every figure of a report by name, with whether higher is better: what an SLA bounds
-    and a comparison puts side by side (`os`: with the OS counters, `os.HOST.KEY.avg`)."""
+    and a comparison puts side by side, the OS counters' `os.HOST.KEY.avg` included."""
     out: dict[str, tuple[float, bool]] = {}
     for name, (path, up) in FIGURES.items():
         value = _get(report, path)
@@ -531,15 +557,18 @@ def figures(report: dict, *, os: bool = True) -> dict[str, tuple[float, bool]]:
     for row in report["percentiles"]["by_task_type"]:
         for name in QUANTILES:
             out[f"{row['task_type']}_{name}_s"] = (row[f"{name}_s"], False)
+    # TASK.TX_pNN_s (dialog.VA01_p95_s): the dot keeps a transaction apart from the name.
+    for row in report["percentiles"].get("by_transaction", []):
+        for name in QUANTILES:
+            out[f"{row['task_type']}.{row['transaction']}_{name}_s"] = (row[f"{name}_s"], False)
     for row in report["indicators"]:
         out[f"{row['indicator']}_peak_ms"] = (row["peak_ms"], False)
     out["breaches"] = (float(len(report["breaches"])), False)
-    if os:
-        for row in report["os_counters"]:
-            # More available memory is better; every other counter is a load.
-            up = row["key"] == "available_mb"
-            for stat in ("avg", "min", "max"):
-                out[f"os.{row['host']}.{row['key']}.{stat}"] = (row[stat], up)
+    for row in report["os_counters"]:
+        # More available memory is better; every other counter is a load.
+        up = row["key"] == "available_mb"
+        for stat in ("avg", "min", "max"):
+            out[f"os.{row['host']}.{row['key']}.{stat}"] = (row[stat], up)
     return out
 
 
@@ -548,7 +577,7 @@ def compare(base: dict, new: dict, tolerances: dict[str, float] | None = None) -
     unless `tolerances` names it); repeatable: throughput and response within 5 %
     (seed 001)."""
     tolerances = tolerances or {}
-    fb, fn = figures(base, os=False), figures(new, os=False)
+    fb, fn = figures(base), figures(new)
     rows = {}
     for name in [n for n in fb if n in fn and n != "breaches"]:
         (a, up), (b, _) = fb[name], fn[name]

@@ -80,6 +80,7 @@ def register_external(store: Store, settings: Settings, req: ExternalRunRequest)
             req.resolution_s,
             req.users,
             req.think_time_s,
+            steady_from=start + timedelta(seconds=req.ramp_up_s),
         )
     except PrometheusError as exc:
         raise Unreachable(str(exc)) from exc

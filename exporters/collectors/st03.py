@@ -57,6 +57,9 @@ class Workload:
     em_used: np.ndarray
     roll_file_bytes: np.ndarray  # [instance] bytes written since the start
     simulated_seconds: float | None = None  # the model's clock; None from a real system
+    # [task_type, transaction, bucket], as `response_buckets`; None where the system keeps
+    # no distribution per transaction
+    transaction_response_buckets: np.ndarray | None = None
 
 
 class WorkloadSource(Protocol):
@@ -106,6 +109,13 @@ class ST03Collector(SourceCollector[WorkloadSource, Workload]):
             "Distribution of step response times (ST03 response time distribution).",
             labels=inst_labels,
         )
+        # A family of its own rather than a transaction label on the one above: that one's
+        # queries (dashboards, reports) sum it per instance and would not expect a new label.
+        tx_hist = HistogramMetricFamily(
+            "sap_workload_transaction_response_time_seconds",
+            "Distribution of step response times per transaction, allow-listed transactions.",
+            labels=tx_labels,
+        )
         wp_total = GaugeMetricFamily(
             "sap_workload_work_processes",
             "Configured work processes (SM50/SM66).",
@@ -154,6 +164,7 @@ class ST03Collector(SourceCollector[WorkloadSource, Workload]):
         )
         if w is not None:
             self._fill(w, steps, calls, parts, tx_steps, tx_parts, hist)
+            self._fill_tx_histogram(w, tx_hist)
             self._fill_state(
                 w,
                 wp_total,
@@ -173,6 +184,7 @@ class ST03Collector(SourceCollector[WorkloadSource, Workload]):
         yield from tx_parts
         yield from (
             hist,
+            tx_hist,
             wp_total,
             wp_busy,
             queue,
@@ -248,3 +260,26 @@ class ST03Collector(SourceCollector[WorkloadSource, Workload]):
             tx_steps.add_metric([w.sid, task, tx], n)
             for c, fam in enumerate(tx_parts):
                 fam.add_metric([w.sid, task, tx], float(tx_seconds[(task, tx)][c]))
+
+    @staticmethod
+    def _fill_tx_histogram(w: Workload, tx_hist) -> None:
+        """Per task type and allow-listed transaction (the rest folded into "other"), the
+        response-time buckets summed over the instances."""
+        if w.transaction_response_buckets is None:
+            return
+        edges = [*(f"{b:g}" for b in w.bucket_bounds), "+Inf"]
+        response = COMPONENTS.index("response")
+        counts: dict[tuple[str, str], np.ndarray] = {}
+        sums: dict[tuple[str, str], float] = {}
+        for k, task in enumerate(TASK_TYPES):
+            for j, tx in enumerate(w.transactions):
+                key = (task, _tx_label(tx))
+                counts[key] = counts.get(key, 0.0) + w.transaction_response_buckets[k, j]
+                sums[key] = sums.get(key, 0.0) + float(w.transaction_seconds[k, j, response])
+        for (task, tx), c in sorted(counts.items()):
+            cumulative = np.cumsum(c).tolist()
+            tx_hist.add_metric(
+                [w.sid, task, tx],
+                buckets=list(zip(edges, cumulative, strict=True)),
+                sum_value=sums[(task, tx)],
+            )

@@ -255,7 +255,7 @@ class DiscreteEventSimulation:
             steps=np.zeros((n_i, 2, n_t)),
             seconds=np.zeros((n_i, 2, n_t, len(COMPONENTS))),
             db_calls=np.zeros((n_i, 2, n_t)),
-            bucket_counts=np.zeros((n_i, 2, len(BUCKETS) + 1)),
+            bucket_counts=np.zeros((n_i, 2, n_t, len(BUCKETS) + 1)),
             roll_file_bytes=np.zeros(n_i),
             sap_buffer_requests=np.zeros((n_i, n_b)),
             sap_buffer_hits=np.zeros((n_i, n_b)),
@@ -902,8 +902,8 @@ class DiscreteEventSimulation:
         )
         n_b = len(BUCKETS) + 1
         bucket = np.searchsorted(_EDGES, rows[:, F_RESPONSE], side="left")
-        tot.bucket_counts += np.bincount(pool * n_b + bucket, minlength=n_i * 2 * n_b).reshape(
-            n_i, 2, n_b
+        tot.bucket_counts += np.bincount(cls * n_b + bucket, minlength=n_cls * n_b).reshape(
+            tot.bucket_counts.shape
         )
         # Dialog steps per instance drive the SAP buffers, the message server, the roll file.
         dialog = ~update

@@ -51,7 +51,7 @@ class Family:
     queue: np.ndarray  # [j] waiting for a work process
     busy: np.ndarray  # [j] busy work processes
     means: np.ndarray  # [j, transaction, component]
-    buckets: np.ndarray  # [j, bucket]
+    buckets: np.ndarray  # [j, transaction, bucket]
     capacity: float  # X(K): all work processes busy
     full_means: np.ndarray  # [transaction, component] at full concurrency, no wait
 
@@ -156,8 +156,8 @@ class Dynamics:
         means = fam.full_means.copy()
         means[:, _C["dispatcher_wait"]] = wait
         means[:, _C["response"]] += wait
-        rest = float(self.solver.weights[cs.task] @ fam.full_means[:, _C["response"]])
-        return fam.capacity, x - cs.wps, float(cs.wps), means, _bucketize(np.array([wait + rest]))
+        rest = fam.full_means[:, _C["response"]]
+        return fam.capacity, x - cs.wps, float(cs.wps), means, _bucketize((wait + rest)[:, None])
 
     def advance(self, dt: float) -> OperatingPoint:
         """Move every class one tick; the operating point of the tick's end."""

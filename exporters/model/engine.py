@@ -36,7 +36,7 @@ class Totals:
     steps: np.ndarray  # [instance, task_type, transaction]
     seconds: np.ndarray  # [instance, task_type, transaction, component]
     db_calls: np.ndarray  # [instance, task_type, transaction]
-    bucket_counts: np.ndarray  # [instance, task_type, bucket] (non-cumulative buckets)
+    bucket_counts: np.ndarray  # [instance, task_type, transaction, bucket] (non-cumulative)
     roll_file_bytes: np.ndarray  # [instance]
     sap_buffer_requests: np.ndarray  # [instance, buffer]
     sap_buffer_hits: np.ndarray
@@ -168,7 +168,7 @@ class Simulation:
             steps=np.zeros((n_i, 2, n_t)),
             seconds=np.zeros((n_i, 2, n_t, len(COMPONENTS))),
             db_calls=np.zeros((n_i, 2, n_t)),
-            bucket_counts=np.zeros((n_i, 2, len(BUCKETS) + 1)),
+            bucket_counts=np.zeros((n_i, 2, n_t, len(BUCKETS) + 1)),
             roll_file_bytes=np.zeros(n_i),
             sap_buffer_requests=np.zeros((n_i, len(op.sap_buffers))),
             sap_buffer_hits=np.zeros((n_i, len(op.sap_buffers))),
@@ -216,8 +216,11 @@ class Simulation:
         )
         out[..., _C["cpu"]] = out[..., _C["processing"]] * ratio
         out[..., _C["response"]] = out[..., _RESPONSE].sum(axis=-1)
-        per_type = n.sum(axis=2)
-        buckets = rng.multinomial(per_type.astype(np.int64), op.bucket_probs)
+        # Per transaction; from a stream of its own, so the histogram's draws never shift
+        # the tick's other numbers.
+        buckets = np.random.default_rng([self.seed, self.tick, 1]).multinomial(
+            n.astype(np.int64), op.bucket_probs
+        )
         calls = rng.poisson(n * op.db_calls_per_step[None, :, :])
         stmt = rng.poisson(op.stmt_exec_rate * dt).astype(float)
         with self._lock:

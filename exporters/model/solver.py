@@ -136,7 +136,8 @@ class OperatingPoint:
     step_rate: np.ndarray
     # [instance, task_type, transaction, component]: mean seconds per step
     means: np.ndarray
-    # [instance, task_type]: response-time bucket probabilities over BUCKETS (+Inf last)
+    # [instance, task_type, transaction]: response-time bucket probabilities over BUCKETS
+    # (+Inf last), per transaction so a report can give its percentiles
     bucket_probs: np.ndarray
     # [instance, task_type]
     wp_total: np.ndarray
@@ -689,7 +690,7 @@ class Solver:
         wp_total = np.zeros((n_inst, 2))
         wp_busy = np.zeros((n_inst, 2))
         dqueue = np.zeros((n_inst, 2))
-        buckets = np.zeros((n_inst, 2, len(BUCKETS) + 1))
+        buckets = np.zeros((n_inst, 2, n_tx, len(BUCKETS) + 1))
         buckets[..., 0] = 1.0
         growth = np.zeros(n_inst)
         stretch_sum = np.zeros((2, len(self.station_names)))
@@ -770,25 +771,30 @@ class Solver:
     def _buckets(
         self, cs: ClassSolution, chain: ChainResult, m: np.ndarray, samples: int | None = None
     ) -> np.ndarray:
-        """Response distribution: dispatcher wait + the rest of the step (gamma, histogram_cv).
+        """Response distribution per transaction [transaction, bucket]: dispatcher wait (one
+        draw shared by every transaction, as they queue together) + the rest of the step
+        (gamma, histogram_cv, the transaction's own mean).
 
         An arrival that finds n >= K in system waits for n - K + 1 departures of the
         flow-equivalent server at full concurrency, a Poisson stream of rate X(K).
         """
+        n_tx = m.shape[0]
         if chain.overloaded:
-            return _bucketize(np.full(1, np.inf))
+            return np.tile(_bucketize(np.full(1, np.inf)), (n_tx, 1))
         n = samples or self.histogram_samples
         rng = np.random.default_rng([self.seed, cs.task])
-        w = self.weights[cs.task]
-        rest = float(w @ (m[:, _C["response"]] - m[:, _C["dispatcher_wait"]]))
-        service = self._service_samples(rest, n, rng)
+        wait = np.zeros(n)
         dist = chain.arrival_distribution
-        if dist.size <= 1:
-            return _bucketize(service)
-        seen = rng.choice(dist.size, size=n, p=dist)
-        ahead = np.maximum(seen - cs.wps + 1, 0)
-        wait = np.where(ahead > 0, rng.gamma(np.maximum(ahead, 1), 1.0 / cs.fes[-1]), 0.0)
-        return _bucketize(wait + service)
+        if dist.size > 1:
+            seen = rng.choice(dist.size, size=n, p=dist)
+            ahead = np.maximum(seen - cs.wps + 1, 0)
+            wait = np.where(ahead > 0, rng.gamma(np.maximum(ahead, 1), 1.0 / cs.fes[-1]), 0.0)
+        rest = m[:, _C["response"]] - m[:, _C["dispatcher_wait"]]
+        # One unit-mean gamma draw scaled per transaction: every transaction's marginal is
+        # its own gamma (only marginals make a histogram), at the cost of one draw.
+        return _bucketize(
+            wait + np.maximum(rest, 0.0)[:, None] * self._service_samples(1.0, n, rng)
+        )
 
     def _service_samples(self, mean: float, n: int, rng) -> np.ndarray:
         if mean <= 0:
@@ -798,7 +804,12 @@ class Solver:
 
 
 def _bucketize(samples: np.ndarray) -> np.ndarray:
+    """Share of the samples (last axis) per bucket of BUCKETS and +Inf: [..., bucket]."""
     edges = np.array((*BUCKETS, np.inf))
-    idx = np.searchsorted(edges, samples, side="left")
-    counts = np.bincount(np.minimum(idx, len(edges) - 1), minlength=len(edges)).astype(float)
-    return counts / max(samples.size, 1)
+    nb = len(edges)
+    idx = np.minimum(np.searchsorted(edges, samples, side="left"), nb - 1)
+    rows = (
+        idx.reshape(-1, idx.shape[-1]) + nb * np.arange(idx.size // max(idx.shape[-1], 1))[:, None]
+    )
+    counts = np.bincount(rows.ravel(), minlength=rows.shape[0] * nb).astype(float)
+    return counts.reshape(*idx.shape[:-1], nb) / max(samples.shape[-1], 1)

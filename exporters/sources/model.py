@@ -82,7 +82,7 @@ class ModelSource:
             steps=t.steps.sum(axis=2),
             db_calls=t.db_calls.sum(axis=2),
             seconds=t.seconds.sum(axis=2),
-            response_buckets=t.bucket_counts,
+            response_buckets=t.bucket_counts.sum(axis=2),
             bucket_bounds=BUCKETS,
             transaction_steps=t.steps.sum(axis=0),
             transaction_seconds=t.seconds.sum(axis=0),
@@ -95,6 +95,7 @@ class ModelSource:
             em_used=st.em_used,
             roll_file_bytes=t.roll_file_bytes,
             simulated_seconds=t.sim_time,
+            transaction_response_buckets=t.bucket_counts.sum(axis=0),
         )
 
     def sql_trace(self) -> SQLTrace:

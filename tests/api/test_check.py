@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -15,6 +16,7 @@ from api.config import Settings, get_settings
 from api.main import create_app
 from api.runs.checks import evaluate
 from api.runs.sla import SlaError, parse_sla
+from exporters.vocabulary import INDICATORS
 from wlmon.cli import app as cli
 
 AUTH = {"Authorization": "Bearer t"}
@@ -89,12 +91,16 @@ def test_the_json_names_every_criterion_with_value_bound_and_status(env) -> None
     enqueue = by_figure["enqueue_peak_ms"]
     assert enqueue["status"] == "failed" and enqueue["value"] > enqueue["bound"] == 5.0
     # 18 minutes of steady state are not BAIT's 60.
-    assert by_figure["measured_window_s"]["status"] == "failed"
+    assert by_figure["longest_gap_free_s"]["status"] == "failed"
+    assert by_figure["think_time_s"]["op"] == "==" and by_figure["think_time_s"]["bound"] == 10
+    # Without --baseline, repeatability is listed, not judged.
+    repeat = next(c for c in doc["criteria"] if c["source"] == "baseline")
+    assert (repeat["status"], repeat["detail"]) == ("skipped", "no baseline given")
     assert (
         by_figure["dialog_response_s"]["op"] == "<" and by_figure["dialog_response_s"]["bound"] == 2
     )
-    assert doc["counts"] == {"passed": 6, "failed": 2, "skipped": 0}
-    assert doc["passed"] is False
+    assert doc["counts"] == {"passed": 6, "failed": 2, "skipped": 1}
+    assert doc["passed"] is False and doc["message"] == ""
 
 
 def test_an_sla_bound_that_is_missed_fails(env, tmp_path) -> None:
@@ -193,7 +199,7 @@ def test_junit_xml_has_a_test_case_per_criterion(env, tmp_path) -> None:
     assert len(cases) == int(suite.get("tests")) == len(doc["criteria"])
     failures = [case for case in cases if case.find("failure") is not None]
     assert len(failures) == int(suite.get("failures")) == doc["counts"]["failed"] == 2
-    assert int(suite.get("errors")) == 0 and int(suite.get("skipped")) == 0
+    assert int(suite.get("errors")) == 0 and int(suite.get("skipped")) == 1
     names = {case.get("name") for case in failures}
     assert "indicator enqueue (SAPEnqueueTimeHigh)" in names
     message = next(f.find("failure").get("message") for f in failures if "enqueue" in f.get("name"))
@@ -215,8 +221,55 @@ def test_a_run_without_st03_skips_what_it_cannot_judge() -> None:
         "steady_state": {"duration_s": 600.0},
     }
     result = evaluate(bare)
-    assert result["passed"] is True
-    assert result["counts"] == {"passed": 0, "failed": 0, "skipped": 4}
+    # Nothing judged is not a pass: a pipeline gating on it would pass a run never looked at.
+    assert result["passed"] is False and result["message"] == "no criterion could be judged"
+    # SD response, think time, each indicator, BAIT, repeatability: all skipped.
+    assert result["counts"] == {"passed": 0, "failed": 1, "skipped": 4 + len(INDICATORS)}
+    indicators = [c for c in result["criteria"] if c["name"].startswith("indicator ")]
+    # Each skipped indicator shows its own threshold, not a placeholder.
+    assert len(indicators) == len(INDICATORS)
+    assert all(c["status"] == "skipped" and c["bound"] > 0 for c in indicators)
+
+
+def test_a_perfmon_import_without_an_sla_is_exit_1_and_still_writes_junit(env, tmp_path) -> None:
+    fixtures = Path(__file__).parents[1] / "fixtures" / "perfmon"
+    r = env["client"].post(
+        "/imports/perfmon",
+        content=(fixtures / "relog-utf8.csv").read_bytes(),
+        headers={**AUTH, "Content-Type": "text/csv"},
+    )
+    assert r.status_code == 201, r.text
+    out = tmp_path / "junit.xml"
+    verdict = _cli(env, "check", r.json()["id"], "--junit", str(out))
+    assert verdict.exit_code == 1, verdict.output
+    assert "no criterion could be judged" in verdict.stdout
+    suite = ET.parse(out).getroot().find("testsuite")
+    assert int(suite.get("failures")) == 1
+    # Bad input still leaves a JUnit file saying why.
+    sla = tmp_path / "bad.yml"
+    sla.write_text("criteria:\n  - figure: saps\n")
+    bad = _cli(env, "check", env["ids"]["hour"], "--sla", str(sla), "--junit", str(out))
+    assert bad.exit_code == 2
+    error = ET.parse(out).getroot().find("testsuite/testcase/error")
+    assert "line 2" in error.get("message")
+
+
+def test_a_tolerance_on_an_os_figure_is_judged_and_a_missing_one_names_its_run(env) -> None:
+    c, ids = env["client"], env["ids"]
+    ok = c.post(
+        f"/runs/{ids['hour']}/check",
+        json={"baseline": ids["again"], "sla": "tolerances:\n  os.walrus.cpu_pct.avg: 5\n"},
+    )
+    assert ok.status_code == 200, ok.text
+    row = next(x for x in ok.json()["criteria"] if x["figure"] == "os.walrus.cpu_pct.avg")
+    assert row["status"] == "passed"
+    missing = c.post(
+        f"/runs/{ids['hour']}/check",
+        json={"baseline": ids["again"], "sla": "tolerances:\n  os.nohost.cpu_pct.avg: 5\n"},
+    )
+    assert missing.status_code == 422
+    detail = missing.json()["detail"]
+    assert f"runs {ids['hour']} and baseline {ids['again']} have no figure" in detail
 
 
 def test_a_comparison_takes_a_tolerance_per_figure(env) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from api.runs import fromprom
+from api.runs.checks import evaluate
 from api.runs.gaps import describe, gaps, spans
 from api.runs.report import build_report
 from api.schemas import Report
@@ -36,11 +37,11 @@ def test_missing_data_the_outage_explains_is_listed_once() -> None:
     assert describe([]) == ""
 
 
-def _prometheus(down_steps: set[int], empty_steps: set[int]):
+def _prometheus(down_steps: set[int], empty_steps: set[int], steps: int = STEPS):
     """Prometheus's answers: `up` 0 at down_steps, no workload sample at empty_steps."""
 
     def answer(url, query, start, end, step) -> list[dict]:
-        stamps = start.timestamp() + step * np.arange(1, STEPS + 1)
+        stamps = start.timestamp() + step * np.arange(1, steps + 1)
         if query.startswith("min_over_time(up"):
             values = [[t, "0" if k in down_steps else "1"] for k, t in enumerate(stamps)]
             return [{"metric": {"instance": "exporter:9300"}, "values": values}]
@@ -90,6 +91,34 @@ def test_a_window_read_from_prometheus_reports_its_gaps(monkeypatch) -> None:
     }
     report = Report.model_validate(build_report(run, data))
     assert [g.kind for g in report.gaps] == ["exporter_down", "no_data"]
+    assert [(g.start_s, g.end_s) for g in report.gaps] == [(120.0, 240.0), (420.0, 480.0)]
+
+
+def _window(monkeypatch, down: set[int], minutes: int = 70, ramp_up_s: float = 300.0) -> dict:
+    monkeypatch.setattr(fromprom, "_range", _prometheus(down, set(), steps=minutes))
+    monkeypatch.setattr(fromprom, "_instant", lambda url, query, at: [])
+    end = START + timedelta(minutes=minutes)
+    data = fromprom.read_window("http://prometheus", "BMK", START, end, STEP, None, None)
+    run = {"id": "b", "ramp_up_s": ramp_up_s, "message": ""}
+    return build_report(run, data)
+
+
+@pytest.mark.parametrize(
+    ("down", "clear_s", "status"),
+    [
+        (set(), 3900.0, "passed"),  # 65 minutes of steady state, whole
+        ({30}, 2340.0, "failed"),  # minute 31 missing: 25 and 39 minutes either side
+        ({66}, 3660.0, "passed"),  # a hole near the end leaves 61 minutes
+    ],
+)
+def test_bait_judges_the_longest_stretch_without_a_gap(monkeypatch, down, clear_s, status):
+    report = _window(monkeypatch, down)
+    assert report["steady_state"]["duration_s"] == pytest.approx(3900.0)
+    assert report["benchmark"]["bait"]["longest_gap_free_s"] == pytest.approx(clear_s)
+    bait = next(c for c in evaluate(report)["criteria"] if c["name"].startswith("BAIT"))
+    assert bait["status"] == status and bait["value"] == pytest.approx(clear_s)
+    if down:
+        assert "gap-free" in bait["detail"]
 
 
 def test_a_complete_window_has_no_gaps(monkeypatch) -> None:

@@ -41,6 +41,7 @@ AUTH = {"Authorization": "Bearer t"}
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 HEADINGS = [
     "Benchmark checks",
+    "Gaps in the data",
     "ST03 workload by task type",
     "Response-time percentiles",
     "Transaction profile (ST03N)",
@@ -329,13 +330,19 @@ def test_each_chart_is_an_svg_with_tick_labels_axis_labels_and_a_legend(
 
 def test_percentiles_and_st03n_profiles_are_shown(dom: Node, simulated: Page) -> None:
     doc = simulated.doc
-    rows = _rows(_section(dom, "Response-time percentiles").one("table"))
+    by_task, by_tx = _section(dom, "Response-time percentiles").all("table")
+    rows = _rows(by_task)
     dialog = next(r for r in doc["percentiles"]["by_task_type"] if r["task_type"] == "dialog")
     row = next(r for r in rows if r[0] == "dialog")
     assert row[2:6] == [shown(dialog[f"{p}_s"]) for p in ("p50", "p90", "p95", "p99")]
     assert row[6] == dialog["precision"] and " lies in " in row[6]
-    lines = [p.content() for p in _section(dom, "Response-time percentiles").all("p")]
-    assert any("none per transaction" in line for line in lines)
+    va01 = next(
+        r
+        for r in doc["percentiles"]["by_transaction"]
+        if (r["task_type"], r["transaction"]) == ("dialog", "VA01")
+    )
+    row = next(r for r in _rows(by_tx) if r[:2] == ["dialog", "VA01"])
+    assert row[3:7] == [shown(va01[f"{p}_s"]) for p in ("p50", "p90", "p95", "p99")]
     profile = _section(dom, "Transaction profile (ST03N)").one("table")
     top = doc["transaction_profile"][0]
     assert _rows(profile)[0][:3] == ["1", top["task_type"], top["transaction"]]
@@ -416,7 +423,8 @@ def test_an_imported_run_says_in_one_line_what_it_lacks(imported_dom: Node) -> N
     percentiles = _section(imported_dom, "Response-time percentiles")
     assert not percentiles.all("table")
     assert [p.content() for p in percentiles.all("p")] == [
-        "No response-time histogram in this run: no percentiles."
+        "No response-time histogram in this run: no percentiles.",
+        "No response-time histogram per transaction in this run: none per transaction.",
     ]
     # The timeline still lines up the OS counters the file has, without a response panel.
     timeline = _section(imported_dom, "Response parts and OS counters on one time axis")

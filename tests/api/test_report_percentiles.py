@@ -15,7 +15,7 @@ import pytest
 from api.runs import fromprom
 from api.runs.percentiles import QUANTILES, quantile
 from api.runs.recorder import HISTOGRAM_BOUNDS, record_fast_run
-from api.runs.report import build_report, compare
+from api.runs.report import build_report, compare, figures
 from api.runs.spec import RunSpec
 
 BOUNDS = [float(b) if b != "+Inf" else math.inf for b in HISTOGRAM_BOUNDS]
@@ -55,9 +55,13 @@ def test_interpolation_is_prometheus_s() -> None:
 
 
 @pytest.fixture(scope="module")
-def report() -> dict:
-    data = record_fast_run(RunSpec(duration_s=1500, ramp_up_s=300, seed=2))
-    return build_report({"id": "p", "ramp_up_s": 300.0}, data, top=50, interval_s=300.0)
+def run_data():
+    return record_fast_run(RunSpec(duration_s=1500, ramp_up_s=300, seed=2))
+
+
+@pytest.fixture(scope="module")
+def report(run_data) -> dict:
+    return build_report({"id": "p", "ramp_up_s": 300.0}, run_data, top=50, interval_s=300.0)
 
 
 def test_a_runs_percentiles_come_from_its_histogram_and_say_their_bucket(report) -> None:
@@ -74,8 +78,59 @@ def test_a_runs_percentiles_come_from_its_histogram_and_say_their_bucket(report)
             assert low <= row[f"{name}_s"] <= (high if high is not None else math.inf)
             assert f"{name} lies in {low:g}–{high:g} s" in row["precision"]
     print({t: {n: r[f"{n}_s"] for n in QUANTILES} for t, r in rows.items()})
-    # Nothing is invented per transaction: one line says why there is none.
-    assert "none per transaction" in report["percentiles"]["by_transaction_missing"]
+    assert report["percentiles"]["by_transaction_missing"] == ""
+
+
+def test_per_transaction_histograms_add_up_to_the_task_type_s(report, run_data) -> None:
+    """Counts per bucket: the task type's are the sum of its transactions', exactly."""
+    data = run_data
+    idx = {c: i for i, c in enumerate(data.columns)}
+    for task in ("dialog", "update"):
+        for le in HISTOGRAM_BOUNDS:
+            whole = data.values[:, idx[f"hist.{task}.{le}"]]
+            parts = sum(
+                data.values[:, idx[f"txhist.{task}.{tx}.{le}"]] for tx in data.meta["transactions"]
+            )
+            assert np.array_equal(whole, parts), (task, le)
+    by_tx = report["percentiles"]["by_transaction"]
+    steps = {r["task_type"]: r["steps"] for r in report["percentiles"]["by_task_type"]}
+    for task, n in steps.items():
+        assert sum(r["steps"] for r in by_tx if r["task_type"] == task) == n
+    # The profile's steps per transaction are the histogram's.
+    profile = {
+        (r["task_type"], r["transaction"]): r["steps"] for r in report["transaction_profile"]
+    }
+    assert {(r["task_type"], r["transaction"]): r["steps"] for r in by_tx} == profile
+
+
+def test_a_transaction_s_percentile_is_the_one_its_bucket_counts_give(report, run_data) -> None:
+    """Recomputed here from the bucket counts by hand (cumulative counts, the bucket that
+    holds the rank, linear inside it), not through percentiles.quantile."""
+    data = run_data
+    idx = {c: i for i, c in enumerate(data.columns)}
+    steady = data.times - 300.0 > 1e-9  # intervals after the 300 s ramp-up
+    row = next(
+        r
+        for r in report["percentiles"]["by_transaction"]
+        if (r["task_type"], r["transaction"]) == ("dialog", "VA05")
+    )
+    counts = [
+        float(data.values[steady, idx[f"txhist.dialog.VA05.{le}"]].sum()) for le in HISTOGRAM_BOUNDS
+    ]
+    for name, q in QUANTILES.items():
+        rank, below, lower = q * sum(counts), 0.0, 0.0
+        for bound, n in zip(BOUNDS, counts, strict=True):
+            if below + n >= rank:
+                expected = lower + (bound - lower) * (rank - below) / n
+                break
+            below, lower = below + n, bound
+        assert row[f"{name}_s"] == pytest.approx(expected, abs=1e-4), name
+        assert row["buckets"][name] == [lower, bound]
+    figures_ = figures(report)
+    assert figures_["dialog.VA05_p95_s"][0] == row["p95_s"]
+    # VA05 (a list report) is the slowest dialog transaction; its p95 is above the average.
+    dialog = next(r for r in report["percentiles"]["by_task_type"] if r["task_type"] == "dialog")
+    assert row["p50_s"] > dialog["p50_s"]
 
 
 def test_transaction_profile_is_sorted_by_total_time_with_shares_and_parts(report) -> None:
@@ -165,8 +220,29 @@ def test_a_prometheus_window_reads_the_histogram_and_histogram_quantile(monkeypa
     ]
     assert "histogram_quantile(0.95, sum by (task_type, le) (increase(" in asked[2]
     assert "[240s]" in asked[2]
+    assert [data.values[0, idx[f"txhist.dialog.VA01.{le}"]] for le in ("0.5", "1", "+Inf")] == [
+        10.0,
+        20.0,
+        10.0,
+    ]
     rep = build_report({"id": "w", "ramp_up_s": 0.0}, data)
     row = rep["percentiles"]["by_task_type"][0]
     assert row["steps"] == 160
     assert row["p50_s"] == pytest.approx(0.5 + 0.5 * (80 - 40) / 80)
-    assert row["prometheus_whole_window_s"]["p95"] == 0.7
+    assert row["prometheus_steady_state_s"]["p95"] == 0.7
+    assert rep["percentiles"]["by_transaction"][0]["transaction"] == "VA01"
+
+
+def test_prometheus_s_own_percentiles_cover_the_steady_state_only(monkeypatch) -> None:
+    """Asked over the steady state and evaluated at its end, as the report's own are."""
+    start = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
+    asked: list[tuple[str, float]] = []
+
+    def instant(url, query, at) -> list[dict]:
+        asked.append((query, at.timestamp()))
+        return []
+
+    monkeypatch.setattr(fromprom, "_instant", instant)
+    end = start + timedelta(minutes=70)
+    fromprom.window_quantiles("http://p", "BMK", start + timedelta(minutes=10), end)
+    assert all("[3600s]" in q and at == end.timestamp() for q, at in asked)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporters.collectors.st03 import ST03Collector, Workload
+from exporters.collectors.st03 import TRANSACTION_ALLOW_LIST, ST03Collector, Workload
 from exporters.model.engine import Simulation
 from exporters.sources.model import ModelSource
 from tests.collectors.exposition import scrape, scrape_registered
@@ -44,6 +44,27 @@ def test_steps_and_time_parts_are_consistent(exposition: str) -> None:
     dialog = [v for k, v in steps.items() if ("task_type", "dialog") in k]
     # Seed 000 Table 5: ~484 dialog steps/s over 120 s.
     assert sum(dialog) / 120 == pytest.approx(484, rel=0.05)
+
+
+def test_the_histogram_per_transaction_adds_up_to_the_one_per_task_type(exposition) -> None:
+    """Every bucket per task type (summed over instances) is the sum of the allow-listed
+    transactions' and "other": exactly, these are counts."""
+    fams = {f.name: f for f in text_string_to_metric_families(exposition)}
+    per_task: dict[tuple[str, str], float] = {}
+    for s in fams["sap_workload_response_time_seconds"].samples:
+        if s.name.endswith("_bucket"):
+            key = (s.labels["task_type"], s.labels["le"])
+            per_task[key] = per_task.get(key, 0.0) + s.value
+    per_tx: dict[tuple[str, str], float] = {}
+    transactions = set()
+    for s in fams["sap_workload_transaction_response_time_seconds"].samples:
+        assert set(s.labels) <= {"sid", "task_type", "transaction", "le"}, s
+        if s.name.endswith("_bucket"):
+            transactions.add(s.labels["transaction"])
+            key = (s.labels["task_type"], s.labels["le"])
+            per_tx[key] = per_tx.get(key, 0.0) + s.value
+    assert transactions <= {*TRANSACTION_ALLOW_LIST, "other"} and "VA01" in transactions
+    assert per_tx == per_task and per_task[("dialog", "+Inf")] > 0
 
 
 class _Broken(ST03Collector):

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from api.config import get_settings
-from api.runs.junit import to_junit
+from api.runs.junit import junit_error, to_junit
 from api.services import checks
 from api.services.errors import Invalid, ServiceError
 from wlmon.cli.common import console, fail
@@ -40,19 +40,27 @@ def check_command(
     try:
         result = checks.check(store, run_id, text, baseline)
     except Invalid as exc:
+        _write_junit(junit, junit_error(run_id, f"--sla {sla}: {exc}"))
         fail(f"--sla {sla}: {exc}")
     except ServiceError as exc:
+        _write_junit(junit, junit_error(run_id, str(exc)))
         fail(f"{exc} in {get_settings().db_path}")
-    if junit is not None:
-        try:
-            junit.write_text(to_junit(result), encoding="utf-8")
-        except OSError as exc:
-            fail(f"--junit: cannot write {junit}: {exc.strerror or exc}")
+    _write_junit(junit, to_junit(result))
     if as_json:
         print(json.dumps(result, indent=2))
     else:
         _print(result)
     raise typer.Exit(0 if result["passed"] else 1)
+
+
+def _write_junit(path: Path | None, text: str) -> None:
+    """Written whenever there is a path, a bad input included: CI shows the error there."""
+    if path is None:
+        return
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        fail(f"--junit: cannot write {path}: {exc.strerror or exc}")
 
 
 def _print(result: dict) -> None:
@@ -72,4 +80,7 @@ def _print(result: dict) -> None:
     console.print(table)
     n = result["counts"]
     verdict = "[green]PASSED[/]" if result["passed"] else "[bold red]FAILED[/]"
-    console.print(f"{verdict}: {n['passed']} passed, {n['failed']} failed, {n['skipped']} skipped")
+    why = f" ({result['message']})" if result.get("message") else ""
+    console.print(
+        f"{verdict}{why}: {n['passed']} passed, {n['failed']} failed, {n['skipped']} skipped"
+    )

@@ -20,6 +20,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from api.config import get_settings
+from api.runs.gaps import EXPORTER_DOWN
 from api.runs.html import render
 from api.runs.report import COMPARED
 from api.runs.spec import RealtimeRunRequest, RunSpec
@@ -27,7 +28,12 @@ from api.services import imports, reports, runs
 from api.services.errors import ServiceError
 from api.store import Store
 from exporters.durations import parse_duration
-from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, threshold_seconds
+from exporters.vocabulary import (
+    COMPONENT_BY_KEY,
+    DIALOG_RESPONSE,
+    RESPONSE_PARTS,
+    threshold_seconds,
+)
 from wlmon.cli.common import console, err, fail
 from wlmon.stack.settings import StackSettings
 
@@ -272,6 +278,96 @@ def report_command(
     _print_run_report(doc)
 
 
+def _ms(row: dict, comp: str) -> str:
+    value = row.get(f"{comp}_ms")
+    return "–" if value is None else f"{value:,.1f}"
+
+
+def _part_columns(table: Table) -> None:
+    """The response and the parts it adds up to, in ms per step (vocabulary's order)."""
+    for comp in ("response", *RESPONSE_PARTS):
+        table.add_column(f"{COMPONENT_BY_KEY[comp].label} ms", justify="right")
+
+
+def _part_cells(row: dict) -> list[str]:
+    return [_ms(row, comp) for comp in ("response", *RESPONSE_PARTS)]
+
+
+def _print_gaps(doc: dict) -> None:
+    """Where the data has holes: a report averaging over one would read a quiet system."""
+    for g in doc.get("gaps") or []:
+        kind = "exporter down" if g["kind"] == EXPORTER_DOWN else "no data"
+        console.print(
+            f"[yellow]gap[/]: {kind} {g['duration_s']:,.0f} s, {g['start']} to {g['end']}"
+        )
+    message = doc["run"].get("message")
+    if message:
+        console.print(f"run notes: {message}")
+
+
+def _print_percentiles(pct: dict) -> None:
+    if not pct["by_task_type"]:
+        console.print(pct["missing"])
+        return
+    quantiles = ("p50", "p90", "p95", "p99")
+    p_table = Table(title="Response-time percentiles (s), from the histogram")
+    for c in ("task type", "transaction", "steps", *quantiles, "precision"):
+        p_table.add_column(
+            c, justify="left" if c in ("task type", "transaction", "precision") else "right"
+        )
+    rows = [(r, "all") for r in pct["by_task_type"]]
+    rows += [(r, r["transaction"]) for r in pct.get("by_transaction", [])]
+    for row, tx in rows:
+        p_table.add_row(
+            row["task_type"],
+            tx,
+            f"{row['steps']:,}",
+            *[f"{row[f'{p}_s']:.3f}" for p in quantiles],
+            row["precision"],
+        )
+    console.print(p_table)
+    if pct.get("by_transaction_missing"):
+        console.print(pct["by_transaction_missing"])
+
+
+def _print_profiles(doc: dict) -> None:
+    tx_table = Table(title="Transaction profile (ST03N): top by total response time")
+    for c in ("#", "task type", "transaction", "steps", "total s", "share %"):
+        tx_table.add_column(c, justify="right")
+    _part_columns(tx_table)
+    for row in doc["transaction_profile"]:
+        tx_table.add_row(
+            str(row["rank"]),
+            row["task_type"],
+            row["transaction"],
+            f"{row['steps']:,}",
+            f"{row['total_response_s']:,.1f}",
+            f"{row['share_pct']:.2f}",
+            *_part_cells(row),
+        )
+    console.print(
+        tx_table
+        if doc["transaction_profile"]
+        else "Transaction profile: no per-transaction ST03 data in this run."
+    )
+    profile = doc["time_profile"]
+    time_table = Table(
+        title=f"Time profile (ST03N): per {profile['interval_s']:,g} s of the steady state"
+    )
+    for c in ("from s", "to s", "task type", "steps"):
+        time_table.add_column(c, justify="right")
+    _part_columns(time_table)
+    for row in profile["rows"]:
+        time_table.add_row(
+            f"{row['start_s']:,.0f}",
+            f"{row['end_s']:,.0f}",
+            row["task_type"],
+            f"{row['steps']:,}",
+            *_part_cells(row),
+        )
+    console.print(time_table if profile["rows"] else "Time profile: no ST03 data in this run.")
+
+
 def _print_run_report(doc: dict) -> None:
     ss = doc["steady_state"]
     table = Table(
@@ -287,41 +383,12 @@ def _print_run_report(doc: dict) -> None:
             f"{row['steps']:,}",
             *[f"{row[f'{comp}_ms']:,.1f}" for comp in COMPARED],
         )
+    _print_gaps(doc)
     # A section without data is one line, not an empty table (PerfMon imports have no
     # ST03, ST03 exports no OS counters).
     console.print(table if doc["st03"] else "ST03: no ST03 data in this run.")
-    pct = doc["percentiles"]
-    if pct["by_task_type"]:
-        p_table = Table(title="Response-time percentiles (s), from the histogram")
-        for c in ("task type", "p50", "p90", "p95", "p99", "precision"):
-            p_table.add_column(c, justify="left" if c in ("task type", "precision") else "right")
-        for row in pct["by_task_type"]:
-            p_table.add_row(
-                row["task_type"],
-                *[f"{row[f'{p}_s']:.3f}" for p in ("p50", "p90", "p95", "p99")],
-                row["precision"],
-            )
-        console.print(p_table)
-    else:
-        console.print(pct["missing"])
-    tx_table = Table(title="Transaction profile (ST03N): top by total response time")
-    for c in ("#", "task type", "transaction", "steps", "total s", "share %", "response ms"):
-        tx_table.add_column(c, justify="right")
-    for row in doc["transaction_profile"]:
-        tx_table.add_row(
-            str(row["rank"]),
-            row["task_type"],
-            row["transaction"],
-            f"{row['steps']:,}",
-            f"{row['total_response_s']:,.1f}",
-            f"{row['share_pct']:.2f}",
-            f"{row['response_ms']:,.1f}" if row["response_ms"] is not None else "–",
-        )
-    console.print(
-        tx_table
-        if doc["transaction_profile"]
-        else "Transaction profile: no per-transaction ST03 data in this run."
-    )
+    _print_percentiles(doc["percentiles"])
+    _print_profiles(doc)
     os_table = Table(title="OS counters (average / minimum / maximum)")
     for c in ("host", "counter", "avg", "min", "max"):
         os_table.add_column(c, justify="right")
