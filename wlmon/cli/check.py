@@ -13,8 +13,7 @@ from api.config import get_settings
 from api.runs.junit import junit_error, to_junit
 from api.services import checks
 from api.services.errors import Invalid, ServiceError
-from wlmon.cli.common import console, fail
-from wlmon.cli.runs import _store
+from wlmon.cli.common import console, fail, runs_store
 
 app = typer.Typer()
 STATUS_STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow"}
@@ -36,7 +35,7 @@ def check_command(
             text = sla.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             fail(f"--sla: cannot read {sla}: {getattr(exc, 'strerror', None) or exc}")
-    store = _store()
+    store = runs_store()
     try:
         result = checks.check(store, run_id, text, baseline)
     except Invalid as exc:

@@ -1,11 +1,16 @@
-"""What every command group shares: the consoles and the error exit."""
+"""What every command group shares: the consoles, the error exit and the runs database."""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import NoReturn
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
+
+from api.config import get_settings
+from api.store import Store
 
 console = Console()
 err = Console(stderr=True)
@@ -15,3 +20,13 @@ def fail(message: str) -> NoReturn:
     """Print an error naming what was wrong and exit 2 (bad input), never a traceback."""
     err.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(2)
+
+
+def runs_store() -> Store:
+    """The runs database the API uses (WLMON_API_DB_PATH), or exit 2 naming what is wrong."""
+    try:
+        return Store(get_settings().db_path)
+    except ValidationError as exc:
+        fail(f"the WLMON_API_ settings are wrong: {exc.errors()[0]['msg']}")
+    except (OSError, sqlite3.Error) as exc:
+        fail(f"cannot open the API's database {get_settings().db_path}: {exc}")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sqlite3
 import sys
 import time
 from datetime import UTC, datetime
@@ -26,7 +25,6 @@ from api.runs.report import COMPARED
 from api.runs.spec import RealtimeRunRequest, RunSpec
 from api.services import imports, reports, runs
 from api.services.errors import ServiceError
-from api.store import Store
 from exporters.durations import parse_duration
 from exporters.vocabulary import (
     COMPONENT_BY_KEY,
@@ -34,7 +32,7 @@ from exporters.vocabulary import (
     RESPONSE_PARTS,
     threshold_seconds,
 )
-from wlmon.cli.common import console, err, fail
+from wlmon.cli.common import console, err, fail, runs_store
 from wlmon.stack.settings import StackSettings
 
 app = typer.Typer()
@@ -50,16 +48,13 @@ OPTION = {
     "label": "--label",
     "faults": "--fault",
 }
-_ZERO = re.compile(r"0+(\.0*)?(ms|[smhd])?")
 _FAULT_REF = re.compile(r"faults\[(\d+)\]\.")
 
 
 def _duration(option: str, text: str, *, zero: bool = False) -> float:
     """Seconds in `text`; an error naming `option` when it is not a duration."""
-    if zero and _ZERO.fullmatch(text.strip()):
-        return 0.0
     try:
-        return parse_duration(text)
+        return parse_duration(text, allow_zero=zero)
     except ValueError as exc:
         fail(f"{option}: {exc}")
 
@@ -97,16 +92,6 @@ def _explain(exc: ValidationError, faults: list[str]) -> str:
             where = OPTION.get(str(loc[0]), str(loc[0])) if loc else ""
         out.append(f"{where}: {msg}" if where else msg)
     return "; ".join(out)
-
-
-def _store() -> Store:
-    """The API's database, as WLMON_API_DB_PATH names it."""
-    try:
-        return Store(get_settings().db_path)
-    except ValidationError as exc:
-        fail(f"the WLMON_API_ settings are wrong: {exc.errors()[0]['msg']}")
-    except (OSError, sqlite3.Error) as exc:
-        fail(f"cannot open the API's database {get_settings().db_path}: {exc}")
 
 
 @app.command("run")
@@ -160,7 +145,7 @@ def run_command(
     if not fast:
         print(_realtime_run(api_url, spec.model_dump(mode="json")))
         return
-    store = _store()
+    store = runs_store()
     with Progress(
         TextColumn("recording run"),
         BarColumn(),
@@ -251,7 +236,7 @@ def report_command(
     """The report of a stored run: ST03 with percentiles, the transaction and time
     profiles, OS counters, breaches, SQL, benchmark checks."""
     options = {"top": top, "interval_s": _duration("--interval", interval)}
-    store = _store()
+    store = runs_store()
     try:
         run, data = reports.load(store, run_id)
     except ServiceError as exc:
@@ -421,7 +406,7 @@ def _import(file: Path, label: str, store_file) -> None:
     """Stream `file` into `store_file`; prints the run id, or an error line naming the file."""
     try:
         with file.open("rb") as stream:
-            run = store_file(_store(), stream, label or file.name)
+            run = store_file(runs_store(), stream, label or file.name)
     except OSError as exc:
         fail(f"{file}: {exc.strerror or exc}")
     except ServiceError as exc:
