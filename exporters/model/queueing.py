@@ -59,7 +59,9 @@ def log_station_function(st: Station, k_max: int) -> np.ndarray:
     d = st.demand / st.copies
     b = st.background / st.copies
     if st.stream_load > 0.0 and st.stream_cap > 0:
-        one = _log_mixed_function(d, b, st.stream_load / st.copies, st.stream_cap, st.servers, k_max)
+        one = _log_mixed_function(
+            d, b, st.stream_load / st.copies, st.stream_cap, st.servers, k_max
+        )
         out = one
         for _ in range(st.copies - 1):
             out = log_convolve(out, one)
