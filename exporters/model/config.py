@@ -272,8 +272,12 @@ class Target(Strict):
     paper: float
     unit: str
     source: str
+    # How the model reaches the figure: the parameter fitted to it, "derived: ..." when it
+    # follows from fitted figures by a law or the mix (no independent evidence), or
+    # "predicted" when nothing was fitted to make it come out.
     fitted_by: str = Field(
-        default="predicted", description="the parameter fitted to this figure, or predicted"
+        default="predicted",
+        description="the parameter fitted to this figure, derived: how, or predicted",
     )
 
 

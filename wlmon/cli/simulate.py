@@ -155,7 +155,7 @@ def _print_report(doc: dict) -> None:
         ind.add_row(i.label, f"{value:,.1f}", f"{limit:,.0f}", state)
     console.print(ind)
     cal = Table(title="Calibration against seed 000 Table 5")
-    for c in ("figure", "paper", "model", "residual %", "fitted by", "source"):
+    for c in ("figure", "paper", "model", "residual %", "fitted by / derived", "source"):
         cal.add_column(c, justify="right")
     for row in doc["calibration"]:
         res = row["residual_pct"]
