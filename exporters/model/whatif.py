@@ -18,13 +18,13 @@ from exporters.model.catalog import Catalog, ConfigError, parse_setting
 from exporters.model.config import Scenario
 from exporters.model.solver import OperatingPoint, Solver
 from exporters.model.summary import point_figures
-from exporters.vocabulary import COMPONENTS
+from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS
 
 # Each point is a solve (tens of ms to a second): more would be a typo, not a question.
 MAX_SWEEP_POINTS = 1_000
 
-# The parts of a dialog step's response a sizing document shows, in the order it stacks them.
-PARTS = ("dispatcher_wait", "processing", "db_request", "enqueue", "roll_in", "load_gen", "gui")
+# The parts of a dialog step's response, in the order charts stack them (the vocabulary's).
+PARTS = RESPONSE_PARTS
 
 
 @dataclass(frozen=True)

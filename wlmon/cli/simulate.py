@@ -13,7 +13,7 @@ from rich.table import Table
 from exporters.durations import parse_duration
 from exporters.model.catalog import Catalog, ConfigError
 from exporters.model.des import ENGINES, make_simulation
-from exporters.model.summary import report
+from exporters.model.summary import SUMMARY_FIELDS, report
 from exporters.vocabulary import INDICATORS, threshold_seconds
 from wlmon.cli.common import console, err, fail
 
@@ -116,19 +116,8 @@ def _print_report(doc: dict) -> None:
         f"({doc['duration_s']:.0f} s, faults: {faults_text})"
     )
     table = Table(title=title)
-    cols = [
-        "task_type",
-        "steps",
-        "response_ms",
-        "dispatcher_wait_ms",
-        "cpu_ms",
-        "db_request_ms",
-        "enqueue_ms",
-        "roll_in_ms",
-        "roll_out_ms",
-        "load_gen_ms",
-        "gui_ms",
-    ]
+    # Every time component of the summary rows, in the vocabulary's report order.
+    cols = ["task_type", "steps", *SUMMARY_FIELDS]
     for c in cols:
         table.add_column(
             c.removesuffix("_ms") + (" (ms)" if c.endswith("_ms") else ""), justify="right"
