@@ -17,7 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 # typo such as users=100000000000000 is an error naming the field, not a MemoryError.
 MAX_USERS = 10_000_000
 MAX_WORK_PROCESSES = 1_000
-MAX_CPUS = 4_096
+# CPUs size nothing but the instances of a per-cpu host; tests use 100,000 for "never
+# queues", so the bound on CPUs is loose and the instances are bounded of their own.
+MAX_CPUS = 1_000_000
+MAX_INSTANCES_PER_HOST = 1_000
 MAX_DEVICES = 10_000
 MAX_HOSTS = 1_000
 
@@ -30,9 +33,9 @@ class AppServers(Strict):
     hosts: list[str] = Field(min_length=1, max_length=MAX_HOSTS)
     cpus: int = Field(gt=0, le=MAX_CPUS)
     memory_bytes: int = Field(gt=0)
-    instances_per_host: Annotated[int, Field(gt=0, le=MAX_CPUS)] | Literal["per-cpu"] = Field(
-        description="SAP instances on each host; per-cpu: one per CPU (seed 004)"
-    )
+    instances_per_host: (
+        Annotated[int, Field(gt=0, le=MAX_INSTANCES_PER_HOST)] | Literal["per-cpu"]
+    ) = Field(description="SAP instances on each host; per-cpu: one per CPU (seed 004)")
     instance_numbers: list[str] = Field(
         default_factory=list, description="e.g. D00, D01, D02; default D00, D01, ..."
     )
@@ -47,6 +50,11 @@ class AppServers(Strict):
 
     @model_validator(mode="after")
     def _numbers_cover_instances(self) -> AppServers:
+        if self.instances > MAX_INSTANCES_PER_HOST:
+            raise ValueError(
+                f"instances_per_host: per-cpu on {self.cpus} CPUs gives {self.instances} "
+                f"instances per host, at most {MAX_INSTANCES_PER_HOST}"
+            )
         if self.instance_numbers and len(self.instance_numbers) < self.instances:
             raise ValueError("instance_numbers must name every instance of a host")
         if len(set(self.hosts)) != len(self.hosts):

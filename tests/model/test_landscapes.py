@@ -73,6 +73,7 @@ def test_cli_bounds_the_users_before_any_array_is_sized() -> None:
     [
         ("landscape.instance.dialog_work_processes=1000000000", "dialog_work_processes"),
         ("landscape.app_servers.cpus=1000000000", "app_servers.cpus"),
+        ("landscape.instance.update_work_processes=1000000000", "update_work_processes"),
         ("landscape.database.disks.count=1000000000", "disks.count"),
         ("landscape.app_servers.instances_per_host=1000000000", "instances_per_host"),
     ],
@@ -80,6 +81,12 @@ def test_cli_bounds_the_users_before_any_array_is_sized() -> None:
 def test_counts_that_size_arrays_have_an_upper_bound(setting: str, path: str) -> None:
     with pytest.raises(ConfigError, match=re.escape(path)):
         Catalog().scenario("sd-benchmark-2003", settings=[setting])
+
+
+def test_per_cpu_instances_are_bounded_too() -> None:
+    settings = ["landscape.app_servers.cpus=5000"]
+    with pytest.raises(ConfigError, match="per-cpu on 5000 CPUs gives 5000 instances"):
+        Catalog().scenario("sd-two-tier", settings=settings)
 
 
 def test_a_landscape_file_replaces_the_scenarios_landscape(tmp_path) -> None:
