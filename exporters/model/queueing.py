@@ -83,12 +83,19 @@ def log_station_function(st: Station, k_max: int) -> np.ndarray:
     return out
 
 
+# The stream's count is summed up to this many present at most: a stream below the station's
+# capacity has long lost all weight there (its count falls off geometrically), and one above
+# it is cut there, so that a landscape of many instances cannot ask for a huge table.
+STREAM_COUNT_LIMIT = 2_000
+
+
 def _log_mixed_function(d: float, b: float, a: float, cap: int, m: int, k_max: int) -> np.ndarray:
     """log f(n) of one copy of m servers (processor sharing; with b fixed others present, a
     total of t explicit customers is served at rate t min(1, m / (t + b))) shared with an
     open class of offered load a, at most cap of it present. The station's product-form
     factor for n own and u stream customers is C(n + u, n) d^n a^u Phi(n + u), Phi the
     product of 1 / rate; summed over u and divided by the stream's own sum."""
+    cap = min(cap, STREAM_COUNT_LIMIT)
     t = np.arange(1, k_max + cap + 1, dtype=float)
     log_phi = np.concatenate(([0.0], np.cumsum(-np.log(t * np.minimum(1.0, m / (t + b))))))
     lf = _log_factorials(k_max + cap)

@@ -566,38 +566,18 @@ class Solver:
         def converged(v: np.ndarray, gv: np.ndarray) -> bool:
             return float(np.abs(gv - v).max()) <= 1e-8 * max(1.0, float(np.abs(gv).max()))
 
-        # Anderson acceleration (Walker & Ni 2011) first; where it stalls (near a saturated
-        # station the map is steep), plain damped iteration from its best point.
-        depth = 5
-        d_f: list[np.ndarray] = []
-        d_g: list[np.ndarray] = []
-        prev_f = prev_g = None
-        best, best_v = math.inf, v
+        # Anderson acceleration (Walker & Ni 2011) first, undamped; where it cycles (an
+        # oscillating map: many instances sharing a saturated station), again from the
+        # start with mixing 0.5; where that stalls too, plain damped iteration from the
+        # best point either reached.
         self.iterations, self.converged = 0, False
-        for _ in range(60):
-            gv, _ = g(v)
-            f = gv - v
-            self.iterations += 1
-            norm = float(np.abs(f).max())
-            if converged(v, gv):
-                v, self.converged = gv, True
-                break
+        start, best, best_v = v, math.inf, v
+        for mixing in (1.0, 0.5):
+            v, norm, v_best = self._anderson(g, converged, start, mixing)
             if norm < best:
-                best, best_v = norm, v
-            elif norm > 2.0 * best:  # overshot: forget the history
-                d_f, d_g, prev_f = [], [], None
-            if prev_f is not None:
-                d_f.append(f - prev_f)
-                d_g.append(gv - prev_g)
-                del d_f[:-depth], d_g[:-depth]
-            prev_f, prev_g = f, gv
-            new = gv
-            if d_f:
-                gamma, *_ = np.linalg.lstsq(np.array(d_f).T, f, rcond=None)
-                new = gv - np.array(d_g).T @ gamma
-            if not np.all(np.isfinite(new)):
-                new, d_f, d_g, prev_f = gv, [], [], None
-            v = np.maximum(new, 0.0)
+                best, best_v = norm, v_best
+            if self.converged:
+                break
         if not self.converged:
             v = best_v
             for _ in range(1000):
@@ -610,6 +590,42 @@ class Solver:
         _, classes = g(v)
         self.state = v
         return self._assemble(classes, float(v[-n_inst:].sum()))
+
+    def _anderson(self, g, converged, v: np.ndarray, mixing: float) -> tuple:
+        """Up to 60 Anderson steps of depth 5 from v: the last iterate, the smallest
+        residual seen and the point that had it."""
+        depth = 5
+        best = math.inf
+        d_f: list[np.ndarray] = []
+        d_g: list[np.ndarray] = []
+        prev_f = prev_g = None
+        best_v = v
+        for _ in range(60):
+            gv, _ = g(v)
+            f = gv - v
+            self.iterations += 1
+            norm = float(np.abs(f).max())
+            if converged(v, gv):
+                self.converged = True
+                return gv, norm, gv
+            if norm < best:
+                best, best_v = norm, v
+            elif norm > 2.0 * best:  # overshot: forget the history
+                d_f, d_g, prev_f = [], [], None
+            if prev_f is not None:
+                d_f.append(f - prev_f)
+                d_g.append(gv - prev_g)
+                del d_f[:-depth], d_g[:-depth]
+            prev_f, prev_g = f, gv
+            new = v + mixing * f
+            if d_f:
+                gamma, *_ = np.linalg.lstsq(np.array(d_f).T, f, rcond=None)
+                step = np.array(d_g).T @ gamma
+                new = gv - step - (1.0 - mixing) * (f - np.array(d_f).T @ gamma)
+            if not np.all(np.isfinite(new)):
+                new, d_f, d_g, prev_f = gv, [], [], None
+            v = np.maximum(new, 0.0)
+        return v, best, best_v
 
     # ---------------------------------------------------------------- results
     def step_means(self, cs: ClassSolution, wait: float, stretch: np.ndarray) -> np.ndarray:
