@@ -9,8 +9,10 @@ Six parameters, one per figure (docs/model.md, "Calibration"):
   db_request_update_s       0.083 s  <- devices.hdd.log_write_s (a commit's log write)
   msg_enq_server_cpu_ratio  0.04     <- central_services.message_server_cpu_s_per_step
 
-Everything else (dialog steps/h, SAPS, line items/h, the 60 % of all application servers)
-is predicted. Usage: python bench/calibrate.py  (about a minute); paste the printed values
+Everything else follows from these (derived, not predicted): dialog steps/h from the
+response by the response-time law, SAPS and line items/h from steps/h and the mix, the 60 %
+of all application servers as the CPU-weighted mean of two fitted CPU figures.
+Usage: python bench/calibrate.py  (about a minute); paste the printed values
 into exporters/model/data/{landscapes,scenarios}/sd-benchmark-2003.yml.
 """
 

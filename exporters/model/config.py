@@ -7,9 +7,22 @@ a code path. A fault is a partial document deep-merged over the scenario.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# Upper bounds of the counts that size the engines' arrays (users, work processes, CPUs,
+# disks, ...): far above any SAP landscape (the largest SD benchmark results have tens of
+# thousands of users, an instance at most a few hundred work processes), low enough that a
+# typo such as users=100000000000000 is an error naming the field, not a MemoryError.
+MAX_USERS = 10_000_000
+MAX_WORK_PROCESSES = 1_000
+# CPUs size nothing but the instances of a per-cpu host; tests use 100,000 for "never
+# queues", so the bound on CPUs is loose and the instances are bounded of their own.
+MAX_CPUS = 1_000_000
+MAX_INSTANCES_PER_HOST = 1_000
+MAX_DEVICES = 10_000
+MAX_HOSTS = 1_000
 
 
 class Strict(BaseModel):
@@ -17,12 +30,12 @@ class Strict(BaseModel):
 
 
 class AppServers(Strict):
-    hosts: list[str] = Field(min_length=1)
-    cpus: int = Field(gt=0)
+    hosts: list[str] = Field(min_length=1, max_length=MAX_HOSTS)
+    cpus: int = Field(gt=0, le=MAX_CPUS)
     memory_bytes: int = Field(gt=0)
-    instances_per_host: int | Literal["per-cpu"] = Field(
-        description="SAP instances on each host; per-cpu: one per CPU (seed 004)"
-    )
+    instances_per_host: (
+        Annotated[int, Field(gt=0, le=MAX_INSTANCES_PER_HOST)] | Literal["per-cpu"]
+    ) = Field(description="SAP instances on each host; per-cpu: one per CPU (seed 004)")
     instance_numbers: list[str] = Field(
         default_factory=list, description="e.g. D00, D01, D02; default D00, D01, ..."
     )
@@ -37,6 +50,11 @@ class AppServers(Strict):
 
     @model_validator(mode="after")
     def _numbers_cover_instances(self) -> AppServers:
+        if self.instances > MAX_INSTANCES_PER_HOST:
+            raise ValueError(
+                f"instances_per_host: per-cpu on {self.cpus} CPUs gives {self.instances} "
+                f"instances per host, at most {MAX_INSTANCES_PER_HOST}"
+            )
         if self.instance_numbers and len(self.instance_numbers) < self.instances:
             raise ValueError("instance_numbers must name every instance of a host")
         if len(set(self.hosts)) != len(self.hosts):
@@ -75,8 +93,8 @@ class Instance(Strict):
     base_memory_bytes: int = Field(
         ge=0, description="memory of an instance beside roll area and EM"
     )
-    dialog_work_processes: int = Field(gt=0)
-    update_work_processes: int = Field(gt=0)
+    dialog_work_processes: int = Field(gt=0, le=MAX_WORK_PROCESSES)
+    update_work_processes: int = Field(gt=0, le=MAX_WORK_PROCESSES)
     roll: RollArea
     load_gen_s: float = Field(ge=0, description="mean program load + generation time per step")
     buffers: list[SAPBuffer] = Field(default_factory=list)
@@ -84,9 +102,11 @@ class Instance(Strict):
 
 class CentralServices(Strict):
     host: str
-    cpus: int | None = Field(default=None, gt=0, description="only on a host of its own")
+    cpus: int | None = Field(
+        default=None, gt=0, le=MAX_CPUS, description="only on a host of its own"
+    )
     memory_bytes: int | None = Field(default=None, gt=0, description="only on a host of its own")
-    enqueue_work_processes: int = Field(gt=0)
+    enqueue_work_processes: int = Field(gt=0, le=MAX_WORK_PROCESSES)
     enqueue_service_s: float = Field(gt=0)
     link_rtt_s: float = Field(ge=0, description="round trip from an instance to the enqueue server")
     message_server_cpu_s_per_step: float = Field(ge=0)
@@ -115,7 +135,7 @@ class Device(Strict):
 
 class Disks(Strict):
     kind: DeviceKind
-    count: int = Field(gt=0)
+    count: int = Field(gt=0, le=MAX_DEVICES)
 
 
 class Lock(Strict):
@@ -127,7 +147,9 @@ class Lock(Strict):
 
 class Database(Strict):
     host: str
-    cpus: int | None = Field(default=None, gt=0, description="only on a host of its own")
+    cpus: int | None = Field(
+        default=None, gt=0, le=MAX_CPUS, description="only on a host of its own"
+    )
     memory_bytes: int | None = Field(default=None, gt=0, description="only on a host of its own")
     other_memory_bytes: int = Field(ge=0, description="DB2 heaps and OS beside the buffer pools")
     call_rtt_s: float = Field(ge=0, description="network round trip of one DB call")
@@ -139,7 +161,7 @@ class Database(Strict):
     disks: Disks = Field(description="data disks: physical reads and synchronous page writes")
     log: Disks = Field(description="log devices: one synchronous log write per commit")
     locks: list[Lock] = Field(default_factory=list)
-    io_cleaners: int = Field(ge=0)
+    io_cleaners: int = Field(ge=0, le=MAX_WORK_PROCESSES)
     io_cleaner_pages_per_s: float = Field(gt=0)
     pages_written_per_page_dirtied: float = Field(gt=0, le=1)
     index_share_of_page_writes: float = Field(
@@ -191,6 +213,13 @@ class Landscape(Strict):
 
     @model_validator(mode="after")
     def _tables_use_known_pools(self) -> Landscape:
+        for name, over in self.instance_overrides.items():
+            for key, value in over.items():
+                where = f"instance_overrides.{name}.{key}"
+                if key not in ("dialog_work_processes", "update_work_processes"):
+                    raise ValueError(f"{where}: only work-process counts can be overridden")
+                if not 0 < value <= MAX_WORK_PROCESSES:
+                    raise ValueError(f"{where}: {value} is not in 1..{MAX_WORK_PROCESSES}")
         pools = {p.name for p in self.database.bufferpools}
         for name, table in self.tables.items():
             for pool in (table.data_pool, table.index_pool):
@@ -272,8 +301,12 @@ class Target(Strict):
     paper: float
     unit: str
     source: str
+    # How the model reaches the figure: the parameter fitted to it, "derived: ..." when it
+    # follows from fitted figures by a law or the mix (no independent evidence), or
+    # "predicted" when nothing was fitted to make it come out.
     fitted_by: str = Field(
-        default="predicted", description="the parameter fitted to this figure, or predicted"
+        default="predicted",
+        description="the parameter fitted to this figure, derived: how, or predicted",
     )
 
 
@@ -281,7 +314,7 @@ class Scenario(Strict):
     name: str
     description: str
     landscape: Landscape
-    users: int = Field(gt=0)
+    users: int = Field(gt=0, le=MAX_USERS)
     think_time_s: float = Field(ge=0)
     histogram_cv: float = Field(gt=0, description="coefficient of variation of step service")
     transactions: dict[str, Transaction] = Field(min_length=1)

@@ -59,16 +59,14 @@ from __future__ import annotations
 
 import heapq
 import math
-import threading
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from operator import length_hint
-from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from exporters.model.catalog import Catalog
 from exporters.model.config import Scenario
 from exporters.model.des_draws import (
     BLOCK_STEPS,
@@ -79,7 +77,7 @@ from exporters.model.des_draws import (
     draw_block,
 )
 from exporters.model.des_network import Network, compile_network
-from exporters.model.engine import Simulation, Snapshot, Totals, _os_view
+from exporters.model.engine import ModelRun, Simulation, Snapshot, Totals
 from exporters.model.solver import BUCKETS, OperatingPoint
 from exporters.model.sqltext import statement_hash
 from exporters.vocabulary import COMPONENTS
@@ -105,33 +103,14 @@ CLEANER_AVERAGE_S = 1.0
 MAX_CLEANER_SHARE = 0.9
 
 
-class DiscreteEventSimulation:
+class DiscreteEventSimulation(ModelRun):
     """The landscape model of one scenario, simulated step by step (same API as
     `engine.Simulation`: `step`, `run`, `snapshot`, `set_users`, `set_faults`)."""
 
     engine = "des"
 
-    def __init__(
-        self,
-        scenario: str,
-        faults: Iterable[str] = (),
-        seed: int = 1,
-        dt: float = 1.0,
-        catalog: Catalog | None = None,
-        overrides: dict | None = None,
-        landscape: Path | None = None,
-        settings: Sequence[str] = (),
-    ) -> None:
-        self.catalog = catalog or Catalog()
-        self.scenario_name = scenario
-        self.landscape_file = landscape
-        self.settings = tuple(settings)
-        self.seed = seed
-        self.dt = dt
-        self.overrides = overrides or {}
-        self.tick = 0
+    def _start(self, faults: tuple[str, ...]) -> None:
         self.now = 0.0
-        self._lock = threading.Lock()
         self._nets: dict[tuple, Network] = {}
         self.faults = tuple(dict.fromkeys(faults))
         self.net = self._resolve(self.faults)
@@ -142,14 +121,7 @@ class DiscreteEventSimulation:
     def _resolve(self, faults: tuple[str, ...]) -> Network:
         key = (faults, repr(sorted(self.overrides.items())))
         if key not in self._nets:
-            # (another landscape file and --set settings only when asked for)
-            extra: dict = {"landscape": self.landscape_file} if self.landscape_file else {}
-            if self.settings:
-                extra["settings"] = self.settings
-            scenario = self.catalog.scenario(
-                self.scenario_name, faults, overrides=self.overrides, **extra
-            )
-            self._nets[key] = compile_network(scenario)
+            self._nets[key] = compile_network(self._scenario(faults))
         return self._nets[key]
 
     def _rng(self, *stream: int) -> np.random.Generator:
@@ -247,36 +219,14 @@ class DiscreteEventSimulation:
     def _zero_totals(self) -> None:
         net = self.net
         sv = net.solver
-        n_i, n_t, n_p = net.n_instances, net.n_tx, len(sv.pools)
-        n_s, n_b = len(sv.statements), len(net.scenario.landscape.instance.buffers)
-        n_os = len(self.page_ops)
-        self.totals = Totals(
-            sim_time=0.0,
-            steps=np.zeros((n_i, 2, n_t)),
-            seconds=np.zeros((n_i, 2, n_t, len(COMPONENTS))),
-            db_calls=np.zeros((n_i, 2, n_t)),
-            bucket_counts=np.zeros((n_i, 2, n_t, len(BUCKETS) + 1)),
-            roll_file_bytes=np.zeros(n_i),
-            sap_buffer_requests=np.zeros((n_i, n_b)),
-            sap_buffer_hits=np.zeros((n_i, n_b)),
-            sap_buffer_swaps=np.zeros((n_i, n_b)),
-            stmt_exec=np.zeros(n_s),
-            stmt_rows=np.zeros(n_s),
-            stmt_seconds=np.zeros(n_s),
-            pool_data_logical=np.zeros(n_p),
-            pool_data_physical=np.zeros(n_p),
-            pool_index_logical=np.zeros(n_p),
-            pool_index_physical=np.zeros(n_p),
-            pool_data_writes=np.zeros(n_p),
-            pool_async_data_writes=np.zeros(n_p),
-            pool_index_writes=np.zeros(n_p),
-            pool_async_index_writes=np.zeros(n_p),
-            host_cpu_seconds=np.zeros(net.n_app_hosts),
-            os_cpu_busy_seconds=np.zeros(n_os),
-            os_page_ops=np.zeros(n_os),
-            os_disk_queue_seconds=np.zeros(n_os),
-            os_disk_reads=np.zeros(n_os),
-            os_disk_writes=np.zeros(n_os),
+        self.totals = Totals.zeros(
+            net.n_instances,
+            net.n_tx,
+            len(sv.statements),
+            len(sv.pools),
+            len(net.scenario.landscape.instance.buffers),
+            net.n_app_hosts,
+            len(self.page_ops),
         )
 
     def _apply_pools(self, net: Network) -> None:
@@ -365,9 +315,7 @@ class DiscreteEventSimulation:
 
     def set_users(self, users: int) -> None:
         """Change the number of logged-on users (ramp-up, ramp-down) from now."""
-        if users <= 0:
-            raise ValueError("users must be positive")
-        self.overrides = {**self.overrides, "users": int(users)}
+        self._override_users(users)
         net = self._resolve(self.faults)
         with self._lock:
             self._switch(net)
@@ -945,22 +893,6 @@ class DiscreteEventSimulation:
             self._count_steps(t)
             self.tick += 1
 
-    def run(
-        self,
-        duration_s: float,
-        progress: Callable[[int, int], None] | None = None,
-        schedule: dict[int, tuple[str, ...]] | None = None,
-    ) -> Totals:
-        """Fast mode: `duration_s` of simulated time; schedule maps tick -> faults."""
-        ticks = round(duration_s / self.dt)
-        for k in range(ticks):
-            if schedule and self.tick in schedule:
-                self.set_faults(schedule[self.tick])
-            self.step()
-            if progress and (k % 60 == 59 or k == ticks - 1):
-                progress(k + 1, ticks)
-        return self.snapshot().totals
-
     def _fill_call_totals(self) -> None:
         """The per-call counters, from the integer counts of everything drawn so far."""
         self._count_calls()
@@ -992,27 +924,7 @@ class DiscreteEventSimulation:
     def snapshot(self) -> Snapshot:
         with self._lock:
             self._fill_call_totals()
-            sc = self.scenario
-            land = sc.landscape
-            state = self._state()
-            return Snapshot(
-                totals=self.totals.copy(),
-                state=state,
-                scenario=self.scenario_name,
-                faults=self.faults,
-                sid=land.sid,
-                users=sc.users,
-                think_time_s=sc.think_time_s,
-                host_cpus=land.app_servers.cpus,
-                db_cpus=land.database.cpus,
-                cs_cpus=land.central_services.cpus,
-                steps_per_cycle=sc.steps_per_cycle,
-                line_items={k: t.line_items for k, t in sc.transactions.items()},
-                dialog_steps={k: t.dialog_steps for k, t in sc.transactions.items()},
-                pool_pages=[p.pages for p in land.database.bufferpools],
-                **_os_view(land, state),
-                pool_page_bytes=[p.page_kb * 1024 for p in land.database.bufferpools],
-            )
+            return self._snapshot(self.totals, self._state())
 
     def queue_lengths(self) -> dict[str, np.ndarray]:
         """Now: dispatcher queue and busy work processes per [instance, task type]."""
@@ -1096,29 +1008,12 @@ class DiscreteEventSimulation:
 
 
 def make_simulation(
-    engine: str = "analytic",
-    scenario: str = "sd-benchmark-2003",
-    faults: Iterable[str] = (),
-    seed: int = 1,
-    dt: float = 1.0,
-    catalog: Catalog | None = None,
-    overrides: dict | None = None,
-    landscape: Path | None = None,
-    settings: Sequence[str] = (),
+    engine: str = "analytic", scenario: str = "sd-benchmark-2003", **options: Any
 ) -> Simulation | DiscreteEventSimulation:
-    """The model of a scenario on the engine asked for: "des" (every step) or "analytic"."""
+    """The model of a scenario on the engine asked for: "des" (every step) or "analytic".
+    `options`: those both engines take (`ModelRun`: faults, seed, dt, catalog, overrides,
+    landscape, settings)."""
     if engine not in ENGINES:
         raise ValueError(f"engine: unknown engine {engine!r} (known: {', '.join(ENGINES)})")
     cls: type = DiscreteEventSimulation if engine == "des" else Simulation
-    extra: dict = {"landscape": landscape} if landscape else {}
-    if settings:
-        extra["settings"] = tuple(settings)
-    return cls(
-        scenario,
-        faults=faults,
-        seed=seed,
-        dt=dt,
-        catalog=catalog,
-        overrides=overrides,
-        **extra,
-    )
+    return cls(scenario, **options)

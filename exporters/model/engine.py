@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,41 @@ class Totals:
             **{k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in vars(self).items()}
         )
 
+    @classmethod
+    def zeros(
+        cls, n_i: int, n_t: int, n_s: int, n_p: int, n_b: int, n_app: int, n_os: int
+    ) -> Totals:
+        """Nothing counted yet: n_i instances, n_t transactions, n_s statements, n_p buffer
+        pools, n_b SAP buffers, n_app application hosts, n_os simulated hosts."""
+        return cls(
+            sim_time=0.0,
+            steps=np.zeros((n_i, 2, n_t)),
+            seconds=np.zeros((n_i, 2, n_t, len(COMPONENTS))),
+            db_calls=np.zeros((n_i, 2, n_t)),
+            bucket_counts=np.zeros((n_i, 2, n_t, len(BUCKETS) + 1)),
+            roll_file_bytes=np.zeros(n_i),
+            sap_buffer_requests=np.zeros((n_i, n_b)),
+            sap_buffer_hits=np.zeros((n_i, n_b)),
+            sap_buffer_swaps=np.zeros((n_i, n_b)),
+            stmt_exec=np.zeros(n_s),
+            stmt_rows=np.zeros(n_s),
+            stmt_seconds=np.zeros(n_s),
+            pool_data_logical=np.zeros(n_p),
+            pool_data_physical=np.zeros(n_p),
+            pool_index_logical=np.zeros(n_p),
+            pool_index_physical=np.zeros(n_p),
+            pool_data_writes=np.zeros(n_p),
+            pool_async_data_writes=np.zeros(n_p),
+            pool_index_writes=np.zeros(n_p),
+            pool_async_index_writes=np.zeros(n_p),
+            host_cpu_seconds=np.zeros(n_app),
+            os_cpu_busy_seconds=np.zeros(n_os),
+            os_page_ops=np.zeros(n_os),
+            os_disk_queue_seconds=np.zeros(n_os),
+            os_disk_reads=np.zeros(n_os),
+            os_disk_writes=np.zeros(n_os),
+        )
+
 
 @dataclass
 class Snapshot:
@@ -95,8 +131,9 @@ class Snapshot:
     dialog_steps: dict[str, int] = field(default_factory=dict)
 
 
-class Simulation:
-    """The landscape model of one scenario, advanced tick by tick."""
+class ModelRun(ABC):
+    """What both engines share: the configuration they run, the run loop over ticks, and
+    the snapshot a scrape sees. An engine provides `step`, `set_faults` and `snapshot`."""
 
     def __init__(
         self,
@@ -118,34 +155,113 @@ class Simulation:
         self.overrides = overrides or {}
         self.tick = 0
         self._lock = threading.Lock()
+        self._start(tuple(faults))
+
+    @abstractmethod
+    def _start(self, faults: tuple[str, ...]) -> None:
+        """Set up the engine's state for the scenario under these faults."""
+
+    def _scenario(self, faults: tuple[str, ...]) -> Scenario:
+        """The scenario under these faults, with the run's landscape, settings, overrides."""
+        return self.catalog.scenario(
+            self.scenario_name,
+            faults,
+            overrides=self.overrides,
+            landscape=self.landscape_file,
+            settings=self.settings,
+        )
+
+    def _override_users(self, users: int) -> None:
+        if users <= 0:
+            raise ValueError("users must be positive")
+        self.overrides = {**self.overrides, "users": int(users)}
+
+    @abstractmethod
+    def step(self) -> None:
+        """Advance one tick of dt simulated seconds."""
+
+    @abstractmethod
+    def set_faults(self, faults: Iterable[str]) -> None:
+        """Switch the active faults from the next tick."""
+
+    def run(
+        self,
+        duration_s: float,
+        progress: Callable[[int, int], None] | None = None,
+        schedule: dict[int, tuple[str, ...]] | None = None,
+    ) -> Totals:
+        """Fast mode: `duration_s` of simulated time; schedule maps tick -> faults."""
+        ticks = round(duration_s / self.dt)
+        for k in range(ticks):
+            if schedule and self.tick in schedule:
+                self.set_faults(schedule[self.tick])
+            self.step()
+            if progress and (k % 60 == 59 or k == ticks - 1):
+                progress(k + 1, ticks)
+        return self.snapshot().totals
+
+    @abstractmethod
+    def snapshot(self) -> Snapshot:
+        """What a scrape sees now."""
+
+    def _snapshot(self, totals: Totals, state: OperatingPoint) -> Snapshot:
+        """The snapshot of the current scenario with these counters and this state."""
+        sc = self.scenario
+        land = sc.landscape
+        return Snapshot(
+            totals=totals.copy(),
+            state=state,
+            scenario=self.scenario_name,
+            faults=self.faults,
+            sid=land.sid,
+            users=sc.users,
+            think_time_s=sc.think_time_s,
+            host_cpus=land.app_servers.cpus,
+            db_cpus=land.host(land.database.host).cpus,
+            cs_cpus=land.host(land.central_services.host).cpus,
+            steps_per_cycle=sc.steps_per_cycle,
+            line_items={k: t.line_items for k, t in sc.transactions.items()},
+            dialog_steps={k: t.dialog_steps for k, t in sc.transactions.items()},
+            pool_pages=[p.pages for p in land.database.bufferpools],
+            **_os_view(land, state),
+            pool_page_bytes=[p.page_kb * 1024 for p in land.database.bufferpools],
+        )
+
+
+class Simulation(ModelRun):
+    """The landscape model of one scenario, advanced tick by tick."""
+
+    def _start(self, faults: tuple[str, ...]) -> None:
         self._targets: dict[tuple, tuple[Scenario, OperatingPoint, Solver]] = {}
         self.faults: tuple[str, ...] = ()
-        self.scenario, self.target, solver = self._resolve(tuple(faults))
-        self.faults = tuple(faults)
+        self.scenario, self.target, solver = self._resolve(faults)
+        self.faults = faults
         # Start settled: a run begins from the steady state of its configuration.
         self.dynamics = Dynamics(self.target, solver)
         self.current = self.dynamics.advance(0.0)
-        self.totals = self._zero_totals(self.target)
+        op = self.target
+        n_i, _, n_t = op.step_rate.shape
+        self.totals = Totals.zeros(
+            n_i,
+            n_t,
+            len(op.statements),
+            len(op.bufferpools),
+            len(op.sap_buffers),
+            len(op.hosts),
+            len(self.scenario.landscape.hosts),
+        )
 
     def _resolve(self, faults: tuple[str, ...]) -> tuple[Scenario, OperatingPoint, Solver]:
         key = (faults, repr(sorted(self.overrides.items())))
         if key not in self._targets:
-            scenario = self.catalog.scenario(
-                self.scenario_name,
-                faults,
-                overrides=self.overrides,
-                landscape=self.landscape_file,
-                settings=self.settings,
-            )
+            scenario = self._scenario(faults)
             solver = Solver(scenario, seed=self.seed)
             self._targets[key] = (scenario, solver.solve(), solver)
         return self._targets[key]
 
     def set_users(self, users: int) -> None:
         """Change the number of logged-on users (ramp-up, ramp-down) from the next tick."""
-        if users <= 0:
-            raise ValueError("users must be positive")
-        self.overrides = {**self.overrides, "users": int(users)}
+        self._override_users(users)
         scenario, target, solver = self._resolve(self.faults)
         with self._lock:
             self.scenario, self.target = scenario, target
@@ -158,39 +274,6 @@ class Simulation:
         with self._lock:
             self.scenario, self.target, self.faults = scenario, target, faults
             self.dynamics.retarget(target, solver)
-
-    def _zero_totals(self, op: OperatingPoint) -> Totals:
-        n_i, _, n_t = op.step_rate.shape
-        n_s, n_p = len(op.statements), len(op.bufferpools)
-        n_os = len(self.scenario.landscape.hosts)
-        return Totals(
-            sim_time=0.0,
-            steps=np.zeros((n_i, 2, n_t)),
-            seconds=np.zeros((n_i, 2, n_t, len(COMPONENTS))),
-            db_calls=np.zeros((n_i, 2, n_t)),
-            bucket_counts=np.zeros((n_i, 2, n_t, len(BUCKETS) + 1)),
-            roll_file_bytes=np.zeros(n_i),
-            sap_buffer_requests=np.zeros((n_i, len(op.sap_buffers))),
-            sap_buffer_hits=np.zeros((n_i, len(op.sap_buffers))),
-            sap_buffer_swaps=np.zeros((n_i, len(op.sap_buffers))),
-            stmt_exec=np.zeros(n_s),
-            stmt_rows=np.zeros(n_s),
-            stmt_seconds=np.zeros(n_s),
-            pool_data_logical=np.zeros(n_p),
-            pool_data_physical=np.zeros(n_p),
-            pool_index_logical=np.zeros(n_p),
-            pool_index_physical=np.zeros(n_p),
-            pool_data_writes=np.zeros(n_p),
-            pool_async_data_writes=np.zeros(n_p),
-            pool_index_writes=np.zeros(n_p),
-            pool_async_index_writes=np.zeros(n_p),
-            host_cpu_seconds=np.zeros(len(op.hosts)),
-            os_cpu_busy_seconds=np.zeros(n_os),
-            os_page_ops=np.zeros(n_os),
-            os_disk_queue_seconds=np.zeros(n_os),
-            os_disk_reads=np.zeros(n_os),
-            os_disk_writes=np.zeros(n_os),
-        )
 
     def step(self) -> None:
         """Advance one tick of dt simulated seconds."""
@@ -320,44 +403,9 @@ class Simulation:
         t.os_disk_reads[db] += db_reads
         t.os_disk_writes[db] += db_writes
 
-    def run(
-        self,
-        duration_s: float,
-        progress: Callable[[int, int], None] | None = None,
-        schedule: dict[int, tuple[str, ...]] | None = None,
-    ) -> Totals:
-        """Fast mode: `duration_s` of simulated time; schedule maps tick -> faults."""
-        ticks = round(duration_s / self.dt)
-        for k in range(ticks):
-            if schedule and self.tick in schedule:
-                self.set_faults(schedule[self.tick])
-            self.step()
-            if progress and (k % 60 == 59 or k == ticks - 1):
-                progress(k + 1, ticks)
-        return self.snapshot().totals
-
     def snapshot(self) -> Snapshot:
         with self._lock:
-            sc = self.scenario
-            land = sc.landscape
-            return Snapshot(
-                totals=self.totals.copy(),
-                state=self.current,
-                scenario=self.scenario_name,
-                faults=self.faults,
-                sid=land.sid,
-                users=sc.users,
-                think_time_s=sc.think_time_s,
-                host_cpus=land.app_servers.cpus,
-                db_cpus=land.host(land.database.host).cpus,
-                cs_cpus=land.host(land.central_services.host).cpus,
-                steps_per_cycle=sc.steps_per_cycle,
-                line_items={k: t.line_items for k, t in sc.transactions.items()},
-                dialog_steps={k: t.dialog_steps for k, t in sc.transactions.items()},
-                pool_pages=[p.pages for p in land.database.bufferpools],
-                **_os_view(land, self.current),
-                pool_page_bytes=[p.page_kb * 1024 for p in land.database.bufferpools],
-            )
+            return self._snapshot(self.totals, self.current)
 
 
 class RealTimeRunner:

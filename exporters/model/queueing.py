@@ -26,13 +26,21 @@ class Station:
 
     demand: the class's mean service demand per step over all copies (seconds).
     servers: per copy (0 for a pure delay). copies: identical stations visited evenly.
-    background: mean number of other classes' customers at the station, over all copies.
+    background: mean number of other classes' customers at the station, over all copies,
+    taken as always present.
+    stream_load, stream_cap: other classes taken as an open Poisson stream instead: their
+    offered load (busy-server equivalents, X x demand, over all copies) and the most of
+    them that can be present (their work processes). The class then meets a random number
+    of them, as in a mixed product-form network (Lazowska et al. 1984, ch. 7), not a fixed
+    mean: a stream that is mostly absent slows the class less than its mean would.
     """
 
     demand: float
     servers: int = 1
     copies: int = 1
     background: float = 0.0
+    stream_load: float = 0.0
+    stream_cap: int = 0
 
 
 def _log_factorials(n: int) -> np.ndarray:
@@ -50,6 +58,14 @@ def log_station_function(st: Station, k_max: int) -> np.ndarray:
         return n * math.log(st.demand) - _log_factorials(k_max)
     d = st.demand / st.copies
     b = st.background / st.copies
+    if st.stream_load > 0.0 and st.stream_cap > 0:
+        one = _log_mixed_function(
+            d, b, st.stream_load / st.copies, st.stream_cap, st.servers, k_max
+        )
+        out = one
+        for _ in range(st.copies - 1):
+            out = log_convolve(out, one)
+        return out
     j = n[1:]
     if st.servers == 1:
         # Processor sharing with b others present: rate n / ((n + b) d), so
@@ -65,6 +81,30 @@ def log_station_function(st: Station, k_max: int) -> np.ndarray:
     for _ in range(st.copies - 1):
         out = log_convolve(out, one)
     return out
+
+
+# The stream's count is summed up to this many present at most: a stream below the station's
+# capacity has long lost all weight there (its count falls off geometrically), and one above
+# it is cut there, so that a landscape of many instances cannot ask for a huge table.
+STREAM_COUNT_LIMIT = 2_000
+
+
+def _log_mixed_function(d: float, b: float, a: float, cap: int, m: int, k_max: int) -> np.ndarray:
+    """log f(n) of one copy of m servers (processor sharing; with b fixed others present, a
+    total of t explicit customers is served at rate t min(1, m / (t + b))) shared with an
+    open class of offered load a, at most cap of it present. The station's product-form
+    factor for n own and u stream customers is C(n + u, n) d^n a^u Phi(n + u), Phi the
+    product of 1 / rate; summed over u and divided by the stream's own sum."""
+    cap = min(cap, STREAM_COUNT_LIMIT)
+    t = np.arange(1, k_max + cap + 1, dtype=float)
+    log_phi = np.concatenate(([0.0], np.cumsum(-np.log(t * np.minimum(1.0, m / (t + b))))))
+    lf = _log_factorials(k_max + cap)
+    n = np.arange(k_max + 1)[:, None]
+    u = np.arange(cap + 1)[None, :]
+    terms = lf[n + u] - lf[n] - lf[u] + u * math.log(a) + log_phi[n + u]
+    alone = terms[0]
+    norm = float(np.max(alone) + np.log(np.exp(alone - np.max(alone)).sum()))
+    return n[:, 0] * math.log(d) + _logsumexp_rows(terms) - norm
 
 
 def _pairs(k_max: int) -> tuple[np.ndarray, np.ndarray]:

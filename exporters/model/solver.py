@@ -424,7 +424,13 @@ class Solver:
         return async_share, 1.0 - async_share, async_util
 
     def _solve_class(
-        self, i: int, k: int, demand_t: np.ndarray, background: np.ndarray, arrival: float
+        self,
+        i: int,
+        k: int,
+        demand_t: np.ndarray,
+        background: np.ndarray,
+        arrival: float,
+        stream: tuple[np.ndarray, int],
     ) -> ClassSolution:
         lay = self.layout[i]
         w = self.weights[k]
@@ -441,6 +447,8 @@ class Solver:
                 servers=int(self.station_servers[s]),
                 copies=int(self.station_copies[s]),
                 background=float(background[s]),
+                stream_load=float(stream[0][s]) if stream[1] > 0 else 0.0,
+                stream_cap=stream[1] if stream[0][s] > 0 else 0,
             )
             for s in used
         ]
@@ -451,7 +459,10 @@ class Solver:
             think,
             round(arrival, 12),
             delay,
-            tuple((st.demand, st.servers, st.copies, st.background) for st in stations),
+            tuple(
+                (st.demand, st.servers, st.copies, st.background, st.stream_load, st.stream_cap)
+                for st in stations
+            ),
         )
         if key in self._memo:
             base = self._memo[key]
@@ -479,6 +490,14 @@ class Solver:
             self._memo[key] = base
         return ClassSolution(**{**vars(base), "instance": i, "stations": [*used, -1]})
 
+    def _class_load(self, cs: ClassSolution) -> np.ndarray:
+        """Offered load of the class at each global station: throughput x demand."""
+        load = np.zeros(len(self.station_names))
+        for s, d in zip(cs.stations, cs.demand, strict=True):
+            if s >= 0:
+                load[s] += cs.throughput * d
+        return load
+
     def _class_queues(self, cs: ClassSolution) -> np.ndarray:
         """Mean customers of the class at each global station."""
         q = np.zeros(len(self.station_names))
@@ -489,10 +508,19 @@ class Solver:
         return q
 
     def _sweep(self, q: np.ndarray, x_dialog: np.ndarray) -> tuple:
-        """Every class solved against the others' queues in q: their new queues, the new
-        dialog throughputs, and the class solutions."""
+        """Every class solved against the others: q[DIALOG] holds each dialog class's mean
+        queue per station, q[UPDATE] each update class's offered load there (X x demand).
+        Returns the new q, the new dialog throughputs, and the class solutions.
+
+        Dialog classes meet each other as fixed background populations (their mean queue).
+        Updates are met as an open stream (their load, at most their work processes present):
+        an update is at a station only now and then, and a fixed fraction of a customer
+        there, always, slows the others more than updates that come and go (near saturation
+        the difference is several per cent of throughput, tests/model/test_des_grid.py)."""
         _, sync_share, async_util = self._writes(float(x_dialog.sum()))
-        total = q.sum(axis=(0, 1))
+        dialog_q = q[DIALOG].sum(axis=0)
+        update_load = q[UPDATE].sum(axis=0)
+        update_wps = sum(lay.update_wps for lay in self.layout)
         new_q = np.zeros_like(q)
         new_x = x_dialog.copy()
         classes: list[ClassSolution] = []
@@ -504,11 +532,19 @@ class Solver:
                     continue
                 demand_t = self.station_demand(i, k, sync_share, async_util)
                 arrival = new_x[i] * self.updates_per_step
-                cs = self._solve_class(i, k, demand_t, total - q[k, i], arrival)
-                classes.append(cs)
-                new_q[k, i] = self._class_queues(cs)
                 if k == DIALOG:
+                    background = dialog_q - q[DIALOG, i]
+                    stream, cap = update_load, update_wps
+                else:
+                    background = dialog_q
+                    stream, cap = update_load - q[UPDATE, i], update_wps - lay.update_wps
+                cs = self._solve_class(i, k, demand_t, background, arrival, (stream, cap))
+                classes.append(cs)
+                if k == DIALOG:
+                    new_q[k, i] = self._class_queues(cs)
                     new_x[i] = cs.throughput
+                else:
+                    new_q[k, i] = self._class_load(cs)
         return new_q, new_x, classes
 
     def solve(self, warm_start: np.ndarray | None = None) -> OperatingPoint:
@@ -531,38 +567,18 @@ class Solver:
         def converged(v: np.ndarray, gv: np.ndarray) -> bool:
             return float(np.abs(gv - v).max()) <= 1e-8 * max(1.0, float(np.abs(gv).max()))
 
-        # Anderson acceleration (Walker & Ni 2011) first; where it stalls (near a saturated
-        # station the map is steep), plain damped iteration from its best point.
-        depth = 5
-        d_f: list[np.ndarray] = []
-        d_g: list[np.ndarray] = []
-        prev_f = prev_g = None
-        best, best_v = math.inf, v
+        # Anderson acceleration (Walker & Ni 2011) first, undamped; where it cycles (an
+        # oscillating map: many instances sharing a saturated station), again from the
+        # start with mixing 0.5; where that stalls too, plain damped iteration from the
+        # best point either reached.
         self.iterations, self.converged = 0, False
-        for _ in range(60):
-            gv, _ = g(v)
-            f = gv - v
-            self.iterations += 1
-            norm = float(np.abs(f).max())
-            if converged(v, gv):
-                v, self.converged = gv, True
-                break
+        start, best, best_v = v, math.inf, v
+        for mixing in (1.0, 0.5):
+            v, norm, v_best = self._anderson(g, converged, start, mixing)
             if norm < best:
-                best, best_v = norm, v
-            elif norm > 2.0 * best:  # overshot: forget the history
-                d_f, d_g, prev_f = [], [], None
-            if prev_f is not None:
-                d_f.append(f - prev_f)
-                d_g.append(gv - prev_g)
-                del d_f[:-depth], d_g[:-depth]
-            prev_f, prev_g = f, gv
-            new = gv
-            if d_f:
-                gamma, *_ = np.linalg.lstsq(np.array(d_f).T, f, rcond=None)
-                new = gv - np.array(d_g).T @ gamma
-            if not np.all(np.isfinite(new)):
-                new, d_f, d_g, prev_f = gv, [], [], None
-            v = np.maximum(new, 0.0)
+                best, best_v = norm, v_best
+            if self.converged:
+                break
         if not self.converged:
             v = best_v
             for _ in range(1000):
@@ -575,6 +591,42 @@ class Solver:
         _, classes = g(v)
         self.state = v
         return self._assemble(classes, float(v[-n_inst:].sum()))
+
+    def _anderson(self, g, converged, v: np.ndarray, mixing: float) -> tuple:
+        """Up to 60 Anderson steps of depth 5 from v: the last iterate, the smallest
+        residual seen and the point that had it."""
+        depth = 5
+        best = math.inf
+        d_f: list[np.ndarray] = []
+        d_g: list[np.ndarray] = []
+        prev_f = prev_g = None
+        best_v = v
+        for _ in range(60):
+            gv, _ = g(v)
+            f = gv - v
+            self.iterations += 1
+            norm = float(np.abs(f).max())
+            if converged(v, gv):
+                self.converged = True
+                return gv, norm, gv
+            if norm < best:
+                best, best_v = norm, v
+            elif norm > 2.0 * best:  # overshot: forget the history
+                d_f, d_g, prev_f = [], [], None
+            if prev_f is not None:
+                d_f.append(f - prev_f)
+                d_g.append(gv - prev_g)
+                del d_f[:-depth], d_g[:-depth]
+            prev_f, prev_g = f, gv
+            new = v + mixing * f
+            if d_f:
+                gamma, *_ = np.linalg.lstsq(np.array(d_f).T, f, rcond=None)
+                step = np.array(d_g).T @ gamma
+                new = gv - step - (1.0 - mixing) * (f - np.array(d_f).T @ gamma)
+            if not np.all(np.isfinite(new)):
+                new, d_f, d_g, prev_f = gv, [], [], None
+            v = np.maximum(new, 0.0)
+        return v, best, best_v
 
     # ---------------------------------------------------------------- results
     def step_means(self, cs: ClassSolution, wait: float, stretch: np.ndarray) -> np.ndarray:

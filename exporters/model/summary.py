@@ -9,20 +9,10 @@ import numpy as np
 from exporters.model.config import Scenario
 from exporters.model.engine import Snapshot
 from exporters.model.solver import COMPONENTS, TASK_TYPES, OperatingPoint
-from exporters.vocabulary import INDICATORS_BY_THRESHOLD, threshold_seconds
+from exporters.vocabulary import INDICATORS_BY_THRESHOLD, REPORT_ORDER, threshold_seconds
 
-SUMMARY_FIELDS = {
-    "response_ms": "response",
-    "dispatcher_wait_ms": "dispatcher_wait",
-    "cpu_ms": "cpu",
-    "db_request_ms": "db_request",
-    "enqueue_ms": "enqueue",
-    "roll_in_ms": "roll_in",
-    "roll_out_ms": "roll_out",
-    "load_gen_ms": "load_gen",
-    "processing_ms": "processing",
-    "gui_ms": "gui",
-}
+# Summary row key (ms per step) -> time component, in the order reports print them.
+SUMMARY_FIELDS = {f"{comp}_ms": comp for comp in REPORT_ORDER}
 
 
 @dataclass(frozen=True)

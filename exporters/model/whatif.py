@@ -18,10 +18,13 @@ from exporters.model.catalog import Catalog, ConfigError, parse_setting
 from exporters.model.config import Scenario
 from exporters.model.solver import OperatingPoint, Solver
 from exporters.model.summary import point_figures
-from exporters.vocabulary import COMPONENTS
+from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS
 
-# The parts of a dialog step's response a sizing document shows, in the order it stacks them.
-PARTS = ("dispatcher_wait", "processing", "db_request", "enqueue", "roll_in", "load_gen", "gui")
+# Each point is a solve (tens of ms to a second): more would be a typo, not a question.
+MAX_SWEEP_POINTS = 1_000
+
+# The parts of a dialog step's response, in the order charts stack them (the vocabulary's).
+PARTS = RESPONSE_PARTS
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,12 @@ def parse_sweep(text: str) -> tuple[str, list[Any]]:
             raise ConfigError(f"--sweep {path}: expected start:stop:step, got {raw!r}") from None
         if step <= 0 or stop < start:
             raise ConfigError(f"--sweep {path}: needs start <= stop and a positive step")
+        points = math.floor((stop - start) / step) + 1
+        if points > MAX_SWEEP_POINTS:
+            raise ConfigError(
+                f"--sweep {path}: {points:,} points, at most {MAX_SWEEP_POINTS:,}; "
+                "take a larger step"
+            )
         values = list(np.arange(start, stop + step / 2, step))
         as_int = all(float(v).is_integer() for v in (start, stop, step))
         return path, [int(np.rint(v)) if as_int else float(v) for v in values]

@@ -56,6 +56,39 @@ def test_cli_reports_a_bad_setting_without_a_traceback() -> None:
     assert "Traceback" not in result.output
 
 
+def test_cli_bounds_the_users_before_any_array_is_sized() -> None:
+    """10^14 users would ask the engines for arrays of terabytes: a clear error instead."""
+    result = CliRunner().invoke(
+        app,
+        ["simulate", "--duration", "1m", "--set", "users=100000000000000"],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 2
+    assert "users: Input should be less than or equal to 10000000" in result.output
+    assert "MemoryError" not in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("setting", "path"),
+    [
+        ("landscape.instance.dialog_work_processes=1000000000", "dialog_work_processes"),
+        ("landscape.app_servers.cpus=1000000000", "app_servers.cpus"),
+        ("landscape.instance.update_work_processes=1000000000", "update_work_processes"),
+        ("landscape.database.disks.count=1000000000", "disks.count"),
+        ("landscape.app_servers.instances_per_host=1000000000", "instances_per_host"),
+    ],
+)
+def test_counts_that_size_arrays_have_an_upper_bound(setting: str, path: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(path)):
+        Catalog().scenario("sd-benchmark-2003", settings=[setting])
+
+
+def test_per_cpu_instances_are_bounded_too() -> None:
+    settings = ["landscape.app_servers.cpus=5000"]
+    with pytest.raises(ConfigError, match="per-cpu on 5000 CPUs gives 5000 instances"):
+        Catalog().scenario("sd-two-tier", settings=settings)
+
+
 def test_a_landscape_file_replaces_the_scenarios_landscape(tmp_path) -> None:
     doc = Catalog().scenario_document("sd-benchmark-2003")["landscape"]
     doc["database"]["disks"]["count"] = 112

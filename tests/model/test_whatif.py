@@ -65,3 +65,24 @@ def test_cli_names_a_bad_sweep_path() -> None:
     assert result.exit_code == 2
     assert "landscape.nope: Extra inputs" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("sweep", "message"),
+    [
+        # Three points, the second far beyond any landscape: the path is named.
+        (
+            "users=1:100000000000000:50000000000000",
+            "users: Input should be less than or equal to 10000000",
+        ),
+        # 10^14 points would not fit in memory: refused before any is made.
+        ("users=1:100000000000000:1", "--sweep users: 100,000,000,000,000 points, at most"),
+    ],
+)
+def test_cli_refuses_an_absurd_sweep_with_a_clear_error(sweep: str, message: str) -> None:
+    result = CliRunner().invoke(
+        app, ["whatif", "--sweep", sweep, "--no-max-users"], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "MemoryError" not in result.output and "Traceback" not in result.output

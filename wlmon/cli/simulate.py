@@ -13,7 +13,7 @@ from rich.table import Table
 from exporters.durations import parse_duration
 from exporters.model.catalog import Catalog, ConfigError
 from exporters.model.des import ENGINES, make_simulation
-from exporters.model.summary import report
+from exporters.model.summary import SUMMARY_FIELDS, report
 from exporters.vocabulary import INDICATORS, threshold_seconds
 from wlmon.cli.common import console, err, fail
 
@@ -116,19 +116,8 @@ def _print_report(doc: dict) -> None:
         f"({doc['duration_s']:.0f} s, faults: {faults_text})"
     )
     table = Table(title=title)
-    cols = [
-        "task_type",
-        "steps",
-        "response_ms",
-        "dispatcher_wait_ms",
-        "cpu_ms",
-        "db_request_ms",
-        "enqueue_ms",
-        "roll_in_ms",
-        "roll_out_ms",
-        "load_gen_ms",
-        "gui_ms",
-    ]
+    # Every time component of the summary rows, in the vocabulary's report order.
+    cols = ["task_type", "steps", *SUMMARY_FIELDS]
     for c in cols:
         table.add_column(
             c.removesuffix("_ms") + (" (ms)" if c.endswith("_ms") else ""), justify="right"
@@ -155,7 +144,7 @@ def _print_report(doc: dict) -> None:
         ind.add_row(i.label, f"{value:,.1f}", f"{limit:,.0f}", state)
     console.print(ind)
     cal = Table(title="Calibration against seed 000 Table 5")
-    for c in ("figure", "paper", "model", "residual %", "fitted by", "source"):
+    for c in ("figure", "paper", "model", "residual %", "fitted by / derived", "source"):
         cal.add_column(c, justify="right")
     for row in doc["calibration"]:
         res = row["residual_pct"]

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from exporters.model.catalog import ConfigError
 from exporters.model.whatif import PARTS, Answer, Configuration, WhatIf, parse_sweep, to_json
+from exporters.vocabulary import COMPONENT_BY_KEY
 from wlmon.cli.common import console, err, fail
 from wlmon.cli.simulate import DATA_DIR_HELP, LANDSCAPE_HELP, SET_HELP, open_catalog
 
@@ -85,7 +86,8 @@ def _print(parameter: str, limit: float, answers: list[Answer]) -> None:
     for a in answers:
         title = f"{a.label}" + (f" ({'; '.join(a.settings)})" if a.settings else "")
         table = Table(title=f"What-if over {parameter}: {title}")
-        heads = [parameter, "SAPS", "response", "wait", "CPU", "DB", "GUI"]
+        parts_heads = (f"{COMPONENT_BY_KEY[k].label} (ms)" for k in PARTS)
+        heads = [parameter, "SAPS", "response", *parts_heads]
         heads += ["busiest host CPU", "DB CPU", "disks"]
         for h in heads:
             table.add_column(h, justify="right")
@@ -95,10 +97,7 @@ def _print(parameter: str, limit: float, answers: list[Answer]) -> None:
                 f"{p.value:,}" if isinstance(p.value, int) else str(p.value),
                 f"{p.saps:,.0f}",
                 f"{p.response_s * 1000:,.0f} ms",
-                *(
-                    f"{parts[k] * 1000:,.0f}"
-                    for k in ("dispatcher_wait", "processing", "db_request", "gui")
-                ),
+                *(f"{parts[k] * 1000:,.0f}" for k in PARTS),
                 *(f"{100 * u[k]:.0f} %" for k in ("host_cpu", "db_cpu", "disks")),
             )
         console.print(table)
@@ -142,7 +141,8 @@ def draw(
         colour = f"C{k}"
         if k == 0 and len(answers) == 1:
             stacks = [[p.parts_s[part] for p in a.points] for part in PARTS]
-            top.stackplot(xs, stacks, labels=[part.replace("_", " ") for part in PARTS], alpha=0.5)
+            labels = [COMPONENT_BY_KEY[part].label for part in PARTS]
+            top.stackplot(xs, stacks, labels=labels, alpha=0.5)
         top.plot(xs, [p.response_s for p in a.points], "o-", color=colour, label=a.label)
         bottom.plot(xs, [p.saps for p in a.points], "o-", color=colour, label=a.label)
         if a.max_users and parameter == "users":
