@@ -251,7 +251,7 @@ def build_app(
     def control(environ, start_response) -> Iterable[bytes]:
         method = environ["REQUEST_METHOD"]
         if method == "GET":
-            return _json(start_response, "200 OK", _fault_state(sim, started))
+            return _json(start_response, "200 OK", _fault_state(sim, started, max_users))
         if method not in ("PUT", "POST"):
             return _json(start_response, "405 Method Not Allowed", {"error": "use GET or PUT"})
         if (refused := authorized(environ)) is not None:
@@ -292,7 +292,7 @@ def build_app(
                 {"error": "the model cannot hold that configuration; nothing was changed"},
             )
         log.info("control now %s", sim.state)
-        return _json(start_response, "200 OK", _fault_state(sim, started))
+        return _json(start_response, "200 OK", _fault_state(sim, started, max_users))
 
     def app(environ, start_response) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "/")
@@ -319,7 +319,7 @@ def build_app(
     return app
 
 
-def _fault_state(sim: LiveModel, started: float) -> dict:
+def _fault_state(sim: LiveModel, started: float, max_users: int) -> dict:
     state = sim.state
     return {
         "scenario": sim.scenario_name,
@@ -328,6 +328,8 @@ def _fault_state(sim: LiveModel, started: float) -> dict:
         "scenarios": sim.catalog.scenarios(),
         "users": sim.users,
         "users_requested": state.users,
+        # The cap on `users`: a driver checks its plan against it before starting.
+        "max_users": max_users,
         "run_id": state.run_id,
         "lease_until": state.lease_until,
         "speed": sim.speed,
