@@ -28,8 +28,8 @@ from typing import Any, Literal
 from fastapi import status
 
 from api.runs.spec import RunSpec
-from api.schemas import Report
-from api.services import imports, reports, runs
+from api.schemas import CheckResult, Comparison, Report
+from api.services import checks, imports, reports, runs
 from api.services.errors import ServiceError
 from api.store import Store
 
@@ -140,7 +140,23 @@ def render_report(
         doc = Report.model_validate(reports.report(store, run_id, **options))
         # Keys a run does not have (alerts_fired, benchmark checks) stay out, not null.
         body, media_type = doc.model_dump_json(exclude_unset=True).encode(), "application/json"
+    return _rendered(body, media_type)
+
+
+def _rendered(body: bytes, media_type: str = "application/json") -> Rendered:
     return Rendered(body, media_type, f'"{hashlib.sha256(body).hexdigest()[:32]}"')
+
+
+def render_compare(db_path: Path, base: str, new: str, tolerances: dict[str, float]) -> Rendered:
+    """GET /runs/compare's answer: two reports and their comparison, one worker job."""
+    doc = reports.compare_runs(_store(db_path), base, new, tolerances)
+    return _rendered(Comparison.model_validate(doc).model_dump_json().encode())
+
+
+def render_check(db_path: Path, run_id: str, sla: str, baseline: str | None) -> Rendered:
+    """A check's verdicts (the run's report, the baseline's, the SLA's bounds)."""
+    doc = checks.check(_store(db_path), run_id, sla, baseline)
+    return _rendered(CheckResult.model_validate(doc).model_dump_json().encode())
 
 
 # --- in the API process --------------------------------------------------------------------
