@@ -494,6 +494,7 @@ def serve(
     state_file: Path | None = None,
     influx_token: str = "",
     sapstartsrv: SapStartSrvSettings | None = None,
+    control_token: str | None = None,
 ) -> None:
     server = ExporterServer(
         sim,
@@ -506,6 +507,7 @@ def serve(
         state_file=state_file,
         influx_token=influx_token,
         sapstartsrv=sapstartsrv,
+        control_token=control_token,
     )
     server.start_model()
     console.print(
