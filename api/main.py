@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import math
 import threading
 from collections.abc import AsyncIterator
@@ -64,6 +65,11 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         target=app.state.store.checkpoint_until, args=(stop,), name="wlmon-api-wal", daemon=True
     ).start()
     lag = asyncio.create_task(watch_loop_lag())
+    # What is loaded by now (FastAPI's routes and schemas, pydantic's validators, the
+    # libraries) lives as long as the process: out of the collector's sight, so a full
+    # collection walks only what requests made, not the whole heap (tens of milliseconds
+    # on the loop otherwise).
+    gc.freeze()
     yield
     lag.cancel()
     stop.set()
