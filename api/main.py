@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import math
 import threading
@@ -55,6 +56,17 @@ async def _invalid(request: Request, exc: RequestValidationError) -> JSONRespons
     )
 
 
+@functools.cache
+def _freeze_startup_heap() -> None:
+    """What is loaded by now (FastAPI's routes and schemas, pydantic's validators, the
+    libraries) lives as long as the process: out of the collector's sight, so a full
+    collection walks only what requests made, not the whole heap (tens of milliseconds on
+    the loop otherwise). Once per process: a process serving app after app (tests) would
+    otherwise keep every earlier one's garbage."""
+    gc.collect()
+    gc.freeze()
+
+
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     # What an earlier API left unforwarded goes to Loki now.
@@ -65,11 +77,7 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
         target=app.state.store.checkpoint_until, args=(stop,), name="wlmon-api-wal", daemon=True
     ).start()
     lag = asyncio.create_task(watch_loop_lag())
-    # What is loaded by now (FastAPI's routes and schemas, pydantic's validators, the
-    # libraries) lives as long as the process: out of the collector's sight, so a full
-    # collection walks only what requests made, not the whole heap (tens of milliseconds
-    # on the loop otherwise).
-    gc.freeze()
+    _freeze_startup_heap()
     yield
     lag.cancel()
     stop.set()
