@@ -514,7 +514,9 @@ def serve(
     # Everything loaded so far (the catalog, the model's arrays, the libraries) lives as long
     # as the process: out of the collector's sight. Each scrape allocates ~10^5 containers,
     # so a full collection came every ~15 scrapes and walked the whole heap: 100-200 ms,
-    # the scrape's p99 (the model's tick, 1 ms a second, was not it).
+    # the scrape's p99 (the model's tick, 1 ms a second, was not it). Garbage first, so
+    # none of it is kept for good.
+    gc.collect()
     gc.freeze()
     console.print(
         f"wlmon exporter: http://{host}:{server.port}/metrics "
