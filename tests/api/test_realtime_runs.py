@@ -159,6 +159,31 @@ def _exporter_on(port: int = 0, **kwargs) -> ExporterServer:
     return srv
 
 
+def _driver(
+    settings: Settings, req: RealtimeRunRequest, wall_s: float
+) -> tuple[Store, str, realtime.RealtimeRun]:
+    """A run's driver at speed 50 for the scenario's 5,790 users, not started; its store
+    and run id."""
+    plan = realtime.LivePlan(
+        speed=50.0,
+        wall_step_s=0.4,
+        full_users=5790,
+        think_time_s=10.0,
+        restore={"scenario": "sd-benchmark-2003", "faults": [], "users": None},
+    )
+    store = Store(settings.db_path)
+    run_id = store.runs.begin(
+        kind="realtime",
+        scenario=req.scenario,
+        label="",
+        start=datetime.now(UTC),
+        duration_s=wall_s,
+        ramp_up_s=0,
+        spec={},
+    )
+    return store, run_id, realtime.RealtimeRun(store, settings, store.runs.get(run_id), req, plan)
+
+
 def test_the_driver_puts_back_a_plan_the_exporter_lost_and_records_the_gap(
     tmp_path, monkeypatch
 ) -> None:
@@ -181,24 +206,7 @@ def test_the_driver_puts_back_a_plan_the_exporter_lost_and_records_the_gap(
         ramp_up_s=0,
         faults=[{"name": "slow-enqueue-link", "start_s": 50, "end_s": 350}],
     )
-    plan = realtime.LivePlan(
-        speed=50.0,
-        wall_step_s=0.4,
-        full_users=5790,
-        think_time_s=10.0,
-        restore={"scenario": "sd-benchmark-2003", "faults": [], "users": None},
-    )
-    store = Store(settings.db_path)
-    run_id = store.runs.begin(
-        kind="realtime",
-        scenario=req.scenario,
-        label="",
-        start=datetime.now(UTC),
-        duration_s=8,
-        ramp_up_s=0,
-        spec={},
-    )
-    driver = realtime.RealtimeRun(store, settings, store.runs.get(run_id), req, plan)
+    store, run_id, driver = _driver(settings, req, wall_s=8)
     driver.start()
     second = None
     try:
@@ -268,25 +276,8 @@ def test_a_plan_the_exporter_refuses_mid_run_fails_the_run_with_its_message(
         exporter_lease_s=3,
     )
     req = RealtimeRunRequest(mode="realtime", duration_s=100, ramp_up_s=0)
-    # As an exporter configured lower after prepare() would see it.
-    plan = realtime.LivePlan(
-        speed=50.0,
-        wall_step_s=0.4,
-        full_users=5790,
-        think_time_s=10.0,
-        restore={"scenario": "sd-benchmark-2003", "faults": [], "users": None},
-    )
-    store = Store(settings.db_path)
-    run_id = store.runs.begin(
-        kind="realtime",
-        scenario=req.scenario,
-        label="",
-        start=datetime.now(UTC),
-        duration_s=2,
-        ramp_up_s=0,
-        spec={},
-    )
-    driver = realtime.RealtimeRun(store, settings, store.runs.get(run_id), req, plan)
+    # 5,790 users (the scenario's), as an exporter configured lower after prepare() sees it.
+    store, run_id, driver = _driver(settings, req, wall_s=2)
     try:
         driver.start()
         driver.join(timeout=20)
