@@ -28,6 +28,8 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.registry import Collector
 
 REPO = Path(__file__).resolve().parent.parent
+TARGET_P99_MS = 50.0
+TARGET_RATIO = 1.5
 ACCEPT = {
     "text": "*/*",
     "openmetrics": "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,"
@@ -143,10 +145,19 @@ def main() -> None:
             f"p50 {p50[name]:6.1f} ms  p99 {p99[name]:6.1f} ms  "
             f"({args.scrapes} scrapes, {args.format})"
         )
+    ratio = p99["exporter"] / p99["baseline"]
     print(
         f"ratio exporter/baseline: p50 {p50['exporter'] / p50['baseline']:.2f}x  "
-        f"p99 {p99['exporter'] / p99['baseline']:.2f}x  (target p99 <= 50 ms and <= 1.5x)"
+        f"p99 {ratio:.2f}x  (target p99 <= 50 ms and <= 1.5x)"
     )
+    absolute = p99["exporter"] <= TARGET_P99_MS
+    relative = ratio <= TARGET_RATIO
+    print(
+        f"exporter p99 {p99['exporter']:.1f} ms <= {TARGET_P99_MS:g} ms: "
+        f"{'PASS' if absolute else 'MISSED'}; p99 {ratio:.2f}x <= {TARGET_RATIO:g}x the "
+        f"baseline: {'PASS' if relative else 'MISSED'}"
+    )
+    sys.exit(0 if absolute and relative else 1)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import typing
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ from typer.testing import CliRunner
 
 from api.config import get_settings
 from wlmon.cli import app
+from wlmon.cli import serve as serve_cli
+from wlmon.cli.common import fail
 
 runner = CliRunner()
 
@@ -259,3 +262,31 @@ def test_bad_run_options_are_an_error_naming_the_option(
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert message in " ".join(result.output.split())
+
+
+def test_a_standalone_exporter_takes_the_token_wlmon_up_generated(tmp_path, monkeypatch) -> None:
+    """Issue 17: control writes need a token 'from the environment or the state's secret
+    file'; `wlmon exporter` read only the environment."""
+    monkeypatch.delenv("WLMON_EXPORTER_CONTROL_TOKEN", raising=False)
+    served: list[dict] = []
+    monkeypatch.setattr(serve_cli, "serve", lambda sim, **kwargs: served.append(kwargs))
+    env = {"WLMON_STATE_DIR": str(tmp_path)}
+    nothing = runner.invoke(app, ["exporter"], env=env)
+    assert nothing.exit_code == 0, nothing.output
+    assert served[-1]["control_token"] is None
+    assert "writes are refused" in " ".join(nothing.output.split())
+    stored = tmp_path / "secrets" / "exporter-token"
+    stored.parent.mkdir()
+    stored.write_text("generated\n")
+    found = runner.invoke(app, ["exporter"], env=env)
+    assert found.exit_code == 0, found.output
+    assert served[-1]["control_token"] == "generated"
+    assert str(stored) in "".join(found.output.split())
+    given = runner.invoke(app, ["exporter"], env=env | {"WLMON_EXPORTER_CONTROL_TOKEN": "env"})
+    assert given.exit_code == 0 and served[-1]["control_token"] == "env"
+
+
+def test_fail_is_typed_as_never_returning() -> None:
+    """Type checkers then know code after fail() is unreachable (a variable set only on
+    the other branch is not 'possibly unbound')."""
+    assert typing.get_type_hints(fail)["return"] is typing.NoReturn

@@ -137,8 +137,10 @@ def _header(line: str, number: int) -> tuple[str, str, float, list[Counter]]:
         text = head["bias"]
         bias = int(text) if len(text.lstrip("+-")) <= 5 else MAX_BIAS_MIN + 1
         if abs(bias) > MAX_BIAS_MIN:
+            # The number as written; one too long to read is cut, saying so.
+            shown = text if len(text) <= 30 else f"{text[:20]}... ({len(text)} characters)"
             raise PerfmonError(
-                f"line {number}, column 1: time-zone bias {text[:12]} minutes is outside "
+                f"line {number}, column 1: time-zone bias {shown} minutes is outside "
                 f"-{MAX_BIAS_MIN}..{MAX_BIAS_MIN}"
             )
     if len(cells) < 2:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, status
+from fastapi.concurrency import run_in_threadpool
 
 from api.deps import PoolDep, WriteAuth
 from api.imports.perfmon import MAX_BYTES
@@ -22,8 +23,8 @@ router = APIRouter(prefix="/imports", tags=["imports"])
 Label = Annotated[str, Query(max_length=200, description="a name for the run")]
 
 
-@contextmanager
-def _upload() -> Iterator[Path]:
+@asynccontextmanager
+async def _upload() -> AsyncIterator[Path]:
     """A file on disk for one upload, removed when the import is done: a worker process
     streams it from there, so neither process holds a large body in memory."""
     fd, name = tempfile.mkstemp(prefix="wlmon-upload-")
@@ -31,7 +32,8 @@ def _upload() -> Iterator[Path]:
     try:
         yield Path(name)
     finally:
-        Path(name).unlink(missing_ok=True)
+        # Freeing a file of hundreds of megabytes takes the file system a while: a thread.
+        await run_in_threadpool(Path(name).unlink, missing_ok=True)
 
 
 async def _read_limited(request: Request, limit: int, path: Path) -> None:
@@ -59,6 +61,8 @@ AS_RUN: dict[str, Any] = {
         {
             413: "the file is too large",
             422: "the file cannot be read (the message names the line)",
+            503: "every worker is busy (refused before the body is read); retry after the "
+            "Retry-After seconds",
         },
         write=True,
     ),
@@ -71,11 +75,13 @@ AS_RUN: dict[str, Any] = {
     **AS_RUN,
 )
 async def import_perfmon(request: Request, pool: PoolDep, label: Label = "") -> dict:
-    with _upload() as path:
-        await _read_limited(request, MAX_BYTES, path)
-        # Parsing a large file takes a while: in a worker process, off the event loop and
-        # its GIL.
-        return await pool.run(workers.import_perfmon, path, label)
+    # The worker's slot first: with none free the body is not even read.
+    with pool.slot() as run:
+        async with _upload() as path:
+            await _read_limited(request, MAX_BYTES, path)
+            # Parsing a large file takes a while: in a worker process, off the event loop
+            # and its GIL.
+            return await run(workers.import_perfmon, path, label)
 
 
 @router.post(
@@ -84,6 +90,7 @@ async def import_perfmon(request: Request, pool: PoolDep, label: Label = "") -> 
     **AS_RUN,
 )
 async def import_st03(request: Request, pool: PoolDep, label: Label = "") -> dict:
-    with _upload() as path:
-        await _read_limited(request, ST03_MAX, path)
-        return await pool.run(workers.import_st03, path, label)
+    with pool.slot() as run:
+        async with _upload() as path:
+            await _read_limited(request, ST03_MAX, path)
+            return await run(workers.import_st03, path, label)

@@ -11,10 +11,11 @@ from fastapi.concurrency import run_in_threadpool
 from api.deps import LiveDep, PoolDep, ReportCacheDep, SettingsDep, StoreDep, WriteAuth
 from api.runs.spec import ExternalRunRequest, FastRunRequest, RealtimeRunRequest
 from api.schemas import CheckRequest, CheckResult, Comparison, Report, Run, refusals
-from api.services import checks, reports, runs, workers
-from api.services.cached_reports import rendered_report
+from api.services import reports, runs, workers
+from api.services.cached_reports import rendered_check, rendered_compare, rendered_report
 from api.services.errors import Invalid
 from api.services.report_cache import etag_matches
+from api.services.workers import Rendered
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 NO_RUN = {404: "no run with this id"}
@@ -84,20 +85,31 @@ def list_runs(store: StoreDep) -> list[dict]:
 @router.get(
     "/compare",
     response_model=Comparison,
-    summary="Compare two runs figure by figure",
+    summary="Compare two runs figure by figure; computed once per change of either run",
     responses=refusals(
-        {**NO_RUN, 409: "a run is still running or has no data", 422: "a tolerance is wrong"}
+        {
+            **NO_RUN,
+            409: "a run is still running or has no data",
+            422: "a tolerance is wrong",
+            503: "workers busy",
+        }
     ),
 )
-def compare_runs(
+async def compare_runs(
     store: StoreDep,
+    pool: PoolDep,
+    cache: ReportCacheDep,
     base: Annotated[str, Query()],
     new: Annotated[str, Query()],
     tolerance: Annotated[
         list[str], Query(description="FIGURE=PERCENT, e.g. dialog_p95_s=10 (default 5)")
     ] = [],  # noqa: B006 (FastAPI copies a query list's default)
-) -> dict:
-    return reports.compare_runs(store, base, new, reports.parse_tolerances(tolerance))
+    if_none_match: Annotated[str | None, Header()] = None,
+) -> Response:
+    # Two reports and their comparison: CPU work, so a worker process, like the report.
+    tolerances = reports.parse_tolerances(tolerance)
+    rendered = await rendered_compare(store, pool, cache, base, new, tolerances)
+    return _send(rendered, if_none_match)
 
 
 @router.get(
@@ -149,6 +161,10 @@ async def get_report(
 ) -> Response:
     options = {"top": top, "interval_s": interval}
     rendered = await rendered_report(store, pool, cache, run_id, format, options)
+    return _send(rendered, if_none_match)
+
+
+def _send(rendered: Rendered, if_none_match: str | None) -> Response:
     # no-cache: clients keep the copy but ask each time (a late alert or a deleted run
     # changes the answer); the ETag makes asking cheap.
     headers = {"ETag": rendered.etag, "Cache-Control": "no-cache"}
@@ -162,6 +178,7 @@ CHECK_REFUSALS = refusals(
         **NO_RUN,
         409: "a run is still running or has no data",
         422: "the SLA file is wrong (the message names its line)",
+        503: "workers busy",
     }
 )
 
@@ -173,10 +190,16 @@ CHECK_REFUSALS = refusals(
     "with a baseline, repeatability within 5 %",
     responses=CHECK_REFUSALS,
 )
-def get_check(
-    run_id: str, store: StoreDep, baseline: Annotated[str | None, Query()] = None
-) -> dict:
-    return checks.check(store, run_id, baseline=baseline)
+async def get_check(
+    run_id: str,
+    store: StoreDep,
+    pool: PoolDep,
+    cache: ReportCacheDep,
+    baseline: Annotated[str | None, Query()] = None,
+    if_none_match: Annotated[str | None, Header()] = None,
+) -> Response:
+    rendered = await rendered_check(store, pool, cache, run_id, "", baseline)
+    return _send(rendered, if_none_match)
 
 
 @router.post(
@@ -185,5 +208,8 @@ def get_check(
     summary="As GET, with an SLA file's bounds and tolerances (its YAML text in `sla`)",
     responses=CHECK_REFUSALS,
 )
-def post_check(run_id: str, body: CheckRequest, store: StoreDep) -> dict:
-    return checks.check(store, run_id, body.sla, body.baseline)
+async def post_check(
+    run_id: str, body: CheckRequest, store: StoreDep, pool: PoolDep, cache: ReportCacheDep
+) -> Response:
+    rendered = await rendered_check(store, pool, cache, run_id, body.sla, body.baseline)
+    return _send(rendered, None)

@@ -33,6 +33,11 @@ class ExporterError(RuntimeError):
     pass
 
 
+class ExporterRefused(ExporterError):
+    """The exporter answered and said no (4xx): asking again gets the same answer, so a run
+    it happens to cannot go on as planned."""
+
+
 class ExporterControl:
     """The exporter's control endpoint (`/control/faults`); writes carry its bearer token."""
 
@@ -57,8 +62,17 @@ class ExporterControl:
         except httpx.HTTPError as exc:
             raise ExporterError(f"cannot reach the exporter at {self.url}: {exc}") from exc
         if r.status_code != 200:
-            raise ExporterError(f"the exporter refused {method} {self.url}: {r.text[:300]}")
+            error = ExporterRefused if 400 <= r.status_code < 500 else ExporterError
+            raise error(f"the exporter refused {method} {self.url}: {_why(r)}")
         return r.json()
+
+
+def _why(r: httpx.Response) -> str:
+    """The exporter's own message (its JSON `error`), else the start of the body."""
+    try:
+        return str(r.json()["error"])
+    except (ValueError, KeyError, TypeError):
+        return r.text[:300]
 
 
 @dataclass(frozen=True)
@@ -96,6 +110,13 @@ def prepare(settings: Settings, req: RealtimeRunRequest) -> LivePlan:
         scenario = Catalog().scenario(req.scenario)
     except ConfigError as exc:
         raise ValueError(str(exc)) from exc
+    full_users = req.users or scenario.users
+    max_users = state.get("max_users")
+    if isinstance(max_users, int) and full_users > max_users:
+        raise ValueError(
+            f"users: {full_users} is more than the live exporter holds ({max_users}, "
+            "WLMON_EXPORTER_MAX_USERS)"
+        )
     speed = float(state["speed"])
     scrape = scrape_interval_s(settings.prometheus_url, settings.exporter_url)
     wall_step = max(req.resolution_s / speed, SCRAPES_PER_STEP * scrape)
@@ -107,7 +128,7 @@ def prepare(settings: Settings, req: RealtimeRunRequest) -> LivePlan:
     return LivePlan(
         speed=speed,
         wall_step_s=wall_step,
-        full_users=req.users or scenario.users,
+        full_users=full_users,
         think_time_s=scenario.think_time_s,
         restore={"scenario": state["scenario"], "faults": faults_before, "users": None},
     )
@@ -235,6 +256,8 @@ class RealtimeRun(threading.Thread):
                 log.warning("run %s: the exporter lost the plan; putting it back", self.run_id)
                 self._put(expected)
             self.gaps.restored(datetime.now(UTC))
+        except ExporterRefused:
+            raise
         except ExporterError as exc:
             log.warning("run %s: %s", self.run_id, exc)
             self.gaps.unreachable(now)
@@ -273,6 +296,8 @@ class RealtimeRun(threading.Thread):
                 new_faults = tuple(expected["faults"])
                 try:
                     self._put(expected)
+                except ExporterRefused:
+                    raise  # the plan itself is refused: the run fails with the reason
                 except ExporterError as exc:  # the next check puts it back
                     log.warning("run %s: %s", self.run_id, exc)
                     self.gaps.unreachable(datetime.now(UTC))

@@ -9,12 +9,14 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
+from exporters.config import DEFAULT_MAX_USERS
+
 # Ramp-up adds the users in ten equal levels, the way load drivers log users on in batches.
 RAMP_STEPS = 10
-# Thirty-five times the SD benchmark's 5 790 users: the model solves 200 000 users in about
-# the time of the benchmark's own (2.3 s against 0.5 s per simulated minute), while 400 000
-# saturate the landscape and take 25 times longer; a billion held gigabytes.
-MAX_USERS = 200_000
+# The exporter's cap (why it is what it is: exporters/config.py), for fast runs too: one
+# bound, so a plan the API accepts is one the live exporter holds. A live exporter may be
+# configured lower (WLMON_EXPORTER_MAX_USERS); a real-time run is checked against its own.
+MAX_USERS = DEFAULT_MAX_USERS
 MAX_DURATION_S = 86_400.0
 MAX_FAULT_WINDOWS = 50
 # Prometheus refuses a range query of more than 11 000 points per series.

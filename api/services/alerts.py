@@ -14,10 +14,9 @@ RECEIVED = Counter(
 )
 
 
-def receive(store: Store, forwarder: LokiForwarder, payload: AlertmanagerPayload) -> dict:
-    """Store all alerts of one notification and wake the forwarder; what was stored."""
+def _rows(payload: AlertmanagerPayload) -> list[dict]:
     # Ends at year 1 means "not ended" in Alertmanager's encoding.
-    alerts = [
+    return [
         {
             "status": a.status,
             "labels": a.labels,
@@ -28,7 +27,9 @@ def receive(store: Store, forwarder: LokiForwarder, payload: AlertmanagerPayload
         }
         for a in payload.alerts
     ]
-    ids = store.add_notifications(payload.receiver, payload.groupKey, alerts)
+
+
+def _stored(forwarder: LokiForwarder, alerts: list[dict], ids: list[int]) -> dict:
     for a in alerts:
         RECEIVED.labels(a["status"]).inc()
     forwarder.notify()
@@ -39,3 +40,20 @@ def receive(store: Store, forwarder: LokiForwarder, payload: AlertmanagerPayload
         "forwarded_to_loki": 0,
         "queued_for_loki": len(ids) if forwarder.enabled else 0,
     }
+
+
+def receive(store: Store, forwarder: LokiForwarder, payload: AlertmanagerPayload) -> dict:
+    """Store all alerts of one notification and wake the forwarder; what was stored."""
+    alerts = _rows(payload)
+    ids = store.add_notifications_waiting(payload.receiver, payload.groupKey, alerts)
+    return _stored(forwarder, alerts, ids)
+
+
+def receive_now(
+    store: Store, forwarder: LokiForwarder, payload: AlertmanagerPayload
+) -> dict | None:
+    """As `receive` if it can be done without waiting for the database (the event loop
+    calls it); None: another writer holds it, call `receive` from a thread."""
+    alerts = _rows(payload)
+    ids = store.try_add_notifications(payload.receiver, payload.groupKey, alerts)
+    return None if ids is None else _stored(forwarder, alerts, ids)

@@ -156,7 +156,10 @@ BAD = [
         b"\xef\xbb\xbf" + "\ufeffx".encode("utf-16-le"),
         "line 1, column 1: a UTF-8 byte-order mark followed by a UTF-16 one",
     ),
-    (f'"(PDH-CSV 4.0) (X)(99999999999999)",{OTHER}\n{ROW},"1"\n'.encode(), "time-zone bias"),
+    (
+        f'"(PDH-CSV 4.0) (X)(99999999999999)",{OTHER}\n{ROW},"1"\n'.encode(),
+        "time-zone bias 99999999999999 minutes is outside",
+    ),
     (f'"(PDH-CSV 4.0) (X)(-1000)",{OTHER}\n{ROW},"1"\n'.encode(), "line 1, column 1: time-zone"),
     (
         f'{HEAD},{OTHER},{MEM}\n{ROW},"1","{"9" * 200_000}"\n'.encode(),
@@ -184,6 +187,10 @@ BAD = [
         "line 3, column 3: bytes 0xff are not UTF-8 text",
     ),
     (f'{HEAD},{OTHER}\n{ROW},"1"\r"x"\n'.encode(), "line 2, column 2: new-line character"),
+    (
+        f'"(PDH-CSV 4.0) (X)({"9" * 40})",{OTHER}\n{ROW},"1"\n'.encode(),
+        f"time-zone bias {'9' * 20}... (40 characters) minutes",
+    ),
 ]
 
 

@@ -106,3 +106,31 @@ def test_an_oversized_import_is_a_413_and_stores_nothing(client, monkeypatch) ->
     r = client.post("/imports/perfmon", content=raw, headers=AUTH)
     assert r.status_code == 413 and "file over 100 bytes" in r.json()["detail"]
     assert client.get("/runs").json() == []
+
+
+@pytest.mark.parametrize("route", ["/imports/perfmon", "/imports/st03"])
+def test_with_every_worker_busy_an_upload_is_refused_before_its_body_is_spooled(
+    tmp_path, monkeypatch, route
+) -> None:
+    """Issue 17: uploads were spooled to disk (up to hundreds of megabytes each) and only
+    then refused because the pool was full; now the slot comes first."""
+    spooled = []
+
+    def mkstemp(*args, **kwargs):
+        spooled.append(args)
+        raise AssertionError("the body was spooled")
+
+    settings = Settings(db_path=tmp_path / "db.sqlite", token="t", workers=1, worker_queue=0)
+    with TestClient(create_app(settings)) as c:
+        pool = c.app.state.pool
+        with pool.slot():  # the only slot: a job running
+            monkeypatch.setattr("api.routes.imports.tempfile.mkstemp", mkstemp)
+            raw = (FIXTURES / "typeperf-utf16.csv").read_bytes()
+            r = c.post(route, content=raw, headers=AUTH)
+            assert r.status_code == 503 and "busy" in r.json()["detail"]
+            assert r.headers["retry-after"] == "5"
+            assert spooled == []
+        assert pool.in_flight == 0  # a refused upload holds no slot
+        monkeypatch.undo()
+        assert c.post("/imports/perfmon", content=raw, headers=AUTH).status_code == 201
+        assert pool.in_flight == 0

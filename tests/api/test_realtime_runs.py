@@ -16,6 +16,7 @@ from api.main import create_app
 from api.runs import realtime
 from api.runs.spec import RealtimeRunRequest
 from api.store import Store
+from exporters.config import ExporterSettings
 from exporters.model.engine import Simulation
 from exporters.server import ExporterServer
 from tests.integration.helpers import eventually
@@ -158,6 +159,31 @@ def _exporter_on(port: int = 0, **kwargs) -> ExporterServer:
     return srv
 
 
+def _driver(
+    settings: Settings, req: RealtimeRunRequest, wall_s: float
+) -> tuple[Store, str, realtime.RealtimeRun]:
+    """A run's driver at speed 50 for the scenario's 5,790 users, not started; its store
+    and run id."""
+    plan = realtime.LivePlan(
+        speed=50.0,
+        wall_step_s=0.4,
+        full_users=5790,
+        think_time_s=10.0,
+        restore={"scenario": "sd-benchmark-2003", "faults": [], "users": None},
+    )
+    store = Store(settings.db_path)
+    run_id = store.runs.begin(
+        kind="realtime",
+        scenario=req.scenario,
+        label="",
+        start=datetime.now(UTC),
+        duration_s=wall_s,
+        ramp_up_s=0,
+        spec={},
+    )
+    return store, run_id, realtime.RealtimeRun(store, settings, store.runs.get(run_id), req, plan)
+
+
 def test_the_driver_puts_back_a_plan_the_exporter_lost_and_records_the_gap(
     tmp_path, monkeypatch
 ) -> None:
@@ -180,24 +206,7 @@ def test_the_driver_puts_back_a_plan_the_exporter_lost_and_records_the_gap(
         ramp_up_s=0,
         faults=[{"name": "slow-enqueue-link", "start_s": 50, "end_s": 350}],
     )
-    plan = realtime.LivePlan(
-        speed=50.0,
-        wall_step_s=0.4,
-        full_users=5790,
-        think_time_s=10.0,
-        restore={"scenario": "sd-benchmark-2003", "faults": [], "users": None},
-    )
-    store = Store(settings.db_path)
-    run_id = store.runs.begin(
-        kind="realtime",
-        scenario=req.scenario,
-        label="",
-        start=datetime.now(UTC),
-        duration_s=8,
-        ramp_up_s=0,
-        spec={},
-    )
-    driver = realtime.RealtimeRun(store, settings, store.runs.get(run_id), req, plan)
+    store, run_id, driver = _driver(settings, req, wall_s=8)
     driver.start()
     second = None
     try:
@@ -220,6 +229,66 @@ def test_the_driver_puts_back_a_plan_the_exporter_lost_and_records_the_gap(
     assert row["status"] == "finished", row
     assert "the exporter did not hold the plan from" in row["message"]
     assert "out of reach" in row["message"] and "restarted at" in row["message"]
+
+
+def test_users_over_the_exporters_cap_are_refused_before_anything_starts(tmp_path) -> None:
+    """Issue 17: the API accepted 150,000 users the exporter (cap 100,000) refused at its
+    first step, and the run ended `finished`. The exporter says its cap; prepare() holds
+    the plan against it, so nothing is stored and the exporter is not touched."""
+    exporter = _exporter_on(settings=ExporterSettings(max_users=3000))
+    try:
+        assert (
+            realtime.ExporterControl(f"http://127.0.0.1:{exporter.port}").state()["max_users"]
+            == 3000
+        )
+        settings = Settings(
+            db_path=tmp_path / "db.sqlite",
+            token="t",
+            exporter_url=f"http://127.0.0.1:{exporter.port}",
+            exporter_token=EXPORTER_TOKEN,
+            prometheus_url=f"http://127.0.0.1:{_closed_port()}",
+        )
+        with TestClient(create_app(settings)) as c:
+            for users in ({"users": 3001}, {}):  # given, or the scenario's 5,790
+                r = c.post(
+                    "/runs", json={"mode": "realtime", "duration_s": 600, **users}, headers=AUTH
+                )
+                assert r.status_code == 422, r.text
+                assert "more than the live exporter holds (3000" in r.json()["detail"]
+            assert c.get("/runs").json() == []
+        assert exporter.live.run_id == "" and exporter.sim.scenario.users == 5790
+    finally:
+        exporter.stop()
+
+
+def test_a_plan_the_exporter_refuses_mid_run_fails_the_run_with_its_message(
+    tmp_path, monkeypatch
+) -> None:
+    """A 400 is an answer, not an outage: retrying cannot help, so the run ends `failed`
+    with the exporter's reason instead of `finished` with an 'out of reach' gap."""
+    monkeypatch.setattr(realtime, "read_window", lambda *a, **k: None)
+    exporter = _exporter_on(settings=ExporterSettings(max_users=3000))
+    settings = Settings(
+        db_path=tmp_path / "db.sqlite",
+        token="t",
+        exporter_url=f"http://127.0.0.1:{exporter.port}",
+        exporter_token=EXPORTER_TOKEN,
+        exporter_lease_s=3,
+    )
+    req = RealtimeRunRequest(mode="realtime", duration_s=100, ramp_up_s=0)
+    # 5,790 users (the scenario's), as an exporter configured lower after prepare() sees it.
+    store, run_id, driver = _driver(settings, req, wall_s=2)
+    try:
+        driver.start()
+        driver.join(timeout=20)
+        assert not driver.is_alive()
+    finally:
+        driver.cancel()
+        exporter.stop()
+    row = store.runs.get(run_id)
+    assert row["status"] == "failed", row
+    assert "field 'users' must be an integer from 1 to 3000" in row["message"]
+    assert "out of reach" not in row["message"]
 
 
 def test_an_api_restart_ends_its_run_failed_and_frees_the_exporter(tmp_path) -> None:

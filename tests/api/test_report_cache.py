@@ -14,6 +14,8 @@ from api.config import Settings
 from api.main import create_app
 from api.runs.recorder import record_fast_run
 from api.runs.spec import RunSpec
+from api.services import checks as services_checks
+from api.services import reports as services_reports
 from tests.api.test_alerts_webhook import PAYLOAD
 
 AUTH = {"Authorization": "Bearer t"}
@@ -103,3 +105,68 @@ def test_unknown_and_running_runs_are_refused_and_not_cached(client) -> None:
     store.runs.finish(running, "failed", datetime.now(UTC) + timedelta(seconds=1), None, "x")
     r = client.get(f"/runs/{running}/report")
     assert r.status_code == 409 and "has no data" in r.json()["detail"]
+
+
+def _off_the_api_process(monkeypatch) -> None:
+    """The services the routes once called on the API's threads fail in this process; a
+    worker (a spawned process) has its own, unpatched copies."""
+
+    def here(*args, **kwargs):
+        raise AssertionError("computed on the API's own threads")
+
+    monkeypatch.setattr(services_reports, "compare_runs", here)
+    monkeypatch.setattr(services_checks, "check", here)
+
+
+def test_a_comparison_is_computed_once_in_a_worker_per_revision(
+    client, run_id, monkeypatch
+) -> None:
+    """Issue 17: four concurrent compares of a 1-hour run pushed /healthz p99 from 19 to
+    94 ms: they ran on the API's threads, every time."""
+    other = client.post("/runs", json={"duration_s": 300, "seed": 2}, headers=AUTH).json()["id"]
+    _off_the_api_process(monkeypatch)
+    cache = client.app.state.report_cache
+    params = {"base": run_id, "new": other, "tolerance": "dialog_p95_s=10"}
+    first = client.get("/runs/compare", params=params)
+    assert first.status_code == 200, first.text
+    assert first.json()["base"] == run_id and first.json()["new"] == other
+    misses = cache.misses
+    again = client.get("/runs/compare", params=params)
+    assert again.content == first.content and cache.misses == misses
+    etag = first.headers["etag"]
+    assert (
+        client.get("/runs/compare", params=params, headers={"If-None-Match": etag}).status_code
+        == 304
+    )
+    # Another tolerance is another answer.
+    looser = client.get("/runs/compare", params=params | {"tolerance": "dialog_p95_s=50"})
+    assert looser.status_code == 200 and cache.misses == misses + 1
+    # A change of either run computes it again.
+    store = client.app.state.store
+    row = store.runs.get(other)
+    store.runs.finish(other, "finished", datetime.fromisoformat(row["end"]), None, "renamed")
+    client.get("/runs/compare", params=params)
+    assert cache.misses == misses + 2
+    assert client.get("/runs/compare", params=params | {"new": "nope"}).status_code == 404
+    bad = client.get("/runs/compare", params=params | {"tolerance": "x"})
+    assert bad.status_code == 422
+
+
+def test_a_check_is_computed_once_in_a_worker_per_revision(client, run_id, monkeypatch) -> None:
+    _off_the_api_process(monkeypatch)
+    cache = client.app.state.report_cache
+    first = client.get(f"/runs/{run_id}/check")
+    assert first.status_code == 200, first.text
+    assert first.json()["run"] == run_id and first.json()["criteria"]
+    misses = cache.misses
+    assert client.get(f"/runs/{run_id}/check").content == first.content
+    assert cache.misses == misses
+    sla = "criteria:\n  - figure: dialog_p95_s\n    max: 0.000001\n"
+    posted = client.post(f"/runs/{run_id}/check", json={"sla": sla})
+    assert posted.status_code == 200, posted.text
+    assert not posted.json()["passed"] and cache.misses == misses + 1
+    assert client.post(f"/runs/{run_id}/check", json={"sla": sla}).content == posted.content
+    assert cache.misses == misses + 1
+    wrong = client.post(f"/runs/{run_id}/check", json={"sla": "nonsense: [\n"})
+    assert wrong.status_code == 422 and "SLA" in wrong.json()["detail"]
+    assert client.get("/runs/nope/check").status_code == 404

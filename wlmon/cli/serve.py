@@ -8,12 +8,14 @@ from pathlib import Path
 import typer
 import uvicorn
 
+from exporters.config import ExporterSettings
 from exporters.model.catalog import ConfigError
 from exporters.model.des import ENGINES, make_simulation
 from exporters.sapcontrol.settings import SapStartSrvSettings
 from exporters.server import serve
 from wlmon.cli.common import console, err, fail
 from wlmon.stack.render import render_alertmanager
+from wlmon.stack.runtime import EXPORTER_TOKEN_FILE, Stack
 from wlmon.stack.settings import REPO_DIR
 from wlmon.stack.template import TemplateError
 
@@ -53,7 +55,7 @@ def exporter(
     ),
 ) -> None:
     """Serve /metrics from the real-time model (faults switchable via /control/faults with
-    the bearer token of WLMON_EXPORTER_CONTROL_TOKEN)."""
+    the bearer token of WLMON_EXPORTER_CONTROL_TOKEN, else of <state>/secrets/exporter-token)."""
 
     if engine not in ENGINES:
         fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
@@ -62,6 +64,8 @@ def exporter(
         sim = make_simulation(engine, scenario, faults=fault, seed=seed, overrides=overrides)
     except ConfigError as exc:
         fail(str(exc))
+    token, token_source = _control_token()
+    err.print(f"control writes: token from {token_source}")
     try:
         serve(
             sim,
@@ -69,6 +73,7 @@ def exporter(
             port=port,
             speed=speed,
             console=err,
+            control_token=token,
             loki_url=loki_url,
             influx_url=influx_url,
             trace_interval_s=trace_interval,
@@ -82,6 +87,28 @@ def exporter(
         )
     except OSError as exc:
         fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+def _control_token() -> tuple[str | None, str]:
+    """The control token and where it came from: WLMON_EXPORTER_CONTROL_TOKEN, else the
+    state's secret file that `wlmon up` writes (so an exporter started by hand takes the
+    token the stack's API sends)."""
+    given = ExporterSettings().control_token
+    if given is not None:
+        return given.get_secret_value(), "WLMON_EXPORTER_CONTROL_TOKEN"
+    path = Stack().secret_file(EXPORTER_TOKEN_FILE)
+    try:
+        token = path.read_text().strip()
+    except FileNotFoundError:
+        token = ""
+    except OSError as exc:
+        fail(f"cannot read the exporter token {path}: {exc.strerror or exc}")
+    if token:
+        return token, str(path)
+    return None, (
+        f"nowhere: writes are refused (set WLMON_EXPORTER_CONTROL_TOKEN or create {path}, "
+        "as `wlmon up` does)"
+    )
 
 
 @app.command()

@@ -60,6 +60,10 @@ class Running:
     started: float = 0.0
 
 
+# The exporter's control token in the state's secrets; `wlmon exporter` reads it too.
+EXPORTER_TOKEN_FILE = "exporter-token"
+
+
 class Stack:
     def __init__(self, settings: StackSettings | None = None) -> None:
         self.settings = settings or StackSettings()
@@ -84,9 +88,9 @@ class Stack:
 
     def exporter_token(self) -> str:
         """The token the exporter requires on control writes (the API's runs send it)."""
-        return self._secret(self.settings.exporter_token, "WLMON_EXPORTER_TOKEN", "exporter-token")[
-            0
-        ]
+        return self._secret(
+            self.settings.exporter_token, "WLMON_EXPORTER_TOKEN", EXPORTER_TOKEN_FILE
+        )[0]
 
     def influx_credentials(self) -> tuple[str, str, str]:
         """InfluxDB's admin user, password and where the password comes from."""
@@ -107,7 +111,7 @@ class Stack:
             )[1],
             f"InfluxDB admin password (user {user})": influx,
             "Exporter control token (WLMON_EXPORTER_TOKEN; the API sends it)": self._secret(
-                self.settings.exporter_token, "WLMON_EXPORTER_TOKEN", "exporter-token"
+                self.settings.exporter_token, "WLMON_EXPORTER_TOKEN", EXPORTER_TOKEN_FILE
             )[1],
         }
 
@@ -121,10 +125,14 @@ class Stack:
         need = scrapes * s.exporter_series + intervals * HOST_METRICS_PER_INTERVAL
         return math.ceil(need * BUFFER_MARGIN)
 
+    def secret_file(self, filename: str) -> Path:
+        """Where the secret `filename` is kept (generated there on the stack's first start)."""
+        return self.state / "secrets" / filename
+
     def _secret(self, given: SecretStr | None, variable: str, filename: str) -> tuple[str, str]:
         if given is not None:
             return given.get_secret_value(), f"environment variable {variable}"
-        path = self.state / "secrets" / filename
+        path = self.secret_file(filename)
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
