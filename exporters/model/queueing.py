@@ -33,6 +33,12 @@ class Station:
     them that can be present (their work processes). The class then meets a random number
     of them, as in a mixed product-form network (Lazowska et al. 1984, ch. 7), not a fixed
     mean: a stream that is mostly absent slows the class less than its mean would.
+    shadow_away, shadow_along: work tied to the class's own customers instead of an
+    independent stream (an update, born as its dialog step leaves the CPU for the disks,
+    runs here while its step is away and, if it lasts, after the step is back): with n of
+    k own customers here, shadow_away x (k - n) + shadow_along x n such jobs are present
+    (one copy only). It follows the customers: when they crowd the station it is mostly
+    with them, when they are away it is not in their way.
     """
 
     demand: float
@@ -41,6 +47,8 @@ class Station:
     background: float = 0.0
     stream_load: float = 0.0
     stream_cap: int = 0
+    shadow_away: float = 0.0
+    shadow_along: float = 0.0
 
 
 def _log_factorials(n: int) -> np.ndarray:
@@ -48,7 +56,8 @@ def _log_factorials(n: int) -> np.ndarray:
 
 
 def log_station_function(st: Station, k_max: int) -> np.ndarray:
-    """log f(n), n = 0..k_max: the station's factor in the product form at n own customers."""
+    """log f(n), n = 0..k_max: the station's factor in the product form at n own customers
+    (with a shadow: for a population of exactly k_max)."""
     n = np.arange(k_max + 1, dtype=float)
     out = np.full(k_max + 1, -np.inf)
     out[0] = 0.0
@@ -56,6 +65,8 @@ def log_station_function(st: Station, k_max: int) -> np.ndarray:
         return out
     if st.servers <= 0:  # delay: D^n / n!
         return n * math.log(st.demand) - _log_factorials(k_max)
+    if st.shadow_away > 0.0 or st.shadow_along > 0.0:
+        return _log_shadowed_function(st, k_max)
     d = st.demand / st.copies
     b = st.background / st.copies
     if st.stream_load > 0.0 and st.stream_cap > 0:
@@ -107,6 +118,56 @@ def _log_mixed_function(d: float, b: float, a: float, cap: int, m: int, k_max: i
     return n[:, 0] * math.log(d) + _logsumexp_rows(terms) - norm
 
 
+def _log_shadowed_function(st: Station, k: int) -> np.ndarray:
+    """log f(n), n = 0..k, of one copy of m servers shared with b fixed others, an open
+    stream (load a, at most cap present) and the own customers' shadows, p of each of the
+    k - n away and q of each of the n here. The own customers' rate with j present is
+    (j / d) times their mean share of a server over the shadows (`_shadowed_share`); the
+    stream's customers on top of n own meet the shadows' mean of that state."""
+    d, b, m = st.demand, st.background, st.servers
+    p, q = st.shadow_away, st.shadow_along
+    cap = min(st.stream_cap, STREAM_COUNT_LIMIT) if st.stream_load > 0.0 else 0
+    n = np.arange(k + 1, dtype=float)
+    t = np.arange(1, k + cap + 1, dtype=float)
+    # -log rate of the t-th customer present over n own, row n (stream part only used).
+    extra = b + p * (k - n[:, None]) + q * n[:, None]
+    per_t = -np.log(t[None, :] * np.minimum(1.0, m / (t[None, :] + extra)))
+    cum = np.concatenate((np.zeros((k + 1, 1)), np.cumsum(per_t, axis=1)), axis=1)
+    j = n[1:]
+    share = [_shadowed_share(int(jj), b, m, p, q, k) for jj in j]
+    own = np.concatenate(([0.0], np.cumsum(-np.log(j * np.array(share)))))
+    if cap == 0:
+        return n * math.log(d) + own
+    lf = _log_factorials(k + cap)
+    ni = np.arange(k + 1)[:, None]
+    u = np.arange(cap + 1)[None, :]
+    stream = cum[ni, ni + u] - cum[ni, ni]
+    terms = lf[ni + u] - lf[ni] - lf[u] + u * math.log(st.stream_load) + stream
+    # Divided, row by row, by the stream's own sum among the same shadows: what the stream
+    # does to the own customers, not how the shadows slow the stream.
+    alone = _logsumexp_rows(u * math.log(st.stream_load) + cum[:, : cap + 1])
+    return n * math.log(d) + own + _logsumexp_rows(terms) - alone
+
+
+def _shadowed_share(j: int, b: float, m: int, p: float, q: float, k: int) -> float:
+    """Mean share of a server each of j own customers gets, min(1, m / (j + b + S + A)),
+    over the shadows present: S ~ Binomial(k - j, p) of the customers away (at most one
+    each), A ~ Poisson(q j) beside the ones here. They come and go, so they slow the own
+    customers by their distribution, not as their mean always present."""
+    if q == 0.0 and k + b <= m:
+        return 1.0  # never more present than servers
+    s = np.arange(k - j + 1)
+    lf = _log_factorials(k - j)
+    away = np.exp(lf[-1] - lf - lf[::-1]) * (p**s * (1.0 - p) ** (k - j - s))
+    lam = q * j
+    top = int(lam + 10.0 * math.sqrt(lam) + 20.0)
+    a = np.arange(top + 1)
+    along = np.exp(a * math.log(lam) - _log_factorials(top) - lam) if lam > 0 else (a == 0) * 1.0
+    pmf = np.convolve(away, along)
+    present = j + b + np.arange(pmf.size)
+    return float(pmf @ np.minimum(1.0, m / present))
+
+
 def _pairs(k_max: int) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs (n, k - n) of a truncated convolution, -1 where n > k."""
     k = np.arange(k_max + 1)
@@ -138,8 +199,27 @@ class NetworkResult:
 
 
 def closed_network(stations: list[Station], k_max: int) -> NetworkResult:
-    """Exact throughput and queue lengths of a product-form network for k = 0..k_max."""
-    logs = [log_station_function(st, k_max) for st in stations]
+    """Exact throughput and queue lengths of a product-form network for k = 0..k_max. A
+    station with a shadow has a factor that depends on the population too: then each
+    population is its own network (its factors are still local, so still product form)."""
+    if not any(st.shadow_away > 0.0 or st.shadow_along > 0.0 for st in stations):
+        return _closed_network([log_station_function(st, k_max) for st in stations], k_max)
+    fixed = [log_station_function(st, k_max) for st in stations]
+    throughput = np.zeros(k_max + 1)
+    queue = np.zeros((len(stations), k_max + 1))
+    for k in range(1, k_max + 1):
+        logs = [
+            log_station_function(st, k)
+            if st.shadow_away > 0.0 or st.shadow_along > 0.0
+            else lf[: k + 1]
+            for st, lf in zip(stations, fixed, strict=True)
+        ]
+        net = _closed_network(logs, k)
+        throughput[k], queue[:, k] = net.throughput[k], net.queue[:, k]
+    return NetworkResult(throughput=throughput, queue=queue)
+
+
+def _closed_network(logs: list[np.ndarray], k_max: int) -> NetworkResult:
     unit = np.full(k_max + 1, -np.inf)
     unit[0] = 0.0
     prefix = [unit]
@@ -152,7 +232,7 @@ def closed_network(stations: list[Station], k_max: int) -> NetworkResult:
     log_g = prefix[-1]
     throughput = np.zeros(k_max + 1)
     throughput[1:] = np.exp(log_g[:-1] - log_g[1:])
-    queue = np.zeros((len(stations), k_max + 1))
+    queue = np.zeros((len(logs), k_max + 1))
     other, valid = _pairs(k_max)
     n = np.arange(k_max + 1, dtype=float)
     for s, lf in enumerate(logs):

@@ -34,6 +34,7 @@ from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS, TASK_TYPES
 
 _C = {name: k for k, name in enumerate(COMPONENTS)}
 DIALOG, UPDATE = 0, 1
+_UPDATE_QUEUE = 2  # third layer of the solver's fixed-point state
 
 
 @dataclass(frozen=True)
@@ -431,6 +432,7 @@ class Solver:
         background: np.ndarray,
         arrival: float,
         stream: tuple[np.ndarray, int],
+        shadow: tuple[int, float, float] = (-1, 0.0, 0.0),
     ) -> ClassSolution:
         lay = self.layout[i]
         w = self.weights[k]
@@ -449,6 +451,8 @@ class Solver:
                 background=float(background[s]),
                 stream_load=float(stream[0][s]) if stream[1] > 0 else 0.0,
                 stream_cap=stream[1] if stream[0][s] > 0 else 0,
+                shadow_away=shadow[1] if s == shadow[0] else 0.0,
+                shadow_along=shadow[2] if s == shadow[0] else 0.0,
             )
             for s in used
         ]
@@ -460,7 +464,16 @@ class Solver:
             round(arrival, 12),
             delay,
             tuple(
-                (st.demand, st.servers, st.copies, st.background, st.stream_load, st.stream_cap)
+                (
+                    st.demand,
+                    st.servers,
+                    st.copies,
+                    st.background,
+                    st.stream_load,
+                    st.stream_cap,
+                    st.shadow_away,
+                    st.shadow_along,
+                )
                 for st in stations
             ),
         )
@@ -507,16 +520,60 @@ class Solver:
                 q[s] += v
         return q
 
+    def _shadows(self, i: int, q: np.ndarray, x: float) -> tuple[float, float, float]:
+        """How instance i's updates and its dialog steps meet at its host's CPUs. An update
+        is born as its dialog step leaves for the disks (docs/model.md), so its CPU burst
+        (exponential, mean its residence r there) first races its parent's time away until
+        it is back on a CPU: the disks, log, locks and enqueue (each a sum of exponential
+        visits, a gamma of the step's visits there) and the pure delays. The parent wins
+        with probability P = E[exp(-D / r)] (the race's Laplace transform), having spent
+        r (1 - P) of the update's time away; the rest, r P, the update runs beside the
+        parent's next step. Returns the updates present per dialog step away from the CPUs
+        and per dialog step on them (Little: present = rate x time), and how many more of
+        the instance's dialog steps an update meets than their mean queue: its own parent
+        for a share P of its time instead of the parent's mean presence."""
+        host = self.host_station[self.layout[i].host]
+        present = q[_UPDATE_QUEUE, i, host]
+        here = q[DIALOG, i, host] / x if x > 0 else 0.0
+        if present <= 0 or here <= 0:
+            return 0.0, 0.0, 0.0
+        w = self.weights[DIALOG]
+        delay = sum(float(v @ w) for v in self.delays(i, DIALOG).values())
+        r = present / (x * self.updates_per_step)
+        visits = {
+            self.disk_station: float(self.phys[DIALOG] @ w),
+            self.log_station: float(self.commits[DIALOG] @ w),
+        }
+        log_p = -delay / r
+        for st, queue in enumerate(q[DIALOG, i]):
+            if st in (host, self.db_cpu_station) or queue <= 0:
+                continue
+            v = visits.get(st) or 1.0
+            log_p -= v * math.log1p(queue / x / v / r)
+        away = (q[DIALOG, i].sum() - q[DIALOG, i, host]) / x + delay
+        if away <= 0:
+            return 0.0, 0.0, 0.0
+        beside = math.exp(log_p)
+        u = self.updates_per_step
+        return (
+            min(1.0, u * r * (1.0 - beside) / away),
+            u * r * beside / here,
+            beside - here / (here + away),
+        )
+
     def _sweep(self, q: np.ndarray, x_dialog: np.ndarray) -> tuple:
         """Every class solved against the others: q[DIALOG] holds each dialog class's mean
-        queue per station, q[UPDATE] each update class's offered load there (X x demand).
+        queue per station, q[UPDATE] each update class's offered load there (X x demand),
+        q[_UPDATE_QUEUE] its mean queue there.
         Returns the new q, the new dialog throughputs, and the class solutions.
 
         Dialog classes meet each other as fixed background populations (their mean queue).
         Updates are met as an open stream (their load, at most their work processes present):
         an update is at a station only now and then, and a fixed fraction of a customer
         there, always, slows the others more than updates that come and go (near saturation
-        the difference is several per cent of throughput, tests/model/test_des_grid.py)."""
+        the difference is several per cent of throughput, tests/model/test_des_grid.py).
+        An instance's own updates at its host's CPUs are not independent of its dialog
+        steps: they are the steps' shadows (`_shadows`)."""
         _, sync_share, async_util = self._writes(float(x_dialog.sum()))
         dialog_q = q[DIALOG].sum(axis=0)
         update_load = q[UPDATE].sum(axis=0)
@@ -532,19 +589,29 @@ class Solver:
                     continue
                 demand_t = self.station_demand(i, k, sync_share, async_util)
                 arrival = new_x[i] * self.updates_per_step
+                host = self.host_station[lay.host]
+                away, beside, parent = self._shadows(i, q, float(x_dialog[i]))
+                shadow = (-1, 0.0, 0.0)
                 if k == DIALOG:
+                    # The instance's own updates follow its dialog steps (their shadows),
+                    # they are not a stream independent of them.
                     background = dialog_q - q[DIALOG, i]
-                    stream, cap = update_load, update_wps
+                    stream = update_load.copy()
+                    stream[host] -= q[UPDATE, i, host]
+                    cap = update_wps
+                    shadow = (host, away, beside)
                 else:
-                    background = dialog_q
+                    background = dialog_q.copy()
+                    background[host] += parent
                     stream, cap = update_load - q[UPDATE, i], update_wps - lay.update_wps
-                cs = self._solve_class(i, k, demand_t, background, arrival, (stream, cap))
+                cs = self._solve_class(i, k, demand_t, background, arrival, (stream, cap), shadow)
                 classes.append(cs)
                 if k == DIALOG:
                     new_q[k, i] = self._class_queues(cs)
                     new_x[i] = cs.throughput
                 else:
                     new_q[k, i] = self._class_load(cs)
+                    new_q[_UPDATE_QUEUE, i] = self._class_queues(cs)
         return new_q, new_x, classes
 
     def solve(self, warm_start: np.ndarray | None = None) -> OperatingPoint:
@@ -554,8 +621,8 @@ class Solver:
         `warm_start`: the `state` of a solved neighbour (same landscape), to start from."""
         n_inst, n_st = len(self.layout), len(self.station_names)
         self._memo: dict[tuple, ClassSolution] = {}
-        shape = (2, n_inst, n_st)
-        v = np.zeros(2 * n_inst * n_st + n_inst)
+        shape = (3, n_inst, n_st)
+        v = np.zeros(3 * n_inst * n_st + n_inst)
         if warm_start is not None and warm_start.shape == v.shape:
             v = warm_start.copy()
 
