@@ -86,3 +86,15 @@ def test_cli_refuses_an_absurd_sweep_with_a_clear_error(sweep: str, message: str
     assert result.exit_code == 2
     assert message in result.output
     assert "MemoryError" not in result.output and "Traceback" not in result.output
+
+
+def test_cli_without_the_search_prints_no_most_users_table() -> None:
+    """--no-max-users: the sweep's table only, not a 'none' row for a search never run."""
+    result = CliRunner().invoke(
+        app,
+        ["whatif", "--scenario", "sd-two-tier", "--sweep", "users=200,400", "--no-max-users"],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, result.output
+    assert "What-if over users" in result.output
+    assert "Most users" not in result.output and "none" not in result.output

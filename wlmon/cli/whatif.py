@@ -77,12 +77,12 @@ def whatif(
     if as_json:
         print(json.dumps(to_json(parameter, limit, answers), indent=2))
         return
-    _print(parameter, limit, answers)
+    _print(parameter, limit, answers, searched=max_users)
     if chart is not None:
         console.print(f"chart written to {chart}")
 
 
-def _print(parameter: str, limit: float, answers: list[Answer]) -> None:
+def _print(parameter: str, limit: float, answers: list[Answer], *, searched: bool) -> None:
     for a in answers:
         title = f"{a.label}" + (f" ({'; '.join(a.settings)})" if a.settings else "")
         table = Table(title=f"What-if over {parameter}: {title}")
@@ -101,8 +101,8 @@ def _print(parameter: str, limit: float, answers: list[Answer]) -> None:
                 *(f"{100 * u[k]:.0f} %" for k in ("host_cpu", "db_cpu", "disks")),
             )
         console.print(table)
-    found = [a for a in answers if a.max_users is not None]
-    if found or any(a.max_users is None for a in answers):
+    # "none" only where the search ran and found no user count under the limit.
+    if searched:
         table = Table(title=f"Most users with an average dialog response below {limit:g} s")
         for h in ("configuration", "users", "SAPS", "response", "bottleneck"):
             table.add_column(h, justify="right")
