@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from alerts.recording import STEPS
-from alerts.rules import RuleFile, number, record
+from alerts.rules import INSTANCE, RuleFile, alert, number, record
 from exporters.vocabulary import DIALOG_RESPONSE_MEAN, per_step_mean
 
 BY = "sum by (sid, sap_instance)"
@@ -49,6 +49,87 @@ a system read both ways keeps two distinguishable series. docs/sapcontrol.md der
   dispatcher queue (GetQueueStatistic Writes, a real counter, so rate() absorbs resets).
 Idle-safe as recording.rules.yml: no series below min_steps_per_second dialog steps per second.
 """
+
+
+HEALTH_WHY = """
+Instance health from sapstartsrv: `sap_up{source="sapcontrol"}` says only that sapstartsrv
+answered; whether the instance's processes run is GetProcessList's dispstatus per process
+(`sap_process_status`, 1 gray/stopped, 2 green, 3 yellow, 4 red) and GetSystemInstanceList's
+per instance (`sap_instance_status`). A dispatcher that is down while sapstartsrv runs
+(faults such as "DpAttachStartService failed") therefore reads sap_up 1 and disp+work gray.
+"""
+HEALTH_BY = "max by (sid, sap_instance)"
+PROCESS_MAX = "sap_instance:sap_process_status:max"
+LISTED_MAX = "sap_instance:sap_instance_status:max"
+# An instance that ran within this window and now reads gray was stopped (not a spare
+# that is kept stopped, such as a standby ERS): SAPInstanceStopped.
+WAS_RUNNING = "6h"
+STATE = "{{ if eq $value 1.0 }}GRAY (stopped){{ else }}RED (failed){{ end }}"
+
+
+def health_rules() -> list[dict]:
+    """Recording rules and alerts on whether sapstartsrv answers and the processes run.
+
+    Telegraf re-exposes the exporter's series under its own job: `max by` keeps one series
+    per instance (and process) whoever scraped it."""
+    proc = "max by (sid, sap_instance, process) (sap_process_status)"
+    return [
+        # 1 when every process of the instance is gray: the instance is stopped.
+        record(PROCESS_MAX, f"{HEALTH_BY} (sap_process_status)"),
+        record(LISTED_MAX, f"{HEALTH_BY} (sap_instance_status)"),
+        alert(
+            "SAPStartSrvUnreachable",
+            f'{HEALTH_BY} (sap_up{{source="sapcontrol"}}) == 0',
+            for_="1m",
+            severity="critical",
+            summary="sapstartsrv of an SAP instance does not answer.",
+            description=f"sapstartsrv of {INSTANCE} has not answered the exporter's SAPControl "
+            "calls for a minute: nothing is known about the instance's processes.",
+            diagnosis="The host is down, sapstartsrv (the start service) is not running, or the "
+            "network or a firewall blocks port 5<NN>13/5<NN>14. The instance itself may still "
+            "serve users: check it from SAP GUI or another instance's GetSystemInstanceList.",
+        ),
+        alert(
+            "SAPInstanceStopped",
+            f"({PROCESS_MAX} == 1 or {LISTED_MAX} == 1)\n"
+            f"and on(sid, sap_instance)\n"
+            f"(max_over_time({PROCESS_MAX}[{WAS_RUNNING}]) > 1"
+            f" or max_over_time({LISTED_MAX}[{WAS_RUNNING}]) > 1)\n",
+            for_="1m",
+            severity="critical",
+            summary="An SAP instance that was running is stopped.",
+            description=f"Every process of {INSTANCE} reads GRAY (stopped) in sapstartsrv, "
+            f"after running in the last {WAS_RUNNING}; its users and work processes are gone.",
+            diagnosis="Someone stopped the instance (sapcontrol Stop, SAP MMC, a shutdown), or it "
+            "ended on its own: the instance's dev_disp, dev_w* and sapstart.log say which.",
+        ),
+        alert(
+            "SAPProcessNotRunning",
+            f"({proc} == 1 or {proc} == 4)\nunless on(sid, sap_instance) ({PROCESS_MAX} == 1)\n",
+            for_="1m",
+            severity="critical",
+            summary="A process of an SAP instance that should run does not.",
+            description=f"{{{{ $labels.process }}}} of {INSTANCE} is {STATE} in sapstartsrv's "
+            "process list while sapstartsrv answers.",
+            diagnosis="sapstartsrv lists the processes the start profile starts, so each should "
+            "run. disp+work down means no work process serves users (SOAP faults such as "
+            '"DpAttachStartService failed" on the ABAP methods); gwrd, icman, enserver or '
+            "msg_server down cut RFC, HTTP, locks or logon balancing. The process's dev_* trace "
+            "says why it ended.",
+        ),
+        alert(
+            "SAPProcessDegraded",
+            f"{proc} == 3",
+            for_="5m",
+            severity="warning",
+            summary="A process of an SAP instance has reported a warning (YELLOW) for 5 minutes.",
+            description=f"{{{{ $labels.process }}}} of {INSTANCE} has been YELLOW in "
+            "sapstartsrv's process list for 5 minutes.",
+            diagnosis="The process runs with a problem its status text names (the dispatcher: a "
+            "dialog queue that does not drain, a lost message server connection). Read "
+            "textstatus with sapcontrol GetProcessList.",
+        ),
+    ]
 
 
 def _labelled(name: str, expr: str, labels: Mapping[str, str]) -> dict:
@@ -105,5 +186,10 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
         ),
     ]
     return RuleFile(
-        "sapcontrol.rules.yml", WHY, [{"name": "sap-sapcontrol-recording", "rules": rules}]
+        "sapcontrol.rules.yml",
+        WHY + HEALTH_WHY,
+        [
+            {"name": "sap-sapcontrol-recording", "rules": rules},
+            {"name": "sap-sapcontrol-health", "rules": health_rules()},
+        ],
     )

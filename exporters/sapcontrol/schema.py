@@ -164,6 +164,9 @@ class Operation:
     response: str = ""  # response element
     array: str = ""  # element holding the array of items (empty: flat response)
     item_type: str = ""  # complexType of the items
+    fields: tuple[tuple[str, str], ...] = ()  # a flat response's elements (EnqStatistic)
+    # Changes the instance (Start, Stop, SendSignal): protected whatever the preset.
+    control: bool = False
 
 
 OPERATIONS: dict[str, Operation] = {
@@ -237,7 +240,36 @@ OPERATIONS: dict[str, Operation] = {
             array="connection",
             item_type="ICMConnection",
         ),
-        Operation("EnqGetStatistic", "Returns enque statistic.", response="EnqStatistic"),
+        Operation(
+            "EnqGetStatistic",
+            "Returns enque statistic.",
+            response="EnqStatistic",
+            fields=ENQ_STATISTIC,
+        ),
+        # Instance control, as `sapcontrol -function Start/Stop/SendSignal` calls it; the
+        # answers are empty elements (SAP's WSDL), the effect shows in GetProcessList.
+        Operation(
+            "Start",
+            "Triggers an instance start and returns immediately.",
+            params=(("runlevel", "string", ""),),
+            response="StartResponse",
+            control=True,
+        ),
+        Operation(
+            "Stop",
+            "Triggers an instance stop and returns immediately.",
+            params=(("softtimeout", "int", "0"), ("IsSystemStop", "int", "0")),
+            response="StopResponse",
+            control=True,
+        ),
+        Operation(
+            "SendSignal",
+            "Sends a given OS signal to a given process. The signal can be given by name or "
+            "number.",
+            params=(("pid", "int", "0"), ("signal", "string", "")),
+            response="SendSignalResponse",
+            control=True,
+        ),
     )
 }
 
@@ -300,7 +332,7 @@ def encode_response(operation: str, payload: list[Record] | Record) -> bytes:
         items = "".join(f"<item>{_fields(fields, item)}</item>" for item in payload)
         inner = f"<{op.array}>{items}</{op.array}>"
     else:
-        inner = _fields(ENQ_STATISTIC, payload)
+        inner = _fields(op.fields, payload or {})
     return _envelope(f"<SAPControl:{op.response}>{inner}</SAPControl:{op.response}>")
 
 
@@ -369,7 +401,7 @@ def decode_response(operation: str, xml: bytes) -> list[Record] | Record:
     if _local(body.tag) != op.response:
         raise ValueError(f"{operation}: expected {op.response}, got {_local(body.tag)}")
     if not op.array:
-        return _read(body, ENQ_STATISTIC)
+        return _read(body, op.fields)
     array = next((c for c in body if _local(c.tag) == op.array), None)
     if array is None:
         return []

@@ -87,6 +87,20 @@ UPDATE_PROGRAM = "RSM13000"
 CLIENT = "100"
 # A dialog instance's process list turns yellow when the dialog queue time exceeds this.
 DISP_QUEUE_YELLOW_S = 1.0
+# The process a web method reads from, and the fault it answers while that process is
+# stopped. "DpAttachStartService failed" is what a real sapstartsrv answered ABAPGetWPTable
+# with its dispatcher down; the other texts are the model's.
+NEEDS_PROCESS = {
+    "ABAPGetWPTable": ("disp+work", "DpAttachStartService failed"),
+    "ABAPGetSystemWPTable": ("disp+work", "DpAttachStartService failed"),
+    "GetQueueStatistic": ("disp+work", "DpAttachStartService failed"),
+    "GetAlertTree": ("disp+work", "DpAttachStartService failed"),
+    "ICMGetThreadList": ("icman", "IcmAttach failed"),
+    "ICMGetConnectionList": ("icman", "IcmAttach failed"),
+    "EnqGetStatistic": ("enserver", "EnqGetStatistic: enqueue server not running"),
+}
+# Signals SendSignal stops a process with (by name or number, as sapcontrol accepts them).
+STOP_SIGNALS = frozenset({"9", "15", "KILL", "TERM", "SIGKILL", "SIGTERM", "INT", "2", "SIGINT"})
 
 
 @dataclass(frozen=True)
@@ -190,6 +204,8 @@ class ModelLandscape:
         self._cache: tuple[float, Snapshot] | None = None
         self._users_cache: dict = {}
         self._calls = 0
+        # instance name -> names of its processes stopped (Stop, SendSignal) until Start.
+        self._stopped_procs: dict[str, set[str]] = {}
         self._reset(0.0)
 
     def _reset(self, sim_time: float) -> None:
@@ -247,8 +263,11 @@ class ModelLandscape:
         rows = []
         for inst in self.instances():
             http, https = ports.get(inst.name, (0, 0))
-            if inst.name in stopped:
+            procs = self.stopped_processes(inst.name)
+            if inst.name in stopped or len(procs) == len(self._processes(inst)):
                 color = GRAY
+            elif procs:
+                color = RED  # started, but a process that should run does not
             elif inst.abap and self._queue_time(inst) >= DISP_QUEUE_YELLOW_S:
                 color = YELLOW
             else:
@@ -278,41 +297,95 @@ class ModelLandscape:
         }
         return [{"property": k, "propertytype": "Attribute", "value": v} for k, v in props.items()]
 
+    # ------------------------------------------------------------------ process control
+    def stop_processes(self, name: str, processes: set[str] | None = None) -> None:
+        """Stop `processes` of instance `name` (all: `Stop`); they read GRAY "Stopped"."""
+        inst = self.instance(name)
+        every = {p[0] for p in self._processes(inst)}
+        wanted = every if processes is None else set(processes)
+        if wanted - every:
+            raise KeyError(f"{name} runs no process {sorted(wanted - every)}")
+        with self._lock:
+            self._stopped_procs.setdefault(name, set()).update(wanted)
+
+    def start_processes(self, name: str) -> None:
+        """`Start`: every stopped process of instance `name` runs again."""
+        self.instance(name)
+        with self._lock:
+            self._stopped_procs.pop(name, None)
+
+    def stopped_processes(self, name: str) -> frozenset[str]:
+        with self._lock:
+            return frozenset(self._stopped_procs.get(name, ()))
+
+    def send_signal(self, name: str, pid: int, signal: str) -> None:
+        """SendSignal: a stop signal to one of the instance's pids stops that process."""
+        inst = self.instance(name)
+        by_pid = {row["pid"]: row["name"] for row in self.process_list(inst) if row["pid"] > 0}
+        if pid not in by_pid:
+            raise KeyError(f"no process with pid {pid}")
+        if signal.strip().upper() in STOP_SIGNALS:
+            self.stop_processes(name, {by_pid[pid]})
+
+    def unavailable(self, inst: InstanceInfo, operation: str) -> str:
+        """The fault text of `operation` while the process it reads is stopped, else ''."""
+        process, fault = NEEDS_PROCESS.get(operation, ("", ""))
+        return fault if process in self.stopped_processes(inst.name) else ""
+
+    def _processes(self, inst: InstanceInfo) -> list[tuple[str, str, str, str]]:
+        if not inst.abap:
+            return [
+                ("msg_server", "MessageServer", GREEN, "Running"),
+                ("enserver", "EnqueueServer", GREEN, "Running"),
+            ]
+        queue_s = self._queue_time(inst)
+        color = YELLOW if queue_s >= DISP_QUEUE_YELLOW_S else GREEN
+        return [
+            (
+                "disp+work",
+                "Dispatcher",
+                color,
+                f"Running, Message Server connection ok, Dialog Queue time: {queue_s:.2f} sec",
+            ),
+            ("igswd_mt", "IGS Watchdog", GREEN, "Running"),
+            ("gwrd", "Gateway", GREEN, "Running"),
+            ("icman", "ICM", GREEN, "Running"),
+        ]
+
     def process_list(self, inst: InstanceInfo) -> list[Record]:
         up = self.clock() - self.started
         start = _sap_time(self.started)
         base_pid = 4000 + 100 * (inst.index + 1)
-        if not inst.abap:
-            procs = [
-                ("msg_server", "MessageServer", GREEN, "Running"),
-                ("enserver", "EnqueueServer", GREEN, "Running"),
-            ]
-        else:
-            queue_s = self._queue_time(inst)
-            color = YELLOW if queue_s >= DISP_QUEUE_YELLOW_S else GREEN
-            procs = [
-                (
-                    "disp+work",
-                    "Dispatcher",
-                    color,
-                    f"Running, Message Server connection ok, Dialog Queue time: {queue_s:.2f} sec",
-                ),
-                ("igswd_mt", "IGS Watchdog", GREEN, "Running"),
-                ("gwrd", "Gateway", GREEN, "Running"),
-                ("icman", "ICM", GREEN, "Running"),
-            ]
-        return [
-            {
-                "name": name,
-                "description": desc,
-                "dispstatus": color,
-                "textstatus": text,
-                "starttime": start,
-                "elapsedtime": _hms(up),
-                "pid": base_pid + k,
-            }
-            for k, (name, desc, color, text) in enumerate(procs)
-        ]
+        stopped = self.stopped_processes(inst.name)
+        rows = []
+        for k, (name, desc, color, text) in enumerate(self._processes(inst)):
+            if name in stopped:
+                # As sapstartsrv lists a process it started that is not running: gray,
+                # no pid, no start time.
+                rows.append(
+                    {
+                        "name": name,
+                        "description": desc,
+                        "dispstatus": GRAY,
+                        "textstatus": "Stopped",
+                        "starttime": "",
+                        "elapsedtime": "",
+                        "pid": -1,
+                    }
+                )
+                continue
+            rows.append(
+                {
+                    "name": name,
+                    "description": desc,
+                    "dispstatus": color,
+                    "textstatus": text,
+                    "starttime": start,
+                    "elapsedtime": _hms(up),
+                    "pid": base_pid + k,
+                }
+            )
+        return rows
 
     def _queue_time(self, inst: InstanceInfo) -> float:
         """Current dialog queue time (Little's law: queue length / arrival rate)."""

@@ -154,6 +154,9 @@ class InstanceApp:
         }
         if not needs.get(operation, True):
             raise SOAPFault(f"{operation}: not available on {inst.instance_name}")
+        stopped = land.unavailable(inst, operation)
+        if stopped:
+            raise SOAPFault(stopped)
         match operation:
             case "GetSystemInstanceList":
                 payload = land.system_instance_list(self.ports(), self.stopped())
@@ -175,6 +178,18 @@ class InstanceApp:
                 payload = land.icm_thread_list(inst)
             case "ICMGetConnectionList":
                 payload = land.icm_connection_list(inst)
+            case "Stop":
+                land.stop_processes(inst.name)
+                payload = {}
+            case "Start":
+                land.start_processes(inst.name)
+                payload = {}
+            case "SendSignal":
+                try:
+                    land.send_signal(inst.name, int(params["pid"]), str(params["signal"]))
+                except KeyError as exc:
+                    raise SOAPFault(f"Invalid argument: {exc.args[0]}") from exc
+                payload = {}
             case _:  # pragma: no cover - decode_request rejects unknown operations
                 raise SOAPFault(f"Method {operation} not supported", "SOAP-ENV:Client")
         return encode_response(operation, payload)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from exporters.sapcontrol.schema import ENQ_STATISTIC, NS, OPERATIONS, TYPES
+from exporters.sapcontrol.schema import NS, OPERATIONS, TYPES
 
 _XSD = {
     "string": 'type="xsd:string" minOccurs="0" maxOccurs="1" nillable="true"',
@@ -75,7 +75,7 @@ def _schema() -> str:
                 'maxOccurs="1" nillable="true"/>'
             )
         else:
-            out = _sequence(ENQ_STATISTIC)
+            out = _sequence(op.fields)
         parts.append(
             f'<element name="{op.response}"><complexType><sequence>{out}'
             "</sequence></complexType></element>"

@@ -62,3 +62,54 @@ def test_the_fire_and_silence_cases_cover_the_four_indicators() -> None:
         "SAPRollOutTimeHigh",
     }
     assert silent >= {"SAPDispatcherWaitTimeHigh", "SAPEnqueueTimeHigh", "SAPRollInTimeHigh"}
+
+
+HEALTH_ALERTS = {
+    "SAPStartSrvUnreachable",
+    "SAPInstanceStopped",
+    "SAPProcessNotRunning",
+    "SAPProcessDegraded",
+}
+
+
+def test_promtool_health_alert_tests_pass() -> None:
+    result = subprocess.run(
+        [promtool_path(), "test", "rules", "sapcontrol_health.test.yml"],
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_health_alert_is_tested_firing_silent_and_resolved() -> None:
+    """Each alert fires in a case, is asserted silent in a case, and a case where it fired
+    later expects it gone (a blip or a reset)."""
+    doc = yaml.safe_load((TESTS / "sapcontrol_health.test.yml").read_text())
+    fired, silent, resolved = set(), set(), set()
+    for case in doc["tests"]:
+        seen: set[str] = set()
+        for art in sorted(case["alert_rule_test"], key=lambda a: _seconds(a["eval_time"])):
+            name = art["alertname"]
+            if art["exp_alerts"]:
+                fired.add(name)
+                seen.add(name)
+            else:
+                silent.add(name)
+                if name in seen:
+                    resolved.add(name)
+    rules = yaml.safe_load(RULES.read_text())["groups"][1]["rules"]
+    assert {r["alert"] for r in rules if "alert" in r} == HEALTH_ALERTS
+    assert fired == silent == resolved == HEALTH_ALERTS
+
+
+def _seconds(text: str) -> float:
+    total, number = 0.0, ""
+    for ch in text:
+        if ch.isdigit():
+            number += ch
+        else:
+            total += int(number) * {"h": 3600, "m": 60, "s": 1}[ch]
+            number = ""
+    return total
