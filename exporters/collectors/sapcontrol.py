@@ -120,6 +120,9 @@ class Target:
     dispstatus: str = ""
     # False: reached over plain HTTP although found over HTTPS, so no password is sent.
     credentials: bool = True
+    # Named in WLMON_SAPCONTROL_ENDPOINTS (not found by discovery): preferred when the same
+    # instance is reached two ways.
+    configured: bool = False
 
 
 @dataclass
@@ -127,6 +130,17 @@ class Identity:
     sid: str
     sap_instance: str
     features: str
+    # SAPLOCALHOST and SAPSYSTEM (or the instance list's hostname and instanceNr): with the
+    # SID they name one instance whatever the path that reached it.
+    host: str = ""
+    nr: int = -1
+
+    @property
+    def key(self) -> tuple[str, int, str] | None:
+        """(SID, instance number, host), None while not known."""
+        if not self.host or self.nr < 0:
+            return None
+        return (self.sid, self.nr, self.host.lower())
 
 
 @dataclass
@@ -138,6 +152,8 @@ class InstanceResult:
     duration: float = 0.0
     calls: dict[str, tuple[bool, float]] = field(default_factory=dict)
     data: dict[str, list[Record] | Record] = field(default_factory=dict)
+    # The instance answered with no identity (empty GetInstanceProperties): not exported.
+    anonymous: bool = False
 
 
 def guess_instance_name(features: str, nr: int) -> str:

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import replace
 
 from exporters.collectors.sapcontrol import (
     Identity,
@@ -107,25 +108,61 @@ class SAPControlScraper:
         """The configured endpoints and the discovered system. Discovery, when due, runs
         within `deadline` (the scrape's): in the background while an instance list is
         known, waited for when none is."""
-        static = [Target(endpoint(e)) for e in self.settings.endpoints]
+        static = [Target(endpoint(e), configured=True) for e in self.settings.endpoints]
         if not self.settings.discover:
-            return static
+            return self._distinct(static)
         if deadline is None:
             deadline = self.clock() + self.settings.timeout_s
-        return static + self._discovery.targets(deadline)
+        return self._distinct(static + self._discovery.targets(deadline))
+
+    def _distinct(self, targets: list[Target]) -> list[Target]:
+        """One target per instance already identified: the first of the configured ones,
+        else the first found (the same instance configured by its socket and its port, or
+        configured and discovered, is read once)."""
+        seen: set[tuple] = set()
+        out = []
+        for target in sorted(targets, key=lambda t: not t.configured):
+            known = self._identities.get(target.endpoint)
+            key = known.key if known is not None else None
+            if key is None and target.hostname and target.nr >= 0:
+                key = self._listed_key(target)
+            if key is not None and key in seen:
+                continue
+            if key is not None:
+                seen.add(key)
+            out.append(target)
+        return out
+
+    def _listed_key(self, target: Target) -> tuple | None:
+        """The key of a discovered, not yet identified target, when an identified instance
+        shares its host and number (its SID is the system's)."""
+        for ident in self._identities.values():
+            key = ident.key
+            if key is not None and key[1:] == (target.nr, target.hostname.lower()):
+                return key
+        return None
 
     # ------------------------------------------------------------------ one instance
-    def _identity(self, target: Target, client: SAPControlClient, deadline: float) -> Identity:
+    def _identity(
+        self, target: Target, client: SAPControlClient, deadline: float
+    ) -> Identity | None:
+        """Who answers at the target: SID, host and number from GetInstanceProperties (the
+        instance list's where it lacks them); None when neither names the instance."""
         known = self._identities.get(target.endpoint)
         if known is not None and (not target.features or known.features == target.features):
             return known
         props = client.instance_properties(max(deadline - self.clock(), 0.01))
         host = props.get("SAPLOCALHOST") or target.hostname
-        name = props.get("INSTANCE_NAME") or guess_instance_name(target.features, target.nr)
+        number = props.get("SAPSYSTEM", "").strip()
+        nr = int(number) if number.isdigit() else target.nr
+        if not host or nr < 0:
+            return None
         features = target.features or props.get("Features", "")
         if not features:
             features = self._features_from_list(client, props, deadline)
-        ident = Identity(props.get("SAPSYSTEMNAME", ""), f"{host}_{name}", features)
+        name = props.get("INSTANCE_NAME") or guess_instance_name(features, nr)
+        sid = props.get("SAPSYSTEMNAME", "")
+        ident = Identity(sid, f"{host}_{name}", features, host=host, nr=nr)
         self._identities[target.endpoint] = ident
         return ident
 
@@ -149,9 +186,8 @@ class SAPControlScraper:
         sid = ""  # filled in from the system's other instances after the scrape
         if target.hostname:
             name = f"{target.hostname}_{guess_instance_name(target.features, target.nr)}"
-        else:
-            name = target.endpoint.label
-        return Identity(sid, name, target.features)
+            return Identity(sid, name, target.features, host=target.hostname, nr=target.nr)
+        return Identity(sid, target.endpoint.label, target.features)
 
     @staticmethod
     def methods(features: str) -> list[str]:
@@ -175,7 +211,19 @@ class SAPControlScraper:
         client = self.client(target.endpoint, target.credentials)
         result = InstanceResult(target, self._fallback_identity(target))
         try:
-            result.identity = self._identity(target, client, deadline)
+            identity = self._identity(target, client, deadline)
+            if identity is None:
+                result.anonymous = True
+                result.up = True
+                self._note(
+                    target,
+                    "GetInstanceProperties",
+                    f"{target.endpoint.label}: GetInstanceProperties names no SAPLOCALHOST "
+                    "and SAPSYSTEM; the instance is skipped",
+                )
+                result.duration = self.clock() - start
+                return result
+            result.identity = identity
             for method in self.methods(result.identity.features):
                 remaining = deadline - self.clock()
                 if remaining <= 0:
@@ -251,6 +299,24 @@ class SAPControlScraper:
         sid = next((r.identity.sid for r in results if r.identity.sid), "")
         for r in results:
             if not r.identity.sid:
-                r.identity = Identity(sid, r.identity.sap_instance, r.identity.features)
+                r.identity = replace(r.identity, sid=sid)
+        results = self._merged(results)
         self._last = results
         return results
+
+    @staticmethod
+    def _merged(results: list[InstanceResult]) -> list[InstanceResult]:
+        """One result per instance (SID, number, host): a configured target before a
+        discovered one, then the first; instances answering without identity are left out."""
+        out: list[InstanceResult] = []
+        seen: set[tuple] = set()
+        for r in sorted(results, key=lambda r: not r.target.configured):
+            if r.anonymous:
+                continue
+            key = r.identity.key
+            if key is not None and key in seen:
+                continue
+            if key is not None:
+                seen.add(key)
+            out.append(r)
+        return out

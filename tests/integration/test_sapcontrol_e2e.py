@@ -20,6 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from exporters.sapcontrol.client import Endpoint, SAPControlClient
 from exporters.sapstartsrv.server import free_port_block
 from tests.integration.conftest import GRAFANA_PASSWORD, exporter_auth, grafana, url
 from tests.integration.helpers import eventually
@@ -222,3 +223,50 @@ def test_dashboard_panel_answers_from_sapcontrol(sapcontrol_stack, uid, title) -
             return all(_frames_with_rows(results[t["refId"]]) for t in panel["targets"])
 
         assert eventually(answered, timeout=120, every=3), f"{uid} / {title}: no data"
+
+
+def _notifications(stack: Stack) -> list[dict]:
+    r = httpx.get(f"{url(stack, 'api')}/alerts/notifications", params={"limit": 1000}, timeout=10)
+    r.raise_for_status()
+    return r.json()
+
+
+def test_a_killed_dispatcher_reaches_the_webhook_and_resolves(sapcontrol_stack) -> None:
+    """`sapcontrol -function SendSignal <pid of disp+work> 9` on one instance: sapstartsrv
+    still answers, the dispatcher is gray, SAPProcessNotRunning reaches the API's webhook
+    (through Alertmanager) for that instance and process, and resolves after `Start`.
+    Wall time about 40 s on the shared stack (for: scaled to 6 s, 2 s scrapes)."""
+    stack = sapcontrol_stack
+    name = "penguin2_D00"  # instance 0 of the system list: the first port of the block
+    # Instance k of the system list answers on the block's base port + k (set for the module).
+    endpoint = Endpoint(f"http://127.0.0.1:{os.environ['WLMON_SAPSTARTSRV_BASE_PORT']}/")
+    auth = ("bmkadm", "integration-sapstartsrv")
+    eventually(
+        lambda: _query_prom(stack, f'sap_process_status{{sap_instance="{name}"}}'), timeout=180
+    )
+    first = max((n["id"] for n in _notifications(stack)), default=0)
+
+    def about_the_dispatcher(status: str) -> list[dict]:
+        return [
+            n
+            for n in _notifications(stack)
+            if n["id"] > first
+            and n["alertname"] == "SAPProcessNotRunning"
+            and n["status"] == status
+            and n["sap_instance"] == name
+            and n["labels"].get("process") == "disp+work"
+        ]
+
+    with SAPControlClient(endpoint, auth=auth, timeout_s=10) as client:
+        pid = next(p["pid"] for p in client.process_list() if p["name"] == "disp+work")
+        client.call("SendSignal", pid=pid, signal="9")
+        try:
+            fired = eventually(lambda: about_the_dispatcher("firing"), timeout=120, every=2)[0]
+            assert fired["severity"] == "critical"
+            up = _query_prom(stack, f'sap_up{{job="wlmon-exporter",sap_instance="{name}"}}')
+            assert [s["value"][1] for s in up] == ["1"]  # sapstartsrv answers all along
+        finally:
+            client.call("Start", runlevel="")
+    eventually(lambda: about_the_dispatcher("resolved"), timeout=120, every=2)
+    stopped = [n for n in _notifications(stack) if n["alertname"] == "SAPInstanceStopped"]
+    assert not stopped, "one process down is not a stopped instance"
