@@ -219,9 +219,23 @@ def cpu_seconds(text: str) -> float:
     return total
 
 
-def unsigned(value: int) -> int:
+def unsigned(value: int | None) -> int | None:
     """dpmon's counters are xsd:int and wrap; read them as unsigned 32-bit."""
+    if value is None:
+        return None
     return value + INT32 if value < 0 else value
+
+
+def color_code(color: str | None) -> float | None:
+    """STATE-COLOR as 1 gray .. 4 red; None for an absent or unknown colour (never 0)."""
+    code = STATE_COLOR_CODE.get(color or "")
+    return None if code is None else float(code)
+
+
+def add(family: Metric, labels: list[str], value: float | int | None) -> None:
+    """A sample where the answer had a value: an element left out stays out."""
+    if value is not None:
+        family.add_metric(labels, float(value))
 
 
 class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
@@ -313,11 +327,15 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             ok.add_metric([*base, method], 1.0 if success else 0.0)
             took.add_metric([*base, method], seconds)
         if r.target.dispstatus:
-            g.gauge(
-                "sap_instance_status",
-                "GetSystemInstanceList dispstatus of the instance: 1 gray (stopped), 2 green, "
-                "3 yellow, 4 red (sapstartsrv's STATE-COLOR).",
-            ).add_metric(base, float(STATE_COLOR_CODE.get(r.target.dispstatus, 0)))
+            add(
+                g.gauge(
+                    "sap_instance_status",
+                    "GetSystemInstanceList dispstatus of the instance: 1 gray (stopped), "
+                    "2 green, 3 yellow, 4 red (sapstartsrv's STATE-COLOR).",
+                ),
+                base,
+                color_code(r.target.dispstatus),
+            )
         g.gauge(
             "sap_instance_info",
             "The instance's features as GetSystemInstanceList lists them; always 1.",
@@ -347,7 +365,8 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             [*LABELS, "process"],
         )
         for row in rows:
-            fam.add_metric([*base, row["name"]], float(STATE_COLOR_CODE.get(row["dispstatus"], 0)))
+            if row["name"]:
+                add(fam, [*base, row["name"]], color_code(row["dispstatus"]))
 
     @staticmethod
     def _work_processes(g: _Families, base: list[str], rows: list[Record]) -> None:
@@ -380,7 +399,7 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             act = wp_activity(row)
             if act is not None:
                 acts[(typ, act)] = acts.get((typ, act), 0) + 1
-            cpus[typ] = cpus.get(typ, 0.0) + cpu_seconds(row["Cpu"])
+            cpus[typ] = cpus.get(typ, 0.0) + cpu_seconds(row["Cpu"] or "")
         for typ in sorted(cpus):
             for status in sorted({*STATUSES, *(s for t, s in counts if t == typ)}):
                 by_status.add_metric([*base, typ, status], float(counts.get((typ, status), 0)))
@@ -418,12 +437,14 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             labels,
         )
         for row in rows:
+            if not row["Typ"]:
+                continue
             key = [*base, row["Typ"]]
-            now.add_metric(key, float(row["Now"]))
-            high.add_metric(key, float(row["High"]))
-            cap.add_metric(key, float(row["Max"]))
-            writes.add_metric(key, float(unsigned(row["Writes"])))
-            reads.add_metric(key, float(unsigned(row["Reads"])))
+            add(now, key, row["Now"])
+            add(high, key, row["High"])
+            add(cap, key, row["Max"])
+            add(writes, key, unsigned(row["Writes"]))
+            add(reads, key, unsigned(row["Reads"]))
 
     @staticmethod
     def _icm_threads(g: _Families, base: list[str], rows: list[Record]) -> None:
@@ -439,12 +460,17 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             counts[status] = counts.get(status, 0) + 1
         for status, n in counts.items():
             by_status.add_metric([*base, status], float(n))
-        g.counter(
-            "sap_icm_requests",
-            "Requests the ICM's current worker threads processed (ICMGetThreadList requests "
-            "summed); threads ICM ends take their count with them, which rate() reads as a "
-            "reset.",
-        ).add_metric(base, float(sum(int(row["requests"]) for row in rows)))
+        counted = [row["requests"] for row in rows]
+        add(
+            g.counter(
+                "sap_icm_requests",
+                "Requests the ICM's current worker threads processed (ICMGetThreadList "
+                "requests summed); threads ICM ends take their count with them, which rate() "
+                "reads as a reset.",
+            ),
+            base,
+            None if None in counted else sum(counted),
+        )
 
     @staticmethod
     def _icm_connections(g: _Families, base: list[str], rows: list[Record]) -> None:
@@ -492,10 +518,10 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
         )
         for table, key in ENQ_TABLE.items():
             row = [*base, table]
-            now.add_metric(row, float(stat[f"{key}-now"]))
-            high.add_metric(row, float(stat[f"{key}-high"]))
-            cap.add_metric(row, float(stat[f"{key}-max"]))
-            state.add_metric(row, float(STATE_COLOR_CODE.get(stat[f"{key}-state"], 0)))
+            add(now, row, stat[f"{key}-now"])
+            add(high, row, stat[f"{key}-high"])
+            add(cap, row, stat[f"{key}-max"])
+            add(state, row, color_code(stat[f"{key}-state"]))
         requests = g.counter(
             "sap_enqueue_requests",
             "Requests to the enqueue server since start by operation (EnqGetStatistic "
@@ -503,31 +529,45 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             [*LABELS, "operation"],
         )
         for op, key in ENQ_REQUESTS.items():
-            requests.add_metric([*base, op], float(stat[key]))
+            add(requests, [*base, op], stat[key])
         errors = g.counter(
             "sap_enqueue_errors",
             "Failed lock and release requests (EnqGetStatistic enqueue-errors, dequeue-errors).",
             [*LABELS, "operation"],
         )
-        errors.add_metric([*base, "enqueue"], float(stat["enqueue-errors"]))
-        errors.add_metric([*base, "dequeue"], float(stat["dequeue-errors"]))
-        g.counter(
-            "sap_enqueue_rejects",
-            "Lock requests rejected because the lock was held (EnqGetStatistic enqueue-rejects).",
-        ).add_metric(base, float(stat["enqueue-rejects"]))
+        add(errors, [*base, "enqueue"], stat["enqueue-errors"])
+        add(errors, [*base, "dequeue"], stat["dequeue-errors"])
+        add(
+            g.counter(
+                "sap_enqueue_rejects",
+                "Lock requests rejected because the lock was held (EnqGetStatistic "
+                "enqueue-rejects).",
+            ),
+            base,
+            stat["enqueue-rejects"],
+        )
         for name, key, text in (
             ("lock_time", "lock-time", "in lock table operations"),
             ("lock_wait_time", "lock-wait-time", "waiting for access to the lock table"),
             ("server_time", "server-time", "in the enqueue server in all"),
         ):
-            g.counter(
-                f"sap_enqueue_{name}_seconds",
-                f"Seconds spent {text} since start (EnqGetStatistic {key}).",
-            ).add_metric(base, float(stat[key]))
-        g.gauge(
-            "sap_enqueue_replication_state",
-            "EnqGetStatistic replication-state: 1 gray (no replication), 2 green, 3 yellow, 4 red.",
-        ).add_metric(base, float(STATE_COLOR_CODE.get(stat["replication-state"], 0)))
+            add(
+                g.counter(
+                    f"sap_enqueue_{name}_seconds",
+                    f"Seconds spent {text} since start (EnqGetStatistic {key}).",
+                ),
+                base,
+                stat[key],
+            )
+        add(
+            g.gauge(
+                "sap_enqueue_replication_state",
+                "EnqGetStatistic replication-state: 1 gray (no replication), 2 green, "
+                "3 yellow, 4 red.",
+            ),
+            base,
+            color_code(stat["replication-state"]),
+        )
 
     @staticmethod
     def _ccms(g: _Families, base: list[str], tree: list[Record]) -> None:
@@ -549,9 +589,7 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             if node is None:
                 continue
             read.add(metric)
-            state.add_metric(
-                [*base, "/".join(suffix)], float(STATE_COLOR_CODE.get(node["ActualValue"], 0))
-            )
+            add(state, [*base, "/".join(suffix)], color_code(node["ActualValue"]))
             value = ccms.parse_value(node["description"])
             if value is not None:
                 fam.add_metric(base, value)

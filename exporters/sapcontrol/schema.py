@@ -377,10 +377,24 @@ def _value(text: str | None, xsd: str) -> Any:
     return text
 
 
+def _answered(text: str | None, xsd: str) -> Any:
+    """A response field's value; None where it carries no number or colour (an element
+    left out or empty is never read as 0: state 0 is no STATE-COLOR)."""
+    if xsd == "string":
+        return (text or "").strip()
+    if text is None or not text.strip():
+        return None
+    try:
+        return _value(text, xsd)
+    except ValueError:
+        return None
+
+
 def _read(element: ET.Element, fields: tuple[tuple[str, str], ...]) -> Record:
-    """A record with every field of the type; absent ones read as 0 or '' (minOccurs=0)."""
+    """A record with every field of the type: strings '' where absent (gSOAP leaves out nil
+    strings), numbers and colours None where absent or not a number."""
     present = {_local(c.tag): c.text for c in element}
-    return {name: _value(present.get(name), xsd) for name, xsd in fields}
+    return {name: _answered(present.get(name), xsd) for name, xsd in fields}
 
 
 def decode_request(xml: bytes) -> tuple[str, Record]:

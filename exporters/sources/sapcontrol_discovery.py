@@ -122,8 +122,14 @@ class Discovery:
         client = self.reader.client(endpoint(url))
         rows = client.system_instance_list(timeout)
         local = self._local(url, client, deadline)
+        targets = self.build(url, rows, local)
+        if not targets:
+            # A list was read but names nothing readable: discovery did not succeed.
+            raise SAPControlError(
+                f"{url}: GetSystemInstanceList listed {len(rows)} instances, none readable"
+            )
         self._save(url, rows, local)
-        return self.build(url, rows, local)
+        return targets
 
     def _local(self, url: str, client: SAPControlClient, deadline: float) -> tuple:
         """(SAPLOCALHOST, instance number) of the instance behind a Unix socket: the one
@@ -189,7 +195,7 @@ class Discovery:
             return Target(endpoint(url), **where)
         found_by = "http" if url.startswith(UNIX) else urlsplit(url).scheme
         tls = found_by == "https" or self.settings.prefer_https
-        http, https = int(row["httpPort"]), int(row["httpsPort"])
+        http, https = int(row["httpPort"] or 0), int(row["httpsPort"] or 0)
         if https and (tls or not http):
             scheme, port = "https", https
         elif http:

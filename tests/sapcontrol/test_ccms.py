@@ -15,6 +15,15 @@ from tests.sapcontrol.conftest import recorded
         ("2 sec", 2.0),
         ("943 /min", 943 / 60),
         ("1,260 /min", 21.0),
+        ("0,5 sec", 0.5),  # a decimal comma: read as 5 before issue 25
+        ("12,75 msec", 0.01275),
+        ("0,500 sec", 0.5),
+        ("1.234,5 msec", 1.2345),
+        ("1,234.5 msec", 1.2345),
+        ("12,345,678 /min", 12345678 / 60),
+        ("35 %", 0.35),
+        ("2 KB", 2048.0),
+        ("1,5 MB", 1.5 * 1024**2),
         ("4 %", 0.04),
         ("22 perc", 0.22),
         ("97", 97.0),
@@ -56,3 +65,27 @@ def test_a_broken_parent_chain_ends_instead_of_looping() -> None:
         {"name": "c", "parent": 99},
     ]
     assert [p for p, _ in ccms.paths(tree)] == [("b", "a"), ("a", "b"), ("c",)]
+
+
+def _parentless(tree: list[dict]) -> list[dict]:
+    return [{**node, "parent": None} for node in tree]
+
+
+def test_a_tree_without_parents_is_read_by_unique_node_names() -> None:
+    """Issue 25: without `parent` elements DBRequestTime and CPU_Utilization were lost.
+    Names that occur once are found; ResponseTime (Dialog and Update) is not guessed."""
+    tree = _parentless(schema.decode_response("GetAlertTree", recorded("GetAlertTree.xml")))
+    nodes = ccms.paths(tree)
+    db = ccms.find(nodes, ("Dialog", "DBRequestTime"))
+    cpu = ccms.find(nodes, ("CPU", "CPU_Utilization"))
+    assert db is not None and ccms.parse_value(db["description"]) is not None
+    assert cpu is not None and ccms.parse_value(cpu["description"]) is not None
+    assert ccms.find(nodes, ("Dialog", "ResponseTime")) is None
+    assert ccms.find(nodes, ("Update", "PerformanceU1", "ResponseTime")) is None
+
+
+def test_a_missing_parent_element_decodes_as_none() -> None:
+    xml = recorded("GetAlertTree.xml").replace(b"<parent>", b"<x>").replace(b"</parent>", b"</x>")
+    tree = schema.decode_response("GetAlertTree", xml)
+    assert {node["parent"] for node in tree} == {None}
+    assert ccms.find(ccms.paths(tree), ("Dialog", "DBRequestTime")) is not None

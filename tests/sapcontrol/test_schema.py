@@ -49,10 +49,11 @@ def test_enqueue_statistic_uses_the_hyphenated_element_names() -> None:
     assert list(stat) == [name for name, _ in schema.ENQ_STATISTIC]
 
 
-def test_a_bare_answer_with_elements_left_out_reads_them_as_zero() -> None:
+def test_a_bare_answer_with_elements_left_out_reads_them_as_absent() -> None:
+    """Not 0: state 0 is no STATE-COLOR and 0 locks is a reading nobody made."""
     stat = schema.decode_response("EnqGetStatistic", recorded("EnqStatistic-bare.xml"))
     assert (stat["locks-now"], stat["enqueue-errors"], stat["lock-wait-time"]) == (1, 4, 7.0)
-    assert stat["owner-now"] == 0 and stat["owner-state"] == ""
+    assert stat["owner-now"] is None and stat["owner-state"] is None
 
 
 def test_a_fault_is_raised_with_its_faultstring() -> None:
