@@ -56,14 +56,14 @@ class _Frozen(Collector):
 
 
 def serve_baseline(port: int) -> None:
-    from exporters.config import ExporterSettings
+    from exporters.config import ExporterConfig, ExporterSettings
     from exporters.model.engine import Simulation
     from exporters.registry import exporter_collector
 
     sim = Simulation("sd-benchmark-2003", seed=1)
     for _ in range(30):  # counters past zero, as a running exporter's are
         sim.step()
-    families = list(exporter_collector(sim.snapshot, ExporterSettings()).collect())
+    families = list(exporter_collector(sim.snapshot, ExporterConfig(ExporterSettings())).collect())
     registry = CollectorRegistry(auto_describe=False)
     registry.register(_Frozen(families))
     start_http_server(port, addr="127.0.0.1", registry=registry)

@@ -1,12 +1,27 @@
-"""Exporter settings, from the environment (WLMON_EXPORTER_...)."""
+"""The exporter's configuration, read once at the edge (the CLI, or the server when built
+without one) and passed down; nothing below it reads the environment.
+
+One prefix per concern:
+
+- `WLMON_EXPORTER_` (ExporterSettings): the exporter itself, its collectors
+  (`COLLECTOR_<NAME>`, one flag per registration in exporters.registry), control token,
+  state file, PostgreSQL.
+- `WLMON_SAPCONTROL_` (SAPControlSettings): the sapcontrol collector's source, which
+  sapstartsrv to read and how; read only when that collector is on.
+- `WLMON_SAPSTARTSRV_` (SapStartSrvSettings): the model answering as sapstartsrv.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import SecretStr
+from pydantic import SecretStr, create_model
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from exporters.registry import COLLECTORS
+from exporters.sapcontrol.settings import SAPControlSettings, SapStartSrvSettings
 
 # The largest `users` the control endpoint accepts. The solver works the finite-source
 # queue of each instance as arrays of (its users + 1) elements, solved many times: 10^5
@@ -15,19 +30,18 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 DEFAULT_MAX_USERS = 100_000
 
 
-class ExporterSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="WLMON_EXPORTER_")
+# One flag per entry of exporters.registry.COLLECTORS, made from the registrations (as
+# node_exporter's registerCollector makes its --collector.<name> flags), e.g.
+# WLMON_EXPORTER_COLLECTOR_ST05=false.
+_CollectorFlags = create_model(
+    "_CollectorFlags",
+    __base__=BaseSettings,
+    **{r.flag: (bool, r.default) for r in COLLECTORS},
+)
 
-    # One flag per entry of exporters.registry.COLLECTORS, e.g.
-    # WLMON_EXPORTER_COLLECTOR_ST05=false.
-    collector_st03: bool = True
-    collector_st05: bool = True
-    collector_dbbuffer: bool = True
-    collector_oscounters: bool = True
-    collector_sapbuffer: bool = True
-    # SAP instances through sapstartsrv (its own settings: WLMON_SAPCONTROL_...); it reads
-    # no model, so it is off unless configured.
-    collector_sapcontrol: bool = False
+
+class ExporterSettings(_CollectorFlags):
+    model_config = SettingsConfigDict(env_prefix="WLMON_EXPORTER_")
     # A real PostgreSQL as the dbbuffer collector's source (WLMON_EXPORTER_POSTGRES_DSN),
     # instead of the model's DB2 pools; the DSN may hold a password, so it is a secret.
     postgres_dsn: SecretStr | None = None
@@ -46,3 +60,49 @@ class ExporterSettings(BaseSettings):
 @lru_cache
 def get_settings() -> ExporterSettings:
     return ExporterSettings()
+
+
+@dataclass(frozen=True)
+class ExporterConfig:
+    """Everything the exporter is configured with, typed."""
+
+    exporter: ExporterSettings
+    # The sapcontrol collector's source; None while that collector is off (its settings are
+    # then not even read, so a malformed one stops nothing).
+    sapcontrol: SAPControlSettings | None = None
+    # The model answering as sapstartsrv; None: it does not.
+    sapstartsrv: SapStartSrvSettings | None = None
+
+    def __post_init__(self) -> None:
+        if self.exporter.collector_sapcontrol and self.sapcontrol is None:
+            raise ValueError("the sapcontrol collector is on but has no WLMON_SAPCONTROL_ settings")
+
+
+def load_config(
+    sapstartsrv_port: int | None = None, collectors: dict[str, bool] | None = None
+) -> ExporterConfig:
+    """The configuration from the environment, with the CLI's flags over it: serving the
+    model as sapstartsrv on `sapstartsrv_port`, collectors switched on or off by name.
+    Raises pydantic's ValidationError or ValueError naming the setting."""
+    exporter = ExporterSettings()
+    if collectors:
+        exporter = exporter.model_copy(
+            update={f"collector_{name}": on for name, on in collectors.items()}
+        )
+    srv = SapStartSrvSettings()
+    if sapstartsrv_port is not None:
+        srv = srv.model_copy(update={"enabled": True, "base_port": sapstartsrv_port})
+    sapcontrol = None
+    if exporter.collector_sapcontrol:
+        sapcontrol = SAPControlSettings()
+        if not sapcontrol.endpoints and not sapcontrol.discover:
+            if not (srv.enabled and srv.base_port):
+                raise ValueError(
+                    "WLMON_EXPORTER_COLLECTOR_SAPCONTROL is on but names no sapstartsrv: set "
+                    "WLMON_SAPCONTROL_ENDPOINTS or _DISCOVER (or serve the model with "
+                    "--sapstartsrv-port N, N > 0)"
+                )
+            # The model's own sapstartsrv on fixed ports: its first instance lists the rest.
+            url = f"http://{srv.host}:{srv.base_port}/"
+            sapcontrol = sapcontrol.model_copy(update={"discover": [url]})
+    return ExporterConfig(exporter, sapcontrol, srv if srv.enabled else None)

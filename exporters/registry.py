@@ -1,14 +1,17 @@
 """The one place collectors are registered: each with its name (the `collector` label), its
-enable flag (`WLMON_EXPORTER_COLLECTOR_<NAME>` in exporters.config) and the source it reads.
+default, and how it is built on the sources. Its enable flag
+(`WLMON_EXPORTER_COLLECTOR_<NAME>`, `wlmon exporter --collector/--no-collector NAME`) is
+made from the registration (exporters.config).
 
-A new collector adds its source interface to `Sources`, the implementation that serves it
-to `Sources.from_settings`, an entry to `COLLECTORS` and a flag to ExporterSettings.
+A new collector is its file and an entry in `COLLECTORS`; one reading a new kind of source
+also adds that source to `Sources`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from exporters.collectors.base import AnySourceCollector, ExporterCollector, SystemSource
 from exporters.collectors.dbbuffer import BufferPoolSource, DBBufferCollector
@@ -17,11 +20,13 @@ from exporters.collectors.sapbuffer import SAPBufferCollector, SAPBufferSource
 from exporters.collectors.sapcontrol import SAPControlCollector, SAPControlSource
 from exporters.collectors.st03 import ST03Collector, WorkloadSource
 from exporters.collectors.st05 import SQLTraceSource, ST05Collector
-from exporters.config import ExporterSettings
 from exporters.model.engine import Snapshot
 from exporters.sources.model import ModelSource
 from exporters.sources.postgres import PostgresBufferPools
 from exporters.sources.sapcontrol import SAPControlScraper
+
+if TYPE_CHECKING:  # exporters.config makes its flags from COLLECTORS below
+    from exporters.config import ExporterConfig, ExporterSettings
 
 
 @dataclass(frozen=True)
@@ -36,19 +41,23 @@ class Sources:
     os_counters: OSCounterSource
     # SAP instances as their sapstartsrv reports them: never the model itself, at most the
     # model answering as sapstartsrv (exporters.sapstartsrv), read like a real landscape.
-    sapcontrol: SAPControlSource
+    # None while the sapcontrol collector is off: nothing is built for it.
+    sapcontrol: SAPControlSource | None = None
 
     @classmethod
     def model(cls, snapshot: Callable[[], Snapshot]) -> Sources:
-        """The landscape model serves everything it can; sapstartsrv instances are read
-        through SAPControl as WLMON_SAPCONTROL_... (or WLMON_SAPSTARTSRV_...) name them."""
+        """The landscape model serves everything it can (no sapstartsrv is read)."""
         model = ModelSource(snapshot)
-        return cls(model, model, model, model, model, model, SAPControlScraper.from_settings())
+        return cls(model, model, model, model, model, model)
 
     @classmethod
-    def from_settings(cls, snapshot: Callable[[], Snapshot], settings: ExporterSettings) -> Sources:
-        """The model, with a real PostgreSQL as the buffer pools when a DSN is set."""
+    def from_settings(cls, snapshot: Callable[[], Snapshot], config: ExporterConfig) -> Sources:
+        """The model, with a real PostgreSQL as the buffer pools when a DSN is set and the
+        sapstartsrv instances the sapcontrol settings name when that collector is on."""
         sources = cls.model(snapshot)
+        settings = config.exporter
+        if config.sapcontrol is not None and settings.collector_sapcontrol:
+            sources = replace(sources, sapcontrol=SAPControlScraper(config.sapcontrol))
         if settings.postgres_dsn is None:
             return sources
         pools = PostgresBufferPools(
@@ -61,6 +70,8 @@ class Sources:
 class Registration:
     name: str
     build: Callable[[Sources, ExporterSettings], AnySourceCollector]
+    default: bool = True
+    help: str = ""
 
     @property
     def flag(self) -> str:
@@ -72,21 +83,37 @@ class Registration:
 
 
 COLLECTORS: tuple[Registration, ...] = (
-    Registration("st03", lambda src, _: ST03Collector(src.workload)),
-    Registration("st05", lambda src, cfg: ST05Collector(src.sql_trace, top_n=cfg.st05_top_n)),
-    Registration("dbbuffer", lambda src, _: DBBufferCollector(src.buffer_pools)),
-    Registration("sapbuffer", lambda src, _: SAPBufferCollector(src.sap_buffers)),
-    Registration("oscounters", lambda src, _: OSCountersCollector(src.os_counters)),
+    Registration("st03", lambda src, _: ST03Collector(src.workload), help="ST03 workload"),
+    Registration(
+        "st05",
+        lambda src, cfg: ST05Collector(src.sql_trace, top_n=cfg.st05_top_n),
+        help="ST05 SQL trace",
+    ),
+    Registration(
+        "dbbuffer", lambda src, _: DBBufferCollector(src.buffer_pools), help="DB buffer pools"
+    ),
+    Registration(
+        "sapbuffer", lambda src, _: SAPBufferCollector(src.sap_buffers), help="ST02 buffers"
+    ),
+    Registration(
+        "oscounters", lambda src, _: OSCountersCollector(src.os_counters), help="OS counters"
+    ),
     # Off unless switched on: it reads sapstartsrv, which the exporter does not run by itself.
-    Registration("sapcontrol", lambda src, _: SAPControlCollector(src.sapcontrol)),
+    Registration(
+        "sapcontrol",
+        lambda src, _: SAPControlCollector(src.sapcontrol),
+        default=False,
+        help="sapstartsrv instances (WLMON_SAPCONTROL_*)",
+    ),
 )
 
 
 def exporter_collector(
-    snapshot: Callable[[], Snapshot], settings: ExporterSettings
+    snapshot: Callable[[], Snapshot], config: ExporterConfig
 ) -> ExporterCollector:
-    """Every enabled collector on the sources the settings choose."""
-    sources = Sources.from_settings(snapshot, settings)
+    """Every enabled collector on the sources the configuration chooses."""
+    sources = Sources.from_settings(snapshot, config)
+    settings = config.exporter
     return ExporterCollector(
         sources.system,
         {r.name: r.build(sources, settings) for r in COLLECTORS if r.enabled(settings)},

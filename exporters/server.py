@@ -26,12 +26,11 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import CollectorRegistry
 
 from exporters.collectors.exposition import make_metrics_app
-from exporters.config import DEFAULT_MAX_USERS, ExporterSettings, get_settings
+from exporters.config import DEFAULT_MAX_USERS, ExporterConfig, ExporterSettings, load_config
 from exporters.control import ControlError, ControlState, StateFile, parse_change
 from exporters.model.catalog import ConfigError
 from exporters.model.engine import RealTimeRunner, Simulation
 from exporters.registry import exporter_collector
-from exporters.sapcontrol.settings import SapStartSrvSettings
 from exporters.sapstartsrv.server import fleet_from_settings
 from exporters.sinks.events import RunEvents
 from exporters.sinks.loki import LokiSink
@@ -207,10 +206,10 @@ class LiveModel:
         )
 
 
-def build_registry(sim, settings: ExporterSettings | None = None) -> CollectorRegistry:
+def build_registry(sim, config: ExporterConfig | None = None) -> CollectorRegistry:
     """/metrics of the model `sim` (anything with a `snapshot()`, e.g. a LiveModel)."""
     registry = CollectorRegistry(auto_describe=True)
-    registry.register(exporter_collector(sim.snapshot, settings or get_settings()))
+    registry.register(exporter_collector(sim.snapshot, config or load_config()))
     return registry
 
 
@@ -370,9 +369,13 @@ class ExporterServer:
         state_file: Path | None = None,
         settings: ExporterSettings | None = None,
         influx_token: str = "",
-        sapstartsrv: SapStartSrvSettings | None = None,
+        config: ExporterConfig | None = None,
     ) -> None:
-        settings = settings or get_settings()
+        # The configuration is read here only when the caller (the CLI) gave none; `settings`
+        # alone is shorthand for a configuration of just the exporter's own settings.
+        if config is None:
+            config = ExporterConfig(settings) if settings is not None else load_config()
+        settings = config.exporter
         if control_token is None and settings.control_token is not None:
             control_token = settings.control_token.get_secret_value()
         state_file = state_file or settings.state_file
@@ -409,10 +412,10 @@ class ExporterServer:
             TracePublisher(self.live.snapshot, self.loki, trace_interval_s) if self.loki else None
         )
         # The model answering as sapstartsrv, one SAPControl endpoint per instance.
-        srv = sapstartsrv or SapStartSrvSettings()
+        srv = config.sapstartsrv
         self.sapstartsrv = (
             fleet_from_settings(self.live.snapshot, lambda: self.live.sim.scenario, srv)
-            if srv.enabled
+            if srv is not None and srv.enabled
             else None
         )
         self.httpd = make_server(
@@ -420,7 +423,7 @@ class ExporterServer:
             port,
             build_app(
                 self.live,
-                build_registry(self.live, settings),
+                build_registry(self.live, config),
                 token=control_token,
                 max_users=settings.max_users,
             ),
@@ -494,7 +497,7 @@ def serve(
     trace_interval_s: float = 60.0,
     state_file: Path | None = None,
     influx_token: str = "",
-    sapstartsrv: SapStartSrvSettings | None = None,
+    config: ExporterConfig | None = None,
     control_token: str | None = None,
 ) -> None:
     server = ExporterServer(
@@ -507,7 +510,7 @@ def serve(
         trace_interval_s=trace_interval_s,
         state_file=state_file,
         influx_token=influx_token,
-        sapstartsrv=sapstartsrv,
+        config=config,
         control_token=control_token,
     )
     server.start_model()

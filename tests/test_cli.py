@@ -290,3 +290,25 @@ def test_fail_is_typed_as_never_returning() -> None:
     """Type checkers then know code after fail() is unreachable (a variable set only on
     the other branch is not 'possibly unbound')."""
     assert typing.get_type_hints(fail)["return"] is typing.NoReturn
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["--collector", "nosuch"], {}, "'nosuch' is not one of st03, st05"),
+        (["--collector", "st05", "--no-collector", "st05"], {}, "both name st05"),
+        (
+            ["--collector", "sapcontrol"],
+            {"WLMON_SAPCONTROL_ENDPOINTS": "ftp://nowhere"},
+            "WLMON_SAPCONTROL_ENDPOINTS: 'ftp://nowhere'",
+        ),
+        (["--collector", "sapcontrol"], {}, "names no sapstartsrv"),
+    ],
+)
+def test_exporter_configuration_errors_name_the_setting(args, env, message) -> None:
+    """Read at the edge: a bad flag or WLMON_SAPCONTROL_ value is one line, no traceback;
+    before anything listens."""
+    result = runner.invoke(app, ["exporter", "--port", "0", *args], env=env)
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
+    assert "Traceback" not in result.output

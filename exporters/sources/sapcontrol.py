@@ -1,8 +1,9 @@
 """The sapcontrol collector's source: sapstartsrv instances read through SAPControl.
 
 Reads any sapstartsrv, a real one or the model's (exporters.sapstartsrv). Instances come
-from its own settings (WLMON_SAPCONTROL_...), or from GetSystemInstanceList
-(exporters.sources.sapcontrol_discovery, within the same deadline). Each reading asks
+from the SAPControlSettings it is given (read at the edge, exporters.config), or from
+GetSystemInstanceList (exporters.sources.sapcontrol_discovery, within the same deadline).
+Each reading asks
 every instance in parallel, each within that deadline: a dead or hung instance costs at
 most the deadline and is read as down, the others are complete. Which methods are called
 follows what the instance runs (its `features`).
@@ -31,7 +32,7 @@ from exporters.sapcontrol.client import (
     SAPControlUnavailable,
     tls_verify,
 )
-from exporters.sapcontrol.settings import SAPControlSettings, SapStartSrvSettings
+from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.sapcontrol_discovery import ClientFactory, Discovery, endpoint
 
 log = logging.getLogger(__name__)
@@ -63,17 +64,6 @@ class SAPControlScraper:
         self._errors: dict[tuple[Endpoint, str], str] = {}
         self._scrape_lock = threading.Lock()
         self._last_at: float | None = None
-
-    @classmethod
-    def from_settings(cls) -> SAPControlScraper:
-        """From WLMON_SAPCONTROL_...; with no instances named there, the model's own
-        sapstartsrv when it serves one on fixed ports (WLMON_SAPSTARTSRV_...)."""
-        own = SAPControlSettings()
-        if not own.endpoints and not own.discover:
-            srv = SapStartSrvSettings()
-            if srv.enabled and srv.base_port:
-                own = own.model_copy(update={"discover": [f"http://{srv.host}:{srv.base_port}/"]})
-        return cls(own)
 
     def read(self) -> SAPControlReading:
         instances = self.scrape()

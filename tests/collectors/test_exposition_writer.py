@@ -19,7 +19,7 @@ from prometheus_client.openmetrics import exposition as om
 from prometheus_client.registry import Collector
 
 from exporters.collectors.exposition import OpenMetricsWriter, TextWriter
-from exporters.config import ExporterSettings
+from exporters.config import ExporterConfig, ExporterSettings
 from exporters.model.engine import Simulation
 from exporters.registry import exporter_collector
 from exporters.server import ExporterServer
@@ -54,7 +54,7 @@ def test_the_landscape_serializes_as_prometheus_client_does_scrape_after_scrape(
     kind, escaping
 ) -> None:
     sim = Simulation("sd-benchmark-2003", seed=1)
-    collector = exporter_collector(sim.snapshot, ExporterSettings())
+    collector = exporter_collector(sim.snapshot, ExporterConfig(ExporterSettings()))
     writer = kind(escaping)
     for _ in range(3):  # the second and third come from the label cache
         sim.step()

@@ -7,12 +7,11 @@ import pytest
 from prometheus_client import generate_latest
 from pydantic import SecretStr
 
-from exporters.config import ExporterSettings
+from exporters.config import ExporterConfig, ExporterSettings
 from exporters.registry import COLLECTORS, Sources
 from exporters.server import build_registry
 from exporters.sources.model import ModelSource
 from exporters.sources.postgres import PostgresBufferPools
-from exporters.sources.sapcontrol import SAPControlScraper
 
 NAMES = [r.name for r in COLLECTORS]
 # Collectors reading something the exporter does not run by itself: off unless configured.
@@ -34,7 +33,7 @@ def test_a_collector_switched_off_in_the_environment_is_not_scraped(
     sim, monkeypatch, name: str
 ) -> None:
     monkeypatch.setenv(f"WLMON_EXPORTER_COLLECTOR_{name.upper()}", "false")
-    text = generate_latest(build_registry(sim, ExporterSettings())).decode()
+    text = generate_latest(build_registry(sim, ExporterConfig(ExporterSettings()))).decode()
     scraped = {
         line.split('collector="')[1].split('"')[0]
         for line in text.splitlines()
@@ -44,11 +43,13 @@ def test_a_collector_switched_off_in_the_environment_is_not_scraped(
 
 
 def test_the_model_serves_every_source_unless_postgres_is_configured(sim) -> None:
-    default = Sources.from_settings(sim.snapshot, ExporterSettings(postgres_dsn=None))
+    default = Sources.from_settings(
+        sim.snapshot, ExporterConfig(ExporterSettings(postgres_dsn=None))
+    )
     assert all(isinstance(s, ModelSource) for k, s in vars(default).items() if k != "sapcontrol")
-    assert isinstance(default.sapcontrol, SAPControlScraper)  # sapstartsrv, never the model
+    assert default.sapcontrol is None  # the sapcontrol collector is off: no source built
     settings = ExporterSettings(postgres_dsn=SecretStr("host=127.0.0.1 port=1"), postgres_sid="PG1")
-    with_pg = Sources.from_settings(sim.snapshot, settings)
+    with_pg = Sources.from_settings(sim.snapshot, ExporterConfig(settings))
     assert isinstance(with_pg.buffer_pools, PostgresBufferPools)
     assert with_pg.buffer_pools.sid == "PG1"
     assert all(
@@ -60,7 +61,7 @@ def test_the_model_serves_every_source_unless_postgres_is_configured(sim) -> Non
 
 def test_an_unreachable_postgres_fails_only_the_buffer_pool_collector(sim) -> None:
     settings = ExporterSettings(postgres_dsn=SecretStr("host=127.0.0.1 port=1 connect_timeout=2"))
-    text = generate_latest(build_registry(sim, settings)).decode()
+    text = generate_latest(build_registry(sim, ExporterConfig(settings))).decode()
     assert 'sap_scrape_collector_success{collector="dbbuffer"} 0.0' in text
     assert 'sap_scrape_collector_success{collector="st03"} 1.0' in text
     assert "sap_db_bufferpool_data_logical_reads_total{" not in text

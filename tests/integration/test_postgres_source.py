@@ -163,13 +163,13 @@ def test_unreachable_postgres_reports_collector_failure_not_an_exception() -> No
 def test_exporter_serves_postgres_in_place_of_the_model_pools(postgres) -> None:
     from pydantic import SecretStr
 
-    from exporters.config import ExporterSettings
+    from exporters.config import ExporterConfig, ExporterSettings
     from exporters.model.engine import Simulation
     from exporters.server import build_registry
 
     sim = Simulation("sd-benchmark-2003", seed=1)
     settings = ExporterSettings(postgres_dsn=SecretStr(postgres), postgres_sid="PG1")
-    text = generate_latest(build_registry(_Live(sim), settings)).decode()
+    text = generate_latest(build_registry(_Live(sim), ExporterConfig(settings))).decode()
     assert (
         'sap_db_bufferpool_data_logical_reads_total{bufferpool="shared_buffers",sid="PG1"}' in text
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from exporters.config import load_config
+from exporters.registry import Sources
 from exporters.sapcontrol.client import Endpoint
 from exporters.sapcontrol.settings import SAPControlSettings, SapStartSrvSettings
 from exporters.sources.sapcontrol import SAPControlScraper
@@ -46,7 +48,44 @@ def test_the_model_sapstartsrv_is_off_unless_enabled(monkeypatch) -> None:
 
 
 def test_the_collector_defaults_to_the_models_own_endpoints(monkeypatch) -> None:
+    monkeypatch.setenv("WLMON_EXPORTER_COLLECTOR_SAPCONTROL", "true")
     monkeypatch.setenv("WLMON_SAPSTARTSRV_ENABLED", "true")
     monkeypatch.setenv("WLMON_SAPSTARTSRV_BASE_PORT", "52013")
-    scraper = SAPControlScraper.from_settings()
-    assert scraper.settings.discover == ["http://127.0.0.1:52013/"]
+    config = load_config()
+    assert config.sapcontrol.discover == ["http://127.0.0.1:52013/"]
+
+
+def test_the_cli_port_of_the_models_sapstartsrv_reaches_the_source(monkeypatch) -> None:
+    """Issue 25: `--sapstartsrv-port N` served sapstartsrv but the collector read nothing
+    (the settings the CLI built never reached the source, which read the environment)."""
+    monkeypatch.setenv("WLMON_EXPORTER_COLLECTOR_SAPCONTROL", "true")
+    config = load_config(sapstartsrv_port=52013)
+    assert config.sapstartsrv.enabled and config.sapstartsrv.base_port == 52013
+    assert config.sapcontrol.discover == ["http://127.0.0.1:52013/"]
+    sources = Sources.from_settings(lambda: None, config)
+    assert isinstance(sources.sapcontrol, SAPControlScraper)
+    assert sources.sapcontrol.settings.discover == ["http://127.0.0.1:52013/"]
+
+
+def test_a_malformed_sapcontrol_setting_stops_nothing_while_the_collector_is_off(
+    monkeypatch,
+) -> None:
+    monkeypatch.setenv("WLMON_SAPCONTROL_ENDPOINTS", "ftp://nowhere")
+    config = load_config()
+    assert config.sapcontrol is None
+    assert Sources.from_settings(lambda: None, config).sapcontrol is None
+    monkeypatch.setenv("WLMON_EXPORTER_COLLECTOR_SAPCONTROL", "true")
+    with pytest.raises(ValidationError, match="WLMON_SAPCONTROL_ENDPOINTS"):
+        load_config()
+
+
+def test_the_collector_on_with_no_sapstartsrv_named_is_an_error(monkeypatch) -> None:
+    monkeypatch.setenv("WLMON_EXPORTER_COLLECTOR_SAPCONTROL", "true")
+    with pytest.raises(ValueError, match="names no sapstartsrv"):
+        load_config()
+
+
+def test_collectors_switched_by_name_over_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv("WLMON_EXPORTER_COLLECTOR_ST05", "false")
+    config = load_config(collectors={"st05": True, "st03": False})
+    assert config.exporter.collector_st05 is True and config.exporter.collector_st03 is False

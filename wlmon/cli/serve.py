@@ -7,11 +7,12 @@ from pathlib import Path
 
 import typer
 import uvicorn
+from pydantic import ValidationError
 
-from exporters.config import ExporterSettings
+from exporters.config import ExporterConfig, load_config
 from exporters.model.catalog import ConfigError
 from exporters.model.des import ENGINES, make_simulation
-from exporters.sapcontrol.settings import SapStartSrvSettings
+from exporters.registry import COLLECTORS
 from exporters.server import serve
 from wlmon.cli.common import console, err, fail
 from wlmon.stack.render import render_alertmanager
@@ -53,18 +54,28 @@ def exporter(
         help="also answer as sapstartsrv (SAPControl SOAP), instance k on this port + k "
         "(0: free ports); more settings: WLMON_SAPSTARTSRV_*",
     ),
+    collector: list[str] = typer.Option(
+        [],
+        "--collector",
+        help="switch a collector on (repeatable): "
+        + ", ".join(f"{r.name} ({r.help}, {'on' if r.default else 'off'})" for r in COLLECTORS),
+    ),
+    no_collector: list[str] = typer.Option(
+        [], "--no-collector", help="switch a collector off (repeatable)"
+    ),
 ) -> None:
     """Serve /metrics from the real-time model (faults switchable via /control/faults with
     the bearer token of WLMON_EXPORTER_CONTROL_TOKEN, else of <state>/secrets/exporter-token)."""
 
     if engine not in ENGINES:
         fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
+    config = _config(sapstartsrv_port, collector, no_collector)
     overrides = {"think_time_s": think_time} if think_time is not None else None
     try:
         sim = make_simulation(engine, scenario, faults=fault, seed=seed, overrides=overrides)
     except ConfigError as exc:
         fail(str(exc))
-    token, token_source = _control_token()
+    token, token_source = _control_token(config)
     err.print(f"control writes: token from {token_source}")
     try:
         serve(
@@ -79,21 +90,38 @@ def exporter(
             trace_interval_s=trace_interval,
             state_file=state_file,
             influx_token=influx_token,
-            sapstartsrv=(
-                SapStartSrvSettings(enabled=True, base_port=sapstartsrv_port)
-                if sapstartsrv_port is not None
-                else None
-            ),
+            config=config,
         )
     except OSError as exc:
         fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
-def _control_token() -> tuple[str | None, str]:
+def _config(port: int | None, on: list[str], off: list[str]) -> ExporterConfig:
+    """The exporter's one configuration: the environment, the flags over it."""
+    names = [r.name for r in COLLECTORS]
+    for option, given in (("--collector", on), ("--no-collector", off)):
+        for name in given:
+            if name not in names:
+                fail(f"{option}: {name!r} is not one of {', '.join(names)}")
+    both = set(on) & set(off)
+    if both:
+        fail(f"--collector and --no-collector both name {', '.join(sorted(both))}")
+    try:
+        return load_config(port, {**dict.fromkeys(on, True), **dict.fromkeys(off, False)})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'settings'}: {e['msg']}" for e in exc.errors()
+        )
+        fail(f"exporter configuration ({exc.title}): {problems}")
+    except ValueError as exc:
+        fail(f"exporter configuration: {exc}")
+
+
+def _control_token(config: ExporterConfig) -> tuple[str | None, str]:
     """The control token and where it came from: WLMON_EXPORTER_CONTROL_TOKEN, else the
     state's secret file that `wlmon up` writes (so an exporter started by hand takes the
     token the stack's API sends)."""
-    given = ExporterSettings().control_token
+    given = config.exporter.control_token
     if given is not None:
         return given.get_secret_value(), "WLMON_EXPORTER_CONTROL_TOKEN"
     path = Stack().secret_file(EXPORTER_TOKEN_FILE)
