@@ -21,9 +21,12 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 log = logging.getLogger(__name__)
 
-RUN_ID = re.compile(r"^[A-Za-z0-9_-]{0,64}$")
+RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{0,64}$"
+RUN_ID = re.compile(RUN_ID_PATTERN)
 # A lease longer than an hour would leave a dead run's faults in place for that long.
 MAX_LEASE_S = 3600.0
 STATE_VERSION = 1
@@ -58,6 +61,62 @@ class ControlState:
         return asdict(self) | {"faults": list(self.faults), "version": STATE_VERSION}
 
 
+class ControlChange(BaseModel):
+    """A `PUT /control/faults` body, the one model the exporter validates it with and the
+    API's client (api/runs/realtime.py) builds it with. Every field is optional: one left
+    out keeps its value (only the fields set are sent). What depends on the running model
+    (known scenarios and faults, the users cap) is checked by `parse_change`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    scenario: str | None = None
+    faults: list[str] | None = None
+    # None: the scenario's own number of users.
+    users: int | None = Field(default=None, gt=0)
+    # "" clears the run id.
+    run_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN)
+    # With a run id: seconds the plan holds unless renewed; None: no lease.
+    lease_s: float | None = Field(default=None, gt=0, le=MAX_LEASE_S)
+
+    def body(self) -> dict:
+        """The JSON body: the fields set, nothing else."""
+        return self.model_dump(exclude_unset=True)
+
+
+# The message of a field the model refuses, as the API's callers have always read it.
+_FIELD_ERRORS = {
+    "faults": "field 'faults' must be a list of names",
+    "users": "field 'users' must be an integer from 1 to {max_users} (the model's cap) or null",
+    "run_id": "field 'run_id' must be up to 64 letters, digits, '-' or '_'",
+    "lease_s": f"field 'lease_s' must be a number of seconds in (0, {MAX_LEASE_S:g}]",
+}
+
+
+def _change(body: object, scenarios: list[str], max_users: int) -> ControlChange:
+    if not isinstance(body, dict):
+        raise ControlError("body must be a JSON object")
+    try:
+        change = ControlChange.model_validate(body)
+    except ValidationError as exc:
+        errors = exc.errors()
+        unknown = sorted(str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden")
+        if unknown:
+            raise ControlError(f"unknown field(s): {', '.join(unknown)}") from None
+        field = str(errors[0]["loc"][0])
+        if field == "scenario":
+            raise ControlError(
+                f"unknown scenario {body['scenario']!r}", available=scenarios
+            ) from None
+        raise ControlError(_FIELD_ERRORS[field].format(max_users=max_users)) from None
+    # null is a value only for users (the scenario's own) and lease_s (no lease).
+    for field in ("faults", "run_id"):
+        if field in change.model_fields_set and getattr(change, field) is None:
+            raise ControlError(_FIELD_ERRORS[field].format(max_users=max_users))
+    if "scenario" in change.model_fields_set and change.scenario is None:
+        raise ControlError("unknown scenario None", available=scenarios)
+    return change
+
+
 def parse_change(
     body: object,
     current: ControlState,
@@ -67,50 +126,26 @@ def parse_change(
     now: float,
 ) -> ControlState:
     """The state `body` asks for, or ControlError; nothing is changed here."""
-    if not isinstance(body, dict):
-        raise ControlError("body must be a JSON object")
-    unknown_fields = sorted(set(body) - {"scenario", "faults", "users", "run_id", "lease_s"})
-    if unknown_fields:
-        raise ControlError(f"unknown field(s): {', '.join(unknown_fields)}")
+    change = _change(body, scenarios, max_users)
+    given = change.model_fields_set
     new = current
-    if "faults" in body:
-        wanted = body["faults"]
-        if not isinstance(wanted, list) or not all(isinstance(f, str) for f in wanted):
-            raise ControlError("field 'faults' must be a list of names")
-        unknown = [f for f in wanted if f not in faults]
+    if "faults" in given:
+        unknown = [f for f in change.faults if f not in faults]
         if unknown:
             raise ControlError(f"unknown fault(s): {', '.join(unknown)}", available=sorted(faults))
-        new = replace(new, faults=tuple(dict.fromkeys(wanted)))
-    if "users" in body:
-        users = body["users"]
-        if users is not None and (
-            isinstance(users, bool) or not isinstance(users, int) or not 0 < users <= max_users
-        ):
-            raise ControlError(
-                f"field 'users' must be an integer from 1 to {max_users} (the model's cap) or null"
-            )
-        new = replace(new, users=users)
-    if "scenario" in body:
-        scenario = body["scenario"]
-        if not isinstance(scenario, str) or scenario not in scenarios:
-            raise ControlError(f"unknown scenario {scenario!r}", available=scenarios)
-        new = replace(new, scenario=scenario)
-    if "run_id" in body:
-        run_id = body["run_id"]
-        if not isinstance(run_id, str) or not RUN_ID.match(run_id):
-            raise ControlError("field 'run_id' must be up to 64 letters, digits, '-' or '_'")
-        if run_id != current.run_id:
-            new = replace(new, run_id=run_id, lease_until=None)
-    if "lease_s" in body:
-        lease = body["lease_s"]
-        if lease is not None and (
-            isinstance(lease, bool)
-            or not isinstance(lease, int | float)
-            or not 0 < lease <= MAX_LEASE_S
-        ):
-            raise ControlError(
-                f"field 'lease_s' must be a number of seconds in (0, {MAX_LEASE_S:g}]"
-            )
+        new = replace(new, faults=tuple(dict.fromkeys(change.faults)))
+    if "users" in given:
+        if change.users is not None and change.users > max_users:
+            raise ControlError(_FIELD_ERRORS["users"].format(max_users=max_users))
+        new = replace(new, users=change.users)
+    if "scenario" in given:
+        if change.scenario not in scenarios:
+            raise ControlError(f"unknown scenario {change.scenario!r}", available=scenarios)
+        new = replace(new, scenario=change.scenario)
+    if "run_id" in given and change.run_id != current.run_id:
+        new = replace(new, run_id=change.run_id, lease_until=None)
+    if "lease_s" in given:
+        lease = change.lease_s
         if lease is not None and not new.run_id:
             raise ControlError("field 'lease_s' needs a run_id: a lease belongs to a run")
         new = replace(new, lease_until=None if lease is None else now + float(lease))

@@ -23,6 +23,7 @@ from api.runs.annotations import RunAnnotations
 from api.runs.fromprom import PrometheusError, read_window, scrape_interval_s
 from api.runs.gaps import describe as describe_gaps
 from api.runs.spec import RealtimeRunRequest
+from exporters.control import ControlChange
 from exporters.model.catalog import Catalog, ConfigError
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,8 @@ class ExporterControl:
     def state(self) -> dict:
         return self._call("GET")
 
-    def apply(self, **body) -> dict:
-        return self._call("PUT", body)
+    def apply(self, change: ControlChange) -> dict:
+        return self._call("PUT", change.body())
 
     def _call(self, method: str, body: dict | None = None) -> dict:
         try:
@@ -236,7 +237,7 @@ class RealtimeRun(threading.Thread):
         }
 
     def _put(self, expected: dict) -> None:
-        state = self.control.apply(**expected, lease_s=self.lease_s)
+        state = self.control.apply(ControlChange(**expected, lease_s=self.lease_s))
         # The exporter that took the plan: a later check seeing another one saw a restart.
         now = datetime.now(UTC)
         self.gaps.seen(now, state.get("started"), True)
@@ -251,7 +252,7 @@ class RealtimeRun(threading.Thread):
             held = _holds(state, expected)
             self.gaps.seen(now, state.get("started"), held)
             if held:
-                self.control.apply(run_id=self.run_id, lease_s=self.lease_s)
+                self.control.apply(ControlChange(run_id=self.run_id, lease_s=self.lease_s))
             else:
                 log.warning("run %s: the exporter lost the plan; putting it back", self.run_id)
                 self._put(expected)
@@ -325,7 +326,7 @@ class RealtimeRun(threading.Thread):
         notes.extend(self.gaps.notes(datetime.now(UTC)))
         end = min(datetime.now(UTC), self._at(req.duration_s))
         try:
-            self.control.apply(**plan.restore, run_id="")
+            self.control.apply(ControlChange(**plan.restore, run_id=""))
         except ExporterError as exc:
             notes.append(f"the exporter was not restored: {exc}")
         ann.end(status, "; ".join(notes), self.start_at, steady_at, end)

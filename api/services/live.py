@@ -13,6 +13,7 @@ from api.runs.spec import RealtimeRunRequest
 from api.services.errors import Conflict, Invalid, Unreachable
 from api.services.runs import get_run
 from api.store import Store
+from exporters.control import ControlChange
 
 log = logging.getLogger(__name__)
 INTERRUPTED = "the API stopped while the run was in progress; ended at its restart"
@@ -101,7 +102,7 @@ def _release(store: Store, settings: Settings, orphans: dict[str, datetime]) -> 
         state = control.state()
         run_id = state.get("run_id", "")
         if run_id in orphans:
-            control.apply(faults=[], users=None, run_id="")
+            control.apply(ControlChange(faults=[], users=None, run_id=""))
             note = f"its faults were removed from the exporter at {_hms(datetime.now(UTC))} UTC"
         else:
             run_id, note = "", ""

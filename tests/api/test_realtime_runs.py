@@ -17,6 +17,7 @@ from api.runs import realtime
 from api.runs.spec import RealtimeRunRequest
 from api.store import Store
 from exporters.config import ExporterSettings
+from exporters.control import ControlChange
 from exporters.model.engine import Simulation
 from exporters.server import ExporterServer
 from tests.integration.helpers import eventually
@@ -306,7 +307,7 @@ def test_an_api_restart_ends_its_run_failed_and_frees_the_exporter(tmp_path) -> 
             spec={},
         )
         realtime.ExporterControl(f"http://127.0.0.1:{exporter.port}", EXPORTER_TOKEN).apply(
-            faults=["slow-enqueue-link"], run_id=run_id, lease_s=600
+            ControlChange(faults=["slow-enqueue-link"], run_id=run_id, lease_s=600)
         )
         settings = Settings(
             db_path=tmp_path / "db.sqlite",
