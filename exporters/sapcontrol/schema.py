@@ -121,6 +121,24 @@ TYPES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }
 TYPES["SystemWorkProcess"] = (("Instance", "string"), *TYPES["WorkProcess"])
+TYPES.update(
+    {
+        "InstanceVersionInfo": (
+            ("Filename", "string"),
+            ("VersionInfo", "string"),
+            ("Time", "string"),
+        ),
+        "AccessPoint": (
+            ("address", "string"),
+            ("port", "int"),
+            ("protocol", "string"),
+            ("processname", "string"),
+            ("active", "string"),
+        ),
+    }
+)
+# Arrays of plain strings (ArrayOfString): items are `<item>text</item>`.
+STRING = "string"
 
 # The EnqGetStatistic answer is the flat element `EnqStatistic` (not ...Response).
 ENQ_STATISTIC: tuple[tuple[str, str], ...] = (
@@ -241,6 +259,36 @@ OPERATIONS: dict[str, Operation] = {
             item_type="ICMConnection",
         ),
         Operation(
+            "GetVersionInfo",
+            "Returns a list version information for the most important files of the instance",
+            response="GetVersionInfoResponse",
+            array="version",
+            item_type="InstanceVersionInfo",
+        ),
+        Operation(
+            "GetEnvironment",
+            "Returns the process environment as an array of strings.",
+            response="GetEnvironmentResponse",
+            array="env",
+            item_type=STRING,
+        ),
+        Operation(
+            "ParameterValue",
+            "Returns a SAP profile parameter value for a given profile parameter. If the given "
+            "profile parameter is empty it returns a string with all known parameter value "
+            "pairs separated by newline.",
+            params=(("parameter", "rstring", ""),),
+            response="ParameterValueResponse",
+            fields=(("value", "string"),),
+        ),
+        Operation(
+            "GetAccessPointList",
+            "Returns a list of instance network access points.",
+            response="GetAccessPointListResponse",
+            array="accesspoint",
+            item_type="AccessPoint",
+        ),
+        Operation(
             "EnqGetStatistic",
             "Returns enque statistic.",
             response="EnqStatistic",
@@ -327,7 +375,10 @@ def encode_request(operation: str, **params: Any) -> bytes:
 def encode_response(operation: str, payload: list[Record] | Record) -> bytes:
     """The response envelope of `operation`: a list of items, or EnqStatistic's fields."""
     op = OPERATIONS[operation]
-    if op.array:
+    if op.item_type == STRING:
+        items = "".join(f"<item>{escape(str(item))}</item>" for item in payload)
+        inner = f"<{op.array}>{items}</{op.array}>"
+    elif op.array:
         fields = TYPES[op.item_type]
         items = "".join(f"<item>{_fields(fields, item)}</item>" for item in payload)
         inner = f"<{op.array}>{items}</{op.array}>"
@@ -367,7 +418,7 @@ def _body(xml: bytes) -> ET.Element:
 
 
 def _value(text: str | None, xsd: str) -> Any:
-    text = (text or "").strip()
+    text = (text or "").strip()  # "rstring": a string the WSDL requires (nillable="false")
     if xsd in ("int", "long"):
         return int(text) if text else 0
     if xsd == "double":
@@ -380,7 +431,7 @@ def _value(text: str | None, xsd: str) -> Any:
 def _answered(text: str | None, xsd: str) -> Any:
     """A response field's value; None where it carries no number or colour (an element
     left out or empty is never read as 0: state 0 is no STATE-COLOR)."""
-    if xsd == "string":
+    if xsd in ("string", "rstring"):
         return (text or "").strip()
     if text is None or not text.strip():
         return None
@@ -419,4 +470,7 @@ def decode_response(operation: str, xml: bytes) -> list[Record] | Record:
     array = next((c for c in body if _local(c.tag) == op.array), None)
     if array is None:
         return []
-    return [_read(item, TYPES[op.item_type]) for item in array if _local(item.tag) == "item"]
+    items = [item for item in array if _local(item.tag) == "item"]
+    if op.item_type == STRING:
+        return [(item.text or "").strip() for item in items]
+    return [_read(item, TYPES[op.item_type]) for item in items]

@@ -297,6 +297,75 @@ class ModelLandscape:
         }
         return [{"property": k, "propertytype": "Attribute", "value": v} for k, v in props.items()]
 
+    # ------------------------------------------------------------------ what monitors read
+    def version_info(self, inst: InstanceInfo) -> list[Record]:
+        """GetVersionInfo: the instance's executables, saying they are the model's."""
+        exe = f"/usr/sap/{self.snapshot().sid}/{inst.instance_name}/exe"
+        files = ["disp+work", "gwrd", "icman"] if inst.abap else ["msg_server", "enserver"]
+        return [
+            {
+                "Filename": f"{exe}/{name}",
+                "VersionInfo": "wlmon landscape model (answers as SAP kernel 753)",
+                "Time": _sap_time(self.started),
+            }
+            for name in [*files, "sapstartsrv"]
+        ]
+
+    def parameters(self, inst: InstanceInfo) -> dict[str, str]:
+        """The profile parameters the model knows for the instance."""
+        snap = self.snapshot()
+        sid = snap.sid
+        params = {
+            "SAPSYSTEMNAME": sid,
+            "SAPSYSTEM": f"{inst.nr:02d}",
+            "INSTANCE_NAME": inst.instance_name,
+            "SAPLOCALHOST": inst.host,
+            "SAPGLOBALHOST": self._scenario().landscape.central_services.host,
+            "DIR_INSTANCE": f"/usr/sap/{sid}/{inst.instance_name}",
+        }
+        if inst.abap:
+            st = snap.state
+            params["rdisp/wp_no_dia"] = str(int(st.wp_total[inst.index, 0]))
+            params["rdisp/wp_no_vb"] = str(int(st.wp_total[inst.index, 1]))
+        return params
+
+    def parameter_value(self, inst: InstanceInfo, name: str) -> str:
+        """ParameterValue: one parameter's value, or all of them (`name=value` lines) for
+        an empty name; KeyError for one the model does not know."""
+        params = self.parameters(inst)
+        if not name:
+            return "\n".join(f"{k}={v}" for k, v in params.items())
+        return params[name]
+
+    def environment(self, inst: InstanceInfo) -> list[str]:
+        """GetEnvironment: sapstartsrv's process environment, as `NAME=value` strings."""
+        sid = self.snapshot().sid
+        home = f"/usr/sap/{sid}/{inst.instance_name}"
+        return [
+            f"SAPSYSTEMNAME={sid}",
+            f"SAPSYSTEM={inst.nr:02d}",
+            f"DIR_LIBRARY={home}/exe",
+            f"LD_LIBRARY_PATH={home}/exe",
+            f"USER={sid.lower()}adm",
+        ]
+
+    def access_points(self, inst: InstanceInfo, http: int, https: int) -> list[Record]:
+        """GetAccessPointList: where the instance's sapstartsrv listens (the model serves no
+        other network service)."""
+        rows = []
+        for port, protocol in ((http, "HTTP"), (https, "HTTPS")):
+            if port:
+                rows.append(
+                    {
+                        "address": inst.host,
+                        "port": port,
+                        "protocol": protocol,
+                        "processname": "sapstartsrv",
+                        "active": "Yes",
+                    }
+                )
+        return rows
+
     # ------------------------------------------------------------------ process control
     def stop_processes(self, name: str, processes: set[str] | None = None) -> None:
         """Stop `processes` of instance `name` (all: `Stop`); they read GRAY "Stopped"."""

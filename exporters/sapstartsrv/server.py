@@ -178,6 +178,19 @@ class InstanceApp:
                 payload = land.icm_thread_list(inst)
             case "ICMGetConnectionList":
                 payload = land.icm_connection_list(inst)
+            case "GetVersionInfo":
+                payload = land.version_info(inst)
+            case "GetEnvironment":
+                payload = land.environment(inst)
+            case "ParameterValue":
+                name = str(params.get("parameter") or "")
+                try:
+                    payload = {"value": land.parameter_value(inst, name)}
+                except KeyError as exc:
+                    raise SOAPFault(f"Parameter {name} not found") from exc
+            case "GetAccessPointList":
+                http, https = self.ports().get(self.name, (0, 0))
+                payload = land.access_points(inst, http, https)
             case "Stop":
                 land.stop_processes(inst.name)
                 payload = {}

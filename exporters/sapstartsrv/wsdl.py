@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from exporters.sapcontrol.schema import NS, OPERATIONS, TYPES
+from exporters.sapcontrol.schema import NS, OPERATIONS, STRING, TYPES
 
 _XSD = {
     "string": 'type="xsd:string" minOccurs="0" maxOccurs="1" nillable="true"',
+    "rstring": 'type="xsd:string" minOccurs="1" maxOccurs="1" nillable="false"',
     "int": 'type="xsd:int" minOccurs="1" maxOccurs="1"',
     "long": 'type="xsd:long" minOccurs="1" maxOccurs="1"',
     "double": 'type="xsd:double" minOccurs="1" maxOccurs="1"',
@@ -46,7 +47,13 @@ def _schema() -> str:
             f'<simpleType name="{name}"><restriction base="xsd:string">{enum}'
             "</restriction></simpleType>"
         )
-    used = sorted({op.item_type for op in OPERATIONS.values() if op.item_type})
+    if any(op.item_type == STRING for op in OPERATIONS.values()):
+        parts.append(
+            '<complexType name="ArrayOfString"><sequence><element name="item" '
+            'type="xsd:string" minOccurs="0" maxOccurs="unbounded" nillable="true"/>'
+            "</sequence></complexType>"
+        )
+    used = sorted({op.item_type for op in OPERATIONS.values() if op.item_type not in ("", STRING)})
     for name in used:
         parts.append(
             f'<complexType name="{name}"><sequence>{_sequence(TYPES[name])}'
@@ -68,6 +75,8 @@ def _schema() -> str:
             array = (
                 "ArrayOfInstanceProperties"
                 if op.item_type == "InstanceProperty"
+                else "ArrayOfString"
+                if op.item_type == STRING
                 else f"ArrayOf{op.item_type}"
             )
             out = (

@@ -1,0 +1,164 @@
+"""A third-party SOAP client (zeep, from PyPI) loads the WSDL the model's sapstartsrv serves
+and calls every operation it lists; the served element names are SAP's (written out below
+from sapstartsrv's own WSDL, as recorded in SUSE/sap_host_exporter `index.html?wsdl`)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import httpx
+import pytest
+import requests
+from zeep import Client
+from zeep.exceptions import Fault
+from zeep.transports import Transport
+
+from exporters.model.engine import Simulation
+from exporters.sapcontrol.schema import OPERATIONS
+from exporters.sapstartsrv.landscape import ModelLandscape
+from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
+
+AUTH = ("bmkadm", "model-password")
+XSD = "{http://www.w3.org/2001/XMLSchema}"
+# Response element -> its child elements, and item type -> its elements, in SAP's WSDL.
+SAP_RESPONSES = {
+    "GetProcessListResponse": ["process"],
+    "GetInstancePropertiesResponse": ["properties"],
+    "GetSystemInstanceListResponse": ["instance"],
+    "ABAPGetWPTableResponse": ["workprocess"],
+    "ABAPGetSystemWPTableResponse": ["workprocess"],
+    "GetQueueStatisticResponse": ["queue"],
+    "GetAlertTreeResponse": ["tree"],
+    "ICMGetThreadListResponse": ["thread"],
+    "ICMGetConnectionListResponse": ["connection"],
+    "GetVersionInfoResponse": ["version"],
+    "GetEnvironmentResponse": ["env"],
+    "ParameterValueResponse": ["value"],
+    "GetAccessPointListResponse": ["accesspoint"],
+    "StartResponse": [],
+    "StopResponse": [],
+    "SendSignalResponse": [],
+}
+SAP_REQUESTS = {
+    "GetSystemInstanceList": ["timeout"],
+    "ABAPGetSystemWPTable": ["activeonly"],
+    "ParameterValue": ["parameter"],
+    "Start": ["runlevel"],
+    "Stop": ["softtimeout", "IsSystemStop"],
+    "SendSignal": ["pid", "signal"],
+}
+SAP_TYPES = {
+    "InstanceVersionInfo": ["Filename", "VersionInfo", "Time"],
+    "AccessPoint": ["address", "port", "protocol", "processname", "active"],
+    "OSProcess": [
+        "name",
+        "description",
+        "dispstatus",
+        "textstatus",
+        "starttime",
+        "elapsedtime",
+        "pid",
+    ],
+}
+NAME = "penguin3_D00"
+
+
+@pytest.fixture(scope="module")
+def fleet():
+    sim = Simulation("sd-benchmark-2003", seed=5)
+    sim.run(60)
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    fleet = SapStartSrvFleet(land, credentials=Credentials(*AUTH)).start()
+    yield fleet
+    fleet.stop()
+
+
+@pytest.fixture(scope="module")
+def service(fleet):
+    session = requests.Session()
+    session.auth = AUTH
+    client = Client(fleet.url(NAME) + "?wsdl", transport=Transport(session=session, timeout=10))
+    yield client.service
+    session.close()
+
+
+def _served_schema(fleet) -> ET.Element:
+    root = ET.fromstring(httpx.get(fleet.url(NAME) + "?wsdl", timeout=10).content)
+    return root.find(f".//{XSD}schema")
+
+
+def _children(node: ET.Element) -> list[str]:
+    return [e.get("name") for e in node.iter(f"{XSD}element") if e is not node]
+
+
+def test_served_element_names_are_saps(fleet) -> None:
+    schema = _served_schema(fleet)
+    elements = {e.get("name"): e for e in schema.findall(f"{XSD}element")}
+    types = {t.get("name"): t for t in schema.findall(f"{XSD}complexType")}
+    for op in OPERATIONS.values():
+        expected = SAP_RESPONSES.get(op.response)
+        if expected is not None:
+            assert _children(elements[op.response]) == expected, op.response
+        assert _children(elements[op.name]) == SAP_REQUESTS.get(op.name, []), op.name
+    for name, fields in SAP_TYPES.items():
+        assert _children(types[name]) == fields, name
+    assert [e.get("type") for e in types["ArrayOfString"].iter(f"{XSD}element")] == ["xsd:string"]
+
+
+ARGS = {
+    "GetSystemInstanceList": {"timeout": 0},
+    "ABAPGetSystemWPTable": {"activeonly": True},
+    "ParameterValue": {"parameter": "rdisp/wp_no_dia"},
+    "Start": {"runlevel": ""},
+    "Stop": {"softtimeout": 0, "IsSystemStop": 0},
+}
+
+
+@pytest.mark.parametrize("operation", sorted(OPERATIONS))
+def test_zeep_calls_every_served_operation(fleet, service, operation) -> None:
+    if operation == "SendSignal":
+        pid = next(p.pid for p in service.GetProcessList() if p.name == "gwrd")
+        service.SendSignal(pid=pid, signal="15")
+        gray = [p.name for p in service.GetProcessList() if p.dispstatus == "SAPControl-GRAY"]
+        service.Start(runlevel="")
+        assert gray == ["gwrd"]
+        return
+    if operation == "EnqGetStatistic":  # a dialog instance runs no enqueue server
+        with pytest.raises(Fault, match="not available"):
+            service.EnqGetStatistic()
+        return
+    try:
+        answer = getattr(service, operation)(**ARGS.get(operation, {}))
+    finally:
+        fleet.landscape.start_processes(NAME)  # after Stop
+    if operation in ("Start", "Stop"):
+        assert answer is None
+    elif operation == "ParameterValue":
+        dia = [wp for wp in service.ABAPGetWPTable() if wp.Typ == "DIA"]
+        assert int(answer) == len(dia)  # the profile agrees with SM50
+    elif operation == "GetEnvironment":
+        assert "SAPSYSTEMNAME=BMK" in answer
+    elif operation == "ICMGetConnectionList":
+        assert not answer  # the SD benchmark's ICM holds no connections
+    else:
+        assert answer, operation
+
+
+def test_zeep_reads_the_ascs_enqueue_statistic_and_its_faults(fleet) -> None:
+    session = requests.Session()
+    session.auth = AUTH
+    ascs = Client(fleet.url("penguin1_ASCS01") + "?wsdl", transport=Transport(session=session))
+    stat = ascs.service.EnqGetStatistic()
+    assert stat["locks-max"] > 0 and stat["replication-state"] == "SAPControl-GRAY"
+    with pytest.raises(Fault, match="not available"):
+        ascs.service.ABAPGetWPTable()
+    session.close()
+
+
+def test_access_points_and_parameters_answer_from_the_model(fleet, service) -> None:
+    [ap] = service.GetAccessPointList()
+    assert (ap.address, ap.port, ap.protocol) == ("penguin3", fleet.ports()[NAME][0], "HTTP")
+    everything = service.ParameterValue(parameter="").splitlines()
+    assert "SAPSYSTEMNAME=BMK" in everything and "INSTANCE_NAME=D00" in everything
+    with pytest.raises(Fault, match="Parameter nosuch/param not found"):
+        service.ParameterValue(parameter="nosuch/param")
