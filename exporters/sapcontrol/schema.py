@@ -12,6 +12,7 @@ so what the code reads is spelled as SAP spells it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -448,13 +449,33 @@ def _read(element: ET.Element, fields: tuple[tuple[str, str], ...]) -> Record:
     return {name: _answered(present.get(name), xsd) for name, xsd in fields}
 
 
+SOAP12_ENV = "http://www.w3.org/2003/05/soap-envelope"
+# The fault texts gSOAP (sapstartsrv's SOAP stack) answers a request it cannot take with.
+VERSION_MISMATCH = "SOAP version mismatch or no SOAP message"
+
+
+def no_method(name: str) -> str:
+    return f"Method '{name}' not implemented: method name or namespace not recognized"
+
+
 def decode_request(xml: bytes) -> tuple[str, Record]:
-    """(operation, parameters) of a request envelope; raises SOAPFault for unknown ones."""
+    """(operation, parameters) of a SOAP 1.1 request envelope. Raises SOAPFault as gSOAP
+    answers: VersionMismatch for a SOAP 1.2 (or no) envelope, Client for an operation it
+    does not serve or one outside the urn:SAPControl namespace."""
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise ValueError(f"not XML: {exc}") from exc
+    if root.tag != f"{{{SOAP_ENV}}}Envelope":
+        raise SOAPFault(VERSION_MISMATCH, "SOAP-ENV:VersionMismatch")
     body = _body(xml)
     name = _local(body.tag)
     op = OPERATIONS.get(name)
-    if op is None:
-        raise SOAPFault(f"Method {name} not supported", "SOAP-ENV:Client")
+    if op is None or body.tag != f"{{{NS}}}{name}":
+        # gSOAP names the element as the request wrote it, prefix included.
+        written = re.search(rb"<([\w.-]+:)?" + re.escape(name.encode()) + rb"[\s/>]", xml)
+        qname = written.group(0)[1:-1].decode() if written else name
+        raise SOAPFault(no_method(qname), "SOAP-ENV:Client")
     present = {_local(c.tag): c.text for c in body}
     return name, {p: _value(present.get(p, d), t) for p, t, d in op.params}
 

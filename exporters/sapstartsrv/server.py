@@ -24,6 +24,7 @@ import random
 import secrets
 import socket
 import ssl
+import struct
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -31,7 +32,13 @@ from pathlib import Path
 from socketserver import ThreadingMixIn, UnixStreamServer
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from exporters.sapcontrol.schema import SOAPFault, decode_request, encode_fault, encode_response
+from exporters.sapcontrol.schema import (
+    SOAPFault,
+    decode_request,
+    encode_fault,
+    encode_response,
+    no_method,
+)
 from exporters.sapcontrol.settings import SapStartSrvSettings
 from exporters.sapstartsrv.landscape import InstanceInfo, ModelLandscape
 from exporters.sapstartsrv.wsdl import wsdl
@@ -42,6 +49,25 @@ UNPROTECTED_SDEFAULT = frozenset(
     {"GetSystemInstanceList", "GetProcessList", "GetInstanceProperties"}
 )
 STALL_LIMIT_S = 600.0
+# WSGI environ key: the request came over the Unix socket from a trusted OS user.
+TRUSTED = "wlmon.trusted_peer"
+
+
+def trusted_uids() -> frozenset[int]:
+    """Who sapstartsrv trusts on its Unix socket: root and the user it runs as (<sid>adm on
+    a real host, whoever runs the model here)."""
+    return frozenset({0, os.getuid()})
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end of a Unix socket (SO_PEERCRED), or None
+    where the platform does not say."""
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (AttributeError, OSError):
+        return None
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid
 
 
 @dataclass(frozen=True)
@@ -120,8 +146,12 @@ class InstanceApp:
             )
         try:
             operation, params = decode_request(environ["wsgi.input"].read(length))
-            if operation not in self.unprotected and not (
-                self.credentials and self.credentials.check(environ.get("HTTP_AUTHORIZATION"))
+            if (
+                operation not in self.unprotected
+                and not environ.get(TRUSTED)
+                and not (
+                    self.credentials and self.credentials.check(environ.get("HTTP_AUTHORIZATION"))
+                )
             ):
                 return _respond(
                     start_response,
@@ -204,7 +234,7 @@ class InstanceApp:
                     raise SOAPFault(f"Invalid argument: {exc.args[0]}") from exc
                 payload = {}
             case _:  # pragma: no cover - decode_request rejects unknown operations
-                raise SOAPFault(f"Method {operation} not supported", "SOAP-ENV:Client")
+                raise SOAPFault(no_method(operation), "SOAP-ENV:Client")
         return encode_response(operation, payload)
 
 
@@ -216,9 +246,15 @@ class _Handler(WSGIRequestHandler):
         return str(self.client_address[0]) if self.client_address else "unix"
 
     def get_environ(self) -> dict:
-        if not self.client_address:  # a Unix socket has no peer address
+        unix = not self.client_address  # a Unix socket has no peer address
+        if unix:
             self.client_address = ("unix", 0)
-        return super().get_environ()
+        environ = super().get_environ()
+        if unix:
+            # Trusted connect: on its Unix socket sapstartsrv lets root
+            # and <sid>adm call protected methods without a password, by the peer's uid.
+            environ[TRUSTED] = peer_uid(self.connection) in trusted_uids()
+        return environ
 
 
 class _TCPServer(ThreadingMixIn, WSGIServer):
