@@ -118,6 +118,9 @@ class SapStartSrvSettings(BaseSettings):
     uds_dir: Path | None = None
     tls_cert: Path | None = None
     tls_key: Path | None = None
+    # With TLS: instance k's HTTPS port (its 5NN14) is this + k; 0: free ports. HTTP stays
+    # on base_port + k beside it.
+    tls_base_port: int = Field(default=0, ge=0, le=65535)
     # CCMS dialog values are averages over this much simulated time.
     ccms_interval_s: float = Field(default=60.0, gt=0)
 

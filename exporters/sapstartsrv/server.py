@@ -319,9 +319,11 @@ class SapStartSrvFleet:
     """Every instance of the model answering as its own sapstartsrv on `host`.
 
     `base_port` 0 takes free ports; otherwise instance k (GetSystemInstanceList order)
-    listens on base_port + k. With `tls` (an ssl.SSLContext) the listeners speak HTTPS and
-    are listed with their httpsPort; with `uds_dir`, each also listens on
-    `<uds_dir>/<host>/.sapstream5<NN>13` as sapstartsrv does on its own host.
+    listens on base_port + k. With `tls` (an ssl.SSLContext) each also speaks HTTPS on a
+    port of its own (`tls_base_port` + k, or a free one), beside plain HTTP as sapstartsrv
+    serves 5<NN>13 and 5<NN>14 side by side, and is listed with both ports; with `uds_dir`,
+    each also listens on `<uds_dir>/<host>/.sapstream5<NN>13` as sapstartsrv does on its
+    own host.
     """
 
     def __init__(
@@ -333,6 +335,7 @@ class SapStartSrvFleet:
         unprotected: frozenset[str] = UNPROTECTED_SDEFAULT,
         tls: ssl.SSLContext | None = None,
         uds_dir: Path | None = None,
+        tls_base_port: int = 0,
     ) -> None:
         self.landscape = landscape
         self.host = host
@@ -342,6 +345,7 @@ class SapStartSrvFleet:
         self._stopped: set[str] = set()
         self.apps: dict[str, InstanceApp] = {}
         self.tcp: dict[str, _Listener] = {}
+        self.https: dict[str, _Listener] = {}
         self.unix: dict[str, _Listener] = {}
         for k, inst in enumerate(landscape.instances()):
             app = InstanceApp(
@@ -355,16 +359,21 @@ class SapStartSrvFleet:
             self.apps[inst.name] = app
             port = base_port + k if base_port else 0
             self.tcp[inst.name] = _Listener(app, self._tcp_factory(app), port)
+            if tls is not None:
+                tls_port = tls_base_port + k if tls_base_port else 0
+                self.https[inst.name] = _Listener(app, self._tcp_factory(app, tls), tls_port)
             if uds_dir is not None:
                 self.unix[inst.name] = _Listener(app, self._unix_factory(app, inst))
 
-    def _tcp_factory(self, app: InstanceApp) -> Callable[[int], object]:
+    def _tcp_factory(
+        self, app: InstanceApp, tls: ssl.SSLContext | None = None
+    ) -> Callable[[int], object]:
         def make(port: int):
             server = make_server(
                 self.host, port, app, server_class=_TCPServer, handler_class=_Handler
             )
-            if self.tls is not None:
-                server.socket = self.tls.wrap_socket(server.socket, server_side=True)
+            if tls is not None:
+                server.socket = tls.wrap_socket(server.socket, server_side=True)
                 server.base_environ["HTTPS"] = "on"
             return server
 
@@ -398,7 +407,7 @@ class SapStartSrvFleet:
         # shutdown() waits for serve_forever's next poll: stop them all at once.
         stoppers = [
             threading.Thread(target=listener.stop)
-            for listener in [*self.tcp.values(), *self.unix.values()]
+            for listener in [*self.tcp.values(), *self.https.values(), *self.unix.values()]
         ]
         for t in stoppers:
             t.start()
@@ -408,7 +417,7 @@ class SapStartSrvFleet:
     def start_instance(self, name: str) -> None:
         self._stopped.discard(name)
         self.apps[name].stall.clear()
-        for group in (self.tcp, self.unix):
+        for group in (self.tcp, self.https, self.unix):
             if name in group and group[name].server is None:
                 group[name].start()
 
@@ -416,7 +425,7 @@ class SapStartSrvFleet:
         """sapstartsrv of `name` is gone: its connections are refused."""
         self._stopped.add(name)
         self.apps[name].release.set()
-        for group in (self.tcp, self.unix):
+        for group in (self.tcp, self.https, self.unix):
             if name in group:
                 group[name].stop()
 
@@ -432,16 +441,18 @@ class SapStartSrvFleet:
 
     # ------------------------------------------------------------------ addresses
     def ports(self) -> dict[str, tuple[int, int]]:
-        out = {}
-        for name, listener in self.tcp.items():
-            port = listener.bound_port
-            out[name] = (0, port) if self.tls is not None else (port, 0)
-        return out
+        return {
+            name: (listener.bound_port, self.https[name].bound_port if self.https else 0)
+            for name, listener in self.tcp.items()
+        }
 
-    def url(self, name: str) -> str:
+    def url(self, name: str, scheme: str | None = None) -> str:
+        """Where instance `name` answers: over HTTPS when it speaks TLS, else (or with
+        scheme "http") over HTTP."""
         http, https = self.ports()[name]
-        scheme, port = ("https", https) if self.tls is not None else ("http", http)
-        return f"{scheme}://{self.host}:{port}/"
+        if scheme is None:
+            scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://{self.host}:{https if scheme == 'https' else http}/"
 
     def urls(self) -> dict[str, str]:
         return {name: self.url(name) for name in self.tcp}
@@ -505,4 +516,5 @@ def fleet_from_settings(
         credentials=Credentials(username, password),
         tls=tls,
         uds_dir=settings.uds_dir,
+        tls_base_port=settings.tls_base_port,
     )

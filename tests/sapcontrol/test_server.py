@@ -43,6 +43,10 @@ def fleet(sim, tmp_path_factory):
     fleet.stop()
 
 
+def _client_http(fleet, name: str = "penguin2_D00") -> SAPControlClient:
+    return SAPControlClient(Endpoint(fleet.url(name, "http")), auth=AUTH, timeout_s=10)
+
+
 def _client(fleet, name: str, auth=AUTH) -> SAPControlClient:
     return SAPControlClient(Endpoint(fleet.url(name)), auth=auth, timeout_s=10)
 
@@ -177,5 +181,11 @@ def test_https_with_a_ca_file(sim, tmp_path) -> None:
             pytest.raises(SAPControlUnavailable, match=r"(?i)certificate"),
         ):
             c.process_list()  # not trusted without the CA
+        # HTTP and HTTPS side by side, as sapstartsrv serves 5NN13 and 5NN14.
+        http, https = fleet.ports()["penguin2_D00"]
+        assert http and https and http != https
+        with _client_http(fleet) as c:
+            listed = c.system_instance_list()[0]
+        assert (listed["httpPort"], listed["httpsPort"]) == (http, https)
     finally:
         fleet.stop()
