@@ -138,6 +138,22 @@ TYPES.update(
         ),
     }
 )
+TYPES["SyslogEntry"] = (
+    ("Time", "string"),
+    ("Typ", "string"),
+    ("Client", "string"),
+    ("User", "string"),
+    ("Tcode", "string"),
+    ("MNo", "string"),
+    ("Text", "string"),
+    ("Severity", "color"),
+)
+TYPES["HACheck"] = (
+    ("state", "hastate"),
+    ("category", "hacategory"),
+    ("description", "string"),
+    ("comment", "string"),
+)
 # Arrays of plain strings (ArrayOfString): items are `<item>text</item>`.
 STRING = "string"
 
@@ -183,7 +199,10 @@ class Operation:
     response: str = ""  # response element
     array: str = ""  # element holding the array of items (empty: flat response)
     item_type: str = ""  # complexType of the items
-    fields: tuple[tuple[str, str], ...] = ()  # a flat response's elements (EnqStatistic)
+    # A flat response's elements (EnqStatistic), or those before the array.
+    fields: tuple[tuple[str, str], ...] = ()
+    # The array element is minOccurs="1" nillable="false" (SAP's WSDL, e.g. GetStartProfile).
+    array_required: bool = False
     # Changes the instance (Start, Stop, SendSignal): protected whatever the preset.
     control: bool = False
 
@@ -290,6 +309,45 @@ OPERATIONS: dict[str, Operation] = {
             item_type="AccessPoint",
         ),
         Operation(
+            "GetStartProfile",
+            "Returns start profile name and content as array of lines.",
+            response="GetStartProfileResponse",
+            fields=(("name", "string"),),
+            array="lines",
+            item_type=STRING,
+            array_required=True,
+        ),
+        Operation(
+            "HACheckConfig",
+            "Checks high availability configurration and status of the system.",
+            response="HACheckConfigResponse",
+            array="check",
+            item_type="HACheck",
+        ),
+        Operation(
+            "HAGetFailoverConfig",
+            "Returns HA failover third party information.",
+            response="HAGetFailoverConfigResponse",
+            fields=(
+                ("HAActive", "boolean"),
+                ("HAProductVersion", "string"),
+                ("HASAPInterfaceVersion", "string"),
+                ("HADocumentation", "string"),
+                ("HAActiveNode", "string"),
+            ),
+            array="HANodes",
+            item_type=STRING,
+            array_required=True,
+        ),
+        Operation(
+            "ABAPReadSyslog",
+            "Reads the SAP ABAP Syslog and returns it as an array of entries (similar to sm21 "
+            "transaction).",
+            response="ABAPReadSyslogResponse",
+            array="log",
+            item_type="SyslogEntry",
+        ),
+        Operation(
             "EnqGetStatistic",
             "Returns enque statistic.",
             response="EnqStatistic",
@@ -376,15 +434,21 @@ def encode_request(operation: str, **params: Any) -> bytes:
 def encode_response(operation: str, payload: list[Record] | Record) -> bytes:
     """The response envelope of `operation`: a list of items, or EnqStatistic's fields."""
     op = OPERATIONS[operation]
-    if op.item_type == STRING:
-        items = "".join(f"<item>{escape(str(item))}</item>" for item in payload)
-        inner = f"<{op.array}>{items}</{op.array}>"
+    if op.array and op.fields:  # fields, then the array: a dict holding both
+        head, rows = _fields(op.fields, payload), payload[op.array]
     elif op.array:
-        fields = TYPES[op.item_type]
-        items = "".join(f"<item>{_fields(fields, item)}</item>" for item in payload)
-        inner = f"<{op.array}>{items}</{op.array}>"
+        head, rows = "", payload
     else:
-        inner = _fields(op.fields, payload or {})
+        return _envelope(
+            f"<SAPControl:{op.response}>{_fields(op.fields, payload or {})}"
+            f"</SAPControl:{op.response}>"
+        )
+    if op.item_type == STRING:
+        items = "".join(f"<item>{escape(str(item))}</item>" for item in rows)
+    else:
+        fields = TYPES[op.item_type]
+        items = "".join(f"<item>{_fields(fields, item)}</item>" for item in rows)
+    inner = f"{head}<{op.array}>{items}</{op.array}>"
     return _envelope(f"<SAPControl:{op.response}>{inner}</SAPControl:{op.response}>")
 
 
@@ -489,9 +553,11 @@ def decode_response(operation: str, xml: bytes) -> list[Record] | Record:
     if not op.array:
         return _read(body, op.fields)
     array = next((c for c in body if _local(c.tag) == op.array), None)
-    if array is None:
-        return []
-    items = [item for item in array if _local(item.tag) == "item"]
+    items = [item for item in (array if array is not None else []) if _local(item.tag) == "item"]
     if op.item_type == STRING:
-        return [(item.text or "").strip() for item in items]
-    return [_read(item, TYPES[op.item_type]) for item in items]
+        rows: list = [(item.text or "").strip() for item in items]
+    else:
+        rows = [_read(item, TYPES[op.item_type]) for item in items]
+    if op.fields:  # fields and the array: one record holding both
+        return {**_read(body, op.fields), op.array: rows}
+    return rows

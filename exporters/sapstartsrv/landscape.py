@@ -206,6 +206,9 @@ class ModelLandscape:
         self._calls = 0
         # instance name -> names of its processes stopped (Stop, SendSignal) until Start.
         self._stopped_procs: dict[str, set[str]] = {}
+        # instance name -> (epoch, text, STATE-COLOR) of what happened to its processes:
+        # its ABAP system log (ABAPReadSyslog).
+        self._events: dict[str, deque] = {}
         self._reset(0.0)
 
     def _reset(self, sim_time: float) -> None:
@@ -366,6 +369,99 @@ class ModelLandscape:
                 )
         return rows
 
+    def start_profile(self, inst: InstanceInfo) -> Record:
+        """GetStartProfile: the profile's name and the lines that start its processes."""
+        sid = self.snapshot().sid
+        lines = [
+            f"SAPSYSTEMNAME = {sid}",
+            f"SAPSYSTEM = {inst.nr:02d}",
+            f"INSTANCE_NAME = {inst.instance_name}",
+            f"SAPLOCALHOST = {inst.host}",
+            "DIR_EXECUTABLE = $(DIR_INSTANCE)/exe",
+        ]
+        for k, (process, *_rest) in enumerate(self._processes(inst)):
+            lines.append(f"_P{k:02d} = {process}")
+            lines.append(f"Start_Program_{k:02d} = local $(DIR_EXECUTABLE)/$(_P{k:02d}) pf=$(_PF)")
+        return {
+            "name": f"/usr/sap/{sid}/SYS/profile/{sid}_{inst.instance_name}_{inst.host}",
+            "lines": lines,
+        }
+
+    @staticmethod
+    def ha_failover_config() -> Record:
+        """HAGetFailoverConfig: the model is not an HA system (no cluster software)."""
+        return {
+            "HAActive": False,
+            "HAProductVersion": "",
+            "HASAPInterfaceVersion": "",
+            "HADocumentation": "",
+            "HAActiveNode": "",
+            "HANodes": [],
+        }
+
+    def ha_check_config(self) -> list[Record]:
+        """HACheckConfig: the checks of the system's configuration and state the model can
+        answer (SAP-CONFIGURATION, SAP-STATE; no HA software, so no HA-* checks)."""
+        insts = self.instances()
+        abap = [i for i in insts if i.abap]
+        running = [i for i in abap if len(self.stopped_processes(i.name)) < len(self._processes(i))]
+        scs = next(i for i in insts if i.enqueue)
+        scs_up = not self.stopped_processes(scs.name)
+
+        def check(state: str, category: str, description: str, comment: str) -> Record:
+            return {
+                "state": f"SAPControl-HA-{state}",
+                "category": f"SAPControl-{category}",
+                "description": description,
+                "comment": comment,
+            }
+
+        return [
+            check(
+                "SUCCESS" if len(abap) > 1 else "WARNING",
+                "SAP-CONFIGURATION",
+                "Redundant ABAP instance configuration",
+                f"{len(abap)} ABAP instances detected",
+            ),
+            check(
+                "SUCCESS",
+                "SAP-CONFIGURATION",
+                "Enqueue separation",
+                f"The enqueue server runs in {scs.instance_name}, apart from the ABAP instances",
+            ),
+            check(
+                "SUCCESS" if scs_up else "ERROR",
+                "SAP-STATE",
+                "SCS instance running",
+                f"{scs.instance_name} {'running' if scs_up else 'not running'}",
+            ),
+            check(
+                "SUCCESS" if len(running) > 1 else "ERROR",
+                "SAP-STATE",
+                "Redundant ABAP instance state",
+                f"{len(running)} of {len(abap)} ABAP instances running",
+            ),
+        ]
+
+    def syslog(self, inst: InstanceInfo) -> list[Record]:
+        """ABAPReadSyslog: the instance's start and what happened to its processes since."""
+        events = [(self.started, "Instance started (wlmon landscape model)", GREEN)]
+        with self._lock:
+            events += list(self._events.get(inst.name, ()))
+        return [
+            {
+                "Time": _sap_time(when),
+                "Typ": "",
+                "Client": "",
+                "User": "",
+                "Tcode": "",
+                "MNo": "",
+                "Text": text,
+                "Severity": color,
+            }
+            for when, text, color in events
+        ]
+
     # ------------------------------------------------------------------ process control
     def stop_processes(self, name: str, processes: set[str] | None = None) -> None:
         """Stop `processes` of instance `name` (all: `Stop`); they read GRAY "Stopped"."""
@@ -376,12 +472,18 @@ class ModelLandscape:
             raise KeyError(f"{name} runs no process {sorted(wanted - every)}")
         with self._lock:
             self._stopped_procs.setdefault(name, set()).update(wanted)
+            for process in sorted(wanted):
+                self._event(name, f"Process {process} stopped", RED)
 
     def start_processes(self, name: str) -> None:
         """`Start`: every stopped process of instance `name` runs again."""
         self.instance(name)
         with self._lock:
-            self._stopped_procs.pop(name, None)
+            for process in sorted(self._stopped_procs.pop(name, set())):
+                self._event(name, f"Process {process} started", GREEN)
+
+    def _event(self, name: str, text: str, color: str) -> None:
+        self._events.setdefault(name, deque(maxlen=1000)).append((self.clock(), text, color))
 
     def stopped_processes(self, name: str) -> frozenset[str]:
         with self._lock:

@@ -175,6 +175,7 @@ class InstanceApp:
         land = self.landscape
         inst = land.instance(self.name)
         needs = {
+            "ABAPReadSyslog": inst.abap,
             "ABAPGetWPTable": inst.abap,
             "ABAPGetSystemWPTable": inst.abap,
             "GetQueueStatistic": inst.abap,
@@ -221,6 +222,14 @@ class InstanceApp:
             case "GetAccessPointList":
                 http, https = self.ports().get(self.name, (0, 0))
                 payload = land.access_points(inst, http, https)
+            case "GetStartProfile":
+                payload = land.start_profile(inst)
+            case "HAGetFailoverConfig":
+                payload = land.ha_failover_config()
+            case "HACheckConfig":
+                payload = land.ha_check_config()
+            case "ABAPReadSyslog":
+                payload = land.syslog(inst)
             case "Stop":
                 land.stop_processes(inst.name)
                 payload = {}

@@ -21,10 +21,19 @@ _XSD = {
     "boolean": 'type="xsd:boolean" minOccurs="1" maxOccurs="1"',
     "color": 'type="SAPControl:STATE-COLOR" minOccurs="1" maxOccurs="1"',
     "level": 'type="SAPControl:VISIBLE-LEVEL" minOccurs="1" maxOccurs="1"',
+    "hastate": 'type="SAPControl:HAVerificationState" minOccurs="1" maxOccurs="1"',
+    "hacategory": 'type="SAPControl:HACheckCategory" minOccurs="1" maxOccurs="1"',
 }
 _ENUMS = {
     "STATE-COLOR": ("GRAY", "GREEN", "YELLOW", "RED"),
     "VISIBLE-LEVEL": ("UNKNOWN", "OPERATOR", "EXPERT", "DEVELOPER"),
+    "HAVerificationState": ("HA-SUCCESS", "HA-WARNING", "HA-ERROR"),
+    "HACheckCategory": (
+        "SAP-CONFIGURATION",
+        "SAP-STATE",
+        "HA-CONFIGURATION",
+        "HA-STATE",
+    ),
 }
 SERVICE_DOC = (
     "The SAPControl webservice can be used to control and monitor a single SAP instance. "
@@ -79,9 +88,14 @@ def _schema() -> str:
                 if op.item_type == STRING
                 else f"ArrayOf{op.item_type}"
             )
+            occurs = (
+                'minOccurs="1" maxOccurs="1" nillable="false"'
+                if op.array_required
+                else 'minOccurs="0" maxOccurs="1" nillable="true"'
+            )
             out = (
-                f'<element name="{op.array}" type="SAPControl:{array}" minOccurs="0" '
-                'maxOccurs="1" nillable="true"/>'
+                f'{_sequence(op.fields)}<element name="{op.array}" type="SAPControl:{array}" '
+                f"{occurs}/>"
             )
         else:
             out = _sequence(op.fields)

@@ -35,6 +35,17 @@ SAP_RESPONSES = {
     "GetEnvironmentResponse": ["env"],
     "ParameterValueResponse": ["value"],
     "GetAccessPointListResponse": ["accesspoint"],
+    "GetStartProfileResponse": ["name", "lines"],
+    "HACheckConfigResponse": ["check"],
+    "HAGetFailoverConfigResponse": [
+        "HAActive",
+        "HAProductVersion",
+        "HASAPInterfaceVersion",
+        "HADocumentation",
+        "HAActiveNode",
+        "HANodes",
+    ],
+    "ABAPReadSyslogResponse": ["log"],
     "StartResponse": [],
     "StopResponse": [],
     "SendSignalResponse": [],
@@ -48,6 +59,8 @@ SAP_REQUESTS = {
     "SendSignal": ["pid", "signal"],
 }
 SAP_TYPES = {
+    "HACheck": ["state", "category", "description", "comment"],
+    "SyslogEntry": ["Time", "Typ", "Client", "User", "Tcode", "MNo", "Text", "Severity"],
     "InstanceVersionInfo": ["Filename", "VersionInfo", "Time"],
     "AccessPoint": ["address", "port", "protocol", "processname", "active"],
     "OSProcess": [
@@ -122,6 +135,8 @@ def test_zeep_calls_every_served_operation(fleet, service, operation) -> None:
         gray = [p.name for p in service.GetProcessList() if p.dispstatus == "SAPControl-GRAY"]
         service.Start(runlevel="")
         assert gray == ["gwrd"]
+        texts = [entry.Text for entry in service.ABAPReadSyslog()]
+        assert texts[-2:] == ["Process gwrd stopped", "Process gwrd started"]
         return
     if operation == "EnqGetStatistic":  # a dialog instance runs no enqueue server
         with pytest.raises(Fault, match="not available"):
@@ -138,6 +153,15 @@ def test_zeep_calls_every_served_operation(fleet, service, operation) -> None:
         assert int(answer) == len(dia)  # the profile agrees with SM50
     elif operation == "GetEnvironment":
         assert "SAPSYSTEMNAME=BMK" in answer
+    elif operation == "HAGetFailoverConfig":
+        assert answer.HAActive is False  # the model is not an HA system
+    elif operation == "HACheckConfig":
+        assert {c.description: c.state for c in answer}[
+            "Redundant ABAP instance configuration"
+        ] == ("SAPControl-HA-SUCCESS")
+    elif operation == "GetStartProfile":
+        assert answer.name.endswith("BMK_D00_penguin3")
+        assert "_P00 = disp+work" in answer.lines.item  # zeep keeps ArrayOfString's item
     elif operation == "ICMGetConnectionList":
         assert not answer  # the SD benchmark's ICM holds no connections
     else:
