@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hmac
 import logging
 import os
@@ -30,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from socketserver import ThreadingMixIn, UnixStreamServer
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer, make_server
 
 from exporters.sapcontrol.schema import (
     SOAPFault,
@@ -49,8 +50,13 @@ UNPROTECTED_SDEFAULT = frozenset(
     {"GetSystemInstanceList", "GetProcessList", "GetInstanceProperties"}
 )
 STALL_LIMIT_S = 600.0
-# WSGI environ key: the request came over the Unix socket from a trusted OS user.
+# WSGI environ keys: the request came over the Unix socket from a trusted OS user; the
+# connection must close after the answer (its request was not read to the end).
 TRUSTED = "wlmon.trusted_peer"
+CLOSE = "wlmon.close"
+# A kept-alive connection idle this long is closed (gSOAP's default recv timeout is 0:
+# forever; the model bounds its threads).
+KEEPALIVE_IDLE_S = 30.0
 
 
 def trusted_uids() -> frozenset[int]:
@@ -87,6 +93,38 @@ class Credentials:
         return hmac.compare_digest(user, self.username) & hmac.compare_digest(
             password, self.password
         )
+
+
+def read_body(environ: dict) -> bytes:
+    """The request body, by Content-Length or chunked (Transfer-Encoding: chunked, as gSOAP
+    clients send); ValueError when it is missing, too long or malformed."""
+    stream = environ["wsgi.input"]
+    if environ.get("HTTP_TRANSFER_ENCODING", "").strip().lower() == "chunked":
+        data = bytearray()
+        while True:
+            line = stream.readline(1024)
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError as exc:
+                raise ValueError("malformed chunked body") from exc
+            if size == 0:
+                while stream.readline(1024).strip():  # trailers, then the empty line
+                    pass
+                break
+            if len(data) + size > MAX_BODY:
+                raise ValueError(f"body must be 1..{MAX_BODY} bytes")
+            data += stream.read(size)
+            stream.readline(16)  # the chunk's CRLF
+        if not data:
+            raise ValueError(f"body must be 1..{MAX_BODY} bytes")
+        return bytes(data)
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = -1
+    if not 0 < length <= MAX_BODY:
+        raise ValueError(f"body must be 1..{MAX_BODY} bytes")
+    return stream.read(length)
 
 
 def _respond(start_response: Callable, status: str, body: bytes, extra=()) -> list[bytes]:
@@ -131,21 +169,19 @@ class InstanceApp:
             host = environ.get("HTTP_HOST") or f"{environ['SERVER_NAME']}:{environ['SERVER_PORT']}"
             return _respond(start_response, "200 OK", wsdl(f"{scheme}://{host}/SAPControl.cgi"))
         if method != "POST":
+            environ[CLOSE] = True  # a body it did not read may follow
             return _respond(
                 start_response, "405 Method Not Allowed", encode_fault("use POST or ?wsdl")
             )
         try:
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            length = -1
-        if not 0 < length <= MAX_BODY:
+            body = read_body(environ)
+        except ValueError as exc:
+            environ[CLOSE] = True  # the rest of the body is still on the connection
             return _respond(
-                start_response,
-                "400 Bad Request",
-                encode_fault(f"body must be 1..{MAX_BODY} bytes", "SOAP-ENV:Client"),
+                start_response, "400 Bad Request", encode_fault(str(exc), "SOAP-ENV:Client")
             )
         try:
-            operation, params = decode_request(environ["wsgi.input"].read(length))
+            operation, params = decode_request(body)
             if (
                 operation not in self.unprotected
                 and not environ.get(TRUSTED)
@@ -247,7 +283,40 @@ class InstanceApp:
         return encode_response(operation, payload)
 
 
+class _ServerHandler(ServerHandler):
+    http_version = "1.1"
+
+
 class _Handler(WSGIRequestHandler):
+    """HTTP/1.1 with keep-alive: requests one after another on a connection until the
+    client closes it or asks to (`Connection: close`, HTTP/1.0)."""
+
+    protocol_version = "HTTP/1.1"
+    timeout = KEEPALIVE_IDLE_S
+
+    def handle(self) -> None:
+        self.server.track(self.connection, True)
+        try:
+            while not self.server.closing:
+                try:
+                    self.raw_requestline = self.rfile.readline(65537)
+                except OSError:  # idle timeout, or the listener closed it
+                    return
+                if not self.raw_requestline or len(self.raw_requestline) > 65536:
+                    return
+                if not self.parse_request():
+                    return
+                environ = self.get_environ()
+                handler = _ServerHandler(
+                    self.rfile, self.wfile, self.get_stderr(), environ, multithread=False
+                )
+                handler.request_handler = self
+                handler.run(self.server.get_app())
+                if self.close_connection or environ.get(CLOSE):
+                    return
+        finally:
+            self.server.track(self.connection, False)
+
     def log_message(self, format, *args) -> None:
         log.debug("sapstartsrv %s - %s", self.address_string(), format % args)
 
@@ -255,8 +324,8 @@ class _Handler(WSGIRequestHandler):
         return str(self.client_address[0]) if self.client_address else "unix"
 
     def get_environ(self) -> dict:
-        unix = not self.client_address  # a Unix socket has no peer address
-        if unix:
+        unix = self.connection.family == socket.AF_UNIX
+        if unix:  # a Unix socket has no peer address
             self.client_address = ("unix", 0)
         environ = super().get_environ()
         if unix:
@@ -266,12 +335,33 @@ class _Handler(WSGIRequestHandler):
         return environ
 
 
-class _TCPServer(ThreadingMixIn, WSGIServer):
+class _Connections:
+    """The open connections of a listener, so stopping it ends the kept-alive ones too (a
+    stopped sapstartsrv answers nothing, however the client's pool holds its socket)."""
+
+    closing = False
+
+    def track(self, sock: socket.socket, open_: bool) -> None:
+        if not hasattr(self, "_open"):
+            self._open: set[socket.socket] = set()
+            self._open_lock = threading.Lock()
+        with self._open_lock:
+            (self._open.add if open_ else self._open.discard)(sock)
+
+    def close_connections(self) -> None:
+        self.closing = True
+        with getattr(self, "_open_lock", threading.Lock()):
+            for sock in list(getattr(self, "_open", ())):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+
+class _TCPServer(_Connections, ThreadingMixIn, WSGIServer):
     daemon_threads = True
     allow_reuse_address = True
 
 
-class _UnixServer(ThreadingMixIn, UnixStreamServer):
+class _UnixServer(_Connections, ThreadingMixIn, UnixStreamServer):
     """WSGIServer's environment on a Unix stream socket (sapstartsrv's /tmp/.sapstream5NN13)."""
 
     daemon_threads = True
@@ -321,6 +411,7 @@ class _Listener:
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
+            self.server.close_connections()
             self.server = None
 
 
