@@ -148,6 +148,15 @@ TYPES["SyslogEntry"] = (
     ("Text", "string"),
     ("Severity", "color"),
 )
+TYPES["Alert"] = (
+    ("Object", "string"),
+    ("Attribute", "string"),
+    ("Value", "color"),
+    ("Description", "string"),
+    ("Time", "string"),
+    ("Tid", "string"),
+    ("Aid", "string"),
+)
 TYPES["HACheck"] = (
     ("state", "hastate"),
     ("category", "hacategory"),
@@ -307,6 +316,16 @@ OPERATIONS: dict[str, Operation] = {
             response="GetAccessPointListResponse",
             array="accesspoint",
             item_type="AccessPoint",
+        ),
+        Operation(
+            "GetAlerts",
+            "Returns a list of all CCMS alerts for a given node and it's child nodes.",
+            params=(("RootTid", "string", ""),),
+            response="GetAlertsResponse",
+            fields=(("RootTidName", "string"),),
+            array="alert",
+            item_type="Alert",
+            array_required=True,
         ),
         Operation(
             "GetStartProfile",

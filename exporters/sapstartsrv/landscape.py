@@ -443,6 +443,29 @@ class ModelLandscape:
             ),
         ]
 
+    def alerts(self, inst: InstanceInfo, root_tid: str = "") -> Record:
+        """GetAlerts: the CCMS nodes under `root_tid` (all: '') that are yellow or red now,
+        each as an alert on its monitoring object (the parent node) and attribute."""
+        tree = self.alert_tree(inst)
+        root = next((n for n in tree if n["Tid"] == root_tid), tree[0]) if root_tid else tree[0]
+        out = []
+        for node in tree:
+            if node["ActualValue"] not in (YELLOW, RED) or not node["Tid"].startswith(root["Tid"]):
+                continue
+            parent = tree[node["parent"]] if node["parent"] >= 0 else node
+            out.append(
+                {
+                    "Object": parent["name"],
+                    "Attribute": node["name"],
+                    "Value": node["ActualValue"],
+                    "Description": f"{node['name']} {node['description']}",
+                    "Time": node["Time"],
+                    "Tid": node["Tid"],
+                    "Aid": "",
+                }
+            )
+        return {"RootTidName": root["name"], "alert": out}
+
     def syslog(self, inst: InstanceInfo) -> list[Record]:
         """ABAPReadSyslog: the instance's start and what happened to its processes since."""
         events = [(self.started, "Instance started (wlmon landscape model)", GREEN)]

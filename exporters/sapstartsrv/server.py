@@ -258,6 +258,8 @@ class InstanceApp:
             case "GetAccessPointList":
                 http, https = self.ports().get(self.name, (0, 0))
                 payload = land.access_points(inst, http, https)
+            case "GetAlerts":
+                payload = land.alerts(inst, str(params.get("RootTid") or ""))
             case "GetStartProfile":
                 payload = land.start_profile(inst)
             case "HAGetFailoverConfig":

@@ -85,6 +85,19 @@ def test_db_bottleneck_shows_in_ccms_db_request_time() -> None:
     value = _ccms(land, "penguin2_D00", ("Dialog", "DBRequestTime"))
     assert value > 0.4
     assert 1000 * value == pytest.approx(_model_ms(sim, 0, "db_request"), rel=0.1)
+    # GetAlerts lists the node CCMS colours, on its monitoring object.
+    found = land.alerts(land.instance("penguin2_D00"))
+    db = [a for a in found["alert"] if a["Attribute"] == "DBRequestTime"]
+    assert [(a["Object"], a["Value"]) for a in db] in (
+        [("Dialog", "SAPControl-YELLOW")],
+        [("Dialog", "SAPControl-RED")],
+    )
+    assert found["RootTidName"] == "penguin2_BMK_00"
+
+
+def test_a_healthy_instance_has_no_ccms_alert(healthy) -> None:
+    _, land = healthy
+    assert land.alerts(land.instance("penguin2_D00"))["alert"] == []
 
 
 def test_roll_area_too_small_shows_rolling_work_processes() -> None:

@@ -36,6 +36,7 @@ SAP_RESPONSES = {
     "ParameterValueResponse": ["value"],
     "GetAccessPointListResponse": ["accesspoint"],
     "GetStartProfileResponse": ["name", "lines"],
+    "GetAlertsResponse": ["RootTidName", "alert"],
     "HACheckConfigResponse": ["check"],
     "HAGetFailoverConfigResponse": [
         "HAActive",
@@ -57,9 +58,11 @@ SAP_REQUESTS = {
     "Start": ["runlevel"],
     "Stop": ["softtimeout", "IsSystemStop"],
     "SendSignal": ["pid", "signal"],
+    "GetAlerts": ["RootTid"],
 }
 SAP_TYPES = {
     "HACheck": ["state", "category", "description", "comment"],
+    "Alert": ["Object", "Attribute", "Value", "Description", "Time", "Tid", "Aid"],
     "SyslogEntry": ["Time", "Typ", "Client", "User", "Tcode", "MNo", "Text", "Severity"],
     "InstanceVersionInfo": ["Filename", "VersionInfo", "Time"],
     "AccessPoint": ["address", "port", "protocol", "processname", "active"],
@@ -153,6 +156,8 @@ def test_zeep_calls_every_served_operation(fleet, service, operation) -> None:
         assert int(answer) == len(dia)  # the profile agrees with SM50
     elif operation == "GetEnvironment":
         assert "SAPSYSTEMNAME=BMK" in answer
+    elif operation == "GetAlerts":
+        assert answer.RootTidName == "penguin3_BMK_00"  # a healthy system: no alert needed
     elif operation == "HAGetFailoverConfig":
         assert answer.HAActive is False  # the model is not an HA system
     elif operation == "HACheckConfig":
