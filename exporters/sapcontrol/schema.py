@@ -157,6 +157,20 @@ TYPES["Alert"] = (
     ("Tid", "string"),
     ("Aid", "string"),
 )
+TYPES["EnqLock"] = (
+    ("lock-name", "string"),
+    ("lock-arg", "string"),
+    ("lock-mode", "string"),
+    ("owner", "string"),
+    ("owner-vb", "string"),
+    ("use-count-owner", "int"),
+    ("use-count-owner-vb", "int"),
+    ("client", "string"),
+    ("user", "string"),
+    ("transaction", "string"),
+    ("object", "string"),
+    ("backup", "boolean"),
+)
 TYPES["HACheck"] = (
     ("state", "hastate"),
     ("category", "hacategory"),
@@ -365,6 +379,13 @@ OPERATIONS: dict[str, Operation] = {
             response="ABAPReadSyslogResponse",
             array="log",
             item_type="SyslogEntry",
+        ),
+        Operation(
+            "EnqGetLockTable",
+            "Returns enque locking table.",
+            response="EnqGetLockTableResponse",
+            array="lock",
+            item_type="EnqLock",
         ),
         Operation(
             "EnqGetStatistic",

@@ -98,6 +98,7 @@ NEEDS_PROCESS = {
     "ICMGetThreadList": ("icman", "IcmAttach failed"),
     "ICMGetConnectionList": ("icman", "IcmAttach failed"),
     "EnqGetStatistic": ("enserver", "EnqGetStatistic: enqueue server not running"),
+    "EnqGetLockTable": ("enserver", "EnqGetLockTable: enqueue server not running"),
 }
 # Signals SendSignal stops a process with (by name or number, as sapcontrol accepts them).
 STOP_SIGNALS = frozenset({"9", "15", "KILL", "TERM", "SIGKILL", "SIGTERM", "INT", "2", "SIGINT"})
@@ -780,17 +781,69 @@ class ModelLandscape:
         return []
 
     # ------------------------------------------------------------------ enqueue server
+    def _enqueues(self, snap: Snapshot) -> np.ndarray:
+        """Lock requests per step, [task (dialog, update), transaction]."""
+        sc, st = self._scenario(), snap.state
+        enq = np.zeros((2, len(st.transactions)))
+        for j, name in enumerate(st.transactions):
+            tx = sc.transactions[name]
+            enq[0, j] = tx.dialog.enqueues
+            enq[1, j] = tx.update.enqueues if tx.update else 0.0
+        return enq
+
+    def _locks_held(self, snap: Snapshot) -> float:
+        """Mean locks in the lock table: held from the request to the end of the LUW (the
+        step's commit), by Little's law."""
+        st = snap.state
+        rate = float((st.step_rate * self._enqueues(snap)).sum())
+        held = st.means[:, 0, :, _C["response"]] - st.means[:, 0, :, _C["gui"]]
+        hold_s = float(np.average(held, weights=st.step_rate[:, 0] + 1e-12))
+        return rate * max(hold_s, 0.0)
+
+    def enq_lock_table(self) -> list[Record]:
+        """EnqGetLockTable: as many exclusive locks as the lock table holds on average now
+        (systematic sampling, as locks-now), on the tables the steps change, weighted by
+        how often they change them."""
+        with self._lock:
+            snap = self.snapshot()
+            st = snap.state
+            n = self._diffuser.draw(("ASCS", "locktable"), self._locks_held(snap))
+            idx = [k for k, s in enumerate(st.statements) if s[3] in ("INSERT", "UPDATE")]
+            if not idx or n <= 0:
+                return []
+            self._calls += 1
+            rng = np.random.default_rng([self.seed, 0, self._calls])
+            w = np.asarray(st.stmt_exec_rate, dtype=float)[idx]
+            picks = rng.choice(len(idx), size=n, p=w / w.sum()) if w.sum() > 0 else [0] * n
+            rows = []
+            for k, p in enumerate(picks):
+                table = str(st.statements[idx[int(p)]][2])
+                owner = f"{int(rng.integers(10**8)):08d}"
+                rows.append(
+                    {
+                        "lock-name": table,
+                        "lock-arg": f"{CLIENT}{int(rng.integers(10**10)):010d}",
+                        "lock-mode": "E",
+                        "owner": owner,
+                        "owner-vb": owner,
+                        "use-count-owner": 1,
+                        "use-count-owner-vb": 1,
+                        "client": CLIENT,
+                        "user": f"SD{k:05d}",
+                        "transaction": "",
+                        "object": "",
+                        "backup": False,
+                    }
+                )
+            return rows
+
     def enq_statistic(self) -> Record:
         with self._lock:
             snap = self.snapshot()
             sc = self._scenario()
             cs = sc.landscape.central_services
             st, t = snap.state, snap.totals
-            enq = np.zeros((2, len(st.transactions)))
-            for j, name in enumerate(st.transactions):
-                tx = sc.transactions[name]
-                enq[0, j] = tx.dialog.enqueues
-                enq[1, j] = tx.update.enqueues if tx.update else 0.0
+            enq = self._enqueues(snap)
             requests = float((t.steps.sum(axis=0) * enq).sum())  # [task, tx] summed
             # Time one request spends at the server: service plus its queue, from the
             # dialog steps' enqueue component (which also holds the network round trip).
@@ -803,12 +856,9 @@ class ModelLandscape:
             self._enq["requests"] = requests
             self._enq["lock"] += delta * cs.enqueue_service_s
             self._enq["wait"] += delta * wait
-            # Locks are held from the request to the end of the LUW (the step's commit).
-            rate = float((st.step_rate * enq).sum())
-            held = st.means[:, 0, :, _C["response"]] - st.means[:, 0, :, _C["gui"]]
-            hold_s = float(np.average(held, weights=st.step_rate[:, 0] + 1e-12))
-            locks = self._diffuser.draw(("ASCS", "locks"), rate * max(hold_s, 0.0))
-            owners = self._diffuser.draw(("ASCS", "owners"), rate * max(hold_s, 0.0) / 1.6)
+            held_mean = self._locks_held(snap)
+            locks = self._diffuser.draw(("ASCS", "locks"), held_mean)
+            owners = self._diffuser.draw(("ASCS", "owners"), held_mean / 1.6)
             for key, now in (("locks", locks), ("owner", owners), ("arguments", locks)):
                 self._enq_high[key] = max(self._enq_high[key], now)
             util = st.enqueue_util

@@ -216,6 +216,7 @@ class InstanceApp:
             "ABAPGetSystemWPTable": inst.abap,
             "GetQueueStatistic": inst.abap,
             "EnqGetStatistic": inst.enqueue,
+            "EnqGetLockTable": inst.enqueue,
             "ICMGetThreadList": inst.icm,
             "ICMGetConnectionList": inst.icm,
         }
@@ -258,6 +259,8 @@ class InstanceApp:
             case "GetAccessPointList":
                 http, https = self.ports().get(self.name, (0, 0))
                 payload = land.access_points(inst, http, https)
+            case "EnqGetLockTable":
+                payload = land.enq_lock_table()
             case "GetAlerts":
                 payload = land.alerts(inst, str(params.get("RootTid") or ""))
             case "GetStartProfile":
