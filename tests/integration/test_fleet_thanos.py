@@ -23,9 +23,12 @@ import time
 import httpx
 import pytest
 
+from dashboards import fleet as fleet_dashboard
+from dashboards.layout import VARIABLES
 from tests.integration.fleet_helpers import fleet_environment, kill9, ports, webhook
 from tests.integration.helpers import eventually
 from wlmon.stack.components import COMPONENTS
+from wlmon.stack.fleet import SERIES_PER_INSTANCE_BUDGET, SERIES_PER_SID_BUDGET
 
 pytestmark = pytest.mark.integration
 
@@ -75,6 +78,12 @@ def _query(stack, path: str, **params) -> list[dict]:
     return r.json()["data"]["result"]
 
 
+def _query_data(stack, path: str, **params) -> list:
+    r = httpx.get(f"http://127.0.0.1:{ports(stack).query_http}{path}", params=params, timeout=30)
+    r.raise_for_status()
+    return r.json()["data"]
+
+
 def _firing(hook, since: float) -> list:
     return [
         n for n in hook.matching(since, alertname=ALERT, sid=FAULTY) if n.body["status"] == "firing"
@@ -96,6 +105,24 @@ def test_every_sid_is_seen_once_through_thanos_query(fleet) -> None:
     assert sorted((r["metric"]["replica"], r["metric"]["sid"]) for r in raw) == [
         (rep, sid) for rep in "AB" for sid in ("BMK", "PRD", "TWO")
     ]
+
+
+def test_every_sid_keeps_to_the_cardinality_budget(fleet) -> None:
+    stack, _ = fleet
+
+    def by_sid(expr: str) -> dict[str, float]:
+        return {
+            r["metric"]["sid"]: float(r["value"][1])
+            for r in _query(stack, "/api/v1/query", query=expr)
+        }
+
+    per_instance = by_sid('count by (sid) ({sap_instance!=""})')
+    instances = by_sid('count by (sid) (count by (sid, sap_instance) ({sap_instance!=""}))')
+    beside = by_sid('count by (sid) ({sid!="",sap_instance=""})')
+    assert set(instances) == {"BMK", "PRD", "TWO"} and instances["BMK"] == 30
+    for sid, n in instances.items():
+        assert per_instance[sid] / n <= SERIES_PER_INSTANCE_BUDGET, (sid, per_instance[sid] / n)
+        assert beside[sid] <= SERIES_PER_SID_BUDGET, (sid, beside[sid])
 
 
 def test_a_replica_killed_and_restarted_leaves_no_gap_and_no_double_notification(fleet) -> None:
@@ -140,6 +167,32 @@ def test_a_replica_killed_and_restarted_leaves_no_gap_and_no_double_notification
     assert len(seen) == len(set(seen)), "a notification arrived twice"
     assert len(_firing(hook, t0)) >= before
     assert hook.refused == 0
+
+
+def test_the_fleet_overview_has_a_row_per_sid_and_the_faulty_one_is_red(fleet) -> None:
+    stack, _ = fleet
+    # The sid variable every dashboard has, as Grafana asks Thanos query for it.
+    metric = VARIABLES[0][1].removeprefix("label_values(").split(",")[0]
+    sids = _query_data(stack, "/api/v1/label/sid/values", **{"match[]": metric})
+    assert sorted(sids) == ["BMK", "PRD", "TWO"]
+    rows = {
+        name: {
+            r["metric"]["sid"]: float(r["value"][1])
+            for r in _query(stack, "/api/v1/query", query=q)
+        }
+        for name, q in fleet_dashboard.queries().items()
+    }
+    for name in ("Dispatcher wait (ms)", "Dialog steps/s", "Firing alerts", "Exporter up"):
+        key = next(k for k in rows if k.lower().startswith(name.lower().split(" (")[0]))
+        assert set(rows[key]) == {"BMK", "PRD", "TWO"}, (key, rows[key])
+    wait = next(v for k, v in rows.items() if k.lower().startswith("dispatcher wait"))
+    red = next(
+        c[2] for c in fleet_dashboard.columns() if c[0].lower().startswith("dispatcher wait")
+    )
+    threshold = red["steps"][1]["value"]
+    assert wait["PRD"] >= threshold > wait["BMK"], wait
+    alerts = next(v for k, v in rows.items() if k == "Firing alerts")
+    assert alerts["PRD"] >= 1
 
 
 def _local_blocks(stack, replica: str) -> set[str]:

@@ -38,7 +38,14 @@ SID = re.compile(r"[A-Z][A-Z0-9]{2}")
 DEFAULT_FLEET_FILE = REPO_DIR / "provisioning" / "fleet" / "fleet.yml"
 REPLICA_NAMES = "ABCDEFGH"
 REPLICA_LABEL = "replica"
-MAX_SIDS = 100  # one port each above the base; a bigger fleet runs on more hosts
+MAX_SIDS = 100
+# The cardinality budget a NOC sizes Prometheus by (docs/fleet.md, bench/fleet.py), series
+# in Prometheus including recording rules and ALERTS: per SAP instance (measured 119-121
+# on the three shipped landscapes) and per SID beside its instances (DB pools, hosts, ST05
+# top statements; measured 585-1,208). tests/integration/test_fleet_thanos.py holds each
+# SID of a running fleet to it.
+SERIES_PER_INSTANCE_BUDGET = 130
+SERIES_PER_SID_BUDGET = 1500  # one port each above the base; a bigger fleet runs on more hosts
 
 
 class FleetError(ValueError):
