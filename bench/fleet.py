@@ -224,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         d99, t99 = _pct(direct, 99), _pct(through, 99)
         rows = [
             ("SIDs x instances", f"{args.sids} x {instances:.0f}"),
+            ("Thanos query engine", stack.settings.fleet_query_engine),
             ("series per SID", f"{per_sid:.0f}"),
             ("series per SAP instance (labelled)", f"{per_instance:.1f}"),
             ("head series (one replica)", f"{head:.0f}"),
@@ -235,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{_pct(direct, 50):.3f} / {d99:.3f}",
             ),
             ("overview through Thanos p50 / p99 s", f"{_pct(through, 50):.3f} / {t99:.3f}"),
+            ("p50 ratio Thanos / direct", f"{_pct(through, 50) / _pct(direct, 50):.2f}"),
             ("p99 ratio Thanos / direct", f"{t99 / d99:.2f}"),
         ]
         width = max(len(r[0]) for r in rows)

@@ -477,6 +477,9 @@ class FleetLayout:
                     f"--http-address=127.0.0.1:{p.query_http}",
                     f"--grpc-address=127.0.0.1:{p.query_grpc}",
                     f"--query.replica-label={REPLICA_LABEL}",
+                    # Thanos's own engine (the default is Prometheus's): it streams
+                    # de-duplicated series instead of materialising both replicas first.
+                    f"--query.promql-engine={s.fleet_query_engine}",
                     # Down endpoints are dropped after this: a killed sidecar or store
                     # stops costing each query a timeout.
                     "--endpoint.info-timeout=5s",

@@ -97,6 +97,8 @@ class StackSettings(BaseSettings):
     # Alertmanager's --cluster.peer-timeout: how long peer k waits per earlier peer before it
     # sends a notification they should have sent (its default 15s).
     fleet_am_peer_timeout: str = "15s"
+    # Thanos query's PromQL engine: thanos or prometheus (bench/fleet.py compares them).
+    fleet_query_engine: str = Field(default="thanos", pattern="^(thanos|prometheus)$")
 
 
 def free_port_environment() -> dict[str, str]:
