@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -206,3 +208,32 @@ def test_the_compose_fleet_runs_the_shipped_fleet_file() -> None:
     peers = sorted(n for n in FLEET_SERVICES if n.startswith("alertmanager-"))
     for a, b in itertools.permutations(peers, 2):
         assert f"--cluster.peer={b}:9094" in FLEET_SERVICES[a]["command"], (a, b)
+
+
+def test_compose_go_validates_the_fleet_profile_it_does_not_start(tmp_path) -> None:
+    """Docker Compose v2's loader checks profiled services against the schema too: ours
+    pass, and the same file with one wrong key in a fleet service is refused."""
+    binary = COMPONENTS["composecheck"].path("composecheck")
+    assert binary.is_file(), f"{binary} missing: run `wlmon stack install --only composecheck`"
+    env = {
+        **os.environ,
+        **dict.fromkeys(("GRAFANA_ADMIN_PASSWORD", "WLMON_API_TOKEN", "WLMON_EXPORTER_TOKEN"), "t"),
+        "WLMON_INFLUXDB_ADMIN_PASSWORD": "t",
+    }
+    text = (REPO_DIR / "docker-compose.yml").read_text()
+    broken = text.replace(
+        "  thanos-store:\n    profiles: [fleet]\n",
+        "  thanos-store:\n    profiles: [fleet]\n    retsart: always\n",
+    )
+    assert broken != text
+    for name, body, ok in (("good.yml", text, True), ("bad.yml", broken, False)):
+        path = REPO_DIR / f".fleet-check-{os.getpid()}-{name}"  # its binds are repo-relative
+        path.write_text(body)
+        try:
+            result = subprocess.run(
+                [str(binary), str(path)], env=env, capture_output=True, text=True, timeout=60
+            )
+        finally:
+            path.unlink()
+        assert (result.returncode == 0) == ok, result.stderr
+    assert "services.thanos-store" in result.stderr and "retsart" in result.stderr
