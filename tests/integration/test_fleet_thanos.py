@@ -15,6 +15,7 @@ the sidecars upload within the test; time is compressed as in the single-SID tes
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 import subprocess
@@ -33,6 +34,10 @@ from wlmon.stack.fleet import SERIES_PER_INSTANCE_BUDGET, SERIES_PER_SID_BUDGET
 pytestmark = pytest.mark.integration
 
 SCRAPE_S = 2
+GROUP_WAIT_S = 1
+GROUP_INTERVAL_S = 5
+PEER_TIMEOUT_S = 3
+SEND_MARGIN_S = 5  # gossip, the webhook round trip, Alertmanager's 1 s-granular timers
 FAULTY = "PRD"
 FAULT = "too-few-work-processes"
 ALERT = "SAPDispatcherWaitTimeHigh"
@@ -53,23 +58,26 @@ def fleet(tmp_path_factory):
             WLMON_SCRAPE_INTERVAL=f"{SCRAPE_S}s",
             WLMON_EXPORTER_SPEED="10",
             WLMON_RULES_TIME_SCALE="0.1",
-            WLMON_AM_GROUP_WAIT="1s",
-            WLMON_AM_GROUP_INTERVAL="5s",
-            WLMON_FLEET_AM_PEER_TIMEOUT="3s",
+            WLMON_AM_GROUP_WAIT=f"{GROUP_WAIT_S}s",
+            WLMON_AM_GROUP_INTERVAL=f"{GROUP_INTERVAL_S}s",
+            WLMON_FLEET_AM_PEER_TIMEOUT=f"{PEER_TIMEOUT_S}s",
             WLMON_FLEET_BLOCK_DURATION="1m",
             WLMON_FLEET_STORE_SYNC="5s",
         ) as stack,
     ):
         stack.up(only=NEEDED)
-        p = ports(stack)
-        exporter = f"http://127.0.0.1:{p.exporter(2)}"
-        httpx.put(
-            f"{exporter}/control/faults",
-            json={"faults": [FAULT]},
-            headers={"Authorization": "Bearer fleet-exporter-token"},
-            timeout=10,
-        ).raise_for_status()
+        _set_faults(stack, 2, [FAULT])  # PRD
         yield stack, hook
+
+
+def _set_faults(stack, k: int, faults: list[str]) -> None:
+    """The fleet's k-th SID's exporter, switched to these faults while it runs."""
+    httpx.put(
+        f"http://127.0.0.1:{ports(stack).exporter(k)}/control/faults",
+        json={"faults": faults},
+        headers={"Authorization": "Bearer fleet-exporter-token"},
+        timeout=10,
+    ).raise_for_status()
 
 
 def _query(stack, path: str, **params) -> list[dict]:
@@ -158,14 +166,13 @@ def test_a_replica_killed_and_restarted_leaves_no_gap_and_no_double_notification
     )
     assert alerts
     # Each notification once: none repeats the same alerts in the same state.
-    time.sleep(5 + 5)  # a group interval and margin for a late duplicate
-    seen = [
-        (n.body["groupKey"], n.body["status"],
-         tuple(sorted((json.dumps(a["labels"], sort_keys=True), a["status"]) for a in n.alerts)))
-        for n in hook.since(t0)
-    ]  # fmt: skip
-    assert len(seen) == len(set(seen)), "a notification arrived twice"
+    time.sleep(GROUP_INTERVAL_S + SEND_MARGIN_S)  # time for a late duplicate
+    assert _duplicates(hook, t0) == []
     assert len(_firing(hook, t0)) >= before
+    print(
+        f"replica killed: {len(stamps)} steps, largest gap {max(gaps):.0f} s,"
+        f" {len(hook.since(t0))} notifications, none twice"
+    )
     assert hook.refused == 0
 
 
@@ -193,6 +200,53 @@ def test_the_fleet_overview_has_a_row_per_sid_and_the_faulty_one_is_red(fleet) -
     assert wait["PRD"] >= threshold > wait["BMK"], wait
     alerts = next(v for k, v in rows.items() if k == "Firing alerts")
     assert alerts["PRD"] >= 1
+
+
+def _duplicates(hook, since: float) -> list:
+    """Notifications that repeat one already received: same group, state and alerts."""
+    seen, twice = set(), []
+    for n in hook.since(since):
+        key = (
+            n.body["groupKey"],
+            n.body["status"],
+            tuple(sorted((json.dumps(a["labels"], sort_keys=True), a["status"]) for a in n.alerts)),
+        )
+        if key in seen:
+            twice.append(key)
+        seen.add(key)
+    return twice
+
+
+def test_an_alertmanager_peer_killed_while_an_alert_fires_the_next_is_sent_once(fleet) -> None:
+    """Peer 1 dies while PRD's alert fires; then BMK gets the same fault. Its alert reaches
+    the webhook from peer 2, once, within group wait + peer timeout + evaluation + margin."""
+    stack, hook = fleet
+    assert _firing(hook, 0)
+    kill9(stack, "alertmanager-1")
+    killed = time.time()
+    try:
+        _set_faults(stack, 0, [FAULT])  # BMK
+
+        def bmk() -> list:
+            return [
+                n
+                for n in hook.matching(killed, alertname=ALERT, sid="BMK")
+                if n.body["status"] == "firing"
+            ]
+
+        first = eventually(bmk, timeout=240, every=0.25)[0]
+        fired_at = min(dt.datetime.fromisoformat(a["startsAt"]).timestamp() for a in first.alerts)
+        delay = first.received - fired_at
+        bound = GROUP_WAIT_S + PEER_TIMEOUT_S + SCRAPE_S + SEND_MARGIN_S
+        assert delay <= bound, (
+            f"BMK's alert notified {delay:.1f} s after it fired (bound {bound} s)"
+        )
+        time.sleep(GROUP_INTERVAL_S + SEND_MARGIN_S)
+        # Nothing twice: neither BMK's new group nor PRD's, firing all along.
+        assert _duplicates(hook, killed) == []
+    finally:
+        _set_faults(stack, 0, [])
+        stack.up(only=["alertmanager-1"])
 
 
 def _local_blocks(stack, replica: str) -> set[str]:
