@@ -237,3 +237,15 @@ def test_compose_go_validates_the_fleet_profile_it_does_not_start(tmp_path) -> N
             path.unlink()
         assert (result.returncode == 0) == ok, result.stderr
     assert "services.thanos-store" in result.stderr and "retsart" in result.stderr
+
+
+def test_an_unknown_profile_is_refused_and_the_fleet_status_is_its_own(
+    tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("WLMON_STATE_DIR", str(tmp_path))
+    runner = CliRunner()
+    bad = runner.invoke(app, ["up", "--profile", "fleat"])
+    assert bad.exit_code == 2 and "--profile: 'fleat' is not one of default, fleet" in bad.output
+    status = runner.invoke(app, ["status", "--profile", "fleet", "--json"])
+    assert status.exit_code == 0 and status.output.strip() == "[]"
+    assert not (tmp_path / "run").exists()  # the single stack's records untouched
