@@ -22,7 +22,7 @@ UID = "wlmon-fleet"
 NOC = "/d/wlmon-noc/noc-overview"
 SID = 'sid=~"$sid"'
 DIALOG = SID + ',task_type="dialog"'
-# sapstartsrv's dispstatus of the worst instance: 1 gray, 2 green, 3 yellow, 4 red.
+# sapstartsrv's dispstatus of the worst instance: 1 gray, 2 green, 3 yellow, 4 red (0: none).
 DISPSTATUS = [
     (1, "gray", "GRAY"),
     (2, "green", "GREEN"),
@@ -70,7 +70,10 @@ def columns() -> list[tuple[str, str, dict | None, str]]:
         ),
         (
             "sapstartsrv (worst instance)",
-            f"max by (sid) (sap_instance_status{{{SID}}})",
+            # 0 where the SID has no sapstartsrv reading (shown as "none"): a row is
+            # never blank because one source is not configured.
+            f"max by (sid) (sap_instance_status{{{SID}}})"
+            f' or on (sid) (0 * max by (sid) (up{{job="wlmon-exporter",{SID}}}))',
             steps([(None, "gray"), (2, "green"), (3, "yellow"), (4, "red")]),
             "",
         ),
