@@ -202,6 +202,40 @@ def test_the_fleet_overview_has_a_row_per_sid_and_the_faulty_one_is_red(fleet) -
     assert alerts["PRD"] >= 1
 
 
+def test_grafana_shows_every_sid_through_thanos_query(fleet) -> None:
+    """The fleet's Grafana: its default datasource is Thanos query, and the fleet overview's
+    first column, asked through Grafana's own /api/ds/query, has a row per SID."""
+    stack, _ = fleet
+    stack.up(only=["grafana"])
+    base = f"http://127.0.0.1:{ports(stack).grafana}"
+    auth = ("admin", "fleet-test-password")
+    health = httpx.get(f"{base}/api/datasources/uid/prometheus/health", auth=auth, timeout=30)
+    assert health.status_code == 200 and health.json()["status"] == "OK", health.text
+    served = eventually(
+        lambda: httpx.get(f"{base}/api/dashboards/uid/wlmon-fleet", auth=auth, timeout=30).json(),
+        timeout=60,
+    )
+    target = served["dashboard"]["panels"][0]["targets"][0]
+    query = {**target, "expr": target["expr"].replace("$sid", ".*"), "intervalMs": 15000}
+    body = {"from": "now-5m", "to": "now", "queries": [query]}
+
+    def sids() -> set[str]:
+        r = httpx.post(f"{base}/api/ds/query", json=body, auth=auth, timeout=30)
+        r.raise_for_status()
+        frames = r.json()["results"]["A"]["frames"]
+        found = set()
+        for frame in frames:
+            for f in frame["schema"]["fields"]:
+                found |= {(f.get("labels") or {}).get("sid")} - {None}
+            names = [f["name"] for f in frame["schema"]["fields"]]
+            if "sid" in names:  # table format: a sid column
+                found |= set(frame["data"]["values"][names.index("sid")])
+        return found if found == {"BMK", "PRD", "TWO"} else set()
+
+    assert eventually(sids, timeout=60)
+    stack.stop_service("grafana")
+
+
 def _duplicates(hook, since: float) -> list:
     """Notifications that repeat one already received: same group, state and alerts."""
     seen, twice = set(), []
