@@ -18,10 +18,12 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import socket
 import subprocess
 import time
 
 import httpx
+import psutil
 import pytest
 
 from dashboards import fleet as fleet_dashboard
@@ -113,6 +115,17 @@ def test_every_sid_is_seen_once_through_thanos_query(fleet) -> None:
     assert sorted((r["metric"]["replica"], r["metric"]["sid"]) for r in raw) == [
         (rep, sid) for rep in "AB" for sid in ("BMK", "PRD", "TWO")
     ]
+
+
+def test_every_fleet_process_listens_on_loopback_only(fleet) -> None:
+    stack, _ = fleet
+    listening = []
+    for r in stack.recorded():
+        for c in psutil.Process(r.pid).net_connections(kind="inet"):
+            if c.status == psutil.CONN_LISTEN or c.type == socket.SOCK_DGRAM:
+                listening.append((r.name, c.laddr.ip, c.laddr.port))
+    assert len({name for name, _, _ in listening}) == len(NEEDED)
+    assert [x for x in listening if x[1] != "127.0.0.1"] == []
 
 
 def test_every_sid_keeps_to_the_cardinality_budget(fleet) -> None:
