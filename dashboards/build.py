@@ -14,10 +14,10 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from dashboards import dbbuffer, forensics, instances, noc, oscounters, st03, st05
+from dashboards import dbbuffer, fleet, forensics, instances, noc, oscounters, st03, st05
 
 HERE = Path(__file__).resolve().parent
-MODULES = (noc, st03, st05, dbbuffer, oscounters, forensics, instances)
+MODULES = (noc, fleet, st03, st05, dbbuffer, oscounters, forensics, instances)
 # Grafana folder (provisioning/grafana/dashboards) -> directory under dashboards/.
 FOLDER_DIRS = {
     "NOC": "noc",

@@ -22,6 +22,7 @@ from exporters.durations import parse_duration
 from wlmon.cli import app
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
+from wlmon.stack.fleet import DEFAULT_FLEET_FILE, FleetLayout, load_fleet
 from wlmon.stack.runtime import Stack, StackError, _port_free, _prepare_influxdb
 from wlmon.stack.services import Service, fill, read_table
 from wlmon.stack.settings import REPO_DIR, Ports, StackSettings
@@ -419,8 +420,11 @@ def test_an_unknown_placeholder_names_the_service_and_the_template() -> None:
         fill(specs, {"python": "py", "http": SimpleNamespace(api="u")}, PINNED_PORTS, {})
 
 
-def test_the_table_starts_every_server_that_wlmon_builds() -> None:
+def test_the_table_and_the_fleet_start_every_server_that_wlmon_builds(tmp_path) -> None:
     built = {s.component for s in read_table()} - {None}
+    layout = FleetLayout(StackSettings(), load_fleet(DEFAULT_FLEET_FILE), tmp_path)
+    secrets = dict.fromkeys(("api_token", "exporter_token", "grafana_password"), "x")
+    built |= {s.component for s in layout.services(secrets, tmp_path)} - {None}
     assert built == set(COMPONENTS) - {"composecheck"}
 
 

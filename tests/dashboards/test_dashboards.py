@@ -65,10 +65,11 @@ def test_check_tolerates_floats_that_differ_in_their_last_digits() -> None:
     assert not build.same({"v": 1}, {"v": "1"})
 
 
-def test_seven_dashboards_with_stable_unique_uids() -> None:
+def test_eight_dashboards_with_stable_unique_uids() -> None:
     uids = [d["uid"] for d in COMMITTED.values()]
     assert sorted(uids) == [
         "wlmon-dbbuffer",
+        "wlmon-fleet",
         "wlmon-forensics",
         "wlmon-instances",
         "wlmon-noc",

@@ -1,4 +1,4 @@
-"""Grafana (native, API-only) with wlmon's provisioning: datasources, the seven dashboards in
+"""Grafana (native, API-only) with wlmon's provisioning: datasources, the eight dashboards in
 their folders, and every panel's queries answered with data through Grafana's own
 /api/ds/query while the model runs."""
 
@@ -21,6 +21,7 @@ COMMITTED = {
 }
 FOLDERS = {
     "wlmon-noc": "noc",
+    "wlmon-fleet": "noc",
     "wlmon-st03": "sap",
     "wlmon-st05": "sap",
     "wlmon-dbbuffer": "database",
@@ -130,7 +131,7 @@ def test_grafana_logs_no_provisioning_error(stack) -> None:
     assert errors == []
 
 
-def test_search_lists_the_seven_dashboards_in_their_folders(stack) -> None:
+def test_search_lists_the_eight_dashboards_in_their_folders(stack) -> None:
     with grafana(stack) as client:
 
         def listed():

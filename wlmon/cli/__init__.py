@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from wlmon.cli import check, runs, serve, simulate, st05, stack, whatif
+from wlmon.cli import check, fleet, runs, serve, simulate, st05, stack, whatif
 
 app = typer.Typer(
     help="wlmon: workload monitoring for SAP-style ERP landscapes.", no_args_is_help=True
@@ -18,3 +18,4 @@ app.add_typer(check.app)
 app.add_typer(st05.app, name="st05")
 app.add_typer(stack.app)
 app.add_typer(stack.stack_app, name="stack")
+app.add_typer(fleet.app, name="fleet")

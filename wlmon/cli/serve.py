@@ -15,6 +15,7 @@ from exporters.model.des import ENGINES, make_simulation
 from exporters.registry import COLLECTORS
 from exporters.server import serve
 from wlmon.cli.common import console, err, fail
+from wlmon.stack.fleet import SID
 from wlmon.stack.render import render_alertmanager
 from wlmon.stack.runtime import EXPORTER_TOKEN_FILE, Stack
 from wlmon.stack.settings import REPO_DIR
@@ -49,6 +50,11 @@ def exporter(
     engine: str = typer.Option(
         "analytic", "--engine", help="des: every dialog step, real transients; analytic: the solver"
     ),
+    sid: str = typer.Option(
+        None,
+        help="report as this SID instead of the landscape's (two SIDs of one scenario in a "
+        "fleet, docs/fleet.md)",
+    ),
     sapstartsrv_port: int = typer.Option(
         None,
         help="also answer as sapstartsrv (SAPControl SOAP), instance k on this port + k "
@@ -70,9 +76,15 @@ def exporter(
     if engine not in ENGINES:
         fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
     config = _config(sapstartsrv_port, collector, no_collector)
-    overrides = {"think_time_s": think_time} if think_time is not None else None
+    overrides: dict = {"think_time_s": think_time} if think_time is not None else {}
+    if sid is not None:
+        if not SID.fullmatch(sid):
+            fail(f"--sid: {sid!r} is not a SAP system ID (three characters: A-Z, then A-Z or 0-9)")
+        overrides["landscape"] = {"sid": sid}
     try:
-        sim = make_simulation(engine, scenario, faults=fault, seed=seed, overrides=overrides)
+        sim = make_simulation(
+            engine, scenario, faults=fault, seed=seed, overrides=overrides or None
+        )
     except ConfigError as exc:
         fail(str(exc))
     token, token_source = _control_token(config)

@@ -9,10 +9,20 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from wlmon.cli.common import console, err, fail
+from wlmon.stack.fleet import FleetStack
 from wlmon.stack.install import InstallError, install, select, status
 from wlmon.stack.runtime import Stack, StackError
 
 app = typer.Typer()
+
+PROFILES = ("default", "fleet")
+PROFILE_HELP = "default: one SID, every server once; fleet: many SIDs, HA (docs/fleet.md)"
+
+
+def _stack(profile: str) -> Stack:
+    if profile not in PROFILES:
+        fail(f"--profile: {profile!r} is not one of {', '.join(PROFILES)}")
+    return FleetStack() if profile == "fleet" else Stack()
 
 
 stack_app = typer.Typer(help="Install and check the real servers wlmon runs.", no_args_is_help=True)
@@ -85,10 +95,11 @@ def stack_install(
 def up(
     only: list[str] = typer.Option([], "--only", help="start only this service (repeatable)"),
     install_missing: bool = typer.Option(True, help="build servers missing from the cache first"),
+    profile: str = typer.Option("default", "--profile", help=PROFILE_HELP),
 ) -> None:
     """Start the native stack on 127.0.0.1 and wait until every service is healthy."""
 
-    stack = Stack()
+    stack = _stack(profile)
     try:
         # Only the servers these services run (an empty list would mean all components).
         needed = stack.components(only or None) if install_missing else []
@@ -119,18 +130,21 @@ def up(
 
 
 @app.command()
-def down() -> None:
+def down(profile: str = typer.Option("default", "--profile", help=PROFILE_HELP)) -> None:
     """Stop what `wlmon up` started (by recorded pid), cleanly."""
 
-    stopped = Stack().down(on_event=lambda msg: err.print(f"[dim]{msg}[/]"))
+    stopped = _stack(profile).down(on_event=lambda msg: err.print(f"[dim]{msg}[/]"))
     console.print(f"stopped: {', '.join(stopped) or 'nothing was running'}")
 
 
 @app.command("status")
-def stack_status(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+def stack_status(
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    profile: str = typer.Option("default", "--profile", help=PROFILE_HELP),
+) -> None:
     """Each service that `wlmon up` started: pid, url and health."""
 
-    rows = Stack().status()
+    rows = _stack(profile).status()
     if as_json:
         print(json.dumps(rows, indent=2))
         return

@@ -144,6 +144,25 @@ COMPONENTS: dict[str, Component] = {
             ),
         ),
     ),
+    # The fleet profile's long-term store and global view (docs/fleet.md). v0.37+ needs a
+    # capnproto dependency whose pseudo-version the module proxy refuses.
+    "thanos": Component(
+        name="thanos",
+        version="0.36.1",
+        binaries=("thanos",),
+        steps=(
+            Step(
+                "copy module (its go.mod has replace lines, so `go install` refuses it)",
+                "copymod github.com/thanos-io/thanos@v0.36.1 {work}/thanos",
+            ),
+            Step(
+                "go build thanos",
+                "cd {work}/thanos && go build -tags netgo"
+                " -ldflags '-s -w -X github.com/prometheus/common/version.Version=0.36.1'"
+                " -o {dest}/thanos ./cmd/thanos",
+            ),
+        ),
+    ),
     # Not a server: the compose-file loader Docker Compose v2 uses, for the compose test.
     "composecheck": Component(
         name="composecheck",

@@ -74,6 +74,31 @@ class StackSettings(BaseSettings):
     am_group_wait: str = "30s"
     am_group_interval: str = "5m"
     ports: Ports = Field(default_factory=Ports)
+    # The fleet profile (`wlmon up --profile fleet`, docs/fleet.md). Its SIDs: this file,
+    # else provisioning/fleet/fleet.yml. Its ports: fixed offsets from one base.
+    fleet_file: Path | None = None
+    fleet_port_base: int = Field(default=19100, ge=1024, le=65000)
+    # Where Alertmanager's webhook goes (the fleet's API unless set; tests count there).
+    fleet_webhook_base: str = ""
+    # A Thanos objstore file (S3, GCS, ...); unset: a filesystem bucket in the state dir.
+    fleet_objstore_config: Path | None = None
+    # Prometheus cuts a block this long; the sidecar uploads it. Thanos's own 2h in
+    # production; tests shorten it to see uploads within a minute.
+    fleet_block_duration: str = "2h"
+    # Locally a replica keeps a day beyond the blocks it uploaded: the bucket holds the rest.
+    fleet_prometheus_retention: str = "1d"
+    fleet_store_sync: str = "3m"
+    fleet_compact_interval: str = "5m"
+    # A NOC's choice: raw for a month (incidents are looked at within weeks), 5-minute
+    # for half a year (capacity trends), hourly for two years (year-on-year peaks).
+    fleet_retention_raw: str = "30d"
+    fleet_retention_5m: str = "180d"
+    fleet_retention_1h: str = "730d"
+    # Alertmanager's --cluster.peer-timeout: how long peer k waits per earlier peer before it
+    # sends a notification they should have sent (its default 15s).
+    fleet_am_peer_timeout: str = "15s"
+    # Thanos query's PromQL engine: thanos or prometheus (bench/fleet.py compares them).
+    fleet_query_engine: str = Field(default="thanos", pattern="^(thanos|prometheus)$")
 
 
 def free_port_environment() -> dict[str, str]:

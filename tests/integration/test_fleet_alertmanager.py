@@ -1,0 +1,137 @@
+"""The fleet's Alertmanager cluster, real peers gossiping on 127.0.0.1, alerts posted as
+both Prometheus replicas post them (to every peer), notifications counted at a real webhook.
+
+Grouping by [alertname, sid]: a storm over 20 SIDs x 30 instances is 20 notifications.
+Inhibition: a SID whose exporter is down has its instance-level alerts muted, no other.
+A peer killed (-9) while an alert is pending: the other peer sends it, exactly once,
+within group_wait + peer position x peer_timeout + SEND_MARGIN_S.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import httpx
+import pytest
+
+from tests.integration.fleet_helpers import fleet_environment, kill9, ports, webhook
+from tests.integration.helpers import eventually
+
+pytestmark = pytest.mark.integration
+
+GROUP_WAIT_S = 2
+GROUP_INTERVAL_S = 10
+PEER_TIMEOUT_S = 3
+# Gossip, the webhook round trip and Alertmanager's own 1 s-granular timers.
+SEND_MARGIN_S = 5
+PEERS = ["alertmanager-1", "alertmanager-2"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    with (
+        webhook() as hook,
+        fleet_environment(
+            tmp_path_factory.mktemp("fleet-am"),
+            hook,
+            WLMON_AM_GROUP_WAIT=f"{GROUP_WAIT_S}s",
+            WLMON_AM_GROUP_INTERVAL=f"{GROUP_INTERVAL_S}s",
+            WLMON_FLEET_AM_PEER_TIMEOUT=f"{PEER_TIMEOUT_S}s",
+        ) as stack,
+    ):
+        stack.up(only=PEERS)
+        urls = [f"http://127.0.0.1:{ports(stack).alertmanager(j)}" for j in range(2)]
+        # Both peers see each other before anything is sent.
+        eventually(
+            lambda: all(
+                len(httpx.get(f"{u}/api/v2/status").json()["cluster"]["peers"]) == 2 for u in urls
+            ),
+            timeout=60,
+        )
+        yield stack, hook, urls
+
+
+def _alert(name: str, sid: str, instance: str | None = None, severity: str = "warning") -> dict:
+    now = dt.datetime.now(dt.UTC)
+    labels = {"alertname": name, "sid": sid, "severity": severity}
+    if instance:
+        labels["sap_instance"] = instance
+    return {
+        "labels": labels,
+        "annotations": {"summary": f"{name} on {sid}"},
+        "startsAt": now.isoformat(),
+        "endsAt": (now + dt.timedelta(minutes=10)).isoformat(),
+    }
+
+
+def _post(urls: list[str], alerts: list[dict]) -> None:
+    for u in urls:  # as every Prometheus replica does
+        httpx.post(f"{u}/api/v2/alerts", json=alerts, timeout=10).raise_for_status()
+
+
+def test_a_storm_over_20_sids_is_one_notification_per_sid_and_alert(cluster) -> None:
+    _, hook, urls = cluster
+    t0 = time.time()
+    sids = [f"S{i:02d}" for i in range(20)]
+    storm = [_alert("SAPDispatcherWaitTimeHigh", s, f"app{k}_D00") for s in sids for k in range(30)]
+    _post(urls, storm)
+    eventually(lambda: len(hook.matching(t0, alertname="SAPDispatcherWaitTimeHigh")) >= 20, 30)
+    # One more group interval: a duplicate from the second peer would arrive by then.
+    time.sleep(GROUP_INTERVAL_S + SEND_MARGIN_S)
+    got = hook.matching(t0, alertname="SAPDispatcherWaitTimeHigh")
+    assert sorted(n.group["sid"] for n in got) == sids  # 20, each SID once
+    for n in got:
+        assert n.group == {"alertname": "SAPDispatcherWaitTimeHigh", "sid": n.group["sid"]}
+        assert len(n.alerts) == 30  # every instance named in the one message
+    assert hook.refused == 0
+
+
+def test_an_exporter_down_mutes_only_its_own_sids_instance_alerts(cluster) -> None:
+    _, hook, urls = cluster
+    t0 = time.time()
+    _post(
+        urls,
+        [
+            _alert("SAPExporterDown", "XDN", severity="critical"),
+            _alert("SAPRollInTimeHigh", "XDN", "app1_D00"),
+            _alert("SAPRollInTimeHigh", "XUP", "app1_D00"),
+        ],
+    )
+    eventually(lambda: hook.matching(t0, alertname="SAPRollInTimeHigh", sid="XUP"), 30)
+    eventually(lambda: hook.matching(t0, alertname="SAPExporterDown", sid="XDN"), 30)
+    time.sleep(GROUP_WAIT_S + SEND_MARGIN_S)
+    assert hook.matching(t0, alertname="SAPRollInTimeHigh", sid="XDN") == []
+    shown = httpx.get(f"{urls[1]}/api/v2/alerts", params={"filter": 'sid="XDN"'}).json()
+    state = {a["labels"]["alertname"]: a["status"] for a in shown}
+    assert state["SAPRollInTimeHigh"]["state"] == "suppressed"
+    assert state["SAPRollInTimeHigh"]["inhibitedBy"]
+    assert state["SAPExporterDown"]["state"] == "active"
+
+
+def _first_sender(urls: list[str]) -> int:
+    """The peer at position 0 (memberlist names sorted), the one that sends first."""
+    names = []
+    for u in urls:
+        names.append(httpx.get(f"{u}/api/v2/status").json()["cluster"]["name"])
+    return names.index(sorted(names)[0])
+
+
+def test_a_peer_killed_while_an_alert_is_pending_the_other_sends_it_once(cluster) -> None:
+    stack, hook, urls = cluster
+    first = _first_sender(urls)
+    t0 = time.time()
+    _post(urls, [_alert("SAPEnqueueTimeHigh", "KIL", "app1_D00", "critical")])
+    kill9(stack, PEERS[first])  # before its group wait ends: it never sent
+    killed_at = time.time()
+    bound = GROUP_WAIT_S + PEER_TIMEOUT_S + SEND_MARGIN_S
+    got = eventually(lambda: hook.matching(t0, sid="KIL"), timeout=bound + 30, every=0.2)
+    delay = got[0].received - t0
+    assert delay <= bound, f"sent after {delay:.1f} s, bound {bound} s"
+    # The dead peer restarts and gets the alert again (as Prometheus resends it every
+    # evaluation); the gossiped notification log keeps it from sending a second time.
+    stack.up(only=PEERS)
+    _post(urls, [_alert("SAPEnqueueTimeHigh", "KIL", "app1_D00", "critical")])
+    time.sleep(GROUP_INTERVAL_S + SEND_MARGIN_S)
+    firing = [n for n in hook.matching(t0, sid="KIL") if n.body["status"] == "firing"]
+    assert len(firing) == 1, [(n.received - killed_at, n.body["status"]) for n in firing]

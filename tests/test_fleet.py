@@ -1,0 +1,251 @@
+"""The fleet profile without servers: its file, rendering, ports, CLI and compose profile."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from exporters.model.catalog import Catalog
+from wlmon.cli import app
+from wlmon.stack.components import COMPONENTS
+from wlmon.stack.fleet import (
+    DEFAULT_FLEET_FILE,
+    FleetError,
+    FleetFile,
+    FleetLayout,
+    FleetPorts,
+    FleetSid,
+    add_sid,
+    load_fleet,
+)
+from wlmon.stack.settings import REPO_DIR, StackSettings
+
+SCENARIOS = Catalog().scenarios()
+SECRETS = dict.fromkeys(("api_token", "exporter_token", "grafana_password"), "s")
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "fleet.yml"
+    path.write_text(text)
+    return path
+
+
+def test_the_shipped_fleet_has_three_sids_on_three_landscapes() -> None:
+    fleet = load_fleet(DEFAULT_FLEET_FILE, SCENARIOS)
+    assert [s.sid for s in fleet.sids] == ["BMK", "TWO", "PRD"]
+    assert len({s.scenario for s in fleet.sids}) == 3
+    assert fleet.prometheus_replicas == 2 and fleet.alertmanager_peers >= 2
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sids:\n  - {sid: BMK, scenario: nope}\n", r"sids\.0\.scenario: unknown scenario 'nope'"),
+        ("sids:\n  - {sid: bmk, scenario: sd-two-tier}\n", r"sids\.0\.sid: String should match"),
+        (
+            "sids:\n  - {sid: BMK, scenario: sd-two-tier}\n  - {sid: BMK, scenario: sd-two-tier}\n",
+            r"sids\.1\.sid: BMK is listed twice",
+        ),
+        ("sids: []\n", r"sids: List should have at least 1 item"),
+        ("sids:\n  - {sid: BMK, scenario: sd-two-tier, port: 1}\n", r"sids\.0\.port: Extra"),
+        ("sids:\n  - {sid: BMK\n", r"line \d+, column \d+"),
+    ],
+)
+def test_a_bad_fleet_file_is_named_with_its_field(tmp_path, text, message) -> None:
+    with pytest.raises(FleetError, match=message):
+        load_fleet(_write(tmp_path, text), SCENARIOS)
+
+
+def test_adding_a_sid_appends_one_line_and_keeps_the_comments(tmp_path) -> None:
+    path = tmp_path / "mine.yml"
+    add_sid(path, FleetSid(sid="QAS", scenario="sd-two-tier"), SCENARIOS)
+    text = path.read_text()
+    assert text.startswith(DEFAULT_FLEET_FILE.read_text())  # comments and entries kept
+    assert text.endswith("  - {sid: QAS, scenario: sd-two-tier}\n")
+    assert [s.sid for s in load_fleet(path, SCENARIOS).sids][-1] == "QAS"
+    with pytest.raises(FleetError, match="QAS is already in the fleet"):
+        add_sid(path, FleetSid(sid="QAS", scenario="sd-two-tier"), SCENARIOS)
+    with pytest.raises(FleetError, match="unknown scenario 'x'"):
+        add_sid(path, FleetSid(sid="QA2", scenario="x"), SCENARIOS)
+    assert path.read_text() == text  # nothing stored lost or half-written
+
+
+def test_fleet_add_on_the_command_line(tmp_path, monkeypatch) -> None:
+    runner = CliRunner()
+    monkeypatch.delenv("WLMON_FLEET_FILE", raising=False)
+    refused = runner.invoke(app, ["fleet", "add", "QAS", "--scenario", "sd-two-tier"])
+    assert refused.exit_code == 2 and "WLMON_FLEET_FILE" in refused.output
+    monkeypatch.setenv("WLMON_FLEET_FILE", str(tmp_path / "f.yml"))
+    ok = runner.invoke(app, ["fleet", "add", "QAS", "--landscape", "sd-two-tier"])
+    assert ok.exit_code == 0, ok.output
+    bad = runner.invoke(app, ["fleet", "add", "qa", "--scenario", "sd-two-tier"])
+    assert bad.exit_code == 2 and "sid:" in bad.output
+    listed = runner.invoke(app, ["fleet", "list"])
+    assert "QAS" in listed.output and "PRD" in listed.output
+
+
+def test_ports_never_collide_for_the_largest_fleet_one_host_runs() -> None:
+    fleet = FleetFile(
+        sids=[FleetSid(sid=f"S{i:02d}", scenario="sd-two-tier") for i in range(100)],
+        prometheus_replicas=8,
+        alertmanager_peers=5,
+    )
+    ports = FleetPorts(19100).all(fleet)
+    assert len(ports) == len(set(ports))
+
+
+@pytest.fixture
+def layout(tmp_path) -> FleetLayout:
+    settings = StackSettings(state_dir=tmp_path, fleet_port_base=30000)
+    layout = FleetLayout(settings, load_fleet(DEFAULT_FLEET_FILE), tmp_path / "fleet")
+    layout.render("token")
+    return layout
+
+
+def _prom(layout: FleetLayout, replica: str) -> dict:
+    return yaml.safe_load((layout.config / "prometheus" / f"prometheus-{replica}.yml").read_text())
+
+
+def test_replicas_differ_only_in_their_replica_label_and_own_address(layout) -> None:
+    a, b = _prom(layout, "A"), _prom(layout, "B")
+    assert a["global"]["external_labels"]["replica"] == "A"
+    assert b["global"]["external_labels"]["replica"] == "B"
+    targets = {
+        j["job_name"]: [t for sc in j["static_configs"] for t in sc["targets"]]
+        for j in a["scrape_configs"]
+    }
+    assert targets["wlmon-exporter"] == [f"127.0.0.1:{30100 + k}" for k in range(3)]
+    sids = [sc["labels"]["sid"] for sc in a["scrape_configs"][0]["static_configs"]]
+    assert sids == ["BMK", "TWO", "PRD"]
+    for doc in (a, b):  # what differs between them, blanked
+        doc["global"]["external_labels"].pop("replica")
+        for job in doc["scrape_configs"]:
+            if job["job_name"] in ("prometheus", "thanos"):
+                job.pop("static_configs")
+    assert a == b
+    # Each replica sends to every peer, without its replica label (one alert, not two).
+    peers = a["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"]
+    assert peers == ["127.0.0.1:30040", "127.0.0.1:30042"]
+    assert {"action": "labeldrop", "regex": "replica"} in a["alerting"]["alert_relabel_configs"]
+
+
+def test_every_fleet_service_binds_loopback_and_peers_know_each_other(layout, tmp_path) -> None:
+    services = layout.services(SECRETS, tmp_path)
+    names = [s.name for s in services]
+    assert names.count("query") == 1 and names.count("store") == 1
+    assert {"exporter-bmk", "exporter-two", "exporter-prd", "sidecar-A", "sidecar-B"} <= set(names)
+    for svc in services:
+        for arg in svc.argv:
+            if "address=" in arg or arg.startswith("--cluster.peer="):
+                assert arg.split("=", 1)[1].startswith("127.0.0.1:"), (svc.name, arg)
+        assert len({s.port for s in services}) == len(services)
+    peers = {s.name: s for s in services if s.name.startswith("alertmanager-")}
+    for name, svc in peers.items():
+        joined = [a for a in svc.argv if a.startswith("--cluster.peer=")]
+        assert len(joined) == len(peers) - 1, name
+    query = next(s for s in services if s.name == "query")
+    endpoints = [a for a in query.argv if a.startswith("--endpoint=")]
+    assert len(endpoints) == 3 and "--query.replica-label=replica" in query.argv
+    # The bucket is the rendered filesystem one unless WLMON_FLEET_OBJSTORE_CONFIG says.
+    bucket = yaml.safe_load((layout.config / "thanos" / "bucket.yml").read_text())
+    assert bucket == {"type": "FILESYSTEM", "config": {"directory": str(layout.bucket)}}
+
+
+def test_grafana_reads_thanos_query(layout) -> None:
+    ds = yaml.safe_load(
+        (layout.config / "grafana" / "datasources" / "datasources.yml").read_text()
+    )["datasources"]
+    prom = next(d for d in ds if d["uid"] == "prometheus")
+    assert prom["url"] == "${WLMON_THANOS_QUERY_URL}" and prom["isDefault"]
+
+
+# ------------------------------------------------------------------ docker-compose
+COMPOSE = yaml.safe_load((REPO_DIR / "docker-compose.yml").read_text())
+FLEET_SERVICES = {
+    n: s for n, s in COMPOSE["services"].items() if "fleet" in (s.get("profiles") or [])
+}
+
+
+def test_the_compose_fleet_profile_pins_the_versions_wlmon_builds() -> None:
+    assert len(FLEET_SERVICES) >= 12
+    versions = {
+        "prom/prometheus": COMPONENTS["prometheus"].version,
+        "prom/alertmanager": COMPONENTS["alertmanager"].version,
+        "quay.io/thanos/thanos": COMPONENTS["thanos"].version,
+    }
+    for name, svc in FLEET_SERVICES.items():
+        repo, _, tag = svc["image"].rpartition(":")
+        assert tag and tag != "latest", name
+        if repo in versions:
+            assert tag == f"v{versions[repo]}", name
+        assert svc.get("healthcheck", {}).get("test"), name
+
+
+def test_the_compose_fleet_runs_the_shipped_fleet_file() -> None:
+    fleet = load_fleet(DEFAULT_FLEET_FILE)
+    exporters = {
+        svc["command"][svc["command"].index("--sid") + 1]: svc["command"][
+            svc["command"].index("--scenario") + 1
+        ]
+        for n, svc in FLEET_SERVICES.items()
+        if n.startswith("exporter-")
+    }
+    assert exporters == {s.sid: s.scenario for s in fleet.sids}
+    prom = yaml.safe_load((REPO_DIR / "provisioning" / "fleet" / "prometheus.yml").read_text())
+    job = next(j for j in prom["scrape_configs"] if j["job_name"] == "wlmon-exporter")
+    scraped = {sc["labels"]["sid"]: sc["targets"] for sc in job["static_configs"]}
+    assert scraped == {s.sid: [f"exporter-{s.sid.lower()}:9300"] for s in fleet.sids}
+    replicas = [n for n in FLEET_SERVICES if n.startswith("prometheus-")]
+    assert len(replicas) == fleet.prometheus_replicas
+    labels = {FLEET_SERVICES[n]["environment"]["WLMON_REPLICA"] for n in replicas}
+    assert len(labels) == len(replicas)
+    peers = sorted(n for n in FLEET_SERVICES if n.startswith("alertmanager-"))
+    for a, b in itertools.permutations(peers, 2):
+        assert f"--cluster.peer={b}:9094" in FLEET_SERVICES[a]["command"], (a, b)
+
+
+def test_compose_go_validates_the_fleet_profile_it_does_not_start(tmp_path) -> None:
+    """Docker Compose v2's loader checks profiled services against the schema too: ours
+    pass, and the same file with one wrong key in a fleet service is refused."""
+    binary = COMPONENTS["composecheck"].path("composecheck")
+    assert binary.is_file(), f"{binary} missing: run `wlmon stack install --only composecheck`"
+    env = {
+        **os.environ,
+        **dict.fromkeys(("GRAFANA_ADMIN_PASSWORD", "WLMON_API_TOKEN", "WLMON_EXPORTER_TOKEN"), "t"),
+        "WLMON_INFLUXDB_ADMIN_PASSWORD": "t",
+    }
+    text = (REPO_DIR / "docker-compose.yml").read_text()
+    broken = text.replace(
+        "  thanos-store:\n    profiles: [fleet]\n",
+        "  thanos-store:\n    profiles: [fleet]\n    retsart: always\n",
+    )
+    assert broken != text
+    for name, body, ok in (("good.yml", text, True), ("bad.yml", broken, False)):
+        path = REPO_DIR / f".fleet-check-{os.getpid()}-{name}"  # its binds are repo-relative
+        path.write_text(body)
+        try:
+            result = subprocess.run(
+                [str(binary), str(path)], env=env, capture_output=True, text=True, timeout=60
+            )
+        finally:
+            path.unlink()
+        assert (result.returncode == 0) == ok, result.stderr
+    assert "services.thanos-store" in result.stderr and "retsart" in result.stderr
+
+
+def test_an_unknown_profile_is_refused_and_the_fleet_status_is_its_own(
+    tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv("WLMON_STATE_DIR", str(tmp_path))
+    runner = CliRunner()
+    bad = runner.invoke(app, ["up", "--profile", "fleat"])
+    assert bad.exit_code == 2 and "--profile: 'fleat' is not one of default, fleet" in bad.output
+    status = runner.invoke(app, ["status", "--profile", "fleet", "--json"])
+    assert status.exit_code == 0 and status.output.strip() == "[]"
+    assert not (tmp_path / "run").exists()  # the single stack's records untouched

@@ -1,0 +1,585 @@
+"""`wlmon up --profile fleet`: many SIDs, no single server whose loss blinds the NOC.
+
+The fleet file (provisioning/fleet/fleet.yml, or WLMON_FLEET_FILE) is the one place that
+names the SIDs; every config below is rendered from it. Topology (docs/fleet.md):
+
+    exporter per SID  <-scrape-  Prometheus replica A, B (same config, replica="A"/"B")
+                                 each evaluates the rules and sends to every Alertmanager
+    Alertmanager peers 1..n gossip on 127.0.0.1 (one notification per group, not per peer)
+    Thanos sidecar per replica -> bucket (filesystem; S3 by WLMON_FLEET_OBJSTORE_CONFIG)
+    Thanos store gateway <- bucket;  Thanos query over both sidecars and the store,
+    de-duplicating on `replica`;  Thanos compactor (retention, downsampling) on the bucket
+    Grafana's Prometheus datasource -> Thanos query
+
+Services are built here rather than read from services.yml because their number follows
+the fleet file (an exporter per SID, a sidecar per replica, a peer per Alertmanager).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from exporters.model.catalog import Catalog
+from wlmon.stack import render
+from wlmon.stack.components import COMPONENTS
+from wlmon.stack.runtime import Stack, StackError
+from wlmon.stack.services import Service
+from wlmon.stack.settings import REPO_DIR, StackSettings
+
+# A SAP system ID: three characters, a letter first (SAP note 1979280 reserves some).
+SID = re.compile(r"[A-Z][A-Z0-9]{2}")
+DEFAULT_FLEET_FILE = REPO_DIR / "provisioning" / "fleet" / "fleet.yml"
+REPLICA_NAMES = "ABCDEFGH"
+REPLICA_LABEL = "replica"
+MAX_SIDS = 100
+# The cardinality budget a NOC sizes Prometheus by (docs/fleet.md, bench/fleet.py), series
+# in Prometheus including recording rules and ALERTS: per SAP instance (measured 119-121
+# on the three shipped landscapes) and per SID beside its instances (DB pools, hosts, ST05
+# top statements; measured 585-1,208). tests/integration/test_fleet_thanos.py holds each
+# SID of a running fleet to it.
+SERIES_PER_INSTANCE_BUDGET = 130
+SERIES_PER_SID_BUDGET = 1500  # one port each above the base; a bigger fleet runs on more hosts
+
+
+class FleetError(ValueError):
+    """A fleet file or entry to fix; the message names the file, entry and field."""
+
+
+class FleetSid(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sid: str = Field(pattern=SID.pattern)
+    scenario: str
+    description: str = ""
+
+
+class FleetFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sids: list[FleetSid] = Field(min_length=1, max_length=MAX_SIDS)
+    prometheus_replicas: int = Field(default=2, ge=1, le=len(REPLICA_NAMES))
+    alertmanager_peers: int = Field(default=2, ge=1, le=5)
+
+
+def fleet_path(settings: StackSettings) -> Path:
+    return settings.fleet_file or DEFAULT_FLEET_FILE
+
+
+def load_fleet(path: Path, scenarios: list[str] | None = None) -> FleetFile:
+    """The fleet file, checked: each SID once, each scenario known (when given)."""
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise FleetError(f"{path}: cannot read the fleet file: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise FleetError(f"{path}:{where} not YAML: {getattr(exc, 'problem', exc)}") from exc
+    try:
+        fleet = FleetFile.model_validate(doc)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise FleetError(f"{path}: {field}: {first['msg']}") from exc
+    seen: set[str] = set()
+    for i, entry in enumerate(fleet.sids):
+        if entry.sid in seen:
+            raise FleetError(f"{path}: sids.{i}.sid: {entry.sid} is listed twice")
+        seen.add(entry.sid)
+        if scenarios is not None and entry.scenario not in scenarios:
+            raise FleetError(
+                f"{path}: sids.{i}.scenario: unknown scenario {entry.scenario!r}"
+                f" (known: {', '.join(scenarios)})"
+            )
+    return fleet
+
+
+def add_sid(path: Path, entry: FleetSid, scenarios: list[str], source: Path | None = None) -> None:
+    """Append one SID to the fleet file (created from `source` when it does not exist)."""
+    origin = path if path.is_file() else (source or DEFAULT_FLEET_FILE)
+    fleet = load_fleet(origin, scenarios)
+    if entry.sid in {s.sid for s in fleet.sids}:
+        raise FleetError(f"{path}: {entry.sid} is already in the fleet")
+    if entry.scenario not in scenarios:
+        raise FleetError(
+            f"--scenario: unknown scenario {entry.scenario!r} (known: {', '.join(scenarios)})"
+        )
+    text = origin.read_text()
+    if not text.endswith("\n"):
+        text += "\n"
+    # Appended as text, so the file's comments stay; then read back to prove it parses.
+    line = f"  - {{sid: {entry.sid}, scenario: {entry.scenario}"
+    if entry.description:
+        line += f", description: {yaml.safe_dump(entry.description).splitlines()[0]}"
+    text += line + "}\n"
+    if not _sids_last(origin.read_text()):
+        raise FleetError(f"{origin}: `sids:` must be the file's last key to append to it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    try:
+        load_fleet(tmp, scenarios)
+    except FleetError:
+        tmp.unlink()
+        raise
+    tmp.replace(path)
+
+
+def _sids_last(text: str) -> bool:
+    keys = [ln.split(":")[0] for ln in text.splitlines() if re.match(r"[a-z_]+:", ln)]
+    return bool(keys) and keys[-1] == "sids"
+
+
+@dataclass(frozen=True)
+class FleetPorts:
+    """Every fleet port, from one base (WLMON_FLEET_PORT_BASE): fixed offsets per role."""
+
+    base: int
+
+    @property
+    def query_http(self) -> int:
+        return self.base
+
+    @property
+    def query_grpc(self) -> int:
+        return self.base + 1
+
+    @property
+    def store_http(self) -> int:
+        return self.base + 2
+
+    @property
+    def store_grpc(self) -> int:
+        return self.base + 3
+
+    @property
+    def compact_http(self) -> int:
+        return self.base + 4
+
+    @property
+    def api(self) -> int:
+        return self.base + 5
+
+    @property
+    def grafana(self) -> int:
+        return self.base + 6
+
+    def prometheus(self, i: int) -> int:
+        return self.base + 10 + i
+
+    def sidecar_http(self, i: int) -> int:
+        return self.base + 20 + 2 * i
+
+    def sidecar_grpc(self, i: int) -> int:
+        return self.base + 21 + 2 * i
+
+    def alertmanager(self, j: int) -> int:
+        return self.base + 40 + 2 * j
+
+    def alertmanager_cluster(self, j: int) -> int:
+        return self.base + 41 + 2 * j
+
+    def exporter(self, k: int) -> int:
+        return self.base + 100 + k
+
+    def all(self, fleet: FleetFile) -> list[int]:
+        return [
+            *range(self.base, self.base + 7),
+            *(self.prometheus(i) for i in range(fleet.prometheus_replicas)),
+            *(self.sidecar_http(i) for i in range(fleet.prometheus_replicas)),
+            *(self.sidecar_grpc(i) for i in range(fleet.prometheus_replicas)),
+            *(self.alertmanager(j) for j in range(fleet.alertmanager_peers)),
+            *(self.alertmanager_cluster(j) for j in range(fleet.alertmanager_peers)),
+            *(self.exporter(k) for k in range(len(fleet.sids))),
+        ]
+
+
+def http(port: int) -> str:
+    return f"http://127.0.0.1:{port}"
+
+
+def _bin(component: str, binary: str | None = None) -> str:
+    return str(COMPONENTS[component].path(binary or component))
+
+
+class FleetLayout:
+    """The fleet's services and configs, from the settings and the fleet file."""
+
+    def __init__(self, settings: StackSettings, fleet: FleetFile, state: Path) -> None:
+        self.settings = settings
+        self.fleet = fleet
+        self.ports = FleetPorts(settings.fleet_port_base)
+        self.config = state / "config"
+        self.data = state / "data"
+        self.bucket = self.data / "bucket"
+
+    @property
+    def replicas(self) -> list[str]:
+        return list(REPLICA_NAMES[: self.fleet.prometheus_replicas])
+
+    def objstore_config(self) -> Path:
+        """WLMON_FLEET_OBJSTORE_CONFIG (e.g. an S3 bucket), else the rendered filesystem one."""
+        given = self.settings.fleet_objstore_config
+        return given if given is not None else self.config / "thanos" / "bucket.yml"
+
+    # ---------------------------------------------------------------- rendering
+    def render(self, api_token: str) -> None:
+        src = self.settings.repo_dir / "provisioning" / "fleet"
+        for i, replica in enumerate(self.replicas):
+            self._render_prometheus(src / "prometheus.yml", i, replica)
+        render.render_rules(self.settings, self.config)
+        am_dir = self.config / "alertmanager"
+        values = render.alertmanager_values(self.settings, self.config, api_token)
+        values["WLMON_API_URL"] = self.settings.fleet_webhook_base or http(self.ports.api)
+        render.render_alertmanager(
+            self.settings.repo_dir / "provisioning" / "alertmanager", values, am_dir
+        )
+        bucket = yaml.safe_load((src / "thanos" / "bucket.yml").read_text())
+        bucket["config"]["directory"] = str(self.bucket)
+        out = self.config / "thanos" / "bucket.yml"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(yaml.safe_dump(bucket, sort_keys=False))
+        self.bucket.mkdir(parents=True, exist_ok=True)
+        grafana = self.config / "grafana"
+        if grafana.exists():
+            shutil.rmtree(grafana)
+        shutil.copytree(self.settings.repo_dir / "provisioning" / "grafana", grafana)
+        # The fleet's datasources replace the single stack's (same uids, so every
+        # dashboard reads Thanos query unchanged).
+        shutil.copy(src / "grafana" / "datasources.yml", grafana / "datasources")
+        for sub in ("plugins", "alerting", "notifiers"):
+            (grafana / sub).mkdir(exist_ok=True)
+
+    def _render_prometheus(self, template: Path, i: int, replica: str) -> Path:
+        doc = yaml.safe_load(template.read_text())
+        glob = doc.setdefault("global", {})
+        glob["scrape_interval"] = self.settings.scrape_interval
+        glob["evaluation_interval"] = self.settings.scrape_interval
+        glob.setdefault("external_labels", {})[REPLICA_LABEL] = replica
+        doc["rule_files"] = [str(self.config / "prometheus" / "rules" / "*.rules.yml")]
+        doc["alerting"]["alertmanagers"] = [
+            {
+                "static_configs": [
+                    {
+                        "targets": [
+                            f"127.0.0.1:{self.ports.alertmanager(j)}"
+                            for j in range(self.fleet.alertmanager_peers)
+                        ]
+                    }
+                ]
+            }
+        ]
+        jobs = []
+        for job in doc["scrape_configs"]:
+            if job["job_name"] == "wlmon-exporter":
+                job["static_configs"] = [
+                    {"targets": [f"127.0.0.1:{self.ports.exporter(k)}"], "labels": {"sid": e.sid}}
+                    for k, e in enumerate(self.fleet.sids)
+                ]
+            elif job["job_name"] == "prometheus":
+                job["static_configs"] = [{"targets": [f"127.0.0.1:{self.ports.prometheus(i)}"]}]
+            elif job["job_name"] == "alertmanager":
+                job["static_configs"] = [
+                    {
+                        "targets": [
+                            f"127.0.0.1:{self.ports.alertmanager(j)}"
+                            for j in range(self.fleet.alertmanager_peers)
+                        ]
+                    }
+                ]
+            elif job["job_name"] == "thanos":
+                job["static_configs"] = [
+                    {
+                        "targets": [
+                            f"127.0.0.1:{p}"
+                            for p in (
+                                self.ports.query_http,
+                                self.ports.store_http,
+                                self.ports.compact_http,
+                                self.ports.sidecar_http(i),
+                            )
+                        ]
+                    }
+                ]
+            jobs.append(job)
+        doc["scrape_configs"] = jobs
+        out = self.config / "prometheus" / f"prometheus-{replica}.yml"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(yaml.safe_dump(doc, sort_keys=False))
+        return out
+
+    # ---------------------------------------------------------------- services
+    def services(self, secrets: dict[str, str], logs: Path) -> list[Service]:
+        s, p = self.settings, self.ports
+        out: list[Service] = []
+        peers = range(self.fleet.alertmanager_peers)
+        for j in peers:
+            others = [f"--cluster.peer=127.0.0.1:{p.alertmanager_cluster(o)}" for o in peers]
+            out.append(
+                Service(
+                    name=f"alertmanager-{j + 1}",
+                    component="alertmanager",
+                    argv=[
+                        _bin("alertmanager"),
+                        f"--config.file={self.config}/alertmanager/alertmanager.yml",
+                        f"--storage.path={self.data}/alertmanager-{j + 1}",
+                        f"--web.listen-address=127.0.0.1:{p.alertmanager(j)}",
+                        f"--web.external-url={http(p.alertmanager(j))}",
+                        f"--cluster.listen-address=127.0.0.1:{p.alertmanager_cluster(j)}",
+                        f"--cluster.advertise-address=127.0.0.1:{p.alertmanager_cluster(j)}",
+                        # The peer at position k waits k x this before it sends what peer
+                        # 0 should have sent: the bound on a notification's delay when a
+                        # peer dies (docs/fleet.md).
+                        f"--cluster.peer-timeout={s.fleet_am_peer_timeout}",
+                        *[o for o in others if not o.endswith(f":{p.alertmanager_cluster(j)}")],
+                    ],
+                    port=p.alertmanager(j),
+                    url=http(p.alertmanager(j)),
+                    health_url=f"{http(p.alertmanager(j))}/-/ready",
+                    dirs=[f"{self.data}/alertmanager-{j + 1}"],
+                )
+            )
+        for k, entry in enumerate(self.fleet.sids):
+            port = p.exporter(k)
+            out.append(
+                Service(
+                    name=f"exporter-{entry.sid.lower()}",
+                    argv=[
+                        sys.executable,
+                        "-m",
+                        "wlmon",
+                        "exporter",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(port),
+                        "--scenario",
+                        entry.scenario,
+                        "--sid",
+                        entry.sid,
+                        "--speed",
+                        str(s.exporter_speed),
+                        "--state-file",
+                        f"{self.data}/exporter-{entry.sid.lower()}/control.json",
+                    ],
+                    env={"WLMON_EXPORTER_CONTROL_TOKEN": secrets["exporter_token"]},
+                    port=port,
+                    url=f"{http(port)}/metrics",
+                    health_url=f"{http(port)}/healthz",
+                    dirs=[f"{self.data}/exporter-{entry.sid.lower()}"],
+                )
+            )
+        out.append(
+            Service(
+                name="api",
+                argv=[
+                    sys.executable,
+                    "-m",
+                    "wlmon",
+                    "api",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(p.api),
+                ],
+                port=p.api,
+                url=http(p.api),
+                health_url=f"{http(p.api)}/healthz",
+                dirs=[f"{self.data}/api"],
+                env={
+                    "WLMON_API_TOKEN": secrets["api_token"],
+                    "WLMON_API_DB_PATH": f"{self.data}/api/wlmon.sqlite",
+                    "WLMON_API_PROMETHEUS_URL": http(p.query_http),
+                    "WLMON_API_GRAFANA_URL": http(p.grafana),
+                    "WLMON_API_GRAFANA_PASSWORD": secrets["grafana_password"],
+                    "WLMON_API_EXPORTER_TOKEN": secrets["exporter_token"],
+                },
+            )
+        )
+        block = s.fleet_block_duration
+        for i, replica in enumerate(self.replicas):
+            tsdb = f"{self.data}/prometheus-{replica}"
+            out.append(
+                Service(
+                    name=f"prometheus-{replica}",
+                    component="prometheus",
+                    argv=[
+                        _bin("prometheus"),
+                        f"--config.file={self.config}/prometheus/prometheus-{replica}.yml",
+                        f"--storage.tsdb.path={tsdb}",
+                        f"--web.listen-address=127.0.0.1:{p.prometheus(i)}",
+                        "--web.enable-lifecycle",
+                        # The sidecar uploads only blocks Prometheus does not compact
+                        # further: min = max block duration (2h in production).
+                        f"--storage.tsdb.min-block-duration={block}",
+                        f"--storage.tsdb.max-block-duration={block}",
+                        f"--storage.tsdb.retention.time={s.fleet_prometheus_retention}",
+                    ],
+                    port=p.prometheus(i),
+                    url=http(p.prometheus(i)),
+                    health_url=f"{http(p.prometheus(i))}/-/ready",
+                    dirs=[tsdb],
+                )
+            )
+            out.append(
+                Service(
+                    name=f"sidecar-{replica}",
+                    component="thanos",
+                    argv=[
+                        _bin("thanos"),
+                        "sidecar",
+                        f"--tsdb.path={tsdb}",
+                        f"--prometheus.url={http(p.prometheus(i))}",
+                        f"--objstore.config-file={self.objstore_config()}",
+                        f"--http-address=127.0.0.1:{p.sidecar_http(i)}",
+                        f"--grpc-address=127.0.0.1:{p.sidecar_grpc(i)}",
+                    ],
+                    port=p.sidecar_http(i),
+                    url=http(p.sidecar_http(i)),
+                    health_url=f"{http(p.sidecar_http(i))}/-/ready",
+                )
+            )
+        out.append(
+            Service(
+                name="store",
+                component="thanos",
+                argv=[
+                    _bin("thanos"),
+                    "store",
+                    f"--data-dir={self.data}/store",
+                    f"--objstore.config-file={self.objstore_config()}",
+                    f"--http-address=127.0.0.1:{p.store_http}",
+                    f"--grpc-address=127.0.0.1:{p.store_grpc}",
+                    f"--sync-block-duration={s.fleet_store_sync}",
+                ],
+                port=p.store_http,
+                url=http(p.store_http),
+                health_url=f"{http(p.store_http)}/-/ready",
+                dirs=[f"{self.data}/store"],
+            )
+        )
+        endpoints = [f"127.0.0.1:{p.sidecar_grpc(i)}" for i in range(len(self.replicas))]
+        endpoints.append(f"127.0.0.1:{p.store_grpc}")
+        out.append(
+            Service(
+                name="query",
+                component="thanos",
+                argv=[
+                    _bin("thanos"),
+                    "query",
+                    f"--http-address=127.0.0.1:{p.query_http}",
+                    f"--grpc-address=127.0.0.1:{p.query_grpc}",
+                    f"--query.replica-label={REPLICA_LABEL}",
+                    # Thanos's own engine (the default is Prometheus's): it streams
+                    # de-duplicated series instead of materialising both replicas first.
+                    f"--query.promql-engine={s.fleet_query_engine}",
+                    # Down endpoints are dropped after this: a killed sidecar or store
+                    # stops costing each query a timeout.
+                    "--endpoint.info-timeout=5s",
+                    "--store.unhealthy-timeout=30s",
+                    *[f"--endpoint={e}" for e in endpoints],
+                ],
+                port=p.query_http,
+                url=http(p.query_http),
+                health_url=f"{http(p.query_http)}/-/ready",
+            )
+        )
+        out.append(
+            Service(
+                name="compact",
+                component="thanos",
+                argv=[
+                    _bin("thanos"),
+                    "compact",
+                    "--wait",
+                    f"--wait-interval={s.fleet_compact_interval}",
+                    f"--data-dir={self.data}/compact",
+                    f"--objstore.config-file={self.objstore_config()}",
+                    f"--http-address=127.0.0.1:{p.compact_http}",
+                    f"--retention.resolution-raw={s.fleet_retention_raw}",
+                    f"--retention.resolution-5m={s.fleet_retention_5m}",
+                    f"--retention.resolution-1h={s.fleet_retention_1h}",
+                    "--compact.concurrency=1",
+                    "--downsample.concurrency=1",
+                ],
+                port=p.compact_http,
+                url=http(p.compact_http),
+                health_url=f"{http(p.compact_http)}/-/ready",
+                dirs=[f"{self.data}/compact"],
+            )
+        )
+        out.append(
+            Service(
+                name="grafana",
+                component="grafana",
+                argv=[
+                    _bin("grafana"),
+                    "server",
+                    "--homepath",
+                    str(COMPONENTS["grafana"].directory / "home"),
+                    "--config",
+                    f"{self.config}/grafana/grafana.ini",
+                ],
+                port=p.grafana,
+                url=http(p.grafana),
+                health_url=f"{http(p.grafana)}/api/health",
+                dirs=[f"{self.data}/grafana", f"{logs}/grafana"],
+                env={
+                    "GF_PATHS_DATA": f"{self.data}/grafana",
+                    "GF_PATHS_LOGS": f"{logs}/grafana",
+                    "GF_PATHS_PLUGINS": f"{self.data}/grafana/plugins",
+                    "GF_PATHS_PROVISIONING": f"{self.config}/grafana",
+                    "GF_SERVER_HTTP_ADDR": "127.0.0.1",
+                    "GF_SERVER_HTTP_PORT": str(p.grafana),
+                    "GF_SECURITY_ADMIN_PASSWORD": secrets["grafana_password"],
+                    "WLMON_THANOS_QUERY_URL": http(p.query_http),
+                    "WLMON_ALERTMANAGER_URL": http(p.alertmanager(0)),
+                    "WLMON_DASHBOARDS_DIR": str(s.repo_dir / "dashboards"),
+                },
+            )
+        )
+        return out
+
+
+class FleetStack(Stack):
+    """The fleet as `wlmon up --profile fleet` runs it: its own state under <state>/fleet
+    (configs, data, logs, secrets, pids), so it runs beside the single-SID stack."""
+
+    def __init__(self, settings: StackSettings | None = None) -> None:
+        super().__init__(settings)
+        self.state = self.settings.state_dir / "fleet"
+        self.config_dir = self.state / "config"
+        self.data_dir = self.state / "data"
+        self.log_dir = self.state / "logs"
+        self.run_file = self.state / "run" / "services.json"
+
+    def fleet(self) -> FleetFile:
+        try:
+            return load_fleet(fleet_path(self.settings), Catalog().scenarios())
+        except FleetError as exc:
+            raise StackError(str(exc)) from exc
+
+    def layout(self) -> FleetLayout:
+        return FleetLayout(self.settings, self.fleet(), self.state)
+
+    def services(self) -> list[Service]:
+        secrets = {
+            "api_token": self.api_token(),
+            "exporter_token": self.exporter_token(),
+            "grafana_password": self.grafana_password()[0],
+        }
+        return self.layout().services(secrets, self.log_dir)
+
+    def render(self) -> None:
+        self.layout().render(self.api_token())
+
+    def secret_sources(self) -> dict[str, str]:
+        sources = super().secret_sources()
+        return {k: v for k, v in sources.items() if not k.startswith("InfluxDB")}
