@@ -1,8 +1,8 @@
 """Alerts fit a fleet: each one names its SID (and its SAP instance where it has one), as
 Alertmanager's grouping by [alertname, sid] and the exporter-down inhibition need.
 
-Read from the promtool cases (tests/alerts/*.test.yml), which promtool checks against the
-real rule evaluation: the labels a firing alert really carries, not what the rule claims.
+Read from the promtool cases (tests/alerts/*.test.yml, generated, and the hand-written
+tests/sapcontrol/rules/*.test.yml), which promtool checks against the real rule evaluation: the labels a firing alert really carries, not what the rule claims.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ def _rules() -> dict[str, str]:
 
 def _fired() -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {}
-    for path in sorted((REPO / "tests" / "alerts").glob("*.test.yml")):
+    cases = [*(REPO / "tests" / "alerts").glob("*.test.yml")]
+    cases += (REPO / "tests" / "sapcontrol" / "rules").glob("*.test.yml")
+    for path in sorted(cases):
         for test in yaml.safe_load(path.read_text())["tests"]:
             for case in test.get("alert_rule_test", []):
                 for alert in case.get("exp_alerts") or []:
