@@ -2,7 +2,8 @@
 Alertmanager's grouping by [alertname, sid] and the exporter-down inhibition need.
 
 Read from the promtool cases (tests/alerts/*.test.yml, generated, and the hand-written
-tests/sapcontrol/rules/*.test.yml), which promtool checks against the real rule evaluation: the labels a firing alert really carries, not what the rule claims.
+tests/sapcontrol/rules/*.test.yml), which promtool checks against the real rule evaluation:
+the labels a firing alert really carries, not what the rule claims.
 """
 
 from __future__ import annotations
