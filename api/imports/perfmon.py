@@ -27,7 +27,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from api.imports.text import FileError, Lines, csv_column
+from api.imports.text import FileError, Lines, cell_at, csv_column
 
 HEADER = re.compile(
     r"^\(PDH-(?P<kind>CSV|TSV) 4\.0\)\s*(?:\((?P<zone>.*)\)\s*\((?P<bias>[-+]?\d+)\))?\s*$"
@@ -73,6 +73,7 @@ class PerfmonData:
     sources: dict[str, str] = field(default_factory=dict)  # standard column -> how derived
     zone: str = ""
     status_lines: int = 0
+    damaged_lines: list[int] = field(default_factory=list)  # lines of NULs, skipped
 
 
 # The report's standard counters (seed 003 Tables 2-3): where each comes from, in order of
@@ -278,14 +279,39 @@ def _standard(
     return series, sources, replaced
 
 
-def _records(lines: Lines, rest: Iterator[str], status: list[int]) -> Iterator[str]:
-    """The csv lines of the data part; status lines are counted in `status`, not given."""
+def _records(
+    lines: Lines,
+    rest: Iterator[str],
+    status: list[int],
+    damaged: list[int],
+    delimiter: str,
+    width: int,
+) -> Iterator[str]:
+    """The csv lines of the data part. Status lines (unquoted text: typeperf's messages) are
+    counted in `status`; lines of nothing but NUL bytes (a log cut short by a crash, its
+    preallocated tail) in `damaged`. A line that has a row's cells but does not start like
+    one, or has NUL bytes among its text, is damaged data: refused naming it."""
     for line in rest:
+        if "\0" in line:
+            if not line.replace("\0", "").strip():
+                damaged.append(lines.number)
+                continue
+            col = cell_at(line, line.index("\0"), delimiter)
+            raise PerfmonError(
+                f"line {lines.number}, column {col}: NUL bytes inside the line (the file is "
+                "damaged there)"
+            )
         head = line.lstrip()
         if not head:
             continue
         if head[0] == '"' or head[0].isdigit():
             yield line
+        elif '"' in line or not head[0].isprintable() or "\ufffd" in line:
+            raise PerfmonError(
+                f"line {lines.number}, column 1: a row of {line.count(delimiter) + 1} cells "
+                f"starting with {head[0]!r} (U+{ord(head[0]):04X}), not a quoted time stamp: "
+                "the line is damaged"
+            )
         else:
             status.append(lines.number)
 
@@ -311,7 +337,8 @@ def _parse(lines: Lines) -> PerfmonData:
     low, high = _bounds(counters)
     width = len(counters) + 1
     status: list[int] = []
-    reader = csv.reader(_records(lines, it, status), delimiter=delimiter)
+    damaged: list[int] = []
+    reader = csv.reader(_records(lines, it, status, damaged, delimiter, width), delimiter=delimiter)
     stamps: list[float] = []
     rows: list[np.ndarray] = []
     while True:
@@ -342,7 +369,9 @@ def _parse(lines: Lines) -> PerfmonData:
     times = np.asarray(stamps) - stamps[0]
     start = datetime.fromtimestamp(first, UTC)
     end = datetime.fromtimestamp(first + float(times[-1]), UTC)
-    return _columns(counters, values, times, start, end, zone, len(status))
+    data = _columns(counters, values, times, start, end, zone, len(status))
+    data.damaged_lines = damaged
+    return data
 
 
 def _columns(

@@ -37,6 +37,13 @@ def encoding(head: bytes) -> tuple[str, int]:
     return "utf-8", 0
 
 
+def guess_delimiter(text: str) -> str:
+    """The delimiter a line uses most (tab, semicolon, comma; comma if none)."""
+    counts = {d: text.count(d) for d in ("\t", ";", ",", "|")}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
+
+
 def cell_at(line: str, position: int, delimiter: str) -> int:
     """The 1-based csv column holding character `position` of `line` (quotes respected)."""
     column, quoted = 1, False
@@ -80,7 +87,7 @@ class Lines:
     Decoding errors become a FileError naming the line and column of the first bad byte.
     """
 
-    def __init__(self, stream: BinaryIO, delimiter: str = ",") -> None:
+    def __init__(self, stream: BinaryIO, delimiter: str | None = ",") -> None:
         self.stream = stream
         self.number = 0
         self.last = ""
@@ -96,8 +103,11 @@ class Lines:
         current = text[text.rfind("\n") + 1 :]
         bad = " ".join(f"0x{b:02x}" for b in exc.object[exc.start : min(exc.end, exc.start + 4)])
         name = "UTF-8" if self.codec == "utf-8" else "UTF-16"
+        # Before the caller knows the delimiter (a bad byte in the header line), the line
+        # so far says which it is: a tab-separated "Ø" in column 4 is column 4, not 1.
+        delimiter = self.delimiter or guess_delimiter(current)
         return FileError(
-            f"line {line}, column {cell_at(current, len(current), self.delimiter)}: bytes "
+            f"line {line}, column {cell_at(current, len(current), delimiter)}: bytes "
             f"{bad} are not {name} text ({exc.reason}); save the file as UTF-8 or UTF-16"
         )
 
