@@ -340,7 +340,8 @@ class Gap(Answer):
 
 
 class ImportAudit(Answer):
-    """How an imported ST03 export was read: what a reader needs to trust its figures."""
+    """How an imported file (ST03 export, PerfMon capture) was read: what a reader needs
+    to trust its figures."""
 
     layout: str | None = Field(description="workload overview, transaction or time profile")
     file_format: str | None
@@ -354,6 +355,11 @@ class ImportAudit(Answer):
     columns: list[dict[str, str]] | None = Field(description="each heading and its field")
     columns_not_read: list[str] | None
     total_row: dict[str, Any] | None = Field(description="the Total row checked against the rows")
+    standard_sources: dict[str, str] | None = Field(
+        description="PerfMon: how each standard row was derived (_Total, mean of 8 CPUs, ...)"
+    )
+    status_lines: int | None = Field(description="PerfMon: console status lines skipped")
+    damaged_lines: list[int] | None = Field(description="PerfMon: lines of NUL bytes skipped")
     warnings: list[str] | None
 
 

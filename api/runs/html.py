@@ -95,6 +95,7 @@ SECTIONS = {
     "os_counters": "OS counters: average / minimum / maximum",
     "top_sql": "Expensive SQL (elapsed DB time)",
     "bufferpools": "Buffer pools",
+    "audit": "Audit: how the file was read",
 }
 ACRONYMS = {"sap", "sql", "os", "cpu", "db", "id"}
 UNIT_SUFFIXES = {"_ms": "ms", "_s": "s", "_pct": "%", "_mb": "MB"}
@@ -509,6 +510,7 @@ def empty_lines(report: dict, data: RunData) -> dict[str, str]:
         "os_counters": "No OS counters in this run.",
         "top_sql": "No ST05 statement data in this run.",
         "bufferpools": "No buffer-pool data in this run.",
+        "audit": "Not an imported file: nothing to audit.",
     }
 
 

@@ -558,7 +558,7 @@ def build_report(
     }
     if "gaps" in data.meta:  # runs read back from Prometheus: where data is missing, and why
         report["gaps"] = data.meta["gaps"]
-    if data.meta.get("source") == "st03":  # how the export was read: the audit
+    if data.meta.get("source") in ("st03", "perfmon"):  # how the file was read: the audit
         report["import"] = {key: data.meta.get(key) for key in IMPORT_AUDIT}
     report["not_measured"] = not_measured(report)
     return report
@@ -574,6 +574,9 @@ IMPORT_AUDIT = (
     "columns",
     "columns_not_read",
     "total_row",
+    "standard_sources",
+    "status_lines",
+    "damaged_lines",
     "warnings",
 )
 

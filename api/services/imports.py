@@ -17,6 +17,19 @@ from api.services.runs import get_run
 from api.store import Store
 
 
+def _perfmon_warnings(data: perfmon.PerfmonData) -> list[str]:
+    """What the report's audit shows of how the capture was read."""
+    out = list(data.notes)
+    if data.damaged_lines:
+        shown = ", ".join(map(str, data.damaged_lines[:10]))
+        more = ", ..." if len(data.damaged_lines) > 10 else ""
+        out.append(
+            f"{len(data.damaged_lines)} line(s) of NUL bytes skipped (lines {shown}{more}): "
+            "the file is damaged there"
+        )
+    return out
+
+
 def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
     """Parse (streamed from `source`) and store as one run; the run."""
     try:
@@ -34,17 +47,13 @@ def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
             "hosts": data.hosts,
             "host_names": data.host_names,
             "counter_names": data.names,
+            "localized_names": data.localized,
+            "encoding": data.encoding,
             "standard_sources": data.sources,
             "time_zone": data.zone or "none in the file (console output): local time as UTC",
             "status_lines": data.status_lines,
             "damaged_lines": data.damaged_lines,
-            "warnings": [
-                f"{len(data.damaged_lines)} line(s) of NUL bytes skipped (lines "
-                f"{', '.join(map(str, data.damaged_lines[:10]))}"
-                f"{', ...' if len(data.damaged_lines) > 10 else ''}): the file is damaged there"
-            ]
-            if data.damaged_lines
-            else [],
+            "warnings": _perfmon_warnings(data),
             # Holes in the capture, found and listed as Prometheus gaps are: BAIT's 60
             # consecutive minutes and the report's gaps section read them.
             "gaps": sample_gaps(data.times, data.start),

@@ -69,7 +69,7 @@ def test_relog_utf8_keeps_counters_it_does_not_know_by_name(client) -> None:
     [
         (
             '"Time","\\\\H\\Memory\\Pages/sec"\n"11/23/2026 08:00:00.000","1"\n',
-            "line 1, column 1: expected",
+            "line 1, column 1: the file starts with text 'Time'",
         ),
         ('"(PDH-CSV 4.0) (UTC)(0)","Memory Pages"\n', "line 1, column 2"),
         (
