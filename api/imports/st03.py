@@ -141,9 +141,39 @@ def _delimiter(line: str) -> str | None:
     return best if counts[best] else None
 
 
+def _rows(lines: list[tuple[int, str]], delimiter: str):
+    """(line, cells) of the table's rows: blank lines, rules and a list's titles between
+    its framed rows skipped; one csv reader for all of them (one per line is slow)."""
+    kept = [
+        (n, t)
+        for n, t in lines
+        if t.strip() and not RULE.match(t) and (delimiter != "|" or t.lstrip().startswith("|"))
+    ]
+    if delimiter == "|":
+        rows = (_split_list(t) for _, t in kept)
+    else:
+        rows = csv.reader((t.rstrip("\r\n") for _, t in kept), delimiter=delimiter)
+    k = 0
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            number, text = kept[min(k, len(kept) - 1)]
+            col = csv_column(text, str(exc), delimiter)
+            raise ST03Error(f"line {number}, column {col}: {exc}") from None
+        number = kept[k][0]
+        k += 1
+        if "".join(row).strip():
+            yield number, row
+
+
 def _cells(line: str, delimiter: str, number: int) -> list[str]:
     if delimiter == "|":
         return _split_list(line)
+    if '"' not in line:  # no quoting: a split is what csv would give, and much faster
+        return line.rstrip("\r\n").split(delimiter)
     try:
         return next(csv.reader([line.rstrip("\r\n")], delimiter=delimiter))
     except csv.Error as exc:
@@ -277,19 +307,12 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
     data: list[tuple[int, list[str]]] = []
     total: tuple[int, list[str]] | None = None
     key_cols = [c for c in (task_col, tx_col, hour_col) if c is not None]
-    for number, text in lines[hk + 1 :]:
-        if not text.strip() or RULE.match(text):
-            continue
-        if delimiter == "|" and not text.lstrip().startswith("|"):
-            continue  # a list's title or footer between its framed rows
-        row = [c.strip() for c in _cells(text, delimiter, number)]
-        if all(not c for c in row):
-            continue
-        if row == header:
+    for number, row in _rows(lines[hk + 1 :], delimiter):
+        if row[0].strip() == header[0] and [c.strip() for c in row] == header:
             continue  # an unconverted list repeats its heading on every page
         if len(row) < len(header):
             raise ST03Error(f"line {number}: {len(row)} fields, the header has {len(header)}")
-        keys = [row[c].strip("* ").lower() for c in key_cols]
+        keys = [row[c].strip(" *").lower() for c in key_cols]
         if any(k in TOTAL_WORDS for k in keys):
             if total is not None:
                 raise ST03Error(f"line {number}: a second Total row (the first is line {total[0]})")
@@ -299,10 +322,19 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
     if not data:
         raise ST03Error(f"line {header_line + 1}: no rows after the header")
     # Numbers: one format for the file, decided from every numeric cell.
-    cells = {c.index: [numbers.Cell(n, c.heading, r[c.index]) for n, r in data] for c in columns}
-    every = [cell for col in cells.values() for cell in col]
+    lines_of = [n for n, _ in data]
+    cells = {
+        c.index: numbers.Column(
+            c.heading, [r[c.index] for _, r in data], lines_of, c.kind == "count"
+        )
+        for c in columns
+    }
+    every = list(cells.values())
     if total is not None:
-        every += [numbers.Cell(total[0], c.heading, total[1][c.index]) for c in columns]
+        every += [
+            numbers.Column(c.heading, [total[1][c.index]], [total[0]], c.kind == "count")
+            for c in columns
+        ]
     fmt = numbers.detect(every, options.decimal)
     values: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for c in columns:
@@ -311,7 +343,6 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
         values[c.index] = (v, half)
     steps, _ = values[steps_col.index]
     _check_empty(steps_col, values, cells, None)
-    lines_of = [n for n, _ in data]
     for c in columns:
         if c is not steps_col:
             _check_empty(c, values, cells, steps)
@@ -320,7 +351,7 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
     task_names: dict[str, str] = {}
     tasks: list[str] = []
     for n, r in data:
-        name = fixed_task if task_col is None else r[task_col]
+        name = fixed_task if task_col is None else r[task_col].strip()
         if not name:
             raise ST03Error(f"line {n}, column {header[task_col]!r}: no task type")
         key = task_key(name)
@@ -328,7 +359,7 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
             raise ST03Error(f"line {n}, column {header[task_col]!r}: {name!r} is no task type")
         task_names.setdefault(key, name)
         tasks.append(key)
-    txs = [r[tx_col] if tx_col is not None else "" for _, r in data]
+    txs = [r[tx_col].strip() if tx_col is not None else "" for _, r in data]
     table = ST03Table(
         task_types=tasks,
         transactions=txs,
@@ -358,11 +389,15 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
     return table
 
 
-def _check_range(v: np.ndarray, cells: list[numbers.Cell]) -> None:
+def _cell(col: numbers.Column, k: int) -> numbers.Cell:
+    return numbers.Cell(col.lines[k], col.heading, col.texts[k])
+
+
+def _check_range(v: np.ndarray, col: numbers.Column) -> None:
     bad = np.isfinite(v) & ((v < 0.0) | (v > MAX_VALUE))
     if bad.any():
         k = int(np.argmax(bad))
-        raise ST03Error(f"{cells[k]} is not a number from 0 to {MAX_VALUE:g}")
+        raise ST03Error(f"{_cell(col, k)} is not a number from 0 to {MAX_VALUE:g}")
 
 
 def _check_empty(col: Column, values: dict, cells: dict, steps: np.ndarray | None) -> None:
@@ -375,7 +410,9 @@ def _check_empty(col: Column, values: dict, cells: dict, steps: np.ndarray | Non
     where = empty if steps is None else empty & (steps > 0)
     if where.any():
         k = int(np.argmax(where))
-        raise ST03Error(f"{cells[col.index][k]} is empty but the column has values in other rows")
+        raise ST03Error(
+            f"{_cell(cells[col.index], k)} is empty but the column has values in other rows"
+        )
     v[empty] = 0.0
 
 
@@ -454,8 +491,7 @@ def _check_total(
     number, row = total
     checked = []
     for c in columns:
-        cell = numbers.Cell(number, c.heading, row[c.index])
-        got, half = numbers.convert([cell], fmt)
+        got, half = numbers.convert(numbers.Column(c.heading, [row[c.index]], [number]), fmt)
         if np.isnan(got[0]):
             continue
         value, slack_t = float(got[0]), float(half[0])

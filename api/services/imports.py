@@ -77,6 +77,9 @@ def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
     return get_run(store, run_id)
 
 
+MAX_TX_PARTS = 20_000  # transactions up to which every part is kept per transaction
+
+
 def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[str], np.ndarray, list[str]]:
     """(sample ends in s, columns, values per sample, transactions in the export's order):
     `st03.<task>.<field>` and `tx.<task>.<tx>.<field>` summed per sample by numpy, not row
@@ -96,7 +99,7 @@ def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[str], np.ndarr
     def add(prefix: str, mine: np.ndarray) -> None:
         for name, v in fields.items():
             columns.append(f"{prefix}.{name}")
-            values.append(np.bincount(sample[mine], weights=v[mine], minlength=ends.size))
+            values.append(np.bincount(sample[mine], weights=v[mine], minlength=ends.size)[:, None])
 
     tasks = np.array(table.task_types)
     for task in dict.fromkeys(table.task_types):
@@ -111,14 +114,18 @@ def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[str], np.ndarr
         ids = np.array([gid.get((t, x), -1) for t, x in zip(tasks, txs, strict=True)])
         keep = ids >= 0
         flat = ids[keep] * ends.size + sample[keep]
-        for name, v in fields.items():
-            sums = np.bincount(flat, weights=v[keep], minlength=len(groups) * ends.size)
-            sums = sums.reshape(len(groups), ends.size)
-            for (task, tx), k in gid.items():
-                columns.append(f"tx.{task}.{tx}.{name}")
-                values.append(sums[k])
+        # Every part per transaction while the export is of a usual size; beyond it only
+        # steps and response (a month's export of every report has 10^5 of them: all parts
+        # would be millions of columns). The run's meta says so.
+        names = list(fields) if len(groups) <= MAX_TX_PARTS else ["steps", "response"]
+        for name in names:
+            if name not in fields:
+                continue
+            sums = np.bincount(flat, weights=fields[name][keep], minlength=len(groups) * ends.size)
+            columns.extend(f"tx.{task}.{tx}.{name}" for task, tx in groups)
+            values.append(sums.reshape(len(groups), ends.size).T)  # a block: one per field
     transactions = list(dict.fromkeys(tx for tx in table.transactions if tx))
-    return ends, columns, np.stack(values, axis=1), transactions
+    return ends, columns, np.hstack(values), transactions
 
 
 def st03_meta(table: st03.ST03Table) -> dict:
@@ -170,6 +177,12 @@ def store_st03(
         raise Invalid(str(exc)) from exc
     ends, columns, values, transactions = _st03_series(table)
     meta = {**st03_meta(table), "transactions": transactions}
+    if len(transactions) > MAX_TX_PARTS:
+        meta["warnings"] = [
+            *meta["warnings"],
+            f"{len(transactions):,} transactions: per transaction only steps and response "
+            f"are kept (every part up to {MAX_TX_PARTS:,})",
+        ]
     period = table.period
     run = RunData(
         times=ends,

@@ -7,6 +7,7 @@ from datetime import datetime
 from api.runs.html import render
 from api.runs.recorder import RunData
 from api.runs.report import build_report, compare
+from api.runs.storage import StoredRunError
 from api.services.errors import Conflict, Invalid, NotFound
 from api.services.runs import MONITORED
 from api.store import Store
@@ -17,7 +18,10 @@ def load(store: Store, run_id: str) -> tuple[dict, RunData]:
     run = store.runs.get(run_id)
     if run is None:
         raise NotFound(f"no run {run_id!r}")
-    data = store.runs.data(run_id)
+    try:
+        data = store.runs.data(run_id)
+    except StoredRunError as exc:
+        raise Conflict(f"run {run_id}: {exc}") from exc
     if data is None and run["status"] == "running":
         raise Conflict(f"run {run_id} is still running; it ends at {run['end']}")
     if data is None:

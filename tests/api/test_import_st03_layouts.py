@@ -365,3 +365,15 @@ def test_wlmon_import_st03_takes_the_period(tmp_path) -> None:
     assert bad.exit_code == 2 and "period 'x'" in " ".join(bad.output.split())
     assert report.exit_code == 0, report.output
     assert "SAPS" in report.output
+
+
+def test_a_count_column_tells_the_number_format() -> None:
+    """Steps are shown without decimals: '1,000' steps is a thousand in any file, and the
+    times of the file then read with a decimal point ('1.234' ms is 1.234)."""
+    text = "Task type\t# Steps\tØ Time (ms)\nDIALOG\t1,000\t1.234\nUPDATE\t2,500\t5\n"
+    rows = parse_table(text.encode()).rows()
+    assert [r.steps for r in rows] == [1000.0, 2500.0]
+    assert rows[0].seconds["response"] == pytest.approx(1.234 * 1000 / 1000)
+    german = "Tasktyp\t# Schritte\tØ Antwortzeit (ms)\nDIALOG\t1.000\t1,234\n"
+    (row,) = parse_table(german.encode()).rows()
+    assert row.steps == 1000.0 and row.seconds["response"] == pytest.approx(1.234)
