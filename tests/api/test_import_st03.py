@@ -200,3 +200,16 @@ def test_the_period_is_a_field_of_the_upload(client) -> None:
     r = client.post("/imports/st03", content=body, headers=AUTH, params={"to": "2026-11-25"})
     assert r.status_code == 422 and "end (to) needs its start (from)" in r.json()["detail"]
     assert len(client.get("/runs").json()) == before
+
+
+def test_series_csv_over_the_api(client) -> None:
+    body = (FIXTURES / "per-task-type.csv").read_bytes()
+    run_id = client.post(
+        "/imports/st03", content=body, headers=AUTH, params={"period": "1h"}
+    ).json()["id"]
+    r = client.get(f"/runs/{run_id}/series.csv")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+    head, row = r.text.splitlines()
+    columns = head.split(",")
+    assert row.split(",")[columns.index("st03.dialog.steps")] == "1743000.0"
+    assert client.get("/runs/nope/series.csv").status_code == 404

@@ -377,3 +377,38 @@ def test_a_count_column_tells_the_number_format() -> None:
     german = "Tasktyp\t# Schritte\tØ Antwortzeit (ms)\nDIALOG\t1.000\t1,234\n"
     (row,) = parse_table(german.encode()).rows()
     assert row.steps == 1000.0 and row.seconds["response"] == pytest.approx(1.234)
+
+
+def test_every_series_exports_as_csv_unrounded(store, tmp_path) -> None:
+    """GET /runs/{id}/series.csv and `wlmon report --csv DIR`: the time profile's hours."""
+    import csv as csvmod
+
+    rows = [([f"{h:02d}-{h + 1:02d}"], {"steps": 1000.0 * h, "response": 123.4}) for h in (8, 9)]
+    export = Export(keys=["hour"], fields=["steps", "response"], rows=rows, preamble=[])
+    text = export.text("tabs")
+    run = imports.store_st03(store, text.encode(), "t", imports.st03_options(task_type="DIALOG"))
+    got = list(csvmod.reader(reports.series_csv(store, run["id"]).splitlines()))
+    assert got[0][:2] == ["t_s", "utc"]
+    steps = got[0].index("st03.dialog.steps")
+    response = got[0].index("st03.dialog.response")
+    assert [float(r[0]) for r in got[1:]] == [3600.0, 7200.0]
+    assert [float(r[steps]) for r in got[1:]] == [8000.0, 9000.0]
+    # Total seconds, not rounded: 123.4 ms x 8000 steps.
+    assert float(got[1][response]) == pytest.approx(123.4 * 8000 / 1000, rel=1e-12)
+    env = {"WLMON_API_DB_PATH": str(tmp_path / "cli.sqlite")}
+    path = tmp_path / "tp.txt"
+    path.write_text(text, encoding="utf-8")
+    get_settings.cache_clear()
+    try:
+        ok = CliRunner().invoke(
+            app, ["import", "st03", str(path), "--task-type", "DIALOG"], env=env
+        )
+        out = tmp_path / "csv"
+        rep = CliRunner().invoke(
+            app, ["report", ok.stdout.strip(), "--csv", str(out), "--json"], env=env
+        )
+    finally:
+        get_settings.cache_clear()
+    assert rep.exit_code == 0, rep.output
+    (written,) = out.iterdir()
+    assert list(csvmod.reader(written.read_text().splitlines()))[1][steps] == got[1][steps]

@@ -258,6 +258,9 @@ def report_command(
     html_out: Path | None = typer.Option(None, "--html", help="write the HTML report to this file"),
     top: int = typer.Option(20, "--top", min=1, help="rows of the transaction profile"),
     interval: str = typer.Option("1h", "--interval", help="the time profile's interval"),
+    csv_dir: Path | None = typer.Option(
+        None, "--csv", help="also write every series as CSV into this directory"
+    ),
 ) -> None:
     """The report of a stored run: ST03 with percentiles, the transaction and time
     profiles, OS counters, breaches, SQL, benchmark checks."""
@@ -267,6 +270,15 @@ def report_command(
         run, data = reports.load(store, run_id)
     except ServiceError as exc:
         fail(f"{exc} in {get_settings().db_path}")
+    if csv_dir is not None:
+        target = csv_dir / f"{run_id}-series.csv"
+        try:
+            csv_dir.mkdir(parents=True, exist_ok=True)
+            with target.open("w", encoding="utf-8", newline="") as out:
+                reports.write_series_csv(run, data, out)
+        except OSError as exc:
+            fail(f"--csv: cannot write {target}: {exc.strerror or exc}")
+        err.print(f"wrote {target}")
     if html_out:
         with Progress(
             TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err
