@@ -96,6 +96,32 @@ class SteadyState(Answer):
     duration_s: float
 
 
+# Fields an ST03N export may hold beyond the recorded components (absent when it does not).
+ST03_EXTRA_FIELDS: dict[str, Any] = {
+    "roll_wait_ms": (float | None, Field(default=None, description="ST03N 'Ø Roll Wait Time'")),
+    "frontend_net_ms": (
+        float | None,
+        Field(default=None, description="ST03N 'Ø Frontend Net Time' / GUI network time"),
+    ),
+    "db_procedure_ms": (float | None, Field(default=None, description="ST03N 'Ø DB Proc. Time'")),
+    "rfc_ms": (float | None, Field(default=None, description="ST03N 'Ø RFC+CPIC Time'")),
+    "db_time_per_request_ms": (
+        float | None,
+        Field(
+            default=None,
+            description="ST03N 'Ø Time/DB Req.': DB time per database request (not per step)",
+        ),
+    ),
+    "db_requests": (int | None, Field(default=None, description="database requests")),
+}
+COMPONENT_FIELDS: dict[str, Any] = {
+    f"{c}_ms": (
+        float | None,
+        Field(description=f"mean per step; null: not in the data. {COMPONENT_BY_KEY[c].help}"),
+    )
+    for c in REPORT_ORDER
+}
+
 # Per task type, the mean of every time component per step, in ms (`response_ms`, ...): the
 # fields follow the vocabulary's components, in the order reports print them.
 ST03Row = create_model(
@@ -103,8 +129,13 @@ ST03Row = create_model(
     __base__=Answer,
     __doc__="ST03 per task type over the steady state: steps and mean times per step.",
     task_type=(str, ...),
+    as_exported=(
+        str | None,
+        Field(default=None, description="the task type as the export names it (BUF.SYNC)"),
+    ),
     steps=(int, ...),
-    **{f"{c}_ms": (float, Field(description=COMPONENT_BY_KEY[c].help)) for c in REPORT_ORDER},
+    **COMPONENT_FIELDS,
+    **ST03_EXTRA_FIELDS,
 )
 
 
@@ -112,7 +143,7 @@ class TransactionRow(Answer):
     task_type: str
     transaction: str
     steps: int
-    response_ms: float
+    response_ms: float | None
 
 
 class PercentileRow(Answer):
@@ -163,13 +194,8 @@ TransactionProfileRow = create_model(
     steps=(int, ...),
     total_response_s=(float, ...),
     share_pct=(float, Field(description="share of the total response time of all rows")),
-    **{
-        f"{c}_ms": (
-            float | None,
-            Field(description=f"mean per step; null: not recorded. {COMPONENT_BY_KEY[c].help}"),
-        )
-        for c in REPORT_ORDER
-    },
+    **COMPONENT_FIELDS,
+    **ST03_EXTRA_FIELDS,
 )
 
 TimeProfileRow = create_model(
@@ -180,7 +206,8 @@ TimeProfileRow = create_model(
     end_s=(float, ...),
     task_type=(str, ...),
     steps=(int, ...),
-    **{f"{c}_ms": (float, Field(description=COMPONENT_BY_KEY[c].help)) for c in REPORT_ORDER},
+    **COMPONENT_FIELDS,
+    **ST03_EXTRA_FIELDS,
 )
 
 
@@ -244,7 +271,7 @@ class BufferPool(Answer):
 class ResponseTimeLaw(Answer):
     """X = N / (R + Z): measured throughput against the law's."""
 
-    measured_steps_per_s: float
+    measured_steps_per_s: float | None = Field(description="none when not measured")
     law_steps_per_s: float | None = Field(description="none when the users are unknown")
     residual_pct: float | None
     holds_within_1pct: bool | None
@@ -253,12 +280,15 @@ class ResponseTimeLaw(Answer):
 class SDCheck(Answer):
     """The SD benchmark's figures (seed 000 section 2)."""
 
+    not_measured: str | None = Field(
+        default=None, description="why throughput, SAPS and BAIT are not measured (no period)"
+    )
     dialog_response_s: float
     dialog_response_below_2s: bool
     think_time_s: float
     users: int
-    dialog_steps_per_hour: int
-    saps: int
+    dialog_steps_per_hour: int | None
+    saps: int | None
     line_items_per_hour: int | None
     line_items_vs_steps_over_3_pct: float | None
     response_time_law: ResponseTimeLaw
@@ -267,11 +297,14 @@ class SDCheck(Answer):
 class BaitCheck(Answer):
     """The BAIT certification's measurement conditions."""
 
-    measured_window_s: float
-    longest_gap_free_s: float = Field(
+    not_measured: str | None = Field(
+        default=None, description="why throughput, SAPS and BAIT are not measured (no period)"
+    )
+    measured_window_s: float | None
+    longest_gap_free_s: float | None = Field(
         description="the longest stretch of the steady state without a gap in its data"
     )
-    sixty_consecutive_minutes: bool
+    sixty_consecutive_minutes: bool | None
     avg_cpu_pct_by_host: dict[str, float]
     avg_available_mb_by_host: dict[str, float]
     avg_disk_queue_by_host: dict[str, float]
@@ -306,6 +339,30 @@ class Gap(Answer):
     end_s: float | None = None
 
 
+class ImportAudit(Answer):
+    """How an imported file (ST03 export, PerfMon capture) was read: what a reader needs
+    to trust its figures."""
+
+    layout: str | None = Field(description="workload overview, transaction or time profile")
+    file_format: str | None
+    number_format: str | None
+    period: dict[str, Any] | None = Field(
+        description="start, end (the system's local time), seconds and where it came from; "
+        "null: none, so throughput, SAPS and BAIT are not measured"
+    )
+    time_zone: str | None
+    task_type_names: dict[str, str] | None
+    columns: list[dict[str, str]] | None = Field(description="each heading and its field")
+    columns_not_read: list[str] | None
+    total_row: dict[str, Any] | None = Field(description="the Total row checked against the rows")
+    standard_sources: dict[str, str] | None = Field(
+        description="PerfMon: how each standard row was derived (_Total, mean of 8 CPUs, ...)"
+    )
+    status_lines: int | None = Field(description="PerfMon: console status lines skipped")
+    damaged_lines: list[int] | None = Field(description="PerfMon: lines of NUL bytes skipped")
+    warnings: list[str] | None
+
+
 class Report(Answer):
     """A run's report for its steady-state window (ramp-up excluded)."""
 
@@ -329,6 +386,12 @@ class Report(Answer):
     alerts_fired: list[FiredAlert] | None = Field(
         default=None,
         description="runs of the monitored system: the alerts Alertmanager sent in the window",
+    )
+    import_: ImportAudit | None = Field(
+        default=None, alias="import", description="imported ST03 exports: how it was read"
+    )
+    not_measured: dict[str, str] = Field(
+        default_factory=dict, description="figures the run does not measure, with why"
     )
 
 

@@ -169,7 +169,9 @@ def test_run_import_and_report_through_the_cli(tmp_path) -> None:
         bad.write_text('"Time","x"\n')
         failed = runner.invoke(app, ["import", "perfmon", str(bad)], env=env)
         assert failed.exit_code == 2
-        assert "line 1, column 1: expected" in " ".join(failed.output.split())
+        assert "line 1, column 1: the file starts with text 'Time'" in " ".join(
+            failed.output.split()
+        )
         missing = runner.invoke(app, ["report", "nope"], env=env)
         assert missing.exit_code == 2
         profiles = runner.invoke(

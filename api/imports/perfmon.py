@@ -27,7 +27,9 @@ from typing import BinaryIO
 
 import numpy as np
 
-from api.imports.text import FileError, Lines, csv_column
+from api.imports.pdhnames import english
+from api.imports.text import FileError, Lines, cell_at, csv_column
+from api.imports.winzones import iana
 
 HEADER = re.compile(
     r"^\(PDH-(?P<kind>CSV|TSV) 4\.0\)\s*(?:\((?P<zone>.*)\)\s*\((?P<bias>[-+]?\d+)\))?\s*$"
@@ -36,6 +38,10 @@ PATH = re.compile(
     r"^\\\\(?P<host>[^\\]+)\\(?P<object>[^\\(]+)(\((?P<instance>.*)\))?\\(?P<counter>[^\\]+)$"
 )
 STAMP = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4}) (\d{1,2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?\s*$")
+# As a German spreadsheet writes it back: DD.MM.YYYY HH:MM:SS,mmm.
+DOTTED = re.compile(
+    r"^\s*(\d{1,2})\.(\d{1,2})\.(\d{4}) (\d{1,2}):(\d{2}):(\d{2})(?:[.,](\d{1,6}))?\s*$"
+)
 MAX_BYTES = 512 * 1024 * 1024  # a day of 1,000 counters at 15 s is ~190 MB in UTF-16
 MAX_BIAS_MIN = 16 * 60  # time zones run from UTC-12 to UTC+14
 MAX_VALUE = 1e18  # larger is a damaged cell, not a reading (and would overflow the means)
@@ -52,6 +58,7 @@ class Counter:
     object: str
     instance: str | None
     counter: str
+    written: str = ""  # the path as a localized Windows wrote it, when translated
 
     @property
     def path(self) -> str:
@@ -73,6 +80,10 @@ class PerfmonData:
     sources: dict[str, str] = field(default_factory=dict)  # standard column -> how derived
     zone: str = ""
     status_lines: int = 0
+    damaged_lines: list[int] = field(default_factory=list)  # lines of NULs, skipped
+    notes: list[str] = field(default_factory=list)  # how times were placed, for the audit
+    localized: dict[str, str] = field(default_factory=dict)  # column -> path as written
+    encoding: str = ""
 
 
 # The report's standard counters (seed 003 Tables 2-3): where each comes from, in order of
@@ -116,10 +127,43 @@ def _host_key(host: str) -> str:
     return re.sub(r"[^a-z0-9_-]+", "-", host.lower()).strip("-") or "host"
 
 
+def _looks_like(first: str) -> str:
+    """What a first cell that is no PerfMon header looks like, in words (not a guess at
+    the tool): binary bytes, a known other format, or the text itself."""
+    shown = first[:60]
+    binary = sum(1 for ch in first[:200] if not ch.isprintable() and ch not in "\t\r\n")
+    if binary > len(first[:200]) // 10:
+        kind = (
+            f"binary data ({binary} control characters in the first {len(first[:200])}); "
+            "a binary log (.blg) is read once converted: relog file.blg -f csv -o file.csv"
+        )
+    elif first.lstrip().startswith(("<?xml", "<")):
+        kind = f"XML or HTML ({shown!r}), not a CSV or TSV capture"
+    else:
+        kind = f"text {shown!r}"
+    return (
+        f'the file starts with {kind}; a PerfMon capture\'s first cell is "(PDH-CSV 4.0)" or '
+        '"(PDH-CSV 4.0) (time zone)(bias)" (PDH-TSV for tab-separated)'
+    )
+
+
+def _header_delimiter(stripped: str) -> str:
+    """Tab for PDH-TSV; else the character after the first cell: ',' as the Windows tools
+    write it, ';' where a German spreadsheet saved it again."""
+    if stripped.startswith(('"(PDH-TSV', "(PDH-TSV")):
+        return "\t"
+    if stripped.startswith('"'):
+        end = stripped.find('"', 1)
+        after = stripped[end + 1 : end + 2] if end > 0 else ""
+        return after if after in (",", ";", "\t") else ","
+    cut = min((i for i in (stripped.find(","), stripped.find(";")) if i >= 0), default=-1)
+    return stripped[cut] if cut >= 0 else ","
+
+
 def _header(line: str, number: int) -> tuple[str, str, float, list[Counter]]:
     """(delimiter, zone, bias in minutes, counters) of the header line."""
     stripped = line.strip()
-    delimiter = "\t" if stripped.startswith(('"(PDH-TSV', "(PDH-TSV")) else ","
+    delimiter = _header_delimiter(stripped)
     try:
         cells = next(csv.reader([stripped], delimiter=delimiter))
     except csv.Error as exc:
@@ -127,11 +171,7 @@ def _header(line: str, number: int) -> tuple[str, str, float, list[Counter]]:
         raise PerfmonError(f"line {number}, column {col}: {exc}") from None
     head = HEADER.match(cells[0].strip())
     if head is None:
-        raise PerfmonError(
-            f'line {number}, column 1: expected a PerfMon header, "(PDH-CSV 4.0)" or '
-            f'"(PDH-CSV 4.0) (time zone)(bias)" as the first cell, found {cells[0][:60]!r} '
-            "(a binary .blg log? convert it: relog file.blg -f csv -o file.csv)"
-        )
+        raise PerfmonError(f"line {number}, column 1: {_looks_like(cells[0])}")
     zone, bias = head["zone"] or "", 0
     if head["bias"] is not None:
         text = head["bias"]
@@ -153,7 +193,17 @@ def _header(line: str, number: int) -> tuple[str, str, float, list[Counter]]:
                 f"line {number}, column {k}: {cell[:80]!r} is not a counter path "
                 "\\\\HOST\\Object(Instance)\\Counter"
             )
-        c = Counter(m["host"], m["object"].strip(), m["instance"], m["counter"].strip())
+        obj, name, translated = english(m["object"].strip(), m["counter"].strip())
+        written = f"{m['object'].strip()}" + (
+            f"({m['instance']})" if m["instance"] is not None else ""
+        )
+        c = Counter(
+            m["host"],
+            obj,
+            m["instance"],
+            name,
+            f"{written}\\{m['counter'].strip()}" if translated else "",
+        )
         key = (c.host.lower(), c.path.lower())
         if key in seen:
             raise PerfmonError(f"line {number}, column {k}: counter {cell!r} appears twice")
@@ -165,11 +215,15 @@ def _header(line: str, number: int) -> tuple[str, str, float, list[Counter]]:
 def _seconds(cell: str, number: int) -> float:
     """Seconds since 1970 of a local time stamp `MM/DD/YYYY HH:MM:SS.mmm`."""
     m = STAMP.match(cell)
-    if m is None:
+    if m is not None:
+        month, day, year, hour, minute, second = (int(g) for g in m.groups()[:6])
+    elif (m := DOTTED.match(cell)) is not None:
+        day, month, year, hour, minute, second = (int(g) for g in m.groups()[:6])
+    else:
         raise PerfmonError(
-            f"line {number}, column 1: time stamp {cell[:40]!r} is not MM/DD/YYYY HH:MM:SS.mmm"
+            f"line {number}, column 1: time stamp {cell[:40]!r} is not MM/DD/YYYY HH:MM:SS.mmm "
+            "(or DD.MM.YYYY HH:MM:SS,mmm)"
         )
-    month, day, year, hour, minute, second = (int(g) for g in m.groups()[:6])
     if not 1970 <= year <= 9000:
         raise PerfmonError(f"line {number}, column 1: time stamp {cell!r}: year out of range")
     try:
@@ -188,8 +242,19 @@ def _is_number(text: str) -> bool:
     return True
 
 
-def _sample(cells: list[str], number: int, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """One row's readings, NaN where blank; refused when not a finite number in range."""
+def _sample(
+    cells: list[str], number: int, low: np.ndarray, high: np.ndarray, comma: bool = False
+) -> np.ndarray:
+    """One row's readings, NaN where blank; refused when not a finite number in range.
+    `comma`: a `;` file, whose numbers have a decimal comma (and no grouping)."""
+    if comma:
+        for k, c in enumerate(cells):
+            if "." in c and "," in c:
+                raise PerfmonError(
+                    f"line {number}, column {k + 2}: {c[:40]!r} has a decimal comma and a "
+                    "point: a ';' file's numbers have one decimal comma and no grouping"
+                )
+        cells = [c.replace(",", ".") for c in cells]
     try:
         values = np.array(cells, dtype=np.float64)
         blank = None
@@ -278,27 +343,82 @@ def _standard(
     return series, sources, replaced
 
 
-def _records(lines: Lines, rest: Iterator[str], status: list[int]) -> Iterator[str]:
-    """The csv lines of the data part; status lines are counted in `status`, not given."""
+def _records(
+    lines: Lines,
+    rest: Iterator[str],
+    status: list[int],
+    damaged: list[int],
+    delimiter: str,
+    width: int,
+) -> Iterator[str]:
+    """The csv lines of the data part. Status lines (unquoted text: typeperf's messages) are
+    counted in `status`; lines of nothing but NUL bytes (a log cut short by a crash, its
+    preallocated tail) in `damaged`. A line that has a row's cells but does not start like
+    one, or has NUL bytes among its text, is damaged data: refused naming it."""
     for line in rest:
+        if "\0" in line:
+            if not line.replace("\0", "").strip():
+                damaged.append(lines.number)
+                continue
+            col = cell_at(line, line.index("\0"), delimiter)
+            raise PerfmonError(
+                f"line {lines.number}, column {col}: NUL bytes inside the line (the file is "
+                "damaged there)"
+            )
         head = line.lstrip()
         if not head:
             continue
         if head[0] == '"' or head[0].isdigit():
             yield line
+        elif '"' in line or not head[0].isprintable() or "\ufffd" in line:
+            raise PerfmonError(
+                f"line {lines.number}, column 1: a row of {line.count(delimiter) + 1} cells "
+                f"starting with {head[0]!r} (U+{ord(head[0]):04X}), not a quoted time stamp: "
+                "the line is damaged"
+            )
         else:
             status.append(lines.number)
 
 
 def parse(source: BinaryIO | bytes) -> PerfmonData:
     stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
+    first = stream.read(16)
     try:
-        return _parse(Lines(stream))
+        lines = Lines(_Prefixed(first, stream), legacy="cp1252")
+        data = _parse(lines)
+        data.encoding = lines.codec
+        return data
+    except PerfmonError:
+        raise
     except FileError as exc:
         message = str(exc)
-        if message.startswith("line 1,") and "text" in message:
-            message += "; a binary .blg log? convert it: relog file.blg -f csv -o file.csv"
+        if message.startswith("line 1,"):
+            # Undecodable from the start: say what the bytes are, not a guess at the tool.
+            shown = " ".join(f"{b:02x}" for b in first[:8])
+            message += (
+                f"; the file starts with the bytes {shown}, not the text of a PerfMon "
+                "capture (a binary log, .blg, is read once converted: relog file.blg -f csv "
+                "-o file.csv)"
+            )
         raise PerfmonError(message) from None
+
+
+class _Prefixed:
+    """A stream with its first bytes already read (kept to describe a refused file)."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head, self._rest = head, rest
+
+    def read(self, size: int = -1) -> bytes:
+        if not self._head:
+            return self._rest.read(size)
+        if size < 0:
+            out, self._head = self._head + self._rest.read(), b""
+            return out
+        out, self._head = self._head[:size], self._head[size:]
+        if len(out) < size:
+            out += self._rest.read(size - len(out))
+        return out
 
 
 def _parse(lines: Lines) -> PerfmonData:
@@ -311,8 +431,10 @@ def _parse(lines: Lines) -> PerfmonData:
     low, high = _bounds(counters)
     width = len(counters) + 1
     status: list[int] = []
-    reader = csv.reader(_records(lines, it, status), delimiter=delimiter)
+    damaged: list[int] = []
+    reader = csv.reader(_records(lines, it, status, damaged, delimiter, width), delimiter=delimiter)
     stamps: list[float] = []
+    numbers: list[int] = []
     rows: list[np.ndarray] = []
     while True:
         try:
@@ -325,24 +447,105 @@ def _parse(lines: Lines) -> PerfmonData:
         n = lines.number
         if len(row) != width:
             raise PerfmonError(f"line {n}: {len(row)} cells, the header has {width}")
-        t = _seconds(row[0], n)
-        if stamps and t <= stamps[-1]:
-            raise PerfmonError(
-                f"line {n}, column 1: time stamp {row[0]!r} is not after the one before it "
-                "(a daylight-saving change inside a capture? split it with relog -b/-e)"
-            )
-        stamps.append(t)
-        rows.append(_sample(row[1:], n, low, high))
+        stamps.append(_seconds(row[0], n))
+        numbers.append(n)
+        rows.append(_sample(row[1:], n, low, high, delimiter == ";"))
     if not stamps:
         raise PerfmonError(f"line {lines.number + 1}: no samples after the header")
     values = np.vstack(rows)
     del rows
-    # The bias is the zone's offset in minutes as PDH writes it: UTC = local + bias.
-    first = stamps[0] + 60.0 * bias
-    times = np.asarray(stamps) - stamps[0]
-    start = datetime.fromtimestamp(first, UTC)
-    end = datetime.fromtimestamp(first + float(times[-1]), UTC)
-    return _columns(counters, values, times, start, end, zone, len(status))
+    utc, notes = _utc(np.asarray(stamps), numbers, zone, bias)
+    times = utc - utc[0]
+    start = datetime.fromtimestamp(float(utc[0]), UTC)
+    end = datetime.fromtimestamp(float(utc[-1]), UTC)
+    data = _columns(counters, values, times, start, end, zone, len(status))
+    data.damaged_lines = damaged
+    data.notes = notes
+    return data
+
+
+def _utc(
+    local: np.ndarray, numbers: list[int], zone: str, bias: float
+) -> tuple[np.ndarray, list[str]]:
+    """Each sample's UTC seconds from its local stamp (seconds since 1970 as if UTC).
+
+    With a zone this importer knows (winzones) whose offset at the first sample matches
+    the header's bias, every stamp is placed by the zone's rules: across a change to
+    summer time the clock jumps an hour and the samples stay an interval apart; across the
+    change back, the repeated hour is told apart by order (first pass, then second). A
+    stamp that does not exist in the zone, or that does not come after the one before it
+    even so, is refused naming its line. Otherwise the header's fixed bias applies
+    (UTC = local + bias) and a stamp going backwards is refused naming its line."""
+    tz = iana(zone) if zone else None
+    notes: list[str] = []
+    if tz is not None:
+        first = datetime.fromtimestamp(float(local[0]), UTC).replace(tzinfo=None)
+        offset = first.replace(tzinfo=tz).utcoffset()
+        if offset is None or abs(offset.total_seconds() + 60.0 * bias) > 0.5:
+            notes.append(
+                f"the header's zone {zone!r} ({tz.key}) is at UTC{_hours(offset)} at the first "
+                f"sample but its bias says UTC{-bias / 60:+g} h: the fixed bias is used"
+            )
+            tz = None
+    if tz is None:
+        utc = local + 60.0 * bias
+        back = np.nonzero(np.diff(utc) <= 0)[0]
+        if back.size:
+            k = int(back[0]) + 1
+            raise PerfmonError(
+                f"line {numbers[k]}, column 1: time stamp "
+                f"{_stamp(local[k])} is not after the one before it ({_stamp(local[k - 1])})"
+                + (
+                    f"; the header's zone {zone!r} is not one this importer can place a "
+                    "daylight-saving change in: split the capture with relog -b/-e"
+                    if zone
+                    else "; the file names no time zone (console output): split the capture "
+                    "with relog -b/-e"
+                )
+            )
+        return utc, notes
+    out = np.empty(local.size)
+    cache: dict[float, tuple[float, float, bool]] = {}
+    previous = -np.inf
+    changes = 0
+    for k, t in enumerate(local.tolist()):
+        got = cache.get(t)
+        if got is None:
+            wall = datetime.fromtimestamp(t, UTC).replace(tzinfo=None)
+            early, late = wall.replace(tzinfo=tz, fold=0), wall.replace(tzinfo=tz, fold=1)
+            real = early.astimezone(UTC).astimezone(tz).replace(tzinfo=None) == wall
+            got = (early.timestamp(), late.timestamp(), real)
+            cache[t] = got
+        early_s, late_s, real = got
+        if not real:
+            raise PerfmonError(
+                f"line {numbers[k]}, column 1: time stamp {_stamp(t)} does not exist in "
+                f"{zone} ({tz.key}): the clocks went forward over it"
+            )
+        value = early_s if early_s > previous else late_s
+        if value <= previous:
+            raise PerfmonError(
+                f"line {numbers[k]}, column 1: time stamp {_stamp(t)} is not after the one "
+                f"before it ({_stamp(local[k - 1])}), even in {zone} ({tz.key})"
+            )
+        if k and (t - local[k - 1]) - (value - previous) != 0:
+            changes += 1
+        out[k] = value
+        previous = value
+    if changes:
+        notes.append(
+            f"{changes} daylight-saving change(s) inside the capture, placed by {zone} "
+            f"({tz.key}): each sample's UTC time follows the zone's rules"
+        )
+    return out, notes
+
+
+def _hours(offset) -> str:
+    return f"{offset.total_seconds() / 3600:+g} h" if offset is not None else "?"
+
+
+def _stamp(t: float) -> str:
+    return datetime.fromtimestamp(float(t), UTC).strftime("%m/%d/%Y %H:%M:%S")
 
 
 def _columns(
@@ -365,6 +568,7 @@ def _columns(
                 key = f"{_host_key(c.host)}-{n}"
             hosts[c.host] = key
     columns, names, derived, parts = [], {}, {}, []
+    localized: dict[str, str] = {}
     used: set[str] = set()
     for host, hkey in hosts.items():
         for key in SINGLE:
@@ -386,6 +590,8 @@ def _columns(
         used.add(col)
         columns.append(col)
         names[col] = c.path
+        if c.written:
+            localized[col] = c.written
     matrix = np.hstack([*parts, values[:, other]]) if parts else values[:, other]
     return PerfmonData(
         start=start,
@@ -399,4 +605,5 @@ def _columns(
         sources=derived,
         zone=zone,
         status_lines=status_lines,
+        localized=localized,
     )

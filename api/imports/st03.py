@@ -1,19 +1,16 @@
-"""ST03 / ST03N workload exports (CSV), per task type or per transaction, as runs.
+"""ST03 / ST03N exports as SAP writes them, read into one table of rows.
 
-Accepted columns (case, spaces, "Ø"/"Avg."/"Average" and units in brackets are ignored):
+Layouts: the workload overview (a row per task type), the transaction profile (a row per
+transaction, with or without a task-type column) and the time profile (a row per hour).
+Formats: "Text with Tabs", "Spreadsheet" (`;` or `,`), and the unconverted list (the
+`|`-framed ALV list, with its rules and repeated page headings). Headings in English or
+German: which field each column holds is decided by `st03columns` (the table in
+docs/imports.md). The number format is decided once per file (`numbers`); the period from
+the lines above the table (`st03period`) or from the hour rows. A Total row is not data:
+it is checked against the sum of the rows and refused if they do not add up.
 
-- grouping: `Task type` (DIALOG, UPDATE, BACKGROUND, RFC, ...) and optionally
-  `Transaction` (or `Report or transaction name`);
-- steps: `Steps`, `# Steps`, `Number of steps` or `Dialog steps`;
-- averages in ms: `Avg. response time`, `Avg. CPU time`, `Avg. DB time` (or `DB req.
-  time`), `Avg. wait time`, `Avg. roll-in time`, `Avg. roll-out time`, `Avg. enqueue
-  time`, `Avg. load+gen time`, `Avg. GUI time`, `Avg. processing time`;
-- totals in s: the same with `Total` instead of `Avg.` (`Total response time (s)`).
-
-Numbers may use a thousands separator (`1,743,000`) or a decimal comma (`1,96` with `;` as
-the field separator, as German ST03 exports write them); tab-separated files too. UTF-8 or
-UTF-16, with or without a byte-order mark. Every number must be finite, at least 0 and at
-most 10^15: anything else is a damaged cell, refused naming its line and column.
+UTF-8 or UTF-16, with or without a byte-order mark. Every number must be finite, at least
+0 and at most 10^15: anything else is a damaged cell, refused naming its line and column.
 """
 
 from __future__ import annotations
@@ -21,42 +18,58 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
 from typing import BinaryIO
 
 import numpy as np
 
+from api.imports import numbers, st03columns, st03period
+from api.imports.st03columns import KEY_COLUMNS, Column, ColumnError, key_name
+from api.imports.st03period import Period, PeriodError
 from api.imports.text import FileError, Lines, csv_column
 
-PARTS = {
-    "response": "response",
-    "cpu": "cpu",
-    "db": "db_request",
-    "dbreq": "db_request",
-    "database": "db_request",
-    "wait": "dispatcher_wait",
-    "rollin": "roll_in",
-    "rollout": "roll_out",
-    "enqueue": "enqueue",
-    "loadgen": "load_gen",
-    "gui": "gui",
-    "processing": "processing",
-}
+# The task types SAP lists (ST03N, "Workload Overview"), English and German, by the key a
+# run stores them under; anything else is kept under its own name.
 TASK_TYPES = {
     "dialog": "dialog",
     "dia": "dialog",
     "update": "update",
     "upd": "update",
+    "verbuchung": "update",
     "update2": "update2",
+    "upd2": "update2",
+    "verbuchung2": "update2",
     "background": "batch",
     "batch": "batch",
     "btc": "batch",
+    "hintergrund": "batch",
     "rfc": "rfc",
     "http": "http",
+    "https": "https",
+    "autoabap": "autoabap",
+    "buf.sync": "buffer_sync",
+    "buffer sync": "buffer_sync",
+    "buf sync": "buffer_sync",
+    "spool": "spool",
+    "b.input": "batch_input",
+    "batch input": "batch_input",
+    "cpic": "cpic",
+    "ale": "ale",
 }
+TOTAL_WORDS = {"total", "totals", "sum", "summe", "gesamt", "gesamtsumme", "insgesamt"}
+ALL_TASKS = "all"  # the file names no task type
 MAX_BYTES = 10 * 1024 * 1024
 MAX_VALUE = 1e15  # steps or milliseconds beyond this are a damaged cell
+HEADER_SEARCH = 60  # lines above the table SAP may write (title, period, instance, ...)
+HOUR = re.compile(
+    r"^(?:(?P<date>\d{1,2}\.\d{1,2}\.\d{4}|\d{4}-\d{2}-\d{2})\s+)?"
+    r"(?P<h1>\d{1,2})(?::(?P<m1>\d{2}))?(?::\d{2})?"
+    r"(?:\s*(?:-{1,2}|–|to|bis)\s*(?P<h2>\d{1,2})(?::(?P<m2>\d{2}))?(?::\d{2})?)?"
+    r"(?:\s*(?:h|uhr))?$",
+    re.I,
+)
+RULE = re.compile(r"^[\s|\-+=_]*$")
 
 
 class ST03Error(FileError):
@@ -73,12 +86,24 @@ class ST03Row:
 
 @dataclass
 class ST03Table:
-    """The export by columns: one entry per row in each."""
+    """The export by columns: one entry per row in each, the Total row left out."""
 
     task_types: list[str]
     transactions: list[str]
     steps: np.ndarray
-    seconds: dict[str, np.ndarray]  # part -> total seconds per row
+    seconds: dict[str, np.ndarray]  # field -> total seconds per row (fields in the file)
+    counts: dict[str, np.ndarray] = field(default_factory=dict)  # db_requests
+    layout: str = "workload overview"
+    file_format: str = "csv"
+    number_format: str = "point"
+    task_names: dict[str, str] = field(default_factory=dict)  # key -> as the file writes it
+    period: Period | None = None
+    sample: np.ndarray | None = None  # per row, its hour's index in `sample_ends_s`
+    sample_ends_s: np.ndarray | None = None  # end of each hour, s after the period's start
+    columns: list[dict] = field(default_factory=list)  # heading -> field, kind
+    not_read: list[str] = field(default_factory=list)
+    total_row: dict | None = None
+    notes: list[str] = field(default_factory=list)
 
     def rows(self) -> list[ST03Row]:
         return [
@@ -92,158 +117,489 @@ class ST03Table:
         ]
 
 
-def _norm(header: str) -> str:
-    h = header.lower().replace("ø", "").replace("(ms)", "").replace("(s)", "")
-    h = re.sub(r"\b(avg|average|time|req|requests?)\b\.?", " ", h)
-    return re.sub(r"[^a-z0-9#+]+", "", h)
+def task_key(name: str) -> str:
+    """The key a task type is stored under: SAP's types by one name, others by theirs."""
+    low = " ".join(name.strip().lower().split())
+    if low in TASK_TYPES:
+        return TASK_TYPES[low]
+    return re.sub(r"[^a-z0-9]+", "_", low).strip("_")
 
 
-def _column(header: str) -> tuple[str, str] | None:
-    """(kind, part) for a header: kind is 'avg' or 'total'."""
-    low = header.lower()
-    kind = "total" if "total" in low or low.strip().startswith("t ") else "avg"
-    stripped = re.sub(r"^\s*(t|total)\s+", "", header, flags=re.IGNORECASE)
-    key = _norm(stripped).replace("total", "").replace("+", "")
-    if key in PARTS:
-        return kind, PARTS[key]
-    return None
+def _split_list(line: str) -> list[str]:
+    """The cells of an unconverted-list line (`|cell|cell|`)."""
+    inner = line.strip().strip("\r\n")
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return [c.strip() for c in inner.split("|")]
 
 
-def _clean(cell: str, decimal_comma: bool) -> str:
-    text = cell.strip().replace("\u00a0", "").replace(" ", "")
-    text = text.replace(".", "").replace(",", ".") if decimal_comma else text.replace(",", "")
-    return text or "0"
+def _delimiter(line: str) -> str | None:
+    if line.lstrip().startswith("|"):
+        return "|"
+    counts = {d: line.count(d) for d in ("\t", ";", ",")}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else None
 
 
-def _numbers(cells: list[str], lines: list[int], col: str, decimal_comma: bool) -> np.ndarray:
-    """A column's numbers, converted at once (per cell only to name a bad one)."""
-    try:
-        if decimal_comma:
-            raise ValueError  # "1,96" would not read as 1.96
-        values = np.array(cells, dtype=np.float64)
-    except ValueError:
-        cleaned = [_clean(c, decimal_comma) for c in cells]
-        try:
-            values = np.array(cleaned, dtype=np.float64)
-        except ValueError:
-            k = next(k for k, c in enumerate(cleaned) if not _is_number(c))
-            raise ST03Error(
-                f"line {lines[k]}, column {col!r}: {cells[k][:40]!r} is not a number"
-            ) from None
-    bad = ~np.isfinite(values) | (values < 0.0) | (values > MAX_VALUE)
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise ST03Error(
-            f"line {lines[k]}, column {col!r}: {cells[k][:40]!r} is not a number from 0 to "
-            f"{MAX_VALUE:g}"
-        )
-    return values
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _delimiter(header: str) -> str:
-    counts = {d: header.count(d) for d in (";", ",", "\t")}
-    return max(counts, key=lambda d: counts[d])
-
-
-def _rows(lines: Lines, rest: Iterator[str], delimiter: str) -> Iterator[list[str]]:
-    reader = csv.reader(rest, delimiter=delimiter)
+def _rows(lines: list[tuple[int, str]], delimiter: str):
+    """(line, cells) of the table's rows: blank lines, rules and a list's titles between
+    its framed rows skipped; one csv reader for all of them (one per line is slow)."""
+    kept = [
+        (n, t)
+        for n, t in lines
+        if t.strip() and not RULE.match(t) and (delimiter != "|" or t.lstrip().startswith("|"))
+    ]
+    if delimiter == "|":
+        rows = (_split_list(t) for _, t in kept)
+    else:
+        rows = csv.reader((t.rstrip("\r\n") for _, t in kept), delimiter=delimiter)
+    k = 0
     while True:
         try:
-            yield next(reader)
+            row = next(rows)
         except StopIteration:
             return
         except csv.Error as exc:
-            col = csv_column(lines.last, str(exc), delimiter)
-            raise ST03Error(f"line {lines.number}, column {col}: {exc}") from None
+            number, text = kept[min(k, len(kept) - 1)]
+            col = csv_column(text, str(exc), delimiter)
+            raise ST03Error(f"line {number}, column {col}: {exc}") from None
+        number = kept[k][0]
+        k += 1
+        if "".join(row).strip():
+            yield number, row
+
+
+def _cells(line: str, delimiter: str, number: int) -> list[str]:
+    if delimiter == "|":
+        return _split_list(line)
+    if '"' not in line:  # no quoting: a split is what csv would give, and much faster
+        return line.rstrip("\r\n").split(delimiter)
+    try:
+        return next(csv.reader([line.rstrip("\r\n")], delimiter=delimiter))
+    except csv.Error as exc:
+        col = csv_column(line, str(exc), delimiter)
+        raise ST03Error(f"line {number}, column {col}: {exc}") from None
+    except StopIteration:
+        return []
+
+
+FORMAT_NAMES = {
+    "\t": "text with tabs",
+    ";": "spreadsheet (;)",
+    ",": "csv (,)",
+    "|": "unconverted list",
+}
+
+
+@dataclass
+class Options:
+    """What the user says about a file that the file may not: its period, its task type
+    (a transaction profile exported from one task type's node) and its number format."""
+
+    period: Period | None = None
+    task_type: str | None = None
+    decimal: str | None = None  # 'point' or 'comma'
 
 
 def parse(source: BinaryIO | bytes) -> list[ST03Row]:
     return parse_table(source).rows()
 
 
-def parse_table(source: BinaryIO | bytes) -> ST03Table:
+def parse_table(source: BinaryIO | bytes, options: Options | None = None) -> ST03Table:
     stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
     try:
-        lines = Lines(stream)
-        return _parse(lines)
+        lines = Lines(stream, delimiter=None)
+        return _parse(list(_numbered(lines)), options or Options())
     except ST03Error:
         raise
-    except FileError as exc:
+    except (FileError, ColumnError, numbers.NumberError, PeriodError) as exc:
         raise ST03Error(str(exc)) from None
 
 
-def _parse(lines: Lines) -> ST03Table:
-    it = iter(lines)
-    first = next((line for line in it if line.strip()), None)
+def _numbered(lines: Lines):
+    for text in lines:
+        yield lines.number, text
+
+
+def _find_header(lines: list[tuple[int, str]]) -> tuple[int, str, list[str]]:
+    """(index in lines, delimiter, headings) of the table's heading line."""
+    for k, (number, text) in enumerate(lines[: HEADER_SEARCH * 2]):
+        if not text.strip() or RULE.match(text):
+            continue
+        delimiter = _delimiter(text)
+        if delimiter is None:
+            continue
+        cells = [c.strip() for c in _cells(text, delimiter, number)]
+        if any(key_name(c) in names for c in cells for names in KEY_COLUMNS.values()):
+            return k, delimiter, cells
+    first = next((n for n, t in lines if t.strip()), None)
     if first is None:
         raise ST03Error("line 1: empty file")
-    delimiter = _delimiter(first)
-    lines.delimiter = delimiter
-    header_line = lines.number
-    header = [h.strip() for h in next(_rows(lines, iter([first]), delimiter))]
-    lower = [h.lower() for h in header]
-    try:
-        task_col = next(i for i, h in enumerate(lower) if "task type" in h or h == "task")
-    except StopIteration:
-        raise ST03Error(f"line {header_line}: no 'Task type' column") from None
-    tx_col = next((i for i, h in enumerate(lower) if "transaction" in h or "report" in h), None)
-    steps_col = next(
-        (
-            i
-            for i, h in enumerate(header)
-            if _norm(h) in ("steps", "#steps", "numberofsteps", "dialogsteps")
-        ),
-        None,
+    raise ST03Error(
+        f"line {first}: no 'Task type', transaction or hour column in the first "
+        f"{HEADER_SEARCH} lines (is this an ST03/ST03N export?)"
     )
+
+
+def _preamble_task(lines: list[tuple[int, str]]) -> str | None:
+    for _, text in lines:
+        m = re.match(r"^\s*\|?\s*(task\s*type|tasktyp)\s*[:\t;|]\s*([^\t;|]+)", text, re.I)
+        if m:
+            return m.group(2).strip()
+    return None
+
+
+def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
+    hk, delimiter, header = _find_header(lines)
+    header_line = lines[hk][0]
+    roles: dict[str, int] = {}
+    for i, h in enumerate(header):
+        for role, names in KEY_COLUMNS.items():
+            if key_name(h) in names and role not in roles:
+                roles[role] = i
+    file_period, notes = st03period.from_preamble(lines[:hk])
+    period = st03period.reconcile(file_period, options.period)
+    columns: list[Column] = []
+    not_read: list[str] = []
+    for i, h in enumerate(header):
+        if i in roles.values() or not h:
+            continue
+        try:
+            col = st03columns.classify(i, h)
+        except ColumnError as exc:
+            raise ST03Error(f"line {header_line}, {exc}") from None
+        if col is None:
+            not_read.append(h)
+        else:
+            columns.append(col)
+    seen: dict[tuple[str, str], Column] = {}
+    for col in columns:
+        other = seen.setdefault((col.field, col.kind), col)
+        if other is not col:
+            raise ST03Error(
+                f"line {header_line}: columns {other.heading!r} and {col.heading!r} both hold "
+                f"{col.label}"
+            )
+    steps_col = next((c for c in columns if c.field == "steps"), None)
     if steps_col is None:
-        raise ST03Error(f"line {header_line}: no 'Steps' column")
-    parts = {
-        i: c
-        for i, h in enumerate(header)
-        if i not in (task_col, tx_col, steps_col) and (c := _column(h))
-    }
-    if not parts:
-        raise ST03Error(f"line {header_line}: no time column (e.g. 'Avg. response time (ms)')")
-    if "response" not in {part for _, part in parts.values()}:
+        raise ST03Error(f"line {header_line}: no 'Steps' column ('# Steps', 'Number of Steps')")
+    if not any(c.kind in ("avg", "total") for c in columns):
+        raise ST03Error(f"line {header_line}: no time column (e.g. 'Ø Time (ms)')")
+    if not any(c.field == "response" for c in columns):
         # The report's summary and its rules start from the response time per step.
         raise ST03Error(
-            f"line {header_line}: no response-time column ('Avg. response time (ms)' or "
-            "'Total response time (s)')"
+            f"line {header_line}: no response-time column ('Ø Time (ms)', 'Avg. response "
+            "time (ms)', 'T Response Time (s)', 'Ø Antwortzeit (ms)')"
         )
-    decimal_comma = delimiter == ";"
-    tasks: list[str] = []
-    txs: list[str] = []
-    numbers: list[int] = []
-    cells: dict[int, list[str]] = {i: [] for i in (steps_col, *parts)}
-    for row in _rows(lines, it, delimiter):
-        n = lines.number
-        if not row or all(not c.strip() for c in row):
-            continue
+    # The rows, the Total row kept apart.
+    task_col, tx_col, hour_col = (roles.get(r) for r in ("task_type", "transaction", "hour"))
+    fixed_task = None
+    if task_col is None:
+        named = options.task_type or _preamble_task(lines[:hk])
+        fixed_task = named or ALL_TASKS
+        if not named:
+            notes.append("the file names no task type: its rows are stored as task type 'all'")
+    elif options.task_type:
+        raise ST03Error(
+            f"line {header_line}: the file has a task-type column {header[task_col]!r}; "
+            "a task type given for the import would contradict it"
+        )
+    data: list[tuple[int, list[str]]] = []
+    total: tuple[int, list[str]] | None = None
+    key_cols = [c for c in (task_col, tx_col, hour_col) if c is not None]
+    for number, row in _rows(lines[hk + 1 :], delimiter):
+        if row[0].strip() == header[0] and [c.strip() for c in row] == header:
+            continue  # an unconverted list repeats its heading on every page
         if len(row) < len(header):
-            raise ST03Error(f"line {n}: {len(row)} fields, the header has {len(header)}")
-        task = TASK_TYPES.get(row[task_col].strip().lower())
-        if task is None:
-            raise ST03Error(
-                f"line {n}, column {header[task_col]!r}: unknown task type {row[task_col][:40]!r}"
-            )
-        tasks.append(task)
-        txs.append(row[tx_col].strip() if tx_col is not None else "")
-        numbers.append(n)
-        for i, column in cells.items():
-            column.append(row[i])
-    if not tasks:
+            raise ST03Error(f"line {number}: {len(row)} fields, the header has {len(header)}")
+        keys = [row[c].strip(" *").lower() for c in key_cols]
+        if any(k in TOTAL_WORDS for k in keys):
+            if total is not None:
+                raise ST03Error(f"line {number}: a second Total row (the first is line {total[0]})")
+            total = (number, row)
+            continue
+        data.append((number, row))
+    if not data:
         raise ST03Error(f"line {header_line + 1}: no rows after the header")
-    steps = _numbers(cells[steps_col], numbers, header[steps_col], decimal_comma)
-    seconds = {}
-    for i, (kind, part) in parts.items():
-        value = _numbers(cells[i], numbers, header[i], decimal_comma)
-        seconds[part] = value if kind == "total" else value * steps / 1000.0
-    return ST03Table(tasks, txs, steps, seconds)
+    # Numbers: one format for the file, decided from every numeric cell.
+    lines_of = [n for n, _ in data]
+    cells = {
+        c.index: numbers.Column(
+            c.heading, [r[c.index] for _, r in data], lines_of, c.kind == "count"
+        )
+        for c in columns
+    }
+    every = list(cells.values())
+    if total is not None:
+        every += [
+            numbers.Column(c.heading, [total[1][c.index]], [total[0]], c.kind == "count")
+            for c in columns
+        ]
+    fmt = numbers.detect(every, options.decimal)
+    values: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for c in columns:
+        v, half = numbers.convert(cells[c.index], fmt)
+        _check_range(v, cells[c.index])
+        values[c.index] = (v, half)
+    steps, _ = values[steps_col.index]
+    _check_empty(steps_col, values, cells, None)
+    for c in columns:
+        if c is not steps_col:
+            _check_empty(c, values, cells, steps)
+    seconds, counts, derived = _fields(columns, values, steps, lines_of)
+    # Task types and transactions per row.
+    task_names: dict[str, str] = {}
+    tasks: list[str] = []
+    for n, r in data:
+        name = fixed_task if task_col is None else r[task_col].strip()
+        if not name:
+            raise ST03Error(f"line {n}, column {header[task_col]!r}: no task type")
+        key = task_key(name)
+        if not key:
+            raise ST03Error(f"line {n}, column {header[task_col]!r}: {name!r} is no task type")
+        task_names.setdefault(key, name)
+        tasks.append(key)
+    txs = [r[tx_col].strip() if tx_col is not None else "" for _, r in data]
+    table = ST03Table(
+        task_types=tasks,
+        transactions=txs,
+        steps=steps,
+        seconds={k: v for k, v in seconds.items() if k != "db_per_request"},
+        counts=counts,
+        layout="time profile"
+        if hour_col is not None
+        else ("transaction profile" if tx_col is not None else "workload overview"),
+        file_format=FORMAT_NAMES[delimiter],
+        number_format=fmt,
+        task_names=task_names,
+        period=period,
+        columns=[
+            {"heading": c.heading, "field": c.field, "kind": c.kind, "label": c.label}
+            for c in columns
+        ],
+        not_read=not_read,
+        notes=notes + derived,
+    )
+    if "db_per_request" in seconds:
+        table.seconds["db_per_request"] = seconds["db_per_request"]
+    if total is not None:
+        table.total_row = _check_total(total, columns, values, fmt, steps, seconds)
+    if hour_col is not None:
+        _hours(table, data, hour_col, header[hour_col])
+    return table
+
+
+def _cell(col: numbers.Column, k: int) -> numbers.Cell:
+    return numbers.Cell(col.lines[k], col.heading, col.texts[k])
+
+
+def _check_range(v: np.ndarray, col: numbers.Column) -> None:
+    bad = np.isfinite(v) & ((v < 0.0) | (v > MAX_VALUE))
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise ST03Error(f"{_cell(col, k)} is not a number from 0 to {MAX_VALUE:g}")
+
+
+def _check_empty(col: Column, values: dict, cells: dict, steps: np.ndarray | None) -> None:
+    """An empty cell is 'not given'. A column empty in every row is absent; one with values
+    in some rows may be empty only where the row has no steps (nothing to average)."""
+    v, _ = values[col.index]
+    empty = np.isnan(v)
+    if not empty.any() or empty.all():
+        return
+    where = empty if steps is None else empty & (steps > 0)
+    if where.any():
+        k = int(np.argmax(where))
+        raise ST03Error(
+            f"{_cell(cells[col.index], k)} is empty but the column has values in other rows"
+        )
+    v[empty] = 0.0
+
+
+def _fields(
+    columns: list[Column], values: dict, steps: np.ndarray, lines_of: list[int]
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
+    """Total seconds per field and row (from the total column, or mean x steps), the counts,
+    and notes on what was derived. A field given both as mean and total is checked: the
+    two must agree within the digits shown."""
+    seconds: dict[str, np.ndarray] = {}
+    counts: dict[str, np.ndarray] = {}
+    notes: list[str] = []
+    by_field: dict[str, dict[str, Column]] = {}
+    for c in columns:
+        by_field.setdefault(c.field, {})[c.kind] = c
+    for name, kinds in by_field.items():
+        if "count" in kinds:
+            v, _ = values[kinds["count"].index]
+            if np.isnan(v).all():
+                continue
+            counts[name] = v
+            continue
+        total, avg = kinds.get("total"), kinds.get("avg")
+        if total is not None and not np.isnan(values[total.index][0]).all():
+            t, t_half = values[total.index]
+            secs = t * total.scale
+            if avg is not None and not np.isnan(values[avg.index][0]).all():
+                a, a_half = values[avg.index]
+                implied = a * avg.scale * steps / 1000.0
+                slack = (a_half * avg.scale * steps / 1000.0) + t_half * total.scale
+                off = np.abs(implied - secs) > slack + 1e-9 * np.maximum(secs, 1.0)
+                if off.any():
+                    k = int(np.argmax(off))
+                    raise ST03Error(
+                        f"line {lines_of[k]}: {avg.heading!r} x steps gives {implied[k]:,.3f} s "
+                        f"but {total.heading!r} says {secs[k]:,.3f} s"
+                    )
+            seconds[name] = secs
+        elif avg is not None and not np.isnan(values[avg.index][0]).all():
+            a, _ = values[avg.index]
+            seconds[name] = a * avg.scale * steps / 1000.0
+    if "db_per_request" in by_field:
+        col = by_field["db_per_request"]["per_request"]
+        per, _ = values[col.index]
+        if not np.isnan(per).all():
+            per_s = per * col.scale / 1000.0
+            if "db_requests" in counts:
+                n = counts["db_requests"]
+                notes.append("DB time per request: weighted by the DB requests column")
+            elif "db_request" in seconds:
+                n = np.divide(seconds["db_request"], per_s, out=np.zeros_like(per), where=per > 0)
+                notes.append(
+                    "DB time per request: weighted by DB time / time per request (the file "
+                    "has no DB-request count)"
+                )
+            else:
+                raise ST03Error(
+                    f"column {col.heading!r}: a time per DB request needs a DB-request count "
+                    "or a DB time column beside it to be summed over rows"
+                )
+            seconds["db_per_request"] = per_s * n
+            counts["db_per_request_n"] = n
+    return seconds, counts, notes
+
+
+def _check_total(
+    total: tuple[int, list[str]],
+    columns: list[Column],
+    values: dict,
+    fmt: str,
+    steps: np.ndarray,
+    seconds: dict[str, np.ndarray],
+) -> dict:
+    """The Total row against the rows' sum, column by column, within the digits shown:
+    counts exactly, totals within half a unit of each cell, means weighted by steps."""
+    number, row = total
+    checked = []
+    for c in columns:
+        got, half = numbers.convert(numbers.Column(c.heading, [row[c.index]], [number]), fmt)
+        if np.isnan(got[0]):
+            continue
+        value, slack_t = float(got[0]), float(half[0])
+        rows_v, rows_half = values[c.index]
+        if np.isnan(rows_v).all():
+            continue  # a column empty in every row is absent: nothing to sum
+        if c.kind == "count":
+            # Counts shown as whole numbers add up exactly.
+            whole = slack_t == 0.5 and bool(np.all(rows_half == 0.5))
+            expect = float(np.nansum(rows_v))
+            slack = 0.0 if whole else slack_t + float(np.sum(rows_half))
+        elif c.kind == "total":
+            expect = float(np.nansum(rows_v))
+            slack = slack_t + float(np.sum(rows_half))
+        elif c.kind == "avg":
+            n = float(steps.sum())
+            expect = float(np.nansum(rows_v * steps)) / n if n else 0.0
+            slack = slack_t + (float(np.sum(rows_half * steps)) / n if n else 0.0)
+        else:
+            continue  # per request: its weights are not in the Total row
+        if abs(value - expect) > slack + 1e-9 * max(abs(expect), 1.0):
+            raise ST03Error(
+                f"line {number} (Total), column {c.heading!r}: {row[c.index]!r} but the rows "
+                f"add up to {expect:,.6g} (± {slack:.3g} for the digits shown): the rows do "
+                "not sum to the Total (a task type or page missing, or another period?)"
+            )
+        checked.append(c.heading)
+    return {"line": number, "columns_checked": checked}
+
+
+def _hours(table: ST03Table, data: list[tuple[int, list[str]]], col: int, heading: str) -> None:
+    """Each hour row's place in the period: the run's time series. The period is the
+    file's (or the user's), else first to last hour. Hours absent from the profile had no
+    steps (ST03N lists only hours with work); they are zeros in the series."""
+    slots: list[tuple[datetime, datetime]] = []
+    dated = None
+    for n, r in data:
+        m = HOUR.match(r[col].strip())
+        if m is None:
+            raise ST03Error(f"line {n}, column {heading!r}: {r[col][:40]!r} is not an hour")
+        day = _date(m.group("date")) if m.group("date") else None
+        if dated is None:
+            dated = day is not None
+        elif dated != (day is not None):
+            raise ST03Error(f"line {n}, column {heading!r}: some hours have a date, some not")
+        h1, m1 = int(m.group("h1")), int(m.group("m1") or 0)
+        if m.group("h2") is None:
+            h2, m2 = h1 + 1, m1
+        else:
+            h2, m2 = int(m.group("h2")), int(m.group("m2") or 0)
+        base = datetime.combine(day or date(2000, 1, 1), datetime.min.time())
+        a = base + timedelta(hours=h1, minutes=m1)
+        b = base + timedelta(hours=h2, minutes=m2)
+        if b <= a:
+            b += timedelta(days=1)  # 23-00: the hour up to midnight
+        if not (0 <= h1 <= 24 and 0 <= m1 < 60 and 0 <= h2 <= 24 and 0 <= m2 < 60):
+            raise ST03Error(f"line {n}, column {heading!r}: {r[col][:40]!r} is not an hour")
+        slots.append((a, b))
+    widths = {b - a for a, b in slots}
+    if len(widths) > 1:
+        raise ST03Error(f"column {heading!r}: the rows' intervals differ in length")
+    width = widths.pop().total_seconds()
+    period = table.period
+    if period is not None and period.seconds > 86400.0 + 1e-6 and not dated:
+        # ST03N sums each hour over the days of a longer period: no series, totals only.
+        table.notes.append(
+            f"time profile over {period.seconds / 86400:g} days: each hour row sums the days; "
+            "read as totals, not as a time series"
+        )
+        return
+    if period is not None and period.start is not None:
+        day0 = datetime.combine(period.start.date(), datetime.min.time())
+        if not dated:
+            slots = [
+                (day0 + (a - datetime(2000, 1, 1)), day0 + (b - datetime(2000, 1, 1)))
+                for a, b in slots
+            ]
+        start, end = period.start, period.end
+    else:
+        start, end = min(a for a, _ in slots), max(b for _, b in slots)
+        if period is None:
+            table.period = Period(
+                start if dated else None,
+                end if dated else None,
+                (end - start).total_seconds(),
+                f"the time profile's rows (first hour to last; column {heading!r})",
+            )
+        elif abs(period.seconds - (end - start).total_seconds()) > 1.0:
+            raise ST03Error(
+                f"the period given ({period.seconds:g} s) differs from the hour rows' "
+                f"({(end - start).total_seconds():g} s)"
+            )
+    index = np.empty(len(slots), dtype=np.int64)
+    for k, ((a, b), (n, _)) in enumerate(zip(slots, data, strict=True)):
+        offset = (a - start).total_seconds()
+        if a < start or b > end or abs(offset / width - round(offset / width)) > 1e-9:
+            raise ST03Error(
+                f"line {n}, column {heading!r}: {a:%H:%M}-{b:%H:%M} lies outside the period "
+                f"{start} to {end} or off its {width:g} s grid"
+            )
+        index[k] = round(offset / width)
+    count = round((end - start).total_seconds() / width)
+    table.sample = index
+    table.sample_ends_s = width * np.arange(1, count + 1, dtype=np.float64)
+
+
+def _date(text: str) -> date:
+    if "-" in text:
+        return date.fromisoformat(text)
+    d, m, y = (int(x) for x in text.split("."))
+    return date(y, m, d)

@@ -37,6 +37,13 @@ def encoding(head: bytes) -> tuple[str, int]:
     return "utf-8", 0
 
 
+def guess_delimiter(text: str) -> str:
+    """The delimiter a line uses most (tab, semicolon, comma; comma if none)."""
+    counts = {d: text.count(d) for d in ("\t", ";", ",", "|")}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] else ","
+
+
 def cell_at(line: str, position: int, delimiter: str) -> int:
     """The 1-based csv column holding character `position` of `line` (quotes respected)."""
     column, quoted = 1, False
@@ -80,13 +87,24 @@ class Lines:
     Decoding errors become a FileError naming the line and column of the first bad byte.
     """
 
-    def __init__(self, stream: BinaryIO, delimiter: str = ",") -> None:
+    def __init__(
+        self, stream: BinaryIO, delimiter: str | None = ",", legacy: str | None = None
+    ) -> None:
+        """`legacy`: the 8-bit code page of a file without a byte-order mark whose first
+        megabyte is not UTF-8 (Windows-1252 for a German Windows' tools): decided once,
+        from the bytes, and kept in `codec` for the run's audit."""
         self.stream = stream
         self.number = 0
         self.last = ""
         self.delimiter = delimiter
         head = stream.read(8)
         self.codec, skip = encoding(head)
+        if legacy and self.codec == "utf-8" and not skip:
+            head += stream.read(CHUNK)
+            try:
+                codecs.getincrementaldecoder("utf-8")("strict").decode(head, False)
+            except UnicodeDecodeError:
+                self.codec = legacy
         self._head = head[skip:]
 
     def _bad_bytes(self, exc: UnicodeDecodeError, pending: str) -> FileError:
@@ -95,9 +113,14 @@ class Lines:
         line = self.number + 1 + text.count("\n")
         current = text[text.rfind("\n") + 1 :]
         bad = " ".join(f"0x{b:02x}" for b in exc.object[exc.start : min(exc.end, exc.start + 4)])
-        name = "UTF-8" if self.codec == "utf-8" else "UTF-16"
+        name = {"utf-8": "UTF-8", "utf-16-le": "UTF-16", "utf-16-be": "UTF-16"}.get(
+            self.codec, self.codec
+        )
+        # Before the caller knows the delimiter (a bad byte in the header line), the line
+        # so far says which it is: a tab-separated "Ø" in column 4 is column 4, not 1.
+        delimiter = self.delimiter or guess_delimiter(current)
         return FileError(
-            f"line {line}, column {cell_at(current, len(current), self.delimiter)}: bytes "
+            f"line {line}, column {cell_at(current, len(current), delimiter)}: bytes "
             f"{bad} are not {name} text ({exc.reason}); save the file as UTF-8 or UTF-16"
         )
 

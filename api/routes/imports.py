@@ -17,7 +17,7 @@ from api.deps import PoolDep, WriteAuth
 from api.imports.perfmon import MAX_BYTES
 from api.imports.st03 import MAX_BYTES as ST03_MAX
 from api.schemas import Run, refusals
-from api.services import workers
+from api.services import imports, workers
 
 router = APIRouter(prefix="/imports", tags=["imports"])
 Label = Annotated[str, Query(max_length=200, description="a name for the run")]
@@ -86,11 +86,39 @@ async def import_perfmon(request: Request, pool: PoolDep, label: Label = "") -> 
 
 @router.post(
     "/st03",
-    summary="Import an ST03/ST03N workload export (CSV) as a run; columns in api/imports/st03.py",
+    summary="Import an ST03/ST03N export (overview, transaction or time profile; tabs, ;, "
+    "CSV or the unconverted list) as a run; columns in docs/imports.md",
     **AS_RUN,
 )
-async def import_st03(request: Request, pool: PoolDep, label: Label = "") -> dict:
+async def import_st03(
+    request: Request,
+    pool: PoolDep,
+    label: Label = "",
+    start: Annotated[
+        str,
+        Query(
+            alias="from",
+            max_length=40,
+            description="start of the period the export covers (2026-11-25T10:00), local time",
+        ),
+    ] = "",
+    end: Annotated[
+        str, Query(alias="to", max_length=40, description="end of the period (with from)")
+    ] = "",
+    period: Annotated[
+        str, Query(max_length=40, description="the period's length: 1h, 90min, 3600s, PT1H")
+    ] = "",
+    task_type: Annotated[
+        str,
+        Query(max_length=40, description="the task type of a file without a task-type column"),
+    ] = "",
+    decimal: Annotated[
+        str, Query(max_length=5, description="point or comma, if no cell of the file tells")
+    ] = "",
+) -> dict:
+    # The options first: a wrong one is refused before a slot is taken or a byte read.
+    options = imports.st03_options(start, end, period, task_type, decimal)
     with pool.slot() as run:
         async with _upload() as path:
             await _read_limited(request, ST03_MAX, path)
-            return await run(workers.import_st03, path, label)
+            return await run(workers.import_st03, path, label, options)

@@ -7,14 +7,19 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, Query, Response, status
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import PlainTextResponse
 
 from api.deps import LiveDep, PoolDep, ReportCacheDep, SettingsDep, StoreDep, WriteAuth
 from api.runs.spec import ExternalRunRequest, FastRunRequest, RealtimeRunRequest
 from api.schemas import CheckRequest, CheckResult, Comparison, Report, Run, refusals
 from api.services import reports, runs, workers
-from api.services.cached_reports import rendered_check, rendered_compare, rendered_report
 from api.services.errors import Invalid
-from api.services.report_cache import etag_matches
+from api.services.report_cache import (
+    etag_matches,
+    rendered_check,
+    rendered_compare,
+    rendered_report,
+)
 from api.services.workers import Rendered
 
 router = APIRouter(prefix="/runs", tags=["runs"])
@@ -181,6 +186,23 @@ CHECK_REFUSALS = refusals(
         503: "workers busy",
     }
 )
+
+
+@router.get(
+    "/{run_id}/series.csv",
+    response_class=PlainTextResponse,
+    summary="Every series of the run as CSV (t_s, utc, one column per series, unrounded)",
+    responses={
+        200: {"content": {"text/csv": {"schema": {"type": "string"}}}},
+        **refusals({**NO_RUN, 409: "the run is still running or has no data"}),
+    },
+)
+def get_series_csv(run_id: str, store: StoreDep) -> PlainTextResponse:
+    return PlainTextResponse(
+        reports.series_csv(store, run_id),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{run_id}-series.csv"'},
+    )
 
 
 @router.get(

@@ -129,7 +129,9 @@ def built_in(report: dict) -> list[dict]:
             BAIT_WINDOW_S,
             "s",
             (
-                f"the longest gap-free stretch of the steady state ({len(gaps)} gap(s) in it)"
+                f"not measured: {bait['not_measured']}"
+                if bait.get("not_measured")
+                else f"the longest gap-free stretch of the steady state ({len(gaps)} gap(s) in it)"
                 if gaps
                 else "the steady state, ramp-up excluded"
             )
@@ -167,25 +169,34 @@ def _unknown(figure: str, known: dict, line: int, who: str) -> SlaError:
 
 def from_sla(report: dict, sla: Sla) -> list[dict]:
     known = figures(report)
+    unmeasured = report.get("not_measured", {})
     out = []
     for b in sla.bounds:
-        if b.figure not in known:
+        if b.figure not in known and b.figure not in unmeasured:
             raise _unknown(b.figure, known, b.line, f"run {report['run']['id']} has")
-        value = known[b.figure][0]
-        for op, bound in ((">=", b.min), ("<=", b.max)):
-            if bound is not None:
-                out.append(
-                    _criterion(
-                        b.name,
-                        "sla",
-                        b.figure,
-                        value,
-                        op,
-                        bound,
-                        _unit(b.figure),
-                        f"SLA line {b.line}",
-                    )
+        # A figure the run could have but does not measure: skipped, saying why.
+        value = known[b.figure][0] if b.figure in known else None
+        for op, bound, line in ((">=", b.min, b.min_line), ("<=", b.max, b.max_line)):
+            if bound is None:
+                continue
+            # Named by figure and bound, citing the line of its own bound: two bounds on
+            # one figure are two testcases a CI tells apart.
+            label = f"{b.figure} {op} {bound:g}"
+            detail = f"SLA line {line or b.line}"
+            if value is None:
+                detail += f": not measured ({unmeasured[b.figure]})"
+            out.append(
+                _criterion(
+                    label if b.name == b.figure else f"{b.name} ({label})",
+                    "sla",
+                    b.figure,
+                    value,
+                    op,
+                    bound,
+                    _unit(b.figure),
+                    detail,
                 )
+            )
     return out
 
 
@@ -264,10 +275,27 @@ def evaluate(report: dict, sla: Sla | None = None, baseline: dict | None = None)
         criteria += from_sla(report, sla)
     if baseline is not None:
         criteria += against_baseline(report, baseline, sla)
-    elif sla and sla.tolerances:
-        first = sla.tolerances[0]
-        raise SlaError(f"line {first.line}: tolerances need a baseline run to compare with")
     else:
+        # Tolerances are judged against a baseline: without one each is skipped, saying so
+        # (the SLA's bounds still count), not an error that hides them. A figure the run
+        # does not have is still a mistake in the file.
+        known, unmeasured = figures(report), report.get("not_measured", {})
+        for t in sla.tolerances if sla else []:
+            if t.figure not in known and t.figure not in unmeasured:
+                raise _unknown(t.figure, known, t.line, f"run {report['run']['id']} has")
+        criteria += [
+            _criterion(
+                f"{t.figure} within {t.pct:g} % of a baseline",
+                "baseline",
+                t.figure,
+                None,
+                "within",
+                t.pct,
+                "%",
+                f"SLA line {t.line}: no baseline given (--baseline)",
+            )
+            for t in (sla.tolerances if sla else [])
+        ]
         criteria.append(
             _criterion(
                 "repeatable against a baseline",

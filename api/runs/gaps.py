@@ -4,7 +4,7 @@ averages over a hole without saying so reads a quiet system where there was no d
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
@@ -71,3 +71,31 @@ def longest_clear(found: list[dict], start_s: float, end_s: float) -> float:
         best = max(best, g["start_s"] - edge)
         edge = max(edge, g["end_s"])
     return max(best, end_s - edge, 0.0)
+
+
+GAP_FACTOR = 1.5  # a step this many times the capture's usual interval is a hole
+
+
+def sample_gaps(times: np.ndarray, start: datetime) -> list[dict]:
+    """Holes in a capture of its own clock (PerfMon): wherever two samples lie more than
+    GAP_FACTOR times the usual interval (the median step) apart, listed as Prometheus gaps
+    are (`no_data`), from the last sample before the hole to the first after it; `times`
+    in seconds from `start`."""
+    if times.size < 3:
+        return []
+    steps = np.diff(times)
+    usual = float(np.median(steps))
+    out = []
+    for k in np.nonzero(steps > GAP_FACTOR * usual)[0]:
+        a, b = float(times[k]), float(times[k + 1])
+        out.append(
+            {
+                "kind": NO_DATA,
+                "start": (start + timedelta(seconds=a)).isoformat(),
+                "end": (start + timedelta(seconds=b)).isoformat(),
+                "duration_s": b - a,
+                "start_s": a,
+                "end_s": b,
+            }
+        )
+    return out

@@ -95,6 +95,7 @@ SECTIONS = {
     "os_counters": "OS counters: average / minimum / maximum",
     "top_sql": "Expensive SQL (elapsed DB time)",
     "bufferpools": "Buffer pools",
+    "audit": "Audit: how the file was read",
 }
 ACRONYMS = {"sap", "sql", "os", "cpu", "db", "id"}
 UNIT_SUFFIXES = {"_ms": "ms", "_s": "s", "_pct": "%", "_mb": "MB"}
@@ -446,9 +447,10 @@ def benchmark_checks(report: dict) -> list[dict]:
         },
         {
             "check": "SAPS (dialog steps per hour / 60)",
-            "value": sd["saps"],
-            "unit": "SAPS",
-            "passed": True,
+            "value": sd["saps"] if sd["saps"] is not None else "not measured",
+            "unit": "SAPS" if sd["saps"] is not None else sd.get("not_measured", ""),
+            # A figure, not a criterion: nothing to pass (and nothing when not measured).
+            "passed": None,
         },
         {
             "check": "line items per hour vs steps / 3",
@@ -461,6 +463,11 @@ def benchmark_checks(report: dict) -> list[dict]:
             "value": bait.get("longest_gap_free_s", bait.get("measured_window_s")),
             "unit": "s",
             "passed": bait.get("sixty_consecutive_minutes", False),
+            **(
+                {"value": "not measured", "unit": bait["not_measured"]}
+                if bait.get("not_measured")
+                else {}
+            ),
         },
     ]
 
@@ -494,7 +501,8 @@ def empty_lines(report: dict, data: RunData) -> dict[str, str]:
         "gaps": (
             "None: every step of the window has data."
             if "gaps" in report
-            else "Not applicable: only runs read from Prometheus can have gaps."
+            else "Not looked for: this run's data has no clock of its own (a simulated run or "
+            "an ST03 export)."
         ),
         "transaction_profile": "No per-transaction ST03 data in this run.",
         "time_profile": "No ST03 data in this run: no time profile.",
@@ -502,6 +510,7 @@ def empty_lines(report: dict, data: RunData) -> dict[str, str]:
         "os_counters": "No OS counters in this run.",
         "top_sql": "No ST05 statement data in this run.",
         "bufferpools": "No buffer-pool data in this run.",
+        "audit": "Not an imported file: nothing to audit.",
     }
 
 

@@ -66,21 +66,52 @@ def _ratio(a: float, b: float) -> float:
     return a / b if b else 0.0
 
 
+# ST03N fields an export may hold beyond the recorded components, shown when present.
+ST03_EXTRA: tuple[str, ...] = ("roll_wait", "frontend_net", "db_procedure", "rfc")
+
+
+def _mean_ms(s: Series, prefix: str, comp: str, steps: float, sel=None) -> float | None:
+    """The mean per step of a component in ms; None when the run has no such column (an
+    export without it): absent, never 0."""
+    col = f"{prefix}.{comp}"
+    if not s.has(col):
+        return None
+    v = s.col(col) if sel is None else s.col(col)[sel]
+    return round(1000 * _ratio(float(v.sum()), steps), 3)
+
+
+def _per_request_ms(s: Series, prefix: str, sel=None) -> float | None:
+    """ST03N's 'Ø Time/DB Req.': DB time per database request, not per step."""
+    if not s.has(f"{prefix}.db_per_request"):
+        return None
+    t, n = s.col(f"{prefix}.db_per_request"), s.col(f"{prefix}.db_per_request_n")
+    if sel is not None:
+        t, n = t[sel], n[sel]
+    return round(1000 * _ratio(float(t.sum()), float(n.sum())), 3)
+
+
+def _st03_row(s: Series, prefix: str, steps: float, sel=None) -> dict:
+    row = {f"{comp}_ms": _mean_ms(s, prefix, comp, steps, sel) for comp in REPORT_ORDER}
+    for comp in ST03_EXTRA:
+        if s.has(f"{prefix}.{comp}"):
+            row[f"{comp}_ms"] = _mean_ms(s, prefix, comp, steps, sel)
+    if s.has(f"{prefix}.db_per_request"):
+        row["db_time_per_request_ms"] = _per_request_ms(s, prefix, sel)
+    if s.has(f"{prefix}.db_requests"):
+        v = s.col(f"{prefix}.db_requests")
+        row["db_requests"] = round(float((v if sel is None else v[sel]).sum()))
+    return row
+
+
 def st03(s: Series) -> tuple[list[dict], list[dict]]:
     summary, tx_rows = [], []
-    present = [
-        c.split(".")[1] for c in s.data.columns if c.startswith("st03.") and c.endswith(".steps")
-    ]
-    for task in [
-        *[t for t in TASK_TYPES if t in present],
-        *[t for t in present if t not in TASK_TYPES],
-    ]:
+    names = s.data.meta.get("task_type_names", {})
+    for task in _tasks(s):
         steps = float(s.col(f"st03.{task}.steps").sum())
         row = {"task_type": task, "steps": round(steps)}
-        for comp in REPORT_ORDER:
-            col = f"st03.{task}.{comp}"
-            total = float(s.col(col).sum()) if s.has(col) else 0.0
-            row[f"{comp}_ms"] = round(1000 * _ratio(total, steps), 3)
+        if task in names and names[task] != task:
+            row["as_exported"] = names[task]
+        row.update(_st03_row(s, f"st03.{task}", steps))
         summary.append(row)
         for tx in s.data.meta.get("transactions", []):
             if not s.has(f"tx.{task}.{tx}.steps"):
@@ -92,9 +123,7 @@ def st03(s: Series) -> tuple[list[dict], list[dict]]:
                         "task_type": task,
                         "transaction": tx,
                         "steps": round(n),
-                        "response_ms": round(
-                            1000 * float(s.col(f"tx.{task}.{tx}.response").sum()) / n, 3
-                        ),
+                        "response_ms": _mean_ms(s, f"tx.{task}.{tx}", "response", n),
                     }
                 )
     return summary, tx_rows
@@ -190,11 +219,7 @@ def transaction_profile(s: Series, top: int) -> list[dict]:
                 "steps": round(n),
                 "total_response_s": round(total, 3),
             }
-            for comp in REPORT_ORDER:
-                col = f"tx.{task}.{tx}.{comp}"
-                row[f"{comp}_ms"] = (
-                    round(1000 * float(s.col(col).sum()) / n, 3) if s.has(col) else None
-                )
+            row.update(_st03_row(s, f"tx.{task}.{tx}", n))
             rows.append(row)
     grand = sum(r["total_response_s"] for r in rows)
     rows.sort(key=lambda r: -r["total_response_s"])
@@ -233,10 +258,7 @@ def time_profile(s: Series, interval_s: float) -> list[dict]:
                 "task_type": task,
                 "steps": round(steps),
             }
-            for comp in REPORT_ORDER:
-                col = f"st03.{task}.{comp}"
-                total = float(s.col(col)[sel].sum()) if s.has(col) else 0.0
-                row[f"{comp}_ms"] = round(1000 * _ratio(total, steps), 3)
+            row.update(_st03_row(s, f"st03.{task}", steps, sel))
             rows.append(row)
     return rows
 
@@ -280,9 +302,11 @@ def os_counters(s: Series) -> list[dict]:
                     "host": host,
                     "key": key,
                     "counter": OS_COUNTERS.get(key) or names.get(col, key),
-                    "avg": round(float(v.mean()), 3),
-                    "min": round(float(v.min()), 3),
-                    "max": round(float(v.max()), 3),
+                    # Unrounded: a check compares them (Avg. Disk sec/Read 0.00418 is not
+                    # 0.004 under `max: 0.0041`); the page and the CLI round for display.
+                    "avg": float(v.mean()),
+                    "min": float(v.min()),
+                    "max": float(v.max()),
                     "samples": int(v.size),
                 }
             )
@@ -421,9 +445,13 @@ def benchmark(s: Series, meta: dict, summary: list[dict], window_s: float) -> di
     if dialog is None:
         return {}
     steps = dialog["steps"]
+    # An export that does not say which period it covers has no duration: throughput,
+    # SAPS and BAIT are not measured (never computed from a made-up interval).
     hours = window_s / 3600.0
+    measured = window_s > 0
     x = steps / window_s if window_s else 0.0
-    r, z, n = dialog["response_ms"] / 1000, meta.get("think_time_s", 10.0), meta.get("users", 0)
+    response_ms = dialog["response_ms"] or 0.0
+    r, z, n = response_ms / 1000, meta.get("think_time_s", 10.0), meta.get("users", 0)
     law = n / (r + z) if (n and (r + z)) else None
     items = None
     if meta.get("line_items"):
@@ -444,14 +472,21 @@ def benchmark(s: Series, meta: dict, summary: list[dict], window_s: float) -> di
         for h in meta.get("hosts", [])
         if s.has(f"os.{h}.cpu_pct")
     }
+    sd_not_measured = {}
+    if not measured:
+        sd_not_measured = {
+            "not_measured": "no period: the export names none and none was given "
+            "(--from/--to or --period; API: from, to, period)"
+        }
     return {
         "sd": {
+            **sd_not_measured,
             "dialog_response_s": round(r, 4),
             "dialog_response_below_2s": r < threshold_seconds(DIALOG_RESPONSE),
             "think_time_s": z,
             "users": n,
-            "dialog_steps_per_hour": round(steps / hours) if hours else 0,
-            "saps": round(steps / hours / 60) if hours else 0,
+            "dialog_steps_per_hour": round(steps / hours) if measured else None,
+            "saps": round(steps / hours / 60) if measured else None,
             "line_items_per_hour": round(items / hours) if (hours and items is not None) else None,
             "line_items_vs_steps_over_3_pct": (
                 round(100 * (_ratio(items, steps / 3) - 1), 2)
@@ -459,16 +494,21 @@ def benchmark(s: Series, meta: dict, summary: list[dict], window_s: float) -> di
                 else None
             ),
             "response_time_law": {
-                "measured_steps_per_s": round(x, 3),
+                "measured_steps_per_s": round(x, 3) if measured else None,
                 "law_steps_per_s": round(law, 3) if law is not None else None,
-                "residual_pct": round(100 * _ratio(x - law, law), 3) if law else None,
-                "holds_within_1pct": abs(_ratio(x - law, law)) <= 0.01 if law else None,
+                "residual_pct": round(100 * _ratio(x - law, law), 3)
+                if (law and measured)
+                else None,
+                "holds_within_1pct": abs(_ratio(x - law, law)) <= 0.01
+                if (law and measured)
+                else None,
             },
         },
         "bait": {
-            "measured_window_s": window_s,
-            "longest_gap_free_s": clear,
-            "sixty_consecutive_minutes": clear >= BAIT_WINDOW_S,
+            **sd_not_measured,
+            "measured_window_s": window_s if measured else None,
+            "longest_gap_free_s": clear if measured else None,
+            "sixty_consecutive_minutes": clear >= BAIT_WINDOW_S if measured else None,
             "avg_cpu_pct_by_host": cpu,
             "avg_available_mb_by_host": {
                 h: round(float(np.mean(s.col(f"os.{h}.available_mb"))), 1)
@@ -518,7 +558,39 @@ def build_report(
     }
     if "gaps" in data.meta:  # runs read back from Prometheus: where data is missing, and why
         report["gaps"] = data.meta["gaps"]
+    if data.meta.get("source") in ("st03", "perfmon"):  # how the file was read: the audit
+        report["import"] = {key: data.meta.get(key) for key in IMPORT_AUDIT}
+    report["not_measured"] = not_measured(report)
     return report
+
+
+IMPORT_AUDIT = (
+    "layout",
+    "file_format",
+    "number_format",
+    "period",
+    "time_zone",
+    "task_type_names",
+    "columns",
+    "columns_not_read",
+    "total_row",
+    "standard_sources",
+    "status_lines",
+    "damaged_lines",
+    "warnings",
+)
+
+
+def not_measured(report: dict) -> dict[str, str]:
+    """Figures a run could have but does not measure, with why: a check bounding one is
+    skipped saying so, not failed and not passed."""
+    why = (report["benchmark"].get("sd") or {}).get("not_measured")
+    if not why and (report["steady_state"]["duration_s"] or not report["st03"]):
+        return {}
+    why = why or "the run has no duration"
+    names = ["dialog_steps_per_hour", "saps", "throughput_steps_per_s"]
+    names += [f"{row['task_type']}_steps_per_s" for row in report["st03"]]
+    return dict.fromkeys(names, why)
 
 
 FIGURES = {  # figure -> (path in the report, higher is better)
@@ -552,8 +624,10 @@ def figures(report: dict) -> dict[str, tuple[float, bool]]:
         task = row["task_type"]
         if window:
             out[f"{task}_steps_per_s"] = (row["steps"] / window, True)
-        for comp in REPORT_ORDER:
-            out[f"{task}_{comp}_ms"] = (row[f"{comp}_ms"], False)
+        for key, value in row.items():
+            # A component the run does not hold is no figure (absent, never 0).
+            if key.endswith("_ms") and value is not None:
+                out[f"{task}_{key}"] = (value, False)
     for row in report["percentiles"]["by_task_type"]:
         for name in QUANTILES:
             out[f"{row['task_type']}_{name}_s"] = (row[f"{name}_s"], False)

@@ -34,6 +34,8 @@ class Bound:
     line: int
     min: float | None = None
     max: float | None = None
+    min_line: int | None = None  # the line of its own min / max key: what a testcase cites
+    max_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,15 @@ def _criterion(node: Node) -> Bound:
     if low is not None and high is not None and low > high:
         raise _fail(items["min"][0], f"min {low:g} is above max {high:g}")
     name = _text(items["name"][1], "name") if "name" in items else figure
-    return Bound(figure, name, _line(node), low, high)
+    return Bound(
+        figure,
+        name,
+        _line(node),
+        low,
+        high,
+        _line(items["min"][0]) if "min" in items else None,
+        _line(items["max"][0]) if "max" in items else None,
+    )
 
 
 def parse_sla(text: str) -> Sla:

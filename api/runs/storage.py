@@ -9,7 +9,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -43,6 +43,17 @@ CREATE TABLE IF NOT EXISTS run_data (
 """
 
 
+# The layout of a run's stored blobs. 0: before versions were written (read as 1: the same
+# arrays). A reader meets older blobs for as long as the database lives: a field added to
+# Totals needs a default in the dataclass or an upgrade in _upgrade_totals, and
+# tests/api/test_stored_runs.py loads a run stored before this version existed.
+SCHEMA_VERSION = 1
+
+
+class StoredRunError(ValueError):
+    """A stored run this version cannot read; the message says why."""
+
+
 def _npz(**arrays) -> bytes:
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
@@ -52,26 +63,59 @@ def _npz(**arrays) -> bytes:
 def _totals_blob(t: Totals | None) -> bytes | None:
     if t is None:
         return None
-    return _npz(**{f.name: np.asarray(getattr(t, f.name)) for f in fields(Totals)})
+    return _npz(
+        schema_version=np.array(SCHEMA_VERSION),
+        **{f.name: np.asarray(getattr(t, f.name)) for f in fields(Totals)},
+    )
+
+
+def _version(data) -> int:
+    version = int(data["schema_version"]) if "schema_version" in data.files else 0
+    if version > SCHEMA_VERSION:
+        raise StoredRunError(
+            f"stored by a newer wlmon (run schema {version}); this one reads up to "
+            f"{SCHEMA_VERSION}: upgrade wlmon to read it"
+        )
+    return version
+
+
+def _upgrade_totals(arrays: dict, version: int) -> dict:
+    """Arrays of an older blob in today's layout. Version 0 and 1 hold the same fields;
+    a field added later lands here (or as a default in Totals)."""
+    return arrays
 
 
 def _totals(blob: bytes | None) -> Totals | None:
     if blob is None:
         return None
     data = np.load(io.BytesIO(blob))
-    return Totals(
-        **{
-            f.name: (data[f.name] if data[f.name].ndim else float(data[f.name]))
-            for f in fields(Totals)
-        }
-    )
+    version = _version(data)
+    arrays = _upgrade_totals({k: data[k] for k in data.files if k != "schema_version"}, version)
+    values = {}
+    for f in fields(Totals):
+        if f.name in arrays:
+            v = arrays[f.name]
+            values[f.name] = v if v.ndim else float(v)
+        elif f.default is not MISSING:
+            values[f.name] = f.default  # a field added since, with a default: older runs
+        else:
+            raise StoredRunError(
+                f"the stored counters (run schema {version}) have no {f.name!r}: a field "
+                "added to Totals needs a default or an upgrade in api/runs/storage.py"
+            )
+    return Totals(**values)
 
 
 def _data_blobs(data: RunData) -> tuple[bytes, bytes | None, bytes | None, str]:
     """The run_data columns after the id. Compressed before the transaction: the database
     is locked for writers (API, workers, CLI) while one is open, and compressing a day of
     series takes a while."""
-    series = _npz(times=data.times, values=data.values, columns=np.array(data.columns))
+    series = _npz(
+        schema_version=np.array(SCHEMA_VERSION),
+        times=data.times,
+        values=data.values,
+        columns=np.array(data.columns),
+    )
     return (
         series,
         _totals_blob(data.steady_start),
@@ -239,6 +283,7 @@ class RunStore:
         if row is None:
             return None
         series = np.load(io.BytesIO(row[0]))
+        _version(series)  # the series' arrays are the same in every version so far
         return RunData(
             series["times"],
             [str(c) for c in series["columns"]],

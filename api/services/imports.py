@@ -9,11 +9,25 @@ from typing import BinaryIO
 
 import numpy as np
 
-from api.imports import perfmon, st03
+from api.imports import perfmon, st03, st03period
+from api.runs.gaps import sample_gaps
 from api.runs.recorder import RunData
 from api.services.errors import Invalid
 from api.services.runs import get_run
 from api.store import Store
+
+
+def _perfmon_warnings(data: perfmon.PerfmonData) -> list[str]:
+    """What the report's audit shows of how the capture was read."""
+    out = list(data.notes)
+    if data.damaged_lines:
+        shown = ", ".join(map(str, data.damaged_lines[:10]))
+        more = ", ..." if len(data.damaged_lines) > 10 else ""
+        out.append(
+            f"{len(data.damaged_lines)} line(s) of NUL bytes skipped (lines {shown}{more}): "
+            "the file is damaged there"
+        )
+    return out
 
 
 def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
@@ -33,9 +47,16 @@ def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
             "hosts": data.hosts,
             "host_names": data.host_names,
             "counter_names": data.names,
+            "localized_names": data.localized,
+            "encoding": data.encoding,
             "standard_sources": data.sources,
             "time_zone": data.zone or "none in the file (console output): local time as UTC",
             "status_lines": data.status_lines,
+            "damaged_lines": data.damaged_lines,
+            "warnings": _perfmon_warnings(data),
+            # Holes in the capture, found and listed as Prometheus gaps are: BAIT's 60
+            # consecutive minutes and the report's gaps section read them.
+            "gaps": sample_gaps(data.times, data.start),
         },
     )
     run_id = store.runs.add(
@@ -56,59 +77,132 @@ def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
     return get_run(store, run_id)
 
 
-def _st03_totals(table: st03.ST03Table) -> tuple[dict[str, float], list[str]]:
-    """Sums per column (`st03.<task>.<part>`, `tx.<task>.<tx>.steps|response`) and the
-    transactions in the order the export lists them; summed by numpy, not row by row."""
-    totals: dict[str, float] = {}
-    groups: dict[tuple[str, str], int] = {}  # (task, transaction) -> group, in export order
-    group = np.array(
-        [
-            groups.setdefault(key, len(groups))
-            for key in zip(table.task_types, table.transactions, strict=True)
-        ],
-        dtype=np.int64,
-    )
-    response = table.seconds.get("response", np.zeros_like(table.steps))
-    tx_steps = np.bincount(group, weights=table.steps, minlength=len(groups))
-    tx_response = np.bincount(group, weights=response, minlength=len(groups))
-    for (task, tx), g in groups.items():
-        if tx:
-            totals[f"tx.{task}.{tx}.steps"] = float(tx_steps[g])
-            totals[f"tx.{task}.{tx}.response"] = float(tx_response[g])
+MAX_TX_PARTS = 20_000  # transactions up to which every part is kept per transaction
+
+
+def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[str], np.ndarray, list[str]]:
+    """(sample ends in s, columns, values per sample, transactions in the export's order):
+    `st03.<task>.<field>` and `tx.<task>.<tx>.<field>` summed per sample by numpy, not row
+    by row. A field the file does not hold has no column (absent, never 0)."""
+    rows = len(table.task_types)
+    if table.sample is not None and table.sample_ends_s is not None:
+        sample, ends = table.sample, table.sample_ends_s
+    else:
+        # One interval: the period's length, or 0 when the export does not say (the report
+        # then calls throughput, SAPS and BAIT "not measured").
+        period = table.period.seconds if table.period else 0.0
+        sample, ends = np.zeros(rows, dtype=np.int64), np.array([period])
+    fields = {"steps": table.steps, **table.seconds, **table.counts}
+    columns: list[str] = []
+    values: list[np.ndarray] = []
+
+    def add(prefix: str, mine: np.ndarray) -> None:
+        for name, v in fields.items():
+            columns.append(f"{prefix}.{name}")
+            values.append(np.bincount(sample[mine], weights=v[mine], minlength=ends.size)[:, None])
+
     tasks = np.array(table.task_types)
     for task in dict.fromkeys(table.task_types):
-        mine = tasks == task
-        totals[f"st03.{task}.steps"] = float(table.steps[mine].sum())
-        for part, secs in table.seconds.items():
-            totals[f"st03.{task}.{part}"] = float(secs[mine].sum())
+        add(f"st03.{task}", tasks == task)
+    txs = np.array(table.transactions)
+    groups: dict[tuple[str, str], None] = dict.fromkeys(
+        (t, x) for t, x in zip(table.task_types, table.transactions, strict=True) if x
+    )
+    if groups:
+        # One pass per group would be quadratic in transactions: group ids, then bincount.
+        gid = {g: k for k, g in enumerate(groups)}
+        ids = np.array([gid.get((t, x), -1) for t, x in zip(tasks, txs, strict=True)])
+        keep = ids >= 0
+        flat = ids[keep] * ends.size + sample[keep]
+        # Every part per transaction while the export is of a usual size; beyond it only
+        # steps and response (a month's export of every report has 10^5 of them: all parts
+        # would be millions of columns). The run's meta says so.
+        names = list(fields) if len(groups) <= MAX_TX_PARTS else ["steps", "response"]
+        for name in names:
+            if name not in fields:
+                continue
+            sums = np.bincount(flat, weights=fields[name][keep], minlength=len(groups) * ends.size)
+            columns.extend(f"tx.{task}.{tx}.{name}" for task, tx in groups)
+            values.append(sums.reshape(len(groups), ends.size).T)  # a block: one per field
     transactions = list(dict.fromkeys(tx for tx in table.transactions if tx))
-    return totals, transactions
+    return ends, columns, np.hstack(values), transactions
 
 
-def store_st03(store: Store, source: BinaryIO | bytes, label: str) -> dict:
-    """An ST03 export as a run of one interval; the report's ST03 tables read it like a
-    recorded run. The run."""
+def st03_meta(table: st03.ST03Table) -> dict:
+    """How the export was read: what the report's audit shows."""
+    return {
+        "source": "st03",
+        "layout": table.layout,
+        "file_format": table.file_format,
+        "number_format": "decimal comma" if table.number_format == "comma" else "decimal point",
+        "task_type_names": table.task_names,
+        "period": table.period.as_meta() if table.period else None,
+        "time_zone": "the SAP system's local time (an ST03 export does not name its zone)",
+        "columns": table.columns,
+        "columns_not_read": table.not_read,
+        "total_row": table.total_row,
+        "warnings": table.notes,
+    }
+
+
+def st03_options(
+    start: str | None = None,
+    end: str | None = None,
+    period: str | None = None,
+    task_type: str | None = None,
+    decimal: str | None = None,
+) -> st03.Options:
+    """What the user says about an export (its period, its task type, its number format),
+    checked before the file is read; Invalid naming the option."""
     try:
-        table = st03.parse_table(source)
+        given = st03period.from_options(start or None, end or None, period or None)
+    except st03period.PeriodError as exc:
+        raise Invalid(str(exc)) from exc
+    if decimal not in (None, "", "point", "comma"):
+        raise Invalid(f"decimal {decimal!r}: give point or comma")
+    return st03.Options(period=given, task_type=task_type or None, decimal=decimal or None)
+
+
+def store_st03(
+    store: Store,
+    source: BinaryIO | bytes,
+    label: str,
+    options: st03.Options | None = None,
+) -> dict:
+    """An ST03 export as a run over the period it covers (one interval, or one per hour of
+    a time profile); the report's ST03 tables read it like a recorded run. The run."""
+    try:
+        table = st03.parse_table(source, options)
     except st03.ST03Error as exc:
         raise Invalid(str(exc)) from exc
-    totals, transactions = _st03_totals(table)
+    ends, columns, values, transactions = _st03_series(table)
+    meta = {**st03_meta(table), "transactions": transactions}
+    if len(transactions) > MAX_TX_PARTS:
+        meta["warnings"] = [
+            *meta["warnings"],
+            f"{len(transactions):,} transactions: per transaction only steps and response "
+            f"are kept (every part up to {MAX_TX_PARTS:,})",
+        ]
+    period = table.period
     run = RunData(
-        times=np.array([1.0]),
-        columns=list(totals),
-        values=np.array([list(totals.values())]),
+        times=ends,
+        columns=columns,
+        values=values,
         steady_start=None,  # an export holds averages and totals, not counter readings
         steady_end=None,
-        meta={"source": "st03", "transactions": transactions},
+        meta=meta,
     )
+    # The period's start in the system's local time, stored as UTC as PerfMon's zone-less
+    # captures are (the meta says so); without one, the import's own time.
+    start = period.start.replace(tzinfo=UTC) if period and period.start else datetime.now(UTC)
     run_id = store.runs.add(
         kind="imported",
         scenario="st03",
         label=label,
-        start=datetime.now(UTC),
-        duration_s=1.0,
+        start=start,
+        duration_s=float(ends[-1]),
         ramp_up_s=0.0,
-        spec={"source": "st03", "rows": len(table.task_types)},
+        spec={"source": "st03", "rows": len(table.task_types), "layout": table.layout},
         data=run,
     )
     return get_run(store, run_id)

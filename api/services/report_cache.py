@@ -1,4 +1,8 @@
-"""Rendered reports of ended runs, kept in memory: an ended run's report only changes when
+"""Reports, comparisons and checks as the API serves them, the one path from a request to
+a rendered answer: computed once per revision of the runs they read, in a worker process,
+then answered from memory (`rendered_report`, `rendered_compare`, `rendered_check`).
+
+Rendered reports of ended runs are kept in memory: an ended run's report only changes when
 its row does (every change sets `updated_at`) or, for runs of the monitored system, when a
 new firing notification may add to the alerts of its window. The key holds both, so a
 change makes the next request compute it again.
@@ -10,10 +14,24 @@ starting their own (a burst of requests for a fresh run costs one worker job).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
+from functools import partial
 
-from api.services.workers import Rendered
+from fastapi.concurrency import run_in_threadpool
+
+from api.services.errors import Conflict, NotFound
+from api.services.runs import MONITORED
+from api.services.workers import (
+    Rendered,
+    ReportFormat,
+    WorkerPool,
+    render_check,
+    render_compare,
+    render_report,
+)
+from api.store import Store
 
 
 class ReportCache:
@@ -79,3 +97,68 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
         return True
     tags = (t.strip().removeprefix("W/") for t in if_none_match.split(","))
     return etag in tags
+
+
+def revision(store: Store, run_id: str) -> tuple:
+    """What the run's report depends on besides the code: its row's last change and, for
+    runs of the monitored system, the newest firing notification."""
+    found = store.runs.revision(run_id)
+    if found is None:
+        raise NotFound(f"no run {run_id!r}")
+    kind, status, updated_at = found
+    if status == "running":
+        # Cheap to say here; a worker would load the run only to say the same.
+        end = (store.runs.get(run_id) or {}).get("end", "")
+        raise Conflict(f"run {run_id} is still running; it ends at {end}")
+    return (status, updated_at, store.firing_revision() if kind in MONITORED else 0)
+
+
+async def rendered_report(
+    store: Store,
+    pool: WorkerPool,
+    cache: ReportCache,
+    run_id: str,
+    fmt: ReportFormat,
+    options: dict[str, float],
+) -> Rendered:
+    """`options`: the report's `top` and `interval_s`; each set of them is its own entry."""
+    # SQLite under the store's lock: a thread, so a long read elsewhere never holds the loop.
+    rev = await run_in_threadpool(revision, store, run_id)
+    key = (run_id, fmt, *sorted(options.items()))
+    return await cache.get(key, rev, partial(pool.run, render_report, run_id, fmt, options))
+
+
+async def _revisions(store: Store, *run_ids: str | None) -> tuple:
+    """The revisions of the runs an answer reads (None: no run, e.g. no baseline)."""
+
+    def read() -> tuple:
+        return tuple(revision(store, r) if r is not None else None for r in run_ids)
+
+    return await run_in_threadpool(read)
+
+
+async def rendered_compare(
+    store: Store,
+    pool: WorkerPool,
+    cache: ReportCache,
+    base: str,
+    new: str,
+    tolerances: dict[str, float],
+) -> Rendered:
+    rev = await _revisions(store, base, new)
+    key = ("compare", base, new, *sorted(tolerances.items()))
+    return await cache.get(key, rev, partial(pool.run, render_compare, base, new, tolerances))
+
+
+async def rendered_check(
+    store: Store,
+    pool: WorkerPool,
+    cache: ReportCache,
+    run_id: str,
+    sla: str,
+    baseline: str | None,
+) -> Rendered:
+    rev = await _revisions(store, run_id, baseline)
+    # The SLA text by its digest: up to 100 kB, it need not be kept in the key.
+    key = ("check", run_id, baseline, hashlib.sha256(sla.encode()).hexdigest())
+    return await cache.get(key, rev, partial(pool.run, render_check, run_id, sla, baseline))

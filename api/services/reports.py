@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import csv
+import io
+from datetime import datetime, timedelta
 
 from api.runs.html import render
 from api.runs.recorder import RunData
 from api.runs.report import build_report, compare
+from api.runs.storage import StoredRunError
 from api.services.errors import Conflict, Invalid, NotFound
 from api.services.runs import MONITORED
 from api.store import Store
@@ -17,7 +20,10 @@ def load(store: Store, run_id: str) -> tuple[dict, RunData]:
     run = store.runs.get(run_id)
     if run is None:
         raise NotFound(f"no run {run_id!r}")
-    data = store.runs.data(run_id)
+    try:
+        data = store.runs.data(run_id)
+    except StoredRunError as exc:
+        raise Conflict(f"run {run_id}: {exc}") from exc
     if data is None and run["status"] == "running":
         raise Conflict(f"run {run_id} is still running; it ends at {run['end']}")
     if data is None:
@@ -40,6 +46,28 @@ def report_of(store: Store, run: dict, data: RunData, **options: float) -> dict:
 
 def report(store: Store, run_id: str, **options: float) -> dict:
     return report_of(store, *load(store, run_id), **options)
+
+
+def write_series_csv(run: dict, data: RunData, out: io.TextIOBase) -> None:
+    """Every series of the run as CSV: seconds from the start, the UTC time, then one
+    column per series by its stored name, values unrounded (an empty cell: no sample)."""
+    start = datetime.fromisoformat(run["start"])
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["t_s", "utc", *data.columns])
+    for t, row in zip(data.times.tolist(), data.values.tolist(), strict=True):
+        writer.writerow(
+            [
+                repr(t),
+                (start + timedelta(seconds=t)).isoformat(),
+                *("" if v != v else repr(v) for v in row),
+            ]
+        )
+
+
+def series_csv(store: Store, run_id: str) -> str:
+    buf = io.StringIO()
+    write_series_csv(*load(store, run_id), buf)
+    return buf.getvalue()
 
 
 def page(store: Store, run_id: str, **options: float) -> str:

@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from fastapi import status
 
+from api.imports import st03
 from api.runs.spec import RunSpec
 from api.schemas import CheckResult, Comparison, Report
 from api.services import checks, imports, reports, runs
@@ -117,11 +118,13 @@ def record_fast(db_path: Path, spec: RunSpec) -> dict:
     return runs.record_fast(_store(db_path), spec)
 
 
-def import_st03(db_path: Path, upload: Path, label: str) -> dict:
+def import_st03(
+    db_path: Path, upload: Path, label: str, options: st03.Options | None = None
+) -> dict:
     """Import the uploaded file the API spooled to disk, streamed from there."""
     _check_rows(upload, ST03_MAX_ROWS)
     with upload.open("rb") as source:
-        return imports.store_st03(_store(db_path), source, label)
+        return imports.store_st03(_store(db_path), source, label, options)
 
 
 def import_perfmon(db_path: Path, upload: Path, label: str) -> dict:

@@ -121,7 +121,9 @@ def test_an_sla_bound_that_is_missed_fails(env, tmp_path) -> None:
         # The model's SD landscape runs its database server at about 94 % CPU.
         ("os.walrus.cpu_pct.avg", "<=", 90, "failed"),
     ]
-    assert [c["detail"] for c in sla_rows] == ["SLA line 2", "SLA line 4", "SLA line 6"]
+    # Each cites the line of its own bound, and is named by figure and bound.
+    assert [c["detail"] for c in sla_rows] == ["SLA line 3", "SLA line 5", "SLA line 7"]
+    assert sla_rows[1]["name"] == "throughput_steps_per_s >= 480"
     assert [c["unit"] for c in sla_rows] == ["s", "steps/s", "%"]
 
 
@@ -135,7 +137,7 @@ def test_an_sla_bound_that_is_missed_fails(env, tmp_path) -> None:
         ("critera: []\n", "line 1: unknown key 'critera'"),
         ("criteria:\n  - figure: saps\n    min: 5\n   max: 3\n", "line 4: not valid YAML"),
         ("tolerances:\n  saps: -1\n", "line 2: the tolerance of 'saps' must not be negative"),
-        ("tolerances:\n  saps: 3\n", "line 2: tolerances need a baseline"),
+        ("tolerances:\n  sapz: 3\n", "line 2: run "),
     ],
 )
 def test_a_wrong_sla_file_is_exit_2_naming_its_line(env, tmp_path, text, message) -> None:
@@ -158,11 +160,20 @@ def test_an_unknown_figure_suggests_the_near_ones(env, tmp_path) -> None:
     assert "did you mean dialog_p99_s" in r.json()["detail"]
 
 
-def test_other_bad_input_is_exit_2(env, tmp_path) -> None:
-    assert _cli(env, "check", "nope").exit_code == 2
-    assert _cli(env, "check", env["ids"]["hour"], "--baseline", "nope").exit_code == 2
-    missing = _cli(env, "check", env["ids"]["hour"], "--sla", str(tmp_path / "none.yml"))
-    assert missing.exit_code == 2 and "--sla: cannot read" in missing.output
+def test_other_bad_input_is_exit_2_with_a_junit_file_each(env, tmp_path) -> None:
+    cases = {
+        "unknown run": ("nope",),
+        "unknown baseline": (env["ids"]["hour"], "--baseline", "nope"),
+        "missing SLA file": (env["ids"]["hour"], "--sla", str(tmp_path / "none.yml")),
+    }
+    for k, (what, args) in enumerate(cases.items()):
+        junit = tmp_path / f"j{k}.xml"
+        r = _cli(env, "check", *args, "--junit", str(junit))
+        assert r.exit_code == 2, what
+        # CI reads the error from the JUnit file of every exit 2, not a missing file.
+        (case,) = ET.parse(junit).getroot().iter("testcase")
+        assert case.find("error") is not None, what
+    assert "--sla: cannot read" in case.find("error").get("message")
     assert env["client"].get("/runs/nope/check").status_code == 404
 
 
@@ -287,3 +298,43 @@ def test_a_comparison_takes_a_tolerance_per_figure(env) -> None:
     assert p50["tolerance_pct"] == 0 and p50["delta_pct"] != 0 and p50["verdict"] != "same"
     bad = c.get("/runs/compare", params={**params, "tolerance": ["dialog_p95_s"]})
     assert bad.status_code == 422 and "FIGURE=PERCENT" in bad.json()["detail"]
+
+
+def test_tolerances_without_a_baseline_are_skipped_and_bounds_still_judged(env, tmp_path) -> None:
+    """Two bounds on one figure: two testcases, each named by its bound, citing its line."""
+    sla = tmp_path / "sla.yml"
+    sla.write_text(
+        "criteria:\n"
+        "  - figure: dialog_response_s\n"
+        "    min: 0.001\n"
+        "    max: 0.002\n"
+        "tolerances:\n"
+        "  dialog_response_s: 5\n"
+    )
+    junit = tmp_path / "j.xml"
+    r = _cli(env, "check", env["ids"]["hour"], "--sla", str(sla), "--junit", str(junit), "--json")
+    assert r.exit_code == 1, r.output  # the max bound fails; the tolerance is no error
+    doc = json.loads(r.stdout)
+    sla_rows = [c for c in doc["criteria"] if c["source"] == "sla"]
+    assert [(c["name"], c["detail"], c["status"]) for c in sla_rows] == [
+        ("dialog_response_s >= 0.001", "SLA line 3", "passed"),
+        ("dialog_response_s <= 0.002", "SLA line 4", "failed"),
+    ]
+    tol = next(
+        c
+        for c in doc["criteria"]
+        if c["figure"] == "dialog_response_s" and c["source"] == "baseline"
+    )
+    assert tol["status"] == "skipped" and tol["detail"].startswith("SLA line 6: no baseline")
+    names = [case.get("name") for case in ET.parse(junit).getroot().iter("testcase")]
+    assert len(names) == len(set(names))
+
+
+def test_wlmon_runs_lists_the_stored_runs(env) -> None:
+    r = _cli(env, "runs", "--json")
+    assert r.exit_code == 0, r.output
+    listed = {run["id"]: run for run in json.loads(r.stdout)}
+    assert set(env["ids"].values()) <= set(listed)
+    assert all(listed[i]["status"] == "finished" for i in env["ids"].values())
+    table = _cli(env, "runs")
+    assert table.exit_code == 0 and env["ids"]["hour"] in table.stdout

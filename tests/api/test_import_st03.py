@@ -50,7 +50,7 @@ def test_per_transaction_totals_with_decimal_commas() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("Steps,Avg. response time (ms)\n10,5\n", "no 'Task type' column"),
+        ("Steps,Avg. response time (ms)\n10,5\n", "no 'Task type', transaction or hour column"),
         ("Task type,Avg. response time (ms)\nDIALOG,5\n", "no 'Steps' column"),
         ("Task type,Steps\nDIALOG,5\n", "no time column"),
         (
@@ -58,8 +58,8 @@ def test_per_transaction_totals_with_decimal_commas() -> None:
             "line 2, column 'Steps': 'ten' is not a number",
         ),
         (
-            "Task type,Steps,Avg. response time (ms)\nSPOOLZ,1,5\n",
-            "line 2, column 'Task type': unknown task type",
+            "Task type,Steps,Avg. response time (ms)\nDIALOG,10,5\nTotal,11,5\n",
+            "line 3 (Total), column 'Steps': '11' but the rows add up to 10",
         ),
     ],
 )
@@ -85,7 +85,8 @@ NO_DIALOG = (
 def test_two_imports_without_a_dialog_row_compare_figure_by_figure(client) -> None:
     """No dialog row means no benchmark figures; the ST03 figures still compare (was a 500)."""
     ids = []
-    for steps, response in (("464,800", 249), ("464,800", 300)):
+    # "1,464,800": grouped thousands, so the file's format is the decimal point.
+    for steps, response in (("1,464,800", 249), ("1,464,800", 300)):
         body = NO_DIALOG.format(steps=steps, response=response).encode()
         r = client.post("/imports/st03", content=body, headers=AUTH)
         assert r.status_code == 201, r.text
@@ -181,3 +182,34 @@ def test_wlmon_import_st03(tmp_path) -> None:
     assert ok.exit_code == 0 and len(ok.stdout.strip()) == 12, ok.output
     assert failed.exit_code == 2
     assert "'NaN' is not a number" in " ".join(failed.output.split())
+
+
+def test_the_period_is_a_field_of_the_upload(client) -> None:
+    """Seed 000 Table 5's hour: 1,743,000 dialog steps, SAPS 29,050 (steps/h / 60)."""
+    body = (FIXTURES / "per-task-type.csv").read_bytes()
+    r = client.post("/imports/st03", content=body, headers=AUTH)
+    sd = client.get(f"/runs/{r.json()['id']}/report").json()["benchmark"]["sd"]
+    assert sd["saps"] is None and "no period" in sd["not_measured"]
+    for params in ({"period": "1h"}, {"from": "2026-11-25T10:00", "to": "2026-11-25T11:00"}):
+        r = client.post("/imports/st03", content=body, headers=AUTH, params=params)
+        assert r.status_code == 201, r.text
+        rep = client.get(f"/runs/{r.json()['id']}/report").json()
+        assert rep["benchmark"]["sd"]["saps"] == 29_050
+        assert rep["benchmark"]["sd"]["dialog_steps_per_hour"] == 1_743_000
+    before = len(client.get("/runs").json())
+    r = client.post("/imports/st03", content=body, headers=AUTH, params={"to": "2026-11-25"})
+    assert r.status_code == 422 and "end (to) needs its start (from)" in r.json()["detail"]
+    assert len(client.get("/runs").json()) == before
+
+
+def test_series_csv_over_the_api(client) -> None:
+    body = (FIXTURES / "per-task-type.csv").read_bytes()
+    run_id = client.post(
+        "/imports/st03", content=body, headers=AUTH, params={"period": "1h"}
+    ).json()["id"]
+    r = client.get(f"/runs/{run_id}/series.csv")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+    head, row = r.text.splitlines()
+    columns = head.split(",")
+    assert row.split(",")[columns.index("st03.dialog.steps")] == "1743000.0"
+    assert client.get("/runs/nope/series.csv").status_code == 404

@@ -54,6 +54,7 @@ HEADINGS = [
     "OS counters: average / minimum / maximum",
     "Expensive SQL (elapsed DB time)",
     "Buffer pools",
+    "Audit: how the file was read",
 ]
 HOSTILE_LABEL = '<script>document.title="owned"</script><b>bold</b> & co'
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
@@ -417,6 +418,9 @@ def test_an_imported_run_says_in_one_line_what_it_lacks(imported_dom: Node) -> N
         section = _section(imported_dom, heading)
         assert not section.all("table"), heading
         assert [p.content() for p in section.all("p")] == [line]
+    # How the file was read: its zone and how each standard row was derived.
+    audit = _section(imported_dom, "Audit: how the file was read").one("table").content()
+    assert "W. Europe Standard Time" in audit and "Processor(_Total)" in audit
     counters = _section(imported_dom, "OS counters: average / minimum / maximum").one("table")
     assert ["miihost", "Memory\\Pages/sec", "50.567", "0.000", "151.500", "3"] in _rows(counters)
     assert len(_figures(imported_dom)) == 4  # one per OS counter, no ST03 chart

@@ -34,7 +34,10 @@ def check_command(
         try:
             text = sla.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            fail(f"--sla: cannot read {sla}: {getattr(exc, 'strerror', None) or exc}")
+            message = f"--sla: cannot read {sla}: {getattr(exc, 'strerror', None) or exc}"
+            # Every exit 2 leaves its JUnit file: CI shows the error, not a missing report.
+            _write_junit(junit, junit_error(run_id, message))
+            fail(message)
     store = runs_store()
     try:
         result = checks.check(store, run_id, text, baseline)

@@ -225,6 +225,32 @@ def _realtime_run(api_url: str, body: dict) -> str:
     return run["id"]
 
 
+@app.command("runs")
+def runs_command(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List the stored runs, newest first: id, source, label, window (UTC) and status."""
+    rows = runs_store().runs.list()
+    if as_json:
+        print(json.dumps(rows, indent=2, default=str))
+        return
+    if not rows:
+        console.print(f"No runs in {get_settings().db_path}.")
+        return
+    table = Table(title=f"Runs in {get_settings().db_path}")
+    for col in ("id", "kind", "source", "label", "start (UTC)", "end (UTC)", "status"):
+        table.add_column(col)
+    for run in rows:
+        table.add_row(
+            run["id"],
+            run["kind"],
+            run["scenario"],
+            run["label"],
+            run["start"][:19].replace("T", " "),
+            run["end"][:19].replace("T", " "),
+            run["status"] + (f" ({run['message']})" if run.get("message") else ""),
+        )
+    console.print(table)
+
+
 @app.command("report")
 def report_command(
     run_id: str = typer.Argument(..., help="run id (wlmon run prints it)"),
@@ -232,6 +258,9 @@ def report_command(
     html_out: Path | None = typer.Option(None, "--html", help="write the HTML report to this file"),
     top: int = typer.Option(20, "--top", min=1, help="rows of the transaction profile"),
     interval: str = typer.Option("1h", "--interval", help="the time profile's interval"),
+    csv_dir: Path | None = typer.Option(
+        None, "--csv", help="also write every series as CSV into this directory"
+    ),
 ) -> None:
     """The report of a stored run: ST03 with percentiles, the transaction and time
     profiles, OS counters, breaches, SQL, benchmark checks."""
@@ -241,6 +270,15 @@ def report_command(
         run, data = reports.load(store, run_id)
     except ServiceError as exc:
         fail(f"{exc} in {get_settings().db_path}")
+    if csv_dir is not None:
+        target = csv_dir / f"{run_id}-series.csv"
+        try:
+            csv_dir.mkdir(parents=True, exist_ok=True)
+            with target.open("w", encoding="utf-8", newline="") as out:
+                reports.write_series_csv(run, data, out)
+        except OSError as exc:
+            fail(f"--csv: cannot write {target}: {exc.strerror or exc}")
+        err.print(f"wrote {target}")
     if html_out:
         with Progress(
             TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err
@@ -366,7 +404,10 @@ def _print_run_report(doc: dict) -> None:
         table.add_row(
             row["task_type"],
             f"{row['steps']:,}",
-            *[f"{row[f'{comp}_ms']:,.1f}" for comp in COMPARED],
+            *[
+                "—" if row[f"{comp}_ms"] is None else f"{row[f'{comp}_ms']:,.1f}"
+                for comp in COMPARED
+            ],
         )
     _print_gaps(doc)
     # A section without data is one line, not an empty table (PerfMon imports have no
@@ -395,10 +436,11 @@ def _print_run_report(doc: dict) -> None:
     if sd:
         residual = sd["response_time_law"]["residual_pct"]
         law = f"{residual:+.2f} %" if residual is not None else "n/a (users unknown)"
+        saps = f"not measured ({sd['not_measured']})" if sd["saps"] is None else f"{sd['saps']:,}"
         console.print(
             f"SD: response {sd['dialog_response_s']:.3f} s "
             f"(< {threshold_seconds(DIALOG_RESPONSE):g} s: {sd['dialog_response_below_2s']}), "
-            f"SAPS {sd['saps']:,}, response-time law residual {law}"
+            f"SAPS {saps}, response-time law residual {law}"
         )
 
 
@@ -425,8 +467,26 @@ def import_perfmon(
 
 @import_app.command("st03")
 def import_st03(
-    file: Path = typer.Argument(..., help="ST03/ST03N export (CSV; columns in docs/imports.md)"),
+    file: Path = typer.Argument(
+        ..., help="ST03/ST03N export (tabs, ;, CSV or unconverted list; see docs/imports.md)"
+    ),
     label: str = typer.Option("", help="a name for the run"),
+    start: str = typer.Option(
+        "", "--from", help="start of the period the export covers (2026-11-25T10:00)"
+    ),
+    end: str = typer.Option("", "--to", help="end of the period (with --from)"),
+    period: str = typer.Option("", help="the period's length (1h, 90min, 3600s, PT1H)"),
+    task_type: str = typer.Option(
+        "", help="task type of a file without a task-type column (e.g. DIALOG)"
+    ),
+    decimal: str = typer.Option("", help="point or comma, when no cell of the file tells"),
 ) -> None:
-    """Import an ST03 workload export into the API's database; prints the run id."""
-    _import(file, label, imports.store_st03)
+    """Import an ST03 workload export into the API's database; prints the run id. Without a
+    period (in the file or given), throughput, SAPS and BAIT are 'not measured'."""
+    try:
+        options = imports.st03_options(start, end, period, task_type, decimal)
+    except ServiceError as exc:
+        fail(f"{file}: {exc}")
+    _import(
+        file, label, lambda store, stream, name: imports.store_st03(store, stream, name, options)
+    )

@@ -1,0 +1,221 @@
+"""Which field an ST03/ST03N column heading names: the one table docs/imports.md prints.
+
+A heading is read in words, not matched letter for letter, because SAP's headings change
+with the release, the language and the user's layout ("Ø Time (ms)", "Ø Response Time
+(ms)", "Ø Antwortzeit (ms)", "T Response Time (s)", "Σ Antwortzeit (s)"). A heading is
+first split into its kind (average per step, average per database request, total, count),
+its unit and its words; the words then name exactly one field. A heading that names none
+is listed as not read (never dropped silently); one that could be two is refused.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# field -> (label, words that name it; English and German, after _words()). Order matters
+# only in that the first field whose words all occur wins *and no other field matches*;
+# two matches are an error the caller reports.
+TIME_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
+    "response": ("Response time", (("resp",), ("antwort",))),
+    "cpu": ("CPU time", (("cpu",),)),
+    "db_request": ("DB time", (("db",), ("database",), ("datenbank",))),
+    "db_procedure": ("DB procedure time", (("db", "proc"), ("datenbank", "proz"))),
+    "dispatcher_wait": ("Wait time", (("wait",), ("warte",))),
+    "roll_wait": ("Roll wait time", (("roll", "wait"), ("rollwarte",), ("roll", "warte"))),
+    "roll_in": ("Roll-in time", (("roll", "in"), ("rollin",))),
+    "roll_out": ("Roll-out time", (("roll", "out"), ("rollout",))),
+    "load_gen": ("Load+generation time", (("load",), ("lade",), ("generierung",), ("gen",))),
+    "enqueue": ("Enqueue time", (("enqueue",), ("lock",), ("sperr",))),
+    "gui": ("GUI time", (("gui",),)),
+    "frontend_net": (
+        "Frontend network time",
+        (("frontend", "net"), ("gui", "net"), ("frontend", "netz"), ("gui", "netz")),
+    ),
+    "processing": ("Processing time", (("processing",), ("proc",), ("verarbeitung",))),
+    "rfc": ("RFC+CPIC time", (("rfc",),)),
+}
+# A field that names a more specific one wins over the general one it contains
+# ("Roll wait" is not "Wait", "DB proc." is not "DB", "GUI net" is not "GUI").
+SPECIFIC = {
+    "roll_wait": {"dispatcher_wait", "roll_in", "roll_out"},
+    "db_procedure": {"db_request", "processing"},
+    "frontend_net": {"gui"},
+}
+COUNT_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
+    "steps": (
+        "Steps",
+        (
+            ("steps",),
+            ("step",),
+            ("dialog", "steps"),
+            ("schritte",),
+            ("dialogschritte",),
+            ("schritt",),
+        ),
+    ),
+    "db_requests": (
+        "DB requests",
+        (("db", "req"), ("db", "requests"), ("db", "calls"), ("db", "anf"), ("db", "aufrufe")),
+    ),
+}
+KEY_COLUMNS = {
+    "task_type": {"task type", "task type name", "tasktype", "task", "tasktyp", "tasktypname"},
+    "transaction": {
+        "transaction",
+        "transaction code",
+        "tcode",
+        "report or transaction name",
+        "report or transaction",
+        "transaction or report",
+        "transaction report",
+        "report transaction",
+        "program or transaction",
+        "entry point",
+        "transaktion",
+        "transaktionscode",
+        "report oder transaktionsname",
+        "report oder transaktion",
+        "transaktion report",
+        "programm oder transaktion",
+        "einstiegspunkt",
+    },
+    "hour": {
+        "time",
+        "hour",
+        "time interval",
+        "interval",
+        "zeit",
+        "uhrzeit",
+        "stunde",
+        "zeitintervall",
+        "intervall",
+    },
+}
+# Words that say a heading is an average per step, per database request, or a total.
+AVG_WORDS = {"avg", "average", "mean", "durchschn", "durchschnitt", "mittel", "mittl"}
+TOTAL_WORDS = {"t", "total", "sum", "summe", "ges", "gesamt"}
+PER_REQUEST = re.compile(r"/\s*(db|database)[\s.-]*(req|request|anf|anforderung)", re.I)
+UNIT = re.compile(r"\((ms|s|sec|kb|mb|%|µs|us)\)", re.I)
+TIME_WORDS = {"time", "zeit", "ti"}
+
+
+class ColumnError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Column:
+    """What one heading holds: `field` of `kind` ('avg' ms per step, 'per_request' ms per
+    database request, 'total' s, 'count'), the factor to ms (avg) or s (total)."""
+
+    index: int
+    heading: str
+    field: str
+    kind: str
+    scale: float = 1.0
+
+    @property
+    def label(self) -> str:
+        if self.kind == "count":
+            return COUNT_FIELDS[self.field][0]
+        base = "DB time" if self.field == "db_per_request" else TIME_FIELDS[self.field][0]
+        return {
+            "avg": f"{base}, mean per step (ms)",
+            "per_request": f"{base}, mean per DB request (ms)",
+            "total": f"{base}, total (s)",
+        }[self.kind]
+
+
+def _ascii(text: str) -> str:
+    text = text.replace("ß", "ss")
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+def key_name(heading: str) -> str:
+    """A heading as the words KEY_COLUMNS lists ('Report or Transaction Name' ->
+    'report or transaction name')."""
+    words = re.sub(r"[^a-z0-9]+", " ", _ascii(heading.lower())).split()
+    return " ".join(words)
+
+
+def _words(heading: str) -> list[str]:
+    """The heading's words with the marks SAP writes in front of a figure spelled out:
+    Ø/∅ as 'avg', Σ/∑ as 'total', '#' as 'count'; hyphens split ('Roll-in' -> roll, in;
+    'DB-Zeit' -> db, zeit)."""
+    h = heading.replace("Ø", " avg ").replace("ø", " avg ").replace("∅", " avg ")
+    h = h.replace("Σ", " total ").replace("∑", " total ").replace("#", " count ")
+    h = UNIT.sub(" ", h)
+    h = _ascii(h.lower())
+    return re.sub(r"[^a-z0-9]+", " ", h).split()
+
+
+def _matches(words: list[str], table: dict) -> list[str]:
+    found = []
+    for field, (_, alternatives) in table.items():
+        for alt in alternatives:
+            if all(any(w == a or (len(a) >= 4 and w.startswith(a)) for w in words) for a in alt):
+                found.append(field)
+                break
+    return found
+
+
+def classify(index: int, heading: str) -> Column | None:
+    """The column a heading names, None if it names no field; ColumnError if it is
+    unclear (which kind, or two fields)."""
+    unit_match = UNIT.search(heading)
+    unit = unit_match.group(1).lower() if unit_match else ""
+    if unit in ("kb", "mb", "%"):
+        return None  # memory and shares: not a time or a count the report reads
+    words = _words(heading)
+    per_request = bool(PER_REQUEST.search(heading))
+    is_avg = bool(AVG_WORDS & set(words))
+    is_total = bool(TOTAL_WORDS & set(words)) or (words[:1] == ["t"])
+    times = _matches(words, TIME_FIELDS)
+    for specific, general in SPECIFIC.items():
+        if specific in times:
+            times = [f for f in times if f not in general]
+    counts = _matches(words, COUNT_FIELDS)
+    has_time_word = bool(TIME_WORDS & set(words)) or unit in ("ms", "s", "sec", "µs", "us")
+    if per_request:
+        # "Ø Time/DB Req. (ms)": the database time per request, not per step.
+        return Column(index, heading, "db_per_request", "per_request", _to_ms(unit, heading))
+    if counts and not (times and has_time_word):
+        if is_avg:
+            return None  # "Ø DB calls": a mean count per step, no figure the report reads
+        if len(counts) > 1:
+            raise ColumnError(f"column {heading!r} could be {' or '.join(counts)}")
+        return Column(index, heading, counts[0], "count")
+    if not times and has_time_word and (is_avg or is_total) and len(words) <= 4:
+        # "Ø Time (ms)", "T Time (s)", "Ø Zeit": ST03N's response time column.
+        times = ["response"]
+    if not times:
+        return None
+    if len(times) > 1:
+        raise ColumnError(
+            f"column {heading!r} could be any of {', '.join(times)}: rename it to one"
+        )
+    if is_avg and is_total:
+        raise ColumnError(f"column {heading!r} says both average and total")
+    if not (is_avg or is_total):
+        if unit == "ms":
+            is_avg = True
+        elif unit in ("s", "sec"):
+            is_total = True
+        else:
+            raise ColumnError(
+                f"column {heading!r}: neither 'Ø'/'Avg.' (ms per step) nor 'T'/'Total' "
+                "(seconds) nor a unit in brackets says what it holds"
+            )
+    if is_avg:
+        return Column(index, heading, times[0], "avg", _to_ms(unit, heading))
+    return Column(index, heading, times[0], "total", _to_s(unit, heading))
+
+
+def _to_ms(unit: str, heading: str) -> float:
+    return {"": 1.0, "ms": 1.0, "s": 1000.0, "sec": 1000.0, "µs": 1e-3, "us": 1e-3}[unit]
+
+
+def _to_s(unit: str, heading: str) -> float:
+    return {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "µs": 1e-6, "us": 1e-6}[unit]
