@@ -13,6 +13,7 @@ from exporters.model.catalog import Catalog
 from exporters.model.des import DiscreteEventSimulation
 from exporters.model.engine import Simulation
 from exporters.model.solver import DIALOG, UPDATE, Solver
+from exporters.model.whatif import solve_point
 from exporters.vocabulary import COMPONENTS
 from wlmon.cli import app
 
@@ -223,3 +224,11 @@ def test_a_saturated_shared_database_is_at_most_fully_busy() -> None:
     means = op.means[:, DIALOG, :, COMPONENTS.index("response")]
     r = float((means * op.step_rate[:, DIALOG]).sum() / x)
     assert x == pytest.approx(sc.users / (r + sc.think_time_s), rel=0.01)
+
+
+def test_the_busiest_two_tier_host_is_at_most_fully_busy_past_the_knee() -> None:
+    """The what-if's host CPU adds every tenant of the host (instances, database, message
+    server): past the knee (1,280 users on 8 cores) it stays at or below 1."""
+    sc = Catalog().scenario("sd-two-tier", settings=["users=1280"])
+    point = solve_point(sc)
+    assert 0.95 < point.utilisation["host_cpu"] <= 1.0 + 1e-6
