@@ -232,3 +232,25 @@ def test_the_busiest_two_tier_host_is_at_most_fully_busy_past_the_knee() -> None
     sc = Catalog().scenario("sd-two-tier", settings=["users=1280"])
     point = solve_point(sc)
     assert 0.95 < point.utilisation["host_cpu"] <= 1.0 + 1e-6
+
+
+# ---------------------------------------------------------------- per-instance answers
+def test_simulate_gives_per_instance_and_per_host_figures() -> None:
+    result = runner.invoke(
+        app, ["simulate", "--scenario", "sd-two-tier", "--duration", "2m", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    inst = doc["instances"]
+    assert [r["dialog_work_processes"] for r in inst] == [2] + [3] * 7
+    dialog = doc["summary"][0]
+    steps = sum(r["dialog_steps_per_s"] for r in inst) * doc["duration_s"]
+    assert steps == pytest.approx(dialog["steps"], rel=1e-3)
+    # The central instance (2 work processes) waits longer than every other.
+    assert inst[0]["dispatcher_wait_ms"] > max(r["dispatcher_wait_ms"] for r in inst[1:])
+    assert [h["host"] for h in doc["hosts"]] == ["sapsrv"]
+    assert 0.5 < doc["hosts"][0]["cpu_util"] <= 1.0
+    text = runner.invoke(
+        app, ["simulate", "--scenario", "sd-two-tier", "--duration", "1m"], env={"COLUMNS": "80"}
+    )
+    assert "sapsrv_D00" in text.output and "…" not in text.output.split("bent:")[-1]
