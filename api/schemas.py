@@ -222,7 +222,9 @@ class IndicatorPeak(Answer):
     indicator: str
     rule: str
     threshold_ms: float
-    peak_ms: float
+    peak_ms: float | None = Field(
+        description="None when the run holds no full 5-minute window to judge"
+    )
 
 
 class OSCounterRow(Answer):

@@ -273,10 +273,16 @@ def indicator_peaks(s: Series) -> list[dict]:
             "indicator": ind.component,
             "rule": ind.alert,
             "threshold_ms": 1000 * threshold_seconds(ind),
-            "peak_ms": round(float(worst_instance_means(s, ind.component).max()), 3),
+            "peak_ms": _peak(worst_instance_means(s, ind.component)),
         }
         for ind in INDICATORS
     ]
+
+
+def _peak(values: np.ndarray) -> float | None:
+    """The highest full-window mean; None when the run holds no full window."""
+    full = values[~np.isnan(values)]
+    return round(float(full.max()), 3) if full.size else None
 
 
 def os_counters(s: Series) -> list[dict]:
@@ -320,8 +326,20 @@ def _trailing_sum(values: np.ndarray, width: int) -> np.ndarray:
     return out
 
 
+def _trailing_mean(seconds: np.ndarray, steps: np.ndarray, width: int) -> np.ndarray:
+    """Per interval, the mean over the trailing `width` intervals (seconds per step), NaN
+    where fewer than `width` intervals lie behind it: a 5-minute mean of the first few
+    seconds of a run is the mean of a handful of steps, and is not judged (alerts wait
+    with `for:` for the same reason)."""
+    secs, n = _trailing_sum(seconds, width), _trailing_sum(steps, width)
+    mean = np.divide(secs, n, out=np.zeros_like(secs, dtype=float), where=n > 0)
+    mean[: width - 1] = np.nan
+    return mean
+
+
 def worst_instance_means(s: Series, indicator: str) -> np.ndarray:
-    """Per interval, the highest 5-minute mean (ms per dialog step) of any instance."""
+    """Per interval, the highest 5-minute mean (ms per dialog step) of any instance; NaN
+    until a full 5 minutes of data lie behind the interval."""
     insts = [
         c.split(".")[1] for c in s.data.columns if c.startswith("inst.") and c.endswith(".steps")
     ]
@@ -331,12 +349,7 @@ def worst_instance_means(s: Series, indicator: str) -> np.ndarray:
     width = max(1, round(MEAN_WINDOW_S / step))
     steps = np.stack([s.data.values[:, s.index[f"inst.{i}.steps"]] for i in insts], axis=1)
     secs = np.stack([s.data.values[:, s.index[f"inst.{i}.{indicator}"]] for i in insts], axis=1)
-    mean = np.divide(
-        _trailing_sum(secs, width),
-        _trailing_sum(steps, width),
-        out=np.zeros_like(secs),
-        where=_trailing_sum(steps, width) > 0,
-    )
+    mean = _trailing_mean(secs, steps, width)
     return 1000 * mean.max(axis=1)[s.mask]
 
 
@@ -379,9 +392,11 @@ def breaches(s: Series) -> list[dict]:
             )
     if s.has("st03.dialog.steps"):
         width = max(1, round(MEAN_WINDOW_S / step)) if step else 1
-        resp = _trailing_sum(s.data.values[:, s.index["st03.dialog.response"]], width)[s.mask]
-        steps = _trailing_sum(s.data.values[:, s.index["st03.dialog.steps"]], width)[s.mask]
-        mean = np.divide(resp, steps, out=np.zeros_like(resp), where=steps > 0)
+        mean = _trailing_mean(
+            s.data.values[:, s.index["st03.dialog.response"]],
+            s.data.values[:, s.index["st03.dialog.steps"]],
+            width,
+        )[s.mask]
         over = np.nonzero(mean >= threshold_seconds(DIALOG_RESPONSE))[0]
         if over.size:
             out.append(
@@ -390,7 +405,7 @@ def breaches(s: Series) -> list[dict]:
                     "dialog_response",
                     float(s.times[over[0]] - step),
                     float(s.times[over[-1]]),
-                    1000 * float(mean.max()),
+                    1000 * float(np.nanmax(mean)),
                 )
             )
     return sorted(out, key=lambda b: (b["start_s"], b["rule"]))
@@ -636,7 +651,8 @@ def figures(report: dict) -> dict[str, tuple[float, bool]]:
         for name in QUANTILES:
             out[f"{row['task_type']}.{row['transaction']}_{name}_s"] = (row[f"{name}_s"], False)
     for row in report["indicators"]:
-        out[f"{row['indicator']}_peak_ms"] = (row["peak_ms"], False)
+        if row["peak_ms"] is not None:  # None: no full 5-minute window in the run
+            out[f"{row['indicator']}_peak_ms"] = (row["peak_ms"], False)
     out["breaches"] = (float(len(report["breaches"])), False)
     for row in report["os_counters"]:
         # More available memory is better; every other counter is a load.

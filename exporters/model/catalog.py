@@ -184,13 +184,19 @@ class Catalog:
         landscape: Path | None = None,
         settings: list[str] | tuple[str, ...] = (),
     ) -> Scenario:
-        """The scenario on another landscape file if given, with the --set settings, the
-        overrides (e.g. the users of a ramp), then the named faults merged over it in order."""
+        """The scenario document, then in this order (a later step wins where two set the
+        same field): the landscape file if given, the named faults merged over it in order,
+        the --set settings, and last the run's own changes (`overrides`, e.g. the users of a
+        ramp). So `--set` can ask what a fault's setting would need, e.g. more work
+        processes under too-few-work-processes (docs/model.md)."""
         doc = self.scenario_document(name)
         origin = str(self._path("scenarios", name))
         if landscape is not None:
             doc["landscape"] = read_landscape(landscape)
             origin += f" on {landscape}"
+        for fault_name in faults:
+            doc = deep_merge(doc, self.fault(fault_name).patch)
+            origin += f" + fault {fault_name}"
         for item in settings:
             doc = apply_setting(doc, *parse_setting(item))
         if settings:
@@ -198,9 +204,6 @@ class Catalog:
         if overrides:
             doc = deep_merge(doc, overrides)
             origin += " + overrides"
-        for fault_name in faults:
-            doc = deep_merge(doc, self.fault(fault_name).patch)
-            origin += f" + fault {fault_name}"
         try:
             return Scenario.model_validate(doc)
         except ValidationError as exc:

@@ -1002,7 +1002,11 @@ class DiscreteEventSimulation(ModelRun):
             enqueue_util=float(
                 self.e_booked[0] / (land.central_services.enqueue_work_processes * span)
             ),
-            cs_cpu_util=float(tot.cs_cpu_seconds / (land.central_services.cpus * span)),
+            # The central services' CPUs are their host's (an application server's when
+            # they share one: `central_services.cpus` is then unset).
+            cs_cpu_util=float(
+                tot.cs_cpu_seconds / (land.host(land.central_services.host).cpus * span)
+            ),
             db_calls_per_step=calls,
         )
 

@@ -104,6 +104,43 @@ def _implicit_step(fam: Family, x0: float, inflow: float, outflow_per_x: float, 
     return float(fam.x[j - 1] + w * (fam.x[j] - fam.x[j - 1]))
 
 
+class _Fifo:
+    """Cumulative arrivals A(t) and departures D of one class, served first come first
+    served as a fluid (Newell's cumulative curves): the fluid leaving at D arrived when A
+    was D, so its time in the instance is now minus A's inverse at D. This keeps the wait a
+    step has already spent in a queue when the queue's cause goes: a tick after too few
+    work processes are restored, the steps it completes are the ones that queued under the
+    fault (the stationary state of the new configuration would say they never waited)."""
+
+    def __init__(self, x: float, rate: float) -> None:
+        # Started settled: a past of constant rate with x inside, so the first steps out
+        # spend x / rate inside (Little), as in the stationary state.
+        self.now = 0.0
+        self.done = 0.0
+        lead = x / rate + 1.0 if rate > 0 else 1.0
+        self.t = [-lead, 0.0]
+        self.a = [x - rate * lead, x]
+
+    def advance(self, dt: float, arrived: float, departed: float) -> float | None:
+        """Book a tick; the mean time inside of the fluid that left in it (None: none left)."""
+        t0, d0 = self.now, self.done
+        self.now += dt
+        self.t.append(self.now)
+        self.a.append(self.a[-1] + max(arrived, 0.0))
+        self.done += max(departed, 0.0)
+        # Forget the past no departure can reach any more.
+        keep = max(0, int(np.searchsorted(self.a, d0, side="right")) - 2)
+        if keep:
+            del self.t[:keep], self.a[:keep]
+        if departed <= 1e-12 or dt <= 0.0:
+            return None
+        u = np.linspace(0.0, 1.0, 9)
+        out_at = t0 + u * dt  # departures spread evenly over the tick
+        came_at = np.interp(d0 + u * (self.done - d0), self.a, self.t)
+        inside = np.maximum(out_at - came_at, 0.0)
+        return float(np.mean((inside[:-1] + inside[1:]) / 2.0))
+
+
 class Dynamics:
     """The populations of every class of one landscape, advanced tick by tick."""
 
@@ -114,6 +151,7 @@ class Dynamics:
         self._families: dict[tuple, tuple[OperatingPoint, Family]] = {}
         self._seeded = False
         self._last: tuple | None = None
+        self._fifo: dict[tuple[int, int], _Fifo] = {}
         self.retarget(target, solver)
 
     def retarget(self, target: OperatingPoint, solver: Solver) -> None:
@@ -125,6 +163,9 @@ class Dynamics:
             for cs in target.classes:
                 m = cs.chain.mean_in_system
                 self.x[cs.instance, cs.task] = m if math.isfinite(m) else 0.0
+                self._fifo[cs.instance, cs.task] = _Fifo(
+                    self.x[cs.instance, cs.task], cs.throughput if math.isfinite(m) else 0.0
+                )
             self._seeded = True
         groups: dict[tuple, list] = {}
         for cs in target.classes:
@@ -159,6 +200,29 @@ class Dynamics:
         rest = fam.full_means[:, _C["response"]]
         return fam.capacity, x - cs.wps, float(cs.wps), means, _bucketize((wait + rest)[:, None])
 
+    def _carry_wait(
+        self,
+        means: np.ndarray,
+        i: int,
+        k: int,
+        dt: float,
+        arrived: float,
+        departed: float,
+        rate: float,
+        busy: float,
+    ) -> None:
+        """The wait of the steps the tick completed, from the class's FIFO: their time
+        inside less the time in a work process (busy / rate, Little), in place of the
+        stationary wait. Settled, both are the same (queue / rate)."""
+        fifo = self._fifo.setdefault((i, k), _Fifo(float(self.x[i, k]), rate))
+        inside = fifo.advance(dt, arrived, departed)
+        if inside is None or rate <= 0.0:
+            return
+        wait = max(inside - busy / rate, 0.0)
+        col = means[i, k, :, _C["dispatcher_wait"]]
+        means[i, k, :, _C["response"]] += wait - col
+        means[i, k, :, _C["dispatcher_wait"]] = wait
+
     def advance(self, dt: float) -> OperatingPoint:
         """Move every class one tick; the operating point of the tick's end."""
         target, solver = self.target, self.solver
@@ -187,6 +251,10 @@ class Dynamics:
                 self.x[rows, k] = x_new
                 step_rate[rows, k] = rate * solver.weights[k]
                 means[rows, k], busy[rows, k], queue[rows, k], buckets[rows, k] = m, b, q, bk
+                arrived = dt * (float(inflow[j0]) - per_x * x_new)
+                departed = float(x[j0]) + arrived - x_new
+                for r in np.atleast_1d(rows):
+                    self._carry_wait(means, int(r), k, dt, arrived, departed, rate, b)
                 if k != DIALOG:
                     growth[rows] = max(0.0, float(inflow[j0]) - fam.capacity)
         if self._last is not None and np.array_equal(step_rate, self._last[0]):

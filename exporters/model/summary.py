@@ -162,6 +162,43 @@ def calibration(snap: Snapshot, scenario: Scenario) -> list[CalibrationRow]:
     return rows
 
 
+def instance_summary(snap: Snapshot) -> list[dict]:
+    """Dialog steps per instance over the run: steps/s and the means per step (ms) of the
+    response and of the parts the whitepaper thresholds judge."""
+    t = snap.totals
+    span = t.sim_time or 1.0
+    rows = []
+    for i, name in enumerate(snap.state.instances):
+        steps = float(t.steps[i, 0].sum())
+
+        def ms(comp: str, i: int = i, steps: float = steps) -> float:
+            total = float(t.seconds[i, 0, :, COMPONENTS.index(comp)].sum())
+            return round(1000.0 * total / steps, 3) if steps else 0.0
+
+        rows.append(
+            {
+                "instance": name,
+                "host": snap.state.hosts[int(snap.state.instance_host[i])],
+                "dialog_steps_per_s": round(steps / span, 3),
+                "response_ms": ms("response"),
+                "dispatcher_wait_ms": ms("dispatcher_wait"),
+                "db_request_ms": ms("db_request"),
+                "dialog_work_processes": int(snap.state.wp_total[i, 0]),
+            }
+        )
+    return rows
+
+
+def host_summary(snap: Snapshot) -> list[dict]:
+    """Every simulated host's CPU over the run, all its tenants (OS counters' view)."""
+    t = snap.totals
+    span = t.sim_time or 1.0
+    return [
+        {"host": h, "cpus": c, "cpu_util": round(float(b) / (c * span), 4)}
+        for h, c, b in zip(snap.os_hosts, snap.os_cpus, t.os_cpu_busy_seconds, strict=True)
+    ]
+
+
 def report(snap: Snapshot, scenario: Scenario) -> dict:
     """The document `wlmon simulate --json` prints."""
     figures = run_figures(snap)
@@ -174,6 +211,8 @@ def report(snap: Snapshot, scenario: Scenario) -> dict:
         "duration_s": snap.totals.sim_time,
         "summary": st03_summary(snap),
         "transactions": transaction_summary(snap),
+        "instances": instance_summary(snap),
+        "hosts": host_summary(snap),
         "calibration": [asdict(r) for r in calibration(snap, scenario)],
         "response_time_law": {
             "users": snap.users,

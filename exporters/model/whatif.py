@@ -16,7 +16,7 @@ import numpy as np
 
 from exporters.model.catalog import Catalog, ConfigError, parse_setting
 from exporters.model.config import Scenario
-from exporters.model.solver import OperatingPoint, Solver
+from exporters.model.solver import OperatingPoint, Solver, instance_layout
 from exporters.model.summary import point_figures
 from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS
 
@@ -47,6 +47,21 @@ class Configuration:
 
 
 @dataclass(frozen=True)
+class InstanceFigures:
+    """One instance at a solved point: where the instances of a landscape differ (the
+    central instance of a two-tier host has fewer work processes than the others)."""
+
+    instance: str
+    host: str
+    users: int
+    dialog_steps_per_s: float
+    response_s: float
+    dispatcher_wait_s: float
+    db_request_s: float
+    busy_dialog_work_processes: float
+
+
+@dataclass(frozen=True)
 class Point:
     """One solved configuration: throughput, response and its parts, utilisations."""
 
@@ -59,6 +74,8 @@ class Point:
     db_request_update_s: float
     utilisation: dict[str, float]
     update_backlog_growth_per_s: float
+    instances: list[InstanceFigures] = field(default_factory=list)
+    host_cpu: dict[str, float] = field(default_factory=dict)  # every tenant of each host
 
 
 @dataclass
@@ -102,11 +119,40 @@ def solve_point(
             "enqueue": op.enqueue_util,
         },
         update_backlog_growth_per_s=f["update_backlog_growth_per_s"],
+        instances=_instances(op, scenario),
+        host_cpu=_host_cpu(op, scenario),
     )
 
 
-def _busiest_host(op: OperatingPoint, scenario: Scenario) -> float:
-    """CPU utilisation of the busiest host, all its tenants (instances, database, enqueue)."""
+def _instances(op: OperatingPoint, scenario: Scenario) -> list[InstanceFigures]:
+    """Per instance: dialog throughput and the step-weighted means of its transactions."""
+    layout = instance_layout(scenario)
+    out = []
+    for i, name in enumerate(op.instances):
+        rate = op.step_rate[i, 0]
+        x = float(rate.sum())
+
+        def mean(comp: str, i: int = i, rate: np.ndarray = rate, x: float = x) -> float:
+            k = COMPONENTS.index(comp)
+            return float((op.means[i, 0, :, k] * rate).sum() / x) if x else 0.0
+
+        out.append(
+            InstanceFigures(
+                instance=name,
+                host=op.hosts[int(op.instance_host[i])],
+                users=layout[i].users,
+                dialog_steps_per_s=x,
+                response_s=mean("response"),
+                dispatcher_wait_s=mean("dispatcher_wait"),
+                db_request_s=mean("db_request"),
+                busy_dialog_work_processes=float(op.wp_busy[i, 0]),
+            )
+        )
+    return out
+
+
+def _host_cpu(op: OperatingPoint, scenario: Scenario) -> dict[str, float]:
+    """CPU utilisation of every host, all its tenants (instances, database, enqueue)."""
     land = scenario.landscape
     names = [h.name for h in land.hosts]
     busy = np.zeros(len(names))
@@ -115,7 +161,13 @@ def _busiest_host(op: OperatingPoint, scenario: Scenario) -> float:
     busy[names.index(land.database.host)] += op.db_cpu_util * land.host(land.database.host).cpus
     cs = land.central_services.host
     busy[names.index(cs)] += op.cs_cpu_util * land.host(cs).cpus
-    return float(np.max(busy / np.array([h.cpus for h in land.hosts])))
+    util = busy / np.array([h.cpus for h in land.hosts])
+    return {name: float(u) for name, u in zip(names, util, strict=True)}
+
+
+def _busiest_host(op: OperatingPoint, scenario: Scenario) -> float:
+    """CPU utilisation of the busiest host, all its tenants (instances, database, enqueue)."""
+    return max(_host_cpu(op, scenario).values())
 
 
 def parse_sweep(text: str) -> tuple[str, list[Any]]:

@@ -27,8 +27,12 @@ def test_dispatcher_queue_of_24_work_processes_clears_within_two_seconds() -> No
     sim.set_faults([])
     sim.step()
     sim.step()
-    assert _dialog_wait_ms(sim) < 50.0
     assert sim.current.dispatcher_queue[:, 0].mean() < 0.01
+    # The steps completed in those ticks queued under the fault and keep their wait
+    # (tests/model/test_defects_v3.py); the wait of what completes falls off as they go.
+    for _ in range(4):
+        sim.step()
+    assert _dialog_wait_ms(sim) < 50.0
 
 
 def test_dispatcher_queue_builds_up_over_tens_of_seconds_when_work_processes_go() -> None:

@@ -98,3 +98,36 @@ def test_cli_without_the_search_prints_no_most_users_table() -> None:
     assert result.exit_code == 0, result.output
     assert "What-if over users" in result.output
     assert "Most users" not in result.output and "none" not in result.output
+
+
+def test_per_instance_answers_add_up_and_show_the_central_instance() -> None:
+    """sd-two-tier: the central instance has 2 dialog work processes, the others 3. The
+    JSON carries every instance and host; the instances' steps add up to the whole."""
+    result = CliRunner().invoke(
+        app, ["whatif", "--scenario", "sd-two-tier", "--sweep", "users=800", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    point = json.loads(result.output)["configurations"][0]["points"][0]
+    inst = point["instances"]
+    assert [i["instance"] for i in inst] == [f"sapsrv_D0{k}" for k in range(8)]
+    assert sum(i["users"] for i in inst) == 800
+    total = point["saps"] * 60 / 3600  # SAPS = dialog steps per hour / 60
+    assert sum(i["dialog_steps_per_s"] for i in inst) == pytest.approx(total, rel=1e-6)
+    central, other = inst[0], inst[1]
+    assert central["dispatcher_wait_s"] > 2 * other["dispatcher_wait_s"]
+    assert central["busy_dialog_work_processes"] <= 2.0 + 1e-9
+    assert set(point["host_cpu"]) == {"sapsrv"}
+    assert point["host_cpu"]["sapsrv"] == pytest.approx(point["utilisation"]["host_cpu"])
+
+
+def test_whatif_tables_fit_an_80_column_terminal() -> None:
+    result = CliRunner().invoke(
+        app,
+        ["whatif", "--scenario", "sd-two-tier", "--sweep", "users=200:1000:400"],
+        env={"COLUMNS": "80"},
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in result.output  # no column collapsed into an ellipsis
+    assert any("sapsrv_D00" in line for line in lines)  # the instances differ: shown

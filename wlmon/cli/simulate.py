@@ -165,3 +165,32 @@ def _print_report(doc: dict) -> None:
     )
     for text in doc["bent"]:
         console.print(f"[yellow]bent:[/] {text}")
+    _print_instances(doc["instances"])
+
+
+def _print_instances(rows: list[dict]) -> None:
+    """Per instance, where instances differ: in work processes (a two-tier central
+    instance) or by more than 5 % in response, above the sampling noise of a short run;
+    --json has them all."""
+    resp = [r["response_ms"] for r in rows if r["dialog_steps_per_s"] > 0]
+    wps = {r["dialog_work_processes"] for r in rows}
+    if len(resp) < 2 or (len(wps) == 1 and max(resp) <= 1.05 * min(resp)):
+        return
+    hosts = len({r["host"] for r in rows}) > 1
+    table = Table(title="Dialog steps per instance (ms per step)")
+    table.add_column("instance", no_wrap=True)
+    if hosts:
+        table.add_column("host", no_wrap=True)
+    for h in ("WPs", "steps/s", "response", "wait", "DB"):
+        table.add_column(h, justify="right")
+    for r in rows:
+        table.add_row(
+            r["instance"],
+            *([r["host"]] if hosts else []),
+            str(r["dialog_work_processes"]),
+            f"{r['dialog_steps_per_s']:,.1f}",
+            f"{r['response_ms']:,.0f}",
+            f"{r['dispatcher_wait_ms']:,.0f}",
+            f"{r['db_request_ms']:,.0f}",
+        )
+    console.print(table)

@@ -82,25 +82,40 @@ def whatif(
         console.print(f"chart written to {chart}")
 
 
+# Short heads so that the parts table fits an 80-column terminal.
+PART_HEADS = {
+    "dispatcher_wait": "wait",
+    "roll_in": "roll-in",
+    "load_gen": "load",
+    "processing": "proc.",
+    "db_request": "DB",
+    "enqueue": "enq.",
+    "gui": "GUI",
+}
+
+
 def _print(parameter: str, limit: float, answers: list[Answer], *, searched: bool) -> None:
     for a in answers:
         title = f"{a.label}" + (f" ({'; '.join(a.settings)})" if a.settings else "")
         table = Table(title=f"What-if over {parameter}: {title}")
-        parts_heads = (f"{COMPONENT_BY_KEY[k].label} (ms)" for k in PARTS)
-        heads = [parameter, "SAPS", "response", *parts_heads]
-        heads += ["busiest host CPU", "DB CPU", "disks"]
-        for h in heads:
+        for h in (parameter, "SAPS", "response", "busiest host CPU", "DB CPU", "disks"):
             table.add_column(h, justify="right")
+        parts = Table(title=f"Response parts (ms per dialog step): {title}")
+        for h in (parameter, *(PART_HEADS.get(k, COMPONENT_BY_KEY[k].label) for k in PARTS)):
+            parts.add_column(h, justify="right")
         for p in a.points:
-            u, parts = p.utilisation, p.parts_s
+            u = p.utilisation
+            value = f"{p.value:,}" if isinstance(p.value, int) else str(p.value)
             table.add_row(
-                f"{p.value:,}" if isinstance(p.value, int) else str(p.value),
+                value,
                 f"{p.saps:,.0f}",
                 f"{p.response_s * 1000:,.0f} ms",
-                *(f"{parts[k] * 1000:,.0f}" for k in PARTS),
                 *(f"{100 * u[k]:.0f} %" for k in ("host_cpu", "db_cpu", "disks")),
             )
+            parts.add_row(value, *(f"{p.parts_s[k] * 1000:,.0f}" for k in PARTS))
         console.print(table)
+        console.print(parts)
+        _print_instances(a)
     # "none" only where the search ran and found no user count under the limit.
     if searched:
         table = Table(title=f"Most users with an average dialog response below {limit:g} s")
@@ -170,3 +185,35 @@ def draw(
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def _print_instances(a: Answer) -> None:
+    """Per instance at the most-users point (else the last point), where instances differ
+    by more than 1 % in response or throughput per user (e.g. a two-tier central instance
+    with fewer work processes)."""
+    p = a.max_users or (a.points[-1] if a.points else None)
+    if p is None or len(p.instances) < 2:
+        return
+    resp = [i.response_s for i in p.instances]
+    per_user = [i.dialog_steps_per_s / i.users for i in p.instances if i.users]
+    if max(resp) <= 1.01 * min(resp) and (not per_user or max(per_user) <= 1.01 * min(per_user)):
+        return
+    hosts = len({i.host for i in p.instances}) > 1  # one host: it is in the names
+    table = Table(title=f"Per instance at {p.users:,} users: {a.label}")
+    table.add_column("instance", no_wrap=True)
+    if hosts:
+        table.add_column("host", no_wrap=True)
+    for h in ("users", "steps/s", "response", "wait", "DB", "busy WPs"):
+        table.add_column(h, justify="right")
+    for i in p.instances:
+        table.add_row(
+            i.instance,
+            *([i.host] if hosts else []),
+            f"{i.users:,}",
+            f"{i.dialog_steps_per_s:,.1f}",
+            f"{i.response_s * 1000:,.0f} ms",
+            f"{i.dispatcher_wait_s * 1000:,.0f} ms",
+            f"{i.db_request_s * 1000:,.0f} ms",
+            f"{i.busy_dialog_work_processes:.1f}",
+        )
+    console.print(table)
