@@ -373,6 +373,8 @@ PINNED_SERVICES = [
             "WLMON_INFLUXDB_URL": "http://127.0.0.1:10007",
             "WLMON_INFLUXDB_TOKEN": "wlmon-admin:ipw",
             "WLMON_DASHBOARDS_DIR": "/repo/dashboards",
+            "GF_SERVER_STATIC_ROOT_PATH": "/cache/grafana-ui-10.1.0-pre.20230609/public",
+            "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH": "/repo/dashboards/noc/noc.json",
         },
         "ready_timeout": 60.0,
         "after_start": False,
@@ -406,6 +408,7 @@ ROW = "- {name: api, argv: ['{python}'], port: api, url: '{http.api}', health: '
         (ROW.replace("health:", "healthz:"), r"(?s)row 1 \(api\):.*healthz"),
         (ROW.replace("port: api", "port: api, component: oracle"), "api: component 'oracle'"),
         (ROW + ROW, "api: listed twice"),
+        (ROW.replace("port: api", "port: api, uses: [ui]"), "api: uses 'ui', which is not built"),
     ],
 )
 def test_a_wrong_services_table_names_the_service(table: str, message: str) -> None:
@@ -421,6 +424,7 @@ def test_an_unknown_placeholder_names_the_service_and_the_template() -> None:
 
 def test_the_table_starts_every_server_that_wlmon_builds() -> None:
     built = {s.component for s in read_table()} - {None}
+    built |= {name for s in read_table() for name in s.uses}
     assert built == set(COMPONENTS) - {"composecheck"}
 
 
@@ -568,7 +572,7 @@ def test_up_of_some_services_builds_only_the_servers_they_run(tmp_path, busy_por
     assert result.exit_code == 2
     assert f"exporter: port {busy_port} on 127.0.0.1 is already in use" in result.output
     stack = Stack(StackSettings(state_dir=tmp_path))
-    assert stack.components(["api", "loki", "grafana"]) == ["loki", "grafana"]
+    assert stack.components(["api", "loki", "grafana"]) == ["loki", "grafana", "grafana-ui"]
     assert "composecheck" not in stack.components()
 
 
@@ -614,3 +618,51 @@ def test_the_cli_and_the_stacks_api_share_one_database(tmp_path, monkeypatch, st
         monkeypatch.delenv("WLMON_STATE_DIR", raising=False)
     api_env = next(s.env for s in Stack(StackSettings()).services() if s.name == "api")
     assert Path(api_env["WLMON_API_DB_PATH"]) == ApiSettings().db_path
+
+
+# Exits naming a race the first time (as Grafana does on a fresh database), serves after.
+RACY_SERVER = """
+import http.server, pathlib, sys
+marker = pathlib.Path(sys.argv[1])
+if not marker.exists():
+    marker.write_text("1")
+    print(sys.argv[3], flush=True)
+    sys.exit(1)
+http.server.test(http.server.SimpleHTTPRequestHandler, port=int(sys.argv[2]), bind="127.0.0.1")
+"""
+
+
+def _racy_service(tmp_path: Path, line: str, retry_on: str | None) -> Service:
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    argv = [sys.executable, "-c", RACY_SERVER, str(tmp_path / "marker"), str(port), line]
+    return Service("racy", argv, port, url, f"{url}/", ready_timeout=20, retry_on=retry_on)
+
+
+def test_a_start_that_fails_on_the_known_race_is_tried_once_more(tmp_path, monkeypatch) -> None:
+    race = "failed to create default organization: UNIQUE constraint failed: org.id"
+    stack = _stack_of(tmp_path, monkeypatch, _racy_service(tmp_path, race, "org.id"))
+    (running,) = stack.up()
+    try:
+        assert [r["healthy"] for r in stack.status()] == [True]
+        assert race in Path(running.log).read_text()
+    finally:
+        stack.down()
+
+
+def test_a_start_that_fails_otherwise_is_not_retried(tmp_path, monkeypatch) -> None:
+    svc = _racy_service(tmp_path, "database is locked", "org.id")
+    stack = _stack_of(tmp_path, monkeypatch, svc)
+    with pytest.raises(StackError, match=r"racy: exited with code 1(?s:.*)database is locked"):
+        stack.up()
+    assert stack.recorded() == []
+
+
+def test_up_names_a_used_component_that_is_not_installed(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("WLMON_CACHE", str(tmp_path / "cache"))
+    web = _web_service()
+    web.uses = ["grafana-ui"]
+    web.argv[0] = sys.executable
+    stack = _stack_of(tmp_path, monkeypatch, web)
+    with pytest.raises(StackError, match="web: needs grafana-ui, which is not installed"):
+        stack.up()
