@@ -12,6 +12,7 @@ from dashboards import build, instances, layout
 from exporters.vocabulary import (
     COMPONENT_BY_KEY,
     INDICATOR_BY_ALERT,
+    INDICATORS,
     RESPONSE_PARTS,
     thresholds,
 )
@@ -159,3 +160,36 @@ def test_the_instances_dashboard_is_built_like_the_others() -> None:
     variables = d.json()["templating"]["list"]
     assert variables == [layout._variable(name, query) for name, query in instances.VARIABLES]
     assert [v["name"] for v in variables] == [name for name, _ in layout.VARIABLES]
+
+
+def test_noc_lights_say_what_the_alerts_say_and_link_on_with_the_time_range() -> None:
+    """Orange at the warning threshold, red at the critical twin's; a click keeps the range."""
+    for indicator in INDICATORS:
+        panel = _panel("wlmon-noc", f"{indicator.label} (ms)")
+        colours = [
+            (s["value"], s["color"])
+            for s in panel["fieldConfig"]["defaults"]["thresholds"]["steps"]
+        ]
+        warn = thresholds()[indicator.threshold_key] * 1000
+        expected = [(None, "green"), (pytest.approx(warn), "orange")]
+        if indicator.critical_multiple:
+            expected.append((pytest.approx(warn * indicator.critical_multiple), "red"))
+        assert colours == expected
+        assert panel["targets"][0]["range"], "a light without a trend"
+        (link,) = panel["fieldConfig"]["defaults"]["links"]
+        assert link["url"].startswith("/d/wlmon-") and "${__url_time_range}" in link["url"]
+
+
+def test_noc_counts_firing_rules_by_severity_and_names_every_table_column() -> None:
+    critical = _panel("wlmon-noc", "Critical alerts")["targets"][0]["expr"]
+    warning = _panel("wlmon-noc", "Warning alerts")["targets"][0]["expr"]
+    assert 'severity="critical"' in critical and 'severity="warning"' in warning
+    assert "count by (alertname)" in critical
+    dash = next(d for d in COMMITTED.values() if d["uid"] == "wlmon-noc")
+    (table,) = [p for p in dash["panels"] if p["type"] == "table"]
+    renamed = table["transformations"][1]["options"]["renameByName"]
+    refs = [f"Value #{t['refId']}" for t in table["targets"]]
+    assert set(refs) <= set(renamed), "a column left as 'Value #X'"
+    assert table["options"]["sortBy"][0]["displayName"] in renamed.values()
+    task_type = next(v for v in dash["templating"]["list"] if v["name"] == "task_type")
+    assert task_type.get("hide") == 2, "a task_type picker that changes nothing"
