@@ -43,6 +43,8 @@ VARIABLES = (
     ),
 )
 STAT = stat_options()
+# What a panel says when the sapcontrol source is not configured (or reads nothing).
+NOT_READ = "Not read: no sapcontrol source answers (docs/sapcontrol.md)"
 
 
 def dashboard() -> Dashboard:
@@ -62,7 +64,7 @@ def dashboard() -> Dashboard:
         description="sap_up per instance: 0 when its sapstartsrv did not answer within its "
         "deadline (WLMON_SAPCONTROL_TIMEOUT_S).",
         mappings=UP,
-        thresholds=steps([(None, "red"), (1, "green")]),
+        thresholds=steps([(None, "text"), (0, "red"), (1, "green")]),
         options={**STAT, "textMode": "value_and_name"},
     )
     d.add(
@@ -240,10 +242,17 @@ def dashboard() -> Dashboard:
     d.add(
         "stat",
         "Web methods failing now",
-        [prom(f"count(sap_sapcontrol_request_success{{{SEL}}} == 0) or vector(0)", instant=True)],
+        # 0 only while calls are being made: nothing read is "not read", never a green 0.
+        [
+            prom(
+                f"count(sap_sapcontrol_request_success{{{SEL}}} == 0)"
+                f" or (0 * count(sap_sapcontrol_request_success{{{SEL}}}))",
+                instant=True,
+            )
+        ],
         6,
         6,
-        thresholds=steps([(None, "green"), (1, "red")]),
+        thresholds=steps([(None, "text"), (0, "green"), (1, "red")]),
         options=STAT,
         description="A 401 means service/protectedwebmethods protects a method and the "
         "credentials are missing (docs/sapcontrol.md).",
@@ -256,4 +265,6 @@ def dashboard() -> Dashboard:
         6,
         unit="s",
     )
+    for panel in d.panels:
+        panel["fieldConfig"]["defaults"]["noValue"] = NOT_READ
     return d

@@ -226,6 +226,22 @@ def test_every_dashboard_renders_without_errors_or_missing_data(stack, browser) 
     assert problems == []
 
 
+def test_an_unread_source_says_so_instead_of_a_green_zero(stack, browser) -> None:
+    """The integration stack reads SAP data from the model, not through sapcontrol: the SAP
+    instances dashboard must say it reads nothing, not show healthy zeros."""
+    r = httpx.get(
+        f"{url(stack, 'prometheus')}/api/v1/query",
+        params={"query": 'sap_up{source="sapcontrol"}'},
+        timeout=10,
+    )
+    if r.json()["data"]["result"]:
+        pytest.skip("this stack reads a sapcontrol source")
+    model = _model(stack, "wlmon-instances")
+    panels = _open(browser, url(stack, "grafana"), "/d/wlmon-instances", model, "instances-unread")
+    failing = next(p for p in panels if p["title"] == "Web methods failing now")
+    assert "Not read" in failing["text"] and not _green(failing["fill"]), failing
+
+
 def test_the_noc_shows_the_faulted_light_red_and_the_others_not(stack, browser) -> None:
     model = _model(stack, "wlmon-noc")
     panels = {p["title"]: p for p in _open(browser, url(stack, "grafana"), "/", model, "home")}
