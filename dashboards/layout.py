@@ -92,7 +92,8 @@ class Dashboard:
             defaults["mappings"] = mappings
         cust = dict(custom or {})
         if show_thresholds:
-            cust["thresholdsStyle"] = {"mode": "line+area"}
+            # Dashed lines only: shading would paint healthy data in the alarm colour.
+            cust["thresholdsStyle"] = {"mode": "dashed"}
         if cust:
             defaults["custom"] = cust
         if kind in ("stat", "gauge", "bargauge"):
