@@ -185,7 +185,7 @@ def dashboard() -> Dashboard:
         "Instances reporting",
         [
             prom(
-                'count(count by (sap_instance) (sap_workload_steps_total{sid=~"$sid"}))',
+                f'count(count by (sap_instance) ({STEPS}{{sid=~"$sid"}}))',
                 instant=True,
             )
         ],
@@ -193,7 +193,7 @@ def dashboard() -> Dashboard:
         h=4,
         decimals=0,
         thresholds=steps([(None, "blue")]),
-        description="SAP instances whose workload is being read.",
+        description="SAP instances whose workload is being read (either source).",
         options=stat_options("value", "none"),
     )
     _instances_table(d)
