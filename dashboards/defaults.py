@@ -61,6 +61,12 @@ def floor(limit: float) -> dict:
     return steps([(None, "red"), (limit, "green")])
 
 
+def limit_line(limit: float) -> dict:
+    """One dashed red line at the limit on a time series, nothing else coloured: the
+    series keep their own colours, and no healthy stretch is shaded as an alarm."""
+    return steps([(None, "transparent"), (limit, "red")])
+
+
 def stat_options(color_mode: str = "background", graph_mode: str = "none") -> dict:
     return {
         "colorMode": color_mode,
