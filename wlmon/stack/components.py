@@ -82,7 +82,9 @@ FRONTEND_STEPS = (
     ),
     Step(
         "yarn install from the npm registry (no browser downloads)",
-        # Yarn's global folder and mirror inside the scratch directory: nothing lands in ~.
+        # Yarn's global folder (and its mirror) inside the scratch directory: nothing lands
+        # in ~. The mirror stays on: without it Yarn 3 looks for git packages (tether-drop,
+        # shipped in .yarn/cache) under another file name and tries to clone them.
         f"export YARN_GLOBAL_FOLDER={{work}}/yarn-global\ncd {{work}}/src && {YARN} install",
         env={
             "CYPRESS_INSTALL_BINARY": "0",
@@ -90,7 +92,6 @@ FRONTEND_STEPS = (
             "PUPPETEER_SKIP_CHROMIUM_DOWNLOAD": "1",
             "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
             "YARN_ENABLE_IMMUTABLE_INSTALLS": "false",  # package.json's xlsx changed
-            "YARN_ENABLE_MIRROR": "false",
             "YARN_ENABLE_TELEMETRY": "0",
             "YARN_ENABLE_PROGRESS_BARS": "false",
         },
