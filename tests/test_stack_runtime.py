@@ -37,7 +37,8 @@ def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:
     assert doc["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == [
         "127.0.0.1:19093"
     ]
-    assert doc["rule_files"] == [str(tmp_path / "prometheus" / "rules" / "*.rules.yml")]
+    # Relative: Prometheus starts in its config directory (short rule namespaces).
+    assert doc["rule_files"] == ["rules/*.rules.yml"]
     assert (tmp_path / "prometheus" / "rules" / "workload.rules.yml").is_file()
 
 
@@ -182,6 +183,7 @@ def _rendered(settings: StackSettings) -> list[dict]:
             "env": svc.env,
             "ready_timeout": svc.ready_timeout,
             "after_start": svc.after_start is not None,
+            **({"cwd": svc.cwd} if svc.cwd else {}),
         }
         for svc in Stack(settings).services()
     ]
@@ -307,7 +309,7 @@ PINNED_SERVICES = [
         "name": "prometheus",
         "argv": [
             "/cache/prometheus-3.16.0/prometheus",
-            "--config.file=/state/config/prometheus/prometheus.yml",
+            "--config.file=prometheus.yml",
             "--storage.tsdb.path=/state/data/prometheus",
             "--web.listen-address=127.0.0.1:10002",
             "--web.enable-lifecycle",
@@ -320,6 +322,7 @@ PINNED_SERVICES = [
         "env": {},
         "ready_timeout": 60.0,
         "after_start": False,
+        "cwd": "/state/config/prometheus",
     },
     {
         "name": "telegraf",

@@ -277,7 +277,7 @@ class Stack:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
-                cwd=self.state,
+                cwd=svc.cwd or self.state,
                 start_new_session=True,
             )
         try:

@@ -32,6 +32,8 @@ class Service:
     uses: list[str] = field(default_factory=list)
     # A line in the log after which a failed start is tried once more (a known race).
     retry_on: str | None = None
+    # The working directory (default: the state directory).
+    cwd: str | None = None
 
 
 class Spec(BaseModel):
@@ -51,6 +53,7 @@ class Spec(BaseModel):
     after_start: str | None = None
     uses: list[str] = []
     retry_on: str | None = None
+    cwd: str | None = None
 
 
 def read_table(text: str | None = None) -> list[Spec]:
@@ -104,6 +107,7 @@ def fill(
                 component=spec.component,
                 uses=list(spec.uses),
                 retry_on=spec.retry_on,
+                cwd=_format(spec.cwd, own, spec.name) if spec.cwd else None,
             )
         )
     return services
