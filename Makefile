@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up down test lint install stack system-deps bench clean
+.PHONY: up down test lint install stack system-deps bench clean dashboard-docs
 
 $(STAMP): pyproject.toml constraints.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (wlmon needs Python 3.11)"; exit 2; }
@@ -48,6 +48,11 @@ up: stack
 
 down: install
 	$(BIN)/wlmon down
+
+# docs/dashboards.md: the browser test's screenshots (during a db-bottleneck run), shrunk.
+dashboard-docs: stack system-deps
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/integration/test_browser.py
+	$(BIN)/python -m dashboards.docs
 
 bench: install
 	$(BIN)/python bench/simulate.py

@@ -193,3 +193,27 @@ def test_noc_counts_firing_rules_by_severity_and_names_every_table_column() -> N
     assert table["options"]["sortBy"][0]["displayName"] in renamed.values()
     task_type = next(v for v in dash["templating"]["list"] if v["name"] == "task_type")
     assert task_type.get("hide") == 2, "a task_type picker that changes nothing"
+
+
+def test_dashboard_docs_need_every_screenshot_and_list_every_panel(tmp_path) -> None:
+    from PIL import Image
+
+    from dashboards import docs
+
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    models = [m.dashboard().json() for m in build.MODULES]
+    for model in models[:-1]:
+        Image.new("RGB", (1920, 240), "white").save(shots / f"{model['uid']}.png")
+    out, page = tmp_path / "dashboards", tmp_path / "dashboards.md"
+    assert docs.write(shots, out, page) == [models[-1]["uid"]]
+    assert not page.exists(), "a page written without one dashboard's picture"
+    Image.new("RGB", (1920, 240), "white").save(shots / f"{models[-1]['uid']}.png")
+    assert docs.write(shots, out, page) == []
+    with Image.open(out / "wlmon-noc.png") as small:
+        assert small.size == (docs.WIDTH, 120)
+    text = page.read_text()
+    for model in models:
+        assert f"## {model['title']}" in text
+        for panel in model["panels"]:
+            assert f"| {panel['title']} |" in text

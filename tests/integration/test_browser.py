@@ -2,7 +2,7 @@
 selenium through chromium-driver, logs in through Grafana's login form while a real-time run
 holds the db-bottleneck fault, opens each dashboard, waits for its panels and reads the DOM.
 A full-page PNG of each is saved under tests/artifacts/dashboards/ (docs/dashboards.md is
-made from them by `python -m dashboards.screenshots`)."""
+made from them by `make dashboard-docs`)."""
 
 from __future__ import annotations
 
