@@ -41,6 +41,7 @@ def dashboard() -> Dashboard:
             )
         ],
         unit="rps",
+        description="Pages read from disk per second because the pool did not hold them: what a low hit ratio costs.",
     )
     d.add(
         "timeseries",

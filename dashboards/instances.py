@@ -188,6 +188,7 @@ def dashboard() -> Dashboard:
         8,
         8,
         unit="reqps",
+        description="Lock requests per operation, and the errors and rejects among them (should stay 0).",
     )
     d.add(
         "timeseries",
@@ -238,6 +239,7 @@ def dashboard() -> Dashboard:
         ],
         12,
         8,
+        description="CCMS's own count of logged-in users and dialog steps: the load sapstartsrv reports.",
     )
     d.add(
         "stat",
@@ -264,6 +266,7 @@ def dashboard() -> Dashboard:
         18,
         6,
         unit="s",
+        description="How long the sapcontrol collector took per instance: near the deadline (WLMON_SAPCONTROL_TIMEOUT_S) an instance is about to be reported down.",
     )
     for panel in d.panels:
         panel["fieldConfig"]["defaults"]["noValue"] = NOT_READ

@@ -114,6 +114,7 @@ def dashboard() -> Dashboard:
         w=12,
         h=8,
         options={"calculate": False, "yAxis": {"unit": "s"}, "cellGap": 1},
+        description="How many steps fell into each response-time band: a fault shows as a second band, a slow tail as a smear upwards.",
     )
     d.add(
         "timeseries",
@@ -130,6 +131,7 @@ def dashboard() -> Dashboard:
         ],
         w=12,
         h=8,
+        description="Busy work processes against those configured, per task type: busy reaching configured means requests queue at the dispatcher.",
     )
     d.add(
         "timeseries",
@@ -143,6 +145,7 @@ def dashboard() -> Dashboard:
         w=12,
         h=8,
         options={"legend": INSTANCE_LEGEND},
+        description="Requests waiting for a free work process, per instance: should stay near 0.",
     )
     d.add(
         "timeseries",
@@ -162,6 +165,7 @@ def dashboard() -> Dashboard:
         unit="percentunit",
         min_=0,
         max_=1,
+        description="Share of the roll buffer and the extended memory in use: near 100 % contexts start spilling to the roll file.",
     )
     d.add(
         "stat",

@@ -217,3 +217,10 @@ def test_dashboard_docs_need_every_screenshot_and_list_every_panel(tmp_path) -> 
         assert f"## {model['title']}" in text
         for panel in model["panels"]:
             assert f"| {panel['title']} |" in text
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
+def test_every_panel_says_what_it_answers(path: Path) -> None:
+    """docs/dashboards.md and the panel's (i) read it: no panel without a question."""
+    untold = [p["title"] for p in COMMITTED[path]["panels"] if not p.get("description")]
+    assert untold == []
