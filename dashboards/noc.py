@@ -72,7 +72,8 @@ def _worst_ratio() -> str:
         f' "indicator", "{i.component}", "", "")'
         for i in INDICATORS
     ]
-    return "max by (sid, sap_instance) (" + " or ".join(parts) + ")"
+    # By task_type too (always dialog): the table merges rows on every label they share.
+    return "max by (sid, sap_instance, task_type) (" + " or ".join(parts) + ")"
 
 
 def dashboard() -> Dashboard:
