@@ -18,6 +18,7 @@ import pytest
 
 from tests.integration.conftest import GRAFANA_PASSWORD, grafana, url
 from tests.integration.helpers import eventually, exporter_scraped_cleanly
+from wlmon.stack.components import COMPONENTS, GRAFANA_COMMIT
 
 selenium = pytest.importorskip("selenium", reason="selenium is a dev dependency (make install)")
 from selenium import webdriver  # noqa: E402
@@ -290,3 +291,13 @@ def test_the_forensics_dashboard_opened_from_a_run_shows_that_run(stack, browser
 
 def _panel_text(driver, title: str) -> str:
     return next(p["text"] for p in _panels(driver) if p["title"] == title)
+
+
+def test_the_ui_reports_the_version_that_was_built(stack, browser) -> None:
+    browser.get(f"{url(stack, 'grafana')}/")
+    shown = eventually(
+        lambda: browser.execute_script("return window.grafanaBootData.settings.buildInfo"),
+        timeout=30,
+    )
+    assert shown["version"] == COMPONENTS["grafana"].version
+    assert shown["commit"] == GRAFANA_COMMIT
