@@ -96,7 +96,7 @@ class Dashboard:
             cust["thresholdsStyle"] = {"mode": "dashed"}
         if cust:
             defaults["custom"] = cust
-        if kind in ("stat", "gauge", "bargauge"):
+        if kind in ("stat", "gauge", "bargauge", "barchart"):
             defaults.setdefault("color", {"mode": "thresholds"})
         panel = {
             "id": len(self.panels) + 1,
