@@ -10,12 +10,14 @@ from __future__ import annotations
 from dashboards.defaults import SEL, prom, stat_options, steps
 from dashboards.layout import Dashboard
 
+# Nothing read: sapstartsrv's own GRAY (unknown), neither healthy nor alarming.
+GREY = "#808080"
 # Value mappings of sapstartsrv's STATE-COLOR codes (GRAY 1 .. RED 4).
 COLORS = [
     {
         "type": "value",
         "options": {
-            "1": {"text": "GRAY", "color": "#808080", "index": 0},
+            "1": {"text": "GRAY", "color": GREY, "index": 0},
             "2": {"text": "GREEN", "color": "green", "index": 1},
             "3": {"text": "YELLOW", "color": "yellow", "index": 2},
             "4": {"text": "RED", "color": "red", "index": 3},
@@ -64,7 +66,7 @@ def dashboard() -> Dashboard:
         description="sap_up per instance: 0 when its sapstartsrv did not answer within its "
         "deadline (WLMON_SAPCONTROL_TIMEOUT_S).",
         mappings=UP,
-        thresholds=steps([(None, "text"), (0, "red"), (1, "green")]),
+        thresholds=steps([(None, GREY), (0, "red"), (1, "green")]),
         options={**STAT, "textMode": "value_and_name"},
     )
     d.add(
@@ -82,7 +84,7 @@ def dashboard() -> Dashboard:
         description="dispstatus of each process sapstartsrv started: disp+work turns yellow "
         "when the dialog queue time grows.",
         mappings=COLORS,
-        thresholds=steps([(None, "#808080"), (2, "green"), (3, "yellow"), (4, "red")]),
+        thresholds=steps([(None, GREY), (2, "green"), (3, "yellow"), (4, "red")]),
         options={**STAT, "textMode": "value_and_name"},
     )
     d.add(
@@ -254,7 +256,7 @@ def dashboard() -> Dashboard:
         ],
         6,
         6,
-        thresholds=steps([(None, "text"), (0, "green"), (1, "red")]),
+        thresholds=steps([(None, GREY), (0, "green"), (1, "red")]),
         options=STAT,
         description="A 401 means service/protectedwebmethods protects a method and the "
         "credentials are missing (docs/sapcontrol.md).",
