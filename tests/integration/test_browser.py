@@ -45,6 +45,7 @@ FAULTED_ALERT = "SAPDatabaseRequestTimeHigh"
 FAULTED_LIGHT = "DB request"
 HEALTHY_LIGHTS = ("Dispatcher wait", "Enqueue", "Roll-in", "Roll-out")
 WIDTH = 1920
+RANGE = "from=now-15m&to=now"
 GRID_ROW_PX = 38  # Grafana's grid: 30 px a row plus 8 px margin
 CHROME_PX = 260  # the top bar, breadcrumbs and variable pickers above the grid
 
@@ -218,7 +219,8 @@ def test_every_dashboard_renders_without_errors_or_missing_data(stack, browser) 
     problems = []
     for entry in found:
         model = _model(stack, entry["uid"])
-        panels = _open(browser, base, entry["url"], model, entry["uid"])
+        # The last 15 minutes: the stack (and its data) is only minutes old.
+        panels = _open(browser, base, f"{entry['url']}?{RANGE}", model, entry["uid"])
         for p in panels:
             if p["error"]:
                 problems.append(f"{entry['title']} / {p['title']}: panel error")
