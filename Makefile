@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up down test lint install stack system-deps bench clean
+.PHONY: up down test lint install stack system-deps bench clean dashboard-docs
 
 $(STAMP): pyproject.toml constraints.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (wlmon needs Python 3.11)"; exit 2; }
@@ -16,12 +16,18 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-# Debian packages the tests use: PostgreSQL (the real-database source) and Chromium (the
-# HTML report opened headless). Installed only when missing; needs root, as on CI.
+# Debian packages the tests use: PostgreSQL (the real-database source), Chromium (the
+# HTML report opened headless) and chromium-driver (the dashboards' browser test), and
+# what `wlmon stack install` builds Grafana's web UI with (Node.js, npm, curl).
+# Installed only when missing; needs root, as on CI.
 PG_BINDIR := /usr/lib/postgresql/15/bin
 system-deps:
 	@missing=""; test -x $(PG_BINDIR)/initdb || missing="$$missing postgresql-15"; \
 	  test -x /usr/bin/chromium || missing="$$missing chromium"; \
+	  test -x /usr/bin/chromedriver || missing="$$missing chromium-driver"; \
+	  command -v node >/dev/null || missing="$$missing nodejs"; \
+	  command -v npm >/dev/null || missing="$$missing npm"; \
+	  command -v curl >/dev/null || missing="$$missing curl"; \
 	  if [ -n "$$missing" ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; fi
 
 # The servers, built once into ~/.cache/wlmon (or $$WLMON_CACHE); ~16 min the first time.
@@ -33,7 +39,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
 
-test: stack system-deps lint
+test: system-deps stack lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
@@ -42,6 +48,11 @@ up: stack
 
 down: install
 	$(BIN)/wlmon down
+
+# docs/dashboards.md: the browser test's screenshots (during a db-bottleneck run), shrunk.
+dashboard-docs: stack system-deps
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/integration/test_browser.py
+	$(BIN)/python -m dashboards.docs
 
 bench: install
 	$(BIN)/python bench/simulate.py

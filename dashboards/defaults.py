@@ -17,6 +17,17 @@ STEPS = "sap_instance_task_type:sap_workload_steps:rate5m"
 EXCEPTED_BUFFERS = 'buffer!~"program|single_record|export_import"'
 
 
+# A legend for one line per instance (30 and more): a table beside the plot, worst first,
+# so every line is named and the ones that matter are on top.
+INSTANCE_LEGEND = {
+    "displayMode": "table",
+    "placement": "right",
+    "calcs": ["lastNotNull", "max"],
+    "sortBy": "Max",
+    "sortDesc": True,
+}
+
+
 def prom(expr: str, legend: str = "", instant: bool = False, fmt: str = "time_series") -> dict:
     return {
         "datasource": PROM,
@@ -48,6 +59,12 @@ def traffic(limit: float) -> dict:
 def floor(limit: float) -> dict:
     """Red below a hit-ratio floor, green at or above it."""
     return steps([(None, "red"), (limit, "green")])
+
+
+def limit_line(limit: float) -> dict:
+    """One dashed red line at the limit on a time series, nothing else coloured: the
+    series keep their own colours, and no healthy stretch is shaded as an alarm."""
+    return steps([(None, "transparent"), (limit, "red")])
 
 
 def stat_options(color_mode: str = "background", graph_mode: str = "none") -> dict:

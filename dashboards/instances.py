@@ -10,12 +10,14 @@ from __future__ import annotations
 from dashboards.defaults import SEL, prom, stat_options, steps
 from dashboards.layout import Dashboard
 
+# Nothing read: sapstartsrv's own GRAY (unknown), neither healthy nor alarming.
+GREY = "#808080"
 # Value mappings of sapstartsrv's STATE-COLOR codes (GRAY 1 .. RED 4).
 COLORS = [
     {
         "type": "value",
         "options": {
-            "1": {"text": "GRAY", "color": "#808080", "index": 0},
+            "1": {"text": "GRAY", "color": GREY, "index": 0},
             "2": {"text": "GREEN", "color": "green", "index": 1},
             "3": {"text": "YELLOW", "color": "yellow", "index": 2},
             "4": {"text": "RED", "color": "red", "index": 3},
@@ -43,6 +45,8 @@ VARIABLES = (
     ),
 )
 STAT = stat_options()
+# What a panel says when the sapcontrol source is not configured (or reads nothing).
+NOT_READ = "Not read: no sapcontrol source answers (docs/sapcontrol.md)"
 
 
 def dashboard() -> Dashboard:
@@ -62,7 +66,7 @@ def dashboard() -> Dashboard:
         description="sap_up per instance: 0 when its sapstartsrv did not answer within its "
         "deadline (WLMON_SAPCONTROL_TIMEOUT_S).",
         mappings=UP,
-        thresholds=steps([(None, "red"), (1, "green")]),
+        thresholds=steps([(None, GREY), (0, "red"), (1, "green")]),
         options={**STAT, "textMode": "value_and_name"},
     )
     d.add(
@@ -80,7 +84,7 @@ def dashboard() -> Dashboard:
         description="dispstatus of each process sapstartsrv started: disp+work turns yellow "
         "when the dialog queue time grows.",
         mappings=COLORS,
-        thresholds=steps([(None, "#808080"), (2, "green"), (3, "yellow"), (4, "red")]),
+        thresholds=steps([(None, GREY), (2, "green"), (3, "yellow"), (4, "red")]),
         options={**STAT, "textMode": "value_and_name"},
     )
     d.add(
@@ -186,6 +190,7 @@ def dashboard() -> Dashboard:
         8,
         8,
         unit="reqps",
+        description="Lock requests per operation, and the errors and rejects among them (should stay 0).",
     )
     d.add(
         "timeseries",
@@ -236,14 +241,22 @@ def dashboard() -> Dashboard:
         ],
         12,
         8,
+        description="CCMS's own count of logged-in users and dialog steps: the load sapstartsrv reports.",
     )
     d.add(
         "stat",
         "Web methods failing now",
-        [prom(f"count(sap_sapcontrol_request_success{{{SEL}}} == 0) or vector(0)", instant=True)],
+        # 0 only while calls are being made: nothing read is "not read", never a green 0.
+        [
+            prom(
+                f"count(sap_sapcontrol_request_success{{{SEL}}} == 0)"
+                f" or (0 * count(sap_sapcontrol_request_success{{{SEL}}}))",
+                instant=True,
+            )
+        ],
         6,
         6,
-        thresholds=steps([(None, "green"), (1, "red")]),
+        thresholds=steps([(None, GREY), (0, "green"), (1, "red")]),
         options=STAT,
         description="A 401 means service/protectedwebmethods protects a method and the "
         "credentials are missing (docs/sapcontrol.md).",
@@ -255,5 +268,8 @@ def dashboard() -> Dashboard:
         18,
         6,
         unit="s",
+        description="How long the sapcontrol collector took per instance: near the deadline (WLMON_SAPCONTROL_TIMEOUT_S) an instance is about to be reported down.",
     )
+    for panel in d.panels:
+        panel["fieldConfig"]["defaults"]["noValue"] = NOT_READ
     return d

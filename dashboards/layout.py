@@ -12,7 +12,8 @@ VARIABLES = (
 )
 
 
-def _variable(name: str, query: str) -> dict:
+def _variable(name: str, query: str, hidden: bool = False) -> dict:
+    extra = {"hide": 2} if hidden else {}
     return {
         "name": name,
         "label": name,
@@ -26,6 +27,7 @@ def _variable(name: str, query: str) -> dict:
         "allValue": ".*",
         "sort": 1,
         "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
+        **extra,
     }
 
 
@@ -37,11 +39,14 @@ class Dashboard:
         folder: str,
         tags: list[str],
         variables: tuple[tuple[str, str], ...] = VARIABLES,
+        hidden: tuple[str, ...] = (),
     ) -> None:
         self.uid, self.title, self.folder, self.tags = uid, title, folder, tags
         # (name, query) of the template variables; a dashboard of another source names
         # its own queries for the same variables.
         self.variables = variables
+        # Variables no panel of this dashboard reads: kept (links pass them on), not shown.
+        self.hidden = hidden
         self.panels: list[dict] = []
         self.extra_variables: list[dict] = []
         self.annotations: list[dict] = []
@@ -87,10 +92,11 @@ class Dashboard:
             defaults["mappings"] = mappings
         cust = dict(custom or {})
         if show_thresholds:
-            cust["thresholdsStyle"] = {"mode": "line+area"}
+            # Dashed lines only: shading would paint healthy data in the alarm colour.
+            cust["thresholdsStyle"] = {"mode": "dashed"}
         if cust:
             defaults["custom"] = cust
-        if kind in ("stat", "gauge", "bargauge"):
+        if kind in ("stat", "gauge", "bargauge", "barchart"):
             defaults.setdefault("color", {"mode": "thresholds"})
         panel = {
             "id": len(self.panels) + 1,
@@ -110,7 +116,7 @@ class Dashboard:
         self._row_h = max(self._row_h, h)
 
     def json(self) -> dict:
-        templating = [_variable(name, query) for name, query in self.variables]
+        templating = [_variable(name, query, name in self.hidden) for name, query in self.variables]
         return {
             "uid": self.uid,
             "title": self.title,

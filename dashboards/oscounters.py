@@ -1,45 +1,44 @@
-"""OS counters: the Windows Performance Monitor counters of seed 003, node_exporter, Telegraf."""
+"""OS counters: the Windows Performance Monitor counters of seed 003 (or node_exporter's
+counterparts where a host reports those instead), and this host through Telegraf."""
 
 from __future__ import annotations
 
-from dashboards.defaults import flux, prom
+from dashboards.defaults import INSTANCE_LEGEND, flux, prom
 from dashboards.layout import Dashboard
 
 PERCENT = {"unit": "percent", "min_": 0, "max_": 100}
-# The model's hosts, one series each: seed 003's counters (windows_exporter names) and
-# their node_exporter counterparts.
+# The model's hosts, one line each. A host reports through windows_exporter or
+# node_exporter: `or` keeps one series per host, so the two never show the same data twice.
 PER_HOST = (
     (
-        "Processor\\% Processor Time (windows_exporter)",
+        "CPU busy (Processor\\% Processor Time)",
         '100 * (1 - sum by (host) (rate(windows_cpu_time_total{sid=~"$sid",mode="idle"}[5m])) / '
-        'count by (host) (windows_cpu_time_total{sid=~"$sid",mode="idle"}))',
+        'count by (host) (windows_cpu_time_total{sid=~"$sid",mode="idle"}))'
+        ' or 100 * (1 - avg by (host) (rate(node_cpu_seconds_total{sid=~"$sid",mode="idle"}[5m])))',
         PERCENT,
+        "Share of time the host's processors were busy (windows_exporter; node_exporter's "
+        "idle time on Linux hosts). Seed 003 watches it against the CPU sizing.",
     ),
     (
-        "CPU busy (node_exporter)",
-        '100 * (1 - avg by (host) (rate(node_cpu_seconds_total{sid=~"$sid",mode="idle"}[5m])))',
-        PERCENT,
-    ),
-    (
-        "Memory\\Available MBytes",
-        'windows_memory_available_bytes{sid=~"$sid"} / 1048576',
-        {"unit": "decmbytes"},
-    ),
-    (
-        "MemAvailable (node_exporter)",
-        'node_memory_MemAvailable_bytes{sid=~"$sid"}',
+        "Available memory (Memory\\Available MBytes)",
+        'max by (host) (windows_memory_available_bytes{sid=~"$sid"})'
+        ' or max by (host) (node_memory_MemAvailable_bytes{sid=~"$sid"})',
         {"unit": "bytes"},
+        "Memory the host can hand out without paging (node_exporter: MemAvailable).",
     ),
     (
-        "Memory\\Pages/sec",
-        'rate(windows_memory_swap_page_operations_total{sid=~"$sid"}[5m])',
+        "Paging (Memory\\Pages/sec)",
+        'sum by (host) (rate(windows_memory_swap_page_operations_total{sid=~"$sid"}[5m]))',
         {"unit": "ops"},
+        "Pages read from or written to disk per second: sustained paging means too little "
+        "memory (seed 003).",
     ),
     (
-        "PhysicalDisk\\Avg. Disk Queue Length",
+        "Disk queue (PhysicalDisk\\Avg. Disk Queue Length)",
         'sum by (host) (rate(windows_physical_disk_read_seconds_total{sid=~"$sid"}[5m]) + '
         'rate(windows_physical_disk_write_seconds_total{sid=~"$sid"}[5m]))',
-        {},
+        {"decimals": 2},
+        "I/Os outstanding on average: above about 2 per spindle the disks are the bottleneck.",
     ),
 )
 # This host, from Telegraf's measurements in InfluxDB.
@@ -47,13 +46,30 @@ TELEGRAF = 'from(bucket: "wlmon/autogen") |> range(start: v.timeRangeStart, stop
 MEAN = "|> aggregateWindow(every: v.windowPeriod, fn: mean, createEmpty: false)"
 
 
+def _named(name: str) -> list[dict]:
+    """One series named for a person, not Flux's table keys."""
+    return [
+        {
+            "matcher": {"id": "byType", "options": "number"},
+            "properties": [{"id": "displayName", "value": name}],
+        }
+    ]
+
+
 def dashboard() -> Dashboard:
     d = Dashboard("wlmon-os", "OS counters", "Hosts", ["os"])
-    for title, expr, field_config in PER_HOST:
-        d.add("timeseries", title, [prom(expr, legend="{{host}}")], **field_config)
+    for title, expr, field_config, description in PER_HOST:
+        d.add(
+            "timeseries",
+            title,
+            [prom(expr, legend="{{host}}")],
+            description=description,
+            options={"legend": INSTANCE_LEGEND},
+            **field_config,
+        )
     d.add(
         "timeseries",
-        "This host: CPU (Telegraf, InfluxDB)",
+        "This host: CPU busy (Telegraf, InfluxDB)",
         [
             flux(
                 TELEGRAF
@@ -61,6 +77,8 @@ def dashboard() -> Dashboard:
                 " |> map(fn: (r) => ({r with _value: 100.0 - r._value})) " + MEAN
             )
         ],
+        description="The machine wlmon runs on (100 % minus Telegraf's usage_idle).",
+        overrides=_named("CPU busy"),
         **PERCENT,
     )
     d.add(
@@ -74,5 +92,7 @@ def dashboard() -> Dashboard:
             )
         ],
         unit="bytes",
+        description="The machine wlmon runs on: memory available without paging.",
+        overrides=_named("available memory"),
     )
     return d

@@ -38,7 +38,8 @@ def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:
     assert doc["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == [
         "127.0.0.1:19093"
     ]
-    assert doc["rule_files"] == [str(tmp_path / "prometheus" / "rules" / "*.rules.yml")]
+    # Relative: Prometheus starts in its config directory (short rule namespaces).
+    assert doc["rule_files"] == ["rules/*.rules.yml"]
     assert (tmp_path / "prometheus" / "rules" / "workload.rules.yml").is_file()
 
 
@@ -183,6 +184,7 @@ def _rendered(settings: StackSettings) -> list[dict]:
             "env": svc.env,
             "ready_timeout": svc.ready_timeout,
             "after_start": svc.after_start is not None,
+            **({"cwd": svc.cwd} if svc.cwd else {}),
         }
         for svc in Stack(settings).services()
     ]
@@ -308,7 +310,7 @@ PINNED_SERVICES = [
         "name": "prometheus",
         "argv": [
             "/cache/prometheus-3.16.0/prometheus",
-            "--config.file=/state/config/prometheus/prometheus.yml",
+            "--config.file=prometheus.yml",
             "--storage.tsdb.path=/state/data/prometheus",
             "--web.listen-address=127.0.0.1:10002",
             "--web.enable-lifecycle",
@@ -321,6 +323,7 @@ PINNED_SERVICES = [
         "env": {},
         "ready_timeout": 60.0,
         "after_start": False,
+        "cwd": "/state/config/prometheus",
     },
     {
         "name": "telegraf",
@@ -374,6 +377,8 @@ PINNED_SERVICES = [
             "WLMON_INFLUXDB_URL": "http://127.0.0.1:10007",
             "WLMON_INFLUXDB_TOKEN": "wlmon-admin:ipw",
             "WLMON_DASHBOARDS_DIR": "/repo/dashboards",
+            "GF_SERVER_STATIC_ROOT_PATH": "/cache/grafana-ui-10.1.0-pre.20230609/public",
+            "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH": "/repo/dashboards/noc/noc.json",
         },
         "ready_timeout": 60.0,
         "after_start": False,
@@ -407,6 +412,7 @@ ROW = "- {name: api, argv: ['{python}'], port: api, url: '{http.api}', health: '
         (ROW.replace("health:", "healthz:"), r"(?s)row 1 \(api\):.*healthz"),
         (ROW.replace("port: api", "port: api, component: oracle"), "api: component 'oracle'"),
         (ROW + ROW, "api: listed twice"),
+        (ROW.replace("port: api", "port: api, uses: [ui]"), "api: uses 'ui', which is not built"),
     ],
 )
 def test_a_wrong_services_table_names_the_service(table: str, message: str) -> None:
@@ -425,6 +431,8 @@ def test_the_table_and_the_fleet_start_every_server_that_wlmon_builds(tmp_path) 
     layout = FleetLayout(StackSettings(), load_fleet(DEFAULT_FLEET_FILE), tmp_path)
     secrets = dict.fromkeys(("api_token", "exporter_token", "grafana_password"), "x")
     built |= {s.component for s in layout.services(secrets, tmp_path)} - {None}
+
+    built |= {name for s in read_table() for name in s.uses}
     assert built == set(COMPONENTS) - {"composecheck"}
 
 
@@ -572,7 +580,7 @@ def test_up_of_some_services_builds_only_the_servers_they_run(tmp_path, busy_por
     assert result.exit_code == 2
     assert f"exporter: port {busy_port} on 127.0.0.1 is already in use" in result.output
     stack = Stack(StackSettings(state_dir=tmp_path))
-    assert stack.components(["api", "loki", "grafana"]) == ["loki", "grafana"]
+    assert stack.components(["api", "loki", "grafana"]) == ["loki", "grafana", "grafana-ui"]
     assert "composecheck" not in stack.components()
 
 
@@ -618,3 +626,51 @@ def test_the_cli_and_the_stacks_api_share_one_database(tmp_path, monkeypatch, st
         monkeypatch.delenv("WLMON_STATE_DIR", raising=False)
     api_env = next(s.env for s in Stack(StackSettings()).services() if s.name == "api")
     assert Path(api_env["WLMON_API_DB_PATH"]) == ApiSettings().db_path
+
+
+# Exits naming a race the first time (as Grafana does on a fresh database), serves after.
+RACY_SERVER = """
+import http.server, pathlib, sys
+marker = pathlib.Path(sys.argv[1])
+if not marker.exists():
+    marker.write_text("1")
+    print(sys.argv[3], flush=True)
+    sys.exit(1)
+http.server.test(http.server.SimpleHTTPRequestHandler, port=int(sys.argv[2]), bind="127.0.0.1")
+"""
+
+
+def _racy_service(tmp_path: Path, line: str, retry_on: str | None) -> Service:
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    argv = [sys.executable, "-c", RACY_SERVER, str(tmp_path / "marker"), str(port), line]
+    return Service("racy", argv, port, url, f"{url}/", ready_timeout=20, retry_on=retry_on)
+
+
+def test_a_start_that_fails_on_the_known_race_is_tried_once_more(tmp_path, monkeypatch) -> None:
+    race = "failed to create default organization: UNIQUE constraint failed: org.id"
+    stack = _stack_of(tmp_path, monkeypatch, _racy_service(tmp_path, race, "org.id"))
+    (running,) = stack.up()
+    try:
+        assert [r["healthy"] for r in stack.status()] == [True]
+        assert race in Path(running.log).read_text()
+    finally:
+        stack.down()
+
+
+def test_a_start_that_fails_otherwise_is_not_retried(tmp_path, monkeypatch) -> None:
+    svc = _racy_service(tmp_path, "database is locked", "org.id")
+    stack = _stack_of(tmp_path, monkeypatch, svc)
+    with pytest.raises(StackError, match=r"racy: exited with code 1(?s:.*)database is locked"):
+        stack.up()
+    assert stack.recorded() == []
+
+
+def test_up_names_a_used_component_that_is_not_installed(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("WLMON_CACHE", str(tmp_path / "cache"))
+    web = _web_service()
+    web.uses = ["grafana-ui"]
+    web.argv[0] = sys.executable
+    stack = _stack_of(tmp_path, monkeypatch, web)
+    with pytest.raises(StackError, match="web: needs grafana-ui, which is not installed"):
+        stack.up()

@@ -12,6 +12,7 @@ from dashboards import build, instances, layout
 from exporters.vocabulary import (
     COMPONENT_BY_KEY,
     INDICATOR_BY_ALERT,
+    INDICATORS,
     RESPONSE_PARTS,
     thresholds,
 )
@@ -109,10 +110,10 @@ def _panel(uid: str, title: str) -> dict:
         ("wlmon-noc", "Enqueue (ms)", "SAPEnqueueTimeHigh", 1000),
         ("wlmon-noc", "Roll-in (ms)", "SAPRollInTimeHigh", 1000),
         ("wlmon-noc", "Roll-out (ms)", "SAPRollOutTimeHigh", 1000),
-        ("wlmon-st03", "Dispatcher wait (ms)", "SAPDispatcherWaitTimeHigh", 1000),
-        ("wlmon-st03", "DB request (ms)", "SAPDatabaseRequestTimeHigh", 1000),
-        ("wlmon-st03", "Enqueue (ms)", "SAPEnqueueTimeHigh", 1000),
-        ("wlmon-st03", "Roll-in and roll-out (ms)", "SAPRollOutTimeHigh", 1000),
+        ("wlmon-st03", "Dispatcher wait (ms per dialog step)", "SAPDispatcherWaitTimeHigh", 1000),
+        ("wlmon-st03", "DB request (ms per dialog step)", "SAPDatabaseRequestTimeHigh", 1000),
+        ("wlmon-st03", "Enqueue (ms per dialog step)", "SAPEnqueueTimeHigh", 1000),
+        ("wlmon-st03", "Roll-in and roll-out (ms per dialog step)", "SAPRollOutTimeHigh", 1000),
         ("wlmon-noc", "Dialog response (s)", "dialog_response_seconds", 1),
         ("wlmon-noc", "Worst SAP buffer hit ratio", "sap_buffer_hit_ratio_min", 1),
         ("wlmon-dbbuffer", "Data hit ratio per pool", "db2_data_hit_ratio_min", 1),
@@ -160,3 +161,67 @@ def test_the_instances_dashboard_is_built_like_the_others() -> None:
     variables = d.json()["templating"]["list"]
     assert variables == [layout._variable(name, query) for name, query in instances.VARIABLES]
     assert [v["name"] for v in variables] == [name for name, _ in layout.VARIABLES]
+
+
+def test_noc_lights_say_what_the_alerts_say_and_link_on_with_the_time_range() -> None:
+    """Orange at the warning threshold, red at the critical twin's; a click keeps the range."""
+    for indicator in INDICATORS:
+        panel = _panel("wlmon-noc", f"{indicator.label} (ms)")
+        colours = [
+            (s["value"], s["color"])
+            for s in panel["fieldConfig"]["defaults"]["thresholds"]["steps"]
+        ]
+        warn = thresholds()[indicator.threshold_key] * 1000
+        expected = [(None, "green"), (pytest.approx(warn), "orange")]
+        if indicator.critical_multiple:
+            expected.append((pytest.approx(warn * indicator.critical_multiple), "red"))
+        assert colours == expected
+        assert panel["targets"][0]["range"], "a light without a trend"
+        (link,) = panel["fieldConfig"]["defaults"]["links"]
+        assert link["url"].startswith("/d/wlmon-") and "${__url_time_range}" in link["url"]
+
+
+def test_noc_counts_firing_rules_by_severity_and_names_every_table_column() -> None:
+    critical = _panel("wlmon-noc", "Critical alerts")["targets"][0]["expr"]
+    warning = _panel("wlmon-noc", "Warning alerts")["targets"][0]["expr"]
+    assert 'severity="critical"' in critical and 'severity="warning"' in warning
+    assert "count by (alertname)" in critical
+    dash = next(d for d in COMMITTED.values() if d["uid"] == "wlmon-noc")
+    (table,) = [p for p in dash["panels"] if p["type"] == "table"]
+    renamed = table["transformations"][1]["options"]["renameByName"]
+    refs = [f"Value #{t['refId']}" for t in table["targets"]]
+    assert set(refs) <= set(renamed), "a column left as 'Value #X'"
+    assert table["options"]["sortBy"][0]["displayName"] in renamed.values()
+    task_type = next(v for v in dash["templating"]["list"] if v["name"] == "task_type")
+    assert task_type.get("hide") == 2, "a task_type picker that changes nothing"
+
+
+def test_dashboard_docs_need_every_screenshot_and_list_every_panel(tmp_path) -> None:
+    from PIL import Image
+
+    from dashboards import docs
+
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    models = [m.dashboard().json() for m in build.MODULES]
+    for model in models[:-1]:
+        Image.new("RGB", (1920, 240), "white").save(shots / f"{model['uid']}.png")
+    out, page = tmp_path / "dashboards", tmp_path / "dashboards.md"
+    assert docs.write(shots, out, page) == [models[-1]["uid"]]
+    assert not page.exists(), "a page written without one dashboard's picture"
+    Image.new("RGB", (1920, 240), "white").save(shots / f"{models[-1]['uid']}.png")
+    assert docs.write(shots, out, page) == []
+    with Image.open(out / "wlmon-noc.png") as small:
+        assert small.size == (docs.WIDTH, 120)
+    text = page.read_text()
+    for model in models:
+        assert f"## {model['title']}" in text
+        for panel in model["panels"]:
+            assert f"| {panel['title']} |" in text
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
+def test_every_panel_says_what_it_answers(path: Path) -> None:
+    """docs/dashboards.md and the panel's (i) read it: no panel without a question."""
+    untold = [p["title"] for p in COMMITTED[path]["panels"] if not p.get("description")]
+    assert untold == []

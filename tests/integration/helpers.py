@@ -27,6 +27,19 @@ def eventually(check: Callable[[], object], timeout: float = 60.0, every: float 
     raise AssertionError(f"not within {timeout:.0f} s: {last!r}")
 
 
+def exporter_scraped_cleanly(prometheus: str) -> bool:
+    """Every exporter scrape of the last 10 s succeeded: an earlier module's outage or
+    restart of the shared stack (exporter down, PostgreSQL source) is behind us, so a gap
+    a run reports is its own."""
+    r = httpx.get(
+        f"{prometheus}/api/v1/query",
+        params={"query": 'min_over_time(up{job="wlmon-exporter"}[10s])'},
+        timeout=10,
+    )
+    result = r.json()["data"]["result"]
+    return bool(result) and all(float(s["value"][1]) == 1 for s in result)
+
+
 class Mailbox:
     """aiosmtpd handler keeping every message it is sent (subject, recipients, text)."""
 

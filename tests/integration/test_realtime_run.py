@@ -14,7 +14,7 @@ import pytest
 
 from dashboards import forensics
 from tests.integration.conftest import grafana, url
-from tests.integration.helpers import eventually
+from tests.integration.helpers import eventually, exporter_scraped_cleanly
 
 pytestmark = pytest.mark.integration
 AUTH = {"Authorization": "Bearer integration-test-token"}
@@ -42,23 +42,10 @@ def _wait_for_end(api: str, run_id: str, timeout: float) -> dict:
     )
 
 
-def _exporter_scraped_cleanly(stack) -> bool:
-    """Every exporter scrape of the last 10 s succeeded: an earlier module's outage or
-    restart of the shared stack (exporter down, PostgreSQL source) is behind us, so a gap
-    this run reports is its own."""
-    r = httpx.get(
-        f"{url(stack, 'prometheus')}/api/v1/query",
-        params={"query": 'min_over_time(up{job="wlmon-exporter"}[10s])'},
-        timeout=10,
-    )
-    result = r.json()["data"]["result"]
-    return bool(result) and all(float(s["value"][1]) == 1 for s in result)
-
-
 @pytest.fixture(scope="module")
 def finished_run(stack) -> dict:
     api = url(stack, "api")
-    eventually(lambda: _exporter_scraped_cleanly(stack), timeout=60, every=2)
+    eventually(lambda: exporter_scraped_cleanly(url(stack, "prometheus")), timeout=60, every=2)
     r = httpx.post(f"{api}/runs", json=PLAN, headers=AUTH, timeout=60)
     assert r.status_code == 202, r.text
     run = r.json()

@@ -519,6 +519,8 @@ class FleetLayout:
             Service(
                 name="grafana",
                 component="grafana",
+                uses=["grafana-ui"],
+                retry_on="UNIQUE constraint failed: org.id",
                 argv=[
                     _bin("grafana"),
                     "server",
@@ -538,6 +540,13 @@ class FleetLayout:
                     "GF_PATHS_PROVISIONING": f"{self.config}/grafana",
                     "GF_SERVER_HTTP_ADDR": "127.0.0.1",
                     "GF_SERVER_HTTP_PORT": str(p.grafana),
+                    # The same web UI as the single-SID stack; the fleet overview as home.
+                    "GF_SERVER_STATIC_ROOT_PATH": str(
+                        COMPONENTS["grafana-ui"].directory / "public"
+                    ),
+                    "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH": str(
+                        s.repo_dir / "dashboards" / "noc" / "fleet.json"
+                    ),
                     "GF_SECURITY_ADMIN_PASSWORD": secrets["grafana_password"],
                     "WLMON_THANOS_QUERY_URL": http(p.query_http),
                     "WLMON_ALERTMANAGER_URL": http(p.alertmanager(0)),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,7 +63,12 @@ def install(
         with log_path.open("w") as log:
             for step in component.steps:
                 on_step(step.title)
-                fill = {"dest": str(staging), "work": str(work), "repo": str(REPO_DIR)}
+                fill = {
+                    "dest": str(staging),
+                    "work": str(work),
+                    "repo": str(REPO_DIR),
+                    "python": sys.executable,
+                }
                 env = {**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0", **step.env}
                 script = PRELUDE + step.script.format(**fill)
                 log.write(f"### {step.title}\n{script}\n")

@@ -47,7 +47,11 @@ def render_prometheus(settings: StackSettings, out_dir: Path) -> Path:
     doc = yaml.safe_load(src.read_text())
     doc.setdefault("global", {})["scrape_interval"] = settings.scrape_interval
     doc["global"]["evaluation_interval"] = settings.scrape_interval
-    doc["rule_files"] = [str(render_rules(settings, out_dir) / "*.rules.yml")]
+    # Relative to the config's directory, where `wlmon up` starts Prometheus: the rule
+    # files' names (Grafana's alert list shows them as namespaces) are then
+    # rules/workload.rules.yml, not the state directory's absolute path.
+    rules = render_rules(settings, out_dir)
+    doc["rule_files"] = [f"{rules.name}/*.rules.yml"]
     for am in doc.get("alerting", {}).get("alertmanagers", []):
         for sc in am.get("static_configs", []):
             sc["targets"] = [native_address(t, settings) for t in sc["targets"]]

@@ -30,6 +30,8 @@ from pydantic import SecretStr
 
 from exporters.durations import parse_duration
 from wlmon.stack import render
+from wlmon.stack.components import COMPONENTS
+from wlmon.stack.install import status
 from wlmon.stack.services import Service, fill, read_table
 from wlmon.stack.settings import StackSettings
 
@@ -184,7 +186,9 @@ class Stack:
 
     def components(self, only: list[str] | None = None) -> list[str]:
         """The built servers those services run: what `up` needs installed."""
-        return list(dict.fromkeys(s.component for s in self.select(only) if s.component))
+        services = self.select(only)
+        names = [n for s in services for n in ([s.component] if s.component else []) + s.uses]
+        return list(dict.fromkeys(names))
 
     def render(self) -> None:
         render.render_prometheus(self.settings, self.config_dir)
@@ -223,6 +227,12 @@ class Stack:
                 raise StackError(
                     f"{svc.name}: {svc.argv[0]} is not installed; run `wlmon stack install`"
                 )
+            for used in svc.uses:
+                if not status(COMPONENTS[used]).installed:
+                    raise StackError(
+                        f"{svc.name}: needs {used}, which is not installed; "
+                        "run `wlmon stack install`"
+                    )
             if not _port_free(svc.port):
                 raise StackError(f"{svc.name}: port {svc.port} on 127.0.0.1 is already in use")
         try:
@@ -247,6 +257,17 @@ class Stack:
     def _start(self, svc: Service) -> Running:
         log_path = self.log_dir / f"{svc.name}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
+        offset = log_path.stat().st_size if log_path.exists() else 0
+        try:
+            return self._start_once(svc, log_path)
+        except StackError:
+            # A known race on a fresh database (Grafana: "UNIQUE constraint failed:
+            # org.id" creating the default organisation): the second start works.
+            if svc.retry_on is None or svc.retry_on not in _read_from(log_path, offset):
+                raise
+        return self._start_once(svc, log_path)
+
+    def _start_once(self, svc: Service, log_path: Path) -> Running:
         env = {**os.environ, **svc.env}
         with log_path.open("ab") as log:
             # A session of its own: a Ctrl-C in the terminal that ran `wlmon up` (or a
@@ -256,7 +277,7 @@ class Stack:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
-                cwd=self.state,
+                cwd=svc.cwd or self.state,
                 start_new_session=True,
             )
         try:
@@ -433,6 +454,15 @@ def _terminate(proc: psutil.Process, grace: float = 15.0) -> None:
         with contextlib.suppress(psutil.NoSuchProcess):
             p.kill()
     psutil.wait_procs(left, timeout=5)
+
+
+def _read_from(path: Path, offset: int) -> str:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(offset)
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _tail(path: Path, lines: int = 15) -> str:

@@ -28,6 +28,12 @@ class Service:
     after_start: Callable[[Service], None] | None = None
     dirs: list[str] = field(default_factory=list)
     component: str | None = None
+    # Other built components whose files the service reads (Grafana: its web UI).
+    uses: list[str] = field(default_factory=list)
+    # A line in the log after which a failed start is tried once more (a known race).
+    retry_on: str | None = None
+    # The working directory (default: the state directory).
+    cwd: str | None = None
 
 
 class Spec(BaseModel):
@@ -45,6 +51,9 @@ class Spec(BaseModel):
     dirs: list[str] = []
     ready_timeout: float = 60.0
     after_start: str | None = None
+    uses: list[str] = []
+    retry_on: str | None = None
+    cwd: str | None = None
 
 
 def read_table(text: str | None = None) -> list[Spec]:
@@ -60,6 +69,9 @@ def read_table(text: str | None = None) -> list[Spec]:
             raise ValueError(f"{spec.name}: port {spec.port!r} is not a WLMON_PORT_* setting")
         if spec.component is not None and spec.component not in COMPONENTS:
             raise ValueError(f"{spec.name}: component {spec.component!r} is not built by wlmon")
+        for used in spec.uses:
+            if used not in COMPONENTS:
+                raise ValueError(f"{spec.name}: uses {used!r}, which is not built by wlmon")
         if spec.name in {s.name for s in specs}:
             raise ValueError(f"{spec.name}: listed twice")
         specs.append(spec)
@@ -78,6 +90,7 @@ def fill(
         own = dict(values)
         if spec.component is not None:
             own["installed"] = COMPONENTS[spec.component].directory
+        own["uses"] = {name: COMPONENTS[name].directory for name in spec.uses}
         if spec.after_start is not None and spec.after_start not in hooks:
             raise ValueError(f"{spec.name}: after_start {spec.after_start!r} is not a known step")
         services.append(
@@ -92,6 +105,9 @@ def fill(
                 after_start=hooks[spec.after_start] if spec.after_start else None,
                 dirs=[_format(d, own, spec.name) for d in spec.dirs],
                 component=spec.component,
+                uses=list(spec.uses),
+                retry_on=spec.retry_on,
+                cwd=_format(spec.cwd, own, spec.name) if spec.cwd else None,
             )
         )
     return services
