@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up down test lint install stack system-deps bench clean dashboard-docs
+.PHONY: up down test lint install stack build-deps system-deps bench clean dashboard-docs
 
 $(STAMP): pyproject.toml constraints.txt
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found (wlmon needs Python 3.11)"; exit 2; }
@@ -16,22 +16,25 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-# Debian packages the tests use: PostgreSQL (the real-database source), Chromium (the
-# HTML report opened headless) and chromium-driver (the dashboards' browser test), and
-# what `wlmon stack install` builds Grafana's web UI with (Node.js, npm, curl).
-# Installed only when missing; needs root, as on CI.
+# Debian packages, each installed only when missing (needs root, as on CI):
+# - build-deps: what `wlmon stack install` builds Grafana's web UI with (Node.js, npm, curl);
+# - system-deps: what the tests use besides: PostgreSQL (the real-database source),
+#   Chromium (the HTML report opened headless) and chromium-driver (the browser test).
 PG_BINDIR := /usr/lib/postgresql/15/bin
-system-deps:
-	@missing=""; test -x $(PG_BINDIR)/initdb || missing="$$missing postgresql-15"; \
-	  test -x /usr/bin/chromium || missing="$$missing chromium"; \
-	  test -x /usr/bin/chromedriver || missing="$$missing chromium-driver"; \
-	  command -v node >/dev/null || missing="$$missing nodejs"; \
+build-deps:
+	@missing=""; command -v node >/dev/null || missing="$$missing nodejs"; \
 	  command -v npm >/dev/null || missing="$$missing npm"; \
 	  command -v curl >/dev/null || missing="$$missing curl"; \
 	  if [ -n "$$missing" ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; fi
 
+system-deps: build-deps
+	@missing=""; test -x $(PG_BINDIR)/initdb || missing="$$missing postgresql-15"; \
+	  test -x /usr/bin/chromium || missing="$$missing chromium"; \
+	  test -x /usr/bin/chromedriver || missing="$$missing chromium-driver"; \
+	  if [ -n "$$missing" ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; fi
+
 # The servers, built once into ~/.cache/wlmon (or $$WLMON_CACHE); ~16 min the first time.
-stack: install
+stack: install build-deps
 	$(BIN)/wlmon stack install
 
 lint: install
