@@ -41,13 +41,25 @@ def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:
     assert (tmp_path / "prometheus" / "rules" / "workload.rules.yml").is_file()
 
 
+def test_for_state_restoration_is_scaled_with_the_rules() -> None:
+    """The grace must stay below the shortest for: (the critical twins' 30 s) or
+    Prometheus skips restoring it."""
+    for scale in (1.0, 0.1):
+        settings = StackSettings(rules_time_scale=scale)
+        (prom,) = [s for s in Stack(settings).services() if s.name == "prometheus"]
+        flags = dict(a.split("=", 1) for a in prom.argv if a.startswith("--rules.alert."))
+        grace = parse_duration(flags["--rules.alert.for-grace-period"])
+        assert 0 < grace < 30 * scale
+        assert parse_duration(flags["--rules.alert.for-outage-tolerance"]) == 3600 * scale
+
+
 def test_rules_time_scale_compresses_windows_and_for(tmp_path) -> None:
     settings = StackSettings(state_dir=tmp_path, rules_time_scale=0.1)
     out = render.render_rules(settings, tmp_path)
     rec = yaml.safe_load((out / "recording.rules.yml").read_text())["groups"][0]["rules"]
     assert "[30s]" in rec[0]["expr"] and "[5m]" not in rec[0]["expr"]
     alerts = yaml.safe_load((out / "workload.rules.yml").read_text())["groups"][0]["rules"]
-    assert {r["for"] for r in alerts} == {"30s", "60s"}
+    assert {r["for"] for r in alerts} == {"3s", "30s", "60s"}
     assert render.scale_duration("1h30m", 0.5) == "2700s"
 
 
@@ -311,6 +323,8 @@ PINNED_SERVICES = [
             "--storage.tsdb.path=/state/data/prometheus",
             "--web.listen-address=127.0.0.1:10002",
             "--web.enable-lifecycle",
+            "--rules.alert.for-grace-period=20s",
+            "--rules.alert.for-outage-tolerance=3600s",
             "--storage.tsdb.retention.time=15d",
             "--storage.tsdb.retention.size=10GB",
         ],
