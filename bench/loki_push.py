@@ -1,7 +1,8 @@
 """CPU per Loki push: one pooled client per sink against a client per push (issue 26).
 
-A loopback HTTP server (in this process, so its CPU counts in both variants) answers like Loki's push API (204); each variant pushes the same
-one-line batches `--pushes` times and the process CPU per push is printed with the ratio.
+A loopback HTTP server (in this process, so its CPU counts in both variants) answers
+like Loki's push API (204); each variant pushes the same one-line batches `--pushes`
+times and the process CPU per push is printed with the ratio.
 The baseline is what exporters/sinks/loki.py did before: `httpx.post()` per push, which
 builds a client and an SSL context loading the CA bundle each time.
 
