@@ -167,6 +167,19 @@ def pipeline_alerts() -> list[dict]:
             "token (webhook), the mail server unreachable or refusing (email).",
         ),
         alert(
+            "SAPAPIStorageDegraded",
+            "max by (instance, job) (wlmon_api_storage_degraded) == 1",
+            for_="1m",
+            severity="critical",
+            summary="The wlmon API cannot store what it is sent.",
+            description="The API at {{ $labels.instance }} reports its storage degraded: a "
+            "write failed (disk full, the database's size cap, an I/O error) or its disk is "
+            "nearly full. Its /healthz names the reason.",
+            diagnosis="Notifications and runs sent now are refused (507) and lost to the "
+            "record; what was stored before is kept. Free space on the disk of the API's "
+            "database, or raise WLMON_API_DB_MAX_BYTES; writes succeed again without a restart.",
+        ),
+        alert(
             "SAPMonitoringConfigReloadFailed",
             "max by (instance, job) (prometheus_config_last_reload_successful) == 0\n"
             "or max by (instance, job) (alertmanager_config_last_reload_successful) == 0\n",

@@ -66,8 +66,10 @@ def refusals(descriptions: dict[int, str], *, write: bool = False) -> dict[int |
 
 
 class Health(Answer):
-    status: Literal["ok"]
+    # degraded: the API answers but cannot do all it should (each reason says what).
+    status: Literal["ok", "degraded"]
     version: str
+    reasons: list[str] = []
 
 
 # --- runs --------------------------------------------------------------------------------

@@ -132,7 +132,9 @@ class RunStore:
                 yield
                 self._conn.execute("COMMIT")
             except Exception:
-                self._conn.execute("ROLLBACK")
+                # SQLite already rolled back after SQLITE_FULL: do not hide that error.
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
 
     def begin(self, **row: Any) -> str:

@@ -135,7 +135,41 @@ def pipeline_tests() -> list[dict]:
             "or `amtool check-config`.",
         )
 
+    storage = "SAPAPIStorageDegraded"
+    api = {"instance": "127.0.0.1:8000", "job": "wlmon-api"}
+    degraded = 'wlmon_api_storage_degraded{instance="127.0.0.1:8000",job="wlmon-api"}'
+    storage_ann = _annotations(
+        storage,
+        "The wlmon API cannot store what it is sent.",
+        "The API at 127.0.0.1:8000 reports its storage degraded: a write failed (disk full, the "
+        "database's size cap, an I/O error) or its disk is nearly full. Its /healthz names the "
+        "reason.",
+        "Notifications and runs sent now are refused (507) and lost to the record; what was "
+        "stored before is kept. Free space on the disk of the API's database, or raise "
+        "WLMON_API_DB_MAX_BYTES; writes succeed again without a restart.",
+    )
     return [
+        _case(
+            f"{storage} fires while the API's storage stays degraded",
+            [{"series": degraded, "values": f"0x5 1x{MINUTES}"}],
+            storage,
+            9,
+            [{"exp_labels": {"severity": "critical", **api}, "exp_annotations": storage_ann}],
+        ),
+        _case(
+            f"{storage} stays silent while the API stores",
+            [{"series": degraded, "values": f"0x{MINUTES}"}],
+            storage,
+            9,
+            [],
+        ),
+        _case(
+            f"{storage} stays silent after one degraded scrape",
+            [{"series": degraded, "values": f"0x5 1 0x{MINUTES}"}],
+            storage,
+            8,
+            [],
+        ),
         _case(
             f"{rule_eval} fires while a group fails every evaluation",
             [{"series": fails, "values": f"0x5 0+4x{MINUTES}"}],
