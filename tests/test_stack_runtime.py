@@ -628,3 +628,16 @@ def test_the_cli_and_the_stacks_api_share_one_database(tmp_path, monkeypatch, st
         monkeypatch.delenv("WLMON_STATE_DIR", raising=False)
     api_env = next(s.env for s in Stack(StackSettings()).services() if s.name == "api")
     assert Path(api_env["WLMON_API_DB_PATH"]) == ApiSettings().db_path
+
+
+def test_the_readme_port_table_names_every_port_setting() -> None:
+    """Issue 26: WLMON_PORT_INFLUXDB_RPC was missing from the README's table."""
+    readme = (REPO_DIR / "README.md").read_text()
+    table = readme[readme.index("| service | version | default port | override |") :]
+    table = table[: table.index("\n\n")]
+    missing = [
+        f"WLMON_PORT_{name.upper()}"
+        for name in Ports.model_fields
+        if f"`WLMON_PORT_{name.upper()}`" not in table
+    ]
+    assert not missing, f"README's port table lacks {missing}"
