@@ -217,6 +217,19 @@ def test_a_real_time_run_without_the_api_is_a_clear_error() -> None:
     assert "cannot reach the API at http://127.0.0.1:1" in " ".join(result.output.split())
 
 
+def test_a_real_time_run_goes_to_the_stacks_api_port(monkeypatch) -> None:
+    """Issue 26: without --api-url it went to 8000 whatever WLMON_PORT_API said, and sent
+    the token there."""
+    monkeypatch.delenv("WLMON_API_URL", raising=False)
+    result = runner.invoke(
+        app,
+        ["run", "--no-fast", "--duration", "10m"],
+        env={"WLMON_API_TOKEN": "t", "WLMON_PORT_API": "1"},
+    )
+    assert result.exit_code == 2
+    assert "cannot reach the API at http://127.0.0.1:1:" in " ".join(result.output.split())
+
+
 def test_a_real_time_run_takes_the_token_wlmon_up_generated(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("WLMON_API_TOKEN", raising=False)
     argv = ["run", "--no-fast", "--duration", "10m", "--api-url", "http://127.0.0.1:1"]
