@@ -303,3 +303,42 @@ def test_fail_is_typed_as_never_returning() -> None:
     """Type checkers then know code after fail() is unreachable (a variable set only on
     the other branch is not 'possibly unbound')."""
     assert typing.get_type_hints(fail)["return"] is typing.NoReturn
+
+
+def _state_with_a_running_run(tmp_path: Path) -> str:
+    from datetime import UTC, datetime
+
+    from api.store import Store
+
+    store = Store(tmp_path / "data" / "api" / "wlmon.sqlite")
+    return store.runs.begin(
+        kind="realtime",
+        scenario="sd-benchmark-2003",
+        label="night test",
+        start=datetime.now(UTC),
+        duration_s=600,
+        ramp_up_s=0,
+        spec={},
+    )
+
+
+def test_down_asks_before_ending_a_run_in_progress(tmp_path) -> None:
+    """Issue 26: `wlmon down` stopped the API mid-run without a word."""
+    run_id = _state_with_a_running_run(tmp_path)
+    env = {"WLMON_STATE_DIR": str(tmp_path)}
+    refused = runner.invoke(app, ["down"], env=env, input="n\n")
+    assert refused.exit_code == 2
+    said = " ".join(refused.output.split())
+    assert f"1 real-time run(s) in progress: {run_id} (night test)" in said
+    assert "wlmon down --force" in said
+    no_terminal = runner.invoke(app, ["down"], env=env)  # nothing to answer with
+    assert no_terminal.exit_code == 2
+    agreed = runner.invoke(app, ["down"], env=env, input="y\n")
+    assert agreed.exit_code == 0 and "nothing was running" in agreed.output
+    forced = runner.invoke(app, ["down", "--force"], env=env)
+    assert forced.exit_code == 0 and "in progress" not in forced.output
+
+
+def test_down_without_a_run_in_progress_does_not_ask(tmp_path) -> None:
+    result = runner.invoke(app, ["down"], env={"WLMON_STATE_DIR": str(tmp_path)})
+    assert result.exit_code == 0 and "nothing was running" in result.output
