@@ -20,6 +20,7 @@ from prometheus_client import make_asgi_app
 
 from api.config import Settings, get_settings
 from api.routes import alerts, health, imports, runbooks, runs
+from api.services import retention
 from api.services.errors import ServiceError
 from api.services.live import LiveRuns
 from api.services.loki_forwarder import LokiForwarder
@@ -87,6 +88,12 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     stop = threading.Event()
     threading.Thread(
         target=app.state.store.checkpoint_until, args=(stop,), name="wlmon-api-wal", daemon=True
+    ).start()
+    threading.Thread(
+        target=retention.prune_until,
+        args=(app.state.store, app.state.settings, stop),
+        name="wlmon-api-retention",
+        daemon=True,
     ).start()
     lag = asyncio.create_task(watch_loop_lag())
     _freeze_startup_heap()

@@ -75,6 +75,12 @@ class Health(Answer):
 # --- runs --------------------------------------------------------------------------------
 
 
+class Deleted(Answer):
+    """What DELETE removed."""
+
+    id: str
+
+
 class Run(Answer):
     id: str
     kind: Literal["simulated", "realtime", "external", "imported"]

@@ -161,6 +161,16 @@ class Store:
             except sqlite3.Error as exc:  # the next round tries again
                 log.warning("WAL checkpoint failed: %s", exc)
 
+    def prune_notifications(self, before: datetime) -> int:
+        """Notifications received before `before` that Loki has (retention); how many. One
+        not yet forwarded stays, so a long Loki outage loses nothing to retention."""
+        with self._lock:
+            cur = self._conn.execute(
+                "DELETE FROM notifications WHERE received_at < ? AND forwarded_to_loki = 1",
+                (before.astimezone(UTC).isoformat(),),
+            )
+        return cur.rowcount
+
     def mark_forwarded(self, ids: Iterable[int]) -> None:
         ids = list(ids)
         if not ids:

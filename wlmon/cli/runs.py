@@ -229,6 +229,21 @@ def _realtime_run(api_url: str, body: dict) -> str:
     return run["id"]
 
 
+@app.command("delete")
+def delete_command(
+    run_ids: list[str] = typer.Argument(..., help="run ids (wlmon run prints them)"),
+) -> None:
+    """Delete runs and their data from the runs database (a run in progress is refused:
+    cancel it first). The API's retention (WLMON_API_RUN_RETENTION_DAYS) prunes old ones."""
+    store = runs_store()
+    for run_id in run_ids:
+        try:
+            runs.delete_run(store, run_id)
+        except ServiceError as exc:
+            fail(f"{run_id}: {exc}")
+        console.print(f"deleted {run_id}")
+
+
 @app.command("report")
 def report_command(
     run_id: str = typer.Argument(..., help="run id (wlmon run prints it)"),
