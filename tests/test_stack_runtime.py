@@ -322,7 +322,6 @@ PINNED_SERVICES = [
             "--config.file=/state/config/prometheus/prometheus.yml",
             "--storage.tsdb.path=/state/data/prometheus",
             "--web.listen-address=127.0.0.1:10002",
-            "--web.enable-lifecycle",
             "--rules.alert.for-grace-period=20s",
             "--rules.alert.for-outage-tolerance=3600s",
             "--storage.tsdb.retention.time=15d",

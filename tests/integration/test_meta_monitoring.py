@@ -56,6 +56,13 @@ def test_every_server_of_the_stack_answers_its_scrape(stack: Stack) -> None:
     eventually(all_up, timeout=60, every=2)
 
 
+def test_prometheus_cannot_be_stopped_over_http(stack: Stack) -> None:
+    """Issue 26: the lifecycle endpoints needed no password on loopback; now they are off."""
+    r = httpx.post(f"{url(stack, 'prometheus')}/-/quit", timeout=10)
+    assert r.status_code == 403, r.text
+    assert httpx.get(f"{url(stack, 'prometheus')}/-/ready", timeout=10).status_code == 200
+
+
 def test_the_watchdog_beats_to_its_receiver_and_never_to_people(stack, heartbeats) -> None:
     t0 = time.time()
     # for: 1m scaled to 6 s, then a beat every WLMON_WATCHDOG_INTERVAL (5 s).
