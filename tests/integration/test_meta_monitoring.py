@@ -142,12 +142,8 @@ def test_a_pending_alert_keeps_its_for_state_across_a_prometheus_kill(stack: Sta
         stack.up(only=["prometheus"])
         restarted = time.time()
 
-        def restored() -> dict | None:
-            found = [a for a in _alerts(stack, name) if a["labels"]["severity"] == "warning"]
-            return found[0] if found else None
-
-        after = eventually(restored, timeout=60, every=0.5)
-        new_active_at = _ts(after["activeAt"])
+        # Prometheus restores for: state after its second evaluation (the first may lack
+        # fresh data): until then the alert shows a new activeAt, so read it once firing.
         firing = eventually(
             lambda: [
                 a for a in _alerts(stack, name, "firing") if a["labels"]["severity"] == "warning"
@@ -156,17 +152,16 @@ def test_a_pending_alert_keeps_its_for_state_across_a_prometheus_kill(stack: Sta
             every=0.5,
         )
         fired_after = time.time() - restarted
+        moved = _ts(firing[0]["activeAt"]) - active_at
         print(
             f"\nkill mid-pending: pending {killed - active_at:.1f} s of {for_s:g} s when killed, "
-            f"down {restarted - killed:.1f} s; "
-            f"activeAt moved by {new_active_at - active_at:.1f} s; "
-            f"firing {fired_after:.1f} s after the restart"
+            f"down {restarted - killed:.1f} s; activeAt moved by {moved:.1f} s; "
+            f"firing {fired_after:.1f} s after the restart (a fresh for: needs {for_s:g} s)"
         )
         # Restored: the time pending before the kill counts (activeAt moved by the outage
-        # only), so it fires well before a fresh for: would have run out.
-        assert new_active_at - active_at <= (restarted - killed) + 5
+        # and the restore's two evaluations only), so it fires well before a fresh for:.
+        assert moved <= (restarted - killed) + 10
         assert fired_after < for_s - 5
-        assert firing
         # And handed to Alertmanager (active, or suppressed by a critical twin's page).
         at_am = eventually(
             lambda: [
