@@ -12,12 +12,12 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from alerts import database, exporter, recording, sapbuffer, sapcontrol, workload
+from alerts import database, exporter, monitoring, recording, sapbuffer, sapcontrol, workload
 from alerts.settings import RunbookSettings
 from exporters.vocabulary import thresholds
 
 HERE = Path(__file__).resolve().parent
-MODULES = (recording, workload, database, sapbuffer, exporter, sapcontrol)
+MODULES = (recording, workload, database, sapbuffer, exporter, sapcontrol, monitoring)
 
 
 def build(runbook_base: str, limits: Mapping[str, float]) -> dict[Path, str]:

@@ -25,6 +25,16 @@ class Settings(BaseSettings):
     token: SecretStr | None = None
     # The database `wlmon up` gives the API, so the CLI and the API see the same runs.
     db_path: Path = Field(default_factory=lambda: default_db_path())
+    # The database refuses to grow past this many bytes (SQLite's max_page_count): writes
+    # are then refused with 507, as on a full disk. None: as large as the disk allows.
+    db_max_bytes: int | None = Field(default=None, ge=1024 * 1024)
+    # /healthz reports degraded below this much free space on the database's disk.
+    min_free_bytes: int = Field(default=100 * 1024 * 1024, ge=0)
+    # Retention (0: keep for ever): ended runs and their data, and notifications Loki has
+    # (as long as Loki keeps them, 30 days), checked at start and every interval.
+    run_retention_days: float = Field(default=365.0, ge=0)
+    notification_retention_days: float = Field(default=30.0, ge=0)
+    retention_interval_s: float = Field(default=3600.0, gt=0)
     loki_url: str | None = None
     influx_url: str | None = None
     # "user:password" when InfluxDB runs with auth (the native stack and docker-compose do).

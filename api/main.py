@@ -6,6 +6,7 @@ import asyncio
 import functools
 import gc
 import math
+import sqlite3
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,10 +20,12 @@ from prometheus_client import make_asgi_app
 
 from api.config import Settings, get_settings
 from api.routes import alerts, health, imports, runbooks, runs
+from api.services import retention
 from api.services.errors import ServiceError
 from api.services.live import LiveRuns
 from api.services.loki_forwarder import LokiForwarder
 from api.services.report_cache import ReportCache
+from api.services.storage import StorageHealth, is_full
 from api.services.workers import WorkerPool
 from api.store import Store
 from api.telemetry import RequestTimer, watch_loop_lag
@@ -56,6 +59,16 @@ async def _invalid(request: Request, exc: RequestValidationError) -> JSONRespons
     )
 
 
+async def _storage_failed(request: Request, exc: Exception) -> JSONResponse:
+    """A write the database (or the disk) refused: 507 with the reason when the disk or the
+    database's cap is full, else 500 naming the error; either way /healthz says so."""
+    if isinstance(exc, OSError) and not is_full(exc):
+        raise exc  # not a storage fault: the server's own 500
+    message = request.app.state.storage.failed(exc)
+    code = 507 if is_full(exc) else status.HTTP_500_INTERNAL_SERVER_ERROR
+    return JSONResponse({"detail": message}, status_code=code)
+
+
 @functools.cache
 def _freeze_startup_heap() -> None:
     """What is loaded by now (FastAPI's routes and schemas, pydantic's validators, the
@@ -76,6 +89,12 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     threading.Thread(
         target=app.state.store.checkpoint_until, args=(stop,), name="wlmon-api-wal", daemon=True
     ).start()
+    threading.Thread(
+        target=retention.prune_until,
+        args=(app.state.store, app.state.settings, stop),
+        name="wlmon-api-retention",
+        daemon=True,
+    ).start()
     lag = asyncio.create_task(watch_loop_lag())
     _freeze_startup_heap()
     yield
@@ -93,7 +112,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # One store for the app's life; SQLite closes with the process. (Closing it on lifespan
     # shutdown would break an app served again, as test clients do.)
     app = FastAPI(title=settings.title, version=__version__, lifespan=_lifespan)
-    app.state.store = Store(settings.db_path)
+    app.state.store = Store(settings.db_path, settings.db_max_bytes)
+    app.state.storage = StorageHealth(settings.db_path, settings.min_free_bytes)
     app.state.settings = settings
     app.state.live = LiveRuns()
     # Runs an earlier API left running end failed; the exporter drops their faults.
@@ -104,6 +124,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app.add_exception_handler(ServiceError, _refused)
     app.add_exception_handler(RequestValidationError, _invalid)
+    app.add_exception_handler(sqlite3.Error, _storage_failed)
+    app.add_exception_handler(OSError, _storage_failed)
     app.include_router(health.router)
     app.include_router(alerts.router)
     app.include_router(runs.router)

@@ -66,11 +66,19 @@ def refusals(descriptions: dict[int, str], *, write: bool = False) -> dict[int |
 
 
 class Health(Answer):
-    status: Literal["ok"]
+    # degraded: the API answers but cannot do all it should (each reason says what).
+    status: Literal["ok", "degraded"]
     version: str
+    reasons: list[str] = []
 
 
 # --- runs --------------------------------------------------------------------------------
+
+
+class Deleted(Answer):
+    """What DELETE removed."""
+
+    id: str
 
 
 class Run(Answer):

@@ -68,10 +68,12 @@ COLUMNS = (
 class Store:
     """One SQLite file; a lock serialises writers (FastAPI runs sync routes in threads)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, max_bytes: int | None = None) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
+        self.max_bytes = max_bytes
+        self._cap(self._conn)
         # In WAL mode NORMAL still survives a crash of the process (not of the machine) and
         # spares a sync of the disk on every commit: one per webhook call.
         self._conn.execute("PRAGMA synchronous=NORMAL")
@@ -83,6 +85,13 @@ class Store:
         self._fast: sqlite3.Connection | None = None
         self._fast_lock = threading.Lock()
         self._checkpointer: sqlite3.Connection | None = None
+
+    def _cap(self, conn: sqlite3.Connection) -> None:
+        """The size cap, per connection: past it a write fails with SQLITE_FULL, exactly
+        as on a full disk."""
+        if self.max_bytes is not None:
+            page = conn.execute("PRAGMA page_size").fetchone()[0]
+            conn.execute(f"PRAGMA max_page_count = {max(1, self.max_bytes // page)}")
 
     def add_notifications(self, receiver: str, group_key: str, alerts: Iterable[dict]) -> list[int]:
         """All alerts of one webhook call, in one transaction: all stored or none."""
@@ -109,6 +118,7 @@ class Store:
                     self.path, check_same_thread=False, isolation_level=None, timeout=0
                 )
                 self._fast.execute("PRAGMA synchronous=NORMAL")
+                self._cap(self._fast)
                 self._fast.execute("PRAGMA wal_autocheckpoint=0")
             # IMMEDIATE takes the write lock first, or fails before any work.
             return _insert_notifications(self._fast, "BEGIN IMMEDIATE", receiver, group_key, alerts)
@@ -150,6 +160,16 @@ class Store:
                 self.checkpoint()
             except sqlite3.Error as exc:  # the next round tries again
                 log.warning("WAL checkpoint failed: %s", exc)
+
+    def prune_notifications(self, before: datetime) -> int:
+        """Notifications received before `before` that Loki has (retention); how many. One
+        not yet forwarded stays, so a long Loki outage loses nothing to retention."""
+        with self._lock:
+            cur = self._conn.execute(
+                "DELETE FROM notifications WHERE received_at < ? AND forwarded_to_loki = 1",
+                (before.astimezone(UTC).isoformat(),),
+            )
+        return cur.rowcount
 
     def mark_forwarded(self, ids: Iterable[int]) -> None:
         ids = list(ids)
@@ -260,6 +280,9 @@ def _insert_notifications(
             ids.append(int(cur.lastrowid))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        # SQLite rolls back by itself on some errors (SQLITE_FULL: a full disk): a second
+        # rollback would fail and hide the error that matters.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     return ids

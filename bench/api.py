@@ -11,9 +11,12 @@ the same run, is the baseline the other routes' p99 is set against.
 
     python bench/api.py                 # 200 requests/s, 60 s per route
     python bench/api.py --seconds 20    # shorter
+    python bench/api.py --loki          # notifications forwarded to a real Loki
 
 Target: every route holds 200/s with p99 < 100 ms and no errors (a 2-core machine). Then
-/healthz and the webhook again while two maximal ST03 imports run: p99 < 50 ms.
+/healthz and the webhook again while two maximal ST03 imports run: p99 < 50 ms. The API
+process's CPU over each drive is printed in cores (issue 26: the webhook forwarding to Loki
+took a whole core at 200/s).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+import psutil
 
 # Run as a script, this file's folder comes first on the path and `api` would be this file:
 # the repository it belongs to comes first instead, so `api` is the package beside it.
@@ -85,6 +89,7 @@ class Result:
     latencies: list[float]
     errors: int
     first_error: str
+    cpu: float = float("nan")  # the API process's CPU over the drive, in cores
 
     @property
     def achieved(self) -> float:
@@ -100,10 +105,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_api(db_path: Path) -> tuple[subprocess.Popen, str]:
+def start_api(db_path: Path, loki_url: str = "") -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = os.environ | {"WLMON_API_DB_PATH": str(db_path), "WLMON_API_TOKEN": TOKEN}
     env.pop("WLMON_API_LOKI_URL", None)
+    if loki_url:
+        # Every notification is forwarded to a real Loki, as on the stack.
+        env["WLMON_API_LOKI_URL"] = loki_url
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -131,6 +139,21 @@ def start_api(db_path: Path) -> tuple[subprocess.Popen, str]:
             time.sleep(0.2)
     proc.kill()
     raise SystemExit(f"the API did not start on {url}")
+
+
+def start_loki(state: Path):
+    """The stack's own Loki on free loopback ports, in `state`."""
+    from wlmon.stack.runtime import Stack
+    from wlmon.stack.settings import StackSettings, free_port_environment
+
+    os.environ.update(free_port_environment() | {"WLMON_STATE_DIR": str(state / "stack")})
+    stack = Stack(StackSettings())
+    stack.up(only=["loki"])
+    return stack
+
+
+def loki_url(stack) -> str:
+    return f"http://127.0.0.1:{stack.settings.ports.loki}"
 
 
 class Connection:
@@ -250,7 +273,20 @@ async def during_imports(
     return result, imported
 
 
-async def bench(url: str, rate: float, seconds: float, cap: int) -> list[Result]:
+def cpu_seconds(pid: int) -> float:
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system
+
+
+async def measured(pid: int, run) -> Result:
+    """`run` (a drive) with the API process's CPU over it, in cores."""
+    cpu0, t0 = cpu_seconds(pid), time.perf_counter()
+    result = await run
+    result.cpu = (cpu_seconds(pid) - cpu0) / (time.perf_counter() - t0)
+    return result
+
+
+async def bench(url: str, pid: int, rate: float, seconds: float, cap: int) -> list[Result]:
     async with httpx.AsyncClient(base_url=url, timeout=10.0) as client:
         print("recording a fast run of one simulated hour ...", flush=True)
         r = await client.post("/runs", json={"duration_s": 3600}, headers=AUTH, timeout=900)
@@ -274,12 +310,14 @@ async def bench(url: str, rate: float, seconds: float, cap: int) -> list[Result]
     results = []
     for name, request in routes.items():
         print(f"driving {name} at {rate:g}/s for {seconds:g} s ...", flush=True)
-        results.append(await drive(url, name, request, rate, seconds, cap))
+        results.append(await measured(pid, drive(url, name, request, rate, seconds, cap)))
     # Issue 17 section 1: the loop stays free while the largest imports run.
     for name in ("GET /healthz (baseline)", "POST /alerts/webhook"):
         label = name.removesuffix(" (baseline)") + " + 2 imports"
         print(f"driving {label} at {rate:g}/s for {seconds:g} s ...", flush=True)
+        cpu0, t0 = cpu_seconds(pid), time.perf_counter()
         result, imported = await during_imports(url, label, routes[name], rate, seconds, cap)
+        result.cpu = (cpu_seconds(pid) - cpu0) / (time.perf_counter() - t0)
         result.route = f"{label} ({imported} done)"
         results.append(result)
     return results
@@ -291,7 +329,7 @@ def report(results: list[Result], rate: float) -> bool:
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(
         f"{'route':<42} {'offered/s':>9} {'achieved/s':>10} {'p50 ms':>8} {'p99 ms':>8}"
-        f" {'errors':>6} {'p99/baseline':>12}  target"
+        f" {'errors':>6} {'p99/baseline':>12} {'API cores':>9}  target"
     )
     all_met = True
     for r in results:
@@ -301,7 +339,7 @@ def report(results: list[Result], rate: float) -> bool:
         print(
             f"{r.route:<42} {r.offered:>9} {r.achieved:>10.1f} {r.p(50) * 1e3:>8.1f}"
             f" {r.p(99) * 1e3:>8.1f} {r.errors:>6} {r.p(99) / base.p(99):>12.2f}"
-            f"  {'met' if met else 'MISSED'}"
+            f" {r.cpu:>9.2f}  {'met' if met else 'MISSED'}"
         )
         if r.first_error:
             print(f"    first error: {r.first_error}")
@@ -318,19 +356,29 @@ def main() -> None:
     ap.add_argument("--rate", type=float, default=200.0, help="requests per second offered")
     ap.add_argument("--seconds", type=float, default=60.0, help="per route")
     ap.add_argument("--cap", type=int, default=32, help="connections at most")
+    ap.add_argument(
+        "--loki",
+        action="store_true",
+        help="forward notifications to a real Loki (wlmon stack install), as the stack does",
+    )
     args = ap.parse_args()
     if not (0 < args.rate <= 2000 and 0 < args.seconds <= 600 and 0 < args.cap <= 1000):
         ap.error("--rate in (0, 2000], --seconds in (0, 600], --cap in (0, 1000]")
     with tempfile.TemporaryDirectory(prefix="wlmon-bench-api-") as tmp:
-        proc, url = start_api(Path(tmp) / "api.sqlite")
+        loki = start_loki(Path(tmp)) if args.loki else None
         try:
-            results = asyncio.run(bench(url, args.rate, args.seconds, args.cap))
-        finally:
-            proc.terminate()
+            proc, url = start_api(Path(tmp) / "api.sqlite", loki_url(loki) if loki else "")
             try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+                results = asyncio.run(bench(url, proc.pid, args.rate, args.seconds, args.cap))
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+        finally:
+            if loki is not None:
+                loki.down()
     sys.exit(0 if report(results, args.rate) else 1)
 
 

@@ -220,12 +220,13 @@ DIALOG_RESPONSE = Indicator(
 )
 
 
-def per_step_mean(component: str) -> str:
-    """The recorded 5-minute mean per step of one component (seconds), per instance and task type.
+def per_step_mean(component: str, window: str = "5m") -> str:
+    """The recorded mean per step of one component (seconds) over `window` (5m, the paper's
+    mean; 1m, the fast window of the critical twins), per instance and task type.
 
     alerts/build.py writes the recording rule; alerts and dashboards read the series.
     """
-    return f"sap_instance_task_type:sap_workload_{component}_seconds_per_step:mean5m"
+    return f"sap_instance_task_type:sap_workload_{component}_seconds_per_step:mean{window}"
 
 
 # The system's mean dialog response per step (seconds), per SID: the SD benchmark's bound is

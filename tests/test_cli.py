@@ -219,6 +219,19 @@ def test_a_real_time_run_without_the_api_is_a_clear_error() -> None:
     assert "cannot reach the API at http://127.0.0.1:1" in " ".join(result.output.split())
 
 
+def test_a_real_time_run_goes_to_the_stacks_api_port(monkeypatch) -> None:
+    """Issue 26: without --api-url it went to 8000 whatever WLMON_PORT_API said, and sent
+    the token there."""
+    monkeypatch.delenv("WLMON_API_URL", raising=False)
+    result = runner.invoke(
+        app,
+        ["run", "--no-fast", "--duration", "10m"],
+        env={"WLMON_API_TOKEN": "t", "WLMON_PORT_API": "1"},
+    )
+    assert result.exit_code == 2
+    assert "cannot reach the API at http://127.0.0.1:1:" in " ".join(result.output.split())
+
+
 def test_a_real_time_run_takes_the_token_wlmon_up_generated(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("WLMON_API_TOKEN", raising=False)
     argv = ["run", "--no-fast", "--duration", "10m", "--api-url", "http://127.0.0.1:1"]
@@ -314,3 +327,42 @@ def test_exporter_configuration_errors_name_the_setting(args, env, message) -> N
     assert result.exit_code == 2, result.output
     assert message in " ".join(result.output.split())
     assert "Traceback" not in result.output
+
+
+def _state_with_a_running_run(tmp_path: Path) -> str:
+    from datetime import UTC, datetime
+
+    from api.store import Store
+
+    store = Store(tmp_path / "data" / "api" / "wlmon.sqlite")
+    return store.runs.begin(
+        kind="realtime",
+        scenario="sd-benchmark-2003",
+        label="night test",
+        start=datetime.now(UTC),
+        duration_s=600,
+        ramp_up_s=0,
+        spec={},
+    )
+
+
+def test_down_asks_before_ending_a_run_in_progress(tmp_path) -> None:
+    """Issue 26: `wlmon down` stopped the API mid-run without a word."""
+    run_id = _state_with_a_running_run(tmp_path)
+    env = {"WLMON_STATE_DIR": str(tmp_path)}
+    refused = runner.invoke(app, ["down"], env=env, input="n\n")
+    assert refused.exit_code == 2
+    said = " ".join(refused.output.split())
+    assert f"1 real-time run(s) in progress: {run_id} (night test)" in said
+    assert "wlmon down --force" in said
+    no_terminal = runner.invoke(app, ["down"], env=env)  # nothing to answer with
+    assert no_terminal.exit_code == 2
+    agreed = runner.invoke(app, ["down"], env=env, input="y\n")
+    assert agreed.exit_code == 0 and "nothing was running" in agreed.output
+    forced = runner.invoke(app, ["down", "--force"], env=env)
+    assert forced.exit_code == 0 and "in progress" not in forced.output
+
+
+def test_down_without_a_run_in_progress_does_not_ask(tmp_path) -> None:
+    result = runner.invoke(app, ["down"], env={"WLMON_STATE_DIR": str(tmp_path)})
+    assert result.exit_code == 0 and "nothing was running" in result.output

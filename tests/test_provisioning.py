@@ -114,7 +114,25 @@ def test_without_smtp_no_receiver_mails(tmp_path, no_stack_env) -> None:
     doc = _alertmanager(tmp_path)
     assert not any("email_configs" in r for r in doc["receivers"])
     assert not any(key.startswith("smtp_") for key in doc["global"])
-    assert all(r["webhook_configs"] for r in doc["receivers"])
+    people = [r for r in doc["receivers"] if r["name"] != "watchdog"]
+    assert people and all(r["webhook_configs"] for r in people)
+
+
+def test_without_a_watchdog_url_the_heartbeats_go_nowhere(tmp_path, no_stack_env) -> None:
+    doc = _alertmanager(tmp_path)
+    (watchdog,) = [r for r in doc["receivers"] if r["name"] == "watchdog"]
+    assert watchdog == {"name": "watchdog"}
+
+
+def test_the_watchdog_beats_to_its_url_at_its_interval(tmp_path, no_stack_env) -> None:
+    doc = _alertmanager(
+        tmp_path, watchdog_url="https://hc.example/ping/abc", watchdog_interval="2m"
+    )
+    (watchdog,) = [r for r in doc["receivers"] if r["name"] == "watchdog"]
+    assert [w["url"] for w in watchdog["webhook_configs"]] == ["https://hc.example/ping/abc"]
+    (route,) = [r for r in doc["route"]["routes"] if r["receiver"] == "watchdog"]
+    assert (route["group_interval"], route["repeat_interval"]) == ("2m", "2m")
+    assert "continue" not in route  # a heartbeat never reaches people
 
 
 def test_with_smtp_each_receiver_mails_its_address(tmp_path, no_stack_env) -> None:
@@ -122,7 +140,11 @@ def test_with_smtp_each_receiver_mails_its_address(tmp_path, no_stack_env) -> No
         tmp_path, smtp_smarthost="mail.example:587", alert_email_critical="pager@example"
     )
     assert doc["global"]["smtp_smarthost"] == "mail.example:587"
-    mails = {r["name"]: [e["to"] for e in r["email_configs"]] for r in doc["receivers"]}
+    mails = {
+        r["name"]: [e["to"] for e in r["email_configs"]]
+        for r in doc["receivers"]
+        if r["name"] != "watchdog"  # a heartbeat is never mailed
+    }
     assert mails == {"oncall-critical": ["pager@example"], "noc-warning": ["noc@localhost"]}
 
 
@@ -159,6 +181,8 @@ def test_telegraf_loads_its_config(rendered) -> None:
         ),
         (["severity=warning", "sid=BMK", "alertname=SAPEnqueueTimeHigh"], "noc-warning"),
         (["severity=info", "sid=BMK"], "noc-warning"),
+        (["severity=info", "alertname=SAPWatchdog"], "watchdog"),
+        (["severity=critical", "alertname=SAPAPIDown", "job=wlmon-api"], "oncall-critical"),
     ],
 )
 def test_alertmanager_routes_by_severity(rendered, labels: list[str], receiver: str) -> None:

@@ -43,13 +43,25 @@ def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:
     assert (tmp_path / "prometheus" / "rules" / "workload.rules.yml").is_file()
 
 
+def test_for_state_restoration_is_scaled_with_the_rules() -> None:
+    """The grace must stay below the shortest for: (the critical twins' 30 s) or
+    Prometheus skips restoring it."""
+    for scale in (1.0, 0.1):
+        settings = StackSettings(rules_time_scale=scale)
+        (prom,) = [s for s in Stack(settings).services() if s.name == "prometheus"]
+        flags = dict(a.split("=", 1) for a in prom.argv if a.startswith("--rules.alert."))
+        grace = parse_duration(flags["--rules.alert.for-grace-period"])
+        assert 0 < grace < 30 * scale
+        assert parse_duration(flags["--rules.alert.for-outage-tolerance"]) == 3600 * scale
+
+
 def test_rules_time_scale_compresses_windows_and_for(tmp_path) -> None:
     settings = StackSettings(state_dir=tmp_path, rules_time_scale=0.1)
     out = render.render_rules(settings, tmp_path)
     rec = yaml.safe_load((out / "recording.rules.yml").read_text())["groups"][0]["rules"]
     assert "[30s]" in rec[0]["expr"] and "[5m]" not in rec[0]["expr"]
     alerts = yaml.safe_load((out / "workload.rules.yml").read_text())["groups"][0]["rules"]
-    assert {r["for"] for r in alerts} == {"30s", "60s"}
+    assert {r["for"] for r in alerts} == {"3s", "30s", "60s"}
     assert render.scale_duration("1h30m", 0.5) == "2700s"
 
 
@@ -313,7 +325,8 @@ PINNED_SERVICES = [
             "--config.file=prometheus.yml",
             "--storage.tsdb.path=/state/data/prometheus",
             "--web.listen-address=127.0.0.1:10002",
-            "--web.enable-lifecycle",
+            "--rules.alert.for-grace-period=20s",
+            "--rules.alert.for-outage-tolerance=3600s",
             "--storage.tsdb.retention.time=15d",
             "--storage.tsdb.retention.size=10GB",
         ],
@@ -674,3 +687,16 @@ def test_up_names_a_used_component_that_is_not_installed(tmp_path, monkeypatch) 
     stack = _stack_of(tmp_path, monkeypatch, web)
     with pytest.raises(StackError, match="web: needs grafana-ui, which is not installed"):
         stack.up()
+
+
+def test_the_readme_port_table_names_every_port_setting() -> None:
+    """Issue 26: WLMON_PORT_INFLUXDB_RPC was missing from the README's table."""
+    readme = (REPO_DIR / "README.md").read_text()
+    table = readme[readme.index("| service | version | default port | override |") :]
+    table = table[: table.index("\n\n")]
+    missing = [
+        f"WLMON_PORT_{name.upper()}"
+        for name in Ports.model_fields
+        if f"`WLMON_PORT_{name.upper()}`" not in table
+    ]
+    assert not missing, f"README's port table lacks {missing}"

@@ -22,7 +22,11 @@ router = APIRouter(prefix="/alerts", tags=["alerts"])
     dependencies=[WriteAuth],
     summary="Receive an Alertmanager notification",
     responses=refusals(
-        {413: "the body is too large", 422: "not an Alertmanager payload (the field named)"},
+        {
+            413: "the body is too large",
+            422: "not an Alertmanager payload (the field named)",
+            507: "the API's disk (or its database's size cap) is full: nothing stored",
+        },
         write=True,
     ),
 )
@@ -49,6 +53,7 @@ async def webhook(
     answer = alerts.receive_now(store, forwarder, payload)
     if answer is None:
         answer = await run_in_threadpool(alerts.receive, store, forwarder, payload)
+    request.app.state.storage.succeeded()
     return answer
 
 

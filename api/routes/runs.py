@@ -11,7 +11,7 @@ from fastapi.responses import PlainTextResponse
 
 from api.deps import LiveDep, PoolDep, ReportCacheDep, SettingsDep, StoreDep, WriteAuth
 from api.runs.spec import ExternalRunRequest, FastRunRequest, RealtimeRunRequest
-from api.schemas import CheckRequest, CheckResult, Comparison, Report, Run, refusals
+from api.schemas import CheckRequest, CheckResult, Comparison, Deleted, Report, Run, refusals
 from api.services import reports, runs, workers
 from api.services.errors import Invalid
 from api.services.report_cache import (
@@ -81,10 +81,16 @@ async def create_run(
     "",
     response_model=list[Run],
     response_model_exclude_unset=True,
-    summary="All runs, newest first",
+    summary="Runs, newest first, a page at a time (X-Total-Count: how many in all)",
 )
-def list_runs(store: StoreDep) -> list[dict]:
-    return runs.list_runs(store)
+def list_runs(
+    store: StoreDep,
+    response: Response,
+    limit: Annotated[int, Query(ge=1, le=1000, description="runs per page")] = 100,
+    offset: Annotated[int, Query(ge=0, description="runs to skip (newest first)")] = 0,
+) -> list[dict]:
+    response.headers["X-Total-Count"] = str(store.runs.count())
+    return runs.list_runs(store, limit, offset)
 
 
 @router.get(
@@ -126,6 +132,18 @@ async def compare_runs(
 )
 def get_run(run_id: str, store: StoreDep) -> dict:
     return runs.get_run(store, run_id)
+
+
+@router.delete(
+    "/{run_id}",
+    response_model=Deleted,
+    dependencies=[WriteAuth],
+    summary="Delete a run and its data (retention does it for old runs by itself)",
+    responses=refusals({**NO_RUN, 409: "the run is in progress: cancel it first"}, write=True),
+)
+def delete_run(run_id: str, store: StoreDep) -> dict:
+    runs.delete_run(store, run_id)
+    return {"id": run_id}
 
 
 @router.post(

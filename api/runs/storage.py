@@ -176,7 +176,9 @@ class RunStore:
                 yield
                 self._conn.execute("COMMIT")
             except Exception:
-                self._conn.execute("ROLLBACK")
+                # SQLite already rolled back after SQLITE_FULL: do not hide that error.
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
 
     def begin(self, **row: Any) -> str:
@@ -247,12 +249,38 @@ class RunStore:
             ),
         )
 
-    def list(self) -> list[dict]:
+    def list(self, limit: int | None = None, offset: int = 0) -> list[dict]:
+        """Newest first; a page of `limit` rows from `offset` when given."""
+        sql = f"SELECT {', '.join(RUN_KEYS)} FROM runs ORDER BY created_at DESC, id"
+        args: tuple = ()
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            args = (limit, offset)
         with self._lock:
-            rows = self._conn.execute(
-                f"SELECT {', '.join(RUN_KEYS)} FROM runs ORDER BY created_at DESC"
-            ).fetchall()
+            rows = self._conn.execute(sql, args).fetchall()
         return [dict(zip(RUN_KEYS, r, strict=True)) for r in rows]
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+    def delete(self, run_id: str) -> bool:
+        """A run and its data, in one transaction; False when there is no such run."""
+        with self._transaction():
+            self._conn.execute("DELETE FROM run_data WHERE run_id = ?", (run_id,))
+            cur = self._conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        return cur.rowcount > 0
+
+    def prune(self, before: datetime) -> int:
+        """Ended runs created before `before`, with their data (retention); how many."""
+        cutoff = before.astimezone(UTC).isoformat()
+        old = "SELECT id FROM runs WHERE status != 'running' AND created_at < ?"
+        with self._transaction():
+            self._conn.execute(f"DELETE FROM run_data WHERE run_id IN ({old})", (cutoff,))
+            cur = self._conn.execute(
+                "DELETE FROM runs WHERE status != 'running' AND created_at < ?", (cutoff,)
+            )
+        return cur.rowcount
 
     def get(self, run_id: str) -> dict | None:
         with self._lock:

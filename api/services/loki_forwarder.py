@@ -12,14 +12,14 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
+from datetime import datetime
 
 import httpx
 from prometheus_client import Counter
 
 from api.config import Settings
 from api.store import Store
-from exporters.sinks.loki import push as push_to_loki
+from exporters.sinks.loki import LokiPusher
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +44,26 @@ IDLE_S = 60.0
 FIRST_BACKOFF_S = 1.0
 
 
-def push_pending(store: Store, settings: Settings, loki_url: str) -> tuple[int, bool]:
+def line_timestamp_ns(notification: dict) -> int:
+    """A notification's Loki timestamp, a function of the notification alone: when a push
+    timed out but Loki took it (a stalled Loki), the retry sends the same entries and Loki
+    keeps one copy. (The time of the push, as before, made each retry new lines: 60
+    notifications became 227 lines.) Its receipt time, and its id in the last nanoseconds
+    so two notifications of one microsecond stay two entries."""
+    received = datetime.fromisoformat(notification["received_at"])
+    micros = round(received.timestamp() * 1_000_000)
+    return micros * 1000 + notification["id"] % 1000
+
+
+def push_pending(store: Store, settings: Settings, pusher: LokiPusher) -> tuple[int, bool]:
     """Push one batch of what Loki has not got yet, oldest first; (how many went, whether
     more wait). Raises httpx.HTTPError when Loki does not take them."""
     batch = settings.loki_batch
     pending = list(reversed(store.notifications(unforwarded=True, limit=batch + 1)))[:batch]
     if not pending:
         return 0, False
-    now = time.time_ns()
     lines = []
-    for k, n in enumerate(pending):
+    for n in pending:
         labels = {
             "source": "alertmanager",
             "sid": n["sid"] or settings.sid,
@@ -62,9 +72,9 @@ def push_pending(store: Store, settings: Settings, loki_url: str) -> tuple[int, 
         }
         fields = {key: n[key] for key in LOKI_FIELDS}
         fields |= {key: n["annotations"].get(key, "") for key in LOKI_ANNOTATIONS}
-        lines.append((labels, now + k, json.dumps(fields, sort_keys=True)))
+        lines.append((labels, line_timestamp_ns(n), json.dumps(fields, sort_keys=True)))
     try:
-        push_to_loki(loki_url, lines, timeout_s=3.0)
+        pusher.push(lines)
     except httpx.HTTPStatusError as exc:
         code = exc.response.status_code
         if code == 429 or code >= 500:
@@ -115,12 +125,19 @@ class LokiForwarder:
 
     def _run(self) -> None:
         assert self.settings.loki_url
+        pusher = LokiPusher(self.settings.loki_url, timeout_s=3.0)
+        try:
+            self._loop(pusher)
+        finally:
+            pusher.close()
+
+    def _loop(self, pusher: LokiPusher) -> None:
         backoff = 0.0
         while not self._stop.is_set():
             # Cleared before the push: news during the push wakes the wait below at once.
             self._wake.clear()
             try:
-                _, more = push_pending(self.store, self.settings, self.settings.loki_url)
+                _, more = push_pending(self.store, self.settings, pusher)
                 backoff = 0.0
             except httpx.HTTPError as exc:
                 LOKI_FAILURES.inc()

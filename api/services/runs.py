@@ -11,7 +11,7 @@ from api.runs.annotations import RunAnnotations
 from api.runs.fromprom import PrometheusError, read_window
 from api.runs.recorder import record_fast_run
 from api.runs.spec import ExternalRunRequest, RunSpec
-from api.services.errors import Invalid, NotFound, Unreachable
+from api.services.errors import Conflict, Invalid, NotFound, Unreachable
 from api.store import Store
 from exporters.model.catalog import ConfigError
 
@@ -37,8 +37,18 @@ def get_run(store: Store, run_id: str) -> dict:
     return with_link(run)
 
 
-def list_runs(store: Store) -> list[dict]:
-    return [with_link(r) for r in store.runs.list()]
+def list_runs(store: Store, limit: int | None = None, offset: int = 0) -> list[dict]:
+    return [with_link(r) for r in store.runs.list(limit, offset)]
+
+
+def delete_run(store: Store, run_id: str) -> None:
+    """A run and its data; a run in progress must be cancelled first."""
+    run = store.runs.get(run_id)
+    if run is None:
+        raise NotFound(f"no run {run_id!r}")
+    if run["status"] == "running":
+        raise Conflict(f"run {run_id} is in progress: cancel it first (POST /runs/{run_id}/cancel)")
+    store.runs.delete(run_id)
 
 
 def record_fast(

@@ -58,17 +58,41 @@ def _case(name: str, series: list[dict], alertname: str, eval_min: int, alerts: 
     }
 
 
-def part_alert_tests(a: Indicator) -> list[dict]:
-    """The six cases of one whitepaper indicator, at its threshold in alerts/thresholds.yml."""
-    warn_ms = threshold_seconds(a) * 1000
-    crit_ms = warn_ms * a.critical_multiple
-    fmt = a.value_format.replace("%", "{:") + "}"
-    part, name = a.component, a.alert
+FAST_PER_MIN = 4  # 15 s samples, the default scrape: the critical twins' 1-minute window
+
+
+def _fast_case(name: str, series: list[dict], alertname: str, evals: dict[str, list[dict]]) -> dict:
+    """A case at the real 15 s scrape, judged at several instants (a 1-minute rate needs
+    more than one sample in its window)."""
+    return {
+        "name": name,
+        "interval": "15s",
+        "input_series": series,
+        "alert_rule_test": [
+            {"eval_time": t, "alertname": alertname, "exp_alerts": alerts}
+            for t, alerts in evals.items()
+        ],
+    }
+
+
+def _fast_values(ms_per_quarter: list[tuple[float, int]], start: float = 0.0) -> str:
+    """A time counter at 15 s samples: (ms per step, number of samples) segments, at
+    STEPS_PER_MIN / 4 steps per sample."""
+    parts, total = [], start
+    for ms, n in ms_per_quarter:
+        inc = round(_inc(ms) / FAST_PER_MIN, 6)
+        parts.append(f"{round(total, 6):g}+{inc:g}x{n - 1}")
+        total += inc * n
+    return " ".join(parts)
+
+
+def _expected(a: Indicator, warn_ms: float, fmt: str):
+    """The alert an indicator case expects at a mean of `ms` and a severity."""
 
     def expected(ms: float, severity: str) -> dict:
         text = a.description.format(inst=f"{INST} ({SID})", value=fmt.format(ms))
         tail = (
-            f", much higher than the {warn_ms:g} ms threshold."
+            f" over the last minute, much higher than the {warn_ms:g} ms threshold."
             if severity == "critical"
             else f" (threshold {warn_ms:g} ms)."
         )
@@ -79,11 +103,22 @@ def part_alert_tests(a: Indicator) -> list[dict]:
                 "sap_instance": INST,
                 "task_type": "dialog",
             },
-            "exp_annotations": _annotations(name, a.summary, text + tail, a.diagnosis),
+            "exp_annotations": _annotations(a.alert, a.summary, text + tail, a.diagnosis),
         }
 
+    return expected
+
+
+def part_alert_tests(a: Indicator) -> list[dict]:
+    """The six cases of one whitepaper indicator, at its threshold in alerts/thresholds.yml."""
+    warn_ms = threshold_seconds(a) * 1000
+    fmt = a.value_format.replace("%", "{:") + "}"
+    part, name = a.component, a.alert
+
+    expected = _expected(a, warn_ms, fmt)
+
     steps = f"0+{STEPS_PER_MIN}x{MINUTES}"
-    above, much_above = warn_ms * 1.2, crit_ms * 1.25
+    above = warn_ms * 1.2
     below = warn_ms * 0.98
     base = warn_ms * 0.3
     spike = warn_ms * 6
@@ -95,13 +130,6 @@ def part_alert_tests(a: Indicator) -> list[dict]:
             name,
             15,
             [expected(above, "warning")],
-        ),
-        _case(
-            f"{name} also pages as critical when the mean is much higher, {fmt.format(much_above)} ms",
-            _series(part, f"0+{_inc(much_above)}x{MINUTES}", steps),
-            name,
-            15,
-            [expected(much_above, "warning"), expected(much_above, "critical")],
         ),
         _case(
             f"{name} stays silent just below the threshold",
@@ -134,6 +162,57 @@ def part_alert_tests(a: Indicator) -> list[dict]:
             name,
             14,
             [],
+        ),
+    ]
+
+
+def part_alert_fast_tests(a: Indicator) -> list[dict]:
+    """The critical twin on its 1-minute window, at the real 15 s scrape and evaluation."""
+    warn_ms = threshold_seconds(a) * 1000
+    crit_ms = warn_ms * a.critical_multiple
+    fmt = a.value_format.replace("%", "{:") + "}"
+    part, name = a.component, a.alert
+    expected = _expected(a, warn_ms, fmt)
+    fast_steps = f"0+{STEPS_PER_MIN // FAST_PER_MIN}x{MINUTES * FAST_PER_MIN}"
+    much_above, base, burst = crit_ms * 1.25, warn_ms * 0.3, crit_ms * 2.5
+    return [
+        _fast_case(
+            f"{name} also pages as critical when the mean is much higher, {fmt.format(much_above)} ms",
+            _series(part, _fast_values([(much_above, MINUTES * FAST_PER_MIN)]), fast_steps),
+            name,
+            {"15m": [expected(much_above, "warning"), expected(much_above, "critical")]},
+        ),
+        _fast_case(
+            f"{name} pages as critical within 105 s of a sustained breach at "
+            f"{fmt.format(much_above)} ms, before the warning",
+            # 10 healthy minutes, then the breach: 1-minute window + for 30 s + evaluation.
+            _series(
+                part,
+                _fast_values([(base, 40), (much_above, MINUTES * FAST_PER_MIN - 40)]),
+                fast_steps,
+            ),
+            name,
+            {"10m45s": [], "11m45s": [expected(much_above, "critical")]},
+        ),
+        _fast_case(
+            f"{name} stays silent after a 30-second burst at {fmt.format(burst)} ms",
+            _series(
+                part,
+                _fast_values([(base, 40), (burst, 2), (base, MINUTES * FAST_PER_MIN - 42)]),
+                fast_steps,
+            ),
+            name,
+            {f"{10 * 60 + 15 * k}s": [] for k in range(1, 9)},
+        ),
+        _fast_case(
+            f"{name} stays silent on the fast window across a counter reset",
+            _series(
+                part,
+                f"{_fast_values([(base, 40)])} {_fast_values([(base, MINUTES * FAST_PER_MIN - 40)])}",
+                f"0+{STEPS_PER_MIN // FAST_PER_MIN}x39 0+{STEPS_PER_MIN // FAST_PER_MIN}x{MINUTES * FAST_PER_MIN - 41}",
+            ),
+            name,
+            {f"{10 * 60 + 15 * k}s": [] for k in range(1, 9)},
         ),
     ]
 
@@ -639,13 +718,27 @@ def build() -> dict[str, str]:
         "SAPDB2IOCleanersBehind": io_cleaner_tests(),
         "SAPBuffer": sap_buffer_tests(),
     }
+    files = {name: (RULES, "1m", tests) for name, tests in suites.items()}
+    # The critical twins at the real 15 s scrape and evaluation: their own files, because
+    # promtool's evaluation interval is per file.
+    files |= {
+        f"{a.alert}Critical": (RULES, "15s", part_alert_fast_tests(a))
+        for a in INDICATORS
+        if a.critical_multiple is not None
+    }
+    # Imported here: monitoring_cases builds on this module's helpers.
+    from tests.alerts import monitoring_cases
+
+    files |= {
+        name: (monitoring_cases.RULES, "1m", t) for name, t in monitoring_cases.suites().items()
+    }
     return {
         f"{name}.test.yml": yaml.safe_dump(
-            {"rule_files": RULES, "evaluation_interval": "1m", "tests": tests},
+            {"rule_files": rules, "evaluation_interval": every, "tests": tests},
             sort_keys=False,
             width=120,
         )
-        for name, tests in suites.items()
+        for name, (rules, every, tests) in files.items()
     }
 
 

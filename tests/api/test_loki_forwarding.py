@@ -106,3 +106,17 @@ def test_a_frozen_loki_does_not_hold_the_webhook(tmp_path) -> None:
             assert len(c.get("/alerts/notifications").json()) == 10
     finally:
         frozen.close()
+
+
+def test_a_notifications_loki_timestamp_is_its_own_not_the_pushs() -> None:
+    """Retried after a push that timed out but landed, the same entries go again and Loki
+    keeps one copy (issue 26: 60 notifications became 227 lines with push-time stamps)."""
+    from api.services.loki_forwarder import line_timestamp_ns
+
+    a = {"id": 41, "received_at": "2026-11-25T12:00:00.123456+00:00"}
+    b = {"id": 42, "received_at": "2026-11-25T12:00:00.123456+00:00"}
+    first = line_timestamp_ns(a)
+    time.sleep(0.01)
+    assert line_timestamp_ns(dict(a)) == first
+    assert line_timestamp_ns(b) == first + 1
+    assert first // 1000 == 1795608000123456

@@ -5,13 +5,14 @@ the lines behind them; lines refused for now (5xx) are kept and sent later."""
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from exporters.sinks.loki import LokiSink
+from exporters.sinks.loki import LokiPusher, LokiSink
 
 
 class FakeLoki:
@@ -21,6 +22,7 @@ class FakeLoki:
     def __init__(self, answers: list[int], hold: bool = False) -> None:
         self.answers = answers
         self.received: list[str] = []
+        self.peers: list[tuple[str, int]] = []  # the client's address of each push
         self.arrived = threading.Event()
         self.release = threading.Event()
         if not hold:
@@ -28,8 +30,11 @@ class FakeLoki:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as Loki offers it
+
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.peers.append(self.client_address)
                 outer.arrived.set()
                 outer.release.wait(10)
                 status = outer.answers.pop(0) if outer.answers else 204
@@ -109,3 +114,41 @@ def test_lines_arriving_during_a_push_are_neither_lost_nor_miscounted(
         loki.httpd.shutdown()
     assert loki.received == delivered
     assert (sink.sent, sink.dropped) == (sent, dropped)
+
+
+def test_one_pooled_connection_and_no_tls_work_for_plain_http(monkeypatch) -> None:
+    """Issue 26: a client (and an SSL context loading the CA bundle) per push burnt a core at
+    200 webhooks/s. Now every push of a sink reuses one kept-alive connection, and a plain
+    http:// pusher never builds a certificate-verifying context."""
+
+    def no_tls(*args, **kwargs):
+        raise AssertionError("ssl.create_default_context called for plain HTTP")
+
+    monkeypatch.setattr(ssl, "create_default_context", no_tls)
+    loki = FakeLoki([])
+    pusher = LokiPusher(loki.url, timeout_s=5)
+    for k in range(20):
+        pusher.push([({"job": "t"}, 1_000 + k, f"line {k}")])
+    pusher.close()
+    assert loki.received == [f"line {k}" for k in range(20)]
+    assert len(set(loki.peers)) == 1, f"{len(set(loki.peers))} connections for 20 pushes"
+
+
+def test_a_put_back_batch_keeps_its_timestamps(monkeypatch) -> None:
+    """Sent again after a failure, a batch carries the same (timestamp, line) pairs, which
+    Loki stores once: a push that timed out but landed adds no duplicates."""
+    sent: list[list[tuple[int, str]]] = []
+
+    def record(self, lines) -> None:
+        sent.append([(ts, line) for _, ts, line in lines])
+        if len(sent) == 1:
+            import httpx
+
+            raise httpx.ReadTimeout("Loki stalled")
+
+    monkeypatch.setattr(LokiPusher, "push", record)
+    sink = LokiSink("http://127.0.0.1:9", batch_size=10)
+    sink.emit({"job": "t"}, "a")
+    sink.emit({"job": "t"}, "b")
+    assert sink.flush(timeout_s=5)
+    assert len(sent) == 2 and sent[0] == sent[1]

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.integration.helpers import Mailbox, start_smtp_sink
+from tests.integration.helpers import Heartbeats, Mailbox, start_smtp_sink
 from wlmon.stack.runtime import Stack
 from wlmon.stack.settings import StackSettings, free_port_environment
 
@@ -32,7 +32,15 @@ def mailbox() -> Iterator[Mailbox]:
 
 
 @pytest.fixture(scope="session")
-def stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
+def heartbeats() -> Iterator[Heartbeats]:
+    """Where the watchdog's heartbeats go (WLMON_WATCHDOG_URL), as a heartbeat service."""
+    receiver = Heartbeats()
+    yield receiver
+    receiver.stop()
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory, mailbox, heartbeats) -> Iterator[Stack]:
     """Non-default ports and a fresh state dir, so a developer's own stack is untouched.
 
     Time is compressed so alerts fire within a minute: the model runs 10x real time (per-step
@@ -52,6 +60,8 @@ def stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
         "WLMON_SMTP_REQUIRE_TLS": "false",
         "WLMON_ALERT_EMAIL_CRITICAL": "oncall@wlmon.test",
         "WLMON_ALERT_EMAIL_WARNING": "noc@wlmon.test",
+        "WLMON_WATCHDOG_URL": heartbeats.url,
+        "WLMON_WATCHDOG_INTERVAL": "5s",
         "WLMON_GRAFANA_ADMIN_PASSWORD": GRAFANA_PASSWORD,
         "WLMON_API_TOKEN": "integration-test-token",
         "WLMON_EXPORTER_TOKEN": "integration-exporter-token",

@@ -1,9 +1,11 @@
-"""Waiting for servers that answer eventually, and a local SMTP sink."""
+"""Waiting for servers that answer eventually, a local SMTP sink and a heartbeat receiver."""
 
 from __future__ import annotations
 
 import email
 import email.policy
+import http.server
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -71,3 +73,37 @@ def start_smtp_sink(port: int) -> tuple[Controller, Mailbox]:
     controller = Controller(box, hostname="127.0.0.1", port=port)
     controller.start()
     return controller, box
+
+
+class Heartbeats:
+    """A webhook receiver on 127.0.0.1 keeping what Alertmanager POSTs (the watchdog's
+    heartbeat service stand-in): arrival time and the alert names of each beat."""
+
+    def __init__(self) -> None:
+        self.beats: list[tuple[float, list[str]]] = []
+        self._lock = threading.Lock()
+        beats, lock = self.beats, self._lock
+
+        class _Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                names = [a["labels"].get("alertname", "") for a in json.loads(body)["alerts"]]
+                with lock:
+                    beats.append((time.time(), names))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/beat"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def since(self, t: float) -> list[tuple[float, list[str]]]:
+        with self._lock:
+            return [b for b in self.beats if b[0] >= t]
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

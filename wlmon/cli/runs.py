@@ -33,7 +33,7 @@ from exporters.vocabulary import (
     threshold_seconds,
 )
 from wlmon.cli.common import console, err, fail, runs_store
-from wlmon.stack.settings import StackSettings
+from wlmon.stack.settings import Ports, StackSettings
 
 app = typer.Typer()
 import_app = typer.Typer(help="Import real data as runs.", no_args_is_help=True)
@@ -115,9 +115,10 @@ def run_command(
     ),
     label: str = typer.Option("", help="a name for the run"),
     api_url: str = typer.Option(
-        "http://127.0.0.1:8000",
+        None,
         envvar="WLMON_API_URL",
-        help="real-time runs: the API that drives the live exporter",
+        help="real-time runs: the API that drives the live exporter "
+        "[default: the stack's, http://127.0.0.1:$WLMON_PORT_API]",
     ),
 ) -> None:
     """Record a run; prints its id. --fast (default) simulates it now into the API's
@@ -143,6 +144,9 @@ def run_command(
     except ValidationError as exc:
         fail(_explain(exc, fault))
     if not fast:
+        # The stack's API where `wlmon up` put it (WLMON_PORT_API), not a fixed 8000 that
+        # may be another server, which would be sent the token.
+        api_url = api_url or f"http://127.0.0.1:{Ports().api}"
         print(_realtime_run(api_url, spec.model_dump(mode="json")))
         return
     store = runs_store()
@@ -249,6 +253,21 @@ def runs_command(as_json: bool = typer.Option(False, "--json", help="print JSON"
             run["status"] + (f" ({run['message']})" if run.get("message") else ""),
         )
     console.print(table)
+
+
+@app.command("delete")
+def delete_command(
+    run_ids: list[str] = typer.Argument(..., help="run ids (wlmon run prints them)"),
+) -> None:
+    """Delete runs and their data from the runs database (a run in progress is refused:
+    cancel it first). The API's retention (WLMON_API_RUN_RETENTION_DAYS) prunes old ones."""
+    store = runs_store()
+    for run_id in run_ids:
+        try:
+            runs.delete_run(store, run_id)
+        except ServiceError as exc:
+            fail(f"{run_id}: {exc}")
+        console.print(f"deleted {run_id}")
 
 
 @app.command("report")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
+from pathlib import Path
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -130,11 +133,47 @@ def up(
 
 
 @app.command()
-def down(profile: str = typer.Option("default", "--profile", help=PROFILE_HELP)) -> None:
-    """Stop what `wlmon up` started (by recorded pid), cleanly."""
+def down(
+    profile: str = typer.Option("default", "--profile", help=PROFILE_HELP),
+    force: bool = typer.Option(
+        False, "--force", help="stop without asking, even while a real-time run is in progress"
+    ),
+) -> None:
+    """Stop what `wlmon up` started (by recorded pid), cleanly. Asks first when a real-time
+    run is in progress (stopping the API ends it)."""
 
-    stopped = _stack(profile).down(on_event=lambda msg: err.print(f"[dim]{msg}[/]"))
+    stack = _stack(profile)
+    active = active_runs(stack.data_dir / "api" / "wlmon.sqlite")
+    if active and not force:
+        names = ", ".join(f"{r['id']} ({r['label'] or 'no label'})" for r in active)
+        err.print(
+            f"[yellow]warning:[/] {len(active)} real-time run(s) in progress: {names}; "
+            "stopping the stack ends them"
+        )
+        try:
+            go = typer.confirm("Stop the stack anyway?", default=False)
+        except typer.Abort:  # no terminal to ask on
+            go = False
+        if not go:
+            fail("not stopped: a run is in progress (`wlmon down --force` stops anyway)")
+    stopped = stack.down(on_event=lambda msg: err.print(f"[dim]{msg}[/]"))
     console.print(f"stopped: {', '.join(stopped) or 'nothing was running'}")
+
+
+def active_runs(db: Path) -> list[dict]:
+    """Runs the stack's API holds as in progress, read-only (nothing created or migrated);
+    none when there is no database yet."""
+    if not db.is_file():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+            rows = conn.execute(
+                "SELECT id, label FROM runs WHERE status = 'running' ORDER BY created_at"
+            ).fetchall()
+    except sqlite3.Error as exc:
+        err.print(f"[yellow]warning:[/] cannot read the runs database {db}: {exc}")
+        return []
+    return [{"id": i, "label": label} for i, label in rows]
 
 
 @app.command("status")

@@ -135,6 +135,8 @@ def alertmanager_values(settings: StackSettings, out_dir: Path, api_token: str) 
         "WLMON_ALERT_EMAIL_WARNING": settings.alert_email_warning,
         "WLMON_AM_GROUP_WAIT": settings.am_group_wait,
         "WLMON_AM_GROUP_INTERVAL": settings.am_group_interval,
+        "WLMON_WATCHDOG_URL": settings.watchdog_url,
+        "WLMON_WATCHDOG_INTERVAL": settings.watchdog_interval,
     }
 
 
@@ -149,6 +151,8 @@ def render_alertmanager(template_dir: Path, values: Mapping[str, str], out: Path
     text = expand(src.read_text(), values, str(src))
     if not values.get("WLMON_SMTP_SMARTHOST"):
         text = without_email(text)
+    if not values.get("WLMON_WATCHDOG_URL"):
+        text = without_webhook(text, "watchdog")
     _write_private(out / "api-token", token)
     _write_private(out / "smtp-password", values.get("WLMON_SMTP_PASSWORD", ""))
     path = out / "alertmanager.yml"
@@ -172,6 +176,16 @@ def without_email(text: str) -> str:
         doc.get("global", {}).pop(key, None)
     for receiver in doc.get("receivers", []):
         receiver.pop("email_configs", None)
+    return yaml.safe_dump(doc, sort_keys=False, width=1000)
+
+
+def without_webhook(text: str, receiver: str) -> str:
+    """The config with `receiver` left without its webhook: a webhook needs a URL, and an
+    integration-less receiver is Alertmanager's way to send nowhere."""
+    doc = yaml.safe_load(text)
+    for r in doc.get("receivers", []):
+        if r["name"] == receiver:
+            r.pop("webhook_configs", None)
     return yaml.safe_dump(doc, sort_keys=False, width=1000)
 
 

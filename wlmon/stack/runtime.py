@@ -162,6 +162,10 @@ class Stack:
             "exporter_token": self.exporter_token(),
             "influx": SimpleNamespace(user=influx_user, password=influx_password, token=token),
             "telegraf_buffer": self.telegraf_buffer(),
+            "rules_for": SimpleNamespace(
+                grace=render.scale_duration(s.rules_for_grace_period, s.rules_time_scale),
+                tolerance=render.scale_duration(s.rules_for_outage_tolerance, s.rules_time_scale),
+            ),
             "alertmanager_cluster": f"{LOCAL}:{p.alertmanager_cluster}"
             if p.alertmanager_cluster
             else "",

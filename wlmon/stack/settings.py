@@ -42,6 +42,12 @@ class StackSettings(BaseSettings):
     # Compresses every rule's rate windows and for: durations by this factor (tests and
     # demos that cannot wait 10 minutes for an alert); 1 in production.
     rules_time_scale: float = Field(default=1.0, gt=0, le=1)
+    # Prometheus restores an alert's `for` state after a restart (ALERTS_FOR_STATE in its
+    # TSDB) for outages up to the tolerance, but only for rules whose for: exceeds the grace
+    # period (default 10m: none of ours); a restored pending alert fires no sooner than the
+    # grace after the restart. Both scaled by rules_time_scale like the rules.
+    rules_for_grace_period: str = "20s"
+    rules_for_outage_tolerance: str = "1h"
     telegraf_interval: str = "10s"
     grafana_admin_password: SecretStr | None = None
     api_token: SecretStr | None = None
@@ -73,6 +79,9 @@ class StackSettings(BaseSettings):
     alert_email_warning: str = "noc@localhost"
     am_group_wait: str = "30s"
     am_group_interval: str = "5m"
+    # The dead man's switch: where SAPWatchdog's heartbeats go (empty: nowhere) and how often.
+    watchdog_url: str = ""
+    watchdog_interval: str = "1m"
     ports: Ports = Field(default_factory=Ports)
     # The fleet profile (`wlmon up --profile fleet`, docs/fleet.md). Its SIDs: this file,
     # else provisioning/fleet/fleet.yml. Its ports: fixed offsets from one base.

@@ -1,0 +1,177 @@
+"""The stack watches itself (alerts/monitoring.py), on the live stack:
+
+- every server of the stack answers its scrape (InfluxDB's and Grafana's /metrics too);
+- the watchdog's heartbeats reach the heartbeat receiver, again and again, and never people;
+- the API stopped: SAPAPIDown is mailed to on-call although the webhook is the API itself,
+  and the failing webhook raises SAPAlertmanagerNotificationsFailing;
+- Prometheus killed (SIGKILL) while an alert is pending: the restarted Prometheus restores
+  its `for` state, so it fires without waiting a whole `for` again, and people are told.
+
+Rules are compressed by 0.1 (conftest): for: 2m is 12 s, the warning's for: 5m is 30 s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from datetime import datetime
+
+import httpx
+import pytest
+
+from alerts.monitoring import SERVERS
+from tests.integration.conftest import exporter_auth, url
+from tests.integration.helpers import eventually
+from wlmon.stack.runtime import Stack
+
+pytestmark = pytest.mark.integration
+
+
+def _query(stack: Stack, promql: str) -> list[dict]:
+    r = httpx.get(f"{url(stack, 'prometheus')}/api/v1/query", params={"query": promql}, timeout=10)
+    r.raise_for_status()
+    return r.json()["data"]["result"]
+
+
+def _alerts(stack: Stack, name: str, state: str | None = None) -> list[dict]:
+    r = httpx.get(f"{url(stack, 'prometheus')}/api/v1/alerts", timeout=10)
+    r.raise_for_status()
+    return [
+        a
+        for a in r.json()["data"]["alerts"]
+        if a["labels"]["alertname"] == name and (state is None or a["state"] == state)
+    ]
+
+
+def test_every_server_of_the_stack_answers_its_scrape(stack: Stack) -> None:
+    jobs = {s.job for s in SERVERS}
+
+    def all_up() -> dict[str, str]:
+        up = {r["metric"]["job"]: r["value"][1] for r in _query(stack, "up")}
+        assert {j: up.get(j) for j in jobs} == dict.fromkeys(jobs, "1"), up
+        return up
+
+    eventually(all_up, timeout=60, every=2)
+
+
+def test_prometheus_cannot_be_stopped_over_http(stack: Stack) -> None:
+    """Issue 26: the lifecycle endpoints needed no password on loopback; now they are off."""
+    r = httpx.post(f"{url(stack, 'prometheus')}/-/quit", timeout=10)
+    assert r.status_code == 403, r.text
+    assert httpx.get(f"{url(stack, 'prometheus')}/-/ready", timeout=10).status_code == 200
+
+
+def test_the_watchdog_beats_to_its_receiver_and_never_to_people(stack, heartbeats) -> None:
+    t0 = time.time()
+    # for: 1m scaled to 6 s, then a beat every WLMON_WATCHDOG_INTERVAL (5 s).
+    beats = eventually(lambda: len(heartbeats.since(t0)) >= 2 and heartbeats.since(t0), 60, 1)
+    assert all(names == ["SAPWatchdog"] for _, names in beats), beats
+    gap = beats[1][0] - beats[0][0]
+    print(f"\nwatchdog: heartbeats {gap:.1f} s apart")
+    assert 2 <= gap <= 15
+    r = httpx.get(f"{url(stack, 'api')}/alerts/notifications", params={"alertname": "SAPWatchdog"})
+    assert r.json() == []
+
+
+def test_the_api_down_is_mailed_and_its_failing_webhook_alerts(stack, mailbox) -> None:
+    t0 = time.time()
+    assert stack.stop_service("api")
+    try:
+
+        def mailed(alert: str) -> list[dict]:
+            return [
+                m
+                for m in mailbox.since(t0)
+                if alert in m["text"] and "oncall@wlmon.test" in m["to"]
+            ]
+
+        down = eventually(lambda: mailed("SAPAPIDown"), timeout=120, every=2)
+        print(f"\nAPI stopped: SAPAPIDown mailed after {down[0]['received'] - t0:.0f} s")
+        failing = eventually(
+            lambda: mailed("SAPAlertmanagerNotificationsFailing"), timeout=120, every=2
+        )
+        print(
+            f"SAPAlertmanagerNotificationsFailing mailed after {failing[0]['received'] - t0:.0f} s"
+        )
+        assert "webhook" in failing[0]["text"]
+    finally:
+        stack.up(only=["api"])
+
+
+def _kill(stack: Stack, name: str) -> None:
+    (running,) = [r for r in stack.recorded() if r.name == name]
+    os.kill(running.pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(running.pid, 0)  # our child (stack.up started it): reap it
+
+
+def _set_faults(stack: Stack, faults: list[str]) -> None:
+    r = httpx.put(
+        f"{url(stack, 'exporter')}/control/faults",
+        json={"faults": faults},
+        headers=exporter_auth(stack),
+        timeout=10,
+    )
+    assert r.status_code == 200, r.text
+
+
+def _ts(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def test_a_pending_alert_keeps_its_for_state_across_a_prometheus_kill(stack: Stack) -> None:
+    name, for_s = "SAPEnqueueTimeHigh", 30.0  # the warning: for 5m scaled by 0.1
+    _set_faults(stack, ["slow-enqueue-link"])
+    try:
+
+        def warning_pending_for(at_least: float) -> dict | None:
+            for a in _alerts(stack, name, "pending"):
+                pending_s = time.time() - _ts(a["activeAt"])
+                if a["labels"]["severity"] == "warning" and pending_s >= at_least:
+                    return a
+            return None
+
+        # Killed two thirds into its for:, so a restart that forgets would need 30 s more.
+        before = eventually(lambda: warning_pending_for(for_s * 2 / 3), timeout=120, every=0.5)
+        active_at = _ts(before["activeAt"])
+        _kill(stack, "prometheus")
+        killed = time.time()
+        time.sleep(3)
+        stack.up(only=["prometheus"])
+        restarted = time.time()
+
+        # Prometheus restores for: state after its second evaluation (the first may lack
+        # fresh data): until then the alert shows a new activeAt, so read it once firing.
+        firing = eventually(
+            lambda: [
+                a for a in _alerts(stack, name, "firing") if a["labels"]["severity"] == "warning"
+            ],
+            timeout=60,
+            every=0.5,
+        )
+        fired_after = time.time() - restarted
+        moved = _ts(firing[0]["activeAt"]) - active_at
+        print(
+            f"\nkill mid-pending: pending {killed - active_at:.1f} s of {for_s:g} s when killed, "
+            f"down {restarted - killed:.1f} s; activeAt moved by {moved:.1f} s; "
+            f"firing {fired_after:.1f} s after the restart (a fresh for: needs {for_s:g} s)"
+        )
+        # Restored: the time pending before the kill counts (activeAt moved by the outage
+        # and the restore's two evaluations only), so it fires well before a fresh for:.
+        assert moved <= (restarted - killed) + 10
+        assert fired_after < for_s - 5
+        # And handed to Alertmanager (active, or suppressed by a critical twin's page).
+        at_am = eventually(
+            lambda: [
+                a
+                for a in httpx.get(f"{url(stack, 'alertmanager')}/api/v2/alerts").json()
+                if a["labels"]["alertname"] == name and a["labels"]["severity"] == "warning"
+            ],
+            timeout=30,
+            every=1,
+        )
+        assert at_am[0]["status"]["state"] in {"active", "suppressed"}
+    finally:
+        _set_faults(stack, [])
