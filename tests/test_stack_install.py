@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from wlmon.stack.components import Component, Step
@@ -40,3 +42,42 @@ def test_a_step_that_forgets_a_binary_is_an_error(tmp_path, monkeypatch) -> None
     monkeypatch.setenv("WLMON_CACHE", str(tmp_path / "cache"))
     with pytest.raises(InstallError, match="demo: step 'check binaries': missing tool"):
         install(_component("true"))
+
+
+def _timed_component(
+    name: str, log: Path, *, fails: bool = False, fetch_bound: bool = False
+) -> Component:
+    """A component whose one step notes when it started and ended (and may fail)."""
+    script = (
+        f"echo start {name} $(date +%s.%N) >> {log}\nsleep 0.5\n"
+        + ("exit 3\n" if fails else "")
+        + f"echo end {name} $(date +%s.%N) >> {log}\ntouch {{dest}}/bin"
+    )
+    return Component(name, "1", ("bin",), (Step("work", script),), fetch_bound=fetch_bound)
+
+
+def test_install_builds_two_at_once_fetch_bound_first(tmp_path, monkeypatch) -> None:
+    """The fetch-bound component starts first and overlaps another build; a failed one is
+    named at the end without stopping the others, whose results stay in the cache."""
+    import typer
+
+    from wlmon.cli.stack import _build
+
+    monkeypatch.setenv("WLMON_CACHE", str(tmp_path / "cache"))
+    log = tmp_path / "log"
+    comps = [
+        _timed_component("first", log),
+        _timed_component("broken", log, fails=True),
+        _timed_component("ui", log, fetch_bound=True),
+    ]
+    with pytest.raises(typer.Exit):
+        _build(comps, jobs=2)
+    events = [line.split() for line in log.read_text().splitlines()]
+    assert events[0][:2] == ["start", "ui"]
+    when = {(kind, name): float(t) for kind, name, t in events}
+    # Two ran at once: the second started before the first ended.
+    assert when[("start", "first")] < when[("end", "ui")]
+    assert ("end", "broken") not in when
+    assert (tmp_path / "cache" / "first-1" / "bin").is_file()
+    assert (tmp_path / "cache" / "ui-1" / "bin").is_file()
+    assert not (tmp_path / "cache" / "broken-1").exists()
