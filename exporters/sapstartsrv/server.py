@@ -43,6 +43,7 @@ from exporters.sapcontrol.schema import (
 from exporters.sapcontrol.settings import SapStartSrvSettings
 from exporters.sapstartsrv.landscape import InstanceInfo, ModelLandscape
 from exporters.sapstartsrv.wsdl import wsdl
+from exporters.thresholds import Thresholds
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
@@ -597,10 +598,16 @@ def _ephemeral_low(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> int:
 
 
 def fleet_from_settings(
-    snapshot: Callable, scenario: Callable, settings: SapStartSrvSettings
+    snapshot: Callable,
+    scenario: Callable,
+    settings: SapStartSrvSettings,
+    thresholds: Thresholds,
 ) -> SapStartSrvFleet:
-    """The model's sapstartsrv as WLMON_SAPSTARTSRV_... configures it (not yet started)."""
-    landscape = ModelLandscape(snapshot, scenario, ccms_interval_s=settings.ccms_interval_s)
+    """The model's sapstartsrv as WLMON_SAPSTARTSRV_... configures it (not yet started);
+    `thresholds` set its CCMS alert levels."""
+    landscape = ModelLandscape(
+        snapshot, scenario, thresholds, ccms_interval_s=settings.ccms_interval_s
+    )
     username = settings.username or f"{snapshot().sid.lower()}adm"
     if settings.password is None:
         # Nobody knows this one: protected methods then answer 401 to everyone.

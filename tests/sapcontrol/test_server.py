@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 import httpx
 import pytest
 
+from alerts.thresholds import load_thresholds
 from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import (
     Endpoint,
@@ -36,7 +37,7 @@ def sim() -> Simulation:
 
 @pytest.fixture(scope="module")
 def fleet(sim, tmp_path_factory):
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, load_thresholds())
     uds = tmp_path_factory.mktemp("uds")
     fleet = SapStartSrvFleet(land, credentials=Credentials(*AUTH), uds_dir=uds).start()
     yield fleet
@@ -167,7 +168,7 @@ def test_https_with_a_ca_file(sim, tmp_path) -> None:
     )  # fmt: skip
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, load_thresholds())
     fleet = SapStartSrvFleet(land, credentials=Credentials(*AUTH), tls=tls).start()
     try:
         url = fleet.url("penguin2_D00")

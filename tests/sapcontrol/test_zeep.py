@@ -13,6 +13,7 @@ from zeep import Client
 from zeep.exceptions import Fault
 from zeep.transports import Transport
 
+from alerts.thresholds import load_thresholds
 from exporters.model.engine import Simulation
 from exporters.sapcontrol.schema import OPERATIONS
 from exporters.sapstartsrv.landscape import ModelLandscape
@@ -98,7 +99,7 @@ NAME = "penguin3_D00"
 def fleet():
     sim = Simulation("sd-benchmark-2003", seed=5)
     sim.run(60)
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, load_thresholds())
     fleet = SapStartSrvFleet(land, credentials=Credentials(*AUTH)).start()
     yield fleet
     fleet.stop()
