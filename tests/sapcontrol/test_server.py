@@ -20,7 +20,7 @@ from exporters.sapcontrol.client import (
     SAPControlUnauthorized,
     SAPControlUnavailable,
 )
-from exporters.sapcontrol.schema import OPERATIONS, encode_request
+from exporters.sapcontrol.schema import OPERATIONS, SOAP_ENV, encode_request
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
 
@@ -94,9 +94,17 @@ def test_protected_methods_answer_401_without_credentials(fleet, operation) -> N
     r = httpx.post(fleet.url("penguin2_D00"), content=body, timeout=10)
     assert r.status_code == 401
     assert r.headers["www-authenticate"].startswith("Basic")
-    assert b"Invalid Credentials" in r.content
+    # gSOAP's fault for an HTTP 401 (soap_set_fault): a client fault, and the text
+    # SAPControl clients match on "401 Unauthorized" (issue 25: it was a Server fault
+    # "Invalid Credentials").
+    fault = ET.fromstring(r.content).find(f".//{{{SOAP_ENV}}}Fault")
+    assert fault is not None, r.text
+    assert fault.findtext("faultcode") == "SOAP-ENV:Client"
+    assert fault.findtext("faultstring") == "Error 401: HTTP 401 Unauthorized"
     wrong = httpx.post(fleet.url("penguin2_D00"), content=body, auth=("bmkadm", "x"), timeout=10)
     assert wrong.status_code == 401
+    # Wrong credentials: the text sapcontrol prints as "FAIL: Invalid Credentials".
+    assert b"<faultstring>Invalid Credentials</faultstring>" in wrong.content
     ok = httpx.post(fleet.url("penguin2_D00"), content=body, auth=AUTH, timeout=10)
     assert ok.status_code == 200
 

@@ -216,3 +216,15 @@ def test_access_points_and_parameters_answer_from_the_model(fleet, service) -> N
     assert "SAPSYSTEMNAME=BMK" in everything and "INSTANCE_NAME=D00" in everything
     with pytest.raises(Fault, match="Parameter nosuch/param not found"):
         service.ParameterValue(parameter="nosuch/param")
+
+
+def test_zeep_sees_gsoaps_401_fault_without_credentials(fleet) -> None:
+    """A protected call without credentials: HTTP 401 with gSOAP's fault, which zeep raises
+    as a Fault whose message carries "401 Unauthorized" (what SAPControl clients match)."""
+    anonymous = Client(
+        fleet.url(NAME) + "?wsdl", transport=Transport(session=requests.Session(), timeout=10)
+    )
+    with pytest.raises(Fault) as err:
+        anonymous.service.GetQueueStatistic()
+    assert "401 Unauthorized" in err.value.message
+    assert err.value.code == "SOAP-ENV:Client"
