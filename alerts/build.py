@@ -14,7 +14,7 @@ from pathlib import Path
 
 from alerts import database, exporter, monitoring, recording, sapbuffer, sapcontrol, workload
 from alerts.settings import RunbookSettings
-from exporters.vocabulary import thresholds
+from alerts.thresholds import thresholds
 
 HERE = Path(__file__).resolve().parent
 MODULES = (recording, workload, database, sapbuffer, exporter, sapcontrol, monitoring)

@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from alerts.thresholds import load_thresholds
 from api.runs.recorder import record_fast_run
 from api.runs.report import build_report
 from api.runs.spec import RunSpec
@@ -53,7 +54,7 @@ def main() -> None:
         load.append(time.perf_counter() - t)
         t = time.perf_counter()
         run, stored = store.runs.get(run_id), store.runs.data(run_id)
-        report = build_report(run, stored)
+        report = build_report(run, stored, thresholds=load_thresholds())
         full.append(time.perf_counter() - t)
     rows, cols = stored.values.shape
     print(

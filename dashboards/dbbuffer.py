@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from alerts.thresholds import thresholds
 from dashboards.defaults import INSTANCE_LEGEND, SEL, limit_line, prom
 from dashboards.layout import Dashboard
-from exporters.vocabulary import thresholds
 
 
 def dashboard() -> Dashboard:

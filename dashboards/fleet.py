@@ -8,15 +8,10 @@ bench/fleet.py times exactly these queries (`queries()`), through Thanos and dir
 
 from __future__ import annotations
 
+from alerts.thresholds import threshold_seconds
 from dashboards.defaults import STEPS, prom, steps, traffic
 from dashboards.layout import VARIABLES, Dashboard
-from exporters.vocabulary import (
-    DIALOG_RESPONSE,
-    DIALOG_RESPONSE_MEAN,
-    INDICATORS,
-    per_step_mean,
-    threshold_seconds,
-)
+from exporters.vocabulary import DIALOG_RESPONSE, DIALOG_RESPONSE_MEAN, INDICATORS, per_step_mean
 
 UID = "wlmon-fleet"
 NOC = "/d/wlmon-noc/noc-overview"

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
+from alerts.thresholds import threshold_seconds
 from dashboards.defaults import INFLUX, INSTANCE_LEGEND, LOKI, flux, limit_line, loki, prom, traffic
 from dashboards.layout import Dashboard
-from exporters.vocabulary import (
-    DIALOG_RESPONSE,
-    INDICATORS,
-    threshold_seconds,
-)
+from exporters.vocabulary import DIALOG_RESPONSE, INDICATORS
 
 RUN_EVENTS = (
     'from(bucket: "wlmon/autogen") |> range(start: -90d) '

@@ -4,6 +4,7 @@ dashboard that explains it, keeping the time range and the SID."""
 
 from __future__ import annotations
 
+from alerts.thresholds import threshold_seconds, thresholds
 from dashboards.defaults import (
     DIALOG,
     EXCEPTED_BUFFERS,
@@ -20,8 +21,6 @@ from exporters.vocabulary import (
     INDICATORS,
     Indicator,
     per_step_mean,
-    threshold_seconds,
-    thresholds,
 )
 
 # Where an operator goes from each light (dashboards by uid; Grafana adds the slug).

@@ -3,6 +3,7 @@ transactions, work processes, the roll area."""
 
 from __future__ import annotations
 
+from alerts.thresholds import threshold_seconds
 from dashboards.defaults import (
     DIALOG,
     INSTANCE_LEGEND,
@@ -20,7 +21,6 @@ from exporters.vocabulary import (
     DIALOG_RESPONSE,
     INDICATORS_BY_THRESHOLD,
     RESPONSE_PARTS,
-    threshold_seconds,
 )
 
 

@@ -35,6 +35,7 @@ from exporters.sapstartsrv.server import fleet_from_settings
 from exporters.sinks.events import RunEvents
 from exporters.sinks.loki import LokiSink
 from exporters.sinks.st05trace import TracePublisher
+from exporters.thresholds import Thresholds
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
@@ -370,6 +371,7 @@ class ExporterServer:
         settings: ExporterSettings | None = None,
         influx_token: str = "",
         config: ExporterConfig | None = None,
+        thresholds: Thresholds | None = None,
     ) -> None:
         # The configuration is read here only when the caller (the CLI) gave none; `settings`
         # alone is shorthand for a configuration of just the exporter's own settings.
@@ -413,11 +415,14 @@ class ExporterServer:
         )
         # The model answering as sapstartsrv, one SAPControl endpoint per instance.
         srv = config.sapstartsrv
-        self.sapstartsrv = (
-            fleet_from_settings(self.live.snapshot, lambda: self.live.sim.scenario, srv)
-            if srv is not None and srv.enabled
-            else None
-        )
+        self.sapstartsrv = None
+        if srv is not None and srv.enabled:
+            if thresholds is None:
+                # Its CCMS alert levels are the alerts' thresholds; the edge reads them.
+                raise ValueError("the model's sapstartsrv needs thresholds= (its CCMS levels)")
+            self.sapstartsrv = fleet_from_settings(
+                self.live.snapshot, lambda: self.live.sim.scenario, srv, thresholds
+            )
         self.httpd = make_server(
             host,
             port,
@@ -499,6 +504,7 @@ def serve(
     influx_token: str = "",
     config: ExporterConfig | None = None,
     control_token: str | None = None,
+    thresholds: Thresholds | None = None,
 ) -> None:
     server = ExporterServer(
         sim,
@@ -512,6 +518,7 @@ def serve(
         influx_token=influx_token,
         config=config,
         control_token=control_token,
+        thresholds=thresholds,
     )
     server.start_model()
     # Everything loaded so far (the catalog, the model's arrays, the libraries) lives as long

@@ -3,7 +3,8 @@
 The model, the collectors, the report, the HTML page, the CLI tables, the alert-rule builder
 and the dashboard builder all read these names from here, so a component or an indicator is
 added in one place. The threshold numbers live in `alerts/thresholds.yml` (the one file an
-operator tunes); each indicator names its key there. What is not tuned (which component an
+operator tunes; `alerts.thresholds` reads it, exporters.thresholds.Thresholds types it and the
+edge hands it down); each indicator names its key there. What is not tuned (which component an
 alert reads, how much higher pages, the texts people read) is here.
 """
 
@@ -11,10 +12,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
-
-import yaml
 
 TASK_TYPES: tuple[str, ...] = ("dialog", "update")
 
@@ -232,15 +229,3 @@ def per_step_mean(component: str, window: str = "5m") -> str:
 # The system's mean dialog response per step (seconds), per SID: the SD benchmark's bound is
 # on the average over all instances, not on one instance.
 DIALOG_RESPONSE_MEAN = "sid:sap_workload_dialog_response_seconds_per_step:mean5m"
-
-THRESHOLDS_FILE = Path(__file__).resolve().parents[1] / "alerts" / "thresholds.yml"
-
-
-@lru_cache
-def thresholds(path: Path = THRESHOLDS_FILE) -> dict[str, float]:
-    """The tunable threshold numbers (seconds, ratios) from alerts/thresholds.yml."""
-    return yaml.safe_load(path.read_text())
-
-
-def threshold_seconds(indicator: Indicator) -> float:
-    return float(thresholds()[indicator.threshold_key])

@@ -12,7 +12,8 @@ import difflib
 
 from api.runs.report import BAIT_WINDOW_S, REPEATABLE_PCT, compare, figures
 from api.runs.sla import Sla, SlaError
-from exporters.vocabulary import DIALOG_RESPONSE, INDICATORS, threshold_seconds
+from exporters.thresholds import Thresholds
+from exporters.vocabulary import DIALOG_RESPONSE, INDICATORS
 
 SD_THINK_TIME_S = 10.0  # the SD benchmark's think time (seed 000 section 2)
 
@@ -54,10 +55,10 @@ def _criterion(
     }
 
 
-def built_in(report: dict) -> list[dict]:
+def built_in(report: dict, thresholds: Thresholds) -> list[dict]:
     sd = report["benchmark"].get("sd") or {}
     bait = report["benchmark"].get("bait") or {}
-    bound = threshold_seconds(DIALOG_RESPONSE)
+    bound = thresholds.seconds(DIALOG_RESPONSE)
     out = [
         _criterion(
             "SD: average dialog response",
@@ -112,7 +113,7 @@ def built_in(report: dict) -> list[dict]:
                 f"{ind.component}_peak_ms",
                 None,
                 "<",
-                1000 * threshold_seconds(ind),
+                1000 * thresholds.seconds(ind),
                 "ms",
                 "no per-instance series in this run: the indicator cannot be judged",
             )
@@ -269,10 +270,15 @@ def against_baseline(report: dict, baseline: dict, sla: Sla | None) -> list[dict
     return out
 
 
-def evaluate(report: dict, sla: Sla | None = None, baseline: dict | None = None) -> dict:
+def evaluate(
+    report: dict,
+    thresholds: Thresholds,
+    sla: Sla | None = None,
+    baseline: dict | None = None,
+) -> dict:
     """Every criterion; `passed` unless one failed. Raises SlaError for an SLA naming a
     figure the run lacks (bad input, not a failed criterion)."""
-    criteria = built_in(report)
+    criteria = built_in(report, thresholds)
     if sla:
         criteria += from_sla(report, sla)
     if baseline is not None:

@@ -19,13 +19,8 @@ from markupsafe import Markup
 
 from api.runs.recorder import RunData
 from api.runs.report import OS_COUNTERS
-from exporters.vocabulary import (
-    COMPONENT_BY_KEY,
-    DIALOG_RESPONSE,
-    REPORT_ORDER,
-    RESPONSE_PARTS,
-    threshold_seconds,
-)
+from exporters.thresholds import Thresholds
+from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, REPORT_ORDER, RESPONSE_PARTS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -307,13 +302,13 @@ def _per_host(data: RunData, idx: dict[str, int], key: str) -> list[Line]:
     return sorted(lines, key=lambda line: _natural(line.label))
 
 
-def charts(report: dict, data: RunData) -> list[Chart]:
+def charts(report: dict, data: RunData, thresholds: Thresholds) -> list[Chart]:
     ss = report["steady_state"]
     window = (ss["start_s"], ss["end_s"])
     idx = {c: i for i, c in enumerate(data.columns)}
     out = []
     if "st03.dialog.steps" in idx:
-        bound = 1000 * threshold_seconds(DIALOG_RESPONSE)
+        bound = 1000 * thresholds.seconds(DIALOG_RESPONSE)
         out.append(
             line_chart(
                 "chart-dialog",
@@ -352,7 +347,7 @@ def _means(values: np.ndarray, size: int) -> np.ndarray:
 TIMELINE_PANEL_IN = 2.0  # inches per panel of the timeline
 
 
-def timeline(report: dict, data: RunData) -> Chart:
+def timeline(report: dict, data: RunData, thresholds: Thresholds) -> Chart:
     """One figure, one time axis: the dialog response stacked from its parts (ms per
     step) above each host's CPU, paging, disk queue and available memory, so a bend in
     the response lines up with the counter that moved with it."""
@@ -396,7 +391,7 @@ def timeline(report: dict, data: RunData) -> Chart:
                 labels=[line.label for line in parts],
                 colors=[LINE_COLOURS[n % len(LINE_COLOURS)] for n in range(len(parts))],
             )
-            bound = 1000 * threshold_seconds(DIALOG_RESPONSE)
+            bound = 1000 * thresholds.seconds(DIALOG_RESPONSE)
             ax.axhline(bound, color=BOUND_COLOUR, linestyle="--", lw=1, label=f"{bound:g} ms bound")
             ax.set_ylabel("dialog ms per step, stacked")
             # Headroom above the stack and the bound, where the steady-state shade shows.
@@ -424,14 +419,14 @@ def timeline(report: dict, data: RunData) -> Chart:
         return Chart(slug, title, "ms per step; OS counters in their units", _svg(fig, slug))
 
 
-def benchmark_checks(report: dict) -> list[dict]:
+def benchmark_checks(report: dict, thresholds: Thresholds) -> list[dict]:
     """The SD and BAIT pass criteria with the measured value and its unit."""
     sd, bait = report["benchmark"].get("sd", {}), report["benchmark"].get("bait", {})
     if not sd:
         return []
     law = sd["response_time_law"]
     items = sd["line_items_vs_steps_over_3_pct"]
-    bound = threshold_seconds(DIALOG_RESPONSE)
+    bound = thresholds.seconds(DIALOG_RESPONSE)
     return [
         {
             "check": f"average dialog response < {bound:g} s (seed 000)",
@@ -514,7 +509,7 @@ def empty_lines(report: dict, data: RunData) -> dict[str, str]:
     }
 
 
-def render(report: dict, data: RunData) -> str:
+def render(report: dict, data: RunData, thresholds: Thresholds) -> str:
     return (
         _templates()
         .get_template("report.html")
@@ -524,9 +519,9 @@ def render(report: dict, data: RunData) -> str:
             steady=report["steady_state"],
             sections=SECTIONS,
             empty=empty_lines(report, data),
-            checks=benchmark_checks(report),
-            charts=charts(report, data),
-            timeline=timeline(report, data),
+            checks=benchmark_checks(report, thresholds),
+            charts=charts(report, data, thresholds),
+            timeline=timeline(report, data, thresholds),
             made=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         )
     )

@@ -13,6 +13,7 @@ import numpy as np
 from api.runs.gaps import longest_clear
 from api.runs.percentiles import QUANTILES, parse_bound, precision, quantile
 from api.runs.recorder import RunData
+from exporters.thresholds import Thresholds
 from exporters.vocabulary import (
     DIALOG_RESPONSE,
     INDICATOR_BY_COMPONENT,
@@ -20,7 +21,6 @@ from exporters.vocabulary import (
     REPORT_ORDER,
     TASK_TYPES,
     Indicator,
-    threshold_seconds,
 )
 
 OS_COUNTERS = {
@@ -263,7 +263,7 @@ def time_profile(s: Series, interval_s: float) -> list[dict]:
     return rows
 
 
-def indicator_peaks(s: Series) -> list[dict]:
+def indicator_peaks(s: Series, thresholds: Thresholds) -> list[dict]:
     """Per whitepaper indicator, the highest 5-minute mean of any instance in the steady
     state against its threshold: what the check judges, breached or not."""
     if not any(c.startswith("inst.") for c in s.data.columns) or not s.times.size:
@@ -272,7 +272,7 @@ def indicator_peaks(s: Series) -> list[dict]:
         {
             "indicator": ind.component,
             "rule": ind.alert,
-            "threshold_ms": 1000 * threshold_seconds(ind),
+            "threshold_ms": 1000 * thresholds.seconds(ind),
             "peak_ms": _peak(worst_instance_means(s, ind.component)),
         }
         for ind in INDICATORS
@@ -353,11 +353,18 @@ def worst_instance_means(s: Series, indicator: str) -> np.ndarray:
     return 1000 * mean.max(axis=1)[s.mask]
 
 
-def _breach(indicator: Indicator, name: str, start_s: float, end_s: float, peak_ms: float) -> dict:
+def _breach(
+    thresholds: Thresholds,
+    indicator: Indicator,
+    name: str,
+    start_s: float,
+    end_s: float,
+    peak_ms: float,
+) -> dict:
     return {
         "rule": indicator.alert,
         "indicator": name,
-        "threshold_ms": 1000 * threshold_seconds(indicator),
+        "threshold_ms": 1000 * thresholds.seconds(indicator),
         "start_s": round(start_s, 1),
         "end_s": round(end_s, 1),
         "peak_ms": round(peak_ms, 3),
@@ -373,16 +380,17 @@ def _spans(above: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
 
-def breaches(s: Series) -> list[dict]:
+def breaches(s: Series, thresholds: Thresholds) -> list[dict]:
     """Each span in which the worst instance's 5-minute mean passes an indicator's threshold,
     and the span of dialog response at or above the benchmark bound, with their diagnoses."""
     out = []
     step = float(np.diff(s.data.times).min()) if s.data.times.size > 1 else 0.0
     for ind in INDICATORS:
         values = worst_instance_means(s, ind.component)
-        for k, j in _spans(values > 1000 * threshold_seconds(ind)):
+        for k, j in _spans(values > 1000 * thresholds.seconds(ind)):
             out.append(
                 _breach(
+                    thresholds,
                     ind,
                     ind.component,
                     float(s.times[k] - step),
@@ -397,10 +405,11 @@ def breaches(s: Series) -> list[dict]:
             s.data.values[:, s.index["st03.dialog.steps"]],
             width,
         )[s.mask]
-        over = np.nonzero(mean >= threshold_seconds(DIALOG_RESPONSE))[0]
+        over = np.nonzero(mean >= thresholds.seconds(DIALOG_RESPONSE))[0]
         if over.size:
             out.append(
                 _breach(
+                    thresholds,
                     DIALOG_RESPONSE,
                     "dialog_response",
                     float(s.times[over[0]] - step),
@@ -455,7 +464,9 @@ def sql_and_buffers(data: RunData) -> tuple[list[dict], list[dict]]:
     return top, pools
 
 
-def benchmark(s: Series, meta: dict, summary: list[dict], window_s: float) -> dict:
+def benchmark(
+    s: Series, meta: dict, summary: list[dict], window_s: float, thresholds: Thresholds
+) -> dict:
     dialog = next((r for r in summary if r["task_type"] == "dialog"), None)
     if dialog is None:
         return {}
@@ -497,7 +508,7 @@ def benchmark(s: Series, meta: dict, summary: list[dict], window_s: float) -> di
         "sd": {
             **sd_not_measured,
             "dialog_response_s": round(r, 4),
-            "dialog_response_below_2s": r < threshold_seconds(DIALOG_RESPONSE),
+            "dialog_response_below_2s": r < thresholds.seconds(DIALOG_RESPONSE),
             "think_time_s": z,
             "users": n,
             "dialog_steps_per_hour": round(steps / hours) if measured else None,
@@ -544,10 +555,13 @@ def build_report(
     run: dict,
     data: RunData,
     *,
+    thresholds: Thresholds,
     top: int = TOP_TRANSACTIONS,
     interval_s: float = PROFILE_INTERVAL_S,
 ) -> dict:
-    """`top`: rows of the transaction profile; `interval_s`: the time profile's interval."""
+    """`thresholds`: the whitepaper bounds the report judges by (alerts/thresholds.yml, read
+    at the edge); `top`: rows of the transaction profile; `interval_s`: the time profile's
+    interval."""
     s = Series(data, run["ramp_up_s"])
     window_s = s.window_s
     summary, transactions = st03(s)
@@ -564,12 +578,12 @@ def build_report(
         "percentiles": percentiles(s),
         "transaction_profile": transaction_profile(s, top),
         "time_profile": {"interval_s": interval_s, "rows": time_profile(s, interval_s)},
-        "indicators": indicator_peaks(s),
+        "indicators": indicator_peaks(s, thresholds),
         "os_counters": os_counters(s),
-        "breaches": breaches(s),
+        "breaches": breaches(s, thresholds),
         "top_sql": sql,
         "bufferpools": pools,
-        "benchmark": benchmark(s, data.meta, summary, window_s),
+        "benchmark": benchmark(s, data.meta, summary, window_s, thresholds),
     }
     if "gaps" in data.meta:  # runs read back from Prometheus: where data is missing, and why
         report["gaps"] = data.meta["gaps"]

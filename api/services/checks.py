@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from alerts.thresholds import load_thresholds
 from api.runs.checks import evaluate
 from api.runs.sla import SlaError, parse_sla
 from api.services.errors import Invalid
@@ -18,6 +19,6 @@ def check(store: Store, run_id: str, sla_text: str = "", baseline: str | None = 
     doc = report(store, run_id)
     base = report(store, baseline) if baseline else None
     try:
-        return evaluate(doc, sla, base)
+        return evaluate(doc, load_thresholds(), sla, base)
     except SlaError as exc:
         raise Invalid(f"SLA: {exc}") from exc

@@ -6,6 +6,7 @@ import csv
 import io
 from datetime import datetime, timedelta
 
+from alerts.thresholds import load_thresholds
 from api.runs.html import render
 from api.runs.recorder import RunData
 from api.runs.report import build_report, compare
@@ -33,7 +34,7 @@ def load(store: Store, run_id: str) -> tuple[dict, RunData]:
 
 def report_of(store: Store, run: dict, data: RunData, **options: float) -> dict:
     """`options`: build_report's `top` and `interval_s`."""
-    report = build_report(run, data, **options)
+    report = build_report(run, data, thresholds=load_thresholds(), **options)
     if run["kind"] in MONITORED:
         # The monitored system's own alerts over the run's window, as Alertmanager sent them.
         report["alerts_fired"] = store.fired_between(
@@ -73,7 +74,7 @@ def series_csv(store: Store, run_id: str) -> str:
 def page(store: Store, run_id: str, **options: float) -> str:
     """The report as one self-contained HTML page."""
     run, data = load(store, run_id)
-    return render(report_of(store, run, data, **options), data)
+    return render(report_of(store, run, data, **options), data, load_thresholds())
 
 
 def parse_tolerances(items: list[str]) -> dict[str, float]:

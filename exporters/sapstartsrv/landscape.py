@@ -40,12 +40,12 @@ from exporters.model.config import Scenario
 from exporters.model.engine import Snapshot
 from exporters.model.solver import instance_layout
 from exporters.sapcontrol.schema import GRAY, GREEN, RED, YELLOW, Record
+from exporters.thresholds import Thresholds
 from exporters.vocabulary import (
     COMPONENTS,
     DIALOG_RESPONSE,
     INDICATOR_BY_COMPONENT,
     Indicator,
-    threshold_seconds,
 )
 
 _C = {name: k for k, name in enumerate(COMPONENTS)}
@@ -151,21 +151,23 @@ def _color(value: float, yellow: float | None, red: float | None) -> str:
     return GREEN
 
 
-def _levels(indicator: Indicator, parts: int = 1) -> tuple[float, float | None]:
-    yellow = 1000.0 * parts * threshold_seconds(indicator)
+def _levels(t: Thresholds, indicator: Indicator, parts: int = 1) -> tuple[float, float | None]:
+    yellow = 1000.0 * parts * t.seconds(indicator)
     multiple = indicator.critical_multiple
     return yellow, (yellow * multiple if multiple is not None else None)
 
 
-def ccms_levels_ms() -> dict[str, tuple[float, float | None]]:
-    """CCMS Dialog node -> (yellow, red) alert levels in ms, from alerts/thresholds.yml and
-    the indicators' critical multiples: the node turns yellow where wlmon's alert warns and
-    red where it pages. RollTime is roll-in plus roll-out, so it has both parts' share."""
+def ccms_levels_ms(thresholds: Thresholds) -> dict[str, tuple[float, float | None]]:
+    """CCMS Dialog node -> (yellow, red) alert levels in ms, from the thresholds the edge read
+    (alerts/thresholds.yml) and the indicators' critical multiples: the node turns yellow
+    where wlmon's alert warns and red where it pages. RollTime is roll-in plus roll-out, so
+    it has both parts' share."""
+    t = thresholds
     return {
-        "ResponseTime": _levels(DIALOG_RESPONSE),
-        "QueueTime": _levels(INDICATOR_BY_COMPONENT["dispatcher_wait"]),
-        "RollTime": _levels(INDICATOR_BY_COMPONENT["roll_in"], parts=2),
-        "DBRequestTime": _levels(INDICATOR_BY_COMPONENT["db_request"]),
+        "ResponseTime": _levels(t, DIALOG_RESPONSE),
+        "QueueTime": _levels(t, INDICATOR_BY_COMPONENT["dispatcher_wait"]),
+        "RollTime": _levels(t, INDICATOR_BY_COMPONENT["roll_in"], parts=2),
+        "DBRequestTime": _levels(t, INDICATOR_BY_COMPONENT["db_request"]),
     }
 
 
@@ -189,6 +191,7 @@ class ModelLandscape:
         self,
         snapshot: Callable[[], Snapshot],
         scenario: Callable[[], Scenario],
+        thresholds: Thresholds,
         ccms_interval_s: float = 60.0,
         clock: Callable[[], float] = time.time,
         seed: int = 1,
@@ -196,6 +199,8 @@ class ModelLandscape:
     ) -> None:
         self._snapshot = snapshot
         self._scenario = scenario
+        # The CCMS alert levels, handed down from the edge (no file read here).
+        self.thresholds = thresholds
         self.ccms_interval_s = ccms_interval_s
         self.clock = clock
         self.seed = seed
@@ -958,7 +963,7 @@ class ModelLandscape:
                 def ms(comp: str) -> float | None:
                     return 1000.0 * secs[_C[comp]] / steps if steps > 0 else None
 
-                levels = ccms_levels_ms()
+                levels = ccms_levels_ms(self.thresholds)
 
                 def timing(name: str, value: float | None) -> None:
                     if value is None:

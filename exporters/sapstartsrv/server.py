@@ -3,8 +3,11 @@
 Each listener is a small threaded WSGI server like the exporter's own. It answers
 `GET /?wsdl` with the WSDL and `POST /` (or `/SAPControl.cgi`, the address in SAP's WSDL)
 with SOAP. Methods protected by the SDEFAULT setting of `service/protectedwebmethods`
-answer HTTP 401 without valid basic-auth credentials, with the SOAP fault string
-"Invalid Credentials" that sapstartsrv gives. SDEFAULT protects "almost all methods, but
+answer HTTP 401 without valid basic-auth credentials. Without any credentials the answer is
+gSOAP's own for an HTTP error (soap_send_fault with error 401): faultcode `SOAP-ENV:Client`,
+faultstring "Error 401: HTTP 401 Unauthorized", which clients match on "401 Unauthorized";
+with wrong ones, the "Invalid Credentials" fault sapcontrol prints as "FAIL: Invalid
+Credentials". SDEFAULT protects "almost all methods, but
 still permits an initial display of a system in SAP MMC/MC without authentication";
 here that initial display is GetSystemInstanceList, GetProcessList and
 GetInstanceProperties, everything else needs credentials.
@@ -43,6 +46,7 @@ from exporters.sapcontrol.schema import (
 from exporters.sapcontrol.settings import SapStartSrvSettings
 from exporters.sapstartsrv.landscape import InstanceInfo, ModelLandscape
 from exporters.sapstartsrv.wsdl import wsdl
+from exporters.thresholds import Thresholds
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
@@ -54,6 +58,11 @@ STALL_LIMIT_S = 600.0
 # connection must close after the answer (its request was not read to the end).
 TRUSTED = "wlmon.trusted_peer"
 CLOSE = "wlmon.close"
+# What gSOAP's soap_set_fault writes for an HTTP status a service returns (stdsoap2.c,
+# "Error %d: HTTP %d %s" with the status text; the fault code is SOAP-ENV:Client): the
+# fault a real sapstartsrv sends with HTTP 401 when a protected method comes without
+# credentials. Clients look for "401 Unauthorized" in it.
+GSOAP_401_FAULTSTRING = "Error 401: HTTP 401 Unauthorized"
 # A kept-alive connection idle this long is closed (gSOAP's default recv timeout is 0:
 # forever; the model bounds its threads).
 KEEPALIVE_IDLE_S = 30.0
@@ -189,10 +198,13 @@ class InstanceApp:
                     self.credentials and self.credentials.check(environ.get("HTTP_AUTHORIZATION"))
                 )
             ):
+                given = environ.get("HTTP_AUTHORIZATION")
                 return _respond(
                     start_response,
                     "401 Unauthorized",
-                    encode_fault("Invalid Credentials"),
+                    encode_fault("Invalid Credentials")
+                    if given
+                    else encode_fault(GSOAP_401_FAULTSTRING, "SOAP-ENV:Client"),
                     [("WWW-Authenticate", 'Basic realm="SAPControl"')],
                 )
             return _respond(start_response, "200 OK", self._answer(operation, params))
@@ -597,10 +609,16 @@ def _ephemeral_low(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> int:
 
 
 def fleet_from_settings(
-    snapshot: Callable, scenario: Callable, settings: SapStartSrvSettings
+    snapshot: Callable,
+    scenario: Callable,
+    settings: SapStartSrvSettings,
+    thresholds: Thresholds,
 ) -> SapStartSrvFleet:
-    """The model's sapstartsrv as WLMON_SAPSTARTSRV_... configures it (not yet started)."""
-    landscape = ModelLandscape(snapshot, scenario, ccms_interval_s=settings.ccms_interval_s)
+    """The model's sapstartsrv as WLMON_SAPSTARTSRV_... configures it (not yet started);
+    `thresholds` set its CCMS alert levels."""
+    landscape = ModelLandscape(
+        snapshot, scenario, thresholds, ccms_interval_s=settings.ccms_interval_s
+    )
     username = settings.username or f"{snapshot().sid.lower()}adm"
     if settings.password is None:
         # Nobody knows this one: protected methods then answer 401 to everyone.

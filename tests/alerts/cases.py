@@ -13,7 +13,8 @@ from pathlib import Path
 import yaml
 
 from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, runbook_url
-from exporters.vocabulary import INDICATORS, Indicator, threshold_seconds
+from alerts.thresholds import threshold_seconds
+from exporters.vocabulary import INDICATORS, Indicator
 
 OUT = Path(__file__).parent
 RULES = [

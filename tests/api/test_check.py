@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
+from alerts.thresholds import load_thresholds
 from api.config import Settings, get_settings
 from api.main import create_app
 from api.runs.checks import evaluate
@@ -231,7 +232,7 @@ def test_a_run_without_st03_skips_what_it_cannot_judge() -> None:
         "breaches": [],
         "steady_state": {"duration_s": 600.0},
     }
-    result = evaluate(bare)
+    result = evaluate(bare, load_thresholds())
     # Nothing judged is not a pass: a pipeline gating on it would pass a run never looked at.
     assert result["passed"] is False and result["message"] == "no criterion could be judged"
     # SD response, think time, each indicator, BAIT, repeatability: all skipped.

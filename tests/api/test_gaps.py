@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from alerts.thresholds import load_thresholds
 from api.runs import fromprom
 from api.runs.checks import evaluate
 from api.runs.gaps import describe, gaps, spans
@@ -89,7 +90,7 @@ def test_a_window_read_from_prometheus_reports_its_gaps(monkeypatch) -> None:
         "created_at": START.isoformat(),
         "message": "",
     }
-    report = Report.model_validate(build_report(run, data))
+    report = Report.model_validate(build_report(run, data, thresholds=load_thresholds()))
     assert [g.kind for g in report.gaps] == ["exporter_down", "no_data"]
     assert [(g.start_s, g.end_s) for g in report.gaps] == [(120.0, 240.0), (420.0, 480.0)]
 
@@ -100,7 +101,7 @@ def _window(monkeypatch, down: set[int], minutes: int = 70, ramp_up_s: float = 3
     end = START + timedelta(minutes=minutes)
     data = fromprom.read_window("http://prometheus", "BMK", START, end, STEP, None, None)
     run = {"id": "b", "ramp_up_s": ramp_up_s, "message": ""}
-    return build_report(run, data)
+    return build_report(run, data, thresholds=load_thresholds())
 
 
 @pytest.mark.parametrize(
@@ -115,7 +116,9 @@ def test_bait_judges_the_longest_stretch_without_a_gap(monkeypatch, down, clear_
     report = _window(monkeypatch, down)
     assert report["steady_state"]["duration_s"] == pytest.approx(3900.0)
     assert report["benchmark"]["bait"]["longest_gap_free_s"] == pytest.approx(clear_s)
-    bait = next(c for c in evaluate(report)["criteria"] if c["name"].startswith("BAIT"))
+    bait = next(
+        c for c in evaluate(report, load_thresholds())["criteria"] if c["name"].startswith("BAIT")
+    )
     assert bait["status"] == status and bait["value"] == pytest.approx(clear_s)
     if down:
         assert "gap-free" in bait["detail"]

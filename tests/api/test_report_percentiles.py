@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
+from alerts.thresholds import load_thresholds
 from api.runs import fromprom
 from api.runs.percentiles import QUANTILES, quantile
 from api.runs.recorder import HISTOGRAM_BOUNDS, record_fast_run
@@ -61,7 +62,13 @@ def run_data():
 
 @pytest.fixture(scope="module")
 def report(run_data) -> dict:
-    return build_report({"id": "p", "ramp_up_s": 300.0}, run_data, top=50, interval_s=300.0)
+    return build_report(
+        {"id": "p", "ramp_up_s": 300.0},
+        run_data,
+        top=50,
+        interval_s=300.0,
+        thresholds=load_thresholds(),
+    )
 
 
 def test_a_runs_percentiles_come_from_its_histogram_and_say_their_bucket(report) -> None:
@@ -153,7 +160,9 @@ def test_transaction_profile_is_sorted_by_total_time_with_shares_and_parts(repor
 
 def test_top_n_keeps_the_largest(report) -> None:
     data = record_fast_run(RunSpec(duration_s=600, seed=2))
-    two = build_report({"id": "t", "ramp_up_s": 0.0}, data, top=2)["transaction_profile"]
+    two = build_report({"id": "t", "ramp_up_s": 0.0}, data, top=2, thresholds=load_thresholds())[
+        "transaction_profile"
+    ]
     assert [r["rank"] for r in two] == [1, 2]
 
 
@@ -225,7 +234,7 @@ def test_a_prometheus_window_reads_the_histogram_and_histogram_quantile(monkeypa
         20.0,
         10.0,
     ]
-    rep = build_report({"id": "w", "ramp_up_s": 0.0}, data)
+    rep = build_report({"id": "w", "ramp_up_s": 0.0}, data, thresholds=load_thresholds())
     row = rep["percentiles"]["by_task_type"][0]
     assert row["steps"] == 160
     assert row["p50_s"] == pytest.approx(0.5 + 0.5 * (80 - 40) / 80)

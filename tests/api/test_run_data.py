@@ -13,6 +13,7 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import numpy as np
 import pytest
 
+from alerts.thresholds import load_thresholds
 from api.runs import fromprom
 from api.runs.recorder import RunData, record_fast_run
 from api.runs.report import build_report
@@ -85,5 +86,5 @@ def stored(tmp_path_factory) -> dict[str, RunData]:
 def test_every_producer_makes_run_data_as_declared(stored, producer) -> None:
     data = stored[producer]
     assert _mistyped(data) == []
-    report = build_report({"id": producer, "ramp_up_s": 0.0}, data)
+    report = build_report({"id": producer, "ramp_up_s": 0.0}, data, thresholds=load_thresholds())
     assert set(report) >= {"st03", "top_sql", "bufferpools"}

@@ -8,14 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from alerts.thresholds import thresholds
 from dashboards import build, instances, layout
-from exporters.vocabulary import (
-    COMPONENT_BY_KEY,
-    INDICATOR_BY_ALERT,
-    INDICATORS,
-    RESPONSE_PARTS,
-    thresholds,
-)
+from exporters.vocabulary import COMPONENT_BY_KEY, INDICATOR_BY_ALERT, INDICATORS, RESPONSE_PARTS
 
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = {p: json.loads(p.read_text()) for p in sorted((REPO / "dashboards").rglob("*.json"))}

@@ -1,11 +1,11 @@
-"""The model's CCMS alert levels come from alerts/thresholds.yml through the vocabulary:
-editing a threshold moves the colour of the node that mirrors it."""
+"""The model's CCMS alert levels come from the thresholds the edge reads (alerts/thresholds.yml)
+and hands to the landscape: other thresholds move the colour of the node that mirrors them."""
 
 from __future__ import annotations
 
 import pytest
 
-from exporters import vocabulary
+from alerts.thresholds import load_thresholds
 from exporters.model.engine import Simulation
 from exporters.sapcontrol import ccms
 from exporters.sapcontrol.schema import GREEN, RED
@@ -13,7 +13,7 @@ from exporters.sapstartsrv.landscape import ModelLandscape, ccms_levels_ms
 
 
 def test_the_shipped_thresholds_give_the_levels_ccms_showed_before() -> None:
-    levels = ccms_levels_ms()
+    levels = ccms_levels_ms(load_thresholds())
     # The SD bound: missing it is not a page (no critical twin), so never red.
     assert levels["ResponseTime"][0] == pytest.approx(2000.0)
     assert levels["ResponseTime"][1] is None
@@ -23,17 +23,20 @@ def test_the_shipped_thresholds_give_the_levels_ccms_showed_before() -> None:
     assert levels["DBRequestTime"] == pytest.approx((400.0, 800.0))
 
 
-def test_editing_a_threshold_moves_the_node_colour(monkeypatch) -> None:
+def test_other_thresholds_move_the_node_colour() -> None:
     sim = Simulation("sd-benchmark-2003", seed=4)
     sim.run(120)
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    shipped = load_thresholds()
+    tuned = shipped.model_copy(update={"db_request_seconds": 0.001})
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, shipped)
+    strict = ModelLandscape(sim.snapshot, lambda: sim.scenario, tuned)
     inst = land.instance("penguin2_D00")
 
-    def db_node():
-        return ccms.find(ccms.paths(land.alert_tree(inst)), ("Dialog", "DBRequestTime"))
+    def db_node(landscape: ModelLandscape):
+        tree = landscape.alert_tree(landscape.instance("penguin2_D00"))
+        return ccms.find(ccms.paths(tree), ("Dialog", "DBRequestTime"))
 
-    assert db_node()["ActualValue"] == GREEN  # a healthy run: well below 400 ms
-    shipped = dict(vocabulary.thresholds())
-    monkeypatch.setattr(vocabulary, "thresholds", lambda: {**shipped, "db_request_seconds": 0.001})
-    assert ccms_levels_ms()["DBRequestTime"] == pytest.approx((1.0, 2.0))
-    assert db_node()["ActualValue"] == RED
+    assert inst is not None
+    assert db_node(land)["ActualValue"] == GREEN  # a healthy run: well below 400 ms
+    assert ccms_levels_ms(tuned)["DBRequestTime"] == pytest.approx((1.0, 2.0))
+    assert db_node(strict)["ActualValue"] == RED

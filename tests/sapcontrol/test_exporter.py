@@ -7,6 +7,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from alerts.thresholds import load_thresholds
 from exporters.config import get_settings
 from exporters.model.engine import Simulation
 from exporters.sapstartsrv.server import free_port_block
@@ -31,7 +32,9 @@ def server(monkeypatch):
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     get_settings.cache_clear()
-    srv = ExporterServer(Simulation("sd-benchmark-2003", seed=2), port=0, speed=20.0)
+    srv = ExporterServer(
+        Simulation("sd-benchmark-2003", seed=2), port=0, speed=20.0, thresholds=load_thresholds()
+    )
     srv.start()
     yield srv, base
     srv.stop()

@@ -9,6 +9,7 @@ import socket
 import httpx
 import pytest
 
+from alerts.thresholds import load_thresholds
 from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import Endpoint, SAPControlClient, SAPControlUnavailable
 from exporters.sapcontrol.schema import SOAP12_ENV, decode_response, encode_request
@@ -21,7 +22,8 @@ def fleet():
     sim = Simulation("sd-benchmark-2003", seed=5)
     sim.run(30)
     fleet = SapStartSrvFleet(
-        ModelLandscape(sim.snapshot, lambda: sim.scenario), credentials=Credentials("a", "b")
+        ModelLandscape(sim.snapshot, lambda: sim.scenario, load_thresholds()),
+        credentials=Credentials("a", "b"),
     ).start()
     yield fleet
     fleet.stop()

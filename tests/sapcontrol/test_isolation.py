@@ -11,6 +11,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from alerts.thresholds import load_thresholds
 from exporters.collectors.sapcontrol import SAPControlCollector
 from exporters.model.engine import Simulation
 from exporters.sapcontrol.schema import decode_request
@@ -39,7 +40,7 @@ def _series(text: str) -> dict[str, dict[str, set[str]]]:
 def fleet():
     sim = Simulation("sd-benchmark-2003", seed=11)
     sim.run(120)
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, load_thresholds())
     fleet = SapStartSrvFleet(land, credentials=Credentials("bmkadm", "pw")).start()
     yield fleet
     fleet.stop()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from alerts.thresholds import load_thresholds
 from exporters.collectors.sapcontrol import wp_activity
 from exporters.model.engine import Simulation
 from exporters.sapcontrol import ccms
@@ -19,7 +20,9 @@ CALLS = 400  # WP-table reads to average (a monitor's samples over time)
 def _run(faults: tuple[str, ...], seconds: float = 600) -> tuple[Simulation, ModelLandscape]:
     sim = Simulation("sd-benchmark-2003", faults=faults, seed=21)
     sim.run(seconds)
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, ccms_interval_s=120)
+    land = ModelLandscape(
+        sim.snapshot, lambda: sim.scenario, load_thresholds(), ccms_interval_s=120
+    )
     return sim, land
 
 

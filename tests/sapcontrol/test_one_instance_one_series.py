@@ -10,6 +10,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from alerts.thresholds import load_thresholds
 from exporters.collectors.sapcontrol import SAPControlCollector
 from exporters.model.engine import Simulation
 from exporters.sapcontrol.settings import SAPControlSettings
@@ -25,7 +26,7 @@ NAME = "penguin2_D00"
 def fleet(tmp_path_factory):
     sim = Simulation("sd-benchmark-2003", seed=5)
     sim.run(60)
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, load_thresholds())
     uds = tmp_path_factory.mktemp("uds")
     fleet = SapStartSrvFleet(land, credentials=Credentials(*AUTH), uds_dir=uds).start()
     yield fleet

@@ -7,6 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from alerts.thresholds import load_thresholds
 from exporters.collectors.sapcontrol import SAPControlCollector
 from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import (
@@ -29,7 +30,7 @@ NAME = "penguin3_D00"
 def fleet():
     sim = Simulation("sd-benchmark-2003", seed=5)
     sim.run(60)
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, load_thresholds())
     fleet = SapStartSrvFleet(land, credentials=Credentials(*AUTH)).start()
     yield fleet
     fleet.stop()

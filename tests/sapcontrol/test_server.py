@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 import httpx
 import pytest
 
+from alerts.thresholds import load_thresholds
 from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import (
     Endpoint,
@@ -19,7 +20,7 @@ from exporters.sapcontrol.client import (
     SAPControlUnauthorized,
     SAPControlUnavailable,
 )
-from exporters.sapcontrol.schema import OPERATIONS, encode_request
+from exporters.sapcontrol.schema import OPERATIONS, SOAP_ENV, encode_request
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
 
@@ -36,7 +37,7 @@ def sim() -> Simulation:
 
 @pytest.fixture(scope="module")
 def fleet(sim, tmp_path_factory):
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, load_thresholds())
     uds = tmp_path_factory.mktemp("uds")
     fleet = SapStartSrvFleet(land, credentials=Credentials(*AUTH), uds_dir=uds).start()
     yield fleet
@@ -93,9 +94,17 @@ def test_protected_methods_answer_401_without_credentials(fleet, operation) -> N
     r = httpx.post(fleet.url("penguin2_D00"), content=body, timeout=10)
     assert r.status_code == 401
     assert r.headers["www-authenticate"].startswith("Basic")
-    assert b"Invalid Credentials" in r.content
+    # gSOAP's fault for an HTTP 401 (soap_set_fault): a client fault, and the text
+    # SAPControl clients match on "401 Unauthorized" (issue 25: it was a Server fault
+    # "Invalid Credentials").
+    fault = ET.fromstring(r.content).find(f".//{{{SOAP_ENV}}}Fault")
+    assert fault is not None, r.text
+    assert fault.findtext("faultcode") == "SOAP-ENV:Client"
+    assert fault.findtext("faultstring") == "Error 401: HTTP 401 Unauthorized"
     wrong = httpx.post(fleet.url("penguin2_D00"), content=body, auth=("bmkadm", "x"), timeout=10)
     assert wrong.status_code == 401
+    # Wrong credentials: the text sapcontrol prints as "FAIL: Invalid Credentials".
+    assert b"<faultstring>Invalid Credentials</faultstring>" in wrong.content
     ok = httpx.post(fleet.url("penguin2_D00"), content=body, auth=AUTH, timeout=10)
     assert ok.status_code == 200
 
@@ -167,7 +176,7 @@ def test_https_with_a_ca_file(sim, tmp_path) -> None:
     )  # fmt: skip
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, load_thresholds())
     fleet = SapStartSrvFleet(land, credentials=Credentials(*AUTH), tls=tls).start()
     try:
         url = fleet.url("penguin2_D00")

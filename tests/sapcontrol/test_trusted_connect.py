@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from alerts.thresholds import load_thresholds
 from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import Endpoint, SAPControlClient, SAPControlUnauthorized
 from exporters.sapcontrol.schema import encode_request
@@ -25,7 +26,7 @@ NAME = "penguin2_D00"
 def fleet():
     sim = Simulation("sd-benchmark-2003", seed=5)
     sim.run(60)
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, load_thresholds())
     # Not under pytest's private tmp dir: another user must be able to reach the socket.
     uds = Path(tempfile.mkdtemp(prefix="wlmon-uds-"))
     uds.chmod(0o755)

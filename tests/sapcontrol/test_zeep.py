@@ -13,6 +13,7 @@ from zeep import Client
 from zeep.exceptions import Fault
 from zeep.transports import Transport
 
+from alerts.thresholds import load_thresholds
 from exporters.model.engine import Simulation
 from exporters.sapcontrol.schema import OPERATIONS
 from exporters.sapstartsrv.landscape import ModelLandscape
@@ -98,7 +99,7 @@ NAME = "penguin3_D00"
 def fleet():
     sim = Simulation("sd-benchmark-2003", seed=5)
     sim.run(60)
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario)
+    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, load_thresholds())
     fleet = SapStartSrvFleet(land, credentials=Credentials(*AUTH)).start()
     yield fleet
     fleet.stop()
@@ -215,3 +216,15 @@ def test_access_points_and_parameters_answer_from_the_model(fleet, service) -> N
     assert "SAPSYSTEMNAME=BMK" in everything and "INSTANCE_NAME=D00" in everything
     with pytest.raises(Fault, match="Parameter nosuch/param not found"):
         service.ParameterValue(parameter="nosuch/param")
+
+
+def test_zeep_sees_gsoaps_401_fault_without_credentials(fleet) -> None:
+    """A protected call without credentials: HTTP 401 with gSOAP's fault, which zeep raises
+    as a Fault whose message carries "401 Unauthorized" (what SAPControl clients match)."""
+    anonymous = Client(
+        fleet.url(NAME) + "?wsdl", transport=Transport(session=requests.Session(), timeout=10)
+    )
+    with pytest.raises(Fault) as err:
+        anonymous.service.GetQueueStatistic()
+    assert "401 Unauthorized" in err.value.message
+    assert err.value.code == "SOAP-ENV:Client"

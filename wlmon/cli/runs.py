@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from alerts.thresholds import load_thresholds, threshold_seconds
 from api.config import get_settings
 from api.runs.gaps import EXPORTER_DOWN
 from api.runs.html import render
@@ -26,12 +27,7 @@ from api.runs.spec import RealtimeRunRequest, RunSpec
 from api.services import imports, reports, runs
 from api.services.errors import ServiceError
 from exporters.durations import parse_duration
-from exporters.vocabulary import (
-    COMPONENT_BY_KEY,
-    DIALOG_RESPONSE,
-    RESPONSE_PARTS,
-    threshold_seconds,
-)
+from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, RESPONSE_PARTS
 from wlmon.cli.common import console, err, fail, runs_store
 from wlmon.stack.settings import Ports, StackSettings
 
@@ -305,7 +301,7 @@ def report_command(
             task = bar.add_task("building report", total=3)
             doc = reports.report_of(store, run, data, **options)
             bar.update(task, advance=1, description="rendering HTML")
-            page = render(doc, data)
+            page = render(doc, data, load_thresholds())
             bar.update(task, advance=1, description=f"writing {html_out}")
             try:
                 html_out.write_text(page, encoding="utf-8")

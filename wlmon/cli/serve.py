@@ -9,6 +9,7 @@ import typer
 import uvicorn
 from pydantic import ValidationError
 
+from alerts.thresholds import ThresholdsError, load_thresholds
 from exporters.config import ExporterConfig, load_config
 from exporters.model.catalog import ConfigError
 from exporters.model.des import ENGINES, make_simulation
@@ -87,6 +88,11 @@ def exporter(
         )
     except ConfigError as exc:
         fail(str(exc))
+    try:
+        # Read at the edge: the model's sapstartsrv colours its CCMS nodes by these.
+        thresholds = load_thresholds()
+    except ThresholdsError as exc:
+        fail(str(exc))
     token, token_source = _control_token(config)
     err.print(f"control writes: token from {token_source}")
     try:
@@ -103,6 +109,7 @@ def exporter(
             state_file=state_file,
             influx_token=influx_token,
             config=config,
+            thresholds=thresholds,
         )
     except OSError as exc:
         fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")

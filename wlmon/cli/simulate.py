@@ -10,11 +10,12 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from alerts.thresholds import threshold_seconds
 from exporters.durations import parse_duration
 from exporters.model.catalog import Catalog, ConfigError
 from exporters.model.des import ENGINES, make_simulation
 from exporters.model.summary import SUMMARY_FIELDS, report
-from exporters.vocabulary import INDICATORS, threshold_seconds
+from exporters.vocabulary import INDICATORS
 from wlmon.cli.common import console, err, fail
 
 app = typer.Typer()
