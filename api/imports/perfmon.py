@@ -43,7 +43,6 @@ STAMP = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4}) (\d{1,2}):(\d{2}):(\d{2})(?
 DOTTED = re.compile(
     r"^\s*(\d{1,2})\.(\d{1,2})\.(\d{4}) (\d{1,2}):(\d{2}):(\d{2})(?:[.,](\d{1,6}))?\s*$"
 )
-MAX_BYTES = 512 * 1024 * 1024  # a day of 1,000 counters at 15 s is ~190 MB in UTF-16
 MAX_BIAS_MIN = 16 * 60  # time zones run from UTC-12 to UTC+14
 MAX_VALUE = 1e18  # larger is a damaged cell, not a reading (and would overflow the means)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
