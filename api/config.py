@@ -17,6 +17,13 @@ def default_db_path() -> Path:
     return Path(state) / "data" / "api" / "wlmon.sqlite"
 
 
+# Import limits (api/services/import_limits.py), the API's and `wlmon import`'s defaults.
+PERFMON_MAX_BYTES = 512 * 1024 * 1024  # a day of 1,000 counters at 15 s is ~190 MB in UTF-16
+PERFMON_MAX_ROWS = 250_000  # a week at 5 s is 121 000 samples
+ST03_MAX_BYTES = 10 * 1024 * 1024
+ST03_MAX_ROWS = 100_000  # an ST03N export of every transaction of a month: tens of thousands
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="WLMON_API_")
 
@@ -53,6 +60,12 @@ class Settings(BaseSettings):
     grafana_password: SecretStr | None = None
     sid: str = "BMK"
     max_body_bytes: int = 1024 * 1024
+    # Imports, through the API and `wlmon import` alike (api/services/import_limits.py):
+    # larger files are refused before they are parsed.
+    perfmon_max_bytes: int = Field(default=PERFMON_MAX_BYTES, ge=1)
+    perfmon_max_rows: int = Field(default=PERFMON_MAX_ROWS, ge=1)
+    st03_max_bytes: int = Field(default=ST03_MAX_BYTES, ge=1)
+    st03_max_rows: int = Field(default=ST03_MAX_ROWS, ge=1)
     # CPU-bound work (imports, fast runs, reports) runs in worker processes, off the event
     # loop and outside its GIL: this many at once, and at most `worker_queue` more waiting
     # before requests are refused with 503.

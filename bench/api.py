@@ -43,8 +43,7 @@ sys.path = [str(Path(__file__).resolve().parents[1])] + [
     p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent
 ]
 
-from api.imports.st03 import MAX_BYTES as ST03_MAX_BYTES  # noqa: E402
-from api.services.workers import ST03_MAX_ROWS  # noqa: E402
+from api.config import ST03_MAX_BYTES, ST03_MAX_ROWS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 ST03_FIXTURE = ROOT / "tests" / "fixtures" / "st03" / "per-transaction-de.csv"

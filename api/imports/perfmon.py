@@ -27,6 +27,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from api.imports import plausible
 from api.imports.pdhnames import english
 from api.imports.text import FileError, Lines, cell_at, csv_column
 from api.imports.winzones import iana
@@ -42,7 +43,6 @@ STAMP = re.compile(r"^\s*(\d{1,2})/(\d{1,2})/(\d{4}) (\d{1,2}):(\d{2}):(\d{2})(?
 DOTTED = re.compile(
     r"^\s*(\d{1,2})\.(\d{1,2})\.(\d{4}) (\d{1,2}):(\d{2}):(\d{2})(?:[.,](\d{1,6}))?\s*$"
 )
-MAX_BYTES = 512 * 1024 * 1024  # a day of 1,000 counters at 15 s is ~190 MB in UTF-16
 MAX_BIAS_MIN = 16 * 60  # time zones run from UTC-12 to UTC+14
 MAX_VALUE = 1e18  # larger is a damaged cell, not a reading (and would overflow the means)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -380,12 +380,13 @@ def _records(
             status.append(lines.number)
 
 
-def parse(source: BinaryIO | bytes) -> PerfmonData:
+def parse(source: BinaryIO | bytes, now: datetime | None = None) -> PerfmonData:
+    """The capture; `now` (default: the clock) bounds its plausible time stamps."""
     stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
     first = stream.read(16)
     try:
         lines = Lines(_Prefixed(first, stream), legacy="cp1252")
-        data = _parse(lines)
+        data = _parse(lines, now or datetime.now(UTC))
         data.encoding = lines.codec
         return data
     except PerfmonError:
@@ -421,7 +422,7 @@ class _Prefixed:
         return out
 
 
-def _parse(lines: Lines) -> PerfmonData:
+def _parse(lines: Lines, now: datetime) -> PerfmonData:
     it = iter(lines)
     header = next((line for line in it if line.strip()), None)
     if header is None:
@@ -460,8 +461,21 @@ def _parse(lines: Lines) -> PerfmonData:
     end = datetime.fromtimestamp(float(utc[-1]), UTC)
     data = _columns(counters, values, times, start, end, zone, len(status))
     data.damaged_lines = damaged
-    data.notes = notes
+    data.notes = [*notes, *_implausible(utc, numbers, now)]
     return data
+
+
+def _implausible(utc: np.ndarray, numbers: list[int], now: datetime) -> list[str]:
+    """A warning naming the first sample stamped before 1990 or after the import."""
+    low = (plausible.EARLIEST - EPOCH).total_seconds()
+    high = (now + plausible.AHEAD - EPOCH).total_seconds()
+    bad = np.nonzero((utc < low) | (utc > high))[0]
+    if not bad.size:
+        return []
+    k = int(bad[0])
+    stamp = datetime.fromtimestamp(float(utc[k]), UTC)
+    why = plausible.out_of_range(stamp, now) or "out of range"
+    return [plausible.clock_warning(f"line {numbers[k]}", stamp, why, bad.size - 1)]
 
 
 def _utc(

@@ -59,7 +59,6 @@ TASK_TYPES = {
 }
 TOTAL_WORDS = {"total", "totals", "sum", "summe", "gesamt", "gesamtsumme", "insgesamt"}
 ALL_TASKS = "all"  # the file names no task type
-MAX_BYTES = 10 * 1024 * 1024
 MAX_VALUE = 1e15  # steps or milliseconds beyond this are a damaged cell
 HEADER_SEARCH = 60  # lines above the table SAP may write (title, period, instance, ...)
 HOUR = re.compile(

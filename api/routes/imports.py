@@ -13,11 +13,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
 
-from api.deps import PoolDep, WriteAuth
-from api.imports.perfmon import MAX_BYTES
-from api.imports.st03 import MAX_BYTES as ST03_MAX
+from api.deps import PoolDep, SettingsDep, WriteAuth
 from api.schemas import Run, refusals
 from api.services import imports, workers
+from api.services.import_limits import ImportLimits, limits
 
 router = APIRouter(prefix="/imports", tags=["imports"])
 Label = Annotated[str, Query(max_length=200, description="a name for the run")]
@@ -36,18 +35,20 @@ async def _upload() -> AsyncIterator[Path]:
         await run_in_threadpool(Path(name).unlink, missing_ok=True)
 
 
-async def _read_limited(request: Request, limit: int, path: Path) -> None:
-    """Write the body to `path`, refused with 413 as soon as it passes `limit` (declared or
+async def _read_limited(request: Request, limit: ImportLimits, path: Path) -> None:
+    """Write the body to `path`, refused with 413 as soon as it passes the limit (declared or
     streamed)."""
     declared = request.headers.get("content-length") or "0"
-    if declared.isdigit() and int(declared) > limit:
-        raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file over {limit} bytes")
+    if declared.isdigit() and int(declared) > limit.max_bytes:
+        raise HTTPException(
+            status.HTTP_413_CONTENT_TOO_LARGE, str(limit.too_many_bytes(int(declared)))
+        )
     size = 0
     with path.open("wb") as out:
         async for chunk in request.stream():
             size += len(chunk)
-            if size > limit:
-                raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, f"file over {limit} bytes")
+            if size > limit.max_bytes:
+                raise HTTPException(status.HTTP_413_CONTENT_TOO_LARGE, str(limit.too_many_bytes()))
             out.write(chunk)
 
 
@@ -74,14 +75,17 @@ AS_RUN: dict[str, Any] = {
     summary="Import a Windows Performance Monitor CSV (typeperf, relog, logman) as a run",
     **AS_RUN,
 )
-async def import_perfmon(request: Request, pool: PoolDep, label: Label = "") -> dict:
+async def import_perfmon(
+    request: Request, pool: PoolDep, settings: SettingsDep, label: Label = ""
+) -> dict:
+    limit = limits(settings, "perfmon")
     # The worker's slot first: with none free the body is not even read.
     with pool.slot() as run:
         async with _upload() as path:
-            await _read_limited(request, MAX_BYTES, path)
+            await _read_limited(request, limit, path)
             # Parsing a large file takes a while: in a worker process, off the event loop
             # and its GIL.
-            return await run(workers.import_perfmon, path, label)
+            return await run(workers.import_perfmon, path, label, limit)
 
 
 @router.post(
@@ -93,6 +97,7 @@ async def import_perfmon(request: Request, pool: PoolDep, label: Label = "") -> 
 async def import_st03(
     request: Request,
     pool: PoolDep,
+    settings: SettingsDep,
     label: Label = "",
     start: Annotated[
         str,
@@ -120,5 +125,6 @@ async def import_st03(
     options = imports.st03_options(start, end, period, task_type, decimal)
     with pool.slot() as run:
         async with _upload() as path:
-            await _read_limited(request, ST03_MAX, path)
-            return await run(workers.import_st03, path, label, options)
+            limit = limits(settings, "st03")
+            await _read_limited(request, limit, path)
+            return await run(workers.import_st03, path, label, limit, options)

@@ -204,6 +204,15 @@ CHECK_REFUSALS = refusals(
         503: "workers busy",
     }
 )
+CHECK_WRITE_REFUSALS = refusals(
+    {
+        **NO_RUN,
+        409: "a run is still running or has no data",
+        422: "the SLA file is wrong (the message names its line)",
+        503: "workers busy, or writes disabled (no WLMON_API_TOKEN)",
+    },
+    write=True,
+)
 
 
 @router.get(
@@ -245,8 +254,11 @@ async def get_check(
 @router.post(
     "/{run_id}/check",
     response_model=CheckResult,
+    dependencies=[WriteAuth],
     summary="As GET, with an SLA file's bounds and tolerances (its YAML text in `sla`)",
-    responses=CHECK_REFUSALS,
+    # A POST like every write: it takes a body, costs a worker, and must not be open to
+    # anything that can reach the port (the GET form, with built-in criteria, stays open).
+    responses=CHECK_WRITE_REFUSALS,
 )
 async def post_check(
     run_id: str, body: CheckRequest, store: StoreDep, pool: PoolDep, cache: ReportCacheDep

@@ -9,7 +9,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from api.imports import perfmon, st03, st03period
+from api.imports import perfmon, plausible, st03, st03period
 from api.runs.gaps import sample_gaps
 from api.runs.recorder import RunData
 from api.services.errors import Invalid
@@ -163,6 +163,18 @@ def st03_options(
     return st03.Options(period=given, task_type=task_type or None, decimal=decimal or None)
 
 
+def _period_warning(period: st03period.Period, now: datetime) -> list[str]:
+    """An ST03 period before 1990 or after the import (its local time taken as UTC)."""
+    for stamp in (period.start, period.end):
+        if stamp is None:
+            continue
+        stamp = stamp.replace(tzinfo=UTC)
+        why = plausible.out_of_range(stamp, now)
+        if why:
+            return [plausible.clock_warning(f"the period ({period.source})", stamp, why, 0)]
+    return []
+
+
 def store_st03(
     store: Store,
     source: BinaryIO | bytes,
@@ -184,6 +196,8 @@ def store_st03(
             f"are kept (every part up to {MAX_TX_PARTS:,})",
         ]
     period = table.period
+    if period and period.start:
+        meta["warnings"] = [*meta["warnings"], *_period_warning(period, datetime.now(UTC))]
     run = RunData(
         times=ends,
         columns=columns,

@@ -33,34 +33,10 @@ from api.runs.spec import RunSpec
 from api.schemas import CheckResult, Comparison, Report
 from api.services import checks, imports, reports, runs
 from api.services.errors import ServiceError
+from api.services.import_limits import ImportLimits
 from api.store import Store
 
 ReportFormat = Literal["json", "html"]
-
-
-# Rows an import may hold besides the size limits of the parsers (api/imports/: 10 MB of
-# ST03, 512 MB of PerfMon). An ST03N export of every transaction of a month has tens of
-# thousands; a PerfMon log of a week at 5 s has 121 000 samples. Counted as line breaks
-# before parsing, so a file over the limit costs no parse.
-ST03_MAX_ROWS = 100_000
-PERFMON_MAX_ROWS = 250_000
-
-
-class TooLarge(ServiceError):
-    status_code = status.HTTP_413_CONTENT_TOO_LARGE
-
-
-def _check_rows(path: Path, limit: int) -> None:
-    """Refuse a file of more than `limit` rows, counted as line breaks in a streamed read."""
-    lines, tail = 0, b""
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            lines += chunk.count(b"\n")
-            tail = (tail + chunk)[-2:]
-    # UTF-16 files count too: their line break is 0A 00. The header is not a row.
-    rows = lines + (0 if tail.endswith((b"\n", b"\n\x00")) else 1) - 1
-    if rows > limit:
-        raise TooLarge(f"the file has {rows} rows; at most {limit} are accepted")
 
 
 class Busy(ServiceError):
@@ -119,16 +95,20 @@ def record_fast(db_path: Path, spec: RunSpec) -> dict:
 
 
 def import_st03(
-    db_path: Path, upload: Path, label: str, options: st03.Options | None = None
+    db_path: Path,
+    upload: Path,
+    label: str,
+    limits: ImportLimits,
+    options: st03.Options | None = None,
 ) -> dict:
     """Import the uploaded file the API spooled to disk, streamed from there."""
-    _check_rows(upload, ST03_MAX_ROWS)
+    limits.check_rows(upload)
     with upload.open("rb") as source:
         return imports.store_st03(_store(db_path), source, label, options)
 
 
-def import_perfmon(db_path: Path, upload: Path, label: str) -> dict:
-    _check_rows(upload, PERFMON_MAX_ROWS)
+def import_perfmon(db_path: Path, upload: Path, label: str, limits: ImportLimits) -> dict:
+    limits.check_rows(upload)
     with upload.open("rb") as source:
         return imports.store_perfmon(_store(db_path), source, label)
 

@@ -147,7 +147,7 @@ def test_a_wrong_sla_file_is_exit_2_naming_its_line(env, tmp_path, text, message
     r = _cli(env, "check", env["ids"]["hour"], "--sla", str(sla))
     assert r.exit_code == 2, r.output
     assert message in " ".join(r.output.split())
-    api = env["client"].post(f"/runs/{env['ids']['hour']}/check", json={"sla": text})
+    api = env["client"].post(f"/runs/{env['ids']['hour']}/check", json={"sla": text}, headers=AUTH)
     assert api.status_code == 422 and message in api.json()["detail"]
 
 
@@ -157,6 +157,7 @@ def test_an_unknown_figure_suggests_the_near_ones(env, tmp_path) -> None:
     r = env["client"].post(
         f"/runs/{env['ids']['hour']}/check",
         json={"sla": "criteria:\n  - figure: dialog_p59_s\n    max: 3\n"},
+        headers=AUTH,
     )
     assert "did you mean dialog_p99_s" in r.json()["detail"]
 
@@ -192,6 +193,7 @@ def test_the_api_answers_the_same_verdicts(env) -> None:
     worse = c.post(
         f"/runs/{ids['enqueue']}/check",
         json={"baseline": ids["hour"], "sla": "tolerances:\n  dialog_enqueue_ms: 50\n"},
+        headers=AUTH,
     ).json()
     rows = {x["figure"]: x for x in worse["criteria"] if x["source"] == "baseline"}
     assert rows["dialog_steps_per_hour, dialog_response_s"]["status"] == "passed"
@@ -271,6 +273,7 @@ def test_a_tolerance_on_an_os_figure_is_judged_and_a_missing_one_names_its_run(e
     ok = c.post(
         f"/runs/{ids['hour']}/check",
         json={"baseline": ids["again"], "sla": "tolerances:\n  os.walrus.cpu_pct.avg: 5\n"},
+        headers=AUTH,
     )
     assert ok.status_code == 200, ok.text
     row = next(x for x in ok.json()["criteria"] if x["figure"] == "os.walrus.cpu_pct.avg")
@@ -278,6 +281,7 @@ def test_a_tolerance_on_an_os_figure_is_judged_and_a_missing_one_names_its_run(e
     missing = c.post(
         f"/runs/{ids['hour']}/check",
         json={"baseline": ids["again"], "sla": "tolerances:\n  os.nohost.cpu_pct.avg: 5\n"},
+        headers=AUTH,
     )
     assert missing.status_code == 422
     detail = missing.json()["detail"]

@@ -102,12 +102,16 @@ def test_imports_need_the_token(client) -> None:
     assert client.post("/imports/perfmon", content=raw).status_code == 401
 
 
-def test_an_oversized_import_is_a_413_and_stores_nothing(client, monkeypatch) -> None:
-    monkeypatch.setattr("api.routes.imports.MAX_BYTES", 100)
-    raw = (FIXTURES / "typeperf-utf16.csv").read_bytes()
-    r = client.post("/imports/perfmon", content=raw, headers=AUTH)
-    assert r.status_code == 413 and "file over 100 bytes" in r.json()["detail"]
-    assert client.get("/runs").json() == []
+def test_an_oversized_import_is_a_413_and_stores_nothing(tmp_path) -> None:
+    settings = Settings(db_path=tmp_path / "db.sqlite", token="t", perfmon_max_bytes=100)
+    with TestClient(create_app(settings)) as client:
+        raw = (FIXTURES / "typeperf-utf16.csv").read_bytes()
+        r = client.post("/imports/perfmon", content=raw, headers=AUTH)
+        assert r.status_code == 413
+        detail = r.json()["detail"]
+        assert "over the PerfMon import limit of 100 bytes" in detail
+        assert "WLMON_API_PERFMON_MAX_BYTES" in detail
+        assert client.get("/runs").json() == []
 
 
 @pytest.mark.parametrize("route", ["/imports/perfmon", "/imports/st03"])

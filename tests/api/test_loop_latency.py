@@ -34,8 +34,8 @@ import numpy as np
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from api.imports.st03 import MAX_BYTES
-from api.services.workers import ST03_MAX_ROWS
+from api.config import ST03_MAX_BYTES as MAX_BYTES
+from api.config import ST03_MAX_ROWS
 from tests.api.live_api import live_api
 from tests.api.test_alerts_webhook import PAYLOAD
 

@@ -162,11 +162,14 @@ def test_a_check_is_computed_once_in_a_worker_per_revision(client, run_id, monke
     assert client.get(f"/runs/{run_id}/check").content == first.content
     assert cache.misses == misses
     sla = "criteria:\n  - figure: dialog_p95_s\n    max: 0.000001\n"
-    posted = client.post(f"/runs/{run_id}/check", json={"sla": sla})
+    posted = client.post(f"/runs/{run_id}/check", json={"sla": sla}, headers=AUTH)
     assert posted.status_code == 200, posted.text
     assert not posted.json()["passed"] and cache.misses == misses + 1
-    assert client.post(f"/runs/{run_id}/check", json={"sla": sla}).content == posted.content
+    assert (
+        client.post(f"/runs/{run_id}/check", json={"sla": sla}, headers=AUTH).content
+        == posted.content
+    )
     assert cache.misses == misses + 1
-    wrong = client.post(f"/runs/{run_id}/check", json={"sla": "nonsense: [\n"})
+    wrong = client.post(f"/runs/{run_id}/check", json={"sla": "nonsense: [\n"}, headers=AUTH)
     assert wrong.status_code == 422 and "SLA" in wrong.json()["detail"]
     assert client.get("/runs/nope/check").status_code == 404

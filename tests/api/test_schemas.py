@@ -198,7 +198,9 @@ def test_a_comparison_matches_the_document(client, openapi, run_ids) -> None:
 
 def test_a_check_matches_the_document(client, openapi, run_ids) -> None:
     sla = "criteria:\n  - figure: dialog_p95_s\n    max: 30\ntolerances:\n  dialog_p99_s: 50\n"
-    r = client.post(f"/runs/{run_ids[0]}/check", json={"sla": sla, "baseline": run_ids[1]})
+    r = client.post(
+        f"/runs/{run_ids[0]}/check", json={"sla": sla, "baseline": run_ids[1]}, headers=AUTH
+    )
     assert r.status_code == 200, r.text
     doc = r.json()
     assert {c["source"] for c in doc["criteria"]} == {"built-in", "sla", "baseline"}

@@ -26,6 +26,7 @@ from api.runs.report import COMPARED
 from api.runs.spec import RealtimeRunRequest, RunSpec
 from api.services import imports, reports, runs
 from api.services.errors import ServiceError
+from api.services.import_limits import Kind, limits
 from exporters.durations import parse_duration
 from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, RESPONSE_PARTS
 from wlmon.cli.common import console, err, fail, runs_store
@@ -459,9 +460,18 @@ def _print_run_report(doc: dict) -> None:
         )
 
 
-def _import(file: Path, label: str, store_file) -> None:
-    """Stream `file` into `store_file`; prints the run id, or an error line naming the file."""
+def _import(file: Path, label: str, kind: Kind, store_file) -> None:
+    """Stream `file` into `store_file`; prints the run id, or an error line naming the file.
+    The API's size and row limits first (WLMON_API_*_MAX_BYTES/_ROWS): a file over them is
+    refused before it is parsed, as an upload is."""
     try:
+        limit = limits(get_settings(), kind)
+    except ValidationError as exc:
+        fail(f"the WLMON_API_ settings are wrong: {exc.errors()[0]['msg']}")
+    try:
+        if file.is_file():  # a pipe's rows cannot be counted without consuming them
+            limit.check_size(file.stat().st_size)
+            limit.check_rows(file)
         with file.open("rb") as stream:
             run = store_file(runs_store(), stream, label or file.name)
     except OSError as exc:
@@ -477,7 +487,7 @@ def import_perfmon(
     label: str = typer.Option("", help="a name for the run"),
 ) -> None:
     """Import a Windows Performance Monitor CSV into the API's database; prints the run id."""
-    _import(file, label, imports.store_perfmon)
+    _import(file, label, "perfmon", imports.store_perfmon)
 
 
 @import_app.command("st03")
@@ -503,5 +513,8 @@ def import_st03(
     except ServiceError as exc:
         fail(f"{file}: {exc}")
     _import(
-        file, label, lambda store, stream, name: imports.store_st03(store, stream, name, options)
+        file,
+        label,
+        "st03",
+        lambda store, stream, name: imports.store_st03(store, stream, name, options),
     )

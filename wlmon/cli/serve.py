@@ -10,6 +10,8 @@ import uvicorn
 from pydantic import ValidationError
 
 from alerts.thresholds import ThresholdsError, load_thresholds
+
+from api.serving import HEADER_TIMEOUT_S, server_config
 from exporters.config import ExporterConfig, load_config
 from exporters.model.catalog import ConfigError
 from exporters.model.des import ENGINES, make_simulation
@@ -162,10 +164,16 @@ def _control_token(config: ExporterConfig) -> tuple[str | None, str]:
 def api(
     host: str = typer.Option("127.0.0.1", help="address to bind"),
     port: int = typer.Option(8000, help="port"),
+    header_timeout: float = typer.Option(
+        HEADER_TIMEOUT_S,
+        min=0.1,
+        envvar="WLMON_API_HEADER_TIMEOUT_S",
+        help="close a connection whose request headers take longer (seconds; slowloris guard)",
+    ),
 ) -> None:
     """Serve the wlmon API (FastAPI) with uvicorn."""
 
-    uvicorn.run("api.main:create_app", factory=True, host=host, port=port, log_level="warning")
+    uvicorn.Server(server_config(host, port, header_timeout)).run()
 
 
 @app.command("render-config")
