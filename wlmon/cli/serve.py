@@ -10,7 +10,6 @@ import uvicorn
 from pydantic import ValidationError
 
 from alerts.thresholds import ThresholdsError, load_thresholds
-
 from api.serving import HEADER_TIMEOUT_S, server_config
 from exporters.config import ExporterConfig, load_config
 from exporters.model.catalog import ConfigError
