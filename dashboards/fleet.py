@@ -52,7 +52,8 @@ def columns() -> list[tuple[str, str, dict | None, str]]:
         ),
         (
             "Firing alerts",
-            f'count by (sid) (ALERTS{{alertstate="firing",{SID}}})'
+            # sid!="": the stack's own alerts (the watchdog, a server down) belong to no SID.
+            f'count by (sid) (ALERTS{{alertstate="firing",sid!="",{SID}}})'
             f' or on (sid) (0 * max by (sid) (up{{job="wlmon-exporter",{SID}}}))',
             steps([(None, "green"), (1, "red")]),
             "",

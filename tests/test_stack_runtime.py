@@ -176,6 +176,9 @@ def _pinned_settings(**changes) -> StackSettings:
         st05_trace_interval_s=7.0,
         scrape_interval="20s",
         telegraf_interval="5s",
+        # Pinned, not left to the environment: the integration stack sets 0.1 for its
+        # whole session, and the rendered for-grace flags scale with it.
+        rules_time_scale=1.0,
         grafana_admin_password=SecretStr("gpw"),
         api_token=SecretStr("tok"),
         exporter_token=SecretStr("etok"),
