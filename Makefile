@@ -33,7 +33,8 @@ system-deps: build-deps
 	  test -x /usr/bin/chromedriver || missing="$$missing chromium-driver"; \
 	  if [ -n "$$missing" ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; fi
 
-# The servers, built once into ~/.cache/wlmon (or $$WLMON_CACHE); ~16 min the first time.
+# The servers, built once into ~/.cache/wlmon (or $$WLMON_CACHE); ~30 min the first time
+# on an idle 2-core machine (Thanos and Grafana's web UI included; README).
 stack: install build-deps
 	$(BIN)/wlmon stack install
 
