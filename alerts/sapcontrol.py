@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from alerts.recording import FAST, STEPS
+from alerts.recording import STEPS
 from alerts.rules import INSTANCE, RuleFile, alert, number, record
 from exporters.vocabulary import DIALOG_RESPONSE_MEAN, per_step_mean
 
@@ -140,10 +140,10 @@ def _weighted(value: str) -> str:
     return f"sap_instance:sap_ccms_dialog_{value}_seconds:weighted"
 
 
-def _per_step(numerator: str, guard: str, by: str = BY, window: str = "5m") -> str:
+def _per_step(numerator: str, guard: str, by: str = BY) -> str:
     return (
-        f"{by} (avg_over_time({numerator}[{window}]))\n"
-        f"  / ({by} (avg_over_time({STEP_RATE}[{window}])) >= {guard})\n"
+        f"{by} (avg_over_time({numerator}[5m]))\n"
+        f"  / ({by} (avg_over_time({STEP_RATE}[5m])) >= {guard})\n"
     )
 
 
@@ -166,23 +166,16 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
             )
             for value in CCMS_AVERAGES.values()
         ),
-        # Both windows the workload alerts read: the paper's 5-minute mean (warnings) and
-        # the fast 1-minute one of the critical twins, so a real system pages as fast as
-        # the model does (a gauge's 1-minute mean is as fresh as sapstartsrv's CCMS value).
         *(
-            _labelled(per_step_mean(c, w), _per_step(_weighted(value), guard, window=w), DIALOG)
-            for w in ("5m", FAST)
+            _labelled(per_step_mean(c), _per_step(_weighted(value), guard), DIALOG)
             for c, value in CCMS_AVERAGES.items()
         ),
         *(
             _labelled(
-                per_step_mean(c, w),
-                _per_step(
-                    f'sap_work_processes_activity{{type="DIA",activity="{a}"}}', guard, window=w
-                ),
+                per_step_mean(c),
+                _per_step(f'sap_work_processes_activity{{type="DIA",activity="{a}"}}', guard),
                 DIALOG,
             )
-            for w in ("5m", FAST)
             for c, a in WP_ACTIVITIES.items()
         ),
         # The SD benchmark bound is on the system's average dialog response.
