@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Iterator
 
@@ -66,19 +65,16 @@ def stack(tmp_path_factory, mailbox, heartbeats) -> Iterator[Stack]:
         "WLMON_API_TOKEN": "integration-test-token",
         "WLMON_EXPORTER_TOKEN": "integration-exporter-token",
     }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    stack = Stack(StackSettings())
-    try:
-        stack.up()
-        yield stack
-    finally:
-        stack.down()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    # Set for the session and restored after (pytest's own MonkeyPatch, not a copy of it).
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in env.items():
+            patch.setenv(key, value)
+        stack = Stack(StackSettings())
+        try:
+            stack.up()
+            yield stack
+        finally:
+            stack.down()
 
 
 def url(stack: Stack, service: str) -> str:

@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import psutil
+import pytest
 
 from wlmon.stack.fleet import FleetPorts, FleetStack, load_fleet
 from wlmon.stack.settings import StackSettings
@@ -112,18 +113,14 @@ def fleet_environment(state: Path, hook: Webhook, **extra: str) -> Iterator[Flee
         "WLMON_GRAFANA_ADMIN_PASSWORD": "fleet-test-password",
         **extra,
     }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    stack = FleetStack(StackSettings())
-    try:
-        yield stack
-    finally:
-        stack.down()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in env.items():
+            patch.setenv(key, value)
+        stack = FleetStack(StackSettings())
+        try:
+            yield stack
+        finally:
+            stack.down()
 
 
 def kill9(stack: FleetStack, name: str) -> None:
