@@ -158,7 +158,10 @@ def _print_report(doc: dict) -> None:
             row.get("fitted_by", "predicted"),
             row["source"],
         )
-    console.print(cal)
+    if doc["calibration"]:
+        console.print(cal)
+    else:  # a landscape other than seed 000's has no Table 5 to compare (no empty table)
+        console.print("Calibration: this scenario has no seed 000 Table 5 figures to compare.")
     law = doc["response_time_law"]
     console.print(
         f"Response-time law X = N/(R+Z): measured {law['measured_steps_per_s']:.2f} steps/s, "
