@@ -44,7 +44,7 @@ lint: install
 	$(BIN)/lint-imports --no-cache
 
 test: system-deps stack lint
-	$(BIN)/python -m pytest -q -p no:cacheprovider; rc=$$?; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=30; rc=$$?; \
 	  if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; exit $$rc
 
 up: stack
