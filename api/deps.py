@@ -7,6 +7,7 @@ thread pool, a hop each, several per request."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from typing import Annotated
 
 from fastapi import Depends, Header, HTTPException, Request, status
@@ -17,6 +18,7 @@ from api.services.loki_forwarder import LokiForwarder
 from api.services.report_cache import ReportCache
 from api.services.workers import WorkerPool
 from api.store import Store
+from exporters.thresholds import Thresholds
 
 
 async def get_app_settings(request: Request) -> Settings:
@@ -24,6 +26,14 @@ async def get_app_settings(request: Request) -> Settings:
     # analyses every dependency of a request again (signatures, type adapters) as soon as
     # the app has any override: 2.6 ms of CPU per webhook call, the cause of its tail.
     return request.app.state.settings
+
+
+async def get_thresholds(request: Request) -> Thresholds:
+    return request.app.state.thresholds
+
+
+async def get_runbooks(request: Request) -> Callable[[], str]:
+    return request.app.state.runbooks
 
 
 async def get_store(request: Request) -> Store:
@@ -73,4 +83,6 @@ LiveDep = Annotated[LiveRuns, Depends(get_live)]
 PoolDep = Annotated[WorkerPool, Depends(get_pool)]
 ReportCacheDep = Annotated[ReportCache, Depends(get_report_cache)]
 ForwarderDep = Annotated[LokiForwarder, Depends(get_forwarder)]
+ThresholdsDep = Annotated[Thresholds, Depends(get_thresholds)]
+RunbooksDep = Annotated[Callable[[], str], Depends(get_runbooks)]
 WriteAuth = Depends(require_token)

@@ -8,7 +8,7 @@ import gc
 import math
 import sqlite3
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -18,6 +18,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from prometheus_client import make_asgi_app
 
+from alerts.runbooks import read_runbooks
+from alerts.thresholds import load_thresholds
 from api.config import Settings, get_settings
 from api.routes import alerts, health, imports, runbooks, runs
 from api.services import retention
@@ -30,6 +32,7 @@ from api.services.workers import WorkerPool
 from api.store import Store
 from api.telemetry import RequestTimer, watch_loop_lag
 from exporters import __version__
+from exporters.thresholds import Thresholds
 
 
 async def _refused(request: Request, exc: ServiceError) -> JSONResponse:
@@ -106,8 +109,16 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     app.state.forwarder.stop()
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None,
+    thresholds: Thresholds | None = None,
+    read_runbooks_md: Callable[[], str] = read_runbooks,
+) -> FastAPI:
+    """The app, configured here at the edge: the settings (environment), the thresholds
+    reports and checks judge by (alerts/thresholds.yml, read by the alerts package) and the
+    runbooks' reader (the alerts package's); services get them passed down."""
     settings = settings or get_settings()
+    thresholds = thresholds or load_thresholds()
 
     # One store for the app's life; SQLite closes with the process. (Closing it on lifespan
     # shutdown would break an app served again, as test clients do.)
@@ -115,6 +126,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.store = Store(settings.db_path, settings.db_max_bytes)
     app.state.storage = StorageHealth(settings.db_path, settings.min_free_bytes)
     app.state.settings = settings
+    app.state.thresholds = thresholds
+    app.state.runbooks = read_runbooks_md
     app.state.live = LiveRuns()
     # Runs an earlier API left running end failed; the exporter drops their faults.
     app.state.live.recover(app.state.store, settings)

@@ -1,5 +1,6 @@
-"""The exporter's configuration, read once at the edge (the CLI, or the server when built
-without one) and passed down; nothing below it reads the environment.
+"""The exporter's configuration, read once at the edge (`load_config`, called by the CLI or
+a test) and passed down as one typed `ExporterConfig`; nothing below it reads the
+environment (the exporter's server requires one).
 
 One prefix per concern:
 
@@ -14,7 +15,6 @@ One prefix per concern:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from pydantic import SecretStr, create_model
@@ -55,11 +55,6 @@ class ExporterSettings(_CollectorFlags):
     # restarts; none: not kept.
     state_file: Path | None = None
     max_users: int = DEFAULT_MAX_USERS
-
-
-@lru_cache
-def get_settings() -> ExporterSettings:
-    return ExporterSettings()
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from prometheus_client import CollectorRegistry
 
 from exporters.collectors.exposition import make_metrics_app
-from exporters.config import DEFAULT_MAX_USERS, ExporterConfig, ExporterSettings, load_config
+from exporters.config import DEFAULT_MAX_USERS, ExporterConfig
 from exporters.control import ControlError, ControlState, StateFile, parse_change
 from exporters.model.catalog import ConfigError
 from exporters.model.engine import RealTimeRunner, Simulation
@@ -207,10 +207,11 @@ class LiveModel:
         )
 
 
-def build_registry(sim, config: ExporterConfig | None = None) -> CollectorRegistry:
-    """/metrics of the model `sim` (anything with a `snapshot()`, e.g. a LiveModel)."""
+def build_registry(sim, config: ExporterConfig) -> CollectorRegistry:
+    """/metrics of the model `sim` (anything with a `snapshot()`, e.g. a LiveModel), as
+    `config` (read at the edge, exporters.config.load_config) configures its collectors."""
     registry = CollectorRegistry(auto_describe=True)
-    registry.register(exporter_collector(sim.snapshot, config or load_config()))
+    registry.register(exporter_collector(sim.snapshot, config))
     return registry
 
 
@@ -368,15 +369,13 @@ class ExporterServer:
         trace_interval_s: float = 60.0,
         control_token: str | None = None,
         state_file: Path | None = None,
-        settings: ExporterSettings | None = None,
         influx_token: str = "",
-        config: ExporterConfig | None = None,
+        *,
+        config: ExporterConfig,
         thresholds: Thresholds | None = None,
     ) -> None:
-        # The configuration is read here only when the caller (the CLI) gave none; `settings`
-        # alone is shorthand for a configuration of just the exporter's own settings.
-        if config is None:
-            config = ExporterConfig(settings) if settings is not None else load_config()
+        # `config` is read at the edge (the CLI, a test: exporters.config.load_config) and
+        # only passed down: nothing from here on reads the environment.
         settings = config.exporter
         if control_token is None and settings.control_token is not None:
             control_token = settings.control_token.get_secret_value()
@@ -502,7 +501,8 @@ def serve(
     trace_interval_s: float = 60.0,
     state_file: Path | None = None,
     influx_token: str = "",
-    config: ExporterConfig | None = None,
+    *,
+    config: ExporterConfig,
     control_token: str | None = None,
     thresholds: Thresholds | None = None,
 ) -> None:

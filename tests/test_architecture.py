@@ -1,6 +1,8 @@
 """The package map: imports run one way (exporters <- api <- wlmon), checked by import-linter,
-no import of our own packages hides inside a function, where it would dodge a cycle, and no
-exporters module reads a file of the alerts package by path (import-linter cannot see that)."""
+no import of our own packages hides inside a function, where it would dodge a cycle, no
+exporters or api module reads a file of the alerts package by path (import-linter cannot see
+that), and configuration is read only at the edge: below it nothing reads the environment or
+thresholds.yml, everything gets its settings passed down."""
 
 from __future__ import annotations
 
@@ -74,6 +76,20 @@ def _paths_into_alerts(path: Path) -> list[tuple[int, str]]:
     path part, or one of its files (thresholds.yml, runbooks.md, *.rules.yml)."""
     tree = ast.parse(path.read_text(), str(path))
     skip = _docstrings(tree)
+    # A bare "alerts" is a path part only when joined (`x / "alerts"`, `Path("alerts")`);
+    # elsewhere it is the API's /alerts resource or a tag.
+    joined = {
+        id(side)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+        for side in (node.left, node.right)
+    } | {
+        id(arg)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) in ("Path", "joinpath")
+        for arg in node.args
+    }
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
@@ -82,7 +98,7 @@ def _paths_into_alerts(path: Path) -> list[tuple[int, str]]:
         if id(node) in skip:
             continue
         if (
-            text.strip("/") == "alerts"
+            (text.strip("/") == "alerts" and id(node) in joined)
             or "alerts/" in text
             or "thresholds.yml" in text
             or text.endswith((".rules.yml", "runbooks.md"))
@@ -91,14 +107,93 @@ def _paths_into_alerts(path: Path) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-def test_no_exporters_module_reads_a_file_of_the_alerts_package() -> None:
-    """alerts/ reads its own files (alerts.thresholds); exporters get the values passed in."""
+def test_no_exporters_or_api_module_reads_a_file_of_the_alerts_package() -> None:
+    """alerts/ reads its own files (alerts.thresholds, alerts.runbooks); exporters and the
+    API get the values (or a reader) passed in."""
     offenders = [
         f"{path.relative_to(REPO)}:{line} names {text!r}"
-        for path in sorted((REPO / "exporters").rglob("*.py"))
+        for package in ("exporters", "api")
+        for path in sorted((REPO / package).rglob("*.py"))
         for line, text in _paths_into_alerts(path)
     ]
     assert offenders == []
+
+
+# The edges: the only modules of api/ and exporters/ that read the environment or the
+# alerts' files. Settings classes (pydantic-settings) live in the config modules; the API's
+# app factory and the exporter's load_config instantiate them and hand the result down.
+EDGES = {
+    "api/config.py": {"environ", "get_settings", "Settings"},
+    "api/main.py": {"get_settings", "load_thresholds"},
+    "exporters/config.py": {"ExporterSettings", "SapStartSrvSettings", "SAPControlSettings"},
+}
+# What reads configuration: the environment, and the calls that read it or alerts' files.
+READERS = {
+    "environ",
+    "getenv",
+    "environb",
+    "load_thresholds",
+    "thresholds",
+    "threshold_seconds",
+    "read_runbooks",
+    "load_config",
+    "get_settings",
+    "Settings",
+    "ExporterSettings",
+    "SapStartSrvSettings",
+    "SAPControlSettings",
+    "RunbookSettings",
+}
+
+
+def _config_reads(path: Path) -> list[tuple[int, str]]:
+    """(line, name) of every read of configuration in a module: `os.environ`/`os.getenv`
+    (attribute or imported name) and calls of a settings class or a loader in READERS."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id == "os" and node.attr in ("environ", "getenv", "environb"):
+                found.append((node.lineno, node.attr))
+        elif isinstance(node, ast.ImportFrom) and node.module == "os":
+            found += [(node.lineno, a.name) for a in node.names if a.name in READERS]
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            if name in READERS - {"environ", "getenv", "environb"}:
+                found.append((node.lineno, name))
+    return sorted(set(found))
+
+
+def test_configuration_is_read_only_at_the_edge() -> None:
+    """Issue 25 (configuration flows downward): services, collectors and sources take typed
+    settings as parameters; only the config modules and the app factory read them."""
+    offenders = [
+        f"{rel}:{line} reads {name}"
+        for package in ("exporters", "api")
+        for path in sorted((REPO / package).rglob("*.py"))
+        if (rel := str(path.relative_to(REPO)))
+        for line, name in _config_reads(path)
+        if name not in EDGES.get(rel, set())
+    ]
+    assert offenders == []
+
+
+def test_the_checker_finds_a_deep_configuration_read(tmp_path: Path) -> None:
+    sample = tmp_path / "m.py"
+    sample.write_text(
+        "import os\n"
+        "from os import getenv\n"
+        "from alerts.thresholds import load_thresholds\n"
+        "A = os.environ.get('X')\n"
+        "def f(environ):\n"
+        "    return environ.get('HTTP_HOST'), load_thresholds(), ExporterSettings()\n"
+    )
+    assert _config_reads(sample) == [
+        (2, "getenv"),
+        (4, "environ"),
+        (6, "ExporterSettings"),
+        (6, "load_thresholds"),
+    ]
 
 
 def test_the_checker_finds_a_path_into_alerts(tmp_path: Path) -> None:

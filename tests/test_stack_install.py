@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from wlmon.stack.components import Component, Step
-from wlmon.stack.install import InstallError, install, status
+from wlmon.stack.install import InstallError, install, select, status
 
 
 def _component(script: str, name: str = "demo") -> Component:
@@ -85,3 +85,12 @@ def test_install_builds_two_at_once_fetch_bound_first(tmp_path, monkeypatch) -> 
     assert (tmp_path / "cache" / "first-1" / "bin").is_file()
     assert (tmp_path / "cache" / "ui-1" / "bin").is_file()
     assert not (tmp_path / "cache" / "broken-1").exists()
+
+
+def test_optional_components_are_built_only_when_named() -> None:
+    """sap_host_exporter (a third-party client for a test) is not part of `wlmon stack
+    install`: a cold CI run does not build it; `--only sap_host_exporter` does."""
+
+    default = {c.name for c in select([])}
+    assert "sap_host_exporter" not in default and "prometheus" in default
+    assert [c.name for c in select(["sap_host_exporter"])] == ["sap_host_exporter"]

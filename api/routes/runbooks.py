@@ -1,10 +1,11 @@
-"""GET /runbooks: alerts/runbooks.md as a web page, where the rules' runbook_url links lead."""
+"""GET /runbooks: the alerts' runbooks as a web page, where the rules' runbook_url links lead."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
+from api.deps import RunbooksDep
 from api.services import runbooks as service
 
 router = APIRouter(prefix="/runbooks", tags=["runbooks"])
@@ -14,7 +15,7 @@ router = APIRouter(prefix="/runbooks", tags=["runbooks"])
     "",
     response_class=HTMLResponse,
     summary="The alert runbooks, one section per alert (id: the alert name in lower case)",
-    responses={200: {"content": {"text/html": {}}, "description": "alerts/runbooks.md as HTML"}},
+    responses={200: {"content": {"text/html": {}}, "description": "the runbooks as HTML"}},
 )
-def runbooks() -> HTMLResponse:
-    return HTMLResponse(service.page())
+def runbooks(read: RunbooksDep) -> HTMLResponse:
+    return HTMLResponse(service.render(read()))

@@ -9,7 +9,15 @@ from fastapi import APIRouter, Header, Query, Response, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse
 
-from api.deps import LiveDep, PoolDep, ReportCacheDep, SettingsDep, StoreDep, WriteAuth
+from api.deps import (
+    LiveDep,
+    PoolDep,
+    ReportCacheDep,
+    SettingsDep,
+    StoreDep,
+    ThresholdsDep,
+    WriteAuth,
+)
 from api.runs.spec import ExternalRunRequest, FastRunRequest, RealtimeRunRequest
 from api.schemas import CheckRequest, CheckResult, Comparison, Deleted, Report, Run, refusals
 from api.services import reports, runs, workers
@@ -110,6 +118,7 @@ async def compare_runs(
     store: StoreDep,
     pool: PoolDep,
     cache: ReportCacheDep,
+    thresholds: ThresholdsDep,
     base: Annotated[str, Query()],
     new: Annotated[str, Query()],
     tolerance: Annotated[
@@ -119,7 +128,7 @@ async def compare_runs(
 ) -> Response:
     # Two reports and their comparison: CPU work, so a worker process, like the report.
     tolerances = reports.parse_tolerances(tolerance)
-    rendered = await rendered_compare(store, pool, cache, base, new, tolerances)
+    rendered = await rendered_compare(store, pool, cache, thresholds, base, new, tolerances)
     return _send(rendered, if_none_match)
 
 
@@ -177,13 +186,14 @@ async def get_report(
     store: StoreDep,
     pool: PoolDep,
     cache: ReportCacheDep,
+    thresholds: ThresholdsDep,
     format: Annotated[Literal["json", "html"], Query()] = "json",
     top: TopQuery = 20,
     interval: IntervalQuery = 3600.0,
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> Response:
     options = {"top": top, "interval_s": interval}
-    rendered = await rendered_report(store, pool, cache, run_id, format, options)
+    rendered = await rendered_report(store, pool, cache, thresholds, run_id, format, options)
     return _send(rendered, if_none_match)
 
 
@@ -244,10 +254,11 @@ async def get_check(
     store: StoreDep,
     pool: PoolDep,
     cache: ReportCacheDep,
+    thresholds: ThresholdsDep,
     baseline: Annotated[str | None, Query()] = None,
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> Response:
-    rendered = await rendered_check(store, pool, cache, run_id, "", baseline)
+    rendered = await rendered_check(store, pool, cache, thresholds, run_id, "", baseline)
     return _send(rendered, if_none_match)
 
 
@@ -261,7 +272,12 @@ async def get_check(
     responses=CHECK_WRITE_REFUSALS,
 )
 async def post_check(
-    run_id: str, body: CheckRequest, store: StoreDep, pool: PoolDep, cache: ReportCacheDep
+    run_id: str,
+    body: CheckRequest,
+    store: StoreDep,
+    pool: PoolDep,
+    cache: ReportCacheDep,
+    thresholds: ThresholdsDep,
 ) -> Response:
-    rendered = await rendered_check(store, pool, cache, run_id, body.sla, body.baseline)
+    rendered = await rendered_check(store, pool, cache, thresholds, run_id, body.sla, body.baseline)
     return _send(rendered, None)

@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-from alerts.thresholds import load_thresholds
 from api.runs.checks import evaluate
 from api.runs.sla import SlaError, parse_sla
 from api.services.errors import Invalid
 from api.services.reports import report
 from api.store import Store
+from exporters.thresholds import Thresholds
 
 
-def check(store: Store, run_id: str, sla_text: str = "", baseline: str | None = None) -> dict:
-    """The run's verdicts; Invalid (422) for an SLA file that is wrong, naming its line."""
+def check(
+    store: Store,
+    run_id: str,
+    thresholds: Thresholds,
+    sla_text: str = "",
+    baseline: str | None = None,
+) -> dict:
+    """The run's verdicts against `thresholds` (handed down from the edge); Invalid (422)
+    for an SLA file that is wrong, naming its line."""
     try:
         sla = parse_sla(sla_text) if sla_text.strip() else None
     except SlaError as exc:
         raise Invalid(f"SLA: {exc}") from exc
-    doc = report(store, run_id)
-    base = report(store, baseline) if baseline else None
+    doc = report(store, run_id, thresholds)
+    base = report(store, baseline, thresholds) if baseline else None
     try:
-        return evaluate(doc, load_thresholds(), sla, base)
+        return evaluate(doc, thresholds, sla, base)
     except SlaError as exc:
         raise Invalid(f"SLA: {exc}") from exc

@@ -32,6 +32,7 @@ from api.services.workers import (
     render_report,
 )
 from api.store import Store
+from exporters.thresholds import Thresholds
 
 
 class ReportCache:
@@ -117,6 +118,7 @@ async def rendered_report(
     store: Store,
     pool: WorkerPool,
     cache: ReportCache,
+    thresholds: Thresholds,
     run_id: str,
     fmt: ReportFormat,
     options: dict[str, float],
@@ -125,7 +127,9 @@ async def rendered_report(
     # SQLite under the store's lock: a thread, so a long read elsewhere never holds the loop.
     rev = await run_in_threadpool(revision, store, run_id)
     key = (run_id, fmt, *sorted(options.items()))
-    return await cache.get(key, rev, partial(pool.run, render_report, run_id, fmt, options))
+    return await cache.get(
+        key, rev, partial(pool.run, render_report, thresholds, run_id, fmt, options)
+    )
 
 
 async def _revisions(store: Store, *run_ids: str | None) -> tuple:
@@ -141,19 +145,23 @@ async def rendered_compare(
     store: Store,
     pool: WorkerPool,
     cache: ReportCache,
+    thresholds: Thresholds,
     base: str,
     new: str,
     tolerances: dict[str, float],
 ) -> Rendered:
     rev = await _revisions(store, base, new)
     key = ("compare", base, new, *sorted(tolerances.items()))
-    return await cache.get(key, rev, partial(pool.run, render_compare, base, new, tolerances))
+    return await cache.get(
+        key, rev, partial(pool.run, render_compare, thresholds, base, new, tolerances)
+    )
 
 
 async def rendered_check(
     store: Store,
     pool: WorkerPool,
     cache: ReportCache,
+    thresholds: Thresholds,
     run_id: str,
     sla: str,
     baseline: str | None,
@@ -161,4 +169,6 @@ async def rendered_check(
     rev = await _revisions(store, run_id, baseline)
     # The SLA text by its digest: up to 100 kB, it need not be kept in the key.
     key = ("check", run_id, baseline, hashlib.sha256(sla.encode()).hexdigest())
-    return await cache.get(key, rev, partial(pool.run, render_check, run_id, sla, baseline))
+    return await cache.get(
+        key, rev, partial(pool.run, render_check, thresholds, run_id, sla, baseline)
+    )

@@ -6,7 +6,6 @@ import csv
 import io
 from datetime import datetime, timedelta
 
-from alerts.thresholds import load_thresholds
 from api.runs.html import render
 from api.runs.recorder import RunData
 from api.runs.report import build_report, compare
@@ -14,6 +13,7 @@ from api.runs.storage import StoredRunError
 from api.services.errors import Conflict, Invalid, NotFound
 from api.services.runs import MONITORED
 from api.store import Store
+from exporters.thresholds import Thresholds
 
 
 def load(store: Store, run_id: str) -> tuple[dict, RunData]:
@@ -32,9 +32,11 @@ def load(store: Store, run_id: str) -> tuple[dict, RunData]:
     return run, data
 
 
-def report_of(store: Store, run: dict, data: RunData, **options: float) -> dict:
-    """`options`: build_report's `top` and `interval_s`."""
-    report = build_report(run, data, thresholds=load_thresholds(), **options)
+def report_of(
+    store: Store, run: dict, data: RunData, thresholds: Thresholds, **options: float
+) -> dict:
+    """`options`: build_report's `top` and `interval_s`; `thresholds` from the edge."""
+    report = build_report(run, data, thresholds=thresholds, **options)
     if run["kind"] in MONITORED:
         # The monitored system's own alerts over the run's window, as Alertmanager sent them.
         report["alerts_fired"] = store.fired_between(
@@ -45,8 +47,8 @@ def report_of(store: Store, run: dict, data: RunData, **options: float) -> dict:
     return report
 
 
-def report(store: Store, run_id: str, **options: float) -> dict:
-    return report_of(store, *load(store, run_id), **options)
+def report(store: Store, run_id: str, thresholds: Thresholds, **options: float) -> dict:
+    return report_of(store, *load(store, run_id), thresholds, **options)
 
 
 def write_series_csv(run: dict, data: RunData, out: io.TextIOBase) -> None:
@@ -71,10 +73,10 @@ def series_csv(store: Store, run_id: str) -> str:
     return buf.getvalue()
 
 
-def page(store: Store, run_id: str, **options: float) -> str:
+def page(store: Store, run_id: str, thresholds: Thresholds, **options: float) -> str:
     """The report as one self-contained HTML page."""
     run, data = load(store, run_id)
-    return render(report_of(store, run, data, **options), data, load_thresholds())
+    return render(report_of(store, run, data, thresholds, **options), data, thresholds)
 
 
 def parse_tolerances(items: list[str]) -> dict[str, float]:
@@ -93,6 +95,10 @@ def parse_tolerances(items: list[str]) -> dict[str, float]:
 
 
 def compare_runs(
-    store: Store, base: str, new: str, tolerances: dict[str, float] | None = None
+    store: Store,
+    base: str,
+    new: str,
+    thresholds: Thresholds,
+    tolerances: dict[str, float] | None = None,
 ) -> dict:
-    return compare(report(store, base), report(store, new), tolerances)
+    return compare(report(store, base, thresholds), report(store, new, thresholds), tolerances)

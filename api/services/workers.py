@@ -35,6 +35,7 @@ from api.services import checks, imports, reports, runs
 from api.services.errors import ServiceError
 from api.services.import_limits import ImportLimits
 from api.store import Store
+from exporters.thresholds import Thresholds
 
 ReportFormat = Literal["json", "html"]
 
@@ -114,16 +115,20 @@ def import_perfmon(db_path: Path, upload: Path, label: str, limits: ImportLimits
 
 
 def render_report(
-    db_path: Path, run_id: str, fmt: ReportFormat, options: dict[str, float]
+    db_path: Path,
+    thresholds: Thresholds,
+    run_id: str,
+    fmt: ReportFormat,
+    options: dict[str, float],
 ) -> Rendered:
     """The report as the route would send it: JSON validated against the answer model once
     here (so a cached copy costs nothing per request), or the HTML page."""
     store = _store(db_path)
     if fmt == "html":
-        page = reports.page(store, run_id, **options)
+        page = reports.page(store, run_id, thresholds, **options)
         body, media_type = page.encode(), "text/html; charset=utf-8"
     else:
-        doc = Report.model_validate(reports.report(store, run_id, **options))
+        doc = Report.model_validate(reports.report(store, run_id, thresholds, **options))
         # Keys a run does not have (alerts_fired, benchmark checks) stay out, not null.
         body, media_type = doc.model_dump_json(exclude_unset=True).encode(), "application/json"
     return _rendered(body, media_type)
@@ -133,15 +138,19 @@ def _rendered(body: bytes, media_type: str = "application/json") -> Rendered:
     return Rendered(body, media_type, f'"{hashlib.sha256(body).hexdigest()[:32]}"')
 
 
-def render_compare(db_path: Path, base: str, new: str, tolerances: dict[str, float]) -> Rendered:
+def render_compare(
+    db_path: Path, thresholds: Thresholds, base: str, new: str, tolerances: dict[str, float]
+) -> Rendered:
     """GET /runs/compare's answer: two reports and their comparison, one worker job."""
-    doc = reports.compare_runs(_store(db_path), base, new, tolerances)
+    doc = reports.compare_runs(_store(db_path), base, new, thresholds, tolerances)
     return _rendered(Comparison.model_validate(doc).model_dump_json().encode())
 
 
-def render_check(db_path: Path, run_id: str, sla: str, baseline: str | None) -> Rendered:
+def render_check(
+    db_path: Path, thresholds: Thresholds, run_id: str, sla: str, baseline: str | None
+) -> Rendered:
     """A check's verdicts (the run's report, the baseline's, the SLA's bounds)."""
-    doc = checks.check(_store(db_path), run_id, sla, baseline)
+    doc = checks.check(_store(db_path), run_id, thresholds, sla, baseline)
     return _rendered(CheckResult.model_validate(doc).model_dump_json().encode())
 
 

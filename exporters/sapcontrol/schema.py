@@ -122,6 +122,80 @@ TYPES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }
 TYPES["SystemWorkProcess"] = (("Instance", "string"), *TYPES["WorkProcess"])
+# The AS Java (J2EE) types of SAP's WSDL, as monitoring tools read them. `j2eestate` is the
+# J2EE-PSTATE enumeration (SAPControl-J2EE-STOPPED ... -UNKNOWN).
+_J2EE_PROCESS = (
+    ("telnetPort", "int"),
+    ("name", "string"),
+    ("pid", "int"),
+    ("type", "string"),
+    ("restart", "string"),
+    ("exitCode", "string"),
+    ("state", "j2eestate"),
+    ("statetext", "string"),
+    ("startTime", "string"),
+    ("elapsedTime", "string"),
+    ("restartCount", "int"),
+    ("errorCount", "int"),
+    ("cpu", "string"),
+    ("debug", "string"),
+)
+_J2EE_THREAD = (
+    ("processname", "string"),
+    ("startTime", "string"),
+    ("updateTime", "string"),
+    ("taskupdateTime", "string"),
+    ("subtaskupdateTime", "string"),
+    ("task", "string"),
+    ("subtask", "string"),
+    ("name", "string"),
+    ("classname", "string"),
+    ("user", "string"),
+    ("pool", "string"),
+    ("state", "string"),
+    ("dispstatus", "color"),
+)
+_J2EE_CACHE_FIGURES = (
+    ("processname", "string"),
+    ("type", "string"),
+    ("size", "long"),
+    ("attrSize", "long"),
+    ("keysSize", "long"),
+    ("cachedObjects", "int"),
+    ("usedObjects", "int"),
+    ("puts", "int"),
+    ("gets", "int"),
+    ("hits", "int"),
+    ("changes", "int"),
+    ("removes", "int"),
+    ("evictions", "int"),
+    ("instanceInvalidations", "int"),
+    ("clusterInvalidations", "int"),
+    ("updateTime", "string"),
+    ("dispstatus", "color"),
+)
+TYPES.update(
+    {
+        "J2EEProcess": _J2EE_PROCESS,
+        "J2EEProcess2": (*_J2EE_PROCESS, ("clusterId", "int")),
+        "J2EEThread": _J2EE_THREAD,
+        "J2EEThread2": (*_J2EE_THREAD, ("index", "int")),
+        "J2EECache": (("cachename", "string"), *_J2EE_CACHE_FIGURES),
+        "J2EECache2": (("description", "string"), ("owner", "string"), *_J2EE_CACHE_FIGURES),
+        "J2EESession": (
+            ("processname", "string"),
+            ("IdHash", "int"),
+            ("size", "int"),
+            ("timeout", "int"),
+            ("activeRequests", "int"),
+            ("startTime", "string"),
+            ("updateTime", "string"),
+            ("sticky", "string"),
+            ("corrupt", "string"),
+            ("backingStore", "string"),
+        ),
+    }
+)
 TYPES.update(
     {
         "InstanceVersionInfo": (
@@ -379,6 +453,62 @@ OPERATIONS: dict[str, Operation] = {
             response="ABAPReadSyslogResponse",
             array="log",
             item_type="SyslogEntry",
+        ),
+        # AS Java (J2EE): an ABAP-only instance, as every instance of the model is, answers
+        # each with a fault (exporters/sapstartsrv/server.py).
+        *(
+            Operation(name, doc, response=f"{name}Response", array=array, item_type=item)
+            for name, doc, array, item in (
+                (
+                    "J2EEGetProcessList",
+                    "Returns a list of J2EE processes controlled by jcontrol (superseded by "
+                    "J2EEGetProcessList2).",
+                    "process",
+                    "J2EEProcess",
+                ),
+                (
+                    "J2EEGetProcessList2",
+                    "Returns a list of J2EE processes controlled by jcontrol (supersedes "
+                    "J2EEGetProcessList).",
+                    "process",
+                    "J2EEProcess2",
+                ),
+                (
+                    "J2EEGetThreadList",
+                    "Returns a list of threads in the J2EE instance (superseded by "
+                    "J2EEGetThreadList2).",
+                    "thread",
+                    "J2EEThread",
+                ),
+                (
+                    "J2EEGetThreadList2",
+                    "Returns a list of threads in the J2EE instance (supersedes "
+                    "J2EEGetThreadList).",
+                    "thread",
+                    "J2EEThread2",
+                ),
+                (
+                    "J2EEGetSessionList",
+                    "Returns a list of (HTTP) sessions in the J2EE instance (superseded by "
+                    "J2EEGetWebSessionList, J2EEGetWebSessionList2).",
+                    "session",
+                    "J2EESession",
+                ),
+                (
+                    "J2EEGetCacheStatistic",
+                    "Returns a list of caches in the J2EE instance (superseded by "
+                    "J2EEGetCacheStatistic2).",
+                    "cache",
+                    "J2EECache",
+                ),
+                (
+                    "J2EEGetCacheStatistic2",
+                    "Returns a list of caches in the J2EE instance (supersedes "
+                    "J2EEGetCacheStatistic).",
+                    "cache",
+                    "J2EECache2",
+                ),
+            )
         ),
         Operation(
             "EnqGetLockTable",

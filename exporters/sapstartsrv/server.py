@@ -232,6 +232,10 @@ class InstanceApp:
             "ICMGetThreadList": inst.icm,
             "ICMGetConnectionList": inst.icm,
         }
+        # The model is an ABAP-only system: no instance runs AS Java (no J2EE feature), so
+        # the J2EE methods are refused on every instance, as the ABAP ones are on the ASCS.
+        if operation.startswith("J2EE"):
+            needs[operation] = "J2EE" in inst.features.split("|")
         if not needs.get(operation, True):
             raise SOAPFault(f"{operation}: not available on {inst.instance_name}")
         stopped = land.unavailable(inst, operation)

@@ -20,12 +20,22 @@ _XSD = {
     "double": 'type="xsd:double" minOccurs="1" maxOccurs="1"',
     "boolean": 'type="xsd:boolean" minOccurs="1" maxOccurs="1"',
     "color": 'type="SAPControl:STATE-COLOR" minOccurs="1" maxOccurs="1"',
+    "j2eestate": 'type="SAPControl:J2EE-PSTATE" minOccurs="1" maxOccurs="1"',
     "level": 'type="SAPControl:VISIBLE-LEVEL" minOccurs="1" maxOccurs="1"',
     "hastate": 'type="SAPControl:HAVerificationState" minOccurs="1" maxOccurs="1"',
     "hacategory": 'type="SAPControl:HACheckCategory" minOccurs="1" maxOccurs="1"',
 }
 _ENUMS = {
     "STATE-COLOR": ("GRAY", "GREEN", "YELLOW", "RED"),
+    "J2EE-PSTATE": (
+        "J2EE-STOPPED",
+        "J2EE-STARTING",
+        "J2EE-CORE-RUNNING",
+        "J2EE-RUNNING",
+        "J2EE-STOPPING",
+        "J2EE-MAINTENANCE",
+        "J2EE-UNKNOWN",
+    ),
     "VISIBLE-LEVEL": ("UNKNOWN", "OPERATOR", "EXPERT", "DEVELOPER"),
     "HAVerificationState": ("HA-SUCCESS", "HA-WARNING", "HA-ERROR"),
     "HACheckCategory": (

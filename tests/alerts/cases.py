@@ -412,6 +412,12 @@ def exporter_tests() -> list[dict]:
     target = {"instance": "127.0.0.1:9300", "job": "wlmon-exporter", "sid": "BMK"}
     up = 'up{instance="127.0.0.1:9300",job="wlmon-exporter",sid="BMK"}'
     coll = 'sap_scrape_collector_success{collector="st03",instance="127.0.0.1:9300",job="wlmon-exporter",sid="BMK"}'
+    system_up = 'sap_up{instance="127.0.0.1:9300",job="wlmon-exporter",sid="BMK"}'
+    sapcontrol_ok = coll.replace('"st03"', '"sapcontrol"')
+    instance_up = (
+        'sap_up{instance="127.0.0.1:9300",job="wlmon-exporter",sid="BMK",'
+        'sap_instance="penguin2_D00",source="sapcontrol"}'
+    )
     down_ann = _annotations(
         down,
         "The wlmon exporter cannot be scraped.",
@@ -473,6 +479,34 @@ def exporter_tests() -> list[dict]:
             [{"series": coll, "values": f"1x5 0x2 1x{MINUTES}"}],
             failing,
             9,
+            [],
+        ),
+        _case(
+            f"{failing} fires when the monitored system cannot be read (sap_up 0)",
+            [{"series": system_up, "values": f"1x5 0x{MINUTES}"}],
+            failing,
+            12,
+            [
+                {
+                    "exp_labels": {"severity": "warning", **target},
+                    "exp_annotations": {
+                        **fail_ann,
+                        "description": "The exporter on 127.0.0.1:9300 has not read the monitored "
+                        "system BMK for 5 minutes.",
+                    },
+                }
+            ],
+        ),
+        _case(
+            # SAPStartSrvUnreachable pages for it (tests/sapcontrol/rules): one cause, one page.
+            f"{failing} stays silent while only an instance's sapstartsrv does not answer",
+            [
+                {"series": system_up, "values": f"1x{MINUTES}"},
+                {"series": sapcontrol_ok, "values": f"1x{MINUTES}"},
+                {"series": instance_up, "values": f"1x5 0x{MINUTES}"},
+            ],
+            failing,
+            12,
             [],
         ),
     ]

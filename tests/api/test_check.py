@@ -104,6 +104,25 @@ def test_the_json_names_every_criterion_with_value_bound_and_status(env) -> None
     assert doc["passed"] is False and doc["message"] == ""
 
 
+def test_the_thresholds_the_app_is_given_are_the_ones_its_workers_judge_by(env) -> None:
+    """Issue 25: the app factory hands its typed Thresholds down (routes, the report cache,
+    the spawned worker process, the check service); no service reads thresholds.yml."""
+    run = env["ids"]["enqueue"]
+    shipped = env["client"].get(f"/runs/{run}/check").json()
+    loose = load_thresholds().model_copy(update={"enqueue_seconds": 10.0})
+    settings = Settings(db_path=env["client"].app.state.settings.db_path, token="t")
+    with TestClient(create_app(settings, thresholds=loose)) as other:
+        given = other.get(f"/runs/{run}/check").json()
+    by_figure = {
+        name: {c["figure"]: c for c in doc["criteria"]}
+        for name, doc in (("shipped", shipped), ("given", given))
+    }
+    assert by_figure["shipped"]["enqueue_peak_ms"]["bound"] == 5.0
+    assert by_figure["shipped"]["enqueue_peak_ms"]["status"] == "failed"
+    assert by_figure["given"]["enqueue_peak_ms"]["bound"] == 10_000.0
+    assert by_figure["given"]["enqueue_peak_ms"]["status"] == "passed"
+
+
 def test_an_sla_bound_that_is_missed_fails(env, tmp_path) -> None:
     sla = tmp_path / "tight.yml"
     sla.write_text(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from alerts.thresholds import load_thresholds
 from api.config import Settings
 from api.imports.perfmon import parse
 from api.main import create_app
@@ -82,7 +83,7 @@ def test_plausible_stamps_get_no_warning(stamps) -> None:
 
 def _audit(tmp_path, run_id: str) -> dict:
     # Read back from the database the API stored the run in: what every report shows.
-    return reports.report(Store(tmp_path / "db.sqlite"), run_id)["import"]
+    return reports.report(Store(tmp_path / "db.sqlite"), run_id, load_thresholds())["import"]
 
 
 def test_the_warning_is_stored_with_the_run(tmp_path) -> None:

@@ -10,6 +10,7 @@ import random
 import pytest
 from typer.testing import CliRunner
 
+from alerts.thresholds import load_thresholds
 from api.config import get_settings
 from api.imports.st03 import ST03Error, parse_table
 from api.services import checks, imports, reports
@@ -106,7 +107,7 @@ def _report(store: Store, text: str, encoding: str = "utf-8", **options) -> dict
     run = imports.store_st03(
         store, text.encode(encoding), "t", imports.st03_options(**options) if options else None
     )
-    return reports.report(store, run["id"])
+    return reports.report(store, run["id"], load_thresholds())
 
 
 @pytest.mark.parametrize(
@@ -210,10 +211,12 @@ def test_without_a_period_throughput_saps_and_bait_are_not_measured(store) -> No
     assert {"saps", "throughput_steps_per_s", "dialog_steps_per_s"} <= set(rep["not_measured"])
     # A check bounding SAPS skips it, saying why: neither passed nor an error.
     run_id = rep["run"]["id"]
-    result = checks.check(store, run_id, "criteria:\n  - figure: saps\n    min: 29000\n")
+    result = checks.check(
+        store, run_id, load_thresholds(), "criteria:\n  - figure: saps\n    min: 29000\n"
+    )
     saps = next(c for c in result["criteria"] if c["figure"] == "saps")
     assert saps["status"] == "skipped" and "not measured" in saps["detail"]
-    html = reports.page(store, run_id)
+    html = reports.page(store, run_id, load_thresholds())
     assert "104,580,000" not in html and "not measured" in html
     # Given on import, the period makes them measured: steps/h / 60 of the hour given.
     dialog = next(v["steps"] for (t,), v in export.rows if t == "DIALOG")

@@ -16,7 +16,7 @@ from api.main import create_app
 from api.runs import realtime
 from api.runs.spec import RealtimeRunRequest
 from api.store import Store
-from exporters.config import ExporterSettings
+from exporters.config import ExporterConfig, ExporterSettings, load_config
 from exporters.control import ControlChange
 from exporters.model.engine import Simulation
 from exporters.server import ExporterServer
@@ -33,7 +33,9 @@ def _closed_port() -> int:
 
 @pytest.fixture(scope="module")
 def exporter():
-    srv = ExporterServer(Simulation("sd-benchmark-2003", seed=1), port=0, speed=50.0)
+    srv = ExporterServer(
+        Simulation("sd-benchmark-2003", seed=1), port=0, speed=50.0, config=load_config()
+    )
     srv.start()
     yield srv
     srv.stop()
@@ -154,7 +156,7 @@ def _exporter_on(port: int = 0, **kwargs) -> ExporterServer:
         port=port,
         speed=50.0,
         control_token=EXPORTER_TOKEN,
-        **kwargs,
+        **{"config": load_config(), **kwargs},
     )
     srv.start()
     return srv
@@ -236,7 +238,7 @@ def test_users_over_the_exporters_cap_are_refused_before_anything_starts(tmp_pat
     """Issue 17: the API accepted 150,000 users the exporter (cap 100,000) refused at its
     first step, and the run ended `finished`. The exporter says its cap; prepare() holds
     the plan against it, so nothing is stored and the exporter is not touched."""
-    exporter = _exporter_on(settings=ExporterSettings(max_users=3000))
+    exporter = _exporter_on(config=ExporterConfig(ExporterSettings(max_users=3000)))
     try:
         assert (
             realtime.ExporterControl(f"http://127.0.0.1:{exporter.port}").state()["max_users"]
@@ -268,7 +270,7 @@ def test_a_plan_the_exporter_refuses_mid_run_fails_the_run_with_its_message(
     """A 400 is an answer, not an outage: retrying cannot help, so the run ends `failed`
     with the exporter's reason instead of `finished` with an 'out of reach' gap."""
     monkeypatch.setattr(realtime, "read_window", lambda *a, **k: None)
-    exporter = _exporter_on(settings=ExporterSettings(max_users=3000))
+    exporter = _exporter_on(config=ExporterConfig(ExporterSettings(max_users=3000)))
     settings = Settings(
         db_path=tmp_path / "db.sqlite",
         token="t",

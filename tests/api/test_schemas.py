@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 from pydantic import BaseModel
 from starlette.routing import BaseRoute
 
+from alerts.thresholds import load_thresholds
 from api.config import Settings
 from api.main import create_app
 from api.runs.recorder import record_fast_run
@@ -184,7 +185,9 @@ def test_a_fast_runs_report_matches_the_document(client, openapi, run_ids) -> No
 
 def test_what_the_cli_prints_matches_the_document_too(app, client, openapi, run_ids) -> None:
     """`wlmon report --json` prints the service's report as it is, without the model."""
-    doc = json.loads(json.dumps(reports.report(app.state.store, run_ids[0]), default=str))
+    doc = json.loads(
+        json.dumps(reports.report(app.state.store, run_ids[0], load_thresholds()), default=str)
+    )
     assert violations(openapi, "/runs/{run_id}/report", "get", 200, doc) == []
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from alerts.thresholds import load_thresholds
 from api.runs.storage import SCHEMA_VERSION, StoredRunError
 from api.services import reports
 from api.store import Store
@@ -44,7 +45,7 @@ def test_a_run_stored_before_schema_versions_loads_and_reports(old_db) -> None:
     assert "schema_version" not in np.load(io.BytesIO(_blob(old_db, "series"))).files
     store = Store(old_db)
     (run,) = store.runs.list()
-    rep = reports.report(store, run["id"])
+    rep = reports.report(store, run["id"], load_thresholds())
     dialog = next(r for r in rep["st03"] if r["task_type"] == "dialog")
     assert dialog["steps"] > 0 and dialog["response_ms"] > 0
     assert rep["top_sql"] and rep["bufferpools"]  # the counters blobs read back
@@ -64,7 +65,10 @@ def test_a_run_stored_now_carries_its_schema_version(old_db, tmp_path) -> None:
     path = tmp_path / "new.sqlite"
     for column in ("series", "steady_start", "steady_end"):
         assert int(np.load(io.BytesIO(_blob(path, column)))["schema_version"]) == SCHEMA_VERSION
-    assert reports.report(new, run_id)["st03"] == reports.report(old, run["id"])["st03"]
+    assert (
+        reports.report(new, run_id, load_thresholds())["st03"]
+        == reports.report(old, run["id"], load_thresholds())["st03"]
+    )
 
 
 def test_a_field_missing_from_old_counters_takes_its_default_or_is_named(old_db) -> None:

@@ -9,6 +9,7 @@ import time
 import httpx
 import pytest
 
+from exporters.config import load_config
 from exporters.control import ControlState, StateFile
 from exporters.model.engine import Simulation
 from exporters.server import ExporterServer
@@ -24,6 +25,7 @@ def _server(**kwargs) -> ExporterServer:
         port=0,
         speed=50.0,
         control_token=TOKEN,
+        config=load_config(),
         **kwargs,
     )
     srv.start()
@@ -107,7 +109,9 @@ def test_writes_need_the_token(server) -> None:
 
 
 def test_without_a_token_writes_are_disabled() -> None:
-    srv = ExporterServer(Simulation("sd-benchmark-2003", seed=1), host="127.0.0.1", port=0)
+    srv = ExporterServer(
+        Simulation("sd-benchmark-2003", seed=1), host="127.0.0.1", port=0, config=load_config()
+    )
     srv.start()
     try:
         r = httpx.put(_url(srv), headers=AUTH, json={"faults": ["db-bottleneck"]})

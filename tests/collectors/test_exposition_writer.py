@@ -19,7 +19,7 @@ from prometheus_client.openmetrics import exposition as om
 from prometheus_client.registry import Collector
 
 from exporters.collectors.exposition import OpenMetricsWriter, TextWriter
-from exporters.config import ExporterConfig, ExporterSettings
+from exporters.config import ExporterConfig, ExporterSettings, load_config
 from exporters.model.engine import Simulation
 from exporters.registry import exporter_collector
 from exporters.server import ExporterServer
@@ -99,7 +99,9 @@ def test_awkward_samples_serialize_as_prometheus_client_does(kind, escaping) -> 
 
 
 def test_the_server_answers_plain_and_gzip_scrapes_with_the_same_text() -> None:
-    srv = ExporterServer(Simulation("sd-benchmark-2003", seed=1), port=0, speed=1.0)
+    srv = ExporterServer(
+        Simulation("sd-benchmark-2003", seed=1), port=0, speed=1.0, config=load_config()
+    )
     srv.start()
     try:
         url = f"http://127.0.0.1:{srv.port}/metrics"

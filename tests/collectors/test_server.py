@@ -7,6 +7,7 @@ import time
 import httpx
 import pytest
 
+from exporters.config import load_config
 from exporters.model.engine import Simulation
 from exporters.server import ExporterServer, LiveModel
 
@@ -22,6 +23,7 @@ def server():
         port=0,
         speed=50.0,
         control_token=TOKEN,
+        config=load_config(),
     )
     srv.start()
     yield srv

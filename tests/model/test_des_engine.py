@@ -11,6 +11,7 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from exporters.config import load_config
 from exporters.model.catalog import ConfigError
 from exporters.model.des import DiscreteEventSimulation, make_simulation
 from exporters.model.engine import RealTimeRunner, Simulation
@@ -96,7 +97,7 @@ def test_the_answer_parts_add_up_to_the_response() -> None:
 def test_collectors_see_the_same_metrics_from_either_engine() -> None:
     def samples(sim) -> set[tuple[str, tuple]]:
         sim.run(5)
-        text = generate_latest(build_registry(sim)).decode()
+        text = generate_latest(build_registry(sim, load_config())).decode()
         return {
             (s.name, tuple(sorted((k, v) for k, v in s.labels.items() if k != "le")))
             for fam in text_string_to_metric_families(text)

@@ -8,7 +8,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from alerts.thresholds import load_thresholds
-from exporters.config import get_settings
+from exporters.config import load_config
 from exporters.model.engine import Simulation
 from exporters.sapstartsrv.server import free_port_block
 from exporters.server import ExporterServer
@@ -31,14 +31,16 @@ def server(monkeypatch):
     }
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    get_settings.cache_clear()
     srv = ExporterServer(
-        Simulation("sd-benchmark-2003", seed=2), port=0, speed=20.0, thresholds=load_thresholds()
+        Simulation("sd-benchmark-2003", seed=2),
+        port=0,
+        speed=20.0,
+        config=load_config(),
+        thresholds=load_thresholds(),
     )
     srv.start()
     yield srv, base
     srv.stop()
-    get_settings.cache_clear()
 
 
 def test_sap_series_come_only_through_sapcontrol(server) -> None:

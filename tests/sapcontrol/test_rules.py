@@ -101,7 +101,9 @@ def test_every_health_alert_is_tested_firing_silent_and_resolved() -> None:
                     resolved.add(name)
     rules = yaml.safe_load(RULES.read_text())["groups"][1]["rules"]
     assert {r["alert"] for r in rules if "alert" in r} == HEALTH_ALERTS
-    assert fired == silent == resolved == HEALTH_ALERTS
+    # The file also asserts SAPExporterCollectorFailing (exporter.rules.yml) silent where
+    # SAPStartSrvUnreachable pages: the coverage asked here is of the health alerts.
+    assert fired & HEALTH_ALERTS == silent & HEALTH_ALERTS == resolved == HEALTH_ALERTS
 
 
 def _seconds(text: str) -> float:

@@ -49,6 +49,13 @@ SAP_RESPONSES = {
     ],
     "ABAPReadSyslogResponse": ["log"],
     "EnqGetLockTableResponse": ["lock"],
+    "J2EEGetProcessListResponse": ["process"],
+    "J2EEGetProcessList2Response": ["process"],
+    "J2EEGetThreadListResponse": ["thread"],
+    "J2EEGetThreadList2Response": ["thread"],
+    "J2EEGetSessionListResponse": ["session"],
+    "J2EEGetCacheStatisticResponse": ["cache"],
+    "J2EEGetCacheStatistic2Response": ["cache"],
     "StartResponse": [],
     "StopResponse": [],
     "SendSignalResponse": [],
@@ -62,6 +69,57 @@ SAP_REQUESTS = {
     "SendSignal": ["pid", "signal"],
     "GetAlerts": ["RootTid"],
 }
+# SAP's AS Java (J2EE) types (the WSDL's J2EEProcess, J2EEThread, J2EECache, ...).
+J2EE_PROCESS = [
+    "telnetPort",
+    "name",
+    "pid",
+    "type",
+    "restart",
+    "exitCode",
+    "state",
+    "statetext",
+    "startTime",
+    "elapsedTime",
+    "restartCount",
+    "errorCount",
+    "cpu",
+    "debug",
+]
+J2EE_THREAD = [
+    "processname",
+    "startTime",
+    "updateTime",
+    "taskupdateTime",
+    "subtaskupdateTime",
+    "task",
+    "subtask",
+    "name",
+    "classname",
+    "user",
+    "pool",
+    "state",
+    "dispstatus",
+]
+J2EE_CACHE = [
+    "processname",
+    "type",
+    "size",
+    "attrSize",
+    "keysSize",
+    "cachedObjects",
+    "usedObjects",
+    "puts",
+    "gets",
+    "hits",
+    "changes",
+    "removes",
+    "evictions",
+    "instanceInvalidations",
+    "clusterInvalidations",
+    "updateTime",
+    "dispstatus",
+]
 SAP_TYPES = {
     "HACheck": ["state", "category", "description", "comment"],
     "EnqLock": [
@@ -81,6 +139,24 @@ SAP_TYPES = {
     "Alert": ["Object", "Attribute", "Value", "Description", "Time", "Tid", "Aid"],
     "SyslogEntry": ["Time", "Typ", "Client", "User", "Tcode", "MNo", "Text", "Severity"],
     "InstanceVersionInfo": ["Filename", "VersionInfo", "Time"],
+    "J2EEProcess": J2EE_PROCESS,
+    "J2EEProcess2": [*J2EE_PROCESS, "clusterId"],
+    "J2EEThread": J2EE_THREAD,
+    "J2EEThread2": [*J2EE_THREAD, "index"],
+    "J2EECache": ["cachename", *J2EE_CACHE],
+    "J2EECache2": ["description", "owner", *J2EE_CACHE],
+    "J2EESession": [
+        "processname",
+        "IdHash",
+        "size",
+        "timeout",
+        "activeRequests",
+        "startTime",
+        "updateTime",
+        "sticky",
+        "corrupt",
+        "backingStore",
+    ],
     "AccessPoint": ["address", "port", "protocol", "processname", "active"],
     "OSProcess": [
         "name",
@@ -161,6 +237,10 @@ def test_zeep_calls_every_served_operation(fleet, service, operation) -> None:
         with pytest.raises(Fault, match="not available"):
             getattr(service, operation)()
         return
+    if operation.startswith("J2EE"):  # an ABAP-only instance: no AS Java to ask
+        with pytest.raises(Fault, match=f"^{operation}: not available on D00$"):
+            getattr(service, operation)()
+        return
     try:
         answer = getattr(service, operation)(**ARGS.get(operation, {}))
     finally:
@@ -228,3 +308,23 @@ def test_zeep_sees_gsoaps_401_fault_without_credentials(fleet) -> None:
         anonymous.service.GetQueueStatistic()
     assert "401 Unauthorized" in err.value.message
     assert err.value.code == "SOAP-ENV:Client"
+
+
+def test_j2ee_types_and_their_state_enumeration_are_saps(fleet) -> None:
+    """A J2EE process's `state` is SAP's J2EE-PSTATE enumeration; the methods are refused
+    on the ASCS too (the model's system is ABAP-only), with a fault zeep raises."""
+    schema = _served_schema(fleet)
+    [pstate] = [t for t in schema.findall(f"{XSD}simpleType") if t.get("name") == "J2EE-PSTATE"]
+    assert [e.get("value") for e in pstate.iter(f"{XSD}enumeration")] == [
+        f"SAPControl-J2EE-{v}"
+        for v in ("STOPPED", "STARTING", "CORE-RUNNING", "RUNNING", "STOPPING", "MAINTENANCE")
+    ] + ["SAPControl-J2EE-UNKNOWN"]
+    types = {t.get("name"): t for t in schema.findall(f"{XSD}complexType")}
+    state = {e.get("name"): e.get("type") for e in types["J2EEProcess2"].iter(f"{XSD}element")}
+    assert state["state"] == "SAPControl:J2EE-PSTATE" and state["clusterId"] == "xsd:int"
+    session = requests.Session()
+    session.auth = AUTH
+    ascs = Client(fleet.url("penguin1_ASCS01") + "?wsdl", transport=Transport(session=session))
+    with pytest.raises(Fault, match=r"^J2EEGetProcessList2: not available on ASCS01$"):
+        ascs.service.J2EEGetProcessList2()
+    session.close()

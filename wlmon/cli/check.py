@@ -13,7 +13,7 @@ from api.config import get_settings
 from api.runs.junit import junit_error, to_junit
 from api.services import checks
 from api.services.errors import Invalid, ServiceError
-from wlmon.cli.common import console, fail, runs_store
+from wlmon.cli.common import console, fail, runs_store, thresholds
 
 app = typer.Typer()
 STATUS_STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow"}
@@ -40,7 +40,7 @@ def check_command(
             fail(message)
     store = runs_store()
     try:
-        result = checks.check(store, run_id, text, baseline)
+        result = checks.check(store, run_id, thresholds(), text, baseline)
     except Invalid as exc:
         _write_junit(junit, junit_error(run_id, f"--sla {sla}: {exc}"))
         fail(f"--sla {sla}: {exc}")

@@ -9,8 +9,10 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 
+from alerts.thresholds import ThresholdsError, load_thresholds
 from api.config import get_settings
 from api.store import Store
+from exporters.thresholds import Thresholds
 
 console = Console()
 err = Console(stderr=True)
@@ -20,6 +22,15 @@ def fail(message: str) -> NoReturn:
     """Print an error naming what was wrong and exit 2 (bad input), never a traceback."""
     err.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(2)
+
+
+def thresholds() -> Thresholds:
+    """alerts/thresholds.yml, read here at the edge for the services that judge runs by it,
+    or exit 2 naming the file and the key that is wrong."""
+    try:
+        return load_thresholds()
+    except ThresholdsError as exc:
+        fail(str(exc))
 
 
 def runs_store() -> Store:

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from alerts.thresholds import load_thresholds, threshold_seconds
+from alerts.thresholds import threshold_seconds
 from api.config import get_settings
 from api.runs.gaps import EXPORTER_DOWN
 from api.runs.html import render
@@ -29,7 +29,7 @@ from api.services.errors import ServiceError
 from api.services.import_limits import Kind, limits
 from exporters.durations import parse_duration
 from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, RESPONSE_PARTS
-from wlmon.cli.common import console, err, fail, runs_store
+from wlmon.cli.common import console, err, fail, runs_store, thresholds
 from wlmon.stack.settings import Ports, StackSettings
 
 app = typer.Typer()
@@ -282,6 +282,7 @@ def report_command(
     profiles, OS counters, breaches, SQL, benchmark checks."""
     options = {"top": top, "interval_s": _duration("--interval", interval)}
     store = runs_store()
+    levels = thresholds()
     try:
         run, data = reports.load(store, run_id)
     except ServiceError as exc:
@@ -300,9 +301,9 @@ def report_command(
             TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err
         ) as bar:
             task = bar.add_task("building report", total=3)
-            doc = reports.report_of(store, run, data, **options)
+            doc = reports.report_of(store, run, data, levels, **options)
             bar.update(task, advance=1, description="rendering HTML")
-            page = render(doc, data, load_thresholds())
+            page = render(doc, data, levels)
             bar.update(task, advance=1, description=f"writing {html_out}")
             try:
                 html_out.write_text(page, encoding="utf-8")
@@ -310,7 +311,7 @@ def report_command(
                 fail(f"--html: cannot write {html_out}: {exc.strerror or exc}")
             bar.update(task, advance=1, description=f"wrote {html_out}")
         return
-    doc = reports.report_of(store, run, data, **options)
+    doc = reports.report_of(store, run, data, levels, **options)
     if as_json:
         print(json.dumps(doc, indent=2, default=str))
         return
