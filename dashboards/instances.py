@@ -7,7 +7,7 @@ list the instances sapstartsrv reports, not the model's (dashboards/sap/instance
 
 from __future__ import annotations
 
-from dashboards.defaults import SEL, prom, stat_options, steps
+from dashboards.defaults import INSTANCE_LEGEND, SEL, prom, stat_options, steps
 from dashboards.layout import Dashboard
 
 # Nothing read: sapstartsrv's own GRAY (unknown), neither healthy nor alarming.
@@ -87,7 +87,8 @@ def dashboard() -> Dashboard:
         description="How many of the instance's processes (disp+work, gwrd, icman, msg_server, "
         "enserver, ...) are not GREEN: a stopped one reads GRAY, a failed one RED, the "
         "dispatcher YELLOW when its dialog queue does not drain. The table below names them.",
-        thresholds=steps([(None, "green"), (1, "red")]),
+        # Grey, not green, when nothing is read ("Not read"): a count only lights once read.
+        thresholds=steps([(None, GREY), (0, "green"), (1, "red")]),
         options={**STAT, "textMode": "value_and_name"},
     )
     d.add(
@@ -302,8 +303,13 @@ def dashboard() -> Dashboard:
         18,
         6,
         unit="s",
+        options={"legend": INSTANCE_LEGEND},
         description="How long the sapcontrol collector took per instance: near the deadline (WLMON_SAPCONTROL_TIMEOUT_S) an instance is about to be reported down.",
     )
     for panel in d.panels:
         panel["fieldConfig"]["defaults"]["noValue"] = NOT_READ
+        if panel["title"] == "Process status lights (GetProcessList)":
+            # An empty cell is a process the instance does not run (msg_server on a dialog
+            # instance), not a source that reads nothing: the stats above say that.
+            panel["fieldConfig"]["defaults"]["noValue"] = "–"
     return d

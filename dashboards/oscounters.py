@@ -58,8 +58,12 @@ def _named(name: str) -> list[dict]:
 
 # What each host runs, from the landscape (sap_host_info, exporters/collectors/oscounters.py):
 # "database: walrus", "central_services: penguin1", "application: penguin2". max by keeps
-# one where Telegraf re-exposes the exporter's series.
-ROLE = 'label_join(max by (host, role) (sap_host_info{sid=~"$sid"}), "name", ": ", "role", "host")'
+# one where Telegraf re-exposes the exporter's series; last_over_time bridges a failed scrape
+# (its staleness markers would otherwise drop the name while rate() still has a value).
+ROLE = (
+    'label_join(max by (host, role) (last_over_time(sap_host_info{sid=~"$sid"}[10m])),'
+    ' "name", ": ", "role", "host")'
+)
 
 
 def named_by_role(expr: str) -> str:

@@ -46,8 +46,9 @@ def _panel_expr(title: str) -> str:
 
 
 def test_the_os_dashboard_names_each_host_by_its_role(tmp_path) -> None:
-    """Two copies of sap_host_info (exporter and Telegraf) still give one line per host; a
-    host the landscape does not describe keeps its bare name instead of vanishing."""
+    """Two copies of sap_host_info (exporter and Telegraf) still give one line per host, also
+    right after a failed scrape; a host the landscape does not describe keeps its bare name
+    instead of vanishing."""
     info = 'sap_host_info{{sid="BMK",host="walrus",role="database",job="{job}"}}'
     mem = 'windows_memory_available_bytes{{sid="BMK",host="{host}",job="wlmon-exporter"}}'
     case = {
@@ -57,8 +58,9 @@ def test_the_os_dashboard_names_each_host_by_its_role(tmp_path) -> None:
             {
                 "interval": "1m",
                 "input_series": [
-                    {"series": info.format(job="wlmon-exporter"), "values": "1x5"},
-                    {"series": info.format(job="telegraf"), "values": "1x5"},
+                    # A failed scrape at minute 4 marks the exporter's series stale.
+                    {"series": info.format(job="wlmon-exporter"), "values": "1 1 1 1 stale 1"},
+                    {"series": info.format(job="telegraf"), "values": "1 1 1 1 stale 1"},
                     {"series": mem.format(host="walrus"), "values": "100x5"},
                     {"series": mem.format(host="realbox"), "values": "7x5"},
                 ],
