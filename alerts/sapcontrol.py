@@ -24,6 +24,11 @@ CCMS_AVERAGES = {
     "load_gen": "load_gen_time",
     "response": "response_time",
 }
+# The model's (or any ST03 reader's) exact per-step counters. Where an instance has them, the
+# sapcontrol source records no per-step series of its own: one fault, one alert, from the
+# exact counters rather than CCMS's interval averages (a second, approximate copy would page
+# twice and fire on its own transients).
+ST03_COUNTERS = "sap_workload_steps_total"
 # Components read by Little's law from the SM50 work-process table: component -> activity.
 WP_ACTIVITIES = {"enqueue": "enqueue", "roll_in": "roll_in", "roll_out": "roll_out"}
 
@@ -47,6 +52,9 @@ a system read both ways keeps two distinguishable series. docs/sapcontrol.md der
   dialog step, in wall-clock time.
 - Dialog steps per second for the NOC: the rate of requests written into the ABAP/DIA
   dispatcher queue (GetQueueStatistic Writes, a real counter, so rate() absorbs resets).
+- Only for instances without ST03 counters (sap_workload_steps_total): where those exist
+  (the model, or an ST03 reader beside sapstartsrv) they are exact and their series are the
+  ones alerts read; a second copy from CCMS averages would page twice for one fault.
 Idle-safe as recording.rules.yml: no series below min_steps_per_second dialog steps per second.
 """
 
@@ -140,10 +148,11 @@ def _weighted(value: str) -> str:
     return f"sap_instance:sap_ccms_dialog_{value}_seconds:weighted"
 
 
-def _per_step(numerator: str, guard: str, by: str = BY) -> str:
+def _per_step(numerator: str, guard: str, by: str = BY, on: str = "sid, sap_instance") -> str:
     return (
         f"{by} (avg_over_time({numerator}[5m]))\n"
         f"  / ({by} (avg_over_time({STEP_RATE}[5m])) >= {guard})\n"
+        f"unless on({on}) {ST03_COUNTERS}\n"
     )
 
 
@@ -152,7 +161,7 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
     rules = [
         _labelled(
             STEPS,
-            f"{BY} (rate({DIA_WRITES}[5m]))",
+            f"{BY} (rate({DIA_WRITES}[5m]))\nunless on(sid, sap_instance) {ST03_COUNTERS}\n",
             DIALOG,
         ),
         record(
@@ -181,7 +190,7 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
         # The SD benchmark bound is on the system's average dialog response.
         _labelled(
             DIALOG_RESPONSE_MEAN,
-            _per_step(_weighted(CCMS_AVERAGES["response"]), guard, by="sum by (sid)"),
+            _per_step(_weighted(CCMS_AVERAGES["response"]), guard, by="sum by (sid)", on="sid"),
             {"source": "sapcontrol"},
         ),
     ]

@@ -7,7 +7,7 @@ list the instances sapstartsrv reports, not the model's (dashboards/sap/instance
 
 from __future__ import annotations
 
-from dashboards.defaults import SEL, prom, stat_options, steps
+from dashboards.defaults import INSTANCE_LEGEND, SEL, prom, stat_options, steps
 from dashboards.layout import Dashboard
 
 # Nothing read: sapstartsrv's own GRAY (unknown), neither healthy nor alarming.
@@ -69,30 +69,63 @@ def dashboard() -> Dashboard:
         thresholds=steps([(None, GREY), (0, "red"), (1, "green")]),
         options={**STAT, "textMode": "value_and_name"},
     )
+    # Telegraf re-exposes the exporter's series: max by keeps one per instance and process.
+    process = f"max by (sap_instance, process) (sap_process_status{{{SEL}}})"
     d.add(
         "stat",
-        "Process status lights (GetProcessList)",
+        "Processes not GREEN, per instance (GetProcessList)",
         [
             prom(
-                f"sap_process_status{{{SEL}}}",
-                "{{sap_instance}} {{process}}",
+                f"count by (sap_instance) ({process} != 2)"
+                f" or on(sap_instance) (0 * count by (sap_instance) ({process}))",
+                "{{sap_instance}}",
                 instant=True,
             )
         ],
         24,
-        7,
-        description="dispstatus of each process sapstartsrv started: disp+work turns yellow "
-        "when the dialog queue time grows.",
-        mappings=COLORS,
-        thresholds=steps([(None, GREY), (2, "green"), (3, "yellow"), (4, "red")]),
+        5,
+        description="How many of the instance's processes (disp+work, gwrd, icman, msg_server, "
+        "enserver, ...) are not GREEN: a stopped one reads GRAY, a failed one RED, the "
+        "dispatcher YELLOW when its dialog queue does not drain. The table below names them.",
+        # Grey, not green, when nothing is read ("Not read"): a count only lights once read.
+        thresholds=steps([(None, GREY), (0, "green"), (1, "red")]),
         options={**STAT, "textMode": "value_and_name"},
     )
     d.add(
         "table",
-        "Work processes by type and status (ABAPGetWPTable)",
+        "Process status lights (GetProcessList)",
+        [prom(process, instant=True, fmt="table")],
+        24,
+        8,
+        transformations=[
+            {"id": "organize", "options": {"excludeByName": {"Time": True}}},
+            {
+                "id": "groupingToMatrix",
+                "options": {
+                    "columnField": "process",
+                    "rowField": "sap_instance",
+                    "valueField": "Value",
+                },
+            },
+        ],
+        description="dispstatus of each process sapstartsrv started, one row per instance: "
+        "disp+work turns yellow when the dialog queue time grows.",
+        mappings=COLORS,
+        thresholds=steps([(None, GREY), (2, "green"), (3, "yellow"), (4, "red")]),
+        overrides=[
+            {
+                "matcher": {"id": "byType", "options": "number"},
+                "properties": [{"id": "custom.cellOptions", "value": {"type": "color-background"}}],
+            }
+        ],
+    )
+    d.add(
+        "table",
+        "Work processes by status (ABAPGetWPTable)",
         [
             prom(
-                f"sum by (sap_instance, type, status) (sap_work_processes{{{SEL}}})",
+                f"sum by (sap_instance, status) (max by (sap_instance, type, status)"
+                f" (sap_work_processes{{{SEL}}}))",
                 instant=True,
                 fmt="table",
             )
@@ -110,8 +143,8 @@ def dashboard() -> Dashboard:
                 },
             },
         ],
-        description="SM50 of every instance: how many DIA, UPD, ... work processes wait, run, "
-        "are on hold, stopped or ended.",
+        description="SM50 of every instance: how many of its work processes (all types) "
+        "wait, run, are on hold, stopped or ended.",
     )
     d.add(
         "timeseries",
@@ -133,9 +166,11 @@ def dashboard() -> Dashboard:
         "timeseries",
         "Dialog queue (ABAP/DIA): now and peak",
         [
+            # 31 instances are 31 lines no legend names: the longest queue, then drill down
+            # with the sap_instance picker.
             prom(
-                f'sap_dispatcher_queue_length{{queue="ABAP/DIA",{SEL}}}',
-                "{{sap_instance}} now",
+                f'max(sap_dispatcher_queue_length{{queue="ABAP/DIA",{SEL}}})',
+                "longest now (any instance)",
             ),
             prom(
                 f'max(sap_dispatcher_queue_peak{{queue="ABAP/DIA",{SEL}}})',
@@ -268,8 +303,13 @@ def dashboard() -> Dashboard:
         18,
         6,
         unit="s",
+        options={"legend": INSTANCE_LEGEND},
         description="How long the sapcontrol collector took per instance: near the deadline (WLMON_SAPCONTROL_TIMEOUT_S) an instance is about to be reported down.",
     )
     for panel in d.panels:
         panel["fieldConfig"]["defaults"]["noValue"] = NOT_READ
+        if panel["title"] == "Process status lights (GetProcessList)":
+            # An empty cell is a process the instance does not run (msg_server on a dialog
+            # instance), not a source that reads nothing: the stats above say that.
+            panel["fieldConfig"]["defaults"]["noValue"] = "–"
     return d

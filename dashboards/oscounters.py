@@ -56,14 +56,33 @@ def _named(name: str) -> list[dict]:
     ]
 
 
+# What each host runs, from the landscape (sap_host_info, exporters/collectors/oscounters.py):
+# "database: walrus", "central_services: penguin1", "application: penguin2". max by keeps
+# one where Telegraf re-exposes the exporter's series; last_over_time bridges a failed scrape
+# (its staleness markers would otherwise drop the name while rate() still has a value).
+ROLE = (
+    'label_join(max by (host, role) (last_over_time(sap_host_info{sid=~"$sid"}[10m])),'
+    ' "name", ": ", "role", "host")'
+)
+
+
+def named_by_role(expr: str) -> str:
+    """`expr` (one series per host) with a `name` label saying what the host runs; a host
+    the landscape does not describe (a real one reporting on its own) keeps its bare name."""
+    return (
+        f"({expr}) * on(host) group_left(name) {ROLE}\n"
+        f'or on(host) label_replace({expr}, "name", "$1", "host", "(.*)")'
+    )
+
+
 def dashboard() -> Dashboard:
     d = Dashboard("wlmon-os", "OS counters", "Hosts", ["os"])
     for title, expr, field_config, description in PER_HOST:
         d.add(
             "timeseries",
             title,
-            [prom(expr, legend="{{host}}")],
-            description=description,
+            [prom(named_by_role(expr), legend="{{name}}")],
+            description=description + " Each host is named by what it runs (sap_host_info).",
             options={"legend": INSTANCE_LEGEND},
             **field_config,
         )

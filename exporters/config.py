@@ -99,5 +99,12 @@ def load_config(
                 )
             # The model's own sapstartsrv on fixed ports: its first instance lists the rest.
             url = f"http://{srv.host}:{srv.base_port}/"
-            sapcontrol = sapcontrol.model_copy(update={"discover": [url]})
+            update: dict = {"discover": [url]}
+            # Every simulated instance listens on srv.host, whatever host its list names.
+            if not sapcontrol.hosts:
+                update["hosts"] = {"*": srv.host}
+            # The exporter knows its own sapstartsrv's user: the protected methods answer.
+            if sapcontrol.auth is None and srv.username and srv.password is not None:
+                update |= {"username": srv.username, "password": srv.password}
+            sapcontrol = sapcontrol.model_copy(update=update)
     return ExporterConfig(exporter, sapcontrol, srv if srv.enabled else None)

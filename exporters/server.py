@@ -422,12 +422,17 @@ class ExporterServer:
             self.sapstartsrv = fleet_from_settings(
                 self.live.snapshot, lambda: self.live.sim.scenario, srv, thresholds
             )
+        self.registry = build_registry(self.live, config)
+        # A sapcontrol source's first reading discovers the system and opens a client per
+        # instance (about a second for 31, more on a busy host): made once before /healthz
+        # answers, so Prometheus's first scrapes do not time out on it (issue 21).
+        self._warm_sapcontrol = config.sapcontrol is not None
         self.httpd = make_server(
             host,
             port,
             build_app(
                 self.live,
-                build_registry(self.live, config),
+                self.registry,
                 token=control_token,
                 max_users=settings.max_users,
             ),
@@ -450,6 +455,9 @@ class ExporterServer:
             self.tracer.start()
         if self.sapstartsrv:
             self.sapstartsrv.start()
+        if self._warm_sapcontrol:
+            for _ in self.registry.collect():
+                pass
 
     def start(self) -> None:
         self.start_model()

@@ -11,7 +11,7 @@ import yaml
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.runtime import Stack
-from wlmon.stack.settings import Ports, StackSettings
+from wlmon.stack.settings import REPO_DIR, Ports, StackSettings
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +116,32 @@ def test_without_smtp_no_receiver_mails(tmp_path, no_stack_env) -> None:
     assert not any(key.startswith("smtp_") for key in doc["global"])
     people = [r for r in doc["receivers"] if r["name"] != "watchdog"]
     assert people and all(r["webhook_configs"] for r in people)
+
+
+def test_a_yellow_dispatcher_is_muted_by_the_st03_alert_that_names_its_cause(
+    tmp_path, no_stack_env
+) -> None:
+    """The model's sapstartsrv, read like a real system's, turns the dispatcher YELLOW when
+    its queue does not drain: SAPProcessDegraded is muted where a workload cause alert of the
+    same instance fires, and each cause named there is a real alert of workload.rules.yml."""
+    doc = _alertmanager(tmp_path)
+    (rule,) = [
+        r for r in doc["inhibit_rules"] if 'alertname="SAPProcessDegraded"' in r["target_matchers"]
+    ]
+    assert rule["equal"] == ["sid", "sap_instance"]
+    assert 'process="disp+work"' in rule["target_matchers"]
+    (source,) = rule["source_matchers"]
+    causes = set(source.split('"')[1].split("|"))
+    workload = yaml.safe_load((REPO_DIR / "alerts" / "workload.rules.yml").read_text())
+    alerts = {r["alert"] for g in workload["groups"] for r in g["rules"] if "alert" in r}
+    assert causes == alerts & {
+        "SAPDispatcherWaitTimeHigh",
+        "SAPDatabaseRequestTimeHigh",
+        "SAPEnqueueTimeHigh",
+        "SAPRollInTimeHigh",
+        "SAPRollOutTimeHigh",
+    }
+    assert len(causes) == 5
 
 
 def test_without_a_watchdog_url_the_heartbeats_go_nowhere(tmp_path, no_stack_env) -> None:

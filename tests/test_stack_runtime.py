@@ -104,12 +104,15 @@ def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
         "API_TOKEN",
         "INFLUXDB_ADMIN_PASSWORD",
         "EXPORTER_TOKEN",
+        "SAPSTARTSRV_PASSWORD",
     ):
         monkeypatch.delenv(f"WLMON_{name}", raising=False)
     stack = Stack(StackSettings(state_dir=tmp_path, api_token=SecretStr("given")))
     sources = stack.secret_sources()
-    assert len(sources) == 4
-    grafana, api, influx, exporter = sources.values()
+    assert len(sources) == 5
+    grafana, api, influx, exporter, sapstartsrv = sources.values()
+    path = tmp_path / "secrets" / "sapstartsrv-password"
+    assert str(path) in sapstartsrv and path.stat().st_mode & 0o777 == 0o600
     assert str(tmp_path / "secrets" / "exporter-token") in exporter
     assert str(tmp_path / "secrets" / "grafana-admin-password") in grafana
     assert api == "environment variable WLMON_API_TOKEN"
@@ -163,6 +166,7 @@ PINNED_PORTS = Ports(
     telegraf=10009,
     exporter=10010,
     api=10011,
+    sapstartsrv=52013,
 )
 
 
@@ -183,6 +187,11 @@ def _pinned_settings(**changes) -> StackSettings:
         api_token=SecretStr("tok"),
         exporter_token=SecretStr("etok"),
         influxdb_admin_password=SecretStr("ipw"),
+        sapstartsrv_password=SecretStr("spw"),
+        # Pinned: the integration stack sets its own cache and deadline.
+        model_sapstartsrv=True,
+        sapcontrol_cache_s=5.0,
+        sapcontrol_timeout_s=3.0,
         ports=PINNED_PORTS,
         **changes,
     )
@@ -295,6 +304,13 @@ PINNED_SERVICES = [
         "env": {
             "WLMON_INFLUX_TOKEN": "wlmon-admin:ipw",
             "WLMON_EXPORTER_CONTROL_TOKEN": "etok",
+            "WLMON_SAPSTARTSRV_ENABLED": "True",
+            "WLMON_SAPSTARTSRV_BASE_PORT": "52013",
+            "WLMON_SAPSTARTSRV_USERNAME": "wlmon",
+            "WLMON_SAPSTARTSRV_PASSWORD": "spw",
+            "WLMON_EXPORTER_COLLECTOR_SAPCONTROL": "True",
+            "WLMON_SAPCONTROL_CACHE_S": "5.0",
+            "WLMON_SAPCONTROL_TIMEOUT_S": "3.0",
         },
         "ready_timeout": 60.0,
         "after_start": False,

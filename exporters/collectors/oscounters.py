@@ -44,6 +44,8 @@ class HostCounters:
     disk_read_seconds: float  # outstanding reads integrated over time
     disk_write_seconds: float
     disk_weighted_seconds: float  # outstanding I/Os integrated over time
+    # What the host runs: database, central_services, application, "+"-joined (two-tier).
+    role: str = ""
 
 
 @dataclass(frozen=True)
@@ -130,9 +132,20 @@ class OSCountersCollector(SourceCollector[OSCounterSource, OSCounters]):
             "The total number of writes completed successfully.",
             labels=dev_labels,
         )
+        # Neither exporter knows what a host is for; the landscape does. An info metric, so
+        # dashboards name "penguin1 (database)" by joining on host.
+        info = GaugeMetricFamily(
+            "sap_host_info",
+            "1 for each host of the system, labelled with what it runs: database, "
+            "central_services (message and enqueue server), application ('+' joins the parts "
+            "a shared host runs).",
+            labels=["sid", "host", "role"],
+        )
         if reading is not None:
             sid = reading.sid
             for h in reading.hosts:
+                if h.role:
+                    info.add_metric([sid, h.host, h.role], 1)
                 for c, modes in enumerate(h.cpu_seconds):
                     for mode in CPU_MODES:
                         windows_mode = "privileged" if mode == "system" else mode
@@ -153,6 +166,7 @@ class OSCountersCollector(SourceCollector[OSCounterSource, OSCounters]):
                 n_reads.add_metric(device, h.disk_reads)
                 n_writes.add_metric(device, h.disk_writes)
         yield from (
+            info,
             w_cpu,
             w_avail,
             w_pages,

@@ -262,6 +262,17 @@ class Landscape(Strict):
             out[part.host] = Host(name=part.host, cpus=part.cpus, memory_bytes=part.memory_bytes)
         return list(out.values())
 
+    def host_role(self, name: str) -> str:
+        """What host `name` runs, for a person reading host counters: "database",
+        "central_services" (message and enqueue server), "application", joined by "+" in that
+        order where one host runs several (two-tier). At most seven values: a bounded label."""
+        parts = (
+            ("database", name == self.database.host),
+            ("central_services", name == self.central_services.host),
+            ("application", name in self.app_servers.hosts),
+        )
+        return "+".join(role for role, runs in parts if runs)
+
     def host(self, name: str) -> Host:
         return next(h for h in self.hosts if h.name == name)
 

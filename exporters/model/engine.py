@@ -123,6 +123,7 @@ class Snapshot:
     line_items: dict[str, int] = field(default_factory=dict)
     pool_pages: list[int] = field(default_factory=list)
     os_hosts: list[str] = field(default_factory=list)
+    os_roles: list[str] = field(default_factory=list)  # Landscape.host_role of each
     os_cpus: list[int] = field(default_factory=list)
     os_memory_bytes: list[int] = field(default_factory=list)
     os_available_bytes: list[float] = field(default_factory=list)
@@ -448,6 +449,7 @@ def _os_view(land: Landscape, op: OperatingPoint) -> dict:
     used[names.index(land.database.host)] += pools + land.database.other_memory_bytes
     return {
         "os_hosts": names,
+        "os_roles": [land.host_role(name) for name in names],
         "os_cpus": [h.cpus for h in hosts],
         "os_memory_bytes": [h.memory_bytes for h in hosts],
         "os_available_bytes": [

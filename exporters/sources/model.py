@@ -167,4 +167,5 @@ def _host(snap: Snapshot, h: int) -> HostCounters:
         disk_read_seconds=queue * read_share,
         disk_write_seconds=queue * (1 - read_share),
         disk_weighted_seconds=queue,
+        role=snap.os_roles[h] if snap.os_roles else "",
     )

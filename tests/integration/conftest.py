@@ -64,6 +64,11 @@ def stack(tmp_path_factory, mailbox, heartbeats) -> Iterator[Stack]:
         "WLMON_GRAFANA_ADMIN_PASSWORD": GRAFANA_PASSWORD,
         "WLMON_API_TOKEN": "integration-test-token",
         "WLMON_EXPORTER_TOKEN": "integration-exporter-token",
+        # The model's sapstartsrv is read as `wlmon up` reads it; Prometheus and Telegraf
+        # scrape every 2 s here, so they share a reading for 4 s, and each instance's
+        # deadline stays below the 2 s scrape timeout.
+        "WLMON_SAPCONTROL_CACHE_S": "4",
+        "WLMON_SAPCONTROL_TIMEOUT_S": "1.5",
     }
     # Set for the session and restored after (pytest's own MonkeyPatch, not a copy of it).
     with pytest.MonkeyPatch.context() as patch:

@@ -224,25 +224,64 @@ def test_every_dashboard_renders_without_errors_or_missing_data(stack, browser) 
         for p in panels:
             if p["error"]:
                 problems.append(f"{entry['title']} / {p['title']}: panel error")
-            if "No data" in p["text"]:
-                problems.append(f"{entry['title']} / {p['title']}: No data")
+            if "No data" in p["text"] or "Not read" in p["text"]:
+                problems.append(f"{entry['title']} / {p['title']}: {p['text'][:40]!r}")
     assert problems == []
 
 
-def test_an_unread_source_says_so_instead_of_a_green_zero(stack, browser) -> None:
-    """The integration stack reads SAP data from the model, not through sapcontrol: the SAP
-    instances dashboard must say it reads nothing, not show healthy zeros."""
-    r = httpx.get(
-        f"{url(stack, 'prometheus')}/api/v1/query",
-        params={"query": 'sap_up{source="sapcontrol"}'},
-        timeout=10,
-    )
-    if r.json()["data"]["result"]:
-        pytest.skip("this stack reads a sapcontrol source")
+def test_the_instances_dashboard_reads_the_models_sapstartsrv(stack, browser) -> None:
+    """`wlmon up` reads its model's sapstartsrv as it would a real system's: every instance
+    answers (UP, green), every process light is lit, no web method fails, the CCMS values are
+    drawn; nothing says "Not read"."""
+    # Prometheus scrapes the exporter, and Telegraf's copy of it: one series per instance.
+    instances = len(_prom(stack, 'max by (sid, sap_instance) (sap_up{source="sapcontrol"}) == 1'))
+    assert instances == 31, f"{instances} of the SD benchmark's 31 instances answer sapstartsrv"
+    processes = len(_prom(stack, "max by (sid, sap_instance, process) (sap_process_status)"))
     model = _model(stack, "wlmon-instances")
-    panels = _open(browser, url(stack, "grafana"), "/d/wlmon-instances", model, "instances-unread")
+    panels = {
+        p["title"]: p
+        for p in _open(
+            browser, url(stack, "grafana"), f"/d/wlmon-instances?{RANGE}", model, "instances"
+        )
+    }
+    assert not [t for t, p in panels.items() if "Not read" in p["text"]]
+    up = panels["Instances (sapstartsrv answering)"]
+    assert up["text"].count("UP") == instances and "DOWN" not in up["text"], up["text"]
+    assert _green(up["fill"]), up
+    # db-bottleneck slows the database, not the processes: every one is GREEN, as sapstartsrv
+    # lists them (an instance per tile, its count of processes that are not).
+    assert not _prom(stack, "max by (sid, sap_instance, process) (sap_process_status) != 2")
+    not_green = panels["Processes not GREEN, per instance (GetProcessList)"]
+    assert re.findall(r"\n(\d+)", not_green["text"]) == ["0"] * instances, not_green["text"]
+    assert _green(not_green["fill"]), not_green
+    assert "GREEN" in panels["Process status lights (GetProcessList)"]["text"]
+    assert processes >= 2 * instances  # disp+work and gwrd, or msg_server and enserver
+    failing = panels["Web methods failing now"]
+    assert failing["text"].split("\n")[-1].strip() == "0" and _green(failing["fill"]), failing
+
+
+def test_an_unread_source_says_so_instead_of_a_green_zero(stack, browser) -> None:
+    """A SID no sapcontrol source reads (not configured, or nothing answers): the instances
+    dashboard says it reads nothing, in grey, never healthy zeros."""
+    assert not _prom(stack, 'sap_up{source="sapcontrol",sid="NONE"}')
+    model = _model(stack, "wlmon-instances")
+    path = "/d/wlmon-instances?var-sid=NONE&var-sap_instance=All"
+    panels = _open(browser, url(stack, "grafana"), path, model, "instances-unread")
     failing = next(p for p in panels if p["title"] == "Web methods failing now")
     assert "Not read" in failing["text"] and not _green(failing["fill"]), failing
+    for title in (
+        "Instances (sapstartsrv answering)",
+        "Processes not GREEN, per instance (GetProcessList)",
+    ):
+        light = next(p for p in panels if p["title"] == title)
+        assert "Not read" in light["text"] and "UP" not in light["text"], light
+        assert not _green(light["fill"]) and not _critical(light["fill"]), light
+
+
+def _prom(stack, expr: str) -> list[dict]:
+    r = httpx.get(f"{url(stack, 'prometheus')}/api/v1/query", params={"query": expr}, timeout=10)
+    r.raise_for_status()
+    return r.json()["data"]["result"]
 
 
 def test_the_noc_shows_the_faulted_light_red_and_the_others_not(stack, browser) -> None:

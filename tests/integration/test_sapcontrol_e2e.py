@@ -80,6 +80,7 @@ def sapcontrol_stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
         "WLMON_EXPORTER_COLLECTOR_SAPCONTROL": "true",
         "WLMON_SAPSTARTSRV_ENABLED": "true",
         "WLMON_SAPSTARTSRV_BASE_PORT": str(base),
+        "WLMON_PORT_SAPSTARTSRV": str(base),
         "WLMON_SAPSTARTSRV_USERNAME": "bmkadm",
         "WLMON_SAPSTARTSRV_PASSWORD": "integration-sapstartsrv",
         "WLMON_SAPSTARTSRV_CCMS_INTERVAL_S": "30",

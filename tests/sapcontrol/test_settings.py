@@ -53,6 +53,25 @@ def test_the_collector_defaults_to_the_models_own_endpoints(monkeypatch) -> None
     monkeypatch.setenv("WLMON_SAPSTARTSRV_BASE_PORT", "52013")
     config = load_config()
     assert config.sapcontrol.discover == ["http://127.0.0.1:52013/"]
+    # Nothing else given: every simulated instance on the model's host, no credentials.
+    assert config.sapcontrol.hosts == {"*": "127.0.0.1"} and config.sapcontrol.auth is None
+
+
+def test_the_models_own_sapstartsrv_lends_its_user_but_given_settings_win(monkeypatch) -> None:
+    """`wlmon up` reads its model's sapstartsrv: the source takes the model's user, so its
+    protected methods answer; a WLMON_SAPCONTROL_ user or host map is kept as given."""
+    monkeypatch.setenv("WLMON_EXPORTER_COLLECTOR_SAPCONTROL", "true")
+    monkeypatch.setenv("WLMON_SAPSTARTSRV_ENABLED", "true")
+    monkeypatch.setenv("WLMON_SAPSTARTSRV_BASE_PORT", "52013")
+    monkeypatch.setenv("WLMON_SAPSTARTSRV_USERNAME", "wlmon")
+    monkeypatch.setenv("WLMON_SAPSTARTSRV_PASSWORD", "model-secret")
+    assert load_config().sapcontrol.auth == ("wlmon", "model-secret")
+    monkeypatch.setenv("WLMON_SAPCONTROL_USERNAME", "bmkadm")
+    monkeypatch.setenv("WLMON_SAPCONTROL_PASSWORD", "own-secret")
+    monkeypatch.setenv("WLMON_SAPCONTROL_HOSTS", '{"penguin2": "10.0.0.12"}')
+    config = load_config()
+    assert config.sapcontrol.auth == ("bmkadm", "own-secret")
+    assert config.sapcontrol.hosts == {"penguin2": "10.0.0.12"}
 
 
 def test_the_cli_port_of_the_models_sapstartsrv_reaches_the_source(monkeypatch) -> None:

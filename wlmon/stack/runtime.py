@@ -94,6 +94,13 @@ class Stack:
             self.settings.exporter_token, "WLMON_EXPORTER_TOKEN", EXPORTER_TOKEN_FILE
         )[0]
 
+    def sapstartsrv_password(self) -> str:
+        """The password of the model's sapstartsrv for its monitoring user (the exporter's
+        sapcontrol source logs in with it, as it would to a real system's)."""
+        return self._secret(
+            self.settings.sapstartsrv_password, "WLMON_SAPSTARTSRV_PASSWORD", "sapstartsrv-password"
+        )[0]
+
     def influx_credentials(self) -> tuple[str, str, str]:
         """InfluxDB's admin user, password and where the password comes from."""
         password, source = self._secret(
@@ -114,6 +121,11 @@ class Stack:
             f"InfluxDB admin password (user {user})": influx,
             "Exporter control token (WLMON_EXPORTER_TOKEN; the API sends it)": self._secret(
                 self.settings.exporter_token, "WLMON_EXPORTER_TOKEN", EXPORTER_TOKEN_FILE
+            )[1],
+            f"The model's sapstartsrv (user {self.settings.sapstartsrv_username})": self._secret(
+                self.settings.sapstartsrv_password,
+                "WLMON_SAPSTARTSRV_PASSWORD",
+                "sapstartsrv-password",
             )[1],
         }
 
@@ -160,6 +172,7 @@ class Stack:
             "grafana_password": self.grafana_password()[0],
             "api_token": self.api_token(),
             "exporter_token": self.exporter_token(),
+            "sapstartsrv_password": self.sapstartsrv_password(),
             "influx": SimpleNamespace(user=influx_user, password=influx_password, token=token),
             "telegraf_buffer": self.telegraf_buffer(),
             "rules_for": SimpleNamespace(

@@ -8,6 +8,8 @@ from pathlib import Path
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from exporters.sapstartsrv.server import free_port_block
+
 REPO_DIR = Path(__file__).resolve().parents[2]
 
 
@@ -27,6 +29,9 @@ class Ports(BaseSettings):
     telegraf: int = 9273
     exporter: int = 9300
     api: int = 8000
+    # The model answering as sapstartsrv: instance k on this port + k (SAP's 5<NN>13 for
+    # instance 00; a block of SAPSTARTSRV_PORTS).
+    sapstartsrv: int = 50013
 
 
 class StackSettings(BaseSettings):
@@ -68,6 +73,18 @@ class StackSettings(BaseSettings):
     # of everything it ships (the exporter's series every scrape, the host counters).
     telegraf_outage_s: int = Field(default=600, ge=60)
     exporter_series: int = Field(default=4110, gt=0)  # measured: /metrics of the default run
+    # The exporter reads the model's own sapstartsrv through its sapcontrol source, as it
+    # would a real system's (docs/sapcontrol.md): the SAP instances dashboard and the
+    # process alerts. Off: that dashboard says "Not read".
+    model_sapstartsrv: bool = True
+    # Its monitoring user (docs/sapcontrol.md: a dedicated OS user, not <sid>adm) and that
+    # user's password (generated into the state's secrets unless given).
+    sapstartsrv_username: str = "wlmon"
+    sapstartsrv_password: SecretStr | None = None
+    # The same variables the exporter reads: Prometheus and Telegraf both scrape it, so a
+    # reading younger than cache_s is shared; timeout_s stays below the scrape timeout.
+    sapcontrol_cache_s: float = Field(default=5.0, ge=0)
+    sapcontrol_timeout_s: float = Field(default=3.0, gt=0)
     # Email notifications (Alertmanager) only when a smarthost is set: without one every
     # notification would log a failed delivery. The password only from the environment.
     smtp_smarthost: str = ""
@@ -110,13 +127,17 @@ class StackSettings(BaseSettings):
     fleet_query_engine: str = Field(default="thanos", pattern="^(thanos|prometheus)$")
 
 
+# Ports held for the model's sapstartsrv: the SD benchmark landscape has 31 instances.
+SAPSTARTSRV_PORTS = 64
+
+
 def free_port_environment() -> dict[str, str]:
     """WLMON_PORT_* variables naming free loopback ports for every service (tests, benches)."""
     socks = []
-    env = {}
+    env = {"WLMON_PORT_SAPSTARTSRV": str(free_port_block(SAPSTARTSRV_PORTS))}
     try:
         for name in Ports.model_fields:
-            if name == "alertmanager_cluster":
+            if name in ("alertmanager_cluster", "sapstartsrv"):
                 continue
             sock = socket.socket()
             sock.bind(("127.0.0.1", 0))
