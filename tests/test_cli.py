@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from alerts.thresholds import ThresholdsError
 from api.config import get_settings
-from wlmon.cli import app
+from wlmon.cli import app, common
 from wlmon.cli import serve as serve_cli
 from wlmon.cli.common import fail
 
@@ -366,3 +367,25 @@ def test_down_asks_before_ending_a_run_in_progress(tmp_path) -> None:
 def test_down_without_a_run_in_progress_does_not_ask(tmp_path) -> None:
     result = runner.invoke(app, ["down"], env={"WLMON_STATE_DIR": str(tmp_path)})
     assert result.exit_code == 0 and "nothing was running" in result.output
+
+
+@pytest.mark.parametrize("args", [["api"], ["report", "no-such-run"], ["check", "no-such-run"]])
+def test_a_wrong_thresholds_file_is_one_line_naming_it(args, monkeypatch, tmp_path) -> None:
+    """The CLI is where thresholds.yml is read for the API and for reports and checks
+    (configuration flows downward): a wrong file stops it with exit 2, no traceback."""
+
+    def broken() -> None:
+        raise ThresholdsError(
+            "alerts/thresholds.yml: enqueue_seconds: Input should be greater than 0"
+        )
+
+    monkeypatch.setattr(common, "load_thresholds", broken)
+    get_settings.cache_clear()
+    try:
+        env = {"COLUMNS": "200", "WLMON_API_DB_PATH": str(tmp_path / "db.sqlite")}
+        result = runner.invoke(app, args, env=env)
+    finally:
+        get_settings.cache_clear()
+    assert result.exit_code == 2, result.output
+    assert "thresholds.yml: enqueue_seconds" in result.output
+    assert "Traceback" not in result.output

@@ -16,7 +16,7 @@ from exporters.model.catalog import ConfigError
 from exporters.model.des import ENGINES, make_simulation
 from exporters.registry import COLLECTORS
 from exporters.server import serve
-from wlmon.cli.common import console, err, fail
+from wlmon.cli.common import console, err, fail, thresholds
 from wlmon.stack.fleet import SID
 from wlmon.stack.render import render_alertmanager
 from wlmon.stack.runtime import EXPORTER_TOKEN_FILE, Stack
@@ -171,7 +171,9 @@ def api(
     ),
 ) -> None:
     """Serve the wlmon API (FastAPI) with uvicorn."""
-
+    # The app factory reads the thresholds again; a wrong file is one line and exit 2 here
+    # rather than uvicorn's traceback from inside the factory.
+    thresholds()
     uvicorn.Server(server_config(host, port, header_timeout)).run()
 
 
