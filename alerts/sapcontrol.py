@@ -28,7 +28,10 @@ CCMS_AVERAGES = {
 # sapcontrol source records no per-step series of its own: one fault, one alert, from the
 # exact counters rather than CCMS's interval averages (a second, approximate copy would page
 # twice and fire on its own transients).
-ST03_COUNTERS = "sap_workload_steps_total"
+# Their recorded step rate, not the raw counter: a range over 5 minutes, so one failed
+# scrape (whose staleness markers empty the raw counter for an evaluation) lets no CCMS copy
+# through. The sapcontrol step rate below shares its name, hence source!="sapcontrol".
+ST03_COUNTERS = f'{STEPS}{{source!="sapcontrol"}}'
 # Components read by Little's law from the SM50 work-process table: component -> activity.
 WP_ACTIVITIES = {"enqueue": "enqueue", "roll_in": "roll_in", "roll_out": "roll_out"}
 
@@ -52,7 +55,8 @@ a system read both ways keeps two distinguishable series. docs/sapcontrol.md der
   dialog step, in wall-clock time.
 - Dialog steps per second for the NOC: the rate of requests written into the ABAP/DIA
   dispatcher queue (GetQueueStatistic Writes, a real counter, so rate() absorbs resets).
-- Only for instances without ST03 counters (sap_workload_steps_total): where those exist
+- Only for instances without ST03 counters (sap_workload_steps_total, read through their
+  recorded 5-minute step rate so a failed scrape does not let a copy through): where those exist
   (the model, or an ST03 reader beside sapstartsrv) they are exact and their series are the
   ones alerts read; a second copy from CCMS averages would page twice for one fault.
 Idle-safe as recording.rules.yml: no series below min_steps_per_second dialog steps per second.

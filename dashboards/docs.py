@@ -28,6 +28,8 @@ HEAD = """# The dashboards, as a NOC operator sees them
 Screenshots taken by the browser test (`tests/integration/test_browser.py`: Debian's
 Chromium at 1920 px wide, logged in through Grafana's login form) while a real-time run
 holds the **db-bottleneck** fault: the DB request light is red, the other indicators green.
+The fleet overview is the fleet's (`wlmon up --profile fleet`, seen through Thanos query by
+`tests/integration/test_fleet_thanos.py`): three SIDs, PRD with too few work processes.
 Rebuilt by one command, `make dashboard-docs` (about 5 minutes on 2 cores; it needs the
 stack built by `wlmon stack install`). Click a picture for the full-size file.
 

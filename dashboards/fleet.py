@@ -18,6 +18,7 @@ NOC = "/d/wlmon-noc/noc-overview"
 SID = 'sid=~"$sid"'
 DIALOG = SID + ',task_type="dialog"'
 # sapstartsrv's dispstatus of the worst instance: 1 gray, 2 green, 3 yellow, 4 red (0: none).
+UP = {"0": {"text": "DOWN", "color": "red"}, "1": {"text": "UP", "color": "green"}}
 DISPSTATUS = [
     (1, "gray", "GRAY"),
     (2, "green", "GREEN"),
@@ -89,22 +90,35 @@ def _colored(name: str, thresholds: dict | None, unit: str) -> dict:
             {"id": "thresholds", "value": thresholds},
             {"id": "custom.cellOptions", "value": {"type": "color-background"}},
         ]
+    # Lights read as words, counts as whole numbers (the table's 1 decimal is for the ms).
     if name.startswith("sapstartsrv"):
         props.append(
             {
                 "id": "mappings",
                 "value": [
                     {"type": "value", "options": {str(v): {"text": t, "color": c}}}
-                    for v, c, t in DISPSTATUS
+                    for v, c, t in [(0, "gray", "not read"), *DISPSTATUS]
                 ],
             }
         )
+    elif name == "Exporter up":
+        props.append({"id": "mappings", "value": [{"type": "value", "options": UP}]})
+    elif name in ("Firing alerts",):
+        props.append({"id": "decimals", "value": 0})
     return {"matcher": {"id": "byName", "options": name}, "properties": props}
 
 
 def dashboard() -> Dashboard:
-    # The shared variables (sid, sap_instance, task_type): the rows follow $sid.
-    d = Dashboard(UID, "Fleet overview", "NOC", ["noc", "fleet"], variables=VARIABLES)
+    # Only the sid picker of the shared variables shows: the rows follow $sid; instance and
+    # task type pickers would filter nothing here.
+    d = Dashboard(
+        UID,
+        "Fleet overview",
+        "NOC",
+        ["noc", "fleet"],
+        variables=VARIABLES,
+        hidden=("sap_instance", "task_type"),
+    )
     cols = columns()
     d.add(
         "table",
@@ -133,6 +147,8 @@ def dashboard() -> Dashboard:
             {
                 "matcher": {"id": "byName", "options": "sid"},
                 "properties": [
+                    # Three letters: the room goes to the columns' headers.
+                    {"id": "custom.width", "value": 90},
                     {
                         "id": "links",
                         "value": [
@@ -141,7 +157,7 @@ def dashboard() -> Dashboard:
                                 "url": f"{NOC}?var-sid=${{__value.raw}}&${{__url_time_range}}",
                             }
                         ],
-                    }
+                    },
                 ],
             },
             *[_colored(name, th, unit) for name, _, th, unit in cols],

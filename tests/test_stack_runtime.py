@@ -371,8 +371,8 @@ PINNED_SERVICES = [
             "INFLUX_URL": "http://127.0.0.1:10007",
             "INFLUX_USERNAME": "wlmon-admin",
             "INFLUX_PASSWORD": "ipw",
-            # 600 s: 30 scrapes of 4110 series (20 s), 120 intervals of 100 host metrics (5 s).
-            "TELEGRAF_METRIC_BUFFER_LIMIT": str(round((30 * 4110 + 120 * 100) * 1.5)),
+            # 600 s: 30 scrapes of 7830 series (20 s), 120 intervals of 100 host metrics (5 s).
+            "TELEGRAF_METRIC_BUFFER_LIMIT": str(round((30 * 7830 + 120 * 100) * 1.5)),
             "TELEGRAF_PROMETHEUS_LISTEN": "127.0.0.1:10009",
             "TELEGRAF_INTERVAL": "5s",
             "WLMON_SID": "QAS",

@@ -246,7 +246,63 @@ def test_grafana_shows_every_sid_through_thanos_query(fleet) -> None:
         return found if found == {"BMK", "PRD", "TWO"} else set()
 
     assert eventually(sids, timeout=60)
-    stack.stop_service("grafana")
+    try:
+        _fleet_overview_in_a_browser(base, auth[1], served["dashboard"])
+    finally:
+        stack.stop_service("grafana")
+
+
+def _fleet_overview_in_a_browser(base: str, password: str, model: dict) -> None:
+    """The fleet overview as an operator sees it, through the login form: a row per SID,
+    the faulted PRD's dispatcher wait in the critical colour. Its PNG is the one
+    docs/dashboards.md shows (`make dashboard-docs`)."""
+    # Imported here: the browser module skips itself where selenium is missing.
+    from tests.integration import test_browser as ui
+
+    driver = ui.chrome()
+
+    def shown() -> list[dict] | None:
+        panels = ui.open_dashboard(driver, base, f"/d/wlmon-fleet?{ui.RANGE}", model, "wlmon-fleet")
+        # A variable Grafana could not fill shows a red toast over the table: look again.
+        body = driver.find_element(ui.By.TAG_NAME, "body").text
+        return None if "Error updating options" in body else panels
+
+    try:
+        ui.login(driver, base, password)
+        (table, *_) = eventually(shown, timeout=120, every=1)
+        cells = driver.execute_script(FLEET_CELLS_JS)
+    finally:
+        driver.quit()
+    for sid in ("BMK", "PRD", "TWO"):
+        assert sid in table["text"], table["text"]
+    wait = [c for c in cells if c["column"].lower().startswith("dispatcher wait")]
+    by_sid = {c["sid"]: c for c in wait}
+    assert set(by_sid) == {"BMK", "PRD", "TWO"}, cells
+    assert ui._critical(by_sid["PRD"]["fill"]), by_sid["PRD"]
+    assert not ui._critical(by_sid["BMK"]["fill"]), by_sid["BMK"]
+
+
+# Each cell of the fleet table: its row's SID (the first cell), its column header and fill.
+FLEET_CELLS_JS = """
+const heads = [...document.querySelectorAll('[role="columnheader"]')].map(h => h.innerText);
+const out = [];
+for (const row of document.querySelectorAll('[role="row"]')) {
+  const cells = [...row.querySelectorAll('[role="cell"]')];
+  if (cells.length === 0) continue;
+  cells.forEach((cell, i) => {
+    // color-background paints the cell or its inner div, as a colour or a gradient.
+    let fill = null;
+    for (const el of [cell, ...cell.querySelectorAll('*')]) {
+      const style = getComputedStyle(el);
+      const image = style.backgroundImage, colour = style.backgroundColor;
+      if (image.startsWith('linear-gradient')) { fill = image; break; }
+      if (colour !== 'rgba(0, 0, 0, 0)') { fill = colour; break; }
+    }
+    out.push({sid: cells[0].innerText.trim(), column: heads[i] || '', fill: fill});
+  });
+}
+return out;
+"""
 
 
 def _duplicates(hook, since: float) -> list:
