@@ -100,6 +100,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     yield
     lag.cancel()
     stop.set()
+    # A planned stop: a run in progress is left for the next API to resume (not failed).
+    app.state.live.shutdown(app.state.store)
     # Worker processes and the forwarder's thread stop with the server; both start again
     # on demand if the app is served again (test clients do).
     app.state.pool.shutdown()
@@ -116,7 +118,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.storage = StorageHealth(settings.db_path, settings.min_free_bytes)
     app.state.settings = settings
     app.state.live = LiveRuns()
-    # Runs an earlier API left running end failed; the exporter drops their faults.
+    # Runs an earlier API left running: resumed, or ended `interrupted` with their data.
     app.state.live.recover(app.state.store, settings)
     app.state.pool = WorkerPool(settings.db_path, settings.workers, settings.worker_queue)
     app.state.report_cache = ReportCache(settings.report_cache_bytes)
