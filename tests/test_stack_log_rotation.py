@@ -3,6 +3,7 @@ line lost or cut; the writer ends with its server."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -79,3 +80,34 @@ def test_a_service_log_is_rotated_and_its_writer_ends_with_it(tmp_path, monkeypa
     while _writers(log):
         assert time.monotonic() < deadline, "the log writer outlived its server"
         time.sleep(0.05)
+
+
+# A server that logs all the time: a shell loop (the shell dies of SIGPIPE on a broken stdout
+# unless it started with SIGPIPE ignored, as a Go server does) beside a Python HTTP server
+# for the health check.
+TICKING_SERVER = (
+    '"$0" -c "import http.server, sys; http.server.test(http.server.SimpleHTTPRequestHandler,'
+    ' port=int(sys.argv[1]), bind=\'127.0.0.1\')" "$1" & '
+    "while :; do echo tick; sleep 0.02; done"
+)
+
+
+def test_a_server_outlives_its_dead_log_writer(tmp_path, monkeypatch) -> None:
+    """The writer is a second process on the server's stderr: if it dies (killed, OOM), the
+    server's next log line meets a broken pipe. It must cost the log, not the server."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    argv = [shutil.which("sh") or "/bin/sh", "-c", TICKING_SERVER, sys.executable, str(port)]
+    stack = _stack_of(tmp_path, monkeypatch, Service("ticking", argv, port, url, f"{url}/"))
+    (running,) = stack.up()
+    log = Path(running.log)
+    try:
+        (writer,) = _writers(log)
+        writer.kill()
+        writer.wait(10)
+        time.sleep(1)  # fifty lines into the broken pipe
+        server = psutil.Process(running.pid)
+        assert server.is_running() and server.status() != psutil.STATUS_ZOMBIE
+        assert "tick" in log.read_text()
+    finally:
+        stack.down()

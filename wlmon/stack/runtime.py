@@ -10,6 +10,7 @@ period. Data directories stay across down/up.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import json
 import math
@@ -276,9 +277,14 @@ class Stack:
         # The server's output goes through a pipe to a writer that rotates the log by size
         # (wlmon/stack/logpipe.py); the writer ends when the server does.
         writer = _log_writer(log_path)
+        _widen(writer.stdin)
         try:
             # A session of its own: a Ctrl-C in the terminal that ran `wlmon up` (or a
-            # test run) does not reach the servers.
+            # test run) does not reach the servers. restore_signals=False: the server
+            # starts with SIGPIPE ignored, as Python runs, so a writer that died costs the
+            # server its log lines (EPIPE), not its life: a Go server writing to a broken
+            # stderr otherwise dies of SIGPIPE (Go's runtime spares one started with it
+            # ignored).
             proc = subprocess.Popen(
                 svc.argv,
                 stdout=writer.stdin,
@@ -286,6 +292,7 @@ class Stack:
                 env=env,
                 cwd=svc.cwd or self.state,
                 start_new_session=True,
+                restore_signals=False,
             )
         finally:
             writer.stdin.close()  # the server holds the only write end now
@@ -413,6 +420,17 @@ def _log_writer(log_path: Path) -> subprocess.Popen:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+# The pipe's buffer (Linux: 64 KiB by default, up to /proc/sys/fs/pipe-max-size, 1 MiB by
+# default): a burst of log lines waits there while the writer is slow (a busy machine) instead
+# of blocking the server's logging.
+PIPE_BYTES = 1024 * 1024
+
+
+def _widen(pipe) -> None:
+    with contextlib.suppress(OSError, AttributeError):  # not Linux, or a lower limit
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
 
 
 def _wait_healthy(
