@@ -103,6 +103,8 @@ async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
     yield
     lag.cancel()
     stop.set()
+    # A planned stop: a run in progress is left for the next API to resume (not failed).
+    app.state.live.shutdown(app.state.store)
     # Worker processes and the forwarder's thread stop with the server; both start again
     # on demand if the app is served again (test clients do).
     app.state.pool.shutdown()
@@ -129,7 +131,7 @@ def create_app(
     app.state.thresholds = thresholds
     app.state.runbooks = read_runbooks_md
     app.state.live = LiveRuns()
-    # Runs an earlier API left running end failed; the exporter drops their faults.
+    # Runs an earlier API left running: resumed, or ended `interrupted` with their data.
     app.state.live.recover(app.state.store, settings)
     app.state.pool = WorkerPool(settings.db_path, settings.workers, settings.worker_queue)
     app.state.report_cache = ReportCache(settings.report_cache_bytes)

@@ -84,7 +84,7 @@ class Deleted(Answer):
 class Run(Answer):
     id: str
     kind: Literal["simulated", "realtime", "external", "imported"]
-    status: Literal["running", "finished", "failed", "cancelled"]
+    status: Literal["running", "finished", "failed", "cancelled", "interrupted"]
     scenario: str = Field(description="the scenario; the SID for external runs")
     label: str
     start: Timestamp

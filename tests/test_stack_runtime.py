@@ -398,6 +398,7 @@ PINNED_SERVICES = [
         "env": {
             "GF_PATHS_DATA": "/state/data/grafana",
             "GF_PATHS_LOGS": "/state/logs/grafana",
+            "GF_LOG_MODE": "console",
             "GF_PATHS_PLUGINS": "/state/data/grafana/plugins",
             "GF_PATHS_PROVISIONING": "/state/config/grafana",
             "GF_SERVER_HTTP_ADDR": "127.0.0.1",

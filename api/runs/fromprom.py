@@ -299,6 +299,22 @@ def read_window(
     )
 
 
+def sid_scrape_interval_s(url: str, sid: str) -> float:
+    """How often Prometheus scrapes the targets of `sid` (their `sid` label), the longest
+    if they differ; the global interval when no target carries it (yet)."""
+    try:
+        r = httpx.get(f"{url}/api/v1/targets", params={"state": "active"}, timeout=10)
+        r.raise_for_status()
+        intervals = [
+            parse_duration(t["scrapeInterval"])
+            for t in r.json()["data"]["activeTargets"]
+            if t.get("labels", {}).get("sid") == sid and "scrapeInterval" in t
+        ]
+    except (httpx.HTTPError, KeyError, ValueError) as exc:
+        raise PrometheusError(f"cannot read Prometheus targets at {url}: {exc}") from exc
+    return max(intervals) if intervals else scrape_interval_s(url)
+
+
 def scrape_interval_s(url: str, target_url: str = "") -> float:
     """How often Prometheus scrapes `target_url` (a step of a range query must span a few
     scrapes for increase() to see anything). Before its first scrape round a target is not

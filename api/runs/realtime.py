@@ -28,6 +28,7 @@ from exporters.model.catalog import Catalog, ConfigError
 
 log = logging.getLogger(__name__)
 SCRAPES_PER_STEP = 3
+ALIVE_EVERY_S = 2.0
 
 
 class ExporterError(RuntimeError):
@@ -88,6 +89,30 @@ class LivePlan:
 
     def wall(self, offset_s: float) -> float:
         return offset_s / self.speed
+
+    def stored(self) -> dict:
+        """What the run's stored spec keeps of the plan, so a restarted API can resume it."""
+        return {
+            "speed": self.speed,
+            "wall_resolution_s": self.wall_step_s,
+            "full_users": self.full_users,
+            "think_time_s": self.think_time_s,
+            "restore": self.restore,
+        }
+
+    @classmethod
+    def from_spec(cls, spec: dict) -> LivePlan | None:
+        """The plan a run was started with; None for a run stored before plans were kept."""
+        try:
+            return cls(
+                speed=float(spec["speed"]),
+                wall_step_s=float(spec["wall_resolution_s"]),
+                full_users=int(spec["full_users"]),
+                think_time_s=float(spec["think_time_s"]),
+                restore=dict(spec["restore"]),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
 
 
 def prepare(settings: Settings, req: RealtimeRunRequest) -> LivePlan:
@@ -197,8 +222,17 @@ class ExporterGaps:
 
 
 class RealtimeRun(threading.Thread):
+    """Drives one run from its start, or from where a restarted API found it (`resumed`:
+    the note saying when and why the API stopped)."""
+
     def __init__(
-        self, store, settings: Settings, run: dict, req: RealtimeRunRequest, plan: LivePlan
+        self,
+        store,
+        settings: Settings,
+        run: dict,
+        req: RealtimeRunRequest,
+        plan: LivePlan,
+        resumed: str = "",
     ) -> None:
         super().__init__(name=f"wlmon-run-{run['id']}", daemon=True)
         self.store, self.settings, self.run_row, self.req, self.plan = (
@@ -208,14 +242,19 @@ class RealtimeRun(threading.Thread):
             req,
             plan,
         )
+        self.resumed = resumed
         self.control = ExporterControl.of(settings)
         self.start_at = datetime.fromisoformat(run["start"])
         self._cancel = threading.Event()
+        # Set when the API stops on purpose: the driver leaves the run 'running' (for the
+        # next API to resume) and the exporter holding the plan under its lease.
+        self._halt = threading.Event()
         # Renewed at every check; a driver that dies stops renewing and the exporter drops
         # the run's faults when it runs out.
         self.lease_s = settings.exporter_lease_s
         self.check_every_s = min(plan.wall_step_s, self.lease_s / 3)
         self.gaps = ExporterGaps()
+        self._alive_at: datetime | None = None
 
     @property
     def run_id(self) -> str:
@@ -223,6 +262,12 @@ class RealtimeRun(threading.Thread):
 
     def cancel(self) -> None:
         self._cancel.set()
+
+    def halt(self, timeout: float = 5.0) -> None:
+        """Stop driving without ending the run (a planned stop of the API)."""
+        self._halt.set()
+        self._cancel.set()
+        self.join(timeout)
 
     def _at(self, offset_s: float) -> datetime:
         return self.start_at + timedelta(seconds=self.plan.wall(offset_s))
@@ -267,6 +312,7 @@ class RealtimeRun(threading.Thread):
         """Sleep until `until`, checking the exporter on the way; False when cancelled."""
         while True:
             now = datetime.now(UTC)
+            self._alive(now)
             if now >= until:
                 return not self._cancel.is_set()
             step = min((until - now).total_seconds(), self.check_every_s)
@@ -275,22 +321,43 @@ class RealtimeRun(threading.Thread):
             if expected is not None and datetime.now(UTC) < until:
                 self._keep(expected)
 
+    def _alive(self, now: datetime) -> None:
+        """The driver's sign of life in the run's row (where a crashed run's data ends), at
+        most every ALIVE_EVERY_S: a write each check would put the database on the driver's
+        path to the exporter."""
+        if self._alive_at is None or (now - self._alive_at).total_seconds() >= ALIVE_EVERY_S:
+            self.store.runs.alive(self.run_id, now)
+            self._alive_at = now
+
+    def _change_points(self) -> list[float]:
+        """The plan's change points still to come; resumed, the one in force now first
+        (the ones before it are past: the exporter gets what holds now)."""
+        points = self.req.change_points()
+        if not self.resumed:
+            return points
+        elapsed = (datetime.now(UTC) - self.start_at).total_seconds() * self.plan.speed
+        past = [p for p in points if p <= elapsed]
+        return [*past[-1:], *(p for p in points if p > elapsed)]
+
     def run(self) -> None:
         ann = RunAnnotations(self.settings, self.run_row)
         req, plan = self.req, self.plan
         steady_at = self._at(req.ramp_up_s)
-        status, notes = "finished", []
+        status, notes = "finished", [self.resumed] if self.resumed else []
         try:
-            ann.start(
-                self.start_at,
-                steady_at,
-                self._at(req.duration_s),
-                f"run started: {req.scenario}, {plan.full_users} users, "
-                f"{req.duration_s:g} s (ramp-up {req.ramp_up_s:g} s)",
-            )
+            if self.resumed:
+                ann.event("run_resumed", datetime.now(UTC), f"run resumed: {self.resumed}")
+            else:
+                ann.start(
+                    self.start_at,
+                    steady_at,
+                    self._at(req.duration_s),
+                    f"run started: {req.scenario}, {plan.full_users} users, "
+                    f"{req.duration_s:g} s (ramp-up {req.ramp_up_s:g} s)",
+                )
             faults: tuple[str, ...] = ()
             expected: dict | None = None
-            for offset in req.change_points():
+            for offset in self._change_points():
                 if not self._wait_keeping(self._at(offset), expected):
                     break
                 expected = self._expected(offset)
@@ -316,6 +383,9 @@ class RealtimeRun(threading.Thread):
                     ann.event("steady_state", now, "ramp-up over: steady state begins")
             if not self._cancel.is_set():
                 self._wait_keeping(self._at(req.duration_s), expected)
+            if self._halt.is_set():
+                ann.close()
+                return  # a planned stop: the next API resumes or ends the run
             if self._cancel.is_set():
                 status = "cancelled"
                 notes.append("cancelled through the API")
@@ -329,33 +399,52 @@ class RealtimeRun(threading.Thread):
             self.control.apply(ControlChange(**plan.restore, run_id=""))
         except ExporterError as exc:
             notes.append(f"the exporter was not restored: {exc}")
-        ann.end(status, "; ".join(notes), self.start_at, steady_at, end)
-        data = None
-        if status != "failed" and (end - steady_at).total_seconds() >= plan.wall_step_s:
-            # Let Prometheus scrape the run's last interval before reading it back.
-            time.sleep(plan.wall_step_s)
-            try:
-                data = read_window(
-                    self.settings.prometheus_url,
-                    self.settings.sid,
-                    self.start_at,
-                    end,
-                    plan.wall_step_s,
-                    plan.full_users,
-                    plan.think_time_s,
-                    speed=plan.speed,
-                    steady_from=steady_at,
-                )
-                if data is not None and data.meta.get(
-                    "gaps"
-                ):  # the run's record says where its data has holes
-                    notes.append(describe_gaps(data.meta["gaps"]))
-            except PrometheusError as exc:
-                status = "failed"
-                notes.append(str(exc))
-        elif status != "failed":
-            notes.append("ended before its steady state: no data")
+        conclude(self.store, self.settings, self.run_row, plan, status, notes, end, ann)
+
+
+def conclude(
+    store,
+    settings: Settings,
+    run: dict,
+    plan: LivePlan,
+    status: str,
+    notes: list[str],
+    end: datetime,
+    ann: RunAnnotations,
+) -> None:
+    """End a run: the end event, its window read back from Prometheus (when it reached its
+    steady state and did not fail), its status and notes stored with the data."""
+    start = datetime.fromisoformat(run["start"])
+    steady_at = start + timedelta(seconds=plan.wall(run["ramp_up_s"]))
+    ann.end(status, "; ".join(notes), start, steady_at, end)
+    data = None
+    if status != "failed" and (end - steady_at).total_seconds() >= plan.wall_step_s:
+        # Let Prometheus scrape the run's last interval before reading it back (a run ended
+        # long ago, by a restarted API, has been scraped).
+        since_end = (datetime.now(UTC) - end).total_seconds()
+        time.sleep(min(plan.wall_step_s, max(0.0, plan.wall_step_s - since_end)))
         try:
-            self.store.runs.finish(self.run_id, status, end, data, "; ".join(notes + ann.failures))
-        finally:
-            ann.close()
+            data = read_window(
+                settings.prometheus_url,
+                settings.sid,
+                start,
+                end,
+                plan.wall_step_s,
+                plan.full_users,
+                plan.think_time_s,
+                speed=plan.speed,
+                steady_from=steady_at,
+            )
+            if data is not None and data.meta.get(
+                "gaps"
+            ):  # the run's record says where its data has holes
+                notes.append(describe_gaps(data.meta["gaps"]))
+        except PrometheusError as exc:
+            status = "failed" if status != "interrupted" else status
+            notes.append(str(exc))
+    elif status != "failed":
+        notes.append("ended before its steady state: no data")
+    try:
+        store.runs.finish(run["id"], status, end, data, "; ".join(notes + ann.failures))
+    finally:
+        ann.close()

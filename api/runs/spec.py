@@ -157,7 +157,13 @@ class ExternalRunRequest(BaseModel):
     start: Moment
     end: Moment
     ramp_up_s: Seconds = Field(default=0.0, ge=0)
-    resolution_s: Seconds = Field(default=15.0, ge=1, le=3600)
+    resolution_s: Seconds | None = Field(
+        default=None,
+        ge=1,
+        le=3600,
+        description="seconds per sample, at least two scrape intervals of the sid's targets "
+        "(increase() needs two samples per step); default: three scrape intervals",
+    )
     users: int | None = Field(
         default=None, strict=True, gt=0, le=MAX_USERS, description="for the response-time law"
     )
@@ -171,10 +177,18 @@ class ExternalRunRequest(BaseModel):
             raise ValueError("end must be after start")
         if self.ramp_up_s >= span:
             raise ValueError("ramp_up_s must be shorter than the window")
-        if span / self.resolution_s > MAX_WINDOW_POINTS:
-            raise ValueError(
-                f"the window holds {span / self.resolution_s:.0f} steps of resolution_s; "
-                f"Prometheus answers at most {MAX_WINDOW_POINTS}: raise resolution_s to "
-                f"{span / MAX_WINDOW_POINTS:.0f} or more"
-            )
+        if self.resolution_s is not None and (error := too_many_points(span, self.resolution_s)):
+            raise ValueError(error)
         return self
+
+
+def too_many_points(span_s: float, resolution_s: float) -> str:
+    """Why a window of `span_s` at `resolution_s` is more than Prometheus answers; '' when
+    it is not."""
+    if span_s / resolution_s <= MAX_WINDOW_POINTS:
+        return ""
+    return (
+        f"the window holds {span_s / resolution_s:.0f} steps of resolution_s; "
+        f"Prometheus answers at most {MAX_WINDOW_POINTS}: raise resolution_s to "
+        f"{span_s / MAX_WINDOW_POINTS:.0f} or more"
+    )

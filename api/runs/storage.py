@@ -31,7 +31,9 @@ CREATE TABLE IF NOT EXISTS runs (
     spec TEXT NOT NULL,
     created_at TEXT NOT NULL,
     message TEXT NOT NULL DEFAULT '',
-    updated_at TEXT NOT NULL DEFAULT ''
+    updated_at TEXT NOT NULL DEFAULT '',
+    alive_at TEXT NOT NULL DEFAULT '',
+    stopped TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS run_data (
     run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
@@ -156,17 +158,55 @@ class RunStore:
                 self._conn.execute(
                     "ALTER TABLE runs ADD COLUMN updated_at TEXT NOT NULL DEFAULT ''"
                 )
+            for column in ("alive_at", "stopped"):  # a database from before resumed runs
+                if column not in columns:
+                    self._conn.execute(
+                        f"ALTER TABLE runs ADD COLUMN {column} TEXT NOT NULL DEFAULT ''"
+                    )
 
-    def fail_interrupted(self) -> int:
-        """Runs left 'running' by an API that stopped: no one drives them any more. Called by
-        the API when it starts (not by the CLI, which may share the file with a live API)."""
+    def alive(self, run_id: str, when: datetime) -> None:
+        """The run's driver was alive at `when` (its last check of the exporter): after a crash,
+        the last moment the run is known to have gone to plan. Not a change of the run:
+        `updated_at` stays."""
         with self._lock:
-            cur = self._conn.execute(
-                "UPDATE runs SET status = 'failed', message = ?, updated_at = ?"
-                " WHERE status = 'running'",
-                ("the API stopped while the run was in progress", _now()),
+            self._conn.execute(
+                "UPDATE runs SET alive_at = ? WHERE id = ?",
+                (when.astimezone(UTC).isoformat(), run_id),
             )
-        return cur.rowcount
+
+    def stopped(self, run_id: str, when: datetime, why: str) -> None:
+        """The API stopped on purpose while the run was in progress (a planned stop): the run
+        stays 'running' for the next API to resume or end, which tells it from a crash by
+        this mark."""
+        with self._lock:
+            self._conn.execute(
+                "UPDATE runs SET stopped = ?, alive_at = ? WHERE id = ?",
+                (why, when.astimezone(UTC).isoformat(), run_id),
+            )
+
+    def note(self, run_id: str, message: str) -> None:
+        """The message of a run in progress (a resumed one says when and why it stopped)."""
+        with self._lock:
+            self._conn.execute(
+                "UPDATE runs SET message = ?, updated_at = ? WHERE id = ?",
+                (message, _now(), run_id),
+            )
+
+    def left_running(self) -> list[dict]:
+        """Runs an API left 'running', with their spec, last sign of life (`alive_at`, None
+        when never) and planned-stop mark (`stopped`, '' after a crash)."""
+        keys = (*RUN_KEYS, "spec", "alive_at", "stopped")
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {', '.join(keys)} FROM runs WHERE status = 'running'"
+            ).fetchall()
+        out = []
+        for row in rows:
+            run = dict(zip(keys, row, strict=True))
+            run["spec"] = json.loads(run["spec"])
+            run["alive_at"] = datetime.fromisoformat(run["alive_at"]) if run["alive_at"] else None
+            out.append(run)
+        return out
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -197,7 +237,8 @@ class RunStore:
         blobs = None if data is None else _data_blobs(data)
         with self._transaction():
             self._conn.execute(
-                "UPDATE runs SET status = ?, end = ?, message = ?, updated_at = ? WHERE id = ?",
+                "UPDATE runs SET status = ?, end = ?, message = ?, updated_at = ?, stopped = ''"
+                " WHERE id = ?",
                 (status, end.astimezone(UTC).isoformat(), message, _now(), run_id),
             )
             if blobs is not None:

@@ -6,9 +6,19 @@ import logging
 import threading
 from datetime import UTC, datetime
 
+from pydantic import ValidationError
+
 from api.config import Settings
+from api.runs.annotations import RunAnnotations
 from api.runs.fromprom import PrometheusError
-from api.runs.realtime import ExporterControl, ExporterError, RealtimeRun, prepare
+from api.runs.realtime import (
+    ExporterControl,
+    ExporterError,
+    LivePlan,
+    RealtimeRun,
+    conclude,
+    prepare,
+)
 from api.runs.spec import RealtimeRunRequest
 from api.services.errors import Conflict, Invalid, Unreachable
 from api.services.runs import get_run
@@ -16,7 +26,21 @@ from api.store import Store
 from exporters.control import ControlChange
 
 log = logging.getLogger(__name__)
-INTERRUPTED = "the API stopped while the run was in progress; ended at its restart"
+
+
+def _hms(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%H:%M:%S")
+
+
+def planned_stop(when: datetime) -> str:
+    return f"the API was stopped (a planned stop) at {_hms(when)} UTC while the run was in progress"
+
+
+def crashed(alive_at: datetime) -> str:
+    return (
+        "the API ended without stopping (a crash or kill) while the run was in progress; "
+        f"its last sign of life was at {_hms(alive_at)} UTC"
+    )
 
 
 class LiveRuns:
@@ -44,10 +68,7 @@ class LiveRuns:
                 raise Invalid(str(exc)) from exc
             except (ExporterError, PrometheusError) as exc:
                 raise Unreachable(str(exc)) from exc
-            spec = req.model_dump(mode="json") | {
-                "speed": plan.speed,
-                "wall_resolution_s": plan.wall_step_s,
-            }
+            spec = req.model_dump(mode="json") | plan.stored()
             run_id = store.runs.begin(
                 kind="realtime",
                 scenario=req.scenario,
@@ -71,55 +92,104 @@ class LiveRuns:
         busy.cancel()
         return run
 
+    def shutdown(self, store: Store) -> None:
+        """The API stops on purpose: the run in progress is marked as stopped (not failed)
+        and left 'running', the exporter holding its plan under its lease; the next API
+        resumes it or ends it `interrupted`, saying it was a planned stop."""
+        with self._lock:
+            if (busy := self._busy()) is None:
+                return
+            store.runs.stopped(busy.run_id, datetime.now(UTC), planned_stop(datetime.now(UTC)))
+            busy.halt()
+
     def recover(self, store: Store, settings: Settings) -> threading.Thread | None:
-        """On API start: runs left 'running' have no driver any more. They end 'failed'
-        (the plan's state before the run is not known, so it cannot be resumed faithfully)
-        and the exporter is told to drop their faults if it still holds them (its lease
-        would drop them anyway, within `exporter_lease_s`). The exporter is asked in a
-        thread: the API must start even while the exporter is down."""
+        """On API start: runs left 'running' have no driver any more.
+
+        A real-time run whose window has not ended is resumed (its plan was stored with it):
+        the exporter is given what holds now, and the run's record says when and why the API
+        stopped. Any other ends `interrupted`, naming why (a planned stop, or a crash with
+        the last moment its driver was alive), with the window read from Prometheus up to
+        then: what was recorded before is kept and reportable. The exporter is asked in a
+        thread: the API must start even while it or Prometheus is down."""
         now = datetime.now(UTC)
-        orphans = {}
-        for run in store.runs.list():
-            if run["status"] != "running":
+        left = sorted(store.runs.left_running(), key=lambda r: r["start"], reverse=True)
+        to_end = []
+        for run in left:
+            start = datetime.fromisoformat(run["start"])
+            stopped_at = run["alive_at"] or start
+            why = run["stopped"] or crashed(stopped_at)
+            req, plan = _plan_of(run)
+            planned_end = datetime.fromisoformat(run["end"])
+            if (
+                req is not None
+                and plan is not None
+                and self._driver is None
+                and (planned_end - now).total_seconds() >= plan.wall_step_s
+            ):
+                note = "; ".join(
+                    filter(None, (run["message"], f"{why}; resumed at {_hms(now)} UTC"))
+                )
+                store.runs.stopped(run["id"], now, "")  # a later crash is not this stop
+                store.runs.note(run["id"], note)
+                self._driver = RealtimeRun(store, settings, run, req, plan, resumed=note)
+                self._driver.start()
+                log.warning("run %s resumed: %s", run["id"], note)
                 continue
-            # When the API died is not known; the run ends when it is noticed.
-            store.runs.finish(run["id"], "failed", now, None, INTERRUPTED)
-            if run["kind"] == "realtime":
-                orphans[run["id"]] = now
-        store.runs.fail_interrupted()  # anything left (none, unless written meanwhile)
-        if not orphans:
+            to_end.append((run, plan, min(stopped_at, planned_end), why))
+        if not to_end:
             return None
         thread = threading.Thread(
-            target=_release, args=(store, settings, orphans), name="wlmon-recover", daemon=True
+            target=_end_interrupted,
+            args=(store, settings, to_end),
+            name="wlmon-recover",
+            daemon=True,
         )
         thread.start()
         return thread
 
 
-def _release(store: Store, settings: Settings, orphans: dict[str, datetime]) -> None:
+def _plan_of(run: dict) -> tuple[RealtimeRunRequest | None, LivePlan | None]:
+    """The request and plan a real-time run was started with; (None, None) when the run
+    is of another kind or was stored before plans were kept."""
+    if run["kind"] != "realtime":
+        return None, None
+    spec = run["spec"]
+    try:
+        req = RealtimeRunRequest.model_validate(
+            {k: v for k, v in spec.items() if k in RealtimeRunRequest.model_fields}
+        )
+    except ValidationError:
+        return None, None
+    plan = LivePlan.from_spec(spec)
+    return (req, plan) if plan is not None else (None, None)
+
+
+def _end_interrupted(
+    store: Store, settings: Settings, runs: list[tuple[dict, LivePlan | None, datetime, str]]
+) -> None:
+    for run, plan, end, why in runs:
+        # An earlier stop it was resumed from is in its message already.
+        notes = [*filter(None, [run["message"]]), f"{why}; ended at its restart"]
+        if run["kind"] == "realtime":
+            notes.extend(_release(settings, run["id"], plan))
+        if plan is None:
+            store.runs.finish(run["id"], "interrupted", end, None, "; ".join(notes))
+            continue
+        conclude(
+            store, settings, run, plan, "interrupted", notes, end, RunAnnotations(settings, run)
+        )
+
+
+def _release(settings: Settings, run_id: str, plan: LivePlan | None) -> list[str]:
+    """The exporter gives up the run's faults if it still holds them (its lease would drop
+    them anyway, within `exporter_lease_s`); what happened, for the run's record."""
     control = ExporterControl.of(settings)
     try:
-        state = control.state()
-        run_id = state.get("run_id", "")
-        if run_id in orphans:
-            control.apply(ControlChange(faults=[], users=None, run_id=""))
-            note = f"its faults were removed from the exporter at {_hms(datetime.now(UTC))} UTC"
-        else:
-            run_id, note = "", ""
-            for orphan in orphans:
-                store.runs.finish(
-                    orphan,
-                    "failed",
-                    orphans[orphan],
-                    None,
-                    f"{INTERRUPTED}; the exporter no longer held it (lease expired)",
-                )
+        if control.state().get("run_id", "") != run_id:
+            return ["the exporter no longer held it (lease expired)"]
+        restore = plan.restore if plan is not None else {"faults": [], "users": None}
+        control.apply(ControlChange(**restore, run_id=""))
+        return [f"its faults were removed from the exporter at {_hms(datetime.now(UTC))} UTC"]
     except ExporterError as exc:
         log.warning("could not release the exporter after a restart: %s", exc)
-        run_id, note = next(iter(orphans)), f"the exporter could not be told: {exc}"
-    if run_id:
-        store.runs.finish(run_id, "failed", orphans[run_id], None, f"{INTERRUPTED}; {note}")
-
-
-def _hms(when: datetime) -> str:
-    return when.strftime("%H:%M:%S")
+        return [f"the exporter could not be told: {exc}"]

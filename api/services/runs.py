@@ -8,12 +8,16 @@ from datetime import UTC, datetime, timedelta
 
 from api.config import Settings
 from api.runs.annotations import RunAnnotations
-from api.runs.fromprom import PrometheusError, read_window
+from api.runs.fromprom import PrometheusError, read_window, sid_scrape_interval_s
+from api.runs.realtime import SCRAPES_PER_STEP
 from api.runs.recorder import record_fast_run
-from api.runs.spec import ExternalRunRequest, RunSpec
+from api.runs.spec import ExternalRunRequest, RunSpec, too_many_points
 from api.services.errors import Conflict, Invalid, NotFound, Unreachable
 from api.store import Store
 from exporters.model.catalog import ConfigError
+
+# increase() over a step needs two samples of the counter in it.
+MIN_SCRAPES_PER_STEP = 2
 
 # Runs of the system this stack monitors: in Prometheus, Grafana and Alertmanager's record.
 MONITORED = ("realtime", "external")
@@ -82,12 +86,13 @@ def register_external(store: Store, settings: Settings, req: ExternalRunRequest)
     if req.ramp_up_s >= (end - start).total_seconds():
         raise Invalid("ramp_up_s must be shorter than the window")
     try:
+        resolution = external_resolution(settings, req)
         data = read_window(
             settings.prometheus_url,
             req.sid,
             start,
             end,
-            req.resolution_s,
+            resolution,
             req.users,
             req.think_time_s,
             steady_from=start + timedelta(seconds=req.ramp_up_s),
@@ -101,7 +106,7 @@ def register_external(store: Store, settings: Settings, req: ExternalRunRequest)
         start=start,
         duration_s=(end - start).total_seconds(),
         ramp_up_s=req.ramp_up_s,
-        spec=req.model_dump(mode="json"),
+        spec=req.model_dump(mode="json") | {"resolution_s": resolution},
         data=data,
     )
     # The window's start and end as run events and annotations, at the times they happened.
@@ -114,3 +119,22 @@ def register_external(store: Store, settings: Settings, req: ExternalRunRequest)
     finally:
         ann.close()
     return run
+
+
+def external_resolution(settings: Settings, req: ExternalRunRequest) -> float:
+    """The step of an external window: the one asked for, or SCRAPES_PER_STEP scrape
+    intervals of the sid's targets. A step shorter than two scrape intervals holds at most
+    one sample of a counter, from which increase() gives nothing: the default 15 s on a
+    15 s scrape answered 502 "no sap_workload_* data". Refused with the step that works."""
+    scrape = sid_scrape_interval_s(settings.prometheus_url, req.sid)
+    resolution = req.resolution_s or SCRAPES_PER_STEP * scrape
+    if resolution < MIN_SCRAPES_PER_STEP * scrape:
+        raise Invalid(
+            f"resolution_s {resolution:g} is shorter than two scrape intervals of {req.sid}'s "
+            f"targets ({scrape:g} s each): a step needs two samples of a counter for its "
+            f"increase; use resolution_s {MIN_SCRAPES_PER_STEP * scrape:g} or more (left out, "
+            f"it is {SCRAPES_PER_STEP * scrape:g})"
+        )
+    if error := too_many_points((req.end - req.start).total_seconds(), resolution):
+        raise Invalid(error)
+    return resolution

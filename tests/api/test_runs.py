@@ -144,7 +144,7 @@ def test_external_window_without_prometheus_is_a_502_and_stores_nothing(tmp_path
             "end": end.isoformat(),
         }
         r = c.post("/runs", json=body, headers=AUTH)
-        assert r.status_code == 502 and "cannot query Prometheus" in r.json()["detail"]
+        assert r.status_code == 502 and "cannot read Prometheus targets" in r.json()["detail"]
         bad = {**body, "end": (end - timedelta(minutes=20)).isoformat()}
         assert c.post("/runs", json=bad, headers=AUTH).status_code == 422
         assert c.get("/runs").json() == []

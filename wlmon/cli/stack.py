@@ -170,7 +170,8 @@ def down(
     ),
 ) -> None:
     """Stop what `wlmon up` started (by recorded pid), cleanly. Asks first when a real-time
-    run is in progress (stopping the API ends it)."""
+    run is in progress (the next `wlmon up` resumes it if its window has not ended; else it
+    ends `interrupted`, with its data up to the stop)."""
 
     stack = _stack(profile)
     active = active_runs(stack.data_dir / "api" / "wlmon.sqlite")
@@ -178,7 +179,9 @@ def down(
         names = ", ".join(f"{r['id']} ({r['label'] or 'no label'})" for r in active)
         err.print(
             f"[yellow]warning:[/] {len(active)} real-time run(s) in progress: {names}; "
-            "stopping the stack ends them"
+            "after a stop, `wlmon up` resumes one whose window has not ended (the time "
+            "down is a gap in its data); one whose window ended meanwhile ends interrupted, "
+            "with its data up to the stop"
         )
         try:
             go = typer.confirm("Stop the stack anyway?", default=False)

@@ -536,6 +536,7 @@ class FleetLayout:
                 env={
                     "GF_PATHS_DATA": f"{self.data}/grafana",
                     "GF_PATHS_LOGS": f"{logs}/grafana",
+                    "GF_LOG_MODE": "console",  # one log per service, rotated (logpipe)
                     "GF_PATHS_PLUGINS": f"{self.data}/grafana/plugins",
                     "GF_PATHS_PROVISIONING": f"{self.config}/grafana",
                     "GF_SERVER_HTTP_ADDR": "127.0.0.1",

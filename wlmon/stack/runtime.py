@@ -10,6 +10,7 @@ period. Data directories stay across down/up.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import json
 import math
@@ -29,7 +30,7 @@ import psutil
 from pydantic import SecretStr
 
 from exporters.durations import parse_duration
-from wlmon.stack import render
+from wlmon.stack import logpipe, render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.install import status
 from wlmon.stack.services import Service, fill, read_table
@@ -286,20 +287,31 @@ class Stack:
 
     def _start_once(self, svc: Service, log_path: Path) -> Running:
         env = {**os.environ, **svc.env}
-        with log_path.open("ab") as log:
+        # The server's output goes through a pipe to a writer that rotates the log by size
+        # (wlmon/stack/logpipe.py); the writer ends when the server does.
+        writer = _log_writer(log_path)
+        _widen(writer.stdin)
+        try:
             # A session of its own: a Ctrl-C in the terminal that ran `wlmon up` (or a
-            # test run) does not reach the servers.
+            # test run) does not reach the servers. restore_signals=False: the server
+            # starts with SIGPIPE ignored, as Python runs, so a writer that died costs the
+            # server its log lines (EPIPE), not its life: a Go server writing to a broken
+            # stderr otherwise dies of SIGPIPE (Go's runtime spares one started with it
+            # ignored).
             proc = subprocess.Popen(
                 svc.argv,
-                stdout=log,
+                stdout=writer.stdin,
                 stderr=subprocess.STDOUT,
                 env=env,
                 cwd=svc.cwd or self.state,
                 start_new_session=True,
+                restore_signals=False,
             )
+        finally:
+            writer.stdin.close()  # the server holds the only write end now
         try:
             started = psutil.Process(proc.pid).create_time()
-            _wait_healthy(svc, proc, log_path)
+            _wait_healthy(svc, proc, log_path, writer)
             if svc.after_start:
                 svc.after_start(svc)
         except BaseException:
@@ -409,10 +421,40 @@ def _prepare_influxdb(svc: Service, *, user: str, password: str, retention: str)
             raise StackError(f"influxdb: {statement} {error}")
 
 
-def _wait_healthy(svc: Service, proc: subprocess.Popen, log_path: Path) -> None:
+_LOG_LIMITS = (str(logpipe.MAX_BYTES), str(logpipe.KEEP))
+
+
+def _log_writer(log_path: Path) -> subprocess.Popen:
+    """The rotating writer of one service's log, reading its output from a pipe."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "wlmon.stack.logpipe", str(log_path), *_LOG_LIMITS],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+# The pipe's buffer (Linux: 64 KiB by default, up to /proc/sys/fs/pipe-max-size, 1 MiB by
+# default): a burst of log lines waits there while the writer is slow (a busy machine) instead
+# of blocking the server's logging.
+PIPE_BYTES = 1024 * 1024
+
+
+def _widen(pipe) -> None:
+    with contextlib.suppress(OSError, AttributeError):  # not Linux, or a lower limit
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+
+
+def _wait_healthy(
+    svc: Service, proc: subprocess.Popen, log_path: Path, writer: subprocess.Popen
+) -> None:
     deadline = time.monotonic() + svc.ready_timeout
     while not _healthy(svc.health_url):
         if proc.poll() is not None:
+            # Its last lines may still be in the pipe: let the writer finish them.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                writer.wait(timeout=5)
             raise StackError(
                 f"{svc.name}: exited with code {proc.returncode} during start; "
                 f"last lines of {log_path}:\n{_tail(log_path)}"
