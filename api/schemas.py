@@ -368,6 +368,10 @@ class ImportAudit(Answer):
     standard_sources: dict[str, str] | None = Field(
         description="PerfMon: how each standard row was derived (_Total, mean of 8 CPUs, ...)"
     )
+    sha256: str | None = Field(default=None, description="SHA-256 of the file as uploaded")
+    interval_s: float | None = Field(
+        default=None, description="the sample interval (PerfMon: the median spacing)"
+    )
     status_lines: int | None = Field(description="PerfMon: console status lines skipped")
     damaged_lines: list[int] | None = Field(description="PerfMon: lines of NUL bytes skipped")
     warnings: list[str] | None

@@ -17,7 +17,7 @@ import numpy as np
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from api.runs.recorder import RunData
+from api.runs.record import RunRecord, col
 from api.runs.report import OS_COUNTERS
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, REPORT_ORDER, RESPONSE_PARTS
@@ -92,6 +92,7 @@ SECTIONS = {
     "bufferpools": "Buffer pools",
     "audit": "Audit: how the file was read",
 }
+DIALOG_STEPS = col("st03", "dialog", "steps")
 ACRONYMS = {"sap", "sql", "os", "cpu", "db", "id"}
 UNIT_SUFFIXES = {"_ms": "ms", "_s": "s", "_pct": "%", "_mb": "MB"}
 
@@ -259,18 +260,16 @@ def line_chart(
         return Chart(slug, title, unit, _svg(fig, slug))
 
 
-def _per_step(
-    data: RunData, idx: dict[str, int], comps: tuple[str, ...] = REPORT_ORDER
-) -> list[Line]:
+def _per_step(data: RunRecord, comps: tuple[str, ...] = REPORT_ORDER) -> list[Line]:
     """Each of `comps` (every time component unless given) of a dialog step in ms per
     step, in the order given."""
-    steps = data.values[:, idx["st03.dialog.steps"]]
+    steps = data.series(DIALOG_STEPS)
     lines = []
     for comp in comps:
-        col = f"st03.dialog.{comp}"
-        if col in idx:
+        name = col("st03", "dialog", comp)
+        if data.has(name):
             per_step = np.divide(
-                1000 * data.values[:, idx[col]],
+                1000 * data.series(name),
                 steps,
                 out=np.full_like(steps, np.nan),
                 where=steps > 0,
@@ -284,15 +283,15 @@ def _natural(name: str) -> list:
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
 
 
-def _per_host(data: RunData, idx: dict[str, int], key: str) -> list[Line]:
+def _per_host(data: RunRecord, key: str) -> list[Line]:
     """One line per host; hosts with exactly the same series share one line, else the
     legend would list colours that lie hidden under another line."""
     groups: dict[bytes, list[str]] = {}
     columns: dict[bytes, np.ndarray] = {}
-    for col, i in idx.items():
-        if col.startswith("os.") and col.endswith(f".{key}"):
-            values = data.values[:, i]
-            groups.setdefault(values.tobytes(), []).append(col.split(".")[1])
+    for c in data.of_kind("os"):
+        if c.last == key:
+            values = data.series(str(c))
+            groups.setdefault(values.tobytes(), []).append(c.part("host"))
             columns[values.tobytes()] = values
     lines = []
     for raw, hosts in groups.items():
@@ -302,12 +301,11 @@ def _per_host(data: RunData, idx: dict[str, int], key: str) -> list[Line]:
     return sorted(lines, key=lambda line: _natural(line.label))
 
 
-def charts(report: dict, data: RunData, thresholds: Thresholds) -> list[Chart]:
+def charts(report: dict, data: RunRecord, thresholds: Thresholds) -> list[Chart]:
     ss = report["steady_state"]
     window = (ss["start_s"], ss["end_s"])
-    idx = {c: i for i, c in enumerate(data.columns)}
     out = []
-    if "st03.dialog.steps" in idx:
+    if data.has(DIALOG_STEPS):
         bound = 1000 * thresholds.seconds(DIALOG_RESPONSE)
         out.append(
             line_chart(
@@ -315,7 +313,7 @@ def charts(report: dict, data: RunData, thresholds: Thresholds) -> list[Chart]:
                 "Dialog response time and its parts per step",
                 "ms",
                 data.times,
-                _per_step(data, idx),
+                _per_step(data),
                 window,
                 bound=(bound, f"benchmark bound ({bound / 1000:g} s)"),
                 # A 1 ms enqueue time and a 2,000 ms response share the chart: on a
@@ -324,7 +322,7 @@ def charts(report: dict, data: RunData, thresholds: Thresholds) -> list[Chart]:
             )
         )
     for key, unit in OS_UNITS.items():
-        lines = _per_host(data, idx, key)
+        lines = _per_host(data, key)
         if lines:
             slug = "chart-" + key.replace("_", "-")
             out.append(line_chart(slug, OS_COUNTERS[key], unit, data.times, lines, window))
@@ -347,15 +345,14 @@ def _means(values: np.ndarray, size: int) -> np.ndarray:
 TIMELINE_PANEL_IN = 2.0  # inches per panel of the timeline
 
 
-def timeline(report: dict, data: RunData, thresholds: Thresholds) -> Chart:
+def timeline(report: dict, data: RunRecord, thresholds: Thresholds) -> Chart:
     """One figure, one time axis: the dialog response stacked from its parts (ms per
     step) above each host's CPU, paging, disk queue and available memory, so a bend in
     the response lines up with the counter that moved with it."""
-    idx = {c: i for i, c in enumerate(data.columns)}
     slug, title = "chart-timeline", SECTIONS["timeline"]
     # The parts that add up to the dialog response.
-    parts = _per_step(data, idx, RESPONSE_PARTS) if "st03.dialog.steps" in idx else []
-    counters = [(key, unit, _per_host(data, idx, key)) for key, unit in OS_UNITS.items()]
+    parts = _per_step(data, RESPONSE_PARTS) if data.has(DIALOG_STEPS) else []
+    counters = [(key, unit, _per_host(data, key)) for key, unit in OS_UNITS.items()]
     counters = [(key, unit, lines) for key, unit, lines in counters if lines]
     if data.times.size < 2 or not (parts or counters):
         return Chart(slug, title, "ms, OS units", None, "")
@@ -467,11 +464,11 @@ def benchmark_checks(report: dict, thresholds: Thresholds) -> list[dict]:
     ]
 
 
-def empty_lines(report: dict, data: RunData) -> dict[str, str]:
+def empty_lines(report: dict, data: RunRecord) -> dict[str, str]:
     """Per section, the one line shown when it has no rows: imported runs lack whole
     sources (a PerfMon file has no ST03, an ST03 export no OS counters or SQL)."""
     has_st03 = bool(report["st03"])
-    per_instance = any(c.startswith("inst.") for c in data.columns)
+    per_instance = bool(data.of_kind("inst"))
     if not has_st03:
         breaches = "Not checked: no ST03 data in this run."
     elif per_instance:
@@ -509,7 +506,7 @@ def empty_lines(report: dict, data: RunData) -> dict[str, str]:
     }
 
 
-def render(report: dict, data: RunData, thresholds: Thresholds) -> str:
+def render(report: dict, data: RunRecord, thresholds: Thresholds) -> str:
     return (
         _templates()
         .get_template("report.html")

@@ -22,6 +22,7 @@ from api.config import Settings
 from api.runs.annotations import RunAnnotations
 from api.runs.fromprom import PrometheusError, read_window, scrape_interval_s
 from api.runs.gaps import describe as describe_gaps
+from api.runs.record import fault_windows
 from api.runs.spec import RealtimeRunRequest
 from exporters.control import ControlChange
 from exporters.model.catalog import Catalog, ConfigError
@@ -346,10 +347,10 @@ class RealtimeRun(threading.Thread):
                     speed=plan.speed,
                     steady_from=steady_at,
                 )
-                if data is not None and data.meta.get(
-                    "gaps"
-                ):  # the run's record says where its data has holes
-                    notes.append(describe_gaps(data.meta["gaps"]))
+                # The plan's faults: what the exporter was told to inject, and when.
+                data.meta.fault_windows = fault_windows(req.faults)
+                if data.meta.gaps:  # the run's record says where its data has holes
+                    notes.append(describe_gaps(data.meta.gaps))
             except PrometheusError as exc:
                 status = "failed"
                 notes.append(str(exc))

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 from alerts.thresholds import load_thresholds
 from api.runs.html import render
-from api.runs.recorder import RunData
+from api.runs.record import RunRecord
 from api.runs.report import build_report, compare
 from api.runs.storage import StoredRunError
 from api.services.errors import Conflict, Invalid, NotFound
@@ -16,7 +16,7 @@ from api.services.runs import MONITORED
 from api.store import Store
 
 
-def load(store: Store, run_id: str) -> tuple[dict, RunData]:
+def load(store: Store, run_id: str) -> tuple[dict, RunRecord]:
     """The run and its data; a run still running or one that failed has none yet."""
     run = store.runs.get(run_id)
     if run is None:
@@ -32,7 +32,7 @@ def load(store: Store, run_id: str) -> tuple[dict, RunData]:
     return run, data
 
 
-def report_of(store: Store, run: dict, data: RunData, **options: float) -> dict:
+def report_of(store: Store, run: dict, data: RunRecord, **options: float) -> dict:
     """`options`: build_report's `top` and `interval_s`."""
     report = build_report(run, data, thresholds=load_thresholds(), **options)
     if run["kind"] in MONITORED:
@@ -40,7 +40,7 @@ def report_of(store: Store, run: dict, data: RunData, **options: float) -> dict:
         report["alerts_fired"] = store.fired_between(
             datetime.fromisoformat(run["start"]),
             datetime.fromisoformat(run["end"]),
-            data.meta.get("sid", ""),
+            data.meta.sid,
         )
     return report
 
@@ -49,7 +49,7 @@ def report(store: Store, run_id: str, **options: float) -> dict:
     return report_of(store, *load(store, run_id), **options)
 
 
-def write_series_csv(run: dict, data: RunData, out: io.TextIOBase) -> None:
+def write_series_csv(run: dict, data: RunRecord, out: io.TextIOBase) -> None:
     """Every series of the run as CSV: seconds from the start, the UTC time, then one
     column per series by its stored name, values unrounded (an empty cell: no sample)."""
     start = datetime.fromisoformat(run["start"])

@@ -125,7 +125,9 @@ def render_report(
     else:
         doc = Report.model_validate(reports.report(store, run_id, **options))
         # Keys a run does not have (alerts_fired, benchmark checks) stay out, not null.
-        body, media_type = doc.model_dump_json(exclude_unset=True).encode(), "application/json"
+        # by_alias: the audit's key is `import`, as the schema names it (not `import_`).
+        body = doc.model_dump_json(exclude_unset=True, by_alias=True).encode()
+        media_type = "application/json"
     return _rendered(body, media_type)
 
 
