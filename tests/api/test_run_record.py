@@ -93,3 +93,28 @@ def test_a_prometheus_window_with_an_fqdn_host_reports_that_host(monkeypatch) ->
         ("sap01.corp.local", k) for k in ("cpu_pct", "available_mb", "pages_per_s", "disk_queue")
     }
     assert report["benchmark"]["bait"]["avg_cpu_pct_by_host"] == {"sap01.corp.local": 1.0}
+
+
+def test_an_imports_audit_over_http_is_key_import_with_the_files_sha256(tmp_path) -> None:
+    """The schema names the audit `import`; the API answered `import_` before. The digest
+    is computed here with hashlib over the bytes sent, the interval from the file's stamps."""
+    import hashlib
+    from pathlib import Path
+
+    from fastapi.testclient import TestClient
+
+    from api.config import Settings
+    from api.main import create_app
+
+    raw = (Path(__file__).parents[1] / "fixtures" / "perfmon" / "relog-two-hosts.csv").read_bytes()
+    settings = Settings(db_path=tmp_path / "db.sqlite", token="t")
+    with TestClient(create_app(settings)) as client:
+        r = client.post("/imports/perfmon", content=raw, headers={"Authorization": "Bearer t"})
+        assert r.status_code == 201, r.text
+        doc = client.get(f"/runs/{r.json()['id']}/report").json()
+    assert "import_" not in doc
+    audit = doc["import"]
+    assert audit["sha256"] == hashlib.sha256(raw).hexdigest()
+    assert audit["interval_s"] == pytest.approx(15.0)  # the relog capture's 15 s samples
+    assert audit["standard_sources"]  # how each standard row was derived, by host: counter
+    assert all(": " in k for k in audit["standard_sources"])
