@@ -96,15 +96,19 @@ def list_runs(
 @router.get(
     "/compare",
     response_model=Comparison,
-    summary="Compare two runs figure by figure; computed once per change of either run",
-    responses=refusals(
-        {
-            **NO_RUN,
-            409: "a run is still running or has no data",
-            422: "a tolerance is wrong",
-            503: "workers busy",
-        }
-    ),
+    summary="Compare two runs figure by figure (JSON or a side-by-side HTML page); computed "
+    "once per change of either run",
+    responses={
+        200: {"content": {"text/html": {"schema": {"type": "string"}}}},
+        **refusals(
+            {
+                **NO_RUN,
+                409: "a run is still running or has no data, or the runs share no figure",
+                422: "a tolerance is wrong, or base and new are the same run",
+                503: "workers busy",
+            }
+        ),
+    },
 )
 async def compare_runs(
     store: StoreDep,
@@ -115,11 +119,12 @@ async def compare_runs(
     tolerance: Annotated[
         list[str], Query(description="FIGURE=PERCENT, e.g. dialog_p95_s=10 (default 5)")
     ] = [],  # noqa: B006 (FastAPI copies a query list's default)
+    format: Annotated[Literal["json", "html"], Query()] = "json",
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> Response:
     # Two reports and their comparison: CPU work, so a worker process, like the report.
     tolerances = reports.parse_tolerances(tolerance)
-    rendered = await rendered_compare(store, pool, cache, base, new, tolerances)
+    rendered = await rendered_compare(store, pool, cache, base, new, tolerances, format)
     return _send(rendered, if_none_match)
 
 

@@ -347,10 +347,11 @@ class RealtimeRun(threading.Thread):
                     speed=plan.speed,
                     steady_from=steady_at,
                 )
-                # The plan's faults: what the exporter was told to inject, and when.
-                data.meta.fault_windows = fault_windows(req.faults)
-                if data.meta.gaps:  # the run's record says where its data has holes
-                    notes.append(describe_gaps(data.meta.gaps))
+                if data is not None:
+                    # The plan's faults: what the exporter was told to inject, and when.
+                    data.meta.fault_windows = fault_windows(req.faults)
+                    if data.meta.gaps:  # the run's record says where its data has holes
+                        notes.append(describe_gaps(data.meta.gaps))
             except PrometheusError as exc:
                 status = "failed"
                 notes.append(str(exc))

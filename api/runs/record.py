@@ -35,6 +35,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "txhist": ("task", "transaction", "le"),
     "inst": ("instance", "field"),  # per SAP instance, dialog steps and indicator sums
     "os": ("host", "key"),  # OS counters per host
+    "load": ("field",),  # the load driven: users logged on at the sample's end
 }
 
 

@@ -40,6 +40,8 @@ def _columns(snap: Snapshot) -> list[str]:
         cols += [
             col("os", host, k) for k in ("cpu_pct", "available_mb", "pages_per_s", "disk_queue")
         ]
+    # Last, so every column before keeps its place: the users at each interval's end.
+    cols.append(col("load", "users"))
     return cols
 
 
@@ -125,7 +127,8 @@ def record_fast_run(
         if (tick + 1) % per == 0 or tick == ticks - 1:
             snap = sim.snapshot()
             elapsed = (tick + 1) * dt
-            rows.append(_row(before, snap, elapsed - (times[-1] if times else 0.0)))
+            dt_s = elapsed - (times[-1] if times else 0.0)
+            rows.append([*_row(before, snap, dt_s), float(current_users)])
             times.append(elapsed)
             before = snap.totals.copy()
             if progress:

@@ -8,8 +8,11 @@ side."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import numpy as np
 
+from api.runs import overtime
 from api.runs.gaps import longest_clear
 from api.runs.percentiles import QUANTILES, parse_bound, precision, quantile
 from api.runs.record import RunMeta, RunRecord, col, parse
@@ -546,6 +549,12 @@ def benchmark(
     }
 
 
+def apdex_default_s(thresholds: Thresholds) -> float:
+    """APDEX's T unless set: a quarter of the SD benchmark's dialog bound (2 s -> 0.5 s), so
+    a step over the bound counts as frustrated (over 4 T)."""
+    return thresholds.seconds(DIALOG_RESPONSE) / overtime.APDEX_TOLERATING
+
+
 def build_report(
     run: dict,
     data: RunRecord,
@@ -553,10 +562,11 @@ def build_report(
     thresholds: Thresholds,
     top: int = TOP_TRANSACTIONS,
     interval_s: float = PROFILE_INTERVAL_S,
+    apdex_t_s: float | None = None,
 ) -> dict:
     """`thresholds`: the whitepaper bounds the report judges by (alerts/thresholds.yml, read
     at the edge); `top`: rows of the transaction profile; `interval_s`: the time profile's
-    interval."""
+    interval; `apdex_t_s`: APDEX's T (None: apdex_default_s)."""
     s = Series(data, run["ramp_up_s"])
     window_s = s.window_s
     summary, transactions = st03(s)
@@ -580,6 +590,16 @@ def build_report(
         "bufferpools": pools,
         "benchmark": benchmark(s, data.meta, summary, window_s, thresholds),
     }
+    end_s = float(data.times[-1]) if data.times.size else 0.0
+    if "start" in run:  # a stored run's row (a bare report of a record has no window)
+        report["window"] = overtime.window(run, data.meta)
+        report["faults"] = overtime.faults(data.meta, datetime.fromisoformat(run["start"]), end_s)
+    report["over_time"] = overtime.over_time(data)
+    report["distribution"] = overtime.distribution(data, s.mask)
+    report["apdex"] = overtime.apdex(
+        data, s.mask, apdex_t_s if apdex_t_s is not None else apdex_default_s(thresholds)
+    )
+    report["transaction_spread"] = overtime.spread(data, s.mask)
     if data.meta.gaps is not None:  # runs with a clock: where data is missing, and why
         report["gaps"] = data.meta.gaps
     if data.meta.source in ("st03", "perfmon"):  # how the file was read: the audit

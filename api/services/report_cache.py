@@ -144,10 +144,11 @@ async def rendered_compare(
     base: str,
     new: str,
     tolerances: dict[str, float],
+    fmt: ReportFormat = "json",
 ) -> Rendered:
     rev = await _revisions(store, base, new)
-    key = ("compare", base, new, *sorted(tolerances.items()))
-    return await cache.get(key, rev, partial(pool.run, render_compare, base, new, tolerances))
+    key = ("compare", fmt, base, new, *sorted(tolerances.items()))
+    return await cache.get(key, rev, partial(pool.run, render_compare, base, new, tolerances, fmt))
 
 
 async def rendered_check(

@@ -7,7 +7,8 @@ import io
 from datetime import datetime, timedelta
 
 from alerts.thresholds import load_thresholds
-from api.runs.html import render
+from api.config import get_settings
+from api.runs.html import render, render_compare
 from api.runs.record import RunRecord
 from api.runs.report import build_report, compare
 from api.runs.storage import StoredRunError
@@ -34,7 +35,9 @@ def load(store: Store, run_id: str) -> tuple[dict, RunRecord]:
 
 def report_of(store: Store, run: dict, data: RunRecord, **options: float) -> dict:
     """`options`: build_report's `top` and `interval_s`."""
-    report = build_report(run, data, thresholds=load_thresholds(), **options)
+    report = build_report(
+        run, data, thresholds=load_thresholds(), apdex_t_s=get_settings().apdex_t_s, **options
+    )
     if run["kind"] in MONITORED:
         # The monitored system's own alerts over the run's window, as Alertmanager sent them.
         report["alerts_fired"] = store.fired_between(
@@ -92,7 +95,39 @@ def parse_tolerances(items: list[str]) -> dict[str, float]:
     return out
 
 
+def _what(rep: dict) -> str:
+    """A run in a few words, for an error that says why two runs cannot be compared."""
+    run = rep["run"]
+    return f"{run['id']} ({run['kind']}, {run['scenario']})"
+
+
+def compare_reports(
+    store: Store, base: str, new: str, tolerances: dict[str, float] | None = None
+) -> tuple[dict, dict, dict]:
+    """Both reports and their comparison; Conflict when the runs share no figure (a PerfMon
+    import beside an ST03 export: OS counters against workload, nothing side by side)."""
+    if base == new:
+        raise Invalid(f"base and new are the same run ({base}): give two runs")
+    a, b = report(store, base), report(store, new)
+    doc = compare(a, b, tolerances)
+    if not doc["figures"]:
+        raise Conflict(
+            f"runs {_what(a)} and {_what(b)} share no figure: nothing to compare "
+            "(compare runs of the same kind of data: workload with workload, OS counters "
+            "with the same hosts)"
+        )
+    return a, b, doc
+
+
 def compare_runs(
     store: Store, base: str, new: str, tolerances: dict[str, float] | None = None
 ) -> dict:
-    return compare(report(store, base), report(store, new), tolerances)
+    return compare_reports(store, base, new, tolerances)[2]
+
+
+def compare_page(
+    store: Store, base: str, new: str, tolerances: dict[str, float] | None = None
+) -> str:
+    """The comparison as one self-contained HTML page."""
+    a, b, doc = compare_reports(store, base, new, tolerances)
+    return render_compare(a, b, doc)

@@ -135,8 +135,17 @@ def _rendered(body: bytes, media_type: str = "application/json") -> Rendered:
     return Rendered(body, media_type, f'"{hashlib.sha256(body).hexdigest()[:32]}"')
 
 
-def render_compare(db_path: Path, base: str, new: str, tolerances: dict[str, float]) -> Rendered:
+def render_compare(
+    db_path: Path,
+    base: str,
+    new: str,
+    tolerances: dict[str, float],
+    fmt: ReportFormat = "json",
+) -> Rendered:
     """GET /runs/compare's answer: two reports and their comparison, one worker job."""
+    if fmt == "html":
+        page = reports.compare_page(_store(db_path), base, new, tolerances)
+        return _rendered(page.encode(), "text/html; charset=utf-8")
     doc = reports.compare_runs(_store(db_path), base, new, tolerances)
     return _rendered(Comparison.model_validate(doc).model_dump_json().encode())
 

@@ -407,6 +407,24 @@ def _print_profiles(doc: dict) -> None:
     console.print(time_table if profile["rows"] else "Time profile: no ST03 data in this run.")
 
 
+def _print_faults_and_apdex(doc: dict) -> None:
+    """The faults the run injected, its window, and APDEX per task type."""
+    w = doc.get("window") or {}
+    if w.get("start_utc"):
+        local = f"; {w['start_local']} to {w['end_local']} ({w['zone']})" if w.get("zone") else ""
+        console.print(f"Window: {w['start_utc']} to {w['end_utc']} (UTC){local}")
+    for f in doc.get("faults") or []:
+        console.print(
+            f"Fault injected: {f['name']} {f['start_s']:,.0f}-{f['end_s']:,.0f} s "
+            f"({f['start']} to {f['end']})"
+        )
+    apdex = doc.get("apdex") or {}
+    rows = [r for r in apdex.get("rows", []) if r["transaction"] is None]
+    if rows:
+        scores = ", ".join(f"{r['task_type']} {r['apdex']:.3f}" for r in rows)
+        console.print(f"APDEX (T = {apdex['t_s']:g} s): {scores}")
+
+
 def _print_run_report(doc: dict) -> None:
     ss = doc["steady_state"]
     table = Table(
@@ -426,6 +444,7 @@ def _print_run_report(doc: dict) -> None:
             ],
         )
     _print_gaps(doc)
+    _print_faults_and_apdex(doc)
     # A section without data is one line, not an empty table (PerfMon imports have no
     # ST03, ST03 exports no OS counters).
     console.print(table if doc["st03"] else "ST03: no ST03 data in this run.")
