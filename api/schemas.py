@@ -368,9 +368,82 @@ class ImportAudit(Answer):
     standard_sources: dict[str, str] | None = Field(
         description="PerfMon: how each standard row was derived (_Total, mean of 8 CPUs, ...)"
     )
+    sha256: str | None = Field(default=None, description="SHA-256 of the file as uploaded")
+    interval_s: float | None = Field(
+        default=None, description="the sample interval (PerfMon: the median spacing)"
+    )
     status_lines: int | None = Field(description="PerfMon: console status lines skipped")
     damaged_lines: list[int] | None = Field(description="PerfMon: lines of NUL bytes skipped")
     warnings: list[str] | None
+
+
+class RunWindow(Answer):
+    """The run's window in UTC and in the source's local time where it names its zone."""
+
+    start_utc: Timestamp | None = Field(description="null: an ST03 export names no zone")
+    end_utc: Timestamp | None
+    zone: str | None = Field(description="the source's zone (IANA key) or what is known of it")
+    start_local: str | None = None
+    end_local: str | None = None
+
+
+class FaultShown(Answer):
+    """A fault the run injected: shaded and named on every time chart."""
+
+    name: str
+    start_s: float
+    end_s: float = Field(description="the fault's end, or the run's if it lasted to the end")
+    start: Timestamp
+    end: Timestamp
+
+
+class OverTime(Answer):
+    """Per sample interval (t_s: its end, seconds from the run's start); null: no data."""
+
+    t_s: list[float]
+    throughput_steps_per_s: list[float] | None = None
+    dialog_p50_s: list[float | None] | None = None
+    dialog_p95_s: list[float | None] | None = None
+    dialog_p99_s: list[float | None] | None = None
+    active_users: list[float] | None = Field(
+        default=None, description="users logged on at each interval's end (simulated runs)"
+    )
+
+
+class BucketRow(Answer):
+    lower_s: float
+    upper_s: float | None = Field(description="null: the +Inf bucket")
+    steps: int
+    share_pct: float
+
+
+class ApdexRow(Answer):
+    task_type: str
+    transaction: str | None
+    steps: int
+    satisfied: float
+    tolerating: float
+    frustrated: float
+    apdex: float
+    exact: bool = Field(description="T and 4 T are bucket bounds; else linear inside a bucket")
+
+
+class Apdex(Answer):
+    t_s: float = Field(description="T: WLMON_API_APDEX_T_S, default the SD bound / 4")
+    frustrated_above_s: float
+    rows: list[ApdexRow]
+    missing: str
+
+
+class SpreadRow(Answer):
+    """A histogram keeps no single step: min and max are known to their bucket."""
+
+    task_type: str
+    transaction: str
+    steps: int
+    min_bucket_s: list[float | None]
+    median_s: float | None
+    max_bucket_s: list[float | None]
 
 
 class Report(Answer):
@@ -403,6 +476,16 @@ class Report(Answer):
     not_measured: dict[str, str] = Field(
         default_factory=dict, description="figures the run does not measure, with why"
     )
+    window: RunWindow | None = None
+    faults: list[FaultShown] | None = Field(
+        default=None, description="the faults the run injected (simulated and real-time runs)"
+    )
+    over_time: OverTime | None = None
+    distribution: list[BucketRow] | None = Field(
+        default=None, description="the steady state's dialog steps per response-time bucket"
+    )
+    apdex: Apdex | None = None
+    transaction_spread: list[SpreadRow] | None = None
 
 
 class Figure(Answer):

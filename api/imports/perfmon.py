@@ -31,6 +31,7 @@ from api.imports import plausible
 from api.imports.pdhnames import english
 from api.imports.text import FileError, Lines, cell_at, csv_column
 from api.imports.winzones import iana
+from api.runs.record import col
 
 HEADER = re.compile(
     r"^\(PDH-(?P<kind>CSV|TSV) 4\.0\)\s*(?:\((?P<zone>.*)\)\s*\((?P<bias>[-+]?\d+)\))?\s*$"
@@ -123,8 +124,9 @@ def _slug(text: str) -> str:
 
 
 def _host_key(host: str) -> str:
-    # Column names split on "."; an FQDN or an IP address as host name keeps its parts.
-    return re.sub(r"[^a-z0-9_-]+", "-", host.lower()).strip("-") or "host"
+    # Column names escape their parts (api/runs/record.py): an FQDN or an IP address keeps
+    # its dots; the original spelling stays in the run's host_names.
+    return re.sub(r"[^a-z0-9_.-]+", "-", host.lower()).strip("-.") or "host"
 
 
 def _looks_like(first: str) -> str:
@@ -587,25 +589,25 @@ def _columns(
     for host, hkey in hosts.items():
         for key in SINGLE:
             if (host, key) in series:
-                col = f"os.{hkey}.{key}"
-                columns.append(col)
-                used.add(col)
-                names[col] = sources[(host, key)]
-                derived[col] = sources[(host, key)]
+                name = col("os", hkey, key)
+                columns.append(name)
+                used.add(name)
+                names[name] = sources[(host, key)]
+                derived[name] = sources[(host, key)]
                 parts.append(series[(host, key)][:, None])
     other = [k for k, c in enumerate(counters) if k not in replaced]
     for k in other:
         c = counters[k]
-        base = f"os.{hosts[c.host]}.{_slug(c.path)}"
-        col, n = base, 1
-        while col in used:  # two paths with the same letters and digits
+        base = _slug(c.path)
+        name, n = col("os", hosts[c.host], base), 1
+        while name in used:  # two paths with the same letters and digits
             n += 1
-            col = f"{base}_{n}"
-        used.add(col)
-        columns.append(col)
-        names[col] = c.path
+            name = col("os", hosts[c.host], f"{base}_{n}")
+        used.add(name)
+        columns.append(name)
+        names[name] = c.path
         if c.written:
-            localized[col] = c.written
+            localized[name] = c.written
     matrix = np.hstack([*parts, values[:, other]]) if parts else values[:, other]
     return PerfmonData(
         start=start,

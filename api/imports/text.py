@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
+import io
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -149,3 +151,23 @@ class Lines:
             self.number += 1
             self.last = pending
             yield pending
+
+
+class Digest:
+    """A binary stream whose bytes are hashed (SHA-256) as a parser reads them, so an
+    import names the file it read without reading it twice or holding it whole."""
+
+    def __init__(self, source: BinaryIO | bytes) -> None:
+        self._stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
+        self._sha = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size)
+        self._sha.update(data)
+        return data
+
+    def hexdigest(self) -> str:
+        """The whole file's digest: what the parser left unread is read (and hashed) first."""
+        while self.read(1 << 20):
+            pass
+        return self._sha.hexdigest()

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, Query, Response, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import PlainTextResponse
 
+from api.config import Settings
 from api.deps import (
     LiveDep,
     PoolDep,
@@ -104,31 +105,39 @@ def list_runs(
 @router.get(
     "/compare",
     response_model=Comparison,
-    summary="Compare two runs figure by figure; computed once per change of either run",
-    responses=refusals(
-        {
-            **NO_RUN,
-            409: "a run is still running or has no data",
-            422: "a tolerance is wrong",
-            503: "workers busy",
-        }
-    ),
+    summary="Compare two runs figure by figure (JSON or a side-by-side HTML page); computed "
+    "once per change of either run",
+    responses={
+        200: {"content": {"text/html": {"schema": {"type": "string"}}}},
+        **refusals(
+            {
+                **NO_RUN,
+                409: "a run is still running or has no data, or the runs share no figure",
+                422: "a tolerance is wrong, or base and new are the same run",
+                503: "workers busy",
+            }
+        ),
+    },
 )
 async def compare_runs(
     store: StoreDep,
     pool: PoolDep,
     cache: ReportCacheDep,
     thresholds: ThresholdsDep,
+    settings: SettingsDep,
     base: Annotated[str, Query()],
     new: Annotated[str, Query()],
     tolerance: Annotated[
         list[str], Query(description="FIGURE=PERCENT, e.g. dialog_p95_s=10 (default 5)")
     ] = [],  # noqa: B006 (FastAPI copies a query list's default)
+    format: Annotated[Literal["json", "html"], Query()] = "json",
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> Response:
     # Two reports and their comparison: CPU work, so a worker process, like the report.
     tolerances = reports.parse_tolerances(tolerance)
-    rendered = await rendered_compare(store, pool, cache, thresholds, base, new, tolerances)
+    rendered = await rendered_compare(
+        store, pool, cache, thresholds, base, new, tolerances, format, _judging(settings)
+    )
     return _send(rendered, if_none_match)
 
 
@@ -187,14 +196,20 @@ async def get_report(
     pool: PoolDep,
     cache: ReportCacheDep,
     thresholds: ThresholdsDep,
+    settings: SettingsDep,
     format: Annotated[Literal["json", "html"], Query()] = "json",
     top: TopQuery = 20,
     interval: IntervalQuery = 3600.0,
     if_none_match: Annotated[str | None, Header()] = None,
 ) -> Response:
-    options = {"top": top, "interval_s": interval}
+    options = {"top": top, "interval_s": interval, **_judging(settings)}
     rendered = await rendered_report(store, pool, cache, thresholds, run_id, format, options)
     return _send(rendered, if_none_match)
+
+
+def _judging(settings: Settings) -> dict[str, float]:
+    """The report's settings beside the thresholds: APDEX's T when one is configured."""
+    return {} if settings.apdex_t_s is None else {"apdex_t_s": settings.apdex_t_s}
 
 
 def _send(rendered: Rendered, if_none_match: str | None) -> Response:

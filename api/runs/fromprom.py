@@ -11,7 +11,8 @@ import yaml
 
 from api.runs.gaps import gaps
 from api.runs.percentiles import QUANTILES, parse_bound
-from api.runs.recorder import INSTANCE_SERIES, RunData
+from api.runs.record import RunMeta, RunRecord, col, parse
+from api.runs.recorder import INSTANCE_SERIES
 from exporters.durations import parse_duration
 from exporters.vocabulary import COMPONENTS
 
@@ -50,22 +51,20 @@ def _range(url: str, query: str, start: datetime, end: datetime, step: float) ->
     return r.json()["data"]["result"]
 
 
-def _per_bucket(series: dict[str, np.ndarray]) -> None:
-    """histcum.KEY.LE (cumulative) -> hist.KEY.LE (steps in that bucket alone), and
-    txhistcum.KEY.LE -> txhist.KEY.LE; KEY is TASK, or TASK.TX."""
-    groups: dict[tuple[str, str], list[tuple[float, str]]] = {}
-    for prefix, depth in (("histcum", 1), ("txhistcum", 2)):
-        for col in [c for c in series if c.startswith(f"{prefix}.")]:
-            parts = col.split(".", depth + 1)
-            key = (prefix.removesuffix("cum"), ".".join(parts[1 : depth + 1]))
-            groups.setdefault(key, []).append((parse_bound(parts[-1]), col))
-    for (prefix, key), cols in groups.items():
+def _per_bucket(series: dict[str, np.ndarray], cumulative: dict[str, np.ndarray]) -> None:
+    """Cumulative bucket increases (`cumulative`, named as hist/txhist columns) -> steps in
+    that bucket alone, into `series`, as the recorder stores them."""
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[float, str]]] = {}
+    for name in cumulative:
+        c = parse(name)
+        groups.setdefault((c.kind, c.owner), []).append((parse_bound(c.last), name))
+    for (kind, owner), cols in groups.items():
         cols.sort()
         below = 0.0
-        for bound, col in cols:
-            cum = np.nan_to_num(series.pop(col))
+        for bound, name in cols:
+            cum = np.nan_to_num(cumulative[name])
             le = "+Inf" if np.isinf(bound) else f"{bound:g}"
-            series[f"{prefix}.{key}.{le}"] = np.clip(cum - below, 0.0, None)
+            series[col(kind, *owner, le)] = np.clip(cum - below, 0.0, None)
             below = cum
 
 
@@ -110,7 +109,7 @@ def read_window(
     think_time_s: float | None,
     speed: float = 1.0,
     steady_from: datetime | None = None,
-) -> RunData:
+) -> RunRecord:
     """Per step: increases of the ST03 counters, per-instance dialog sums, OS counters.
 
     `speed`: simulated seconds per wall second of the system watched (the live model may run
@@ -123,11 +122,16 @@ def read_window(
         raise PrometheusError("the window is shorter than one resolution step")
     grid = start.timestamp() + step * np.arange(1, n + 1)
     series: dict[str, np.ndarray] = {}
+    cumulative: dict[str, np.ndarray] = {}
 
-    def put(name: str, result: list[dict]) -> None:
+    def put(kind: str, labels: tuple[str, ...], last: str, result: list[dict], into=series) -> None:
+        """One column per series of `result`: kind, its labels' values, then `last` (a
+        label's name in braces: the bucket bound)."""
         for item in result:
-            col = name.format(**item["metric"])
-            arr = series.setdefault(col, np.full(n, np.nan))
+            m = item["metric"]
+            tail = m[last[1:-1]] if last.startswith("{") else last
+            name = col(kind, *(m.get(label, "") for label in labels), tail)
+            arr = into.setdefault(name, np.full(n, np.nan))
             for ts, value in item["values"]:
                 k = round((float(ts) - start.timestamp()) / step) - 1
                 if 0 <= k < n:
@@ -136,7 +140,9 @@ def read_window(
     sel = f"sid={label_value(sid)}"
     win = f"{step:g}s"
     put(
-        "st03.{task_type}.steps",
+        "st03",
+        ("task_type",),
+        "steps",
         _range(
             url,
             f"sum by (task_type) (increase(sap_workload_steps_total{{{sel}}}[{win}]))",
@@ -147,7 +153,9 @@ def read_window(
     )
     for comp in COMPONENTS:
         put(
-            f"st03.{{task_type}}.{comp}",
+            "st03",
+            ("task_type",),
+            comp,
             _range(
                 url,
                 f"sum by (task_type) (increase(sap_workload_{comp}_seconds_total{{{sel}}}[{win}]))",
@@ -157,7 +165,9 @@ def read_window(
             ),
         )
     put(
-        "tx.{task_type}.{transaction}.steps",
+        "tx",
+        ("task_type", "transaction"),
+        "steps",
         _range(
             url,
             f"sum by (task_type, transaction) (increase(sap_workload_transaction_steps_total{{{sel}}}[{win}]))",
@@ -168,7 +178,9 @@ def read_window(
     )
     for comp in COMPONENTS:
         put(
-            f"tx.{{task_type}}.{{transaction}}.{comp}",
+            "tx",
+            ("task_type", "transaction"),
+            comp,
             _range(
                 url,
                 f"sum by (task_type, transaction) "
@@ -181,7 +193,9 @@ def read_window(
     # Cumulative bucket increases per step (le as the exporter prints it); made
     # per-bucket below, as the recorder stores them.
     put(
-        "histcum.{task_type}.{le}",
+        "hist",
+        ("task_type",),
+        "{le}",
         _range(
             url,
             f"sum by (task_type, le) (increase({HISTOGRAM}_bucket{{{sel}}}[{win}]))",
@@ -189,9 +203,12 @@ def read_window(
             end,
             step,
         ),
+        into=cumulative,
     )
     put(
-        "txhistcum.{task_type}.{transaction}.{le}",
+        "txhist",
+        ("task_type", "transaction"),
+        "{le}",
         _range(
             url,
             f"sum by (task_type, transaction, le) (increase({TX_HISTOGRAM}_bucket{{{sel}}}[{win}]))",
@@ -199,10 +216,13 @@ def read_window(
             end,
             step,
         ),
+        into=cumulative,
     )
     dialog = f'{sel},task_type="dialog"'
     put(
-        "inst.{sap_instance}.steps",
+        "inst",
+        ("sap_instance",),
+        "steps",
         _range(
             url,
             f"sum by (sap_instance) (increase(sap_workload_steps_total{{{dialog}}}[{win}]))",
@@ -213,7 +233,9 @@ def read_window(
     )
     for ind in INSTANCE_SERIES:
         put(
-            f"inst.{{sap_instance}}.{ind}",
+            "inst",
+            ("sap_instance",),
+            ind,
             _range(
                 url,
                 f"sum by (sap_instance) (increase(sap_workload_{ind}_seconds_total{{{dialog}}}[{win}]))",
@@ -223,7 +245,9 @@ def read_window(
             ),
         )
     put(
-        "os.{host}.cpu_pct",
+        "os",
+        ("host",),
+        "cpu_pct",
         _range(
             url,
             f'100 * (1 - sum by (host) (rate(windows_cpu_time_total{{{sel},mode="idle"}}[{win}])) / '
@@ -234,11 +258,15 @@ def read_window(
         ),
     )
     put(
-        "os.{host}.available_mb",
+        "os",
+        ("host",),
+        "available_mb",
         _range(url, f"windows_memory_available_bytes{{{sel}}} / 1048576", start, end, step),
     )
     put(
-        "os.{host}.pages_per_s",
+        "os",
+        ("host",),
+        "pages_per_s",
         _range(
             url,
             f"rate(windows_memory_swap_page_operations_total{{{sel}}}[{win}]) / {speed:g}",
@@ -248,7 +276,9 @@ def read_window(
         ),
     )
     put(
-        "os.{host}.disk_queue",
+        "os",
+        ("host",),
+        "disk_queue",
         _range(
             url,
             f"sum by (host) (rate(windows_physical_disk_read_seconds_total{{{sel}}}[{win}]) + "
@@ -258,7 +288,7 @@ def read_window(
             step,
         ),
     )
-    _per_bucket(series)
+    _per_bucket(series, cumulative)
     if not any(c.startswith("st03.") for c in series):
         raise PrometheusError(f"no sap_workload_* data for sid {sid!r} in the window")
     # Before the NaNs become zeros: steps without any workload sample, and steps in which a
@@ -275,21 +305,24 @@ def read_window(
         [np.nan_to_num(series[c]) if not c.startswith("os.") else series[c] for c in columns],
         axis=1,
     )
-    transactions = sorted({c.split(".")[2] for c in columns if c.startswith("tx.")})
-    hosts = sorted({c.split(".")[1] for c in columns if c.startswith("os.")})
-    meta = {
-        "source": "prometheus",
-        "sid": sid,
-        "users": users or 0,
-        "think_time_s": think_time_s or 0.0,
-        "transactions": transactions,
-        "hosts": hosts,
-        "dialog_steps": {},
-        "line_items": {},
-        "histogram_quantile": window_quantiles(url, sid, steady_from or start, end),
-        "gaps": gaps(grid, step, down, missing, speed),
-    }
-    return RunData(
+    cols = [parse(c) for c in columns]
+    meta = RunMeta(
+        source="prometheus",
+        sid=sid,
+        interval_s=step * speed,
+        time_zone="UTC (Prometheus stores UTC)",
+        gaps=gaps(grid, step, down, missing, speed),
+        transactions=sorted({c.part("transaction") for c in cols if c.kind == "tx"}),
+        hosts=sorted({c.part("host") for c in cols if c.kind == "os"}),
+        details={
+            "users": users or 0,
+            "think_time_s": think_time_s or 0.0,
+            "dialog_steps": {},
+            "line_items": {},
+            "histogram_quantile": window_quantiles(url, sid, steady_from or start, end),
+        },
+    )
+    return RunRecord(
         times=(grid - start.timestamp()) * speed,
         columns=columns,
         values=values,

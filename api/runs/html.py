@@ -17,7 +17,7 @@ import numpy as np
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from api.runs.recorder import RunData
+from api.runs.record import RunRecord, col
 from api.runs.report import OS_COUNTERS
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, REPORT_ORDER, RESPONSE_PARTS
@@ -49,6 +49,11 @@ LINE_COLOURS = (
 LINE_STYLES = ("-", "--", ":")  # past ten series the colours repeat with another dash
 STEADY_COLOUR = "#e6f0fb"
 BOUND_COLOUR = "#000000"
+# A fault's window: light red under the lines, its name written at the top of the window
+# (the browser test finds both in the SVG).
+FAULT_COLOUR = "#f8d0d0"
+FAULT_TEXT = "#a31515"
+ENVELOPE_ALPHA = 0.25  # the min-max band around bucket means
 # A chart is about 1000 px wide: more points than two per pixel column only make the
 # page heavier and matplotlib slower (a 4-hour run at 5 s has 2,880 samples per series).
 MAX_BUCKETS = 500
@@ -77,9 +82,14 @@ _MATPLOTLIB = threading.Lock()
 # Section id -> heading, in page order; the page's table of contents reads it too.
 SECTIONS = {
     "checks": "Benchmark checks",
+    "faults": "Faults injected",
     "gaps": "Gaps in the data",
     "st03": "ST03 workload by task type",
     "percentiles": "Response-time percentiles",
+    "over_time": "Throughput, percentiles and users over time",
+    "distribution": "Response-time distribution (dialog)",
+    "apdex": "APDEX per task type and transaction",
+    "transaction_spread": "Median, fastest and slowest step per transaction",
     "transaction_profile": "Transaction profile (ST03N)",
     "time_profile": "Time profile (ST03N)",
     "transactions": "By transaction",
@@ -92,6 +102,7 @@ SECTIONS = {
     "bufferpools": "Buffer pools",
     "audit": "Audit: how the file was read",
 }
+DIALOG_STEPS = col("st03", "dialog", "steps")
 ACRONYMS = {"sap", "sql", "os", "cpu", "db", "id"}
 UNIT_SUFFIXES = {"_ms": "ms", "_s": "s", "_pct": "%", "_mb": "MB"}
 
@@ -103,12 +114,14 @@ class Chart:
     unit: str
     svg: Markup | None  # None: nothing to draw, `missing` says why
     missing: str = ""
+    note: str = ""  # how the points were made (bucket means, envelopes)
 
 
 @dataclass(frozen=True)
 class Line:
     label: str
     values: np.ndarray
+    steps: bool = False  # a level held until the next sample (users logged on)
 
 
 def heading(key: str) -> str:
@@ -193,6 +206,43 @@ def _svg(fig: Figure, salt: str) -> Markup:
     return Markup(re.sub(r'<g id="', f'<g id="{salt}-', text))
 
 
+def _buckets_note(size: int) -> str:
+    """What a time chart's points are when a run has more samples than fit."""
+    if size <= 2 * MAX_BUCKETS:
+        return f"every sample drawn ({size:,})"
+    return (
+        f"{size:,} samples in {MAX_BUCKETS} buckets of about {size / MAX_BUCKETS:,.1f}: "
+        "each bucket drawn as its minimum and maximum, so peaks stay"
+    )
+
+
+def _shade_faults(
+    ax, faults: list[dict], scale: float, label: bool = True, prefix: str = ""
+) -> None:
+    """Each fault's window shaded, its name written at the window's top left; `prefix`
+    keeps the SVG ids of a figure's several panels apart."""
+    for k, f in enumerate(faults):
+        ax.axvspan(
+            f["start_s"] / scale,
+            f["end_s"] / scale,
+            color=FAULT_COLOUR,
+            lw=0,
+            gid=f"{prefix}fault-{k}",
+        )
+        if label:
+            ax.text(
+                f["start_s"] / scale,
+                1.0,
+                f" {f['name']}",
+                transform=ax.get_xaxis_transform(),
+                va="top",
+                ha="left",
+                fontsize=8,
+                color=FAULT_TEXT,
+                gid=f"{prefix}fault-name-{k}",
+            )
+
+
 def line_chart(
     slug: str,
     title: str,
@@ -202,9 +252,12 @@ def line_chart(
     window: tuple[float, float],
     bound: tuple[float, str] | None = None,
     log: bool = False,
+    faults: list[dict] | None = None,
 ) -> Chart:
-    """Lines over time with the steady-state `window` shaded, an optional horizontal
-    `bound` (value, label) and, for lines orders of magnitude apart, a `log` value axis."""
+    """Lines over time with the steady-state `window` shaded, each of `faults` shaded and
+    named, an optional horizontal `bound` (value, label) and, for lines orders of magnitude
+    apart, a `log` value axis."""
+    faults = faults or []
     if times.size < 2 or not lines:
         return Chart(slug, title, unit, None, "Fewer than two samples: nothing to draw.")
     # Imported lazily: only a page with charts pays for loading matplotlib, not every
@@ -223,7 +276,8 @@ def line_chart(
         # the one above it, and laying out costs nothing.
         fig.subplots_adjust(left=0.07, right=0.8 - 0.11 * (columns - 1), top=0.95, bottom=0.16)
         ax = fig.add_subplot()
-        ax.axvspan(window[0] / scale, window[1] / scale, color=STEADY_COLOUR, lw=0)
+        ax.axvspan(window[0] / scale, window[1] / scale, color=STEADY_COLOUR, lw=0, gid="steady")
+        _shade_faults(ax, faults, scale)
         for k, line in enumerate(lines):
             x, y = _envelope(times, line.values)
             ax.plot(
@@ -234,6 +288,10 @@ def line_chart(
                 marker="o" if times.size < DOTS_BELOW else None,
                 markersize=3,
                 label=line.label,
+                # A level is drawn as steps, wider: a flat line must not vanish in its
+                # anti-aliasing.
+                drawstyle="steps-pre" if line.steps else "default",
+                lw=2.0 if line.steps else None,
             )
         if bound is not None:
             ax.axhline(bound[0], color=BOUND_COLOUR, linestyle="--", lw=1, label=bound[1])
@@ -241,6 +299,9 @@ def line_chart(
         handles, labels = ax.get_legend_handles_labels()
         handles.append(Patch(color=STEADY_COLOUR, label="steady state"))
         labels.append("steady state")
+        for f in faults:
+            handles.append(Patch(color=FAULT_COLOUR, label=f"fault: {f['name']}"))
+            labels.append(f"fault: {f['name']}")
         ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncols=columns)
         ax.set_xlim(0, float(times[-1]) / scale)
         ax.set_xlabel(f"time since the run's start ({time_unit})")
@@ -256,21 +317,19 @@ def line_chart(
         else:
             ax.set_ylim(bottom=0)
             ax.set_ylabel(unit)
-        return Chart(slug, title, unit, _svg(fig, slug))
+        return Chart(slug, title, unit, _svg(fig, slug), note=_buckets_note(times.size))
 
 
-def _per_step(
-    data: RunData, idx: dict[str, int], comps: tuple[str, ...] = REPORT_ORDER
-) -> list[Line]:
+def _per_step(data: RunRecord, comps: tuple[str, ...] = REPORT_ORDER) -> list[Line]:
     """Each of `comps` (every time component unless given) of a dialog step in ms per
     step, in the order given."""
-    steps = data.values[:, idx["st03.dialog.steps"]]
+    steps = data.series(DIALOG_STEPS)
     lines = []
     for comp in comps:
-        col = f"st03.dialog.{comp}"
-        if col in idx:
+        name = col("st03", "dialog", comp)
+        if data.has(name):
             per_step = np.divide(
-                1000 * data.values[:, idx[col]],
+                1000 * data.series(name),
                 steps,
                 out=np.full_like(steps, np.nan),
                 where=steps > 0,
@@ -284,15 +343,15 @@ def _natural(name: str) -> list:
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
 
 
-def _per_host(data: RunData, idx: dict[str, int], key: str) -> list[Line]:
+def _per_host(data: RunRecord, key: str) -> list[Line]:
     """One line per host; hosts with exactly the same series share one line, else the
     legend would list colours that lie hidden under another line."""
     groups: dict[bytes, list[str]] = {}
     columns: dict[bytes, np.ndarray] = {}
-    for col, i in idx.items():
-        if col.startswith("os.") and col.endswith(f".{key}"):
-            values = data.values[:, i]
-            groups.setdefault(values.tobytes(), []).append(col.split(".")[1])
+    for c in data.of_kind("os"):
+        if c.last == key:
+            values = data.series(str(c))
+            groups.setdefault(values.tobytes(), []).append(c.part("host"))
             columns[values.tobytes()] = values
     lines = []
     for raw, hosts in groups.items():
@@ -302,12 +361,12 @@ def _per_host(data: RunData, idx: dict[str, int], key: str) -> list[Line]:
     return sorted(lines, key=lambda line: _natural(line.label))
 
 
-def charts(report: dict, data: RunData, thresholds: Thresholds) -> list[Chart]:
+def charts(report: dict, data: RunRecord, thresholds: Thresholds) -> list[Chart]:
     ss = report["steady_state"]
     window = (ss["start_s"], ss["end_s"])
-    idx = {c: i for i, c in enumerate(data.columns)}
+    faults = report.get("faults") or []
     out = []
-    if "st03.dialog.steps" in idx:
+    if data.has(DIALOG_STEPS):
         bound = 1000 * thresholds.seconds(DIALOG_RESPONSE)
         out.append(
             line_chart(
@@ -315,20 +374,88 @@ def charts(report: dict, data: RunData, thresholds: Thresholds) -> list[Chart]:
                 "Dialog response time and its parts per step",
                 "ms",
                 data.times,
-                _per_step(data, idx),
+                _per_step(data),
                 window,
                 bound=(bound, f"benchmark bound ({bound / 1000:g} s)"),
                 # A 1 ms enqueue time and a 2,000 ms response share the chart: on a
                 # linear axis every part but the largest lies flat on zero.
                 log=True,
+                faults=faults,
             )
         )
     for key, unit in OS_UNITS.items():
-        lines = _per_host(data, idx, key)
+        lines = _per_host(data, key)
         if lines:
             slug = "chart-" + key.replace("_", "-")
-            out.append(line_chart(slug, OS_COUNTERS[key], unit, data.times, lines, window))
+            out.append(
+                line_chart(slug, OS_COUNTERS[key], unit, data.times, lines, window, faults=faults)
+            )
     return out
+
+
+def _nan(values: list) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+def over_time_charts(report: dict, data: RunRecord, thresholds: Thresholds) -> list[Chart]:
+    """Throughput, the dialog response's p50/p95/p99 and the active users, per interval."""
+    ss, ot = report["steady_state"], report.get("over_time") or {}
+    window, faults = (ss["start_s"], ss["end_s"]), report.get("faults") or []
+    times = data.times
+    out = []
+    if ot.get("throughput_steps_per_s"):
+        line = Line("all task types", _nan(ot["throughput_steps_per_s"]))
+        out.append(
+            line_chart(
+                "chart-throughput", "Throughput", "steps/s", times, [line], window, faults=faults
+            )
+        )
+    if ot.get("dialog_p50_s"):
+        lines = [Line(name, 1000 * _nan(ot[f"dialog_{name}_s"])) for name in ("p50", "p95", "p99")]
+        bound = 1000 * thresholds.seconds(DIALOG_RESPONSE)
+        out.append(
+            line_chart(
+                "chart-percentiles",
+                "Dialog response percentiles per interval (from its histogram)",
+                "ms",
+                times,
+                lines,
+                window,
+                bound=(bound, f"benchmark bound ({bound / 1000:g} s)"),
+                faults=faults,
+            )
+        )
+    if ot.get("active_users"):
+        line = Line("users logged on", _nan(ot["active_users"]), steps=True)
+        out.append(
+            line_chart("chart-users", "Active users", "users", times, [line], window, faults=faults)
+        )
+    return out
+
+
+def distribution_chart(report: dict) -> Chart:
+    """The steady state's dialog steps per response-time bucket, as bars of equal width
+    (the buckets are not: 0.05 s to 30 s), each labelled by its bounds."""
+    rows = report.get("distribution") or []
+    slug, title = "chart-distribution", SECTIONS["distribution"]
+    if not rows or not sum(r["steps"] for r in rows):
+        return Chart(slug, title, "% of steps", None, "No dialog response-time histogram.")
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    labels = [
+        f"{r['lower_s']:g}–{r['upper_s']:g}" if r["upper_s"] is not None else f">{r['lower_s']:g}"
+        for r in rows
+    ]
+    with _MATPLOTLIB, matplotlib.rc_context({**CHART_STYLE, "svg.hashsalt": slug}):
+        fig = Figure(figsize=CHART_SIZE)
+        fig.subplots_adjust(left=0.07, right=0.8, top=0.95, bottom=0.2)
+        ax = fig.add_subplot()
+        ax.bar(range(len(rows)), [r["share_pct"] for r in rows], color=LINE_COLOURS[0])
+        ax.set_xticks(range(len(rows)), labels, rotation=30, ha="right")
+        ax.set_xlabel("dialog response time bucket (s)")
+        ax.set_ylabel("% of steps")
+        return Chart(slug, title, "% of the steady state's dialog steps", _svg(fig, slug))
 
 
 def _means(values: np.ndarray, size: int) -> np.ndarray:
@@ -344,18 +471,29 @@ def _means(values: np.ndarray, size: int) -> np.ndarray:
     )
 
 
+def _bucket_extremes(values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per bucket of _means, its minimum and maximum (NaN for a bucket without data)."""
+    edges = np.linspace(0, size, MAX_BUCKETS + 1).astype(int)
+    low, high = [], []
+    for a, b in pairwise(edges):
+        chunk = values[a:b]
+        ok = np.isfinite(chunk).any()
+        low.append(np.nanmin(chunk) if ok else np.nan)
+        high.append(np.nanmax(chunk) if ok else np.nan)
+    return np.array(low), np.array(high)
+
+
 TIMELINE_PANEL_IN = 2.0  # inches per panel of the timeline
 
 
-def timeline(report: dict, data: RunData, thresholds: Thresholds) -> Chart:
+def timeline(report: dict, data: RunRecord, thresholds: Thresholds) -> Chart:
     """One figure, one time axis: the dialog response stacked from its parts (ms per
     step) above each host's CPU, paging, disk queue and available memory, so a bend in
     the response lines up with the counter that moved with it."""
-    idx = {c: i for i, c in enumerate(data.columns)}
     slug, title = "chart-timeline", SECTIONS["timeline"]
     # The parts that add up to the dialog response.
-    parts = _per_step(data, idx, RESPONSE_PARTS) if "st03.dialog.steps" in idx else []
-    counters = [(key, unit, _per_host(data, idx, key)) for key, unit in OS_UNITS.items()]
+    parts = _per_step(data, RESPONSE_PARTS) if data.has(DIALOG_STEPS) else []
+    counters = [(key, unit, _per_host(data, key)) for key, unit in OS_UNITS.items()]
     counters = [(key, unit, lines) for key, unit, lines in counters if lines]
     if data.times.size < 2 or not (parts or counters):
         return Chart(slug, title, "ms, OS units", None, "")
@@ -380,10 +518,18 @@ def timeline(report: dict, data: RunData, thresholds: Thresholds) -> Chart:
             panels, 1, sharex=True, squeeze=False, gridspec_kw={"height_ratios": ratios}
         )[:, 0]
         fig.subplots_adjust(left=0.07, right=0.8, top=0.98, bottom=0.5 / sum(ratios), hspace=0.3)
+        faults = report.get("faults") or []
         k = 0
         if parts:
             ax = axes[0]
-            ax.axvspan(ss["start_s"] / scale, ss["end_s"] / scale, color=STEADY_COLOUR, lw=0)
+            ax.axvspan(
+                ss["start_s"] / scale,
+                ss["end_s"] / scale,
+                color=STEADY_COLOUR,
+                lw=0,
+                gid="p0-steady",
+            )
+            _shade_faults(ax, faults, scale, prefix="p0-")
             ys = [np.nan_to_num(_means(line.values, size)) for line in parts]
             ax.stackplot(
                 x,
@@ -401,12 +547,24 @@ def timeline(report: dict, data: RunData, thresholds: Thresholds) -> Chart:
             k = 1
         for key, unit, lines in counters:
             ax = axes[k]
-            ax.axvspan(ss["start_s"] / scale, ss["end_s"] / scale, color=STEADY_COLOUR, lw=0)
+            ax.axvspan(
+                ss["start_s"] / scale,
+                ss["end_s"] / scale,
+                color=STEADY_COLOUR,
+                lw=0,
+                gid=f"p{k}-steady",
+            )
+            # Named once, in the top panel; shaded in every one.
+            _shade_faults(ax, faults, scale, label=not parts and k == 0, prefix=f"p{k}-")
             for n, line in enumerate(lines):
+                colour = LINE_COLOURS[n % len(LINE_COLOURS)]
+                if size > 2 * MAX_BUCKETS:  # the bucket's min-max band keeps its peaks
+                    low, high = _bucket_extremes(line.values, size)
+                    ax.fill_between(x, low, high, color=colour, alpha=ENVELOPE_ALPHA, lw=0)
                 ax.plot(
                     x,
                     _means(line.values, size),
-                    color=LINE_COLOURS[n % len(LINE_COLOURS)],
+                    color=colour,
                     linestyle=LINE_STYLES[n // len(LINE_COLOURS) % len(LINE_STYLES)],
                     label=line.label,
                 )
@@ -416,7 +574,15 @@ def timeline(report: dict, data: RunData, thresholds: Thresholds) -> Chart:
             k += 1
         axes[-1].set_xlim(0, float(data.times[-1]) / scale)
         axes[-1].set_xlabel(f"time since the run's start ({time_unit})")
-        return Chart(slug, title, "ms per step; OS counters in their units", _svg(fig, slug))
+        note = (
+            f"{size:,} samples in {MAX_BUCKETS} buckets of about {size / MAX_BUCKETS:,.1f}: "
+            "bucket means, the OS counters' minimum-maximum band shaded around them"
+            if size > 2 * MAX_BUCKETS
+            else f"every sample drawn ({size:,})"
+        )
+        return Chart(
+            slug, title, "ms per step; OS counters in their units", _svg(fig, slug), note=note
+        )
 
 
 def benchmark_checks(report: dict, thresholds: Thresholds) -> list[dict]:
@@ -467,11 +633,11 @@ def benchmark_checks(report: dict, thresholds: Thresholds) -> list[dict]:
     ]
 
 
-def empty_lines(report: dict, data: RunData) -> dict[str, str]:
+def empty_lines(report: dict, data: RunRecord) -> dict[str, str]:
     """Per section, the one line shown when it has no rows: imported runs lack whole
     sources (a PerfMon file has no ST03, an ST03 export no OS counters or SQL)."""
     has_st03 = bool(report["st03"])
-    per_instance = any(c.startswith("inst.") for c in data.columns)
+    per_instance = bool(data.of_kind("inst"))
     if not has_st03:
         breaches = "Not checked: no ST03 data in this run."
     elif per_instance:
@@ -506,10 +672,15 @@ def empty_lines(report: dict, data: RunData) -> dict[str, str]:
         "top_sql": "No ST05 statement data in this run.",
         "bufferpools": "No buffer-pool data in this run.",
         "audit": "Not an imported file: nothing to audit.",
+        "faults": "None: the run injected no fault (only simulated and real-time runs do).",
+        "over_time": "No ST03 series or histogram in this run: nothing over time.",
+        "distribution": "No dialog response-time histogram in this run.",
+        "apdex": report.get("apdex", {}).get("missing", ""),
+        "transaction_spread": "No response-time histogram per transaction in this run.",
     }
 
 
-def render(report: dict, data: RunData, thresholds: Thresholds) -> str:
+def render(report: dict, data: RunRecord, thresholds: Thresholds) -> str:
     return (
         _templates()
         .get_template("report.html")
@@ -521,7 +692,28 @@ def render(report: dict, data: RunData, thresholds: Thresholds) -> str:
             empty=empty_lines(report, data),
             checks=benchmark_checks(report, thresholds),
             charts=charts(report, data, thresholds),
+            over_time=over_time_charts(report, data, thresholds),
+            distribution=distribution_chart(report),
             timeline=timeline(report, data, thresholds),
+            made=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        )
+    )
+
+
+def render_compare(base: dict, new: dict, doc: dict) -> str:
+    """Two runs side by side: every figure both share, the delta and the verdict within the
+    tolerance (5 % unless given: seed 001's repeatability), the window and faults of each."""
+    return (
+        _templates()
+        .get_template("compare.html")
+        .render(
+            base=base,
+            new=new,
+            doc=doc,
+            counts={
+                v: sum(1 for f in doc["figures"] if f["verdict"] == v)
+                for v in ("same", "better", "worse")
+            },
             made=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         )
     )

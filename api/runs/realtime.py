@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -22,6 +23,7 @@ from api.config import Settings
 from api.runs.annotations import RunAnnotations
 from api.runs.fromprom import PrometheusError, read_window, scrape_interval_s
 from api.runs.gaps import describe as describe_gaps
+from api.runs.record import fault_windows
 from api.runs.spec import RealtimeRunRequest
 from exporters.control import ControlChange
 from exporters.model.catalog import Catalog, ConfigError
@@ -399,7 +401,7 @@ class RealtimeRun(threading.Thread):
             self.control.apply(ControlChange(**plan.restore, run_id=""))
         except ExporterError as exc:
             notes.append(f"the exporter was not restored: {exc}")
-        conclude(self.store, self.settings, self.run_row, plan, status, notes, end, ann)
+        conclude(self.store, self.settings, self.run_row, plan, status, notes, end, ann, req.faults)
 
 
 def conclude(
@@ -411,9 +413,11 @@ def conclude(
     notes: list[str],
     end: datetime,
     ann: RunAnnotations,
+    faults: Sequence = (),
 ) -> None:
     """End a run: the end event, its window read back from Prometheus (when it reached its
-    steady state and did not fail), its status and notes stored with the data."""
+    steady state and did not fail), its status and notes stored with the data; `faults`:
+    the plan's faults, kept in the record as its fault windows."""
     start = datetime.fromisoformat(run["start"])
     steady_at = start + timedelta(seconds=plan.wall(run["ramp_up_s"]))
     ann.end(status, "; ".join(notes), start, steady_at, end)
@@ -435,10 +439,11 @@ def conclude(
                 speed=plan.speed,
                 steady_from=steady_at,
             )
-            if data is not None and data.meta.get(
-                "gaps"
-            ):  # the run's record says where its data has holes
-                notes.append(describe_gaps(data.meta["gaps"]))
+            if data is not None:
+                # The plan's faults: what the exporter was told to inject, and when.
+                data.meta.fault_windows = fault_windows(faults)
+                if data.meta.gaps:  # the run's record says where its data has holes
+                    notes.append(describe_gaps(data.meta.gaps))
         except PrometheusError as exc:
             status = "failed" if status != "interrupted" else status
             notes.append(str(exc))

@@ -5,70 +5,43 @@ counters at the start and end of the steady-state window (for ST05 and buffer po
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
+from api.runs.record import INSTANCE_SERIES, RunMeta, RunRecord, col, fault_windows
 from api.runs.spec import RunSpec
 from exporters.model.catalog import Catalog
 from exporters.model.des import make_simulation
 from exporters.model.engine import Snapshot, Totals
 from exporters.model.solver import BUCKETS
-from exporters.vocabulary import COMPONENTS, DIALOG_RESPONSE, INDICATORS, TASK_TYPES
+from exporters.vocabulary import COMPONENTS, TASK_TYPES
 
 # The response-time histogram's upper bounds as its columns name them (hist.dialog.0.5):
 # the model's buckets and +Inf, as the exporter's `le` labels print them.
 HISTOGRAM_BOUNDS: tuple[str, ...] = (*(f"{b:g}" for b in BUCKETS), "+Inf")
 
-# Per instance, the dialog-step sums of what the alert rules watch: the whitepaper
-# indicators and the response time.
-INSTANCE_SERIES: tuple[str, ...] = (
-    *(i.component for i in INDICATORS),
-    DIALOG_RESPONSE.component,
-)
-
-
-@dataclass
-class RunData:
-    """A run's series, and the cumulative counters at the start and end of its steady state.
-
-    Only a simulated run has the counters (ST05 statements, buffer pools): PerfMon and ST03
-    imports and windows read from Prometheus carry series alone, so both are None there.
-    """
-
-    times: np.ndarray  # seconds since the run's start, end of each interval
-    columns: list[str]
-    values: np.ndarray  # [time, column]
-    steady_start: Totals | None
-    steady_end: Totals | None
-    meta: dict
-
 
 def _columns(snap: Snapshot) -> list[str]:
     cols = []
     for task in TASK_TYPES:
-        cols.append(f"st03.{task}.steps")
-        cols += [f"st03.{task}.{c}" for c in COMPONENTS]
+        cols += [col("st03", task, f) for f in ("steps", *COMPONENTS)]
         for tx in snap.state.transactions:
-            cols.append(f"tx.{task}.{tx}.steps")
-            cols += [f"tx.{task}.{tx}.{c}" for c in COMPONENTS]
+            cols += [col("tx", task, tx, f) for f in ("steps", *COMPONENTS)]
         # Steps per response-time bucket (not cumulative), summed over the instances:
         # the distribution percentiles are read from, per task type and per transaction.
-        cols += [f"hist.{task}.{le}" for le in HISTOGRAM_BOUNDS]
+        cols += [col("hist", task, le) for le in HISTOGRAM_BOUNDS]
         for tx in snap.state.transactions:
-            cols += [f"txhist.{task}.{tx}.{le}" for le in HISTOGRAM_BOUNDS]
+            cols += [col("txhist", task, tx, le) for le in HISTOGRAM_BOUNDS]
     # Per instance, dialog steps and indicator sums: the report takes 5-minute means per
     # instance from these, as the alert rules do, before looking for the worst one.
     for inst in snap.state.instances:
-        cols.append(f"inst.{inst}.steps")
-        cols += [f"inst.{inst}.{name}" for name in INSTANCE_SERIES]
+        cols += [col("inst", inst, f) for f in ("steps", *INSTANCE_SERIES)]
     for host in snap.os_hosts:
         cols += [
-            f"os.{host}.cpu_pct",
-            f"os.{host}.available_mb",
-            f"os.{host}.pages_per_s",
-            f"os.{host}.disk_queue",
+            col("os", host, k) for k in ("cpu_pct", "available_mb", "pages_per_s", "disk_queue")
         ]
+    # Last, so every column before keeps its place: the users at each interval's end.
+    cols.append(col("load", "users"))
     return cols
 
 
@@ -111,7 +84,7 @@ def record_fast_run(
     spec: RunSpec,
     progress: Callable[[float, float], None] | None = None,
     catalog: Catalog | None = None,
-) -> RunData:
+) -> RunRecord:
     catalog = catalog or Catalog()
     full_users = spec.users or catalog.scenario(spec.scenario).users
     dt = 1.0
@@ -154,25 +127,34 @@ def record_fast_run(
         if (tick + 1) % per == 0 or tick == ticks - 1:
             snap = sim.snapshot()
             elapsed = (tick + 1) * dt
-            rows.append(_row(before, snap, elapsed - (times[-1] if times else 0.0)))
+            dt_s = elapsed - (times[-1] if times else 0.0)
+            rows.append([*_row(before, snap, dt_s), float(current_users)])
             times.append(elapsed)
             before = snap.totals.copy()
             if progress:
                 progress(elapsed, spec.duration_s)
     snap = sim.snapshot()
-    meta = {
-        "sid": snap.sid,
-        "users": full_users,
-        "think_time_s": snap.think_time_s,
-        "transactions": list(snap.state.transactions),
-        "hosts": snap.os_hosts,
-        "host_cpus": snap.os_cpus,
-        "host_memory_bytes": snap.os_memory_bytes,
-        "dialog_steps": snap.dialog_steps,
-        "line_items": snap.line_items,
-        "statements": [list(s) for s in snap.state.statements],
-        "statement_sql": snap.state.statement_sql,
-        "bufferpools": snap.state.bufferpools,
-        "sap_buffers": snap.state.sap_buffers,
-    }
-    return RunData(np.array(times), columns, np.array(rows), steady_start, snap.totals.copy(), meta)
+    meta = RunMeta(
+        source="simulated",
+        sid=snap.sid,
+        interval_s=per * dt,
+        time_zone="UTC (simulated time from the run's start)",
+        fault_windows=fault_windows(spec.faults),
+        transactions=list(snap.state.transactions),
+        hosts=list(snap.os_hosts),
+        details={
+            "users": full_users,
+            "think_time_s": snap.think_time_s,
+            "host_cpus": snap.os_cpus,
+            "host_memory_bytes": snap.os_memory_bytes,
+            "dialog_steps": snap.dialog_steps,
+            "line_items": snap.line_items,
+            "statements": [list(s) for s in snap.state.statements],
+            "statement_sql": snap.state.statement_sql,
+            "bufferpools": snap.state.bufferpools,
+            "sap_buffers": snap.state.sap_buffers,
+        },
+    )
+    return RunRecord(
+        np.array(times), columns, np.array(rows), steady_start, snap.totals.copy(), meta
+    )

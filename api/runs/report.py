@@ -8,11 +8,14 @@ side."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import numpy as np
 
+from api.runs import overtime
 from api.runs.gaps import longest_clear
 from api.runs.percentiles import QUANTILES, parse_bound, precision, quantile
-from api.runs.recorder import RunData
+from api.runs.record import RunMeta, RunRecord, col, parse
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import (
     DIALOG_RESPONSE,
@@ -41,9 +44,9 @@ TOP_TRANSACTIONS = 20  # ST03N's transaction profile lists the top N by total ti
 
 
 class Series:
-    def __init__(self, data: RunData, ramp_up_s: float) -> None:
+    def __init__(self, data: RunRecord, ramp_up_s: float) -> None:
         self.data = data
-        self.index = {c: i for i, c in enumerate(data.columns)}
+        self.index = data.index
         # Recorded samples stamp the end of their interval: an interval counts when it starts
         # after the ramp-up (one straddling the ramp's end would mix in ramp levels).
         # Imported samples are instants, so without a ramp-up every sample counts.
@@ -70,79 +73,76 @@ def _ratio(a: float, b: float) -> float:
 ST03_EXTRA: tuple[str, ...] = ("roll_wait", "frontend_net", "db_procedure", "rfc")
 
 
-def _mean_ms(s: Series, prefix: str, comp: str, steps: float, sel=None) -> float | None:
+def _mean_ms(s: Series, prefix: tuple, comp: str, steps: float, sel=None) -> float | None:
     """The mean per step of a component in ms; None when the run has no such column (an
-    export without it): absent, never 0."""
-    col = f"{prefix}.{comp}"
-    if not s.has(col):
+    export without it): absent, never 0. `prefix`: the column's kind and owner."""
+    name = col(*prefix, comp)
+    if not s.has(name):
         return None
-    v = s.col(col) if sel is None else s.col(col)[sel]
+    v = s.col(name) if sel is None else s.col(name)[sel]
     return round(1000 * _ratio(float(v.sum()), steps), 3)
 
 
-def _per_request_ms(s: Series, prefix: str, sel=None) -> float | None:
+def _per_request_ms(s: Series, prefix: tuple, sel=None) -> float | None:
     """ST03N's 'Ø Time/DB Req.': DB time per database request, not per step."""
-    if not s.has(f"{prefix}.db_per_request"):
+    if not s.has(col(*prefix, "db_per_request")):
         return None
-    t, n = s.col(f"{prefix}.db_per_request"), s.col(f"{prefix}.db_per_request_n")
+    t, n = s.col(col(*prefix, "db_per_request")), s.col(col(*prefix, "db_per_request_n"))
     if sel is not None:
         t, n = t[sel], n[sel]
     return round(1000 * _ratio(float(t.sum()), float(n.sum())), 3)
 
 
-def _st03_row(s: Series, prefix: str, steps: float, sel=None) -> dict:
+def _st03_row(s: Series, prefix: tuple, steps: float, sel=None) -> dict:
     row = {f"{comp}_ms": _mean_ms(s, prefix, comp, steps, sel) for comp in REPORT_ORDER}
     for comp in ST03_EXTRA:
-        if s.has(f"{prefix}.{comp}"):
+        if s.has(col(*prefix, comp)):
             row[f"{comp}_ms"] = _mean_ms(s, prefix, comp, steps, sel)
-    if s.has(f"{prefix}.db_per_request"):
+    if s.has(col(*prefix, "db_per_request")):
         row["db_time_per_request_ms"] = _per_request_ms(s, prefix, sel)
-    if s.has(f"{prefix}.db_requests"):
-        v = s.col(f"{prefix}.db_requests")
+    if s.has(col(*prefix, "db_requests")):
+        v = s.col(col(*prefix, "db_requests"))
         row["db_requests"] = round(float((v if sel is None else v[sel]).sum()))
     return row
 
 
 def st03(s: Series) -> tuple[list[dict], list[dict]]:
     summary, tx_rows = [], []
-    names = s.data.meta.get("task_type_names", {})
+    names = s.data.meta.details.get("task_type_names", {})
     for task in _tasks(s):
-        steps = float(s.col(f"st03.{task}.steps").sum())
+        steps = float(s.col(col("st03", task, "steps")).sum())
         row = {"task_type": task, "steps": round(steps)}
         if task in names and names[task] != task:
             row["as_exported"] = names[task]
-        row.update(_st03_row(s, f"st03.{task}", steps))
+        row.update(_st03_row(s, ("st03", task), steps))
         summary.append(row)
-        for tx in s.data.meta.get("transactions", []):
-            if not s.has(f"tx.{task}.{tx}.steps"):
+        for tx in s.data.meta.transactions:
+            if not s.has(col("tx", task, tx, "steps")):
                 continue
-            n = float(s.col(f"tx.{task}.{tx}.steps").sum())
+            n = float(s.col(col("tx", task, tx, "steps")).sum())
             if n:
                 tx_rows.append(
                     {
                         "task_type": task,
                         "transaction": tx,
                         "steps": round(n),
-                        "response_ms": _mean_ms(s, f"tx.{task}.{tx}", "response", n),
+                        "response_ms": _mean_ms(s, ("tx", task, tx), "response", n),
                     }
                 )
     return summary, tx_rows
 
 
-def _histograms(s: Series, prefix: str, depth: int) -> dict[str, tuple[list[float], np.ndarray]]:
-    """Per key (TASK for `hist`, depth 1; TASK.TX for `txhist`, depth 2), the upper bounds
-    and the steps per bucket over the steady state. The bound has dots itself: the key is
-    the `depth` parts after the prefix."""
-    out: dict[str, list[str]] = {}
-    for c in s.data.columns:
-        if c.startswith(f"{prefix}."):
-            parts = c.split(".", depth + 1)
-            out.setdefault(".".join(parts[1 : depth + 1]), []).append(parts[-1])
+def _histograms(s: Series, kind: str) -> dict[tuple[str, ...], tuple[list[float], np.ndarray]]:
+    """Per owner ((TASK,) for `hist`; (TASK, TX) for `txhist`), the upper bounds and the
+    steps per bucket over the steady state."""
+    out: dict[tuple[str, ...], list[str]] = {}
+    for c in s.data.of_kind(kind):
+        out.setdefault(c.owner, []).append(c.last)
     hists = {}
-    for key, les in out.items():
+    for owner, les in out.items():
         les.sort(key=parse_bound)
-        counts = np.array([float(np.nansum(s.col(f"{prefix}.{key}.{le}"))) for le in les])
-        hists[key] = ([parse_bound(le) for le in les], counts)
+        counts = np.array([float(np.nansum(s.col(col(kind, *owner, le)))) for le in les])
+        hists[owner] = ([parse_bound(le) for le in les], counts)
     return hists
 
 
@@ -171,24 +171,24 @@ def percentiles(s: Series) -> dict:
     """p50/p90/p95/p99 per task type and per transaction from the recorded histograms
     (never from means), each with the bucket it lies in."""
     rows = []
-    hists = _histograms(s, "hist", 1)
+    hists = {owner[0]: h for owner, h in _histograms(s, "hist").items()}
     for task in _task_order(hists):
         row = _percentile_row(*hists[task])
         if row is None:
             continue
         row = {"task_type": task, **row}
-        steady = s.data.meta.get("histogram_quantile", {}).get(task)
+        steady = s.data.meta.details.get("histogram_quantile", {}).get(task)
         if steady:
             row["prometheus_steady_state_s"] = {k: round(v, 4) for k, v in steady.items()}
         rows.append(row)
-    tx_hists = _histograms(s, "txhist", 2)
+    tx_hists = _histograms(s, "txhist")
     by_tx = []
-    for task in _task_order({k.split(".", 1)[0] for k in tx_hists}):
-        for key in sorted(k for k in tx_hists if k.split(".", 1)[0] == task):
+    for task in _task_order({t for t, _ in tx_hists}):
+        for key in sorted(k for k in tx_hists if k[0] == task):
             row = _percentile_row(*tx_hists[key])
             if row is not None:
-                by_tx.append({"task_type": task, "transaction": key.split(".", 1)[1], **row})
-    source = "the Prometheus" if s.data.meta.get("source") == "prometheus" else "the recorded"
+                by_tx.append({"task_type": task, "transaction": key[1], **row})
+    source = "the Prometheus" if s.data.meta.source == "prometheus" else "the recorded"
     return {
         "by_task_type": rows,
         "by_transaction": by_tx,
@@ -206,20 +206,20 @@ def transaction_profile(s: Series, top: int) -> list[dict]:
     response time and its share, the mean of every part; the top N by total time."""
     rows = []
     for task in _tasks(s):
-        for tx in s.data.meta.get("transactions", []):
-            if not s.has(f"tx.{task}.{tx}.steps"):
+        for tx in s.data.meta.transactions:
+            if not s.has(col("tx", task, tx, "steps")):
                 continue
-            n = float(s.col(f"tx.{task}.{tx}.steps").sum())
+            n = float(s.col(col("tx", task, tx, "steps")).sum())
             if not n:
                 continue
-            total = float(s.col(f"tx.{task}.{tx}.response").sum())
+            total = float(s.col(col("tx", task, tx, "response")).sum())
             row: dict = {
                 "task_type": task,
                 "transaction": tx,
                 "steps": round(n),
                 "total_response_s": round(total, 3),
             }
-            row.update(_st03_row(s, f"tx.{task}.{tx}", n))
+            row.update(_st03_row(s, ("tx", task, tx), n))
             rows.append(row)
     grand = sum(r["total_response_s"] for r in rows)
     rows.sort(key=lambda r: -r["total_response_s"])
@@ -235,9 +235,7 @@ def transaction_profile(s: Series, top: int) -> list[dict]:
 
 
 def _tasks(s: Series) -> list[str]:
-    present = [
-        c.split(".")[1] for c in s.data.columns if c.startswith("st03.") and c.endswith(".steps")
-    ]
+    present = [c.part("task") for c in s.data.of_kind("st03") if c.last == "steps"]
     return [*[t for t in TASK_TYPES if t in present], *[t for t in present if t not in TASK_TYPES]]
 
 
@@ -251,14 +249,14 @@ def time_profile(s: Series, interval_s: float) -> list[dict]:
     for k in np.unique(slot):
         sel = slot == k
         for task in _tasks(s):
-            steps = float(s.col(f"st03.{task}.steps")[sel].sum())
+            steps = float(s.col(col("st03", task, "steps"))[sel].sum())
             row: dict = {
                 "start_s": round(s.start_s + k * interval_s, 1),
                 "end_s": round(min(s.start_s + (k + 1) * interval_s, float(s.times[-1])), 1),
                 "task_type": task,
                 "steps": round(steps),
             }
-            row.update(_st03_row(s, f"st03.{task}", steps, sel))
+            row.update(_st03_row(s, ("st03", task), steps, sel))
             rows.append(row)
     return rows
 
@@ -266,7 +264,7 @@ def time_profile(s: Series, interval_s: float) -> list[dict]:
 def indicator_peaks(s: Series, thresholds: Thresholds) -> list[dict]:
     """Per whitepaper indicator, the highest 5-minute mean of any instance in the steady
     state against its threshold: what the check judges, breached or not."""
-    if not any(c.startswith("inst.") for c in s.data.columns) or not s.times.size:
+    if not s.data.of_kind("inst") or not s.times.size:
         return []
     return [
         {
@@ -287,27 +285,27 @@ def _peak(values: np.ndarray) -> float | None:
 
 def os_counters(s: Series) -> list[dict]:
     """Average / minimum / maximum of every OS counter per host (seed 003 Tables 2-3)."""
-    names = s.data.meta.get("counter_names", {})
+    names = s.data.meta.details.get("counter_names", {})
     order = list(OS_COUNTERS)
-    cols = [c for c in s.data.columns if c.startswith("os.")]
+    cols = s.data.of_kind("os")
     cols.sort(
         key=lambda c: (
-            c.split(".")[1],
-            order.index(c.split(".", 2)[2]) if c.split(".", 2)[2] in order else len(order),
-            c,
+            c.part("host"),
+            order.index(c.last) if c.last in order else len(order),
+            c.last,
         )
     )
     rows = []
-    for col in cols:
-        _, host, key = col.split(".", 2)
-        v = s.col(col)
+    for c in cols:
+        host, key, name = c.part("host"), c.last, str(c)
+        v = s.col(name)
         v = v[~np.isnan(v)]
         if v.size:
             rows.append(
                 {
                     "host": host,
                     "key": key,
-                    "counter": OS_COUNTERS.get(key) or names.get(col, key),
+                    "counter": OS_COUNTERS.get(key) or names.get(name, key),
                     # Unrounded: a check compares them (Avg. Disk sec/Read 0.00418 is not
                     # 0.004 under `max: 0.0041`); the page and the CLI round for display.
                     "avg": float(v.mean()),
@@ -340,15 +338,13 @@ def _trailing_mean(seconds: np.ndarray, steps: np.ndarray, width: int) -> np.nda
 def worst_instance_means(s: Series, indicator: str) -> np.ndarray:
     """Per interval, the highest 5-minute mean (ms per dialog step) of any instance; NaN
     until a full 5 minutes of data lie behind the interval."""
-    insts = [
-        c.split(".")[1] for c in s.data.columns if c.startswith("inst.") and c.endswith(".steps")
-    ]
+    insts = [c.part("instance") for c in s.data.of_kind("inst") if c.last == "steps"]
     if not insts:
         return np.zeros(s.times.size)
     step = float(np.diff(s.data.times).min()) if s.data.times.size > 1 else 1.0
     width = max(1, round(MEAN_WINDOW_S / step))
-    steps = np.stack([s.data.values[:, s.index[f"inst.{i}.steps"]] for i in insts], axis=1)
-    secs = np.stack([s.data.values[:, s.index[f"inst.{i}.{indicator}"]] for i in insts], axis=1)
+    steps = np.stack([s.data.series(col("inst", i, "steps")) for i in insts], axis=1)
+    secs = np.stack([s.data.series(col("inst", i, indicator)) for i in insts], axis=1)
     mean = _trailing_mean(secs, steps, width)
     return 1000 * mean.max(axis=1)[s.mask]
 
@@ -398,11 +394,11 @@ def breaches(s: Series, thresholds: Thresholds) -> list[dict]:
                     float(values[k : j + 1].max()),
                 )
             )
-    if s.has("st03.dialog.steps"):
+    if s.has(col("st03", "dialog", "steps")):
         width = max(1, round(MEAN_WINDOW_S / step)) if step else 1
         mean = _trailing_mean(
-            s.data.values[:, s.index["st03.dialog.response"]],
-            s.data.values[:, s.index["st03.dialog.steps"]],
+            s.data.series(col("st03", "dialog", "response")),
+            s.data.series(col("st03", "dialog", "steps")),
             width,
         )[s.mask]
         over = np.nonzero(mean >= thresholds.seconds(DIALOG_RESPONSE))[0]
@@ -420,16 +416,17 @@ def breaches(s: Series, thresholds: Thresholds) -> list[dict]:
     return sorted(out, key=lambda b: (b["start_s"], b["rule"]))
 
 
-def sql_and_buffers(data: RunData) -> tuple[list[dict], list[dict]]:
+def sql_and_buffers(data: RunRecord) -> tuple[list[dict], list[dict]]:
     end, start = data.steady_end, data.steady_start
-    if end is None or start is None or not data.meta.get("statements"):
+    details = data.meta.details
+    if end is None or start is None or not details.get("statements"):
         return [], []
     d_exec = end.stmt_exec - start.stmt_exec
     d_secs = end.stmt_seconds - start.stmt_seconds
     d_rows = end.stmt_rows - start.stmt_rows
     merged: dict[str, dict] = {}
-    for k, (_, _, table, op) in enumerate(data.meta["statements"]):
-        sql = data.meta["statement_sql"][k]
+    for k, (_, _, table, op) in enumerate(details["statements"]):
+        sql = details["statement_sql"][k]
         row = merged.setdefault(
             sql,
             {
@@ -449,7 +446,7 @@ def sql_and_buffers(data: RunData) -> tuple[list[dict], list[dict]]:
         r["per_execution_ms"] = round(1000 * _ratio(r["elapsed_s"], r["executions"]), 3)
         r["elapsed_s"] = round(r["elapsed_s"], 3)
     pools = []
-    for p, pool in enumerate(data.meta.get("bufferpools", [])):
+    for p, pool in enumerate(details.get("bufferpools", [])):
         dl = float(end.pool_data_logical[p] - start.pool_data_logical[p])
         dp = float(end.pool_data_physical[p] - start.pool_data_physical[p])
         il = float(end.pool_index_logical[p] - start.pool_index_logical[p])
@@ -465,7 +462,7 @@ def sql_and_buffers(data: RunData) -> tuple[list[dict], list[dict]]:
 
 
 def benchmark(
-    s: Series, meta: dict, summary: list[dict], window_s: float, thresholds: Thresholds
+    s: Series, meta: RunMeta, summary: list[dict], window_s: float, thresholds: Thresholds
 ) -> dict:
     dialog = next((r for r in summary if r["task_type"] == "dialog"), None)
     if dialog is None:
@@ -477,26 +474,27 @@ def benchmark(
     measured = window_s > 0
     x = steps / window_s if window_s else 0.0
     response_ms = dialog["response_ms"] or 0.0
-    r, z, n = response_ms / 1000, meta.get("think_time_s", 10.0), meta.get("users", 0)
+    details = meta.details
+    r, z, n = response_ms / 1000, details.get("think_time_s", 10.0), details.get("users", 0)
     law = n / (r + z) if (n and (r + z)) else None
     items = None
-    if meta.get("line_items"):
+    if details.get("line_items"):
         items = 0.0
-        for tx in meta.get("transactions", []):
-            if s.has(f"tx.dialog.{tx}.steps"):
-                per = meta.get("dialog_steps", {}).get(tx, 1)
+        for tx in meta.transactions:
+            if s.has(col("tx", "dialog", tx, "steps")):
+                per = details.get("dialog_steps", {}).get(tx, 1)
                 items += (
-                    float(s.col(f"tx.dialog.{tx}.steps").sum())
+                    float(s.col(col("tx", "dialog", tx, "steps")).sum())
                     / per
-                    * meta["line_items"].get(tx, 0)
+                    * details["line_items"].get(tx, 0)
                 )
     # BAIT wants 60 consecutive measured minutes: a hole in the data breaks the stretch.
     end_s = float(s.times[-1]) if s.times.size else s.start_s
-    clear = round(longest_clear(meta.get("gaps", []), s.start_s, end_s), 1)
+    clear = round(longest_clear(meta.gaps or [], s.start_s, end_s), 1)
     cpu = {
-        h: round(float(np.mean(s.col(f"os.{h}.cpu_pct"))), 2)
-        for h in meta.get("hosts", [])
-        if s.has(f"os.{h}.cpu_pct")
+        h: round(float(np.mean(s.col(col("os", h, "cpu_pct")))), 2)
+        for h in meta.hosts
+        if s.has(col("os", h, "cpu_pct"))
     }
     sd_not_measured = {}
     if not measured:
@@ -537,31 +535,38 @@ def benchmark(
             "sixty_consecutive_minutes": clear >= BAIT_WINDOW_S if measured else None,
             "avg_cpu_pct_by_host": cpu,
             "avg_available_mb_by_host": {
-                h: round(float(np.mean(s.col(f"os.{h}.available_mb"))), 1)
-                for h in meta.get("hosts", [])
-                if s.has(f"os.{h}.available_mb")
+                h: round(float(np.mean(s.col(col("os", h, "available_mb")))), 1)
+                for h in meta.hosts
+                if s.has(col("os", h, "available_mb"))
             },
             "avg_disk_queue_by_host": {
-                h: round(float(np.mean(s.col(f"os.{h}.disk_queue"))), 3)
-                for h in meta.get("hosts", [])
-                if s.has(f"os.{h}.disk_queue")
+                h: round(float(np.mean(s.col(col("os", h, "disk_queue")))), 3)
+                for h in meta.hosts
+                if s.has(col("os", h, "disk_queue"))
             },
             "network": "not measured by the model; real hosts report it through Telegraf (net)",
         },
     }
 
 
+def apdex_default_s(thresholds: Thresholds) -> float:
+    """APDEX's T unless set: a quarter of the SD benchmark's dialog bound (2 s -> 0.5 s), so
+    a step over the bound counts as frustrated (over 4 T)."""
+    return thresholds.seconds(DIALOG_RESPONSE) / overtime.APDEX_TOLERATING
+
+
 def build_report(
     run: dict,
-    data: RunData,
+    data: RunRecord,
     *,
     thresholds: Thresholds,
     top: int = TOP_TRANSACTIONS,
     interval_s: float = PROFILE_INTERVAL_S,
+    apdex_t_s: float | None = None,
 ) -> dict:
     """`thresholds`: the whitepaper bounds the report judges by (alerts/thresholds.yml, read
     at the edge); `top`: rows of the transaction profile; `interval_s`: the time profile's
-    interval."""
+    interval; `apdex_t_s`: APDEX's T (None: apdex_default_s)."""
     s = Series(data, run["ramp_up_s"])
     window_s = s.window_s
     summary, transactions = st03(s)
@@ -585,29 +590,55 @@ def build_report(
         "bufferpools": pools,
         "benchmark": benchmark(s, data.meta, summary, window_s, thresholds),
     }
-    if "gaps" in data.meta:  # runs read back from Prometheus: where data is missing, and why
-        report["gaps"] = data.meta["gaps"]
-    if data.meta.get("source") in ("st03", "perfmon"):  # how the file was read: the audit
-        report["import"] = {key: data.meta.get(key) for key in IMPORT_AUDIT}
+    end_s = float(data.times[-1]) if data.times.size else 0.0
+    if "start" in run:  # a stored run's row (a bare report of a record has no window)
+        report["window"] = overtime.window(run, data.meta)
+        report["faults"] = overtime.faults(data.meta, datetime.fromisoformat(run["start"]), end_s)
+    report["over_time"] = overtime.over_time(data)
+    report["distribution"] = overtime.distribution(data, s.mask)
+    report["apdex"] = overtime.apdex(
+        data, s.mask, apdex_t_s if apdex_t_s is not None else apdex_default_s(thresholds)
+    )
+    report["transaction_spread"] = overtime.spread(data, s.mask)
+    if data.meta.gaps is not None:  # runs with a clock: where data is missing, and why
+        report["gaps"] = data.meta.gaps
+    if data.meta.source in ("st03", "perfmon"):  # how the file was read: the audit
+        report["import"] = import_audit(data.meta)
     report["not_measured"] = not_measured(report)
     return report
 
 
-IMPORT_AUDIT = (
+# What an import's audit shows that only one kind of file has (the run's details).
+IMPORT_DETAILS = (
     "layout",
     "file_format",
     "number_format",
-    "period",
-    "time_zone",
     "task_type_names",
     "columns",
     "columns_not_read",
     "total_row",
-    "standard_sources",
     "status_lines",
     "damaged_lines",
-    "warnings",
 )
+
+
+def import_audit(meta: RunMeta) -> dict:
+    """How the file was read: its digest, zone, interval, period, derivations, warnings."""
+    audit = {key: meta.details.get(key) for key in IMPORT_DETAILS}
+    # Derivations by host and counter, not by stored column name.
+    derived = {}
+    for name, how in meta.derivations.items():
+        c = parse(name)
+        derived[f"{c.part('host')}: {c.last}" if c.kind == "os" else name] = how
+    return {
+        **audit,
+        "sha256": meta.checksum,
+        "period": meta.period,
+        "time_zone": meta.time_zone,
+        "interval_s": meta.interval_s,
+        "standard_sources": derived or None,
+        "warnings": meta.warnings,
+    }
 
 
 def not_measured(report: dict) -> dict[str, str]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from api.runs.recorder import RunData
+from api.runs.record import SCHEMA_VERSION, ColumnError, RunMeta, RunRecord, col, parse
 from exporters.model.engine import Totals
 
 SCHEMA = """
@@ -45,11 +45,10 @@ CREATE TABLE IF NOT EXISTS run_data (
 """
 
 
-# The layout of a run's stored blobs. 0: before versions were written (read as 1: the same
-# arrays). A reader meets older blobs for as long as the database lives: a field added to
-# Totals needs a default in the dataclass or an upgrade in _upgrade_totals, and
-# tests/api/test_stored_runs.py loads a run stored before this version existed.
-SCHEMA_VERSION = 1
+# The layout of a run's stored blobs is record.SCHEMA_VERSION. A reader meets older blobs for
+# as long as the database lives: a field added to Totals needs a default in the dataclass or
+# an upgrade in _upgrade_totals; column names of schema 0 and 1 are upgraded by
+# _upgrade_columns. tests/api/test_stored_runs.py loads runs stored by schemas 0 and 1.
 
 
 class StoredRunError(ValueError):
@@ -108,7 +107,7 @@ def _totals(blob: bytes | None) -> Totals | None:
     return Totals(**values)
 
 
-def _data_blobs(data: RunData) -> tuple[bytes, bytes | None, bytes | None, str]:
+def _data_blobs(data: RunRecord) -> tuple[bytes, bytes | None, bytes | None, str]:
     """The run_data columns after the id. Compressed before the transaction: the database
     is locked for writers (API, workers, CLI) while one is open, and compressing a day of
     series takes a while."""
@@ -122,7 +121,7 @@ def _data_blobs(data: RunData) -> tuple[bytes, bytes | None, bytes | None, str]:
         series,
         _totals_blob(data.steady_start),
         _totals_blob(data.steady_end),
-        json.dumps(data.meta),
+        json.dumps(data.meta.to_json()),
     )
 
 
@@ -226,12 +225,12 @@ class RunStore:
         row now, its data when it ends (`finish`)."""
         return self._create("running", None, **row)
 
-    def add(self, *, data: RunData, **row: Any) -> str:
+    def add(self, *, data: RunRecord, **row: Any) -> str:
         """A finished run and its data in one transaction: both stored or neither."""
         return self._create("finished", data, **row)
 
     def finish(
-        self, run_id: str, status: str, end: datetime, data: RunData | None, message: str = ""
+        self, run_id: str, status: str, end: datetime, data: RunRecord | None, message: str = ""
     ) -> None:
         """The run's final status and actual end, and its data, in one transaction."""
         blobs = None if data is None else _data_blobs(data)
@@ -247,7 +246,7 @@ class RunStore:
     def _create(
         self,
         status: str,
-        data: RunData | None,
+        data: RunRecord | None,
         *,
         kind: str,
         scenario: str,
@@ -343,7 +342,7 @@ class RunStore:
         # Rows from before the column carry ''; they have not changed since.
         return kind, status, updated_at or created_at
 
-    def data(self, run_id: str) -> RunData | None:
+    def data(self, run_id: str) -> RunRecord | None:
         with self._lock:
             row = self._conn.execute(
                 "SELECT series, steady_start, steady_end, meta FROM run_data WHERE run_id = ?",
@@ -352,12 +351,68 @@ class RunStore:
         if row is None:
             return None
         series = np.load(io.BytesIO(row[0]))
-        _version(series)  # the series' arrays are the same in every version so far
-        return RunData(
-            series["times"],
-            [str(c) for c in series["columns"]],
-            series["values"],
-            _totals(row[1]),
-            _totals(row[2]),
-            json.loads(row[3]),
+        version = _version(series)
+        meta = RunMeta.from_json(json.loads(row[3]))
+        columns = [str(c) for c in series["columns"]]
+        if version < 2:
+            columns = _upgrade_columns(columns, meta)
+        return RunRecord(
+            series["times"], columns, series["values"], _totals(row[1]), _totals(row[2]), meta
         )
+
+
+def _legacy_owner(rest: str, known: list[str]) -> tuple[str, str]:
+    """(owner, rest after it) of a schema-1 name's remainder whose owner may hold dots: the
+    longest known owner it starts with, else its first dotted part (as schema 1 read it)."""
+    for name in sorted(known, key=len, reverse=True):
+        if rest.startswith(name + "."):
+            return name, rest[len(name) + 1 :]
+    head, _, tail = rest.partition(".")
+    return head, tail
+
+
+def _legacy(name: str, meta: RunMeta, tasks: list[str]) -> str:
+    """A schema 0/1 column name (parts joined unescaped) in today's escaped form. The
+    field, key or indicator never holds a dot; a bucket bound may (0.5), a task type of an
+    ST03 export may (buf.sync), a Prometheus host may (sap01.corp.local): the run's own
+    lists of task types and transactions settle where they end."""
+    kind, _, rest = name.partition(".")
+    txs = meta.transactions
+    if kind in ("st03", "inst"):
+        owner, _, last = rest.rpartition(".")
+        return col(kind, owner, last)
+    if kind == "os":
+        # PerfMon and model host keys have no dot, and neither have counter keys; a
+        # Prometheus host may: its keys are the four standard ones, without a dot.
+        if meta.source == "prometheus":
+            host, _, key = rest.rpartition(".")
+        else:
+            host, _, key = rest.partition(".")
+        return col(kind, host, key)
+    if kind == "tx":
+        middle, _, last = rest.rpartition(".")
+        task, tx = _legacy_owner(middle, tasks)
+        return col(kind, task, tx, last)
+    if kind == "hist":
+        return col(kind, *_legacy_owner(rest, tasks))
+    if kind == "txhist":
+        task, rest = _legacy_owner(rest, tasks)
+        return col(kind, task, *_legacy_owner(rest, txs))
+    raise StoredRunError(f"stored column {name!r}: unknown kind {kind!r}")
+
+
+def _upgrade_columns(columns: list[str], meta: RunMeta) -> list[str]:
+    """Schema 0/1 names in today's form, and the metadata keyed by them renamed too."""
+    tasks = [c.split(".", 1)[1].rpartition(".")[0] for c in columns if c.startswith("st03.")]
+    try:
+        new = [_legacy(c, meta, list(dict.fromkeys(tasks))) for c in columns]
+    except ColumnError as exc:
+        raise StoredRunError(f"a stored column name cannot be read: {exc}") from exc
+    rename = dict(zip(columns, new, strict=True))
+    meta.derivations = {rename.get(k, k): v for k, v in meta.derivations.items()}
+    for key in ("counter_names", "localized_names"):
+        if isinstance(meta.details.get(key), dict):
+            meta.details[key] = {rename.get(k, k): v for k, v in meta.details[key].items()}
+    if meta.source == "prometheus":  # schema 1 listed a dotted host by its first part
+        meta.hosts = sorted({parse(c).part("host") for c in new if c.startswith("os.")})
+    return new

@@ -10,8 +10,9 @@ from typing import BinaryIO
 import numpy as np
 
 from api.imports import perfmon, plausible, st03, st03period
+from api.imports.text import Digest
 from api.runs.gaps import sample_gaps
-from api.runs.recorder import RunData
+from api.runs.record import RunMeta, RunRecord, col
 from api.services.errors import Invalid
 from api.services.runs import get_run
 from api.store import Store
@@ -32,32 +33,37 @@ def _perfmon_warnings(data: perfmon.PerfmonData) -> list[str]:
 
 def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
     """Parse (streamed from `source`) and store as one run; the run."""
+    digest = Digest(source)
     try:
-        data = perfmon.parse(source)
+        data = perfmon.parse(digest)
     except perfmon.PerfmonError as exc:
         raise Invalid(str(exc)) from exc
-    run = RunData(
+    run = RunRecord(
         times=data.times,
         columns=data.columns,
         values=data.values,
         steady_start=None,  # a PerfMon log has no cumulative SAP counters
         steady_end=None,
-        meta={
-            "source": "perfmon",
-            "hosts": data.hosts,
-            "host_names": data.host_names,
-            "counter_names": data.names,
-            "localized_names": data.localized,
-            "encoding": data.encoding,
-            "standard_sources": data.sources,
-            "time_zone": data.zone or "none in the file (console output): local time as UTC",
-            "status_lines": data.status_lines,
-            "damaged_lines": data.damaged_lines,
-            "warnings": _perfmon_warnings(data),
+        meta=RunMeta(
+            source="perfmon",
+            time_zone=data.zone or "none in the file (console output): local time as UTC",
+            interval_s=float(np.median(np.diff(data.times))) if data.times.size > 1 else None,
+            checksum=digest.hexdigest(),
+            derivations=data.sources,
+            warnings=_perfmon_warnings(data),
             # Holes in the capture, found and listed as Prometheus gaps are: BAIT's 60
             # consecutive minutes and the report's gaps section read them.
-            "gaps": sample_gaps(data.times, data.start),
-        },
+            gaps=sample_gaps(data.times, data.start),
+            hosts=data.hosts,
+            details={
+                "host_names": data.host_names,
+                "counter_names": data.names,
+                "localized_names": data.localized,
+                "encoding": data.encoding,
+                "status_lines": data.status_lines,
+                "damaged_lines": data.damaged_lines,
+            },
+        ),
     )
     run_id = store.runs.add(
         kind="imported",
@@ -96,14 +102,14 @@ def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[str], np.ndarr
     columns: list[str] = []
     values: list[np.ndarray] = []
 
-    def add(prefix: str, mine: np.ndarray) -> None:
+    def add(prefix: tuple[str, ...], mine: np.ndarray) -> None:
         for name, v in fields.items():
-            columns.append(f"{prefix}.{name}")
+            columns.append(col(*prefix, name))
             values.append(np.bincount(sample[mine], weights=v[mine], minlength=ends.size)[:, None])
 
     tasks = np.array(table.task_types)
     for task in dict.fromkeys(table.task_types):
-        add(f"st03.{task}", tasks == task)
+        add(("st03", task), tasks == task)
     txs = np.array(table.transactions)
     groups: dict[tuple[str, str], None] = dict.fromkeys(
         (t, x) for t, x in zip(table.task_types, table.transactions, strict=True) if x
@@ -122,27 +128,32 @@ def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[str], np.ndarr
             if name not in fields:
                 continue
             sums = np.bincount(flat, weights=fields[name][keep], minlength=len(groups) * ends.size)
-            columns.extend(f"tx.{task}.{tx}.{name}" for task, tx in groups)
+            columns.extend(col("tx", task, tx, name) for task, tx in groups)
             values.append(sums.reshape(len(groups), ends.size).T)  # a block: one per field
     transactions = list(dict.fromkeys(tx for tx in table.transactions if tx))
     return ends, columns, np.hstack(values), transactions
 
 
-def st03_meta(table: st03.ST03Table) -> dict:
+def st03_meta(table: st03.ST03Table, ends: np.ndarray, checksum: str) -> RunMeta:
     """How the export was read: what the report's audit shows."""
-    return {
-        "source": "st03",
-        "layout": table.layout,
-        "file_format": table.file_format,
-        "number_format": "decimal comma" if table.number_format == "comma" else "decimal point",
-        "task_type_names": table.task_names,
-        "period": table.period.as_meta() if table.period else None,
-        "time_zone": "the SAP system's local time (an ST03 export does not name its zone)",
-        "columns": table.columns,
-        "columns_not_read": table.not_read,
-        "total_row": table.total_row,
-        "warnings": table.notes,
-    }
+    return RunMeta(
+        source="st03",
+        period=table.period.as_meta() if table.period else None,
+        time_zone="the SAP system's local time (an ST03 export does not name its zone)",
+        # A time profile's hours, else the period as one interval (none: no period).
+        interval_s=float(np.diff(ends, prepend=0.0).max()) if ends[-1] else None,
+        checksum=checksum,
+        warnings=list(table.notes),
+        details={
+            "layout": table.layout,
+            "file_format": table.file_format,
+            "number_format": "decimal comma" if table.number_format == "comma" else "decimal point",
+            "task_type_names": table.task_names,
+            "columns": table.columns,
+            "columns_not_read": table.not_read,
+            "total_row": table.total_row,
+        },
+    )
 
 
 def st03_options(
@@ -183,22 +194,23 @@ def store_st03(
 ) -> dict:
     """An ST03 export as a run over the period it covers (one interval, or one per hour of
     a time profile); the report's ST03 tables read it like a recorded run. The run."""
+    digest = Digest(source)
     try:
-        table = st03.parse_table(source, options)
+        table = st03.parse_table(digest, options)
     except st03.ST03Error as exc:
         raise Invalid(str(exc)) from exc
     ends, columns, values, transactions = _st03_series(table)
-    meta = {**st03_meta(table), "transactions": transactions}
+    meta = st03_meta(table, ends, digest.hexdigest())
+    meta.transactions = transactions
     if len(transactions) > MAX_TX_PARTS:
-        meta["warnings"] = [
-            *meta["warnings"],
+        meta.warnings.append(
             f"{len(transactions):,} transactions: per transaction only steps and response "
-            f"are kept (every part up to {MAX_TX_PARTS:,})",
-        ]
+            f"are kept (every part up to {MAX_TX_PARTS:,})"
+        )
     period = table.period
     if period and period.start:
-        meta["warnings"] = [*meta["warnings"], *_period_warning(period, datetime.now(UTC))]
-    run = RunData(
+        meta.warnings += _period_warning(period, datetime.now(UTC))
+    run = RunRecord(
         times=ends,
         columns=columns,
         values=values,

@@ -175,9 +175,10 @@ def _end_interrupted(
         if plan is None:
             store.runs.finish(run["id"], "interrupted", end, None, "; ".join(notes))
             continue
-        conclude(
-            store, settings, run, plan, "interrupted", notes, end, RunAnnotations(settings, run)
-        )
+        req = _plan_of(run)[0]
+        ann = RunAnnotations(settings, run)
+        faults = req.faults if req is not None else ()
+        conclude(store, settings, run, plan, "interrupted", notes, end, ann, faults)
 
 
 def _release(settings: Settings, run_id: str, plan: LivePlan | None) -> list[str]:

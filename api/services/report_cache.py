@@ -149,12 +149,15 @@ async def rendered_compare(
     base: str,
     new: str,
     tolerances: dict[str, float],
+    fmt: ReportFormat = "json",
+    options: dict[str, float] | None = None,
 ) -> Rendered:
+    """`options`: the reports' settings (APDEX's T), as for rendered_report."""
+    options = options or {}
     rev = await _revisions(store, base, new)
-    key = ("compare", base, new, *sorted(tolerances.items()))
-    return await cache.get(
-        key, rev, partial(pool.run, render_compare, thresholds, base, new, tolerances)
-    )
+    key = ("compare", fmt, base, new, *sorted(tolerances.items()), *sorted(options.items()))
+    job = partial(pool.run, render_compare, thresholds, base, new, tolerances, fmt, options)
+    return await cache.get(key, rev, job)
 
 
 async def rendered_check(

@@ -6,8 +6,8 @@ import csv
 import io
 from datetime import datetime, timedelta
 
-from api.runs.html import render
-from api.runs.recorder import RunData
+from api.runs.html import render, render_compare
+from api.runs.record import RunRecord
 from api.runs.report import build_report, compare
 from api.runs.storage import StoredRunError
 from api.services.errors import Conflict, Invalid, NotFound
@@ -16,7 +16,7 @@ from api.store import Store
 from exporters.thresholds import Thresholds
 
 
-def load(store: Store, run_id: str) -> tuple[dict, RunData]:
+def load(store: Store, run_id: str) -> tuple[dict, RunRecord]:
     """The run and its data; a run still running or one that failed has none yet."""
     run = store.runs.get(run_id)
     if run is None:
@@ -33,16 +33,17 @@ def load(store: Store, run_id: str) -> tuple[dict, RunData]:
 
 
 def report_of(
-    store: Store, run: dict, data: RunData, thresholds: Thresholds, **options: float
+    store: Store, run: dict, data: RunRecord, thresholds: Thresholds, **options: float
 ) -> dict:
-    """`options`: build_report's `top` and `interval_s`; `thresholds` from the edge."""
+    """`options`: build_report's `top`, `interval_s` and `apdex_t_s`; `thresholds` from the
+    edge."""
     report = build_report(run, data, thresholds=thresholds, **options)
     if run["kind"] in MONITORED:
         # The monitored system's own alerts over the run's window, as Alertmanager sent them.
         report["alerts_fired"] = store.fired_between(
             datetime.fromisoformat(run["start"]),
             datetime.fromisoformat(run["end"]),
-            data.meta.get("sid", ""),
+            data.meta.sid,
         )
     return report
 
@@ -51,7 +52,7 @@ def report(store: Store, run_id: str, thresholds: Thresholds, **options: float) 
     return report_of(store, *load(store, run_id), thresholds, **options)
 
 
-def write_series_csv(run: dict, data: RunData, out: io.TextIOBase) -> None:
+def write_series_csv(run: dict, data: RunRecord, out: io.TextIOBase) -> None:
     """Every series of the run as CSV: seconds from the start, the UTC time, then one
     column per series by its stored name, values unrounded (an empty cell: no sample)."""
     start = datetime.fromisoformat(run["start"])
@@ -94,11 +95,54 @@ def parse_tolerances(items: list[str]) -> dict[str, float]:
     return out
 
 
+def _what(rep: dict) -> str:
+    """A run in a few words, for an error that says why two runs cannot be compared."""
+    run = rep["run"]
+    return f"{run['id']} ({run['kind']}, {run['scenario']})"
+
+
+def compare_reports(
+    store: Store,
+    base: str,
+    new: str,
+    thresholds: Thresholds,
+    tolerances: dict[str, float] | None = None,
+    **options: float,
+) -> tuple[dict, dict, dict]:
+    """Both reports and their comparison; Conflict when the runs share no figure (a PerfMon
+    import beside an ST03 export: OS counters against workload, nothing side by side)."""
+    if base == new:
+        raise Invalid(f"base and new are the same run ({base}): give two runs")
+    a, b = report(store, base, thresholds, **options), report(store, new, thresholds, **options)
+    doc = compare(a, b, tolerances)
+    if not doc["figures"]:
+        raise Conflict(
+            f"runs {_what(a)} and {_what(b)} share no figure: nothing to compare "
+            "(compare runs of the same kind of data: workload with workload, OS counters "
+            "with the same hosts)"
+        )
+    return a, b, doc
+
+
 def compare_runs(
     store: Store,
     base: str,
     new: str,
     thresholds: Thresholds,
     tolerances: dict[str, float] | None = None,
+    **options: float,
 ) -> dict:
-    return compare(report(store, base, thresholds), report(store, new, thresholds), tolerances)
+    return compare_reports(store, base, new, thresholds, tolerances, **options)[2]
+
+
+def compare_page(
+    store: Store,
+    base: str,
+    new: str,
+    thresholds: Thresholds,
+    tolerances: dict[str, float] | None = None,
+    **options: float,
+) -> str:
+    """The comparison as one self-contained HTML page."""
+    a, b, doc = compare_reports(store, base, new, thresholds, tolerances, **options)
+    return render_compare(a, b, doc)

@@ -130,7 +130,9 @@ def render_report(
     else:
         doc = Report.model_validate(reports.report(store, run_id, thresholds, **options))
         # Keys a run does not have (alerts_fired, benchmark checks) stay out, not null.
-        body, media_type = doc.model_dump_json(exclude_unset=True).encode(), "application/json"
+        # by_alias: the audit's key is `import`, as the schema names it (not `import_`).
+        body = doc.model_dump_json(exclude_unset=True, by_alias=True).encode()
+        media_type = "application/json"
     return _rendered(body, media_type)
 
 
@@ -139,10 +141,20 @@ def _rendered(body: bytes, media_type: str = "application/json") -> Rendered:
 
 
 def render_compare(
-    db_path: Path, thresholds: Thresholds, base: str, new: str, tolerances: dict[str, float]
+    db_path: Path,
+    thresholds: Thresholds,
+    base: str,
+    new: str,
+    tolerances: dict[str, float],
+    fmt: ReportFormat = "json",
+    options: dict[str, float] | None = None,
 ) -> Rendered:
     """GET /runs/compare's answer: two reports and their comparison, one worker job."""
-    doc = reports.compare_runs(_store(db_path), base, new, thresholds, tolerances)
+    store, options = _store(db_path), options or {}
+    if fmt == "html":
+        page = reports.compare_page(store, base, new, thresholds, tolerances, **options)
+        return _rendered(page.encode(), "text/html; charset=utf-8")
+    doc = reports.compare_runs(store, base, new, thresholds, tolerances, **options)
     return _rendered(Comparison.model_validate(doc).model_dump_json().encode())
 
 

@@ -65,7 +65,7 @@ def test_a_window_read_from_prometheus_reports_its_gaps(monkeypatch) -> None:
     data = fromprom.read_window(
         "http://prometheus", "BMK", START, START + timedelta(minutes=STEPS), STEP, None, None
     )
-    found = data.meta["gaps"]
+    found = data.meta.gaps
     assert [(g["kind"], g["start"], g["end"]) for g in found] == [
         (
             "exporter_down",
@@ -130,4 +130,4 @@ def test_a_complete_window_has_no_gaps(monkeypatch) -> None:
     data = fromprom.read_window(
         "http://prometheus", "BMK", START, START + timedelta(minutes=STEPS), STEP, None, None
     )
-    assert data.meta["gaps"] == []
+    assert data.meta.gaps == []

@@ -181,8 +181,8 @@ def test_a_german_capture_gives_the_english_capture_s_rows_and_figures(tmp_path)
     assert rows[1]["cpu_pct"]["avg"] == pytest.approx(12.5 + 3.5)
     assert reps[1]["run"]["start"] == reps[0]["run"]["start"]
     data = store.runs.data(reps[1]["run"]["id"])
-    assert data.meta["encoding"] == "cp1252"
-    written = set(data.meta["localized_names"].values())
+    assert data.meta.details["encoding"] == "cp1252"
+    written = set(data.meta.details["localized_names"].values())
     assert "Physikalischer Datenträger(_Total)\\Mittlere Sek./Lesevorgänge" in written
 
 

@@ -70,7 +70,7 @@ def test_a_late_alert_reaches_the_cached_report_of_a_monitored_run(client) -> No
     store = client.app.state.store
     start = datetime(2026, 11, 23, 6, 30, tzinfo=UTC)
     data = record_fast_run(RunSpec(duration_s=300, start=start))
-    data.meta["sid"] = "BMK"
+    data.meta.sid = "BMK"
     run_id = store.runs.add(
         kind="external",
         scenario="BMK",

@@ -41,9 +41,14 @@ AUTH = {"Authorization": "Bearer t"}
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 HEADINGS = [
     "Benchmark checks",
+    "Faults injected",
     "Gaps in the data",
     "ST03 workload by task type",
     "Response-time percentiles",
+    "Throughput, percentiles and users over time",
+    "Response-time distribution (dialog)",
+    "APDEX per task type and transaction",
+    "Median, fastest and slowest step per transaction",
     "Transaction profile (ST03N)",
     "Time profile (ST03N)",
     "By transaction",
@@ -317,10 +322,14 @@ def test_each_chart_is_an_svg_with_tick_labels_axis_labels_and_a_legend(
             assert len(ticks) >= 3 and all(NUMBER.match(t) for t in ticks), (axis, ticks)
             values = [float(t.replace(",", "").replace("−", "-")) for t in ticks]
             assert values == sorted(values) and len(set(values)) == len(values), ticks
-        unit = figure.one("figcaption").one("span").content().strip("()")
+        caption = figure.one("figcaption").one("span").content().strip("()")
+        unit, note = caption.split("; ", 1)
         assert unit in svg.one("g", id="matplotlib.axis_2").content()
+        assert note.startswith("every sample drawn")  # what the points are, said
         assert "time since the run's start" in svg.one("g", id="matplotlib.axis_1").content()
         legend = [t.content() for t in svg.one("g", id="legend_").all("text")]
+        assert legend[-1] == "fault: slow-enqueue-link"  # the run's fault, named
+        legend = legend[:-1]
         assert legend[-1] == "steady state"
         if figure.attrs["id"] == "chart-dialog":
             assert legend[:-2] == [COMPONENT_BY_KEY[c].label for c in REPORT_ORDER]
@@ -368,7 +377,7 @@ def test_screenshot_shows_each_chart_drawn_in_its_colours(
     shot = Path(__file__).resolve().parents[1] / "artifacts" / "report.png"
     shot.parent.mkdir(exist_ok=True)
     # Tall enough for the page down to the end of the charts (a screenshot does not scroll).
-    image = screenshot(simulated.path.as_uri(), shot, tmp_path / "profile", (1280, 7600))
+    image = screenshot(simulated.path.as_uri(), shot, tmp_path / "profile", (1280, 11000))
     white = near(image, "#ffffff", 0)
     assert white.mean() < 0.9, "the page is (nearly) blank"
     rgb = image.astype(np.int32)
@@ -377,19 +386,24 @@ def test_screenshot_shows_each_chart_drawn_in_its_colours(
     # Each plot area is the steady-state shade with lines drawn over it.
     shade = near(image, STEADY_COLOUR, 2)
     bands = [b for b in runs_of(shade.sum(axis=1) > 200, bridge=12) if b[1] - b[0] > 50]
-    # The timeline's panels (the stacked response and one per OS counter), then the charts.
+    # The charts over time (throughput, percentiles, users), the timeline's panels (the
+    # stacked response and one per OS counter), then the charts.
     panels = 1 + len(OS_UNITS)
-    assert len(bands) == panels + len(_figures(dom)), f"plot areas at rows {bands}"
+    over_time = len(dom.one("section", id="over_time").all("figure"))
+    assert over_time == 3
+    assert len(bands) == over_time + panels + len(_figures(dom)), f"plot areas at rows {bands}"
     # The timeline's response panel is the stack of its parts, each in its own colour,
     # drawn above the OS panels: the largest parts show as filled areas.
-    top, bottom = bands[0]
+    top, bottom = bands[over_time]
     stack = image[top : bottom + 200]
     for part in ("gui", "db_request"):
         colour = LINE_COLOURS[RESPONSE_PARTS.index(part)]
         assert near(stack, colour, 3).sum() > 5000, f"{part} not drawn as an area"
     for top, bottom in bands:
         band = shade[top:bottom]
-        (left, right), *_ = runs_of(band.sum(axis=0) > (bottom - top) / 4, bridge=12)
+        # The steady state's shade, interrupted where the fault's red band lies over it.
+        spans = runs_of(band.sum(axis=0) > (bottom - top) / 4, bridge=12)
+        left, right = spans[0][0], spans[-1][1]
         area = image[top:bottom, left:right]
         drawn = {c: int(near(area, c, 40).sum()) for c in LINE_COLOURS}
         assert max(drawn.values()) > 300, f"no line drawn in the plot area at row {top}: {drawn}"
@@ -400,7 +414,8 @@ def test_charts_are_reproducible(client: TestClient, simulated: Page) -> None:
     run_id = simulated.doc["run"]["id"]
     again = client.get(f"/runs/{run_id}/report", params={"format": "html"}).text
     svgs = re.findall(r"<svg.*?</svg>", simulated.html, flags=re.S)
-    assert len(svgs) == 6 and svgs == re.findall(r"<svg.*?</svg>", again, flags=re.S)
+    # 3 over time, the distribution, the timeline, 5 charts.
+    assert len(svgs) == 10 and svgs == re.findall(r"<svg.*?</svg>", again, flags=re.S)
 
 
 def test_an_imported_run_says_in_one_line_what_it_lacks(imported_dom: Node) -> None:
@@ -441,3 +456,26 @@ def test_a_label_with_markup_is_shown_as_text(imported: Page, imported_dom: Node
     assert imported_dom.one("title").content() != "owned"
     assert HOSTILE_LABEL in imported_dom.one("h1").content()
     assert "&lt;script&gt;" in imported.html
+
+
+def test_the_fault_is_named_in_the_summary_and_on_every_time_chart(
+    dom: Node, simulated: Page
+) -> None:
+    (fault,) = simulated.doc["faults"]
+    assert fault["name"] == "slow-enqueue-link"
+    summary = dom.one("p", id="fault-summary").content()
+    assert "slow-enqueue-link" in summary and "300–600 s" in summary
+    assert fault["start"] in summary and fault["end"] in summary
+    time_charts = [
+        *dom.one("section", id="over_time").all("figure"),
+        dom.one("section", id="timeline").one("figure"),
+        *_figures(dom),
+    ]
+    assert len(time_charts) >= 8
+    for figure in time_charts:
+        svg = figure.one("svg")
+        # Shaded: a patch in the fault's group; named: its text in the plot.
+        assert svg.all("g", id="fault-0"), figure.attrs["id"]
+        assert "slow-enqueue-link" in svg.content(), figure.attrs["id"]
+    # The distribution is no time chart: nothing to shade there.
+    assert not dom.one("section", id="distribution").all("g", id="fault-0")

@@ -15,6 +15,7 @@ import pytest
 from alerts.thresholds import load_thresholds
 from api.runs import fromprom
 from api.runs.percentiles import QUANTILES, quantile
+from api.runs.record import col
 from api.runs.recorder import HISTOGRAM_BOUNDS, record_fast_run
 from api.runs.report import build_report, compare, figures
 from api.runs.spec import RunSpec
@@ -94,9 +95,9 @@ def test_per_transaction_histograms_add_up_to_the_task_type_s(report, run_data) 
     idx = {c: i for i, c in enumerate(data.columns)}
     for task in ("dialog", "update"):
         for le in HISTOGRAM_BOUNDS:
-            whole = data.values[:, idx[f"hist.{task}.{le}"]]
+            whole = data.values[:, idx[col("hist", task, le)]]
             parts = sum(
-                data.values[:, idx[f"txhist.{task}.{tx}.{le}"]] for tx in data.meta["transactions"]
+                data.values[:, idx[col("txhist", task, tx, le)]] for tx in data.meta.transactions
             )
             assert np.array_equal(whole, parts), (task, le)
     by_tx = report["percentiles"]["by_transaction"]
@@ -122,7 +123,8 @@ def test_a_transaction_s_percentile_is_the_one_its_bucket_counts_give(report, ru
         if (r["task_type"], r["transaction"]) == ("dialog", "VA05")
     )
     counts = [
-        float(data.values[steady, idx[f"txhist.dialog.VA05.{le}"]].sum()) for le in HISTOGRAM_BOUNDS
+        float(data.values[steady, idx[col("txhist", "dialog", "VA05", le)]].sum())
+        for le in HISTOGRAM_BOUNDS
     ]
     for name, q in QUANTILES.items():
         rank, below, lower = q * sum(counts), 0.0, 0.0
@@ -222,14 +224,16 @@ def test_a_prometheus_window_reads_the_histogram_and_histogram_quantile(monkeypa
         "http://prometheus", "BMK", start, start + timedelta(minutes=4), 60, None, None
     )
     idx = {c: i for i, c in enumerate(data.columns)}
-    assert [data.values[0, idx[f"hist.dialog.{le}"]] for le in ("0.5", "1", "+Inf")] == [
+    assert [data.values[0, idx[col("hist", "dialog", le)]] for le in ("0.5", "1", "+Inf")] == [
         10.0,
         20.0,
         10.0,
     ]
     assert "histogram_quantile(0.95, sum by (task_type, le) (increase(" in asked[2]
     assert "[240s]" in asked[2]
-    assert [data.values[0, idx[f"txhist.dialog.VA01.{le}"]] for le in ("0.5", "1", "+Inf")] == [
+    assert [
+        data.values[0, idx[col("txhist", "dialog", "VA01", le)]] for le in ("0.5", "1", "+Inf")
+    ] == [
         10.0,
         20.0,
         10.0,

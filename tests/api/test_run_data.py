@@ -1,4 +1,4 @@
-"""RunData as every producer makes it (fast runs, PerfMon and ST03 imports, windows read from
+"""RunRecord as every producer makes it (fast runs, PerfMon and ST03 imports, windows read from
 Prometheus) holds what its type hints declare, and the report reads all of them. Imports
 and Prometheus windows have no steady-state counters: None, which the type must admit."""
 
@@ -15,11 +15,13 @@ import pytest
 
 from alerts.thresholds import load_thresholds
 from api.runs import fromprom
-from api.runs.recorder import RunData, record_fast_run
+from api.runs.record import RunMeta, RunRecord
+from api.runs.recorder import record_fast_run
 from api.runs.report import build_report
 from api.runs.spec import RunSpec
 from api.services import imports, runs
 from api.store import Store
+from exporters.model.engine import Totals
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -33,11 +35,12 @@ def _conforms(value: Any, hint: Any) -> bool:
     return isinstance(value, get_origin(hint) or hint)
 
 
-def _mistyped(data: RunData) -> list[str]:
-    hints = get_type_hints(RunData)
+def _mistyped(data: Any) -> list[str]:
+    # Totals is named for type checkers only (the record does not load the model).
+    hints = get_type_hints(type(data), localns={"Totals": Totals})
     return [
         f"{f.name} = {type(getattr(data, f.name)).__name__}, declared {hints[f.name]}"
-        for f in fields(RunData)
+        for f in fields(type(data))
         if not _conforms(getattr(data, f.name), hints[f.name])
     ]
 
@@ -47,7 +50,7 @@ def test_the_conformance_check_can_fail() -> None:
 
 
 @pytest.fixture(scope="module")
-def stored(tmp_path_factory) -> dict[str, RunData]:
+def stored(tmp_path_factory) -> dict[str, RunRecord]:
     # The services store what the producers made; reading back goes through SQLite too.
     store = Store(tmp_path_factory.mktemp("data") / "db.sqlite")
     out = {"fast": record_fast_run(RunSpec(duration_s=120, ramp_up_s=30))}
@@ -85,6 +88,8 @@ def stored(tmp_path_factory) -> dict[str, RunData]:
 @pytest.mark.parametrize("producer", ["fast", "perfmon", "st03", "fast, stored", "prometheus"])
 def test_every_producer_makes_run_data_as_declared(stored, producer) -> None:
     data = stored[producer]
-    assert _mistyped(data) == []
+    assert _mistyped(data) == [] and _mistyped(data.meta) == []
+    assert isinstance(data.meta, RunMeta)
+    assert data.meta.source == producer.split(",")[0].replace("fast", "simulated")
     report = build_report({"id": producer, "ramp_up_s": 0.0}, data, thresholds=load_thresholds())
     assert set(report) >= {"st03", "top_sql", "bufferpools"}

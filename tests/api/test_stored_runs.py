@@ -86,3 +86,66 @@ def test_a_field_missing_from_old_counters_takes_its_default_or_is_named(old_db)
     _set_blob(old_db, "steady_end", {**arrays, "schema_version": np.array(SCHEMA_VERSION + 1)})
     with pytest.raises(StoredRunError, match="stored by a newer wlmon"):
         store.runs.data(run["id"])
+
+
+SCHEMA1 = GOLDEN / "stored-schema-1.sqlite"
+SCHEMA1_REPORTS = GOLDEN / "stored-schema-1.reports.json"
+
+
+@pytest.fixture(scope="module")
+def schema1(tmp_path_factory) -> tuple[Store, dict]:
+    """Four runs stored by the code of c072772 (schema 1) and the reports it answered."""
+    import json
+
+    path = tmp_path_factory.mktemp("schema1") / "db.sqlite"
+    shutil.copy(SCHEMA1, path)
+    return Store(path), json.loads(SCHEMA1_REPORTS.read_text())
+
+
+def _close(a, b) -> bool:
+    """Equal, numbers within 1e-9 relative (the same arithmetic, maybe reordered)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float | int) and isinstance(b, float | int) and not isinstance(a, bool):
+        return a == pytest.approx(b, rel=1e-9, abs=1e-12)
+    return a == b
+
+
+@pytest.mark.parametrize("kind", ["simulated", "perfmon", "st03", "external"])
+def test_a_run_stored_by_schema_1_reports_as_it_did(schema1, kind) -> None:
+    store, golden = schema1
+    run_id = golden["ids"][kind]
+    with sqlite3.connect(SCHEMA1) as conn:
+        (blob,) = conn.execute("SELECT series FROM run_data WHERE run_id = ?", (run_id,)).fetchone()
+    assert int(np.load(io.BytesIO(blob))["schema_version"]) == 1
+    was, now = golden["reports"][kind], reports.report(store, run_id, load_thresholds())
+    sections = ["st03", "transactions", "percentiles", "transaction_profile", "time_profile"]
+    sections += ["indicators", "breaches", "top_sql", "bufferpools"]
+    if kind != "external":  # the one schema 1 misread (its dotted host): below
+        sections += ["os_counters", "benchmark"]
+    for section in sections:
+        assert _close(now[section], was[section]), section
+
+
+def test_a_dotted_host_of_schema_1_is_read_whole(schema1) -> None:
+    """Schema 1 reported host sap01 with counter corp.local.cpu_pct; the upgrade reads the
+    host whole, with the same figures."""
+    store, golden = schema1
+    run_id = golden["ids"]["external"]
+    was = {(r["host"], r["key"]): r for r in golden["reports"]["external"]["os_counters"]}
+    assert ("sap01", "corp.local.cpu_pct") in was
+    now = {
+        (r["host"], r["key"]): r
+        for r in reports.report(store, run_id, load_thresholds())["os_counters"]
+    }
+    assert set(now) == {
+        (h, k) for h in ("db01", "sap01.corp.local") for k in ("cpu_pct", "available_mb")
+    }
+    assert now[("sap01.corp.local", "cpu_pct")]["avg"] == pytest.approx(
+        was[("sap01", "corp.local.cpu_pct")]["avg"]
+    )
+    assert store.runs.data(run_id).meta.hosts == ["db01", "sap01.corp.local"]
+    bait = reports.report(store, run_id, load_thresholds())["benchmark"]["bait"]
+    assert set(bait["avg_cpu_pct_by_host"]) == {"db01", "sap01.corp.local"}  # was db01 only

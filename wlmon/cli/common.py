@@ -33,6 +33,13 @@ def thresholds() -> Thresholds:
         fail(str(exc))
 
 
+def report_options() -> dict[str, float]:
+    """The reports' settings beside the thresholds (WLMON_API_APDEX_T_S when set), read here
+    at the edge as the API reads them in its routes."""
+    t = get_settings().apdex_t_s
+    return {} if t is None else {"apdex_t_s": t}
+
+
 def runs_store() -> Store:
     """The runs database the API uses (WLMON_API_DB_PATH), or exit 2 naming what is wrong."""
     try:

@@ -29,7 +29,7 @@ from api.services.errors import ServiceError
 from api.services.import_limits import Kind, limits
 from exporters.durations import parse_duration
 from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, RESPONSE_PARTS
-from wlmon.cli.common import console, err, fail, runs_store, thresholds
+from wlmon.cli.common import console, err, fail, report_options, runs_store, thresholds
 from wlmon.stack.settings import Ports, StackSettings
 
 app = typer.Typer()
@@ -280,7 +280,7 @@ def report_command(
 ) -> None:
     """The report of a stored run: ST03 with percentiles, the transaction and time
     profiles, OS counters, breaches, SQL, benchmark checks."""
-    options = {"top": top, "interval_s": _duration("--interval", interval)}
+    options = {"top": top, "interval_s": _duration("--interval", interval), **report_options()}
     store = runs_store()
     levels = thresholds()
     try:
@@ -408,6 +408,24 @@ def _print_profiles(doc: dict) -> None:
     console.print(time_table if profile["rows"] else "Time profile: no ST03 data in this run.")
 
 
+def _print_faults_and_apdex(doc: dict) -> None:
+    """The faults the run injected, its window, and APDEX per task type."""
+    w = doc.get("window") or {}
+    if w.get("start_utc"):
+        local = f"; {w['start_local']} to {w['end_local']} ({w['zone']})" if w.get("zone") else ""
+        console.print(f"Window: {w['start_utc']} to {w['end_utc']} (UTC){local}")
+    for f in doc.get("faults") or []:
+        console.print(
+            f"Fault injected: {f['name']} {f['start_s']:,.0f}-{f['end_s']:,.0f} s "
+            f"({f['start']} to {f['end']})"
+        )
+    apdex = doc.get("apdex") or {}
+    rows = [r for r in apdex.get("rows", []) if r["transaction"] is None]
+    if rows:
+        scores = ", ".join(f"{r['task_type']} {r['apdex']:.3f}" for r in rows)
+        console.print(f"APDEX (T = {apdex['t_s']:g} s): {scores}")
+
+
 def _print_run_report(doc: dict) -> None:
     ss = doc["steady_state"]
     table = Table(
@@ -427,6 +445,7 @@ def _print_run_report(doc: dict) -> None:
             ],
         )
     _print_gaps(doc)
+    _print_faults_and_apdex(doc)
     # A section without data is one line, not an empty table (PerfMon imports have no
     # ST03, ST03 exports no OS counters).
     console.print(table if doc["st03"] else "ST03: no ST03 data in this run.")
