@@ -492,7 +492,10 @@ class Figure(Answer):
     figure: str
     base: float
     new: float
-    delta_pct: float
+    delta_pct: float | None = Field(
+        description="null: the base is 0 and the new value is not (no percentage; the verdict "
+        "follows the direction)"
+    )
     tolerance_pct: float
     verdict: Literal["same", "better", "worse"] = Field(description="same: within tolerance")
 
@@ -511,7 +514,10 @@ class Criterion(Answer):
     name: str
     source: Literal["built-in", "sla", "baseline"]
     figure: str = Field(description="the report figure judged (figures of GET .../check)")
-    value: float | None = Field(description="null: the run has no data for it (skipped)")
+    value: float | None = Field(
+        description="null: the run has no data for it (skipped), or a baseline tolerance on a "
+        "figure that was 0 in the baseline (no percentage: failed when it moved)"
+    )
     op: Literal["<", "<=", ">=", "==", "within"]
     bound: float
     unit: str

@@ -29,8 +29,10 @@ def _criterion(
     detail: str,
     passed: bool | None = None,
 ) -> dict:
-    if value is None:
+    if value is None and passed is None:
         status = "skipped"
+    elif value is None:
+        status = "passed" if passed else "failed"
     else:
         ok = passed
         if ok is None:
@@ -225,7 +227,9 @@ def against_baseline(report: dict, baseline: dict, sla: Sla | None) -> list[dict
     cmp = compare(baseline, report, tolerances)
     rows = {r["figure"]: r for r in cmp["figures"]}
     thr, resp = rows.get("dialog_steps_per_hour"), rows.get("dialog_response_s")
-    worst = max(abs(thr["delta_pct"]), abs(resp["delta_pct"])) if thr and resp else None
+    deltas = [r["delta_pct"] for r in (thr, resp) if r]
+    # From 0 (no delta): no relative change to judge, said in the criterion's detail.
+    worst = max(abs(d) for d in deltas) if len(deltas) == 2 and None not in deltas else None
     out = [
         _criterion(
             f"repeatable against {baseline['run']['id']}",
@@ -264,7 +268,14 @@ def against_baseline(report: dict, baseline: dict, sla: Sla | None) -> list[dict
                 "within",
                 t.pct,
                 "%",
-                f"{row['base']:g} → {row['new']:g}; SLA line {t.line}",
+                f"{row['base']:g} → {row['new']:g}; SLA line {t.line}"
+                + (
+                    "; from 0: no percentage, a change all the same"
+                    if row["delta_pct"] is None
+                    else ""
+                ),
+                # From 0 to anything else fails a tolerance: it is no percentage, yet it moved.
+                passed=False if row["delta_pct"] is None and row["new"] != row["base"] else None,
             )
         )
     return out

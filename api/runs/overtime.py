@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from functools import lru_cache
+from zoneinfo import ZoneInfo, available_timezones
 
 import numpy as np
 
@@ -205,10 +206,14 @@ def _zone(meta: RunMeta) -> ZoneInfo | None:
     found = iana(name)
     if found is not None:
         return found
-    try:
-        return ZoneInfo(name) if name else None
-    except (ZoneInfoNotFoundError, ValueError):
-        return None
+    # Only a key the zone database lists: the name comes from a file's header, and
+    # ZoneInfo() of a directory or an overlong name raises OSError, not a "not found".
+    return ZoneInfo(name) if name in _iana_keys() else None
+
+
+@lru_cache(maxsize=1)
+def _iana_keys() -> frozenset[str]:
+    return frozenset(available_timezones())
 
 
 def window(run: dict, meta: RunMeta) -> dict:

@@ -716,15 +716,18 @@ def compare(base: dict, new: dict, tolerances: dict[str, float] | None = None) -
     rows = {}
     for name in [n for n in fb if n in fn and n != "breaches"]:
         (a, up), (b, _) = fb[name], fn[name]
-        delta = 100 * _ratio(b - a, a) if a else 0.0
+        # From 0 to anything else is no percentage: no delta, and never "same" (a dispatcher
+        # wait of 0 ms becoming 1.5 ms read "+0.00 %, same" before).
+        delta = 100 * _ratio(b - a, a) if a else (0.0 if b == a else None)
         tol = tolerances.get(name, REPEATABLE_PCT)
         better = (b > a) if up else (b < a)
-        verdict = "same" if abs(delta) <= tol else ("better" if better else "worse")
+        within = delta is not None and abs(delta) <= tol
+        verdict = "same" if within else ("better" if better else "worse")
         rows[name] = {
             "figure": name,
             "base": a,
             "new": b,
-            "delta_pct": round(delta, 2),
+            "delta_pct": None if delta is None else round(delta, 2),
             "tolerance_pct": tol,
             "verdict": verdict,
         }
@@ -734,8 +737,10 @@ def compare(base: dict, new: dict, tolerances: dict[str, float] | None = None) -
     repeatable = bool(
         thr
         and resp
-        and abs(thr["delta_pct"]) <= REPEATABLE_PCT
-        and abs(resp["delta_pct"]) <= REPEATABLE_PCT
+        and all(
+            r["delta_pct"] is not None and abs(r["delta_pct"]) <= REPEATABLE_PCT
+            for r in (thr, resp)
+        )
     )
     return {
         "base": base["run"]["id"],

@@ -133,3 +133,26 @@ def test_the_cli_compares_and_writes_the_page(api, tmp_path) -> None:
     unknown = runner.invoke(app, ["compare", ids["base"], "nosuchrun"], env=env)
     assert unknown.exit_code == 2 and "no run 'nosuchrun'" in unknown.output
     get_settings.cache_clear()
+
+
+def test_a_figure_from_0_has_no_percentage_and_is_never_same(monkeypatch) -> None:
+    """0 ms dispatcher wait becoming 1.5 ms read "+0.00 %, same" before."""
+    from api.runs import checks, report
+    from api.runs.sla import parse_sla
+
+    values = {
+        "a": {"dialog_dispatcher_wait_ms": (0.0, False), "saps": (100.0, True), "x": (0.0, 0)},
+        "b": {"dialog_dispatcher_wait_ms": (1.5, False), "saps": (103.0, True), "x": (0.0, 0)},
+    }
+    monkeypatch.setattr(report, "figures", lambda rep: values[rep["run"]["id"]])
+    monkeypatch.setattr(checks, "figures", lambda rep: values[rep["run"]["id"]])
+    doc = report.compare({"run": {"id": "a"}}, {"run": {"id": "b"}})
+    rows = {f["figure"]: f for f in doc["figures"]}
+    wait = rows["dialog_dispatcher_wait_ms"]
+    assert wait["delta_pct"] is None and wait["verdict"] == "worse"
+    assert rows["x"]["delta_pct"] == 0.0 and rows["x"]["verdict"] == "same"  # 0 and 0
+    assert rows["saps"]["delta_pct"] == 3.0 and rows["saps"]["verdict"] == "same"
+    # A baseline tolerance on it fails (it moved), saying why, rather than passing at 0 %.
+    sla = parse_sla("tolerances:\n  dialog_dispatcher_wait_ms: 5\n")
+    (_, crit) = checks.against_baseline({"run": {"id": "b"}}, {"run": {"id": "a"}}, sla)
+    assert crit["status"] == "failed" and "from 0" in crit["detail"]

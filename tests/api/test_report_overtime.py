@@ -159,3 +159,10 @@ def test_a_bare_record_reports_without_a_window() -> None:
         {"id": "x", "ramp_up_s": 0.0}, _record([np.array([0.1])]), thresholds=load_thresholds()
     )
     assert "window" not in rep and rep["apdex"]["rows"][0]["steps"] == 1
+
+
+@pytest.mark.parametrize("zone", ["Europe", "a" * 300, "../etc/x", "", "x\x00y", "Mars/Olympus"])
+def test_a_zone_name_no_database_lists_gives_no_local_time_and_no_error(zone) -> None:
+    run = {"start": "2026-11-23T07:00:00+00:00", "end": "2026-11-23T08:00:00+00:00"}
+    w = overtime.window(run, RunMeta(source="perfmon", time_zone=zone))
+    assert w["zone"] is None and "start_local" not in w and w["start_utc"] == run["start"]

@@ -57,7 +57,7 @@ def compare_command(
             f["figure"],
             f"{f['base']:,.4g}",
             f"{f['new']:,.4g}",
-            f"{f['delta_pct']:+,.2f}",
+            f"{f['delta_pct']:+,.2f}" if f["delta_pct"] is not None else "from 0",
             f"{f['tolerance_pct']:g}",
             f"[{VERDICT_STYLE[f['verdict']]}]{f['verdict']}[/]"
             if f["verdict"] != "same"
