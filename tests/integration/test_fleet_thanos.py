@@ -224,8 +224,17 @@ def test_grafana_shows_every_sid_through_thanos_query(fleet) -> None:
     auth = ("admin", "fleet-test-password")
     health = httpx.get(f"{base}/api/datasources/uid/prometheus/health", auth=auth, timeout=30)
     assert health.status_code == 200 and health.json()["status"] == "OK", health.text
+    # Grafana provisions its dashboards just after it answers: "not found" until then.
     served = eventually(
-        lambda: httpx.get(f"{base}/api/dashboards/uid/wlmon-fleet", auth=auth, timeout=30).json(),
+        lambda: (
+            "dashboard"
+            in (
+                d := httpx.get(
+                    f"{base}/api/dashboards/uid/wlmon-fleet", auth=auth, timeout=30
+                ).json()
+            )
+            and d
+        ),
         timeout=60,
     )
     target = served["dashboard"]["panels"][0]["targets"][0]
