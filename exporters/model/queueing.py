@@ -134,8 +134,7 @@ def _log_shadowed_function(st: Station, k: int) -> np.ndarray:
     per_t = -np.log(t[None, :] * np.minimum(1.0, m / (t[None, :] + extra)))
     cum = np.concatenate((np.zeros((k + 1, 1)), np.cumsum(per_t, axis=1)), axis=1)
     j = n[1:]
-    share = [_shadowed_share(int(jj), b, m, p, q, k) for jj in j]
-    own = np.concatenate(([0.0], np.cumsum(-np.log(j * np.array(share)))))
+    own = np.concatenate(([0.0], np.cumsum(-np.log(j * _shadowed_shares(k, b, m, p, q)))))
     if cap == 0:
         return n * math.log(d) + own
     lf = _log_factorials(k + cap)
@@ -168,6 +167,39 @@ def _shadowed_share(j: int, b: float, m: int, p: float, q: float, k: int) -> flo
     return float(pmf @ np.minimum(1.0, m / present))
 
 
+def _shadowed_shares(k: int, b: float, m: int, p: float, q: float) -> np.ndarray:
+    """`_shadowed_share` for every j = 1..k at once (one array operation instead of k
+    calls: the solver asks for it at every population of every class in every sweep)."""
+    if k <= 0:
+        return np.zeros(0)
+    if q == 0.0 and k + b <= m:
+        return np.ones(k)
+    j = np.arange(1, k + 1)
+    s = np.arange(k)  # shadows of the ones away: at most k - j <= k - 1
+    lf = _log_factorials(k)
+    away_n = (k - j)[:, None]
+    valid = s[None, :] <= away_n
+    log_choose = np.where(valid, lf[away_n] - lf[s[None, :]] - lf[np.maximum(away_n - s, 0)], 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        away = np.where(
+            valid,
+            np.exp(log_choose) * p ** s[None, :] * (1.0 - p) ** np.maximum(away_n - s, 0),
+            0.0,
+        )
+    lam = q * j
+    top = int(lam[-1] + 10.0 * math.sqrt(lam[-1]) + 20.0)
+    a = np.arange(top + 1)
+    if q > 0.0:
+        along = np.exp(
+            a[None, :] * np.log(lam)[:, None] - _log_factorials(top)[None, :] - lam[:, None]
+        )
+    else:
+        along = np.broadcast_to((a == 0) * 1.0, (k, top + 1))
+    present = j[:, None, None] + b + s[None, :, None] + a[None, None, :]
+    served = np.minimum(1.0, m / present)
+    return np.einsum("js,ja,jsa->j", away, along, served)
+
+
 def _pairs(k_max: int) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs (n, k - n) of a truncated convolution, -1 where n > k."""
     k = np.arange(k_max + 1)
@@ -198,12 +230,75 @@ class NetworkResult:
     queue: np.ndarray  # [station, k]: mean customers at the station (all copies)
 
 
+def _shadowed(st: Station) -> bool:
+    return st.shadow_away > 0.0 or st.shadow_along > 0.0
+
+
 def closed_network(stations: list[Station], k_max: int) -> NetworkResult:
     """Exact throughput and queue lengths of a product-form network for k = 0..k_max. A
     station with a shadow has a factor that depends on the population too: then each
-    population is its own network (its factors are still local, so still product form)."""
-    if not any(st.shadow_away > 0.0 or st.shadow_along > 0.0 for st in stations):
+    population is its own network (its factors are still local, so still product form).
+    With one such station (the solver's case: the instance's own host) the others are
+    convolved once for every population (`_one_shadowed`); `closed_network_by_population`
+    solves each population from scratch, the reference the fast path is tested against."""
+    shadowed = [s for s, st in enumerate(stations) if _shadowed(st)]
+    if not shadowed:
         return _closed_network([log_station_function(st, k_max) for st in stations], k_max)
+    if len(shadowed) == 1:
+        return _one_shadowed(stations, shadowed[0], k_max)
+    return closed_network_by_population(stations, k_max)
+
+
+def _one_shadowed(stations: list[Station], sh: int, k_max: int) -> NetworkResult:
+    """Population k's network is the shadowed station's factor f_k convolved with F, the
+    convolution of all the others, which does not depend on k:
+      G_k(n) = sum_j f_k(j) F(n - j),  X(k) = G_k(k - 1) / G_k(k),
+      queue_s(k) = sum_j f_k(j) H_s(k - j) / G_k(k),  H_s = (n f_s) * F_without_s,
+    so F, each F_without_s and H_s are convolved once, and each population costs dot
+    products of length k (exact: the same sums as `closed_network_by_population`)."""
+    fixed = [log_station_function(st, k_max) for s, st in enumerate(stations) if s != sh]
+    idx = [s for s in range(len(stations)) if s != sh]
+    unit = np.full(k_max + 1, -np.inf)
+    unit[0] = 0.0
+    prefix = [unit]
+    for lf in fixed:
+        prefix.append(log_convolve(prefix[-1], lf))
+    suffix = [unit]
+    for lf in reversed(fixed):
+        suffix.append(log_convolve(suffix[-1], lf))
+    suffix.reverse()
+    log_f_all = prefix[-1]
+    n = np.arange(k_max + 1, dtype=float)
+    with np.errstate(divide="ignore"):
+        log_n = np.log(n)
+    log_h = np.array(
+        [
+            log_convolve(log_n + lf, log_convolve(prefix[s], suffix[s + 1]))
+            for s, lf in enumerate(fixed)
+        ]
+    ).reshape(len(fixed), k_max + 1)
+    throughput = np.zeros(k_max + 1)
+    queue = np.zeros((len(stations), k_max + 1))
+    for k in range(1, k_max + 1):
+        f_k = log_station_function(stations[sh], k)
+        rev = np.arange(k, -1, -1)  # k - j for j = 0..k
+        log_g = _logsumexp(f_k + log_f_all[rev])
+        log_g_prev = _logsumexp(f_k[:-1] + log_f_all[rev[1:]])
+        throughput[k] = math.exp(log_g_prev - log_g)
+        queue[sh, k] = math.exp(_logsumexp(log_n[: k + 1] + f_k + log_f_all[rev]) - log_g)
+        queue[idx, k] = np.exp(_logsumexp_rows(f_k[None, :] + log_h[:, rev]) - log_g)
+    return NetworkResult(throughput=throughput, queue=queue)
+
+
+def _logsumexp(v: np.ndarray) -> float:
+    top = float(np.max(v))
+    if not math.isfinite(top):
+        return -math.inf
+    return top + math.log(float(np.exp(v - top).sum()))
+
+
+def closed_network_by_population(stations: list[Station], k_max: int) -> NetworkResult:
+    """Every population k solved as its own network (the reference path)."""
     fixed = [log_station_function(st, k_max) for st in stations]
     throughput = np.zeros(k_max + 1)
     queue = np.zeros((len(stations), k_max + 1))
