@@ -3,13 +3,14 @@ the scenario's users, and the most users under 2 s) through the fast path and th
 reference path, in the same run, and the ratio.
 
 Fast path (the shipped one): each population of a class's network convolves the stations
-without a shadow once (`queueing._one_shadowed`); the fixed point's damped fallback adds
-vector extrapolation (`Solver._extrapolated`); sweep points start warm from their
-neighbour; the most-users search starts from the sweep's bracket and closes it by
-regula falsi (Illinois).
+without a shadow once (`queueing._one_shadowed`); after one Anderson pass the fixed
+point's damped fallback adds vector extrapolation (`Solver._extrapolated`); sweep points
+start warm from their neighbour; the most-users search starts from the sweep's bracket
+and closes it by regula falsi (Illinois).
 Reference path: every population solved as its own network
-(`queueing.closed_network_by_population`), plain damped fallback, cold points, bisection
-from the scenario's users (the code before issue 24 item 6, same stopping rules).
+(`queueing.closed_network_by_population`), two Anderson passes then plain damped
+iteration, cold points, bisection from the scenario's users (the code before issue 24
+item 6, same stopping rules).
 
 Both print every solve (users, sweeps, CPU seconds) and the answers, which must agree:
 the same points to 1e-4 and most users within the searches' 0.2 %.
@@ -32,14 +33,14 @@ TARGET_S = 2.0  # issue 24 item 6: at most 2 s per configuration
 @contextmanager
 def reference_path():
     """The slow path: networks population by population, no extrapolation."""
-    network, extrapolate = solver_module.closed_network, solver_module.Solver.extrapolate
+    solver = solver_module.Solver
+    saved = solver_module.closed_network, solver.extrapolate, solver.anderson_mixing
     solver_module.closed_network = queueing.closed_network_by_population
-    solver_module.Solver.extrapolate = False
+    solver.extrapolate, solver.anderson_mixing = False, (1.0, 0.5)
     try:
         yield
     finally:
-        solver_module.closed_network = network
-        solver_module.Solver.extrapolate = extrapolate
+        solver_module.closed_network, solver.extrapolate, solver.anderson_mixing = saved
 
 
 @contextmanager

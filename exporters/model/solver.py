@@ -194,6 +194,9 @@ class Solver:
     # Vector extrapolation in the damped fallback of the fixed point (`_extrapolated`);
     # False is the plain damped iteration, the reference bench/whatif.py measures against.
     extrapolate = True
+    # Anderson passes from the start, by mixing, before that fallback ((1.0, 0.5) before
+    # issue 24 item 6: the reference path of bench/whatif.py).
+    anderson_mixing: tuple[float, ...] = (1.0,)
 
     def __init__(self, scenario: Scenario, histogram_samples: int = 20000, seed: int = 0) -> None:
         self.sc = scenario
@@ -686,13 +689,15 @@ class Solver:
         def converged(v: np.ndarray, gv: np.ndarray) -> bool:
             return float(np.abs(gv - v).max()) <= 1e-8 * max(1.0, float(np.abs(gv).max()))
 
-        # Anderson acceleration (Walker & Ni 2011) first, undamped; where it cycles (an
-        # oscillating map: many instances sharing a saturated station), again from the
-        # start with mixing 0.5; where that stalls too, damped iteration with vector
-        # extrapolation from the best point either reached.
+        # Anderson acceleration (Walker & Ni 2011) first, undamped; where it cycles or
+        # stalls (an oscillating map, or the share bound switching on and off at a
+        # saturated station's knee), damped iteration with vector extrapolation from the
+        # best point it reached. (A second Anderson pass with mixing 0.5 used to come
+        # between: it cost 60 sweeps at 6,948 and 7,500 SD users and saved none at
+        # 5,936-11,580, docs/model.md, Speed.)
         self.iterations, self.converged = 0, False
         start, best, best_v = v, math.inf, v
-        for mixing in (1.0, 0.5):
+        for mixing in self.anderson_mixing:
             v, norm, v_best = self._anderson(g, converged, start, mixing)
             if norm < best:
                 best, best_v = norm, v_best
