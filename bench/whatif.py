@@ -6,7 +6,7 @@ Fast path (the shipped one): each population of a class's network convolves the 
 without a shadow once (`queueing._one_shadowed`); after one Anderson pass the fixed
 point's damped fallback adds vector extrapolation (`Solver._extrapolated`); sweep points
 start warm from their neighbour; the most-users search starts from the sweep's bracket
-and closes it by regula falsi (Illinois).
+and closes it by regula falsi (Anderson-Bjoerck).
 Reference path: every population solved as its own network
 (`queueing.closed_network_by_population`), two Anderson passes then plain damped
 iteration, cold points, bisection from the scenario's users (the code before issue 24

@@ -237,15 +237,16 @@ class WhatIf:
         limit_s: float = 2.0,
         progress: Callable[[int], None] | None = None,
         known: Sequence[Point] = (),
-        method: str = "illinois",
+        method: str = "regula-falsi",
     ) -> Point | None:
         """The most users whose average dialog response stays below limit_s (the SD
         benchmark's question). Response grows with the users, so the answer is bracketed
         (by `known` points of a users sweep of this configuration, else by doubling from
-        the scenario's users) and the bracket closed to 0.2 % of the answer. `illinois`:
-        regula falsi with the Illinois modification (Dowell & Jarratt 1971), a few solves
-        below the knee where response is smooth in the users; `bisection` halves the
-        bracket (the reference the fast search is tested against: same stopping rule)."""
+        the scenario's users) and the bracket closed to 0.2 % of the answer.
+        `regula-falsi`: with the Anderson-Bjoerck modification (Illinois' halving where
+        it does not apply), a few solves below the knee where response is smooth in the
+        users; `bisection` halves the bracket (the reference the fast search is tested
+        against: same stopping rule)."""
         warm: dict[str, np.ndarray] = {}
 
         def at(users: int) -> Point:
@@ -280,17 +281,22 @@ class WhatIf:
                 users = min(max(users, lo + tol), hi - tol) if hi - lo > 2 * tol else lo + tol
             point = at(users)
             f = point.response_s - limit_s
+            # An end kept twice counts less (Anderson & Bjoerck 1973): by how much the
+            # moved end's residual shrank, or half (Illinois) where it did not shrink.
             if f < 0:
-                lo, f_lo, best = users, f, point
                 if side == -1:
-                    f_hi /= 2.0  # Illinois: the end kept twice counts half
-                side = -1
+                    f_hi *= _kept_weight(f, f_lo)
+                lo, f_lo, best, side = users, f, point, -1
             else:
-                hi, f_hi = users, f
                 if side == 1:
-                    f_lo /= 2.0
-                side = 1
+                    f_lo *= _kept_weight(f, f_hi)
+                hi, f_hi, side = users, f, 1
         return best
+
+
+def _kept_weight(new: float, old: float) -> float:
+    shrink = 1.0 - new / old if old else 0.0
+    return shrink if 0.0 < shrink < 1.0 else 0.5
 
 
 def _yaml(value: Any) -> str:
