@@ -3,12 +3,14 @@ the scenario's users, and the most users under 2 s) through the fast path and th
 reference path, in the same run, and the ratio.
 
 Fast path (the shipped one): each population of a class's network convolves the stations
-without a shadow once (`queueing._one_shadowed`); after one Anderson pass the fixed
+without a shadow once (`queueing._one_shadowed`), identical copies by repeated squaring;
+after one Anderson pass the fixed
 point's damped fallback adds vector extrapolation (`Solver._extrapolated`); sweep points
 start warm from their neighbour; the most-users search starts from the sweep's bracket
 and closes it by regula falsi (Anderson-Bjoerck).
 Reference path: every population solved as its own network
-(`queueing.closed_network_by_population`), two Anderson passes then plain damped
+(`queueing.closed_network_by_population`), a disk array's copies convolved one by one,
+two Anderson passes then plain damped
 iteration, cold points, bisection from the scenario's users (the code before issue 24
 item 6, same stopping rules).
 
@@ -35,12 +37,23 @@ def reference_path():
     """The slow path: networks population by population, no extrapolation."""
     solver = solver_module.Solver
     saved = solver_module.closed_network, solver.extrapolate, solver.anderson_mixing
+    power = queueing._log_power
     solver_module.closed_network = queueing.closed_network_by_population
     solver.extrapolate, solver.anderson_mixing = False, (1.0, 0.5)
+    queueing._log_power = _one_by_one
     try:
         yield
     finally:
         solver_module.closed_network, solver.extrapolate, solver.anderson_mixing = saved
+        queueing._log_power = power
+
+
+def _one_by_one(one, copies: int):
+    """Identical copies convolved one after the other (before: copies - 1 convolutions)."""
+    out = one
+    for _ in range(copies - 1):
+        out = queueing.log_convolve(out, one)
+    return out
 
 
 @contextmanager

@@ -79,10 +79,7 @@ def log_station_function(st: Station, k_max: int) -> np.ndarray:
         one = _log_mixed_function(
             d, b, st.stream_load / st.copies, st.stream_cap, st.servers, k_max
         )
-        out = one
-        for _ in range(st.copies - 1):
-            out = log_convolve(out, one)
-        return out
+        return _log_power(one, st.copies)
     j = n[1:]
     if st.servers == 1:
         # Processor sharing with b others present: rate n / ((n + b) d), so
@@ -94,9 +91,21 @@ def log_station_function(st: Station, k_max: int) -> np.ndarray:
     one = np.concatenate(
         ([0.0], np.cumsum(math.log(d) + np.log(np.maximum(1.0, (j + b) / st.servers)) - np.log(j)))
     )
-    out = one
-    for _ in range(st.copies - 1):
-        out = log_convolve(out, one)
+    return _log_power(one, st.copies)
+
+
+def _log_power(one: np.ndarray, copies: int) -> np.ndarray:
+    """log of the copies-fold convolution of exp(one) (identical copies of a station), by
+    repeated squaring: about 2 log2(copies) convolutions instead of copies - 1 (a disk
+    array of 56 took 55 per class and sweep)."""
+    out = None
+    power = one
+    while copies:
+        if copies & 1:
+            out = power if out is None else log_convolve(out, power)
+        copies >>= 1
+        if copies:
+            power = log_convolve(power, power)
     return out
 
 

@@ -7,7 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from exporters.model.queueing import Station, closed_network, closed_network_by_population
+from exporters.model.queueing import (
+    Station,
+    closed_network,
+    closed_network_by_population,
+    log_convolve,
+    log_station_function,
+)
 from exporters.model.solver import Solver
 from exporters.model.whatif import Configuration, WhatIf
 
@@ -37,6 +43,35 @@ def test_one_shadowed_station_is_convolved_once_with_the_same_result() -> None:
         slow = closed_network_by_population(stations, k_max)
         np.testing.assert_allclose(fast.throughput, slow.throughput, rtol=1e-9)
         np.testing.assert_allclose(fast.queue, slow.queue, rtol=1e-9, atol=1e-12)
+
+
+def test_identical_copies_convolve_by_squaring_as_one_by_one() -> None:
+    """A disk array of c copies met by an update stream: the c-fold convolution of one copy's
+    factor, here convolved copy by copy."""
+    rng = np.random.default_rng(5)
+    for copies in (1, 2, 7, 56, 63):
+        one_copy = dict(servers=int(rng.integers(1, 4)), stream_cap=int(rng.integers(1, 30)))
+        demand, background, load = 0.3, 2.0, 1.5
+        array = Station(
+            demand=demand,
+            copies=copies,
+            background=background,
+            stream_load=load,
+            **one_copy,
+        )
+        one = log_station_function(
+            Station(
+                demand=demand / copies,
+                background=background / copies,
+                stream_load=load / copies,
+                **one_copy,
+            ),
+            20,
+        )
+        expected = one
+        for _ in range(copies - 1):
+            expected = log_convolve(expected, one)
+        np.testing.assert_allclose(log_station_function(array, 20), expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize("settings", [(), ("landscape.database.disks.kind=ssd",)])
