@@ -4,15 +4,13 @@ reference path, in the same run, and the ratio.
 
 Fast path (the shipped one): each population of a class's network convolves the stations
 without a shadow once (`queueing._one_shadowed`), identical copies by repeated squaring;
-after one Anderson pass the fixed
-point's damped fallback adds vector extrapolation (`Solver._extrapolated`); sweep points
-start warm from their neighbour; the most-users search starts from the sweep's bracket
-and closes it by regula falsi (Anderson-Bjoerck).
+after one Anderson pass the fixed point's damped fallback adds vector extrapolation
+(`Solver._extrapolated`); sweep points start warm from their neighbour; the most-users
+search starts from the sweep's bracket and closes it by regula falsi (Anderson-Bjoerck).
 Reference path: every population solved as its own network
 (`queueing.closed_network_by_population`), a disk array's copies convolved one by one,
-two Anderson passes then plain damped
-iteration, cold points, bisection from the scenario's users (the code before issue 24
-item 6, same stopping rules).
+two Anderson passes then plain damped iteration, cold points, bisection from the
+scenario's users (the code before issue 24 item 6, same stopping rules).
 
 Both print every solve (users, sweeps, CPU seconds) and the answers, which must agree:
 the same points to 1e-4 and most users within the searches' 0.2 %.
@@ -22,6 +20,7 @@ Usage: python bench/whatif.py [--scenario sd-benchmark-2003] [--set path=value .
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from contextlib import contextmanager
 
@@ -111,6 +110,9 @@ def main() -> None:
     print(f"fast path:      {fast_s:6.2f} s CPU ({len(fast_log)} solves)")
     print(f"reference path: {slow_s:6.2f} s CPU ({len(slow_log)} solves)")
     print(f"ratio: {slow_s / fast_s:.1f}x faster; target <= {TARGET_S:g} s per configuration")
+    tolerance = math.ceil(0.002 * slow_best.users) + 1
+    if worst > 1e-4 or abs(fast_best.users - slow_best.users) > tolerance:
+        raise SystemExit("the fast path's answers differ from the reference path's")
 
 
 if __name__ == "__main__":
