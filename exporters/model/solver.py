@@ -207,6 +207,7 @@ class Solver:
         self.pool_index = {n: i for i, n in enumerate(self.pools)}
         self.histogram_samples = histogram_samples
         self.seed = seed
+        self._delay_memo: dict[tuple[int, int], float] = {}
         self._prepare()
         self._stations()
 
@@ -405,6 +406,14 @@ class Solver:
             "enqueue": self.enq_rtt[k],
         }
 
+    def _mean_delay(self, i: int, k: int) -> float:
+        """A step's mean pure delay (all components, over the task's transaction mix):
+        fixed for a solve, asked for by every class in every sweep, so computed once."""
+        if (i, k) not in self._delay_memo:
+            w = self.weights[k]
+            self._delay_memo[i, k] = sum(float(v @ w) for v in self.delays(i, k).values())
+        return self._delay_memo[i, k]
+
     def station_demand(self, i: int, k: int, sync_share: float, async_util: float) -> np.ndarray:
         """[global station, transaction]: demand per step of instance i's task k."""
         out = np.zeros((len(self.station_names), len(self.tx_names)))
@@ -447,7 +456,7 @@ class Solver:
         w = self.weights[k]
         demand = demand_t @ w
         used = [s for s in range(len(demand)) if demand[s] > 0]
-        delay = sum(float(v @ w) for v in self.delays(i, k).values())
+        delay = self._mean_delay(i, k)
         wps = lay.dialog_wps if k == DIALOG else lay.update_wps
         users = lay.users if k == DIALOG else 0
         gui = float(self.gui[DIALOG] @ w) if k == DIALOG else 0.0
@@ -582,7 +591,7 @@ class Solver:
         if present <= 0 or here <= 0:
             return 0.0, 0.0, 0.0
         w = self.weights[DIALOG]
-        delay = sum(float(v @ w) for v in self.delays(i, DIALOG).values())
+        delay = self._mean_delay(i, DIALOG)
         r = present / (x * self.updates_per_step)
         visits = {
             self.disk_station: float(self.phys[DIALOG] @ w),
