@@ -14,6 +14,7 @@ ch. 8 (load-dependent stations, flow-equivalent servers) and ch. 9 (memory const
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -51,8 +52,13 @@ class Station:
     shadow_along: float = 0.0
 
 
+@functools.lru_cache(maxsize=64)
 def _log_factorials(n: int) -> np.ndarray:
-    return np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=float)))))
+    """log k!, k = 0..n (cached: a solve asks for the same few lengths thousands of times;
+    read-only so that no caller can change the cached copy)."""
+    out = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=float)))))
+    out.flags.writeable = False
+    return out
 
 
 def log_station_function(st: Station, k_max: int) -> np.ndarray:
@@ -73,10 +79,7 @@ def log_station_function(st: Station, k_max: int) -> np.ndarray:
         one = _log_mixed_function(
             d, b, st.stream_load / st.copies, st.stream_cap, st.servers, k_max
         )
-        out = one
-        for _ in range(st.copies - 1):
-            out = log_convolve(out, one)
-        return out
+        return _log_power(one, st.copies)
     j = n[1:]
     if st.servers == 1:
         # Processor sharing with b others present: rate n / ((n + b) d), so
@@ -88,9 +91,21 @@ def log_station_function(st: Station, k_max: int) -> np.ndarray:
     one = np.concatenate(
         ([0.0], np.cumsum(math.log(d) + np.log(np.maximum(1.0, (j + b) / st.servers)) - np.log(j)))
     )
-    out = one
-    for _ in range(st.copies - 1):
-        out = log_convolve(out, one)
+    return _log_power(one, st.copies)
+
+
+def _log_power(one: np.ndarray, copies: int) -> np.ndarray:
+    """log of the copies-fold convolution of exp(one) (identical copies of a station), by
+    repeated squaring: about 2 log2(copies) convolutions instead of copies - 1 (a disk
+    array of 56 took 55 per class and sweep)."""
+    out = None
+    power = one
+    while copies:
+        if copies & 1:
+            out = power if out is None else log_convolve(out, power)
+        copies >>= 1
+        if copies:
+            power = log_convolve(power, power)
     return out
 
 
@@ -118,7 +133,7 @@ def _log_mixed_function(d: float, b: float, a: float, cap: int, m: int, k_max: i
     return n[:, 0] * math.log(d) + _logsumexp_rows(terms) - norm
 
 
-def _log_shadowed_function(st: Station, k: int) -> np.ndarray:
+def _log_shadowed_function(st: Station, k: int, shares: np.ndarray | None = None) -> np.ndarray:
     """log f(n), n = 0..k, of one copy of m servers shared with b fixed others, an open
     stream (load a, at most cap present) and the own customers' shadows, p of each of the
     k - n away and q of each of the n here. The own customers' rate with j present is
@@ -128,16 +143,19 @@ def _log_shadowed_function(st: Station, k: int) -> np.ndarray:
     p, q = st.shadow_away, st.shadow_along
     cap = min(st.stream_cap, STREAM_COUNT_LIMIT) if st.stream_load > 0.0 else 0
     n = np.arange(k + 1, dtype=float)
+    j = n[1:]
+    if shares is None:
+        share = _shadowed_shares(k, b, m, p, q)
+    else:  # from `shadowed_share_table`: j own here, k - j away
+        share = shares[np.arange(1, k + 1), k - np.arange(1, k + 1)]
+    own = np.concatenate(([0.0], np.cumsum(-np.log(j * share))))
+    if cap == 0:
+        return n * math.log(d) + own
     t = np.arange(1, k + cap + 1, dtype=float)
     # -log rate of the t-th customer present over n own, row n (stream part only used).
     extra = b + p * (k - n[:, None]) + q * n[:, None]
     per_t = -np.log(t[None, :] * np.minimum(1.0, m / (t[None, :] + extra)))
     cum = np.concatenate((np.zeros((k + 1, 1)), np.cumsum(per_t, axis=1)), axis=1)
-    j = n[1:]
-    share = [_shadowed_share(int(jj), b, m, p, q, k) for jj in j]
-    own = np.concatenate(([0.0], np.cumsum(-np.log(j * np.array(share)))))
-    if cap == 0:
-        return n * math.log(d) + own
     lf = _log_factorials(k + cap)
     ni = np.arange(k + 1)[:, None]
     u = np.arange(cap + 1)[None, :]
@@ -168,11 +186,80 @@ def _shadowed_share(j: int, b: float, m: int, p: float, q: float, k: int) -> flo
     return float(pmf @ np.minimum(1.0, m / present))
 
 
+def shadowed_share_table(k_max: int, b: float, m: int, p: float, q: float) -> np.ndarray:
+    """share[j, r]: `_shadowed_share` of j own customers present with r away, for every
+    j, r <= k_max at once. The shadows of the r away are Binomial(r, p) whatever the
+    population, so h[j, t] = E over the Poisson(q j) beside the j of min(1, m / (j + b + t
+    + A)) is computed once and share = h B^T, B[r, s] = P(Binomial(r, p) = s)."""
+    size = k_max + 1
+    if q == 0.0 and k_max + b <= m:
+        return np.ones((size, size))
+    j = np.arange(size)
+    lf = _log_factorials(k_max)
+    r, sh = j[:, None], j[None, :]
+    valid = sh <= r
+    log_choose = np.where(valid, lf[r] - lf[sh] - lf[np.maximum(r - sh, 0)], 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        binom = np.where(
+            valid, np.exp(log_choose) * p**sh * (1.0 - p) ** np.maximum(r - sh, 0), 0.0
+        )
+    lam = q * j
+    top = int(lam[-1] + 10.0 * math.sqrt(lam[-1]) + 20.0)
+    a = np.arange(top + 1)
+    if q > 0.0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            along = np.exp(
+                a[None, :] * np.log(lam)[:, None] - _log_factorials(top)[None, :] - lam[:, None]
+            )
+        along[0] = a == 0
+    else:
+        along = np.broadcast_to((a == 0) * 1.0, (size, top + 1))
+    present = np.maximum(j[:, None, None] + b + j[None, :, None] + a[None, None, :], 1e-300)
+    h = np.einsum("ja,jta->jt", along, np.minimum(1.0, m / present))
+    return h @ binom.T
+
+
+def _shadowed_shares(k: int, b: float, m: int, p: float, q: float) -> np.ndarray:
+    """`_shadowed_share` for every j = 1..k at once (one array operation instead of k
+    calls: the solver asks for it at every population of every class in every sweep)."""
+    if k <= 0:
+        return np.zeros(0)
+    if q == 0.0 and k + b <= m:
+        return np.ones(k)
+    j = np.arange(1, k + 1)
+    s = np.arange(k)  # shadows of the ones away: at most k - j <= k - 1
+    lf = _log_factorials(k)
+    away_n = (k - j)[:, None]
+    valid = s[None, :] <= away_n
+    log_choose = np.where(valid, lf[away_n] - lf[s[None, :]] - lf[np.maximum(away_n - s, 0)], 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        away = np.where(
+            valid,
+            np.exp(log_choose) * p ** s[None, :] * (1.0 - p) ** np.maximum(away_n - s, 0),
+            0.0,
+        )
+    lam = q * j
+    top = int(lam[-1] + 10.0 * math.sqrt(lam[-1]) + 20.0)
+    a = np.arange(top + 1)
+    if q > 0.0:
+        along = np.exp(
+            a[None, :] * np.log(lam)[:, None] - _log_factorials(top)[None, :] - lam[:, None]
+        )
+    else:
+        along = np.broadcast_to((a == 0) * 1.0, (k, top + 1))
+    present = j[:, None, None] + b + s[None, :, None] + a[None, None, :]
+    served = np.minimum(1.0, m / present)
+    return np.einsum("js,ja,jsa->j", away, along, served)
+
+
+@functools.lru_cache(maxsize=64)
 def _pairs(k_max: int) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs (n, k - n) of a truncated convolution, -1 where n > k."""
+    """Index pairs (n, k - n) of a truncated convolution, -1 where n > k (cached, read-only)."""
     k = np.arange(k_max + 1)
     other = k[:, None] - k[None, :]
-    return np.where(other >= 0, other, -1), other >= 0
+    index, valid = np.where(other >= 0, other, -1), other >= 0
+    index.flags.writeable = valid.flags.writeable = False
+    return index, valid
 
 
 def _logsumexp_rows(v: np.ndarray) -> np.ndarray:
@@ -198,12 +285,127 @@ class NetworkResult:
     queue: np.ndarray  # [station, k]: mean customers at the station (all copies)
 
 
+def _shadowed(st: Station) -> bool:
+    return st.shadow_away > 0.0 or st.shadow_along > 0.0
+
+
 def closed_network(stations: list[Station], k_max: int) -> NetworkResult:
     """Exact throughput and queue lengths of a product-form network for k = 0..k_max. A
     station with a shadow has a factor that depends on the population too: then each
-    population is its own network (its factors are still local, so still product form)."""
-    if not any(st.shadow_away > 0.0 or st.shadow_along > 0.0 for st in stations):
+    population is its own network (its factors are still local, so still product form).
+    With one such station (the solver's case: the instance's own host) the others are
+    convolved once for every population (`_one_shadowed`); `closed_network_by_population`
+    solves each population from scratch, the reference the fast path is tested against."""
+    shadowed = [s for s, st in enumerate(stations) if _shadowed(st)]
+    if not shadowed:
         return _closed_network([log_station_function(st, k_max) for st in stations], k_max)
+    if len(shadowed) == 1:
+        return _one_shadowed(stations, shadowed[0], k_max)
+    return closed_network_by_population(stations, k_max)
+
+
+def _one_shadowed(stations: list[Station], sh: int, k_max: int) -> NetworkResult:
+    """Population k's network is the shadowed station's factor f_k convolved with F, the
+    convolution of all the others, which does not depend on k:
+      G_k(n) = sum_j f_k(j) F(n - j),  X(k) = G_k(k - 1) / G_k(k),
+      queue_s(k) = sum_j f_k(j) H_s(k - j) / G_k(k),  H_s = (n f_s) * F_without_s,
+    so F, each F_without_s and H_s are convolved once, and each population costs dot
+    products of length k (exact: the same sums as `closed_network_by_population`)."""
+    fixed = [log_station_function(st, k_max) for s, st in enumerate(stations) if s != sh]
+    idx = [s for s in range(len(stations)) if s != sh]
+    unit = np.full(k_max + 1, -np.inf)
+    unit[0] = 0.0
+    prefix = [unit]
+    for lf in fixed:
+        prefix.append(log_convolve(prefix[-1], lf))
+    suffix = [unit]
+    for lf in reversed(fixed):
+        suffix.append(log_convolve(suffix[-1], lf))
+    suffix.reverse()
+    log_f_all = prefix[-1]
+    n = np.arange(k_max + 1, dtype=float)
+    with np.errstate(divide="ignore"):
+        log_n = np.log(n)
+    log_h = np.array(
+        [
+            log_convolve(log_n + lf, log_convolve(prefix[s], suffix[s + 1]))
+            for s, lf in enumerate(fixed)
+        ]
+    ).reshape(len(fixed), k_max + 1)
+    throughput = np.zeros(k_max + 1)
+    queue = np.zeros((len(stations), k_max + 1))
+    st = stations[sh]
+    shares = shadowed_share_table(k_max, st.background, st.servers, st.shadow_away, st.shadow_along)
+    f = _log_shadowed_table(st, k_max, shares)  # [k, j]: f_k(j), -inf beyond j = k
+    k = np.arange(k_max + 1)
+    rev = k[:, None] - k[None, :]  # k - j
+    valid = rev >= 0
+    rev = np.where(valid, rev, 0)
+    with_f = np.where(valid, f + log_f_all[rev], -np.inf)
+    log_g = _logsumexp_rows(with_f)
+    prev = np.where(valid & (rev >= 1), f + log_f_all[np.maximum(rev - 1, 0)], -np.inf)
+    throughput[1:] = np.exp(_logsumexp_rows(prev)[1:] - log_g[1:])
+    queue[sh, 1:] = np.exp(_logsumexp_rows(with_f + log_n[None, :])[1:] - log_g[1:])
+    for row, s in enumerate(idx):
+        terms = np.where(valid, f + log_h[row][rev], -np.inf)
+        queue[s, 1:] = np.exp(_logsumexp_rows(terms)[1:] - log_g[1:])
+    return NetworkResult(throughput=throughput, queue=queue)
+
+
+# Populations x own x stream customers held at once when the shadowed factors of every
+# population are computed together (8 MB of floats); a larger network goes population by
+# population.
+_TABLE_CELLS = 1_000_000
+
+
+def _log_shadowed_table(st: Station, k_max: int, shares: np.ndarray) -> np.ndarray:
+    """[k, n]: log f_k(n) of the shadowed station for every population k = 0..k_max (row k
+    as `_log_shadowed_function(st, k)`, -inf for n > k), all populations in one array
+    operation where that fits in _TABLE_CELLS."""
+    size = k_max + 1
+    out = np.full((size, size), -np.inf)
+    out[:, 0] = 0.0
+    if st.demand <= 0.0 or st.servers <= 0:
+        for k in range(1, size):
+            out[k, : k + 1] = log_station_function(st, k)
+        return out
+    cap = min(st.stream_cap, STREAM_COUNT_LIMIT) if st.stream_load > 0.0 else 0
+    if cap > 0 and size * size * (k_max + cap + 1) > _TABLE_CELLS:
+        for k in range(1, size):
+            out[k, : k + 1] = _log_shadowed_function(st, k, shares)
+        return out
+    k = np.arange(size)[:, None]
+    n = np.arange(size)[None, :]
+    here = n <= k
+    share = np.where(here & (n >= 1), shares[n, np.maximum(k - n, 0)], 1.0)
+    own = np.cumsum(np.where(n >= 1, -np.log(np.maximum(n, 1) * share), 0.0), axis=1)
+    body = n * math.log(st.demand) + own
+    if cap > 0:
+        b, m, p, q = st.background, st.servers, st.shadow_away, st.shadow_along
+        t = np.arange(1, k_max + cap + 1, dtype=float)[None, None, :]
+        extra = (b + p * np.maximum(k - n, 0) + q * n)[:, :, None]  # [k, n, 1]
+        per_t = -np.log(t * np.minimum(1.0, m / (t + extra)))
+        cum = np.concatenate((np.zeros((size, size, 1)), np.cumsum(per_t, axis=2)), axis=2)
+        lf = _log_factorials(k_max + cap)
+        u = np.arange(cap + 1)[None, None, :]
+        n3 = np.arange(size)[None, :, None]
+        log_a = math.log(st.stream_load)
+        stream = np.take_along_axis(cum, n3 + u + 0 * k[:, :, None], axis=2) - np.take_along_axis(
+            cum, n3 + 0 * k[:, :, None], axis=2
+        )
+        terms = lf[n3 + u] - lf[n3] - lf[u] + u * log_a + stream
+        alone = u * log_a + cum[:, :, : cap + 1]
+        body = body + _logsumexp_last(terms) - _logsumexp_last(alone)
+    return np.where(here, body, -np.inf)
+
+
+def _logsumexp_last(v: np.ndarray) -> np.ndarray:
+    top = v.max(axis=-1)
+    return top + np.log(np.exp(v - top[..., None]).sum(axis=-1))
+
+
+def closed_network_by_population(stations: list[Station], k_max: int) -> NetworkResult:
+    """Every population k solved as its own network (the reference path)."""
     fixed = [log_station_function(st, k_max) for st in stations]
     throughput = np.zeros(k_max + 1)
     queue = np.zeros((len(stations), k_max + 1))

@@ -68,7 +68,9 @@ def whatif(
             with err.status(f"solving {c.label} ..."):
                 answer = Answer(c.label, c.settings, points=model.sweep(c, parameter, values))
                 if max_users:
-                    answer.max_users = model.max_users(c, limit)
+                    # A users sweep already brackets the answer: its points are reused.
+                    known = answer.points if parameter == "users" else ()
+                    answer.max_users = model.max_users(c, limit, known=known)
             answers.append(answer)
         if chart is not None:
             draw(chart, parameter, limit, answers, f"{scenario}: what-if over {parameter}")

@@ -1,0 +1,115 @@
+"""The fast what-if paths give the answers of the slow ones (docs/model.md, Speed)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from exporters.model.queueing import (
+    Station,
+    closed_network,
+    closed_network_by_population,
+    log_convolve,
+    log_station_function,
+)
+from exporters.model.solver import Solver
+from exporters.model.whatif import Configuration, WhatIf
+
+
+def test_one_shadowed_station_is_convolved_once_with_the_same_result() -> None:
+    """The solver's networks (a shadowed host CPU beside queues, a disk array, a stream and
+    a delay) against solving every population as its own network."""
+    rng = np.random.default_rng(2)
+    for _ in range(25):
+        k_max = int(rng.integers(1, 30))
+        stations = [
+            Station(
+                demand=float(rng.uniform(0.01, 0.2)),
+                servers=int(rng.integers(1, 9)),
+                background=float(rng.uniform(0, 10)),
+                shadow_away=float(rng.uniform(0, 1)),
+                shadow_along=float(rng.choice([0.0, rng.uniform(0, 1)])),
+                stream_load=float(rng.choice([0.0, rng.uniform(0, 3)])),
+                stream_cap=int(rng.integers(1, 40)),
+            ),
+            Station(demand=float(rng.uniform(0.01, 0.2)), servers=4, background=2.5),
+            Station(demand=0.2, servers=1, copies=int(rng.integers(1, 60)), background=1.0),
+            Station(demand=0.004, servers=1, stream_load=0.3, stream_cap=10),
+            Station(demand=float(rng.uniform(0.01, 0.1)), servers=0),
+        ]
+        fast = closed_network(stations, k_max)
+        slow = closed_network_by_population(stations, k_max)
+        np.testing.assert_allclose(fast.throughput, slow.throughput, rtol=1e-9)
+        np.testing.assert_allclose(fast.queue, slow.queue, rtol=1e-9, atol=1e-12)
+
+
+def test_identical_copies_convolve_by_squaring_as_one_by_one() -> None:
+    """A disk array of c copies met by an update stream: the c-fold convolution of one copy's
+    factor, here convolved copy by copy."""
+    rng = np.random.default_rng(5)
+    for copies in (1, 2, 7, 56, 63):
+        one_copy = dict(servers=int(rng.integers(1, 4)), stream_cap=int(rng.integers(1, 30)))
+        demand, background, load = 0.3, 2.0, 1.5
+        array = Station(
+            demand=demand,
+            copies=copies,
+            background=background,
+            stream_load=load,
+            **one_copy,
+        )
+        one = log_station_function(
+            Station(
+                demand=demand / copies,
+                background=background / copies,
+                stream_load=load / copies,
+                **one_copy,
+            ),
+            20,
+        )
+        expected = one
+        for _ in range(copies - 1):
+            expected = log_convolve(expected, one)
+        np.testing.assert_allclose(log_station_function(array, 20), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("settings", [(), ("landscape.database.disks.kind=ssd",)])
+def test_the_bracketed_search_finds_what_bisection_finds(settings) -> None:
+    """Regula falsi from a users sweep's points against bisection from the scenario's users:
+    both stop with the crossing bracketed to 0.2 %, so they agree within that."""
+    model = WhatIf("sd-two-tier", settings=("landscape.app_servers.cpus=2", *settings))
+    config = Configuration("two cores")
+    sweep = model.sweep(config, "users", [60, 120, 180, 240, 300])
+    fast = model.max_users(config, known=sweep)
+    slow = model.max_users(config, method="bisection")
+    assert fast is not None and slow is not None
+    assert fast.response_s < 2.0 and slow.response_s < 2.0
+    assert abs(fast.users - slow.users) <= math.ceil(0.002 * slow.users) + 1
+
+
+def test_extrapolation_reaches_the_damped_iterations_fixed_point_in_fewer_sweeps() -> None:
+    """The damped fallback from a cold start at the two-tier host's knee, with and without
+    the vector extrapolation: the same operating point."""
+    scenario = WhatIf("sd-two-tier").scenario(Configuration("knee"), ["users=900"])
+    results = {}
+    for jump in (True, False):
+        solver = Solver(scenario, histogram_samples=10)
+        solver.iterations, solver.converged = 0, False
+        n_inst, n_st = len(solver.layout), len(solver.station_names)
+        solver._memo = {}
+
+        def g(v, solver=solver, n_inst=n_inst, n_st=n_st):
+            q, x = v[:-n_inst].reshape(3, n_inst, n_st), v[-n_inst:]
+            new_q, new_x, classes = solver._sweep(q, x)
+            return np.concatenate((new_q.ravel(), new_x)), classes
+
+        def converged(v, gv):
+            return float(np.abs(gv - v).max()) <= 1e-8 * max(1.0, float(np.abs(gv).max()))
+
+        v = solver._extrapolated(g, converged, np.zeros(3 * n_inst * n_st + n_inst), jump=jump)
+        assert solver.converged
+        results[jump] = (v, solver.iterations)
+    (fast, fast_sweeps), (slow, slow_sweeps) = results[True], results[False]
+    np.testing.assert_allclose(fast, slow, rtol=1e-5, atol=1e-6)
+    assert fast_sweeps < slow_sweeps
