@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from api.config import get_settings
+from api.runs.html import render_compare
 from api.services import reports
 from api.services.errors import ServiceError
 from wlmon.cli.common import console, err, fail, report_options, runs_store, thresholds
@@ -38,8 +39,6 @@ def compare_command(
     except ServiceError as exc:
         fail(f"{exc} in {get_settings().db_path}")
     if html_out is not None:
-        from api.runs.html import render_compare  # matplotlib-free, but Jinja only when asked
-
         try:
             html_out.write_text(render_compare(a, b, doc), encoding="utf-8")
         except OSError as exc:
