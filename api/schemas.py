@@ -397,6 +397,19 @@ class FaultShown(Answer):
     end: Timestamp
 
 
+class IoNetRow(Answer):
+    """One I/O-wait or network counter of one host over the steady state, unrounded."""
+
+    host: str
+    key: str = Field(description="the counter's name in figures: os.HOST.KEY.avg|max|p95")
+    counter: str
+    unit: str
+    mean: float
+    p95: float = Field(description="linear between the two nearest samples")
+    max: float
+    samples: int
+
+
 class OverTime(Answer):
     """Per sample interval (t_s: its end, seconds from the run's start); null: no data."""
 
@@ -486,6 +499,14 @@ class Report(Answer):
     )
     apdex: Apdex | None = None
     transaction_spread: list[SpreadRow] | None = None
+    io_wait: list[IoNetRow] | None = Field(
+        default=None,
+        description="disk latency, idle and queue, privileged and interrupt time; absent "
+        "when the run's data has none",
+    )
+    network: list[IoNetRow] | None = Field(
+        default=None, description="network interface bytes and queues; absent without them"
+    )
 
 
 class Figure(Answer):

@@ -17,6 +17,7 @@ import numpy as np
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from api.runs import ionet
 from api.runs.record import RunRecord, col
 from api.runs.report import OS_COUNTERS
 from exporters.thresholds import Thresholds
@@ -98,6 +99,8 @@ SECTIONS = {
     "timeline": "Response parts and OS counters on one time axis",
     "charts": "Charts",
     "os_counters": "OS counters: average / minimum / maximum",
+    "io_wait": "I/O wait: disks, privileged and interrupt time",
+    "network": "Network",
     "top_sql": "Expensive SQL (elapsed DB time)",
     "bufferpools": "Buffer pools",
     "audit": "Audit: how the file was read",
@@ -393,6 +396,52 @@ def charts(report: dict, data: RunRecord, thresholds: Thresholds) -> list[Chart]
     return out
 
 
+def _shown_in(unit: str) -> tuple[str, float]:
+    """Disk latencies are read in ms (4.18 ms, not 0.004 s): the page's unit and factor."""
+    return ("ms", 1000.0) if unit == "s" else (unit, 1.0)
+
+
+def io_net_rows(rows: list[dict]) -> list[dict]:
+    """The section's rows in the page's units (the report's stay in base units)."""
+    out = []
+    for r in rows:
+        unit, k = _shown_in(r["unit"])
+        out.append({**r, "unit": unit, **{f: k * r[f] for f in ("mean", "p95", "max")}})
+    return out
+
+
+def io_net_charts(report: dict, data: RunRecord, section: str) -> list[Chart]:
+    """One chart per counter of the section (Avg. Disk sec/Read, Bytes Total/sec...), a line
+    per host and instance, drawn as the other time charts are (steady state and faults
+    shaded, bucket envelopes past 1,000 samples)."""
+    if not report.get(section):
+        return []
+    ss = report["steady_state"]
+    names = data.meta.details.get("counter_names", {})
+    out = []
+    for (name, base), columns in ionet.chart_groups(data, section).items():
+        unit, factor = _shown_in(base)
+        lines = []
+        for c in columns:
+            m = ionet.PATH.match(names.get(str(c), ""))
+            inst = f" ({m['instance']})" if m and m["instance"] is not None else ""
+            lines.append(Line(f"{c.part('host')}{inst}", factor * data.series(str(c))))
+        lines.sort(key=lambda line: _natural(line.label))
+        slug = f"chart-{section.replace('_', '-')}-" + re.sub(r"[^a-z0-9]+", "-", name.lower())
+        out.append(
+            line_chart(
+                slug.strip("-"),
+                name,
+                unit,
+                data.times,
+                lines,
+                (ss["start_s"], ss["end_s"]),
+                faults=report.get("faults") or [],
+            )
+        )
+    return out
+
+
 def _nan(values: list) -> np.ndarray:
     return np.array([np.nan if v is None else v for v in values], dtype=float)
 
@@ -681,6 +730,8 @@ def empty_lines(report: dict, data: RunRecord) -> dict[str, str]:
 
 
 def render(report: dict, data: RunRecord, thresholds: Thresholds) -> str:
+    # I/O wait and network are shown only where the data has them: no empty section.
+    shown = {k: v for k, v in SECTIONS.items() if k not in ionet.SECTIONS or report.get(k)}
     return (
         _templates()
         .get_template("report.html")
@@ -688,8 +739,10 @@ def render(report: dict, data: RunRecord, thresholds: Thresholds) -> str:
             doc=report,
             run=report["run"],
             steady=report["steady_state"],
-            sections=SECTIONS,
+            sections=shown,
             empty=empty_lines(report, data),
+            io_net={k: io_net_charts(report, data, k) for k in ionet.SECTIONS},
+            io_net_rows={k: io_net_rows(report.get(k) or []) for k in ionet.SECTIONS},
             checks=benchmark_checks(report, thresholds),
             charts=charts(report, data, thresholds),
             over_time=over_time_charts(report, data, thresholds),

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import numpy as np
 
-from api.runs import overtime
+from api.runs import ionet, overtime
 from api.runs.gaps import longest_clear
 from api.runs.percentiles import QUANTILES, parse_bound, precision, quantile
 from api.runs.record import RunMeta, RunRecord, col, parse
@@ -600,6 +600,8 @@ def build_report(
         data, s.mask, apdex_t_s if apdex_t_s is not None else apdex_default_s(thresholds)
     )
     report["transaction_spread"] = overtime.spread(data, s.mask)
+    # Only where the data has them: a run without disks or NICs has no such key at all.
+    report.update(ionet.sections(data, s.mask))
     if data.meta.gaps is not None:  # runs with a clock: where data is missing, and why
         report["gaps"] = data.meta.gaps
     if data.meta.source in ("st03", "perfmon"):  # how the file was read: the audit
@@ -704,6 +706,11 @@ def figures(report: dict) -> dict[str, tuple[float, bool]]:
         up = row["key"] == "available_mb"
         for stat in ("avg", "min", "max"):
             out[f"os.{row['host']}.{row['key']}.{stat}"] = (row[stat], up)
+    # The I/O-wait and network rows add their p95 (mean and max are the avg and max above).
+    for section in (ionet.IO_WAIT, ionet.NETWORK):
+        for row in report.get(section) or []:
+            up = row["key"].endswith("idle_time")  # an idle disk is the better one
+            out[f"os.{row['host']}.{row['key']}.p95"] = (row["p95"], up)
     return out
 
 
