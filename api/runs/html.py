@@ -396,9 +396,14 @@ def charts(report: dict, data: RunRecord, thresholds: Thresholds) -> list[Chart]
     return out
 
 
+# How the page shows a base unit: disk latencies in ms (4.18 ms, not 0.004 s), network
+# bytes in MB/s of 10^6 bytes (1.39, not 1,389,500 or an axis offset "1e6").
+SHOWN_IN = {"s": ("ms", 1000.0), "bytes/s": ("MB/s", 1e-6)}
+
+
 def _shown_in(unit: str) -> tuple[str, float]:
-    """Disk latencies are read in ms (4.18 ms, not 0.004 s): the page's unit and factor."""
-    return ("ms", 1000.0) if unit == "s" else (unit, 1.0)
+    """The page's unit and factor for a row or chart in `unit`."""
+    return SHOWN_IN.get(unit, (unit, 1.0))
 
 
 def io_net_rows(rows: list[dict]) -> list[dict]:
