@@ -18,13 +18,13 @@ A dialog step:
    DB CPU burst joins the database host's CPUs at once.
 3. CPU departure on the database host: the physical reads (buffer-pool misses drawn per
    DB call) and synchronous page writes are booked on the disks, lock holds on the locks,
-   the commit's log write on a log device, the enqueue requests on the enqueue work
-   processes, then the delays that hold nothing but the work process (roll-in, program
-   load, network round trips). That fixes the answer time; the response ends after the
-   GUI time, the user thinks again from there (a THINK on the heap), and a saving step
-   sends its V1 update to the instance's update work processes, where it runs the same
-   chain. The work process is busy until its roll-out is done: it is freed at a known
-   time, so that costs no event either.
+   the commit's log write on a log device (or a data disk when the log shares them), the
+   enqueue requests on the enqueue work processes, then the delays that hold nothing but
+   the work process (roll-in, program load, network round trips). That fixes the answer
+   time; the response ends after the GUI time, the user thinks again from there (a THINK
+   on the heap), and a saving step sends its V1 update to the instance's update work
+   processes, where it runs the same chain. The work process is busy until its roll-out
+   is done: it is freed at a known time, so that costs no event either.
 
 Three events per dialog step (one on the heap), two more per update: about 3.5 per step
 of the SD mix. Pure delays carry no contention, so where they sit in the holding time only

@@ -7,7 +7,8 @@ decomposition with flow-equivalent servers.
   (an open class fed by the dialog steps that save).
 - Inner network: what a busy work process visits. Host CPUs (processor sharing over the
   host's cores, shared by every instance and the database placed there), the database host's
-  CPUs, the data disks (one FCFS queue per disk, service by device kind), the log devices,
+  CPUs, the data disks (one FCFS queue per disk, service by device kind), the log devices
+  (or the data disks, when the log shares them: `database.log_on_data_disks`),
   locks, the enqueue server, and pure delays (network round trips, roll-in/out, load).
   For each class it is solved exactly (single-class product form, by convolution) at every
   number k of busy work processes, k = 1..work processes, with the other classes present as
