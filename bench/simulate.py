@@ -122,7 +122,7 @@ def simpy_model(window: float, seed: int) -> Result:
     land, db = sc.landscape, sc.landscape.database
     dev = land.devices
     read_s, write_s = dev[db.disks.kind].read_s, dev[db.disks.kind].write_s
-    log_s = dev[db.log.kind].log_write_s
+    log_s = land.log_write_s
     cs = land.central_services
     rng = random.Random(seed)
     env = simpy.Environment()

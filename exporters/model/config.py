@@ -130,7 +130,15 @@ class Device(Strict):
 
     read_s: float = Field(gt=0, description="one random page read")
     write_s: float = Field(gt=0, description="one random page write")
-    log_write_s: float = Field(gt=0, description="one synchronous log write (commit)")
+    log_write_s: float = Field(
+        gt=0, description="one synchronous log write (commit) where seq_write_s is absent"
+    )
+    seq_write_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="one sequential write: a commit's log append on a log device of its own "
+        "(no seek); absent: log_write_s, as before",
+    )
 
 
 class Disks(Strict):
@@ -160,6 +168,11 @@ class Database(Strict):
     bufferpools: list[BufferPool] = Field(min_length=1)
     disks: Disks = Field(description="data disks: physical reads and synchronous page writes")
     log: Disks = Field(description="log devices: one synchronous log write per commit")
+    log_on_data_disks: bool = Field(
+        default=False,
+        description="the log shares the data disks (database.log.count is then unused): each "
+        "log write is a random write queued with the data I/Os",
+    )
     locks: list[Lock] = Field(default_factory=list)
     io_cleaners: int = Field(ge=0, le=MAX_WORK_PROCESSES)
     io_cleaner_pages_per_s: float = Field(gt=0)
@@ -231,8 +244,27 @@ class Landscape(Strict):
         ):
             if disks.kind not in self.devices:
                 raise ValueError(f"{path}.kind: no devices.{disks.kind} entry")
+        db = self.database
+        if db.log_on_data_disks and db.log.kind != db.disks.kind:
+            raise ValueError(
+                f"database.log.kind: {db.log.kind} differs from database.disks.kind "
+                f"{db.disks.kind}, but log_on_data_disks puts the log on the data disks"
+            )
         self.hosts  # noqa: B018 - validates the placement
         return self
+
+    @property
+    def log_write_s(self) -> float:
+        """What one commit's log write occupies its device, in both engines. On the data disks
+        it is a random write: the heads leave the data for the log's tracks and back (seed
+        002: the logs gained from a storage server of their own). On a device of its own it
+        is a sequential append where the device kind gives `seq_write_s`, else `log_write_s`
+        (the landscapes shipped before storage data: the calibration stays where it was)."""
+        db = self.database
+        if db.log_on_data_disks:
+            return self.devices[db.disks.kind].write_s
+        dev = self.devices[db.log.kind]
+        return dev.seq_write_s if dev.seq_write_s is not None else dev.log_write_s
 
     @cached_property
     def hosts(self) -> list[Host]:

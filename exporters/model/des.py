@@ -18,13 +18,13 @@ A dialog step:
    DB CPU burst joins the database host's CPUs at once.
 3. CPU departure on the database host: the physical reads (buffer-pool misses drawn per
    DB call) and synchronous page writes are booked on the disks, lock holds on the locks,
-   the commit's log write on a log device, the enqueue requests on the enqueue work
-   processes, then the delays that hold nothing but the work process (roll-in, program
-   load, network round trips). That fixes the answer time; the response ends after the
-   GUI time, the user thinks again from there (a THINK on the heap), and a saving step
-   sends its V1 update to the instance's update work processes, where it runs the same
-   chain. The work process is busy until its roll-out is done: it is freed at a known
-   time, so that costs no event either.
+   the commit's log write on a log device (or a data disk when the log shares them), the
+   enqueue requests on the enqueue work processes, then the delays that hold nothing but
+   the work process (roll-in, program load, network round trips). That fixes the answer
+   time; the response ends after the GUI time, the user thinks again from there (a THINK
+   on the heap), and a saving step sends its V1 update to the instance's update work
+   processes, where it runs the same chain. The work process is busy until its roll-out
+   is done: it is freed at a known time, so that costs no event either.
 
 Three events per dialog step (one on the heap), two more per update: about 3.5 per step
 of the SD mix. Pure delays carry no contention, so where they sit in the holding time only
@@ -173,6 +173,7 @@ class DiscreteEventSimulation(ModelRun):
         self.lfree = [0.0] * len(net.lock_names)
         self.logfree = [0.0] * net.log_devices
         self.dfree = [0.0] * net.disks
+        self._share_log_disks(net)
         # [data disk busy, residence of all data disk I/O, log device busy]
         self.disk_acc = [0.0, 0.0, 0.0]
         # [page writes, synchronous page writes, background (cleaner) page writes]
@@ -280,8 +281,16 @@ class DiscreteEventSimulation(ModelRun):
         ):
             have = getattr(self, name)
             setattr(self, name, have[:n] + [now] * max(0, n - len(have)))
+        self._share_log_disks(net)
         self.dsel, self.dsvc, self.dsum = disk_stream(self._rng_disk, net.disks)
         self.dp = 0
+
+    def _share_log_disks(self, net: Network) -> None:
+        """A log on the data disks books its writes on the disks' own queues (one list), and
+        its busy time counts as the disks' (the log accumulator is the disks' one)."""
+        if net.log_on_data_disks:
+            self.logfree = self.dfree
+        self.log_acc = 0 if net.log_on_data_disks else 2
 
     def _ps_update(self, s: int, now: float) -> None:
         """Bring station s's virtual time and busy time up to now."""
@@ -362,7 +371,7 @@ class DiscreteEventSimulation(ModelRun):
         sdone, sdone_db = self.sdone, self.sdone_db
         d_st = net.db_station
         efree, e_booked = self.efree, self.e_booked
-        lfree, logfree = self.lfree, self.logfree
+        lfree, logfree, log_acc = self.lfree, self.logfree, self.log_acc
         dfree, disk_acc, disk_ios, tokens = self.dfree, self.disk_acc, self.disk_ios, self.tokens
         page_ops = self.page_ops
         bnext = self.bnext
@@ -487,6 +496,7 @@ class DiscreteEventSimulation(ModelRun):
                     n = row[4]
                     nw = row[5]
                     io = 0.0
+                    touched = 0  # data disks this step's own I/Os occupy, from disk d0
                     if n or nw:
                         # A step's page I/Os go to consecutive disks from a random one, as
                         # a striped container spreads them: no disk sees two of them at
@@ -497,7 +507,8 @@ class DiscreteEventSimulation(ModelRun):
                             )
                             dsel, dsvc, dsum, dp = self.dsel, self.dsvc, self.dsum, 0
                             n_disk_stream = len(dsel)
-                        dd = dsel[dp]
+                        dd = d0 = dsel[dp]
+                        touched = n
                         q = dp + n
                         x = dp
                         while x < q:
@@ -530,6 +541,7 @@ class DiscreteEventSimulation(ModelRun):
                             disk_ios[2] += a
                             if a < nw:
                                 disk_ios[1] += nw - a
+                                touched += nw - a
                                 q = dp + nw - a
                                 for x in range(dp, q):
                                     f = dfree[dd]
@@ -556,8 +568,13 @@ class DiscreteEventSimulation(ModelRun):
                         f = logfree[dd]
                         e = (f if f > now else now) + lw
                         logfree[dd] = e
-                        io += e - now
-                        disk_acc[2] += lw
+                        if log_acc == 0 and (dd - d0) % n_disks < touched:
+                            # A log on the data disks, on a disk this step has just booked:
+                            # the write is issued after its own I/O there, waits for it only.
+                            io += lw
+                        else:
+                            io += e - now
+                        disk_acc[log_acc] += lw
                     enq = 0.0
                     ne = row[7]
                     if ne:
@@ -998,7 +1015,11 @@ class DiscreteEventSimulation(ModelRun):
             host_cpu_util=tot.host_cpu_seconds / (land.app_servers.cpus * span),
             db_cpu_util=float(tot.db_cpu_seconds / (net.host_cpus[net.db_station] * span)),
             disk_util=float(tot.disk_busy_seconds / (land.database.disks.count * span)),
-            log_util=float(self.disk_acc[2] / (net.log_devices * span)),
+            log_util=float(
+                tot.disk_busy_seconds / (land.database.disks.count * span)
+                if net.log_on_data_disks
+                else self.disk_acc[2] / (net.log_devices * span)
+            ),
             enqueue_util=float(
                 self.e_booked[0] / (land.central_services.enqueue_work_processes * span)
             ),

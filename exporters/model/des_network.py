@@ -79,8 +79,9 @@ class Network:
     disks: int  # data disks
     read_s: float  # a page read occupies a data disk
     write_s: float  # a page write occupies a data disk
-    log_devices: int
-    log_write_s: float  # a commit's log write occupies a log device
+    log_devices: int  # the data disks when the log shares them
+    log_write_s: float  # a commit's log write occupies a log device (`Landscape.log_write_s`)
+    log_on_data_disks: bool
     lock_names: list[str]
     cleaner_pages_per_s: float
     index_share_of_page_writes: float
@@ -195,8 +196,9 @@ def compile_network(scenario: Scenario) -> Network:
         disks=db.disks.count,
         read_s=devices[db.disks.kind].read_s,
         write_s=devices[db.disks.kind].write_s,
-        log_devices=db.log.count,
-        log_write_s=devices[db.log.kind].log_write_s,
+        log_devices=db.disks.count if db.log_on_data_disks else db.log.count,
+        log_write_s=land.log_write_s,
+        log_on_data_disks=db.log_on_data_disks,
         lock_names=[lk.name for lk in db.locks],
         cleaner_pages_per_s=db.io_cleaners * db.io_cleaner_pages_per_s,
         index_share_of_page_writes=db.index_share_of_page_writes,

@@ -7,7 +7,8 @@ decomposition with flow-equivalent servers.
   (an open class fed by the dialog steps that save).
 - Inner network: what a busy work process visits. Host CPUs (processor sharing over the
   host's cores, shared by every instance and the database placed there), the database host's
-  CPUs, the data disks (one FCFS queue per disk, service by device kind), the log devices,
+  CPUs, the data disks (one FCFS queue per disk, service by device kind), the log devices
+  (or the data disks, when the log shares them: `database.log_on_data_disks`),
   locks, the enqueue server, and pure delays (network round trips, roll-in/out, load).
   For each class it is solved exactly (single-class product form, by convolution) at every
   number k of busy work processes, k = 1..work processes, with the other classes present as
@@ -355,7 +356,9 @@ class Solver:
         dev = land.devices
         self.read_s = dev[db.disks.kind].read_s
         self.write_s = dev[db.disks.kind].write_s
-        self.log_write_s = dev[db.log.kind].log_write_s
+        self.log_write_s = land.log_write_s
+        # A log on the data disks queues there: its writes join the disks' demand.
+        self.log_shared = db.log_on_data_disks
         # Per (task, transaction): DB CPU, physical reads, log and lock demand per step.
         self.db_cpu = self._per_step(self.st_cpu)
         self.phys = self._per_step(self.st_phys)
@@ -424,7 +427,10 @@ class Solver:
         out[self.disk_station] = (
             self.phys[k] * self.read_s + self.page_writes_step[k] * sync_share * self.write_s
         ) * inflate
-        out[self.log_station] = self.log_demand[k]
+        if self.log_shared:
+            out[self.disk_station] += self.log_demand[k] * inflate
+        else:
+            out[self.log_station] = self.log_demand[k]
         out[self.enqueue_station] = self.enq_demand[k]
         for li, s in enumerate(self.lock_stations):
             out[s] = self.lock_demand[li, k]
@@ -593,9 +599,10 @@ class Solver:
         w = self.weights[DIALOG]
         delay = self._mean_delay(i, DIALOG)
         r = present / (x * self.updates_per_step)
+        commits = float(self.commits[DIALOG] @ w)
         visits = {
-            self.disk_station: float(self.phys[DIALOG] @ w),
-            self.log_station: float(self.commits[DIALOG] @ w),
+            self.disk_station: float(self.phys[DIALOG] @ w) + commits * self.log_shared,
+            self.log_station: commits * (not self.log_shared),
         }
         log_p = -delay / r
         for st, queue in enumerate(q[DIALOG, i]):
@@ -847,6 +854,9 @@ class Solver:
         reads = float((stmt_exec * self.st_phys).sum())
         disk_busy = reads * self.read_s + total_w * self.write_s
         commits = float((per_task * self.commits).sum())
+        log_busy = commits * self.log_write_s
+        if self.log_shared:
+            disk_busy += log_busy
         enq = float((per_task * self.enqueues).sum())
         cs = land.central_services
         db_host = land.host(db.host)
@@ -866,7 +876,10 @@ class Solver:
             "host_cpu_util": host_util,
             "db_cpu_util": float((per_task * self.db_cpu).sum()) / db_host.cpus,
             "disk_util": min(1.0, disk_busy / db.disks.count),
-            "log_util": min(1.0, commits * self.log_write_s / db.log.count),
+            "log_util": min(
+                1.0,
+                disk_busy / db.disks.count if self.log_shared else log_busy / db.log.count,
+            ),
             "enqueue_util": min(1.0, enq * cs.enqueue_service_s / cs.enqueue_work_processes),
             "cs_cpu_util": min(1.0, x_dialog * cs.message_server_cpu_s_per_step / cs_host.cpus),
             "roll_file_bytes_rate": np.array(
