@@ -13,6 +13,8 @@ STEPS_GUARDED = f"{STEPS}_guarded"
 FAST = "1m"
 STEPS_FAST = f"sap_instance_task_type:sap_workload_steps:rate{FAST}"
 STEPS_FAST_GUARDED = f"{STEPS_FAST}_guarded"
+# The source label of the per-step series sapcontrol.rules.yml records (the model's have none).
+SAPCONTROL_SOURCE = "sapcontrol"
 BY = "sum by (sid, sap_instance, task_type)"
 DIALOG = '{task_type="dialog"}'
 # The indicators' components, and the response (the dialog-response bound, dashboards).

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from alerts.recording import STEPS
+from alerts.recording import FAST, SAPCONTROL_SOURCE, STEPS
 from alerts.rules import INSTANCE, RuleFile, alert, number, record
-from exporters.vocabulary import DIALOG_RESPONSE_MEAN, per_step_mean
+from alerts.workload import critical_twin, mean_ms
+from exporters.vocabulary import DIALOG_RESPONSE_MEAN, INDICATORS, Indicator, per_step_mean
 
 BY = "sum by (sid, sap_instance)"
 CCMS_STEPS = "sap_ccms_dialog_steps_per_second"
@@ -16,7 +17,7 @@ DIA_WRITES = 'sap_dispatcher_queue_writes_total{queue="ABAP/DIA"}'
 # has no such node, the rate of ABAP/DIA dispatcher queue writes (one per dialog step).
 STEP_RATE = "sap_instance:sap_dialog_steps_per_second:ccms_or_dia_writes"
 # Series of one instance's dialog work, labelled like the model's so the same alerts read them.
-DIALOG = {"task_type": "dialog", "source": "sapcontrol"}
+DIALOG = {"task_type": "dialog", "source": SAPCONTROL_SOURCE}
 # Components CCMS reports as per-step averages over its own interval: component -> CCMS value.
 CCMS_AVERAGES = {
     "dispatcher_wait": "queue_time",
@@ -34,6 +35,17 @@ CCMS_AVERAGES = {
 ST03_COUNTERS = f'{STEPS}{{source!="sapcontrol"}}'
 # Components read by Little's law from the SM50 work-process table: component -> activity.
 WP_ACTIVITIES = {"enqueue": "enqueue", "roll_in": "roll_in", "roll_out": "roll_out"}
+# The indicators with a critical twin: this source records their 1-minute means too, and
+# pages on them (critical_twin_of) only while the 5-minute mean is over the paper's threshold
+# as well, for CONFIRM. A CCMS value is a trailing average over CCMS's own interval and an
+# SM50 sample a handful of work processes: a minute of either carries brief bursts and the
+# secondary symptoms of another fault's onset (a DB bottleneck's first minute queues dialog
+# steps in the dispatcher), which the exact counters' twins (for: 30s) would page on.
+FAST_INDICATORS = tuple(i for i in INDICATORS if i.critical_multiple is not None)
+FAST_COMPONENTS = {i.component for i in FAST_INDICATORS}
+# A 30 s burst lifts a gauge's 1-minute mean (four 15 s samples) for three evaluations,
+# 30 s: for: 1m lets it pass; a sustained breach waits 30 s more than on exact counters.
+CONFIRM = "1m"
 
 WHY = """
 Per-step series from the sapcontrol source (sapstartsrv's SAPControl web service), under
@@ -55,6 +67,13 @@ a system read both ways keeps two distinguishable series. docs/sapcontrol.md der
   dialog step, in wall-clock time.
 - Dialog steps per second for the NOC: the rate of requests written into the ABAP/DIA
   dispatcher queue (GetQueueStatistic Writes, a real counter, so rate() absorbs resets).
+- The components with a critical twin are also recorded over 1 minute (mean1m). This
+  source's critical twins (below; workload.rules.yml's read only exact counters) page
+  when the 1-minute mean is over the critical multiple m and the 5-minute mean over the
+  paper's threshold, for 1 minute: CCMS interval averages and SM50 samples carry brief
+  bursts and the secondary symptoms of another fault's onset, which neither survive. A
+  sustained breach from a healthy level pages after max(1 minute, 5/m minutes) of CCMS
+  values plus the minute of for: (docs/operations.md states the latency).
 - Only for instances without ST03 counters (sap_workload_steps_total, read through their
   recorded 5-minute step rate so a failed scrape does not let a copy through): where those exist
   (the model, or an ST03 reader beside sapstartsrv) they are exact and their series are the
@@ -152,12 +171,29 @@ def _weighted(value: str) -> str:
     return f"sap_instance:sap_ccms_dialog_{value}_seconds:weighted"
 
 
-def _per_step(numerator: str, guard: str, by: str = BY, on: str = "sid, sap_instance") -> str:
+def _per_step(
+    numerator: str, guard: str, by: str = BY, on: str = "sid, sap_instance", window: str = "5m"
+) -> str:
     return (
-        f"{by} (avg_over_time({numerator}[5m]))\n"
-        f"  / ({by} (avg_over_time({STEP_RATE}[5m])) >= {guard})\n"
+        f"{by} (avg_over_time({numerator}[{window}]))\n"
+        f"  / ({by} (avg_over_time({STEP_RATE}[{window}])) >= {guard})\n"
         f"unless on({on}) {ST03_COUNTERS}\n"
     )
+
+
+def critical_twin_of(indicator: Indicator, limits: Mapping[str, float]) -> dict:
+    """The critical twin on this source's series: the 1-minute mean over the critical
+    multiple, confirmed by the 5-minute mean over the paper's threshold (the value printed
+    stays the 1-minute mean: `and` keeps the left side)."""
+    warn_ms = 1000 * limits[indicator.threshold_key]
+    crit = number(warn_ms * indicator.critical_multiple)
+    mine = f'task_type="dialog",source="{SAPCONTROL_SOURCE}"'
+    expr = (
+        f"{mean_ms(indicator, FAST, mine)} > {crit}\n"
+        "and on(sid, sap_instance, task_type)\n"
+        f"  {mean_ms(indicator, '5m', mine)} > {number(warn_ms)}\n"
+    )
+    return critical_twin(indicator, limits, expr, CONFIRM)
 
 
 def rule_file(limits: Mapping[str, float]) -> RuleFile:
@@ -180,15 +216,20 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
             for value in CCMS_AVERAGES.values()
         ),
         *(
-            _labelled(per_step_mean(c), _per_step(_weighted(value), guard), DIALOG)
+            _labelled(per_step_mean(c, w), _per_step(_weighted(value), guard, window=w), DIALOG)
+            for w in ("5m", FAST)
             for c, value in CCMS_AVERAGES.items()
+            if w == "5m" or c in FAST_COMPONENTS
         ),
         *(
             _labelled(
-                per_step_mean(c),
-                _per_step(f'sap_work_processes_activity{{type="DIA",activity="{a}"}}', guard),
+                per_step_mean(c, w),
+                _per_step(
+                    f'sap_work_processes_activity{{type="DIA",activity="{a}"}}', guard, window=w
+                ),
                 DIALOG,
             )
+            for w in ("5m", FAST)
             for c, a in WP_ACTIVITIES.items()
         ),
         # The SD benchmark bound is on the system's average dialog response.
@@ -202,7 +243,12 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
         "sapcontrol.rules.yml",
         WHY + HEALTH_WHY,
         [
-            {"name": "sap-sapcontrol-recording", "rules": rules},
+            # The critical twins last in the group that records what they read: rules of one
+            # group run in order, so a twin sees this evaluation's means, not the last one's.
+            {
+                "name": "sap-sapcontrol-recording",
+                "rules": [*rules, *(critical_twin_of(i, limits) for i in FAST_INDICATORS)],
+            },
             {"name": "sap-sapcontrol-health", "rules": health_rules()},
         ],
     )

@@ -35,9 +35,41 @@ def test_promtool_unit_tests_pass() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_promtool_critical_twin_tests_pass() -> None:
+    """The sapcontrol source's critical twins at the real 15 s scrape: a sustained breach
+    pages in 105 s (150 s for DB request time, critical at 2x), a burst or another fault's
+    onset does not (sapcontrol_fast.test.yml)."""
+    result = subprocess.run(
+        [promtool_path(), "test", "rules", "sapcontrol_fast.test.yml"],
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_each_critical_twin_reads_one_source() -> None:
+    """One fault, one page: workload.rules.yml's twins read every source but sapcontrol,
+    sapcontrol.rules.yml's only sapcontrol (whose series exist only where no exact ST03
+    counters do)."""
+    twins = {
+        path: [
+            r["expr"]
+            for g in yaml.safe_load((REPO / "alerts" / path).read_text())["groups"]
+            for r in g["rules"]
+            if r.get("labels", {}).get("severity") == "critical" and ":mean1m" in r["expr"]
+        ]
+        for path in ("workload.rules.yml", "sapcontrol.rules.yml")
+    }
+    assert len(twins["workload.rules.yml"]) == len(twins["sapcontrol.rules.yml"]) == 5
+    assert all('source!="sapcontrol"' in e for e in twins["workload.rules.yml"])
+    assert all(e.count('source="sapcontrol"') == 2 for e in twins["sapcontrol.rules.yml"])
+
+
 def test_every_per_step_series_says_its_source_and_is_idle_safe() -> None:
     rules = yaml.safe_load(RULES.read_text())["groups"][0]["rules"]
-    per_step = [r for r in rules if r["record"].endswith(":mean5m")]
+    per_step = [r for r in rules if r.get("record", "").endswith(":mean5m")]
     assert {r["record"] for r in per_step} >= {
         f"sap_instance_task_type:sap_workload_{c}_seconds_per_step:mean5m"
         for c in ("dispatcher_wait", "db_request", "enqueue", "roll_in", "roll_out")
