@@ -9,6 +9,20 @@ from exporters.model.engine import Simulation
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
+# What the integration session's stack fixture sets in the environment. That fixture is
+# session-scoped, so its variables stay set until the last test: the unit tests collected
+# after tests/integration (model, sapcontrol, ...) would read its settings as defaults (CI
+# saw WLMON_SAPCONTROL_CACHE_S=4 make an "uncached" collector share its reading).
+STACK_ENVIRONMENT: set[str] = set()
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_see_no_stack_environment(request, monkeypatch) -> None:
+    if "integration" in request.node.path.parts:
+        return
+    for name in STACK_ENVIRONMENT:
+        monkeypatch.delenv(name, raising=False)
+
 
 @pytest.fixture(scope="session")
 def fixture_catalog() -> Catalog:

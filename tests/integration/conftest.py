@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.conftest import STACK_ENVIRONMENT
 from tests.integration.helpers import Heartbeats, Mailbox, start_smtp_sink
 from wlmon.stack.runtime import Stack
 from wlmon.stack.settings import StackSettings, free_port_environment
@@ -70,7 +71,9 @@ def stack(tmp_path_factory, mailbox, heartbeats) -> Iterator[Stack]:
         "WLMON_SAPCONTROL_CACHE_S": "4",
         "WLMON_SAPCONTROL_TIMEOUT_S": "1.5",
     }
-    # Set for the session and restored after (pytest's own MonkeyPatch, not a copy of it).
+    # Set for the session and restored after (pytest's own MonkeyPatch, not a copy of it);
+    # the tests outside tests/integration that run after it do not see them (tests/conftest).
+    STACK_ENVIRONMENT.update(env)
     with pytest.MonkeyPatch.context() as patch:
         for key, value in env.items():
             patch.setenv(key, value)

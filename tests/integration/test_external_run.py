@@ -73,6 +73,20 @@ def test_external_resolution_follows_the_scrape_interval(stack) -> None:
     scrapes every 2 s: a step of 3 s is refused naming 4 s; 4 s (two scrapes) gives a sample
     in every step; left out, the step is three scrapes (6 s)."""
     api = url(stack, "api")
+    # An earlier test may have restarted the exporter: wait until Prometheus holds the
+    # window's 40 s of every BMK series (2 s scrapes), or its first steps are empty.
+    query = 'min(count_over_time(sap_workload_steps_total{sid="BMK"}[44s]))'
+    eventually(
+        lambda: (
+            float(
+                httpx.get(
+                    f"{url(stack, 'prometheus')}/api/v1/query", params={"query": query}
+                ).json()["data"]["result"][0]["value"][1]
+            )
+            >= 20
+        ),
+        timeout=90,
+    )
     end = datetime.now(UTC) - timedelta(seconds=2)
     body = {"mode": "external", "start": (end - timedelta(seconds=40)).isoformat()}
     body["end"] = end.isoformat()
