@@ -57,7 +57,7 @@ down: install
 dashboard-docs: stack system-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/integration/test_browser.py
 	# The fleet overview from a real fleet (`wlmon up --profile fleet`: three SIDs, PRD faulted).
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests/integration/test_fleet_thanos.py -k grafana_shows_every_sid
+	WLMON_FLEET_BROWSER=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/integration/test_fleet_thanos.py -k grafana_shows_every_sid
 	$(BIN)/python -m dashboards.docs
 
 bench: install
