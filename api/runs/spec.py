@@ -161,7 +161,7 @@ class ExternalRunRequest(BaseModel):
         default=None,
         ge=1,
         le=3600,
-        description="seconds per sample, at least two scrape intervals of the sid's targets "
+        description="seconds per sample, at least three scrape intervals of the sid's targets "
         "(increase() needs two samples per step); default: three scrape intervals",
     )
     users: int | None = Field(

@@ -17,7 +17,10 @@ from api.store import Store
 from exporters.model.catalog import ConfigError
 
 # increase() over a step needs two samples of the counter in it.
-MIN_SCRAPES_PER_STEP = 2
+# Three, not two: a step of exactly two intervals holds two samples only while scrapes
+# keep time; with jitter one falls outside and the step reads empty (CI: 1 of 10 steps of
+# 4 s on a 2 s scrape).
+MIN_SCRAPES_PER_STEP = 3
 
 # Runs of the system this stack monitors: in Prometheus, Grafana and Alertmanager's record.
 MONITORED = ("realtime", "external")
@@ -123,17 +126,19 @@ def register_external(store: Store, settings: Settings, req: ExternalRunRequest)
 
 def external_resolution(settings: Settings, req: ExternalRunRequest) -> float:
     """The step of an external window: the one asked for, or SCRAPES_PER_STEP scrape
-    intervals of the sid's targets. A step shorter than two scrape intervals holds at most
-    one sample of a counter, from which increase() gives nothing: the default 15 s on a
-    15 s scrape answered 502 "no sap_workload_* data". Refused with the step that works."""
+    intervals of the sid's targets. A step shorter than three scrape intervals can hold a
+    single sample of a counter (two when scrapes keep time), from which increase() gives
+    nothing: the default 15 s on a 15 s scrape answered 502 "no sap_workload_* data".
+    Refused with the step that works."""
     scrape = sid_scrape_interval_s(settings.prometheus_url, req.sid)
     resolution = req.resolution_s or SCRAPES_PER_STEP * scrape
     if resolution < MIN_SCRAPES_PER_STEP * scrape:
         raise Invalid(
-            f"resolution_s {resolution:g} is shorter than two scrape intervals of {req.sid}'s "
+            f"resolution_s {resolution:g} is shorter than three scrape intervals of {req.sid}'s "
             f"targets ({scrape:g} s each): a step needs two samples of a counter for its "
-            f"increase; use resolution_s {MIN_SCRAPES_PER_STEP * scrape:g} or more (left out, "
-            f"it is {SCRAPES_PER_STEP * scrape:g})"
+            f"increase, whatever the scrapes' jitter; use resolution_s "
+            f"{MIN_SCRAPES_PER_STEP * scrape:g} or more "
+            f"(left out, it is {SCRAPES_PER_STEP * scrape:g})"
         )
     if error := too_many_points((req.end - req.start).total_seconds(), resolution):
         raise Invalid(error)
