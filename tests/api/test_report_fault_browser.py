@@ -7,7 +7,6 @@ stack: the page is self-contained, opened from a file."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,8 +22,8 @@ selenium = pytest.importorskip("selenium", reason="selenium is a dev dependency 
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from tests.chromium import headless_chrome  # noqa: E402
+
 DURATION_S, FAULT = 600.0, ("db-bottleneck", 240.0, 420.0)
 # Time charts: the three over time, the timeline's panels, the per-counter charts.
 TIME_CHARTS = "#over_time figure, #timeline figure, #charts figure"
@@ -63,25 +62,7 @@ def page(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
-    assert Path(CHROMEDRIVER).is_file(), "chromedriver missing: make system-deps"
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--force-device-scale-factor=1",
-        "--window-size=1400,1000",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(
-        options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER)
-    )
-    driver.set_page_load_timeout(60)
+    driver = headless_chrome(1400, 1000)
     try:
         yield driver
     finally:

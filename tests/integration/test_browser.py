@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import colorsys
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,11 +23,11 @@ selenium = pytest.importorskip("selenium", reason="selenium is a dev dependency 
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
+from tests.chromium import headless_chrome  # noqa: E402
+
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts" / "dashboards"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 AUTH = {"Authorization": "Bearer integration-test-token"}
 # The model runs 10x real time here: 3,000 simulated seconds are 5 minutes at most; the run
 # is cancelled as soon as every dashboard has been looked at.
@@ -81,26 +80,7 @@ def _firing(stack, alertname: str) -> bool:
 
 def chrome() -> webdriver.Chrome:
     """Debian's headless Chromium at 1920 px, driven through chromium-driver."""
-    assert Path(CHROMEDRIVER).is_file(), "chromedriver missing: make system-deps"
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--force-color-profile=srgb",
-        "--force-device-scale-factor=1",
-        "--hide-scrollbars",
-        f"--window-size={WIDTH},1080",
-    ):
-        options.add_argument(flag)
-    service = webdriver.ChromeService(executable_path=CHROMEDRIVER)
-    driver = webdriver.Chrome(options=options, service=service)
-    driver.set_page_load_timeout(60)
+    driver = headless_chrome(WIDTH, 1080)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return driver
 
