@@ -29,6 +29,54 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Affinity(Strict):
+    """Cores a tenant (an instance, the database) may run on: by core number or by socket
+    (seed 004: "Affinity was set in the SAP instance profiles so that each instance ran on
+    its own processor. The database ran on the same CPU as the central instance")."""
+
+    cores: list[Annotated[int, Field(ge=0)]] | None = Field(
+        default=None, min_length=1, description="core numbers, 0 .. the host's cpus - 1"
+    )
+    sockets: list[Annotated[int, Field(ge=0)]] | None = Field(
+        default=None, min_length=1, description="every core of these sockets"
+    )
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Affinity:
+        if (self.cores is None) == (self.sockets is None):
+            raise ValueError("give either cores or sockets")
+        for what, ids in (("cores", self.cores), ("sockets", self.sockets)):
+            if ids is not None and len(set(ids)) != len(ids):
+                raise ValueError(f"{what}: a number is listed twice")
+        return self
+
+
+# Where a tenant's memory sits. local: on the sockets of the cores it runs on (a NUMA-aware
+# OS allocates on the node of the thread that first touches a page). interleave: evenly
+# over every socket of the host, wherever it runs (SQL Server 2005's buffer pool: "one
+# SQL Server memory node for each physical NUMA node ... [they] divide the memory evenly",
+# and a buffer pool run on a subset of the nodes "will not automatically be limited to the
+# memory on those nodes": Microsoft, "Growing and Shrinking the Buffer Pool Under NUMA").
+MemoryPlacement = Literal["local", "interleave"]
+
+
+class Hardware(Strict):
+    """A host's processor and memory topology beside its core count (`cpus`)."""
+
+    sockets: int = Field(default=1, gt=0, description="processor sockets (NUMA nodes)")
+    remote_memory_latency_ratio: float = Field(
+        default=1.0,
+        ge=1.0,
+        description="latency of a memory access to another socket's node / local",
+    )
+    memory_stall_share: float = Field(
+        default=0.0,
+        ge=0.0,
+        lt=1.0,
+        description="share of a busy CPU second spent waiting for main memory (local latency)",
+    )
+
+
 class AppServers(Strict):
     hosts: list[str] = Field(min_length=1, max_length=MAX_HOSTS)
     cpus: int = Field(gt=0, le=MAX_CPUS)
@@ -38,6 +86,11 @@ class AppServers(Strict):
     ) = Field(description="SAP instances on each host; per-cpu: one per CPU (seed 004)")
     instance_numbers: list[str] = Field(
         default_factory=list, description="e.g. D00, D01, D02; default D00, D01, ..."
+    )
+    affinity: Literal["none", "per-core"] = Field(
+        default="none",
+        description="per-core: the k-th instance of a host runs on core k only (seed 004); "
+        "instance_affinity pins single instances",
     )
 
     @property
@@ -90,6 +143,7 @@ class SAPBuffer(Strict):
 
 
 class Instance(Strict):
+    memory: MemoryPlacement = "local"
     base_memory_bytes: int = Field(
         ge=0, description="memory of an instance beside roll area and EM"
     )
@@ -159,6 +213,8 @@ class Database(Strict):
         default=None, gt=0, le=MAX_CPUS, description="only on a host of its own"
     )
     memory_bytes: int | None = Field(default=None, gt=0, description="only on a host of its own")
+    affinity: Affinity | None = Field(default=None, description="cores it runs on; none: all")
+    memory: MemoryPlacement = "local"
     other_memory_bytes: int = Field(ge=0, description="DB2 heaps and OS beside the buffer pools")
     call_rtt_s: float = Field(ge=0, description="network round trip of one DB call")
     cpu_s_per_call: float = Field(ge=0)
@@ -218,6 +274,12 @@ class Landscape(Strict):
     app_servers: AppServers
     instance: Instance
     instance_overrides: dict[str, dict[str, int]] = Field(default_factory=dict)
+    instance_affinity: dict[str, Affinity] = Field(
+        default_factory=dict, description="per instance name (host_D01): the cores it runs on"
+    )
+    hardware: dict[str, Hardware] = Field(
+        default_factory=dict, description="per host name: sockets and memory locality"
+    )
     central_services: CentralServices
     database: Database
     devices: dict[DeviceKind, Device] = Field(description="I/O service times per device kind")
@@ -251,7 +313,86 @@ class Landscape(Strict):
                 f"{db.disks.kind}, but log_on_data_disks puts the log on the data disks"
             )
         self.hosts  # noqa: B018 - validates the placement
+        self.cpu_sets  # noqa: B018 - validates the affinities
         return self
+
+    def instance_names(self) -> list[tuple[str, str]]:
+        """(host, instance name) of every instance, host by host."""
+        apps = self.app_servers
+        return [(h, f"{h}_{apps.numbers[k]}") for h in apps.hosts for k in range(apps.instances)]
+
+    def hardware_of(self, host: str) -> Hardware:
+        return self.hardware.get(host, Hardware())
+
+    @cached_property
+    def cpu_sets(self) -> dict[str, tuple[int, ...]]:
+        """Per tenant ("instance:<name>", "database") the cores it may run on, validated:
+        every core and socket exists on its host, and two tenants' sets are the same or
+        disjoint (a set of cores is one processor-sharing station; an overlap would be
+        neither)."""
+        hosts = {h.name: h for h in self.hosts}
+        for name, hw in self.hardware.items():
+            if name not in hosts:
+                raise ValueError(f"hardware.{name}: no such host (hosts: {', '.join(hosts)})")
+            cpus = hosts[name].cpus
+            if cpus % hw.sockets:
+                raise ValueError(
+                    f"hardware.{name}.sockets: {hw.sockets} sockets do not divide the "
+                    f"host's {cpus} cores evenly"
+                )
+        names = self.instance_names()
+        known = {n for _, n in names}
+        for name in self.instance_affinity:
+            if name not in known:
+                raise ValueError(f"instance_affinity.{name}: no such instance")
+        tenants: list[tuple[str, str, str, tuple[int, ...]]] = []  # key, path, host, cores
+        per_host: dict[str, int] = {}
+        for host, name in names:
+            k = per_host.get(host, 0)
+            per_host[host] = k + 1
+            aff = self.instance_affinity.get(name)
+            path = f"instance_affinity.{name}"
+            if aff is None and self.app_servers.affinity == "per-core":
+                aff, path = Affinity(cores=[k]), f"app_servers.affinity (instance {name})"
+            tenants.append((f"instance:{name}", path, host, self._cores(host, aff, path)))
+        db = self.database
+        tenants.append(
+            (
+                "database",
+                "database.affinity",
+                db.host,
+                self._cores(db.host, db.affinity, "database.affinity"),
+            )
+        )
+        for a, (_, path_a, host_a, cores_a) in enumerate(tenants):
+            for key_b, _, host_b, cores_b in tenants[:a]:
+                if host_a == host_b and cores_a != cores_b and set(cores_a) & set(cores_b):
+                    raise ValueError(
+                        f"{path_a}: cores {list(cores_a)} overlap {key_b}'s {list(cores_b)} "
+                        "without being the same set (tenants share a set of cores or none)"
+                    )
+        return {key: cores for key, _, _, cores in tenants}
+
+    def _cores(self, host: str, aff: Affinity | None, path: str) -> tuple[int, ...]:
+        cpus = self.host(host).cpus
+        sockets = self.hardware_of(host).sockets
+        if aff is None:
+            return tuple(range(cpus))
+        if aff.cores is not None:
+            for c in aff.cores:
+                if c >= cpus:
+                    raise ValueError(
+                        f"{path}.cores: core {c} is not on host {host!r} (cores 0..{cpus - 1})"
+                    )
+            return tuple(sorted(aff.cores))
+        per = cpus // sockets
+        for s in aff.sockets or ():
+            if s >= sockets:
+                raise ValueError(
+                    f"{path}.sockets: socket {s} is not on host {host!r} "
+                    f"(sockets 0..{sockets - 1}; hardware.{host}.sockets)"
+                )
+        return tuple(c for s in sorted(aff.sockets or ()) for c in range(s * per, (s + 1) * per))
 
     @property
     def log_write_s(self) -> float:

@@ -157,10 +157,10 @@ class DiscreteEventSimulation(ModelRun):
         # jobs present, of which in their DB burst, cores, the jobs by the virtual time
         # at which they finish, the time of the next departure, busy core-seconds (all,
         # DB bursts).
-        n_h = len(net.host_cpus)
+        n_h = len(net.station_cpus)
         self.sV, self.sT = [0.0] * n_h, [0.0] * n_h
         self.sn = [0] * n_h
-        self.scap = list(net.host_cpus)
+        self.scap = list(net.station_cpus)
         self.sL: list[list[tuple[float, int]]] = [[] for _ in range(n_h)]
         self.snext = [INF] * n_h
         # CPU work done by the bursts that have left (ABAP, DB); work in progress is added
@@ -205,7 +205,7 @@ class DiscreteEventSimulation(ModelRun):
         for name in ("data", "index", "data_phys", "index_phys", "written_data", "written_index"):
             self.cum[name] = np.zeros(n_p)
         self._zero_totals()
-        self._counted_busy = {"sap": np.zeros(n_h), "total": np.zeros(n_h), "db": 0.0}
+        self._counted_busy = {"sap": np.zeros(n_os), "total": np.zeros(n_os), "db": 0.0}
         self._counted_disk = 0.0
         self._apply_pools(net)
         self._add_users(net)
@@ -266,7 +266,7 @@ class DiscreteEventSimulation(ModelRun):
         """CPUs, enqueue work processes and devices as configured (servers added are free
         now; removed ones finish what they hold)."""
         now = self.now
-        for s, cpus in enumerate(net.host_cpus):
+        for s, cpus in enumerate(net.station_cpus):
             self._ps_update(s, now)
             self.scap[s] = cpus
             self._ps_schedule(s, now)
@@ -309,6 +309,8 @@ class DiscreteEventSimulation(ModelRun):
         old = self.net
         if net.n_instances != old.n_instances or net.host_names != old.host_names:
             raise ValueError("a fault or override may not change the instances or hosts")
+        if net.station_host != old.station_host or net.instance_station != old.instance_station:
+            raise ValueError("a fault or override may not change where tenants are pinned")
         if net.lock_names != old.lock_names:
             raise ValueError("a fault or override may not change the locks")
         if [s[:4] for s in net.solver.statements] != [s[:4] for s in old.solver.statements]:
@@ -378,7 +380,7 @@ class DiscreteEventSimulation(ModelRun):
         rec_extend = self.rec.extend
         txs, tp = self.txs, self.tp
         dsel, dsvc, dsum, dp = self.dsel, self.dsvc, self.dsum, self.dp
-        ihost = net.instance_host
+        ihost = net.instance_station  # the CPU station each instance's bursts join
         rmem, rfile, rshare = net.roll_memory_s, net.roll_file_s, net.roll_file_share
         uroll = net.update_roll_s
         # Per step class (instance, task type, transaction): GUI time, its update's class
@@ -802,8 +804,11 @@ class DiscreteEventSimulation(ModelRun):
                     db_work[st] += got
                 else:
                     sap[st] += got
-        total = sap + db_work
         db = float(db_work[net.db_station])
+        # Stations to hosts: a host's pinned core sets add up to its CPUs.
+        n_os = len(net.host_names)
+        sap = np.bincount(net.station_host, weights=sap, minlength=n_os)
+        total = sap + np.bincount(net.station_host, weights=db_work, minlength=n_os)
         n_app = net.n_app_hosts
         counted = self._counted_busy
         tot.host_cpu_seconds += (sap - counted["sap"])[:n_app]
@@ -930,7 +935,7 @@ class DiscreteEventSimulation(ModelRun):
         tot.os_page_ops[:] = self.page_ops
         # Each host's disk: the roll file of its instances, and on the database host the
         # data disks (one LUN) too.
-        db = net.db_station
+        db = net.station_host[net.db_station]
         tot.os_disk_reads[:] = self.roll_disk[0]
         tot.os_disk_writes[:] = self.roll_disk[1]
         tot.os_disk_queue_seconds[:] = self.roll_disk[2]
@@ -1013,7 +1018,9 @@ class DiscreteEventSimulation(ModelRun):
             pool_index_writes=tot.pool_index_writes / span,
             pool_async_index_writes=tot.pool_async_index_writes / span,
             host_cpu_util=tot.host_cpu_seconds / (land.app_servers.cpus * span),
-            db_cpu_util=float(tot.db_cpu_seconds / (net.host_cpus[net.db_station] * span)),
+            db_cpu_util=float(
+                tot.db_cpu_seconds / (net.host_cpus[net.station_host[net.db_station]] * span)
+            ),
             disk_util=float(tot.disk_busy_seconds / (land.database.disks.count * span)),
             log_util=float(
                 tot.disk_busy_seconds / (land.database.disks.count * span)

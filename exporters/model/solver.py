@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from exporters.model.config import Scenario, StepDemand
+from exporters.model.placement import place
 from exporters.model.queueing import ChainResult, Station, closed_chain, closed_network, open_chain
 from exporters.model.sqltext import sql_text, statement_hash
 from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS, TASK_TYPES
@@ -209,6 +210,9 @@ class Solver:
         self.histogram_samples = histogram_samples
         self.seed = seed
         self._delay_memo: dict[tuple[int, int], float] = {}
+        # Which CPU station each tenant runs on and how its memory stretches its CPU.
+        self.placement = place(self.land)
+        self.cpu_stretch = np.array(self.placement.instance_stretch)
         self._prepare()
         self._stations()
 
@@ -273,7 +277,7 @@ class Solver:
             db.cpu_s_per_call
             + (self.st_dreads + self.st_ireads) * db.cpu_s_per_logical_read
             + self.st_phys * db.cpu_s_per_physical_read
-        )
+        ) * self.placement.db_stretch
         # Steps of each (task_type, transaction) per dialog step of the mix.
         self.steps_per_mix = np.zeros((2, n_tx))
         self.steps_per_mix[DIALOG] = self.mix
@@ -329,11 +333,14 @@ class Solver:
         land, db = self.land, self.land.database
         self.hosts = land.hosts
         self.app_hosts = list(land.app_servers.hosts)
-        names = [f"cpu:{h.name}" for h in self.hosts]
-        servers = [h.cpus for h in self.hosts]
-        copies = [1] * len(self.hosts)
-        self.host_station = {h.name: i for i, h in enumerate(self.hosts)}
-        self.db_cpu_station = self.host_station[db.host]
+        # CPU stations: a host's cores, or each set of cores tenants are pinned to.
+        pl = self.placement
+        names = [st.name for st in pl.stations]
+        servers = [st.cores for st in pl.stations]
+        copies = [1] * len(pl.stations)
+        self.host_station = {h.name: pl.host_stations(h.name)[0] for h in self.hosts}
+        self.inst_cpu_station = list(pl.instance_station)
+        self.db_cpu_station = pl.db_station
         self.disk_station = len(names)
         names.append("disks")
         servers.append(1)
@@ -420,7 +427,7 @@ class Solver:
     def station_demand(self, i: int, k: int, sync_share: float, async_util: float) -> np.ndarray:
         """[global station, transaction]: demand per step of instance i's task k."""
         out = np.zeros((len(self.station_names), len(self.tx_names)))
-        out[self.host_station[self.layout[i].host]] += self.cpu_s[k]
+        out[self.inst_cpu_station[i]] += self.cpu_s[k] * self.cpu_stretch[i]
         out[self.db_cpu_station] += self.db_cpu[k]
         # Cleaner writes occupy the disks too: the reads see them as lost capacity.
         inflate = 1.0 / max(1.0 - async_util, 1e-3)
@@ -591,7 +598,7 @@ class Solver:
         and per dialog step on them (Little: present = rate x time), and how many more of
         the instance's dialog steps an update meets than their mean queue: its own parent
         for a share P of its time instead of the parent's mean presence."""
-        host = self.host_station[self.layout[i].host]
+        host = self.inst_cpu_station[i]
         present = q[_UPDATE_QUEUE, i, host]
         here = q[DIALOG, i, host] / x if x > 0 else 0.0
         if present <= 0 or here <= 0:
@@ -656,7 +663,7 @@ class Solver:
                     continue
                 demand_t = self.station_demand(i, k, sync_share, async_util)
                 arrival = new_x[i] * self.updates_per_step
-                host = self.host_station[lay.host]
+                host = self.inst_cpu_station[i]
                 away, beside, parent = self._shadows(i, q, float(x_dialog[i]))
                 shadow = (-1, 0.0, 0.0)
                 if k == DIALOG:
@@ -809,15 +816,15 @@ class Solver:
             if s >= 0:
                 s_global[s] = v
         res = demand_t * s_global[:, None]  # residence per station and transaction
-        host = self.host_station[self.layout[i].host]
+        host = self.inst_cpu_station[i]
         m = np.zeros((len(self.tx_names), len(COMPONENTS)))
         d = self.delays(i, k)
         m[:, _C["dispatcher_wait"]] = wait
         m[:, _C["roll_in"]] = d["roll_in"]
         m[:, _C["roll_out"]] = d["roll_out"]
         m[:, _C["load_gen"]] = d["load_gen"]
-        m[:, _C["cpu"]] = self.cpu_s[k]
-        m[:, _C["processing"]] = self.cpu_s[k] * s_global[host]
+        m[:, _C["cpu"]] = self.cpu_s[k] * self.cpu_stretch[i]
+        m[:, _C["processing"]] = m[:, _C["cpu"]] * s_global[host]
         db_parts = res[[self.disk_station, self.log_station, *self.lock_stations]].sum(axis=0)
         m[:, _C["db_request"]] = d["db_request"] + self.db_cpu[k] * s_global[self.db_cpu_station]
         m[:, _C["db_request"]] += db_parts
@@ -846,7 +853,7 @@ class Solver:
         capacity = db.io_cleaners * db.io_cleaner_pages_per_s
         async_share = min(1.0, capacity / total_w) if total_w > 0 else 1.0
         x_inst = step_rate.sum(axis=2)  # [instance, task]
-        cpu_inst = (step_rate * self.cpu_s[None]).sum(axis=(1, 2))
+        cpu_inst = (step_rate * self.cpu_s[None]).sum(axis=(1, 2)) * self.cpu_stretch
         host_util = np.zeros(len(self.app_hosts))
         for i, lay in enumerate(self.layout):
             host_util[self.app_hosts.index(lay.host)] += cpu_inst[i]
