@@ -76,6 +76,9 @@ class Point:
     update_backlog_growth_per_s: float
     instances: list[InstanceFigures] = field(default_factory=list)
     host_cpu: dict[str, float] = field(default_factory=dict)  # every tenant of each host
+    # Every CPU station (a host's cores, or a set of cores tenants are pinned to): the
+    # instances' and the database's CPU there over its cores.
+    cpu_stations: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -95,6 +98,7 @@ def solve_point(
     if warm is not None:
         warm["state"] = solver.state
     f = point_figures(op, scenario)
+    stations = _cpu_stations(solver, op)
     rate = op.step_rate[:, 0]
     total = float(rate.sum())
 
@@ -102,6 +106,20 @@ def solve_point(
         k = COMPONENTS.index(comp)
         return float((op.means[:, 0, :, k] * rate).sum() / total) if total else 0.0
 
+    utilisation = {
+        "host_cpu": _busiest_host(op, scenario),
+        "app_server_cpu": float(np.max(op.host_cpu_util)) if op.host_cpu_util.size else 0.0,
+        "db_cpu": op.db_cpu_util,
+        "disks": op.disk_util,
+        "log": op.log_util,
+        "enqueue": op.enqueue_util,
+    }
+    # Pinned tenants: the busiest set of cores, by its name (cpu:host/0), can be the
+    # bottleneck while the host as a whole is not (seed 004: core 0 runs the database).
+    pinned = {name: u for name, u in stations.items() if "/" in name}
+    if pinned:
+        busiest = max(pinned, key=pinned.__getitem__)
+        utilisation[busiest] = pinned[busiest]
     return Point(
         value=value,
         users=scenario.users,
@@ -110,18 +128,23 @@ def solve_point(
         response_s=f["avg_dialog_response_s"],
         parts_s={p: mean(p) for p in PARTS},
         db_request_update_s=f["db_request_update_s"],
-        utilisation={
-            "host_cpu": _busiest_host(op, scenario),
-            "app_server_cpu": float(np.max(op.host_cpu_util)) if op.host_cpu_util.size else 0.0,
-            "db_cpu": op.db_cpu_util,
-            "disks": op.disk_util,
-            "log": op.log_util,
-            "enqueue": op.enqueue_util,
-        },
+        utilisation=utilisation,
         update_backlog_growth_per_s=f["update_backlog_growth_per_s"],
         instances=_instances(op, scenario),
         host_cpu=_host_cpu(op, scenario),
+        cpu_stations=stations,
     )
+
+
+def _cpu_stations(solver: Solver, op: OperatingPoint) -> dict[str, float]:
+    """Utilisation of every CPU station: its instances' ABAP CPU (memory stretch included)
+    and, where the database runs, every step's DB CPU, over the station's cores."""
+    pl = solver.placement
+    busy = np.zeros(len(pl.stations))
+    abap = (op.step_rate * solver.cpu_s[None]).sum(axis=(1, 2)) * solver.cpu_stretch
+    np.add.at(busy, pl.instance_station, abap)
+    busy[pl.db_station] += float((op.step_rate.sum(axis=0) * solver.db_cpu).sum())
+    return {st.name: float(b / st.cores) for st, b in zip(pl.stations, busy, strict=True)}
 
 
 def _instances(op: OperatingPoint, scenario: Scenario) -> list[InstanceFigures]:

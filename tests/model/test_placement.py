@@ -197,3 +197,16 @@ def test_seed_004_scale_up_table() -> None:
     assert users[2] / users[1] >= 1.8
     assert users[4] / users[1] >= 3.4
     assert users[8] / users[4] < users[4] / users[2]
+
+
+def test_whatif_names_the_pinned_core_that_bounds_the_users() -> None:
+    """On the 8-core landscape the host is far from busy at its most users; core 0 (the
+    central instance and the database) is the bottleneck and whatif says so."""
+    point = WhatIf("sd-two-tier-8core").max_users(Configuration(label="8"))
+    stations = point.cpu_stations
+    assert list(stations) == [f"cpu:sapsrv/{k}" for k in range(8)]
+    assert max(point.utilisation, key=point.utilisation.__getitem__) == "cpu:sapsrv/0"
+    assert stations["cpu:sapsrv/0"] > 0.8 > 0.7 > point.host_cpu["sapsrv"]
+    assert all(stations["cpu:sapsrv/0"] > u for n, u in stations.items() if n != "cpu:sapsrv/0")
+    # The stations add up to the host (less the message server's CPU, not a station's).
+    assert sum(stations.values()) / 8 == pytest.approx(point.host_cpu["sapsrv"], rel=0.01)
