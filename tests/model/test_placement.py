@@ -6,6 +6,8 @@ of tests/model/test_exact.py), never from the solver's helpers."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from exporters.model.catalog import Catalog, ConfigError
@@ -210,3 +212,25 @@ def test_whatif_names_the_pinned_core_that_bounds_the_users() -> None:
     assert all(stations["cpu:sapsrv/0"] > u for n, u in stations.items() if n != "cpu:sapsrv/0")
     # The stations add up to the host (less the message server's CPU, not a station's).
     assert sum(stations.values()) / 8 == pytest.approx(point.host_cpu["sapsrv"], rel=0.01)
+
+
+def test_des_refuses_instances_whose_memory_locality_differs(tmp_path) -> None:
+    """The DES draws ABAP CPU per transaction for every instance alike: an instance
+    spanning two of four sockets beside one within a socket is an error naming
+    instance_affinity (the analytic engine solves it: the spanning one pays for its
+    remote memory, the other does not)."""
+    land = case.landscape(cpus=4, instances_per_host=2, dialog_wps=2, two_tier=True)
+    land["instance_affinity"] = {"app0_D00": {"sockets": [0, 1]}, "app0_D01": {"sockets": [2]}}
+    land["database"]["affinity"] = {"sockets": [3]}
+    land["hardware"] = {
+        "app0": {"sockets": 4, "remote_memory_latency_ratio": 1.5, "memory_stall_share": 0.4}
+    }
+    doc = case.scenario(land, users=40, think_s=5.0, cpu_s=0.1)
+    _, _, per = _analytic(doc)
+    uniform = copy.deepcopy(doc)
+    uniform["landscape"]["hardware"]["app0"]["memory_stall_share"] = 0.0
+    _, _, per_uniform = _analytic(uniform)
+    assert per[0] > 1.02 * per_uniform[0]
+    assert per[1] == pytest.approx(per_uniform[1], rel=0.01)
+    with pytest.raises(ValueError, match="instance_affinity: the discrete-event engine"):
+        DiscreteEventSimulation("case", catalog=case.catalog(tmp_path, doc))
