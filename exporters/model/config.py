@@ -364,13 +364,19 @@ class Landscape(Strict):
                 self._cores(db.host, db.affinity, "database.affinity"),
             )
         )
-        for a, (_, path_a, host_a, cores_a) in enumerate(tenants):
-            for key_b, _, host_b, cores_b in tenants[:a]:
-                if host_a == host_b and cores_a != cores_b and set(cores_a) & set(cores_b):
+        # Distinct sets per host (the first tenant naming a set stands for it), then
+        # pairs of distinct sets: unpinned tenants are one set, so nothing to compare.
+        first: dict[tuple[str, tuple[int, ...]], str] = {}
+        for key, path, host, cores in tenants:
+            if (host, cores) in first:
+                continue
+            for (other_host, other), other_key in first.items():
+                if other_host == host and not set(cores).isdisjoint(other):
                     raise ValueError(
-                        f"{path_a}: cores {list(cores_a)} overlap {key_b}'s {list(cores_b)} "
+                        f"{path}: cores {list(cores)} overlap {other_key}'s {list(other)} "
                         "without being the same set (tenants share a set of cores or none)"
                     )
+            first[host, cores] = key
         return {key: cores for key, _, _, cores in tenants}
 
     def _cores(self, host: str, aff: Affinity | None, path: str) -> tuple[int, ...]:
