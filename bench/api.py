@@ -336,13 +336,15 @@ def histograms(url: str) -> dict[tuple[str, str], list[tuple[float, float]]]:
     return out
 
 
-def loki_pushes(url: str) -> float:
-    """The API's pushes to Loki so far (NaN: an API that does not count them)."""
+def counters(url: str) -> tuple[float, float]:
+    """The API's pushes to Loki so far, and its webhook calls that found the database busy
+    (NaN: an API that does not count them)."""
     text = httpx.get(f"{url}/metrics/", timeout=30).text
+    found = {}
     for family in text_string_to_metric_families(text):
-        if family.name == "wlmon_api_loki_pushes":
-            return sum(x.value for x in family.samples if x.name.endswith("_total"))
-    return float("nan")
+        found[family.name] = sum(x.value for x in family.samples if x.name.endswith("_total"))
+    names = ("wlmon_api_loki_pushes", "wlmon_api_webhook_database_busy")
+    return tuple(found.get(name, float("nan")) for name in names)  # type: ignore[return-value]
 
 
 def p99_between(before: list[tuple[float, float]], after: list[tuple[float, float]]) -> float:
@@ -440,7 +442,7 @@ async def beside_imports(
             flush=True,
         )
         before = await asyncio.to_thread(histograms, url)
-        pushes0 = await asyncio.to_thread(loki_pushes, url)
+        pushes0, busy0 = await asyncio.to_thread(counters, url)
         cpu0, t0 = cpu_seconds(pid), time.perf_counter()
         lags: list[float] = []
         watcher = asyncio.create_task(client_lag(lags))
@@ -459,13 +461,14 @@ async def beside_imports(
         cpu = (cpu_seconds(pid) - cpu0) / wall
         # Where the loop thread's time went: running, waiting for a CPU (the machine's
         # other work), or neither (blocked: a system call, the GIL, or idle in epoll).
-        pushes = (await asyncio.to_thread(loki_pushes, url) - pushes0) / wall
+        pushes1, busy1 = await asyncio.to_thread(counters, url)
+        pushes = (pushes1 - pushes0) / wall
         client_p99 = float(np.percentile(lags, 99)) if lags else float("nan")
         print(
             f"  the API's loop thread over {wall:.1f} s: on a CPU {run1 - run0:.1f} s,"
             f" runnable but waiting for a CPU {wait1 - wait0:.1f} s, the rest blocked or"
-            f" idle; pushes to Loki {pushes:.1f}/s; this client's own loop lag p99"
-            f" {client_p99 * 1e3:.1f} ms",
+            f" idle; pushes to Loki {pushes:.1f}/s; webhook calls that found the database"
+            f" busy {busy1 - busy0:g}; this client's own loop lag p99 {client_p99 * 1e3:.1f} ms",
             flush=True,
         )
         view = app_view(before, await asyncio.to_thread(histograms, url))
