@@ -43,7 +43,8 @@ the demand of the step's own DB calls. Disks, log devices, locks and the enqueue
 processes are FCFS with exponential service, booked at arrival by Lindley's
 (Kiefer-Wolfowitz's) recursion. A step's page I/Os go to consecutive disks from a random
 one and are booked together when its DB burst is done: the first exactly, the later ones
-a few ms early (each still meets its disk's backlog, no disk sees two of them at once);
+a few ms early (each still meets its disk's backlog, no disk sees two of them at once;
+with more I/Os than disks, one on a disk holding the step's own adds its service only);
 the log write, lock holds and enqueue requests after them likewise. I/O cleaners write
 pages up to their capacity (a token bucket) in the background: their writes take their
 share of the disks' time (averaged over a second), which stretches the other I/Os, as in
@@ -511,13 +512,20 @@ class DiscreteEventSimulation(ModelRun):
                         touched = n
                         q = dp + n
                         x = dp
+                        # More I/Os than disks: from the (n_disks+1)-th on, an I/O lands on
+                        # a disk where this step's own earlier I/O is booked. It is issued
+                        # after that one is done, which the step already waits for: it adds
+                        # its own service only (not its wait counted again from now).
+                        own = dp + n_disks
                         while x < q:
                             end = dd + q - x
                             if end > n_disks:
                                 end = n_disks
                             for d in range(dd, end):
                                 f = dfree[d]
-                                if f < now:
+                                if x >= own:
+                                    io += now - f
+                                elif f < now:
                                     f = now
                                 f += dsvc[x] * rs
                                 x += 1
@@ -545,7 +553,9 @@ class DiscreteEventSimulation(ModelRun):
                                 q = dp + nw - a
                                 for x in range(dp, q):
                                     f = dfree[dd]
-                                    if f < now:
+                                    if x - dp + n >= n_disks:
+                                        io += now - f  # on this step's own I/O (above)
+                                    elif f < now:
                                         f = now
                                     f += dsvc[x] * ws
                                     dfree[dd] = f
