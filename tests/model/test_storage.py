@@ -180,9 +180,21 @@ def test_shipped_landscape_keeps_its_log_unless_storage_data_says_otherwise() ->
     base = _update_db_request_ms()
     append = _update_db_request_ms("landscape.devices.hdd.seq_write_s=0.0005")
     shared = _update_db_request_ms("landscape.database.log_on_data_disks=true")
-    print("sd-two-tier update DB request ms: base", base, "append", append, "shared", shared)
+    cache = "{ack_s: 0.0002, destage_writes_per_s: 2000, writes: 4096}"
+    cached = _update_db_request_ms(f"landscape.database.log.write_cache={cache}")
+    print(
+        "sd-two-tier update DB request ms: base",
+        base,
+        "append",
+        append,
+        "shared",
+        shared,
+        "log cache",
+        cached,
+    )
     assert append < base - 2.0  # an update commits once: 3.414 -> 0.5 ms, less queueing
     assert shared > base + 2.0
+    assert cached < base - 3.0  # 3.414 ms and its queue -> 0.2 ms
 
 
 # ---------------------------------------------------------------- write caches
