@@ -304,7 +304,8 @@ class DiscreteEventSimulation(ModelRun):
         self.wbucket = []
         for cache, one in ((net.data_cache, net.write_s), (net.log_cache, net.log_write_s)):
             depth = cache[2] * one if cache else 0.0
-            have = old[len(self.wbucket)][0] if old else depth
+            was = old[len(self.wbucket)] if old else None
+            have = was[0] if was and was[2] > 0 else depth  # a new cache starts empty
             self.wbucket.append([min(have, depth), self.now, one * cache[1] if cache else 0.0])
         if net.log_on_data_disks:
             self.wbucket[1] = self.wbucket[0]
