@@ -177,6 +177,8 @@ class BufferPool(Strict):
 
 
 DeviceKind = Literal["hdd", "ssd"]
+# The share of its devices' time a write cache's destaging may take (`Landscape.write_cache`).
+MAX_DESTAGE_SHARE = 0.9
 
 
 class Device(Strict):
@@ -195,9 +197,24 @@ class Device(Strict):
     )
 
 
+class WriteCache(Strict):
+    """A storage server's non-volatile write cache (NVS): a write is acknowledged once it is
+    in the cache and reaches its device later (destaged, in the background). Only while the
+    destage keeps up: past its rate, writes find the cache full and wait for the device."""
+
+    ack_s: float = Field(gt=0, description="a write acknowledged from the cache")
+    destage_writes_per_s: float = Field(
+        gt=0, description="writes the server moves to its devices per second (back-end bandwidth)"
+    )
+    writes: int = Field(gt=0, description="writes the cache holds (NVS bytes / write size)")
+
+
 class Disks(Strict):
     kind: DeviceKind
     count: int = Field(gt=0, le=MAX_DEVICES)
+    write_cache: WriteCache | None = Field(
+        default=None, description="the storage server's write cache in front of these devices"
+    )
 
 
 class Lock(Strict):
@@ -312,6 +329,11 @@ class Landscape(Strict):
                 f"database.log.kind: {db.log.kind} differs from database.disks.kind "
                 f"{db.disks.kind}, but log_on_data_disks puts the log on the data disks"
             )
+        if db.log_on_data_disks and db.log.write_cache is not None:
+            raise ValueError(
+                "database.log.write_cache: the log is on the data disks "
+                "(log_on_data_disks): its writes go through database.disks.write_cache"
+            )
         self.hosts  # noqa: B018 - validates the placement
         self.cpu_sets  # noqa: B018 - validates the affinities
         return self
@@ -412,6 +434,22 @@ class Landscape(Strict):
             return self.devices[db.disks.kind].write_s
         dev = self.devices[db.log.kind]
         return dev.seq_write_s if dev.seq_write_s is not None else dev.log_write_s
+
+    def write_cache(self, target: str) -> tuple[float, float, float] | None:
+        """The write cache in front of `data` (the data disks) or `log` writes, in both
+        engines: (ack_s, writes/s it can destage, writes it holds), or None. It cannot
+        destage faster than its devices write (count / the time of one write there), and
+        leaves them a tenth of their time (MAX_DESTAGE_SHARE) for the I/Os it does not take:
+        a destage that could fill the devices would leave the writes it turns away an
+        endless queue (the DES caps the cleaners' share of the disks alike)."""
+        db = self.database
+        disks = db.disks if target == "data" or db.log_on_data_disks else db.log
+        cache = disks.write_cache
+        if cache is None:
+            return None
+        one = self.devices[db.disks.kind].write_s if disks is db.disks else self.log_write_s
+        rate = min(cache.destage_writes_per_s, MAX_DESTAGE_SHARE * disks.count / one)
+        return cache.ack_s, rate, float(cache.writes)
 
     @cached_property
     def hosts(self) -> list[Host]:

@@ -43,11 +43,16 @@ the demand of the step's own DB calls. Disks, log devices, locks and the enqueue
 processes are FCFS with exponential service, booked at arrival by Lindley's
 (Kiefer-Wolfowitz's) recursion. A step's page I/Os go to consecutive disks from a random
 one and are booked together when its DB burst is done: the first exactly, the later ones
-a few ms early (each still meets its disk's backlog, no disk sees two of them at once);
+a few ms early (each still meets its disk's backlog, no disk sees two of them at once;
+with more I/Os than disks, one on a disk holding the step's own adds its service only);
 the log write, lock holds and enqueue requests after them likewise. I/O cleaners write
 pages up to their capacity (a token bucket) in the background: their writes take their
 share of the disks' time (averaged over a second), which stretches the other I/Os, as in
-the solver; pages beyond their capacity the step writes itself and waits for.
+the solver; pages beyond their capacity the step writes itself and waits for. A write
+cache in front of the data disks or the log (a token bucket in device seconds, filled at
+its destage rate) acknowledges the writes it has room for in its `ack_s` and books them
+on their device, where nobody waits for them; the others the step waits for as without
+a cache.
 
 Counting. A step is counted when its response ends (answer + GUI time). Per-step times go
 into a flat array and are summed per tick with numpy; per-call draws stay in their
@@ -291,6 +296,19 @@ class DiscreteEventSimulation(ModelRun):
         if net.log_on_data_disks:
             self.logfree = self.dfree
         self.log_acc = 0 if net.log_on_data_disks else 2
+        # Write caches: a token bucket each, in seconds of device time, filled at the
+        # destage rate up to the cache's size; a write that finds its own time there is
+        # acknowledged by the cache and destaged in the background (booked on its device,
+        # nobody waits for it). One bucket when the log is on the data disks.
+        old = getattr(self, "wbucket", None)
+        self.wbucket = []
+        for cache, one in ((net.data_cache, net.write_s), (net.log_cache, net.log_write_s)):
+            depth = cache[2] * one if cache else 0.0
+            was = old[len(self.wbucket)] if old else None
+            have = was[0] if was and was[2] > 0 else depth  # a new cache starts empty
+            self.wbucket.append([min(have, depth), self.now, one * cache[1] if cache else 0.0])
+        if net.log_on_data_disks:
+            self.wbucket[1] = self.wbucket[0]
 
     def _ps_update(self, s: int, now: float) -> None:
         """Bring station s's virtual time and busy time up to now."""
@@ -388,6 +406,10 @@ class DiscreteEventSimulation(ModelRun):
         cupd = [n_tx + c % n_tx for c in range(net.n_instances * 2 * n_tx)]
         link_rtt, enq_s = net.link_rtt_s, net.enqueue_service_s
         read_s, write_s = net.read_s, net.write_s
+        dcache, lcache = net.data_cache, net.log_cache
+        dbucket, lbucket = self.wbucket
+        ddepth = dcache[2] * write_s if dcache else 0.0
+        ldepth = lcache[2] * net.log_write_s if lcache else 0.0
         # The cleaners' background writes take their share of every disk's time: the disk
         # serves reads and synchronous writes that much slower (1 / (1 - their share)).
         rs, ws = read_s * self.disk_stretch, write_s * self.disk_stretch
@@ -513,13 +535,20 @@ class DiscreteEventSimulation(ModelRun):
                         touched = n
                         q = dp + n
                         x = dp
+                        # More I/Os than disks: from the (n_disks+1)-th on, an I/O lands on
+                        # a disk where this step's own earlier I/O is booked. It is issued
+                        # after that one is done, which the step already waits for: it adds
+                        # its own service only (not its wait counted again from now).
+                        own = dp + n_disks
                         while x < q:
                             end = dd + q - x
                             if end > n_disks:
                                 end = n_disks
                             for d in range(dd, end):
                                 f = dfree[d]
-                                if f < now:
+                                if x >= own:
+                                    io += now - f
+                                elif f < now:
                                     f = now
                                 f += dsvc[x] * rs
                                 x += 1
@@ -541,17 +570,35 @@ class DiscreteEventSimulation(ModelRun):
                             tokens[0] = tk - a
                             disk_ios[0] += nw
                             disk_ios[2] += a
+                            c = 0  # synchronous writes the write cache acknowledges
+                            if dcache:
+                                tk = dbucket[0] + (now - dbucket[1]) * dbucket[2]
+                                if tk > ddepth:
+                                    tk = ddepth
+                                dbucket[1] = now
+                                tk -= a * write_s  # the cleaners' writes pass it too
+                                if tk < 0.0:
+                                    tk = 0.0
+                                c = min(nw - a, int(tk / write_s))
+                                dbucket[0] = tk - c * write_s
+                                io += c * dcache[0]
                             if a < nw:
                                 disk_ios[1] += nw - a
                                 touched += nw - a
                                 q = dp + nw - a
                                 for x in range(dp, q):
                                     f = dfree[dd]
-                                    if f < now:
-                                        f = now
-                                    f += dsvc[x] * ws
-                                    dfree[dd] = f
-                                    io += f - now
+                                    if x - dp < c:
+                                        # Cached: destaged in the background, unwaited.
+                                        dfree[dd] = (f if f > now else now) + dsvc[x] * ws
+                                    else:
+                                        if x - dp + n >= n_disks:
+                                            io += now - f  # on this step's own I/O (above)
+                                        elif f < now:
+                                            f = now
+                                        f += dsvc[x] * ws
+                                        dfree[dd] = f
+                                        io += f - now
                                     dd += 1
                                     if dd == n_disks:
                                         dd = 0
@@ -570,7 +617,17 @@ class DiscreteEventSimulation(ModelRun):
                         f = logfree[dd]
                         e = (f if f > now else now) + lw
                         logfree[dd] = e
-                        if log_acc == 0 and (dd - d0) % n_disks < touched:
+                        cached = False
+                        if lcache:
+                            tk = lbucket[0] + (now - lbucket[1]) * lbucket[2]
+                            if tk > ldepth:
+                                tk = ldepth
+                            lbucket[1] = now
+                            cached = tk >= lw
+                            lbucket[0] = tk - lw if cached else tk
+                        if cached:
+                            io += lcache[0]  # acknowledged; destaged in the background
+                        elif log_acc == 0 and (dd - d0) % n_disks < touched:
                             # A log on the data disks, on a disk this step has just booked:
                             # the write is issued after its own I/O there, waits for it only.
                             io += lw

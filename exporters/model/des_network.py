@@ -87,6 +87,11 @@ class Network:
     log_devices: int  # the data disks when the log shares them
     log_write_s: float  # a commit's log write occupies a log device (`Landscape.log_write_s`)
     log_on_data_disks: bool
+    # Write caches (`Landscape.write_cache`): (ack_s, writes/s destaged, writes held) in
+    # front of the data disks' and the log's writes, or None; one cache when the log is on
+    # the data disks.
+    data_cache: tuple[float, float, float] | None
+    log_cache: tuple[float, float, float] | None
     lock_names: list[str]
     cleaner_pages_per_s: float
     index_share_of_page_writes: float
@@ -219,6 +224,8 @@ def compile_network(scenario: Scenario) -> Network:
         log_devices=db.disks.count if db.log_on_data_disks else db.log.count,
         log_write_s=land.log_write_s,
         log_on_data_disks=db.log_on_data_disks,
+        data_cache=land.write_cache("data"),
+        log_cache=land.write_cache("log"),
         lock_names=[lk.name for lk in db.locks],
         cleaner_pages_per_s=db.io_cleaners * db.io_cleaner_pages_per_s,
         index_share_of_page_writes=db.index_share_of_page_writes,

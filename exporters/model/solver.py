@@ -429,15 +429,18 @@ class Solver:
         out = np.zeros((len(self.station_names), len(self.tx_names)))
         out[self.inst_cpu_station[i]] += self.cpu_s[k] * self.cpu_stretch[i]
         out[self.db_cpu_station] += self.db_cpu[k]
-        # Cleaner writes occupy the disks too: the reads see them as lost capacity.
-        inflate = 1.0 / max(1.0 - async_util, 1e-3)
+        # Cleaner writes occupy the disks too: the reads see them as lost capacity; so do
+        # the writes a write cache destages. The writes it acknowledged wait for it only.
+        (h_data, _, bg_data), (h_log, _, bg_log) = self._cached
+        inflate = 1.0 / max(1.0 - async_util - bg_data, 1e-3)
         out[self.disk_station] = (
-            self.phys[k] * self.read_s + self.page_writes_step[k] * sync_share * self.write_s
+            self.phys[k] * self.read_s
+            + self.page_writes_step[k] * sync_share * (1.0 - h_data) * self.write_s
         ) * inflate
         if self.log_shared:
-            out[self.disk_station] += self.log_demand[k] * inflate
+            out[self.disk_station] += self.log_demand[k] * (1.0 - h_data) * inflate
         else:
-            out[self.log_station] = self.log_demand[k]
+            out[self.log_station] = self.log_demand[k] * (1.0 - h_log) / max(1.0 - bg_log, 1e-3)
         out[self.enqueue_station] = self.enq_demand[k]
         for li, s in enumerate(self.lock_stations):
             out[s] = self.lock_demand[li, k]
@@ -446,13 +449,59 @@ class Solver:
     # ---------------------------------------------------------------- the fixed point
     def _writes(self, x_total: float) -> tuple[float, float, float]:
         """Cleaners write what they can keep up with; the rest is written synchronously by the
-        agent that needs the page (pool_data_writes > pool_async_data_writes)."""
+        agent that needs the page (pool_data_writes > pool_async_data_writes). Also sets the
+        write caches' terms at the same throughput (`_cached`, read by station_demand)."""
         db = self.land.database
         total = x_total * self.writes_per_mix
         capacity = db.io_cleaners * db.io_cleaner_pages_per_s
         async_share = min(1.0, capacity / total) if total > 0 else 1.0
         async_util = total * async_share * self.write_s / db.disks.count
+        self._sync_share = 1.0 - async_share
+        new = self._write_caches(x_total, total, self._sync_share)
+        old = getattr(self, "_cached", new)
+        # Half-way from the last sweep's terms: a cache that stops keeping up turns writes
+        # back to the device, which slows the steps, which lets it keep up again; taken
+        # whole each sweep, that cycles where the destage takes most of the devices' time
+        # (docs/model.md, "Write caches"). At the fixed point the two are equal.
+        self._cached = tuple(
+            tuple((a + b) / 2.0 for a, b in zip(o, n, strict=True))
+            for o, n in zip(old, new, strict=True)
+        )
         return async_share, 1.0 - async_share, async_util
+
+    def _write_caches(self, x_total: float, pages: float, sync_share: float) -> tuple:
+        """Per target (data disks, log): the share of its synchronous writes a write cache
+        acknowledges, its ack time, and its devices' busy share destaging them. Every write
+        to the storage passes the cache (the cleaners' too), so when they come faster than
+        it destages it is full and a share destage/offered finds room (fluid: the cache's
+        size only absorbs bursts); the rest wait for the device as without a cache."""
+        db, land = self.land.database, self.land
+        commits = x_total * float((self.steps_per_mix * self.commits).sum())
+        none = (0.0, 0.0, 0.0)
+        data = land.write_cache("data")
+        if data is None:
+            data_terms = none
+        else:
+            ack, rate, _ = data
+            offered = pages + commits * self.log_shared
+            h = min(1.0, rate / offered) if offered > 0 else 1.0
+            destaged = (pages * sync_share + commits * self.log_shared) * h * self.write_s
+            data_terms = (h, ack, destaged / db.disks.count)
+        if self.log_shared:
+            return data_terms, (*data_terms[:2], 0.0)  # one cache; destage counted once
+        log = land.write_cache("log")
+        if log is None:
+            return data_terms, none
+        ack, rate, _ = log
+        h = min(1.0, rate / commits) if commits > 0 else 1.0
+        return data_terms, (h, ack, commits * h * self.log_write_s / db.log.count)
+
+    def _ack_s(self, k: int) -> np.ndarray:
+        """[transaction]: per step of task k, the time its cached writes wait for the cache's
+        acknowledgement (a pure delay: the cache does not queue)."""
+        (h_data, ack_data, _), (h_log, ack_log, _) = self._cached
+        sync = self.page_writes_step[k] * self._sync_share
+        return sync * h_data * ack_data + self.commits[k] * h_log * ack_log
 
     def _solve_class(
         self,
@@ -469,7 +518,7 @@ class Solver:
         w = self.weights[k]
         demand = demand_t @ w
         used = [s for s in range(len(demand)) if demand[s] > 0]
-        delay = self._mean_delay(i, k)
+        delay = self._mean_delay(i, k) + float(self._ack_s(k) @ w)
         wps = lay.dialog_wps if k == DIALOG else lay.update_wps
         users = lay.users if k == DIALOG else 0
         gui = float(self.gui[DIALOG] @ w) if k == DIALOG else 0.0
@@ -604,7 +653,7 @@ class Solver:
         if present <= 0 or here <= 0:
             return 0.0, 0.0, 0.0
         w = self.weights[DIALOG]
-        delay = self._mean_delay(i, DIALOG)
+        delay = self._mean_delay(i, DIALOG) + float(self._ack_s(DIALOG) @ w)
         r = present / (x * self.updates_per_step)
         commits = float(self.commits[DIALOG] @ w)
         visits = {
@@ -827,7 +876,7 @@ class Solver:
         m[:, _C["processing"]] = m[:, _C["cpu"]] * s_global[host]
         db_parts = res[[self.disk_station, self.log_station, *self.lock_stations]].sum(axis=0)
         m[:, _C["db_request"]] = d["db_request"] + self.db_cpu[k] * s_global[self.db_cpu_station]
-        m[:, _C["db_request"]] += db_parts
+        m[:, _C["db_request"]] += db_parts + self._ack_s(k)
         m[:, _C["enqueue"]] = d["enqueue"] + res[self.enqueue_station]
         m[:, _C["gui"]] = self.gui[k]
         m[:, _C["response"]] = m[:, [_C[p] for p in RESPONSE_PARTS]].sum(axis=1)
@@ -903,14 +952,17 @@ class Solver:
         stretches (residence over demand)."""
         db = self.land.database
         _, sync_share, async_util = self._writes(self._x_total)
-        inflate = 1.0 / max(1.0 - async_util, 1e-3)
+        (h_data, ack_data, bg_data), _ = self._cached
+        inflate = 1.0 / max(1.0 - async_util - bg_data, 1e-3)
         s = stretch[self.st_task]
+        sync = self.st_page_writes * sync_share
         t = (
             db.call_rtt_s
             + self.st_cpu * s[:, self.db_cpu_station]
-            + (self.st_phys * self.read_s + self.st_page_writes * sync_share * self.write_s)
+            + (self.st_phys * self.read_s + sync * (1.0 - h_data) * self.write_s)
             * inflate
             * s[:, self.disk_station]
+            + sync * h_data * ack_data
         )
         for li, st in enumerate(self.lock_stations):
             t = t + (self.st_lock == li) * db.locks[li].hold_s * s[:, st]
