@@ -526,3 +526,72 @@ def open_chain(arrival_rate: float, rate: np.ndarray) -> ChainResult:
         busy=_busy(p, k_max, tail_mass),
         arrival_distribution=seen / seen.sum(),
     )
+
+
+def bounded_chain(
+    users: int, think: float, rate: np.ndarray, bound: float
+) -> tuple[ChainResult, np.ndarray]:
+    """`closed_chain` with the server slowed alike in every state (rate c x rate[k], c <= 1)
+    until the throughput is at most `bound` (a class's share of a saturated station:
+    `Solver._share_bound`); returns the chain and the scaled rates. The throughput grows
+    with c, so h(y) = log X(e^y) - log bound has one root: the secant method from the first
+    proportional step (c = bound / X) while the steps stay above the bound, a step twice as
+    long where the secant stalls, then regula falsi on the bracket with the
+    Anderson-Bjoerck weight (as `WhatIf.max_users`). About 4 chains where the proportional
+    steps of `bounded_chain_by_scaling` took 19 near the SD benchmark's knee, and the root
+    also where X hardly depends on c (a class held by its think time), where those steps
+    stop after 50 short of it. Stops where the throughput is within 1e-9 of the bound."""
+    chain = closed_chain(users, think, rate)
+    if chain.throughput <= bound * (1.0 + 1e-9):
+        return chain, rate
+    target = math.log(bound)
+    hi, h_hi = 0.0, math.log(chain.throughput) - target  # log c, residual above the bound
+    lo = h_lo = None  # below it, once found
+    side = 0  # the end moved last: -1 low, 1 high
+    y, scaled = -h_hi, rate
+    for _ in range(100):
+        scaled = rate * math.exp(y)
+        chain = closed_chain(users, think, scaled)
+        h = math.log(chain.throughput) - target if chain.throughput > 0 else -math.inf
+        if abs(h) <= 1e-9:
+            break
+        if lo is None:
+            if h < 0:
+                lo, h_lo = y, h
+            else:
+                # Secant through the last two points above the bound, at least twice the
+                # last step down (X hardly moving with c: the secant crawls).
+                secant = y - h * (y - hi) / (h - h_hi) if h != h_hi else -math.inf
+                y, hi, h_hi = min(secant, y - 2.0 * (hi - y)), y, h
+                continue
+        elif h < 0:
+            h_hi *= _kept_weight(h, h_lo) if side == -1 else 1.0
+            lo, h_lo = y, h
+        else:
+            h_lo *= _kept_weight(h, h_hi) if side == 1 else 1.0
+            hi, h_hi = y, h
+        side = -1 if h < 0 else 1
+        finite = math.isfinite(h_lo)
+        y = lo + (hi - lo) * -h_lo / (h_hi - h_lo) if finite else 0.5 * (lo + hi)
+    return chain, scaled
+
+
+def _kept_weight(new: float, old: float) -> float:
+    """Anderson & Bjoerck (1973): an end kept twice counts less by how much the moved end's
+    residual shrank, or half (Illinois) where it did not shrink."""
+    shrink = 1.0 - new / old if old else 0.0
+    return shrink if 0.0 < shrink < 1.0 else 0.5
+
+
+def bounded_chain_by_scaling(
+    users: int, think: float, rate: np.ndarray, bound: float
+) -> tuple[ChainResult, np.ndarray]:
+    """`bounded_chain` by proportional steps c <- c x bound / X(c) (before issue 24 item 6:
+    the reference bench/whatif.py measures against)."""
+    chain = closed_chain(users, think, rate)
+    for _ in range(50):
+        if chain.throughput <= bound * (1.0 + 1e-9):
+            break
+        rate = rate * (bound / chain.throughput)
+        chain = closed_chain(users, think, rate)
+    return chain, rate

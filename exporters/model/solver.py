@@ -29,7 +29,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from exporters.model.config import Scenario, StepDemand
-from exporters.model.queueing import ChainResult, Station, closed_chain, closed_network, open_chain
+from exporters.model.queueing import (
+    ChainResult,
+    Station,
+    bounded_chain,
+    closed_network,
+    open_chain,
+)
 from exporters.model.sqltext import sql_text, statement_hash
 from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS, TASK_TYPES
 
@@ -513,15 +519,10 @@ class Solver:
             net = closed_network([*stations, Station(delay, servers=0)], max(k_max, 1))
             fes = net.throughput
             if k == DIALOG:
-                chain = closed_chain(users, think, fes)
                 # Over its share of a saturated station: every state slows alike (the
                 # station serves the class slower, as processor sharing does), until
                 # the class's throughput is within its share.
-                for _ in range(50):
-                    if chain.throughput <= bound * (1.0 + 1e-9):
-                        break
-                    fes = fes * (bound / chain.throughput)
-                    chain = closed_chain(users, think, fes)
+                chain, fes = bounded_chain(users, think, fes, bound)
             else:
                 # Updates come at their dialog steps' pace: the dialog classes' bound
                 # holds them to the share.

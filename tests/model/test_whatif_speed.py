@@ -9,6 +9,9 @@ import pytest
 
 from exporters.model.queueing import (
     Station,
+    bounded_chain,
+    bounded_chain_by_scaling,
+    closed_chain,
     closed_network,
     closed_network_by_population,
     log_convolve,
@@ -143,3 +146,27 @@ def test_identical_instances_are_copied_with_the_same_answer(monkeypatch, scenar
     np.testing.assert_allclose(fast.state, slow.state, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(fast_op.means, slow_op.means, rtol=1e-12, equal_nan=True)
     np.testing.assert_allclose(fast_op.step_rate, slow_op.step_rate, rtol=1e-12)
+
+
+def test_a_class_is_slowed_to_its_share_as_by_proportional_steps() -> None:
+    """The secant method on log X(c) against the proportional steps it replaced: the bound
+    met to 1e-9 and the same slowed chain where the steps reach it within their 50."""
+    rng = np.random.default_rng(11)
+    compared = 0
+    for _ in range(60):
+        wps = int(rng.integers(1, 30))
+        per = float(rng.uniform(1, 50))
+        rate = per * np.minimum(np.arange(wps + 1), float(rng.uniform(1, wps + 1)))
+        users, think = int(rng.integers(1, 400)), float(rng.uniform(0.5, 30))
+        free = closed_chain(users, think, rate).throughput
+        for share in (0.2, 0.8, 0.97, 1.0 - 1e-6, 1.5):
+            bound = free * share
+            fast, fast_rate = bounded_chain(users, think, rate, bound)
+            slow, slow_rate = bounded_chain_by_scaling(users, think, rate, bound)
+            assert fast.throughput == pytest.approx(min(free, bound), rel=2e-9)
+            if slow.throughput <= bound * (1.0 + 1e-9):
+                compared += 1
+                np.testing.assert_allclose(fast_rate, slow_rate, rtol=1e-6)
+                np.testing.assert_allclose(fast.mean_queue, slow.mean_queue, rtol=1e-5, atol=1e-9)
+                np.testing.assert_allclose(fast.busy, slow.busy, rtol=1e-5, atol=1e-9)
+    assert compared > 150
