@@ -170,3 +170,20 @@ def test_a_class_is_slowed_to_its_share_as_by_proportional_steps() -> None:
                 np.testing.assert_allclose(fast.mean_queue, slow.mean_queue, rtol=1e-5, atol=1e-9)
                 np.testing.assert_allclose(fast.busy, slow.busy, rtol=1e-5, atol=1e-9)
     assert compared > 150
+
+
+def test_a_users_sweep_solved_from_the_top_gives_the_cold_answers_in_order() -> None:
+    """Warm starts from the most users down (and users points copied from the configuration's
+    scenario) against every point solved cold from the documents: the same points, in the
+    order asked, and a scenario equal to the one the catalog builds."""
+    model = WhatIf("sd-two-tier")
+    config = Configuration("two-tier")
+    values = [300, 900, 600, 1200]
+    warm = model.sweep(config, "users", values)
+    cold = model.sweep(config, "users", values, warm_start=False)
+    assert [p.users for p in warm] == values
+    for a, b in zip(warm, cold, strict=True):
+        assert a.response_s == pytest.approx(b.response_s, rel=1e-6)
+        assert a.dialog_steps_per_hour == pytest.approx(b.dialog_steps_per_hour, rel=1e-6)
+    built = model.catalog.scenario(model.name, settings=("users=900",))
+    assert model.scenario(config, ["users=900"]) == built
