@@ -381,22 +381,42 @@ def _log_shadowed_table(st: Station, k_max: int, shares: np.ndarray) -> np.ndarr
     own = np.cumsum(np.where(n >= 1, -np.log(np.maximum(n, 1) * share), 0.0), axis=1)
     body = n * math.log(st.demand) + own
     if cap > 0:
+        # Only the cells n <= k are asked for: each is a row (k, n) of the pairs' table.
+        pk, pn, at_n, at_nu, combine = _stream_pairs(k_max, cap)
         b, m, p, q = st.background, st.servers, st.shadow_away, st.shadow_along
-        t = np.arange(1, k_max + cap + 1, dtype=float)[None, None, :]
-        extra = (b + p * np.maximum(k - n, 0) + q * n)[:, :, None]  # [k, n, 1]
+        t = np.arange(1, k_max + cap + 1, dtype=float)[None, :]
+        extra = (b + p * (pk - pn) + q * pn)[:, None]  # [pair, 1]
         per_t = -np.log(t * np.minimum(1.0, m / (t + extra)))
-        cum = np.concatenate((np.zeros((size, size, 1)), np.cumsum(per_t, axis=2)), axis=2)
-        lf = _log_factorials(k_max + cap)
-        u = np.arange(cap + 1)[None, None, :]
-        n3 = np.arange(size)[None, :, None]
+        cum = np.concatenate((np.zeros((len(pk), 1)), np.cumsum(per_t, axis=1)), axis=1)
+        flat = cum.ravel()
+        u = np.arange(cap + 1)[None, :]
         log_a = math.log(st.stream_load)
-        stream = np.take_along_axis(cum, n3 + u + 0 * k[:, :, None], axis=2) - np.take_along_axis(
-            cum, n3 + 0 * k[:, :, None], axis=2
-        )
-        terms = lf[n3 + u] - lf[n3] - lf[u] + u * log_a + stream
-        alone = u * log_a + cum[:, :, : cap + 1]
-        body = body + _logsumexp_last(terms) - _logsumexp_last(alone)
+        terms = combine + u * log_a + (flat[at_nu] - flat[at_n])
+        alone = u * log_a + cum[:, : cap + 1]
+        body[pk, pn] += _logsumexp_last(terms) - _logsumexp_last(alone)
     return np.where(here, body, -np.inf)
+
+
+@functools.lru_cache(maxsize=16)
+def _stream_pairs(k_max: int, cap: int) -> tuple[np.ndarray, ...]:
+    """For `_log_shadowed_table`: the pairs (k, n), n <= k, their flat positions in a
+    [pair, k_max + cap + 1] table at n and at n + u, u = 0..cap, and the binomial part
+    log C(n + u, n) of each (cached, read-only)."""
+    pk, pn = np.tril_indices(k_max + 1)
+    width = k_max + cap + 1
+    u = np.arange(cap + 1)[None, :]
+    row = (np.arange(len(pk)) * width)[:, None]
+    lf = _log_factorials(k_max + cap)
+    out = (
+        pk,
+        pn,
+        row + pn[:, None],
+        row + pn[:, None] + u,
+        lf[pn[:, None] + u] - lf[pn][:, None] - lf[u],
+    )
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 def _logsumexp_last(v: np.ndarray) -> np.ndarray:
