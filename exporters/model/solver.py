@@ -24,6 +24,7 @@ decomposition with flow-equivalent servers.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -647,14 +648,20 @@ class Solver:
         classes: list[ClassSolution] = []
         # Offered load (busy servers) of every class at every station, from this iterate.
         dialog_load = np.zeros((len(self.layout), len(self.station_names)))
+        demands: dict[tuple[int, int], np.ndarray] = {}  # this sweep's, asked up to 3 times
+
+        def demand_of(i: int, k: int) -> np.ndarray:
+            if (i, k) not in demands:
+                demands[i, k] = self.station_demand(i, k, sync_share, async_util)
+            return demands[i, k]
+
         for i, lay in enumerate(self.layout):
             if lay.users > 0:
-                demand_t = self.station_demand(i, DIALOG, sync_share, async_util)
+                demand_t = demand_of(i, DIALOG)
                 dialog_load[i] = x_dialog[i] * (demand_t @ self.weights[DIALOG])
         all_load = dialog_load.sum(axis=0) + update_load
-        copies = self._copies(
-            q, x_dialog, (dialog_q, update_load, all_load), sync_share, async_util
-        )
+        copies = self._copies(q, x_dialog, (dialog_q, update_load, all_load), demand_of)
+        solved: dict[tuple[int, int], ClassSolution] = {}
         for k in (DIALOG, UPDATE):
             if k == UPDATE and self.updates_per_step == 0:
                 continue
@@ -662,9 +669,9 @@ class Solver:
                 if k == DIALOG and lay.users == 0:
                     continue
                 if i in copies:
-                    classes.append(self._copy_class(k, i, copies[i], new_q, new_x, classes))
+                    classes.append(self._copy_class(k, i, copies[i], new_q, new_x, solved))
                     continue
-                demand_t = self.station_demand(i, k, sync_share, async_util)
+                demand_t = demand_of(i, k)
                 arrival = new_x[i] * self.updates_per_step
                 host = self.host_station[lay.host]
                 away, beside, parent = self._shadows(i, q, float(x_dialog[i]))
@@ -687,6 +694,7 @@ class Solver:
                     i, k, demand_t, background, arrival, (stream, cap), shadow, loads
                 )
                 classes.append(cs)
+                solved[i, k] = cs
                 if k == DIALOG:
                     new_q[k, i] = self._class_queues(cs)
                     new_x[i] = cs.throughput
@@ -700,8 +708,7 @@ class Solver:
         q: np.ndarray,
         x_dialog: np.ndarray,
         totals: tuple,
-        sync_share: float,
-        async_util: float,
+        demand_of: Callable[[int, int], np.ndarray],
     ) -> dict[int, tuple[int, np.ndarray, np.ndarray]]:
         """Instances whose classes are copies of an earlier instance's in this sweep: instance
         -> (that instance, its stations, these stations). Thirty SD instances are two or
@@ -720,7 +727,7 @@ class Solver:
         demand = np.zeros((2, n_inst, len(self.station_names)))
         for i in range(n_inst):
             for k in (DIALOG, UPDATE):
-                demand[k, i] = self.station_demand(i, k, sync_share, async_util) @ self.weights[k]
+                demand[k, i] = demand_of(i, k) @ self.weights[k]
         touched = (demand.sum(axis=0) > 0) | (q.sum(axis=0) > 0)
         width = touched.sum(axis=1)
         if (width != width[0]).any():
@@ -771,12 +778,12 @@ class Solver:
         copy: tuple[int, np.ndarray, np.ndarray],
         new_q: np.ndarray,
         new_x: np.ndarray,
-        classes: list[ClassSolution],
+        solved: dict[tuple[int, int], ClassSolution],
     ) -> ClassSolution:
         """Instance i's class k as a copy of instance `first`'s, solved earlier in this sweep."""
         first, first_support, support = copy
         where = dict(zip(first_support.tolist(), support.tolist(), strict=True))
-        cs = next(c for c in classes if c.instance == first and c.task == k)
+        cs = solved[first, k]
         layers = (DIALOG,) if k == DIALOG else (UPDATE, _UPDATE_QUEUE)
         for layer in layers:
             new_q[layer, i, support] = new_q[layer, first, first_support]
