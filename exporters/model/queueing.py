@@ -124,13 +124,25 @@ def _log_mixed_function(d: float, b: float, a: float, cap: int, m: int, k_max: i
     cap = min(cap, STREAM_COUNT_LIMIT)
     t = np.arange(1, k_max + cap + 1, dtype=float)
     log_phi = np.concatenate(([0.0], np.cumsum(-np.log(t * np.minimum(1.0, m / (t + b))))))
-    lf = _log_factorials(k_max + cap)
-    n = np.arange(k_max + 1)[:, None]
-    u = np.arange(cap + 1)[None, :]
-    terms = lf[n + u] - lf[n] - lf[u] + u * math.log(a) + log_phi[n + u]
+    at, binomial, u = _mixed_terms(k_max, cap)
+    terms = binomial + u * math.log(a) + log_phi[at]
     alone = terms[0]
     norm = float(np.max(alone) + np.log(np.exp(alone - np.max(alone)).sum()))
-    return n[:, 0] * math.log(d) + _logsumexp_rows(terms) - norm
+    return np.arange(k_max + 1) * math.log(d) + _logsumexp_rows(terms) - norm
+
+
+@functools.lru_cache(maxsize=32)
+def _mixed_terms(k_max: int, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For `_log_mixed_function`: n + u, log C(n + u, n) and u of its [n, u] table, which
+    depend on the sizes only (a sweep asks for the same few thousands of times; cached,
+    read-only)."""
+    n = np.arange(k_max + 1)[:, None]
+    u = np.arange(cap + 1)[None, :]
+    lf = _log_factorials(k_max + cap)
+    out = (n + u, lf[n + u] - lf[n] - lf[u], u)
+    for x in out:
+        x.flags.writeable = False
+    return out
 
 
 def _log_shadowed_function(st: Station, k: int, shares: np.ndarray | None = None) -> np.ndarray:
