@@ -454,6 +454,8 @@ def closed_network_by_population(stations: list[Station], k_max: int) -> Network
 
 
 def _closed_network(logs: list[np.ndarray], k_max: int) -> NetworkResult:
+    if k_max == 1:
+        return _one_customer(logs)
     unit = np.full(k_max + 1, -np.inf)
     unit[0] = 0.0
     prefix = [unit]
@@ -474,6 +476,21 @@ def _closed_network(logs: list[np.ndarray], k_max: int) -> NetworkResult:
         # P(n at s | k) = f_s(n) G_-s(k - n) / G(k)
         w = np.where(valid, lf[None, :] + rest[other] - log_g[:, None], -np.inf)
         queue[s] = np.exp(w) @ n
+    return NetworkResult(throughput=throughput, queue=queue)
+
+
+def _one_customer(logs: list[np.ndarray]) -> NetworkResult:
+    """One customer (an update class with one work process): G(1) = sum of f_s(1), so
+    X(1) = 1 / G(1) and it is at station s with probability f_s(1) / G(1); the same sums as
+    the convolutions, without them (a third of an update class's network)."""
+    ones = np.array([lf[1] for lf in logs])
+    top = ones.max()
+    log_g = top + math.log(np.exp(ones - top).sum()) if top > -np.inf else -np.inf
+    throughput = np.zeros(2)
+    queue = np.zeros((len(logs), 2))
+    if log_g > -np.inf:
+        throughput[1] = math.exp(-log_g)
+        queue[:, 1] = np.exp(ones - log_g)
     return NetworkResult(throughput=throughput, queue=queue)
 
 

@@ -187,3 +187,24 @@ def test_a_users_sweep_solved_from_the_top_gives_the_cold_answers_in_order() -> 
         assert a.dialog_steps_per_hour == pytest.approx(b.dialog_steps_per_hour, rel=1e-6)
     built = model.catalog.scenario(model.name, settings=("users=900",))
     assert model.scenario(config, ["users=900"]) == built
+
+
+def test_one_customer_networks_match_the_convolution() -> None:
+    """An update class with one work process: the closed form (X = 1 / sum f_s(1)) against
+    the convolution's population 1 of the same network solved up to 2."""
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        stations = [
+            Station(
+                demand=float(rng.uniform(0.001, 0.2)),
+                servers=int(rng.integers(0, 9)),
+                copies=int(rng.integers(1, 60)),
+                background=float(rng.uniform(0, 400)),
+                stream_load=float(rng.choice([0.0, rng.uniform(0, 3)])),
+                stream_cap=int(rng.integers(1, 40)),
+            )
+            for _ in range(int(rng.integers(1, 7)))
+        ]
+        one, two = closed_network(stations, 1), closed_network(stations, 2)
+        np.testing.assert_allclose(one.throughput[1], two.throughput[1], rtol=1e-12)
+        np.testing.assert_allclose(one.queue[:, 1], two.queue[:, 1], rtol=1e-12, atol=1e-15)
