@@ -275,11 +275,11 @@ def _pairs(k_max: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _logsumexp_rows(v: np.ndarray) -> np.ndarray:
+    """log sum exp of each row; -inf for a row of -inf (its sum is 0: no rows picked out)."""
     m = v.max(axis=1)
-    finite = np.isfinite(m)
-    out = np.full(v.shape[0], -np.inf)
-    out[finite] = m[finite] + np.log(np.exp(v[finite] - m[finite, None]).sum(axis=1))
-    return out
+    top = np.where(m > -np.inf, m, 0.0)
+    total = np.exp(v - top[:, None]).sum(axis=1)
+    return top + np.log(total, out=np.full(len(total), -np.inf), where=total > 0.0)
 
 
 def log_convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
