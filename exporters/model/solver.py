@@ -24,13 +24,20 @@ decomposition with flow-equivalent servers.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from exporters.model.config import Scenario, StepDemand
 from exporters.model.placement import place
-from exporters.model.queueing import ChainResult, Station, closed_chain, closed_network, open_chain
+from exporters.model.queueing import (
+    ChainResult,
+    Station,
+    bounded_chain,
+    closed_network,
+    open_chain,
+)
 from exporters.model.sqltext import sql_text, statement_hash
 from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS, TASK_TYPES
 
@@ -199,6 +206,8 @@ class Solver:
     # Anderson passes from the start, by mixing, before that fallback ((1.0, 0.5) before
     # issue 24 item 6: the reference path of bench/whatif.py).
     anderson_mixing: tuple[float, ...] = (1.0,)
+    # Classes of identical instances copied within a sweep (`_copies`); False solves each.
+    group_instances = True
 
     def __init__(self, scenario: Scenario, histogram_samples: int = 20000, seed: int = 0) -> None:
         self.sc = scenario
@@ -213,6 +222,7 @@ class Solver:
         # Which CPU station each tenant runs on and how its memory stretches its CPU.
         self.placement = place(self.land)
         self.cpu_stretch = np.array(self.placement.instance_stretch)
+        self._own: np.ndarray | None = None  # per instance: what `_copies` compares
         self._prepare()
         self._stations()
 
@@ -566,15 +576,10 @@ class Solver:
             net = closed_network([*stations, Station(delay, servers=0)], max(k_max, 1))
             fes = net.throughput
             if k == DIALOG:
-                chain = closed_chain(users, think, fes)
                 # Over its share of a saturated station: every state slows alike (the
                 # station serves the class slower, as processor sharing does), until
                 # the class's throughput is within its share.
-                for _ in range(50):
-                    if chain.throughput <= bound * (1.0 + 1e-9):
-                        break
-                    fes = fes * (bound / chain.throughput)
-                    chain = closed_chain(users, think, fes)
+                chain, fes = bounded_chain(users, think, fes, bound)
             else:
                 # Updates come at their dialog steps' pace: the dialog classes' bound
                 # holds them to the share.
@@ -699,18 +704,30 @@ class Solver:
         classes: list[ClassSolution] = []
         # Offered load (busy servers) of every class at every station, from this iterate.
         dialog_load = np.zeros((len(self.layout), len(self.station_names)))
+        demands: dict[tuple[int, int], np.ndarray] = {}  # this sweep's, asked up to 3 times
+
+        def demand_of(i: int, k: int) -> np.ndarray:
+            if (i, k) not in demands:
+                demands[i, k] = self.station_demand(i, k, sync_share, async_util)
+            return demands[i, k]
+
         for i, lay in enumerate(self.layout):
             if lay.users > 0:
-                demand_t = self.station_demand(i, DIALOG, sync_share, async_util)
+                demand_t = demand_of(i, DIALOG)
                 dialog_load[i] = x_dialog[i] * (demand_t @ self.weights[DIALOG])
         all_load = dialog_load.sum(axis=0) + update_load
+        copies = self._copies(q, x_dialog, (dialog_q, update_load, all_load), demand_of)
+        solved: dict[tuple[int, int], ClassSolution] = {}
         for k in (DIALOG, UPDATE):
             if k == UPDATE and self.updates_per_step == 0:
                 continue
             for i, lay in enumerate(self.layout):
                 if k == DIALOG and lay.users == 0:
                     continue
-                demand_t = self.station_demand(i, k, sync_share, async_util)
+                if i in copies:
+                    classes.append(self._copy_class(k, i, copies[i], new_q, new_x, solved))
+                    continue
+                demand_t = demand_of(i, k)
                 arrival = new_x[i] * self.updates_per_step
                 host = self.inst_cpu_station[i]
                 away, beside, parent = self._shadows(i, q, float(x_dialog[i]))
@@ -733,6 +750,7 @@ class Solver:
                     i, k, demand_t, background, arrival, (stream, cap), shadow, loads
                 )
                 classes.append(cs)
+                solved[i, k] = cs
                 if k == DIALOG:
                     new_q[k, i] = self._class_queues(cs)
                     new_x[i] = cs.throughput
@@ -740,6 +758,95 @@ class Solver:
                     new_q[k, i] = self._class_load(cs)
                     new_q[_UPDATE_QUEUE, i] = self._class_queues(cs)
         return new_q, new_x, classes
+
+    def _copies(
+        self,
+        q: np.ndarray,
+        x_dialog: np.ndarray,
+        totals: tuple,
+        demand_of: Callable[[int, int], np.ndarray],
+    ) -> dict[int, tuple[int, np.ndarray, np.ndarray]]:
+        """Instances whose classes are copies of an earlier instance's in this sweep: instance
+        -> (that instance, its stations, these stations). Thirty SD instances are two or
+        three kinds; without this every one built its classes' stations and memo keys
+        (60 class solves per sweep, a third of a sweep's time). Two instances are copies when
+        everything their classes read is equal station by station, in the same order: own
+        figures (users, work processes, delays, roll-out), the iterate at the stations they
+        use (their queues and throughput, the totals there), and those stations' demands,
+        servers and copies, where a station that not every instance uses (its own host's
+        CPUs) may differ by name. Then the sweep computes the same numbers for both, so the
+        copy is exact (tests/model/test_whatif_speed.py compares with `group_instances`
+        off)."""
+        n_inst = len(self.layout)
+        if not self.group_instances or n_inst < 2:
+            return {}
+        demand = np.zeros((2, n_inst, len(self.station_names)))
+        for i in range(n_inst):
+            for k in (DIALOG, UPDATE):
+                demand[k, i] = demand_of(i, k) @ self.weights[k]
+        touched = (demand.sum(axis=0) > 0) | (q.sum(axis=0) > 0)
+        width = touched.sum(axis=1)
+        if (width != width[0]).any():
+            return {}  # instances that use different numbers of stations: none is a copy
+        rows = np.arange(n_inst)[:, None]
+        support = np.nonzero(touched)[1].reshape(n_inst, -1)  # ascending per instance
+        if self._own is None:
+            self._own = np.array(
+                [
+                    (
+                        lay.users,
+                        lay.dialog_wps,
+                        lay.update_wps,
+                        self.roll[i]["roll_out"],
+                        self._mean_delay(i, DIALOG),
+                        self._mean_delay(i, UPDATE),
+                        self.inst_cpu_station[i],
+                    )
+                    for i, lay in enumerate(self.layout)
+                ]
+            )
+        host = self._own[:, -1:]
+        figures = np.hstack(
+            (
+                self._own[:, :-1],
+                (support == host).argmax(axis=1)[:, None],
+                np.where(touched.all(axis=0)[support], support, -1),
+                x_dialog[:, None],
+                *q[:, rows, support],
+                *(t[support] for t in totals),
+                *demand[:, rows, support],
+                self.station_servers[support],
+                self.station_copies[support],
+            )
+        )
+        seen: dict[bytes, int] = {}
+        out = {}
+        for i, row in enumerate(figures):
+            first = seen.setdefault(row.tobytes(), i)
+            if first != i:
+                out[i] = (first, support[first], support[i])
+        return out
+
+    def _copy_class(
+        self,
+        k: int,
+        i: int,
+        copy: tuple[int, np.ndarray, np.ndarray],
+        new_q: np.ndarray,
+        new_x: np.ndarray,
+        solved: dict[tuple[int, int], ClassSolution],
+    ) -> ClassSolution:
+        """Instance i's class k as a copy of instance `first`'s, solved earlier in this sweep."""
+        first, first_support, support = copy
+        where = dict(zip(first_support.tolist(), support.tolist(), strict=True))
+        cs = solved[first, k]
+        layers = (DIALOG,) if k == DIALOG else (UPDATE, _UPDATE_QUEUE)
+        for layer in layers:
+            new_q[layer, i, support] = new_q[layer, first, first_support]
+        if k == DIALOG:
+            new_x[i] = new_x[first]
+        stations = [where[s] if s >= 0 else s for s in cs.stations]
+        return ClassSolution(**{**vars(cs), "instance": i, "stations": stations})
 
     def solve(self, warm_start: np.ndarray | None = None) -> OperatingPoint:
         """The fixed point of the class backgrounds. Plain iteration creeps near saturation,
