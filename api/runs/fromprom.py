@@ -52,23 +52,21 @@ def _range(url: str, query: str, start: datetime, end: datetime, step: float) ->
 
 
 def per_step(by: str, counter: str, step: float) -> str:
-    """The increase of `counter` (a selector) in each step, summed by `by`: the counter at
-    the step's end less the counter at its start, both the last sample at or before that
-    time. So a step is measured from the sample before it (the first step's from the
-    sample before the window), nothing is extrapolated and the steps add up to the
-    window's increase exactly. increase() over the step alone counts from the step's
-    first sample and extrapolates to its edges, so a step in which the series begins
-    (an exporter started inside it) read about a third low and was reported as if the
-    system had been quiet. A series without a sample before the step has no value for
-    it (no sample of a workload counter at all: a "no data" gap, not a guess). Where
-    the counter was reset (a restart) within the step or just before it, increase()'s
-    own reset handling is used instead."""
+    """The increase of `counter` (a selector) in each step, summed by `by`: the counter's
+    last sample in the step less its last sample in the step before. So a step is measured
+    from the sample before it (the first step's from the sample before the window), nothing
+    is extrapolated and the steps add up to the window's increase exactly. increase() over
+    the step alone counts from the step's first sample and extrapolates to its edges, so a
+    step in which the series begins (an exporter started inside it) read about a third low
+    and was reported as if the system had been quiet. A series with no sample in the step
+    before has no value for the step (no sample of a workload counter at all: a "no data"
+    gap, not a guess). Range selectors, not instant ones: a failed scrape's staleness
+    marker must not hide the samples around it. Where the counter was reset (a restart) in
+    either step, increase()'s own reset handling is used instead."""
     w = f"{step:g}s"
     reset = f"resets({counter}[{2 * step:g}s]) > 0"
-    return (
-        f"sum by ({by}) ((({counter} - {counter} offset {w}) unless {reset})"
-        f" or (increase({counter}[{w}]) and {reset}))"
-    )
+    delta = f"last_over_time({counter}[{w}]) - last_over_time({counter}[{w}] offset {w})"
+    return f"sum by ({by}) ((({delta}) unless {reset}) or (increase({counter}[{w}]) and {reset}))"
 
 
 def _per_bucket(series: dict[str, np.ndarray], cumulative: dict[str, np.ndarray]) -> None:

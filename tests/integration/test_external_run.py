@@ -80,16 +80,17 @@ def _raw(prom: str, at: float, seconds: float) -> list[tuple[list[float], list[f
 
 
 def _expected_steps(raw, start: float, step: float, n: int) -> list[float | None]:
-    """Dialog steps per step computed here from the raw samples: each series' last sample at
-    or before a step's end less the one at or before its start; None where no series has a
-    sample before the step (the report cannot know that step)."""
+    """Dialog steps per step computed here from the raw samples: each series' last sample in
+    a step less its last one in the step before; None where no series has both (the report
+    cannot know that step)."""
     out: list[float | None] = []
     for k in range(n):
         total, known = 0.0, False
+        edge = start + k * step
         for times, values in raw:
-            before = bisect.bisect_right(times, start + k * step) - 1
-            after = bisect.bisect_right(times, start + (k + 1) * step) - 1
-            if before >= 0:
+            before = bisect.bisect_right(times, edge) - 1
+            after = bisect.bisect_right(times, edge + step) - 1
+            if before >= 0 and times[before] > edge - step and times[after] > edge:
                 total, known = total + values[after] - values[before], True
         out.append(total if known else None)
     return out
