@@ -54,8 +54,13 @@ class LiveModel:
         events: RunEvents | None = None,
         state_file: StateFile | None = None,
         state: ControlState | None = None,
+        default_users: int | None = None,
     ) -> None:
         sim.catalog.preload()
+        # The exporter's own users (`wlmon exporter --users`, a fleet member run below its
+        # scenario's benchmark limit): what "the scenario's own" means here, so a run's end
+        # or `users: null` returns to them, not to the scenario's number.
+        self.default_users = default_users
         self.sim = sim
         self.speed = speed
         self.events = events
@@ -118,7 +123,11 @@ class LiveModel:
                 else:
                     if new.faults != sim.faults:
                         sim.set_faults(list(new.faults))
-                    users = new.users or self.catalog.scenario(sim.scenario_name).users
+                    users = (
+                        new.users
+                        or self.default_users
+                        or self.catalog.scenario(sim.scenario_name).users
+                    )
                     if users != sim.scenario.users:
                         sim.set_users(users)
             except BaseException:
@@ -145,8 +154,8 @@ class LiveModel:
 
     def _switch(self, new: ControlState) -> None:
         overrides = {k: v for k, v in self.sim.overrides.items() if k != "users"}
-        if new.users is not None:
-            overrides["users"] = new.users
+        if (new.users or self.default_users) is not None:
+            overrides["users"] = new.users or self.default_users
         sim = type(self.sim)(  # the same engine
             new.scenario,
             faults=new.faults,
@@ -382,6 +391,7 @@ class ExporterServer:
         state_file = state_file or settings.state_file
         store = StateFile(state_file) if state_file else None
         restored = None
+        default_users = sim.overrides.get("users")  # --users, before a saved state applies
         if store is not None:
             restored = store.load(
                 sim.catalog.scenarios(), sim.catalog.fault_names(), settings.max_users
@@ -393,7 +403,7 @@ class ExporterServer:
                     restored.run_id,
                 )
                 restored = restored.without_run()
-            sim = _restored_simulation(sim, restored)
+            sim = _restored_simulation(sim, restored, default_users)
             log.info("restored the control state from %s: %s", state_file, restored)
         self.loki = LokiSink(loki_url).start() if loki_url else None
         self.events = (
@@ -407,7 +417,12 @@ class ExporterServer:
             else None
         )
         self.live = LiveModel(
-            sim, speed=speed, events=self.events, state_file=store, state=restored
+            sim,
+            speed=speed,
+            events=self.events,
+            state_file=store,
+            state=restored,
+            default_users=default_users,
         )
         self.tracer = (
             TracePublisher(self.live.snapshot, self.loki, trace_interval_s) if self.loki else None
@@ -483,11 +498,14 @@ class ExporterServer:
         self.close()
 
 
-def _restored_simulation(sim: Simulation, state: ControlState) -> Simulation:
-    """The model as the saved state left it (before it starts: nothing runs yet)."""
+def _restored_simulation(
+    sim: Simulation, state: ControlState, default_users: int | None = None
+) -> Simulation:
+    """The model as the saved state left it (before it starts: nothing runs yet); users
+    the state does not name are the exporter's own (`default_users`), else the scenario's."""
     overrides = {k: v for k, v in sim.overrides.items() if k != "users"}
-    if state.users is not None:
-        overrides["users"] = state.users
+    if (state.users or default_users) is not None:
+        overrides["users"] = state.users or default_users
     return Simulation(
         state.scenario,
         faults=state.faults,
