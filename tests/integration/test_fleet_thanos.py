@@ -228,6 +228,8 @@ def test_the_fleet_overview_has_a_row_per_sid_and_the_faulty_one_is_red(fleet) -
     assert alerts["PRD"] >= 1
     firing = _query(stack, "/api/v1/query", query='ALERTS{alertstate="firing",sid=~"BMK|TWO"}')
     assert not firing, [r["metric"] for r in firing]
+    # No SID of this fleet reads sapstartsrv: no column, not a column of "not read".
+    assert rows["sapstartsrv"] == {}, rows["sapstartsrv"]
 
 
 def test_grafana_shows_every_sid_through_thanos_query(fleet) -> None:
@@ -300,6 +302,7 @@ def _fleet_overview_in_a_browser(base: str, password: str, model: dict) -> None:
         ui.login(driver, base, password)
         (table, *_) = eventually(shown, timeout=120, every=1)
         cells = driver.execute_script(FLEET_CELLS_JS)
+        clipped = driver.execute_script(CLIPPED_HEADERS_JS)
     finally:
         driver.quit()
     for sid in ("BMK", "PRD", "TWO"):
@@ -309,6 +312,17 @@ def _fleet_overview_in_a_browser(base: str, password: str, model: dict) -> None:
     assert set(by_sid) == {"BMK", "PRD", "TWO"}, cells
     assert ui._critical(by_sid["PRD"]["fill"]), by_sid["PRD"]
     assert not ui._critical(by_sid["BMK"]["fill"]), by_sid["BMK"]
+    assert not ui._critical(by_sid["TWO"]["fill"]), by_sid["TWO"]
+    assert not clipped, f"column headers cut off: {clipped}"
+    assert not [c for c in cells if c["column"].startswith("sapstartsrv")], cells
+
+
+# Column headers whose text does not fit (Grafana cuts it at the cell's edge).
+CLIPPED_HEADERS_JS = """
+return [...document.querySelectorAll('[role="columnheader"]')]
+  .filter(h => [h, ...h.querySelectorAll('*')].some(el => el.scrollWidth > el.clientWidth + 1))
+  .map(h => h.innerText);
+"""
 
 
 # Each cell of the fleet table: its row's SID (the first cell), its column header and fill.
