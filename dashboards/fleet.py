@@ -67,14 +67,12 @@ def columns() -> list[tuple[str, str, dict | None, str]]:
         ),
         (
             "sapstartsrv",
-            # The worst instance's light. 0 ("not read") where the SID has no sapstartsrv
-            # reading while another SID has one: a row is never blank because one source is
-            # not configured. Where no SID is read (the fleet profile's model exporters do
-            # not run sapstartsrv) the query is empty and the table has no such column,
-            # rather than a column of "not read".
+            # The worst instance's light; 0 ("not read") where the SID has no sapstartsrv
+            # reading (the fleet profile's model exporters run none): a row is never blank
+            # because one source is not configured. An empty query does not drop the column
+            # in Grafana 10.1's merged table: it leaves a column of blank grey cells.
             f"max by (sid) (sap_instance_status{{{SID}}})"
-            f' or on (sid) (0 * max by (sid) (up{{job="wlmon-exporter",{SID}}})'
-            f" and on () (count(sap_instance_status{{{SID}}}) > 0))",
+            f' or on (sid) (0 * max by (sid) (up{{job="wlmon-exporter",{SID}}}))',
             steps([(None, "gray"), (2, "green"), (3, "yellow"), (4, "red")]),
             "",
         ),
@@ -133,8 +131,8 @@ def dashboard() -> Dashboard:
         decimals=1,
         description="Worst instance of each SID for the whitepaper indicators (dialog steps, "
         "red at the seed 000 thresholds); throughput of all its instances; its firing alerts; "
-        "whether its exporter is scraped; sapstartsrv: its worst instance's light where it is "
-        "read (the column shows only when some SID's sapstartsrv is read).",
+        "whether its exporter is scraped; sapstartsrv: its worst instance's light, 'not read' "
+        "where the SID's sapstartsrv is not read (the fleet profile's model exporters run none).",
         transformations=[
             {"id": "merge", "options": {}},
             {
