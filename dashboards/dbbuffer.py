@@ -8,7 +8,14 @@ from dashboards.layout import Dashboard
 
 
 def dashboard() -> Dashboard:
-    d = Dashboard("wlmon-dbbuffer", "Database buffer pools", "Database", ["db2"])
+    d = Dashboard(
+        "wlmon-dbbuffer",
+        "Database buffer pools",
+        "Database",
+        ["db2"],
+        # Buffer pools are per database, not per task type: that picker would filter nothing.
+        hidden=("task_type",),
+    )
     t = thresholds()
     for kind in ("data", "index"):
         d.add(

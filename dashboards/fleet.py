@@ -66,9 +66,11 @@ def columns() -> list[tuple[str, str, dict | None, str]]:
             "",
         ),
         (
-            "sapstartsrv (worst instance)",
-            # 0 where the SID has no sapstartsrv reading (shown as "none"): a row is
-            # never blank because one source is not configured.
+            "sapstartsrv",
+            # The worst instance's light; 0 ("not read") where the SID has no sapstartsrv
+            # reading (the fleet profile's model exporters run none): a row is never blank
+            # because one source is not configured. An empty query does not drop the column
+            # in Grafana 10.1's merged table: it leaves a column of blank grey cells.
             f"max by (sid) (sap_instance_status{{{SID}}})"
             f' or on (sid) (0 * max by (sid) (up{{job="wlmon-exporter",{SID}}}))',
             steps([(None, "gray"), (2, "green"), (3, "yellow"), (4, "red")]),
@@ -129,7 +131,8 @@ def dashboard() -> Dashboard:
         decimals=1,
         description="Worst instance of each SID for the whitepaper indicators (dialog steps, "
         "red at the seed 000 thresholds); throughput of all its instances; its firing alerts; "
-        "whether its exporter is scraped; sapstartsrv's worst instance light where it has one.",
+        "whether its exporter is scraped; sapstartsrv: its worst instance's light, 'not read' "
+        "where the SID's sapstartsrv is not read (the fleet profile's model exporters run none).",
         transformations=[
             {"id": "merge", "options": {}},
             {

@@ -34,7 +34,14 @@ OPEN_RUN = (
 
 
 def dashboard() -> Dashboard:
-    d = Dashboard("wlmon-forensics", "Run forensics", "Forensics", ["forensics"])
+    d = Dashboard(
+        "wlmon-forensics",
+        "Run forensics",
+        "Forensics",
+        ["forensics"],
+        # Its panels read the run's window by SID and instance; no panel is per task type.
+        hidden=("task_type",),
+    )
     d.extra_variables = [
         {
             "name": "run",

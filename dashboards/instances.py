@@ -50,7 +50,15 @@ NOT_READ = "Not read: no sapcontrol source answers (docs/sapcontrol.md)"
 
 
 def dashboard() -> Dashboard:
-    d = Dashboard("wlmon-instances", "SAP instances (sapcontrol)", "SAP", ["sapcontrol"], VARIABLES)
+    d = Dashboard(
+        "wlmon-instances",
+        "SAP instances (sapcontrol)",
+        "SAP",
+        ["sapcontrol"],
+        VARIABLES,
+        # sapstartsrv reads instances, not task types: that picker would filter nothing.
+        hidden=("task_type",),
+    )
     d.add(
         "stat",
         "Instances (sapstartsrv answering)",

@@ -76,7 +76,14 @@ def named_by_role(expr: str) -> str:
 
 
 def dashboard() -> Dashboard:
-    d = Dashboard("wlmon-os", "OS counters", "Hosts", ["os"])
+    d = Dashboard(
+        "wlmon-os",
+        "OS counters",
+        "Hosts",
+        ["os"],
+        # Host counters: an SAP instance or task type picker would filter nothing here.
+        hidden=("sap_instance", "task_type"),
+    )
     for title, expr, field_config, description in PER_HOST:
         d.add(
             "timeseries",

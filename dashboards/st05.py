@@ -19,7 +19,14 @@ TRACE_LINE = (
 
 
 def dashboard() -> Dashboard:
-    d = Dashboard("wlmon-st05", "ST05 expensive SQL", "SAP", ["st05"])
+    d = Dashboard(
+        "wlmon-st05",
+        "ST05 expensive SQL",
+        "SAP",
+        ["st05"],
+        # The SQL trace is per statement, not per task type: that picker would filter nothing.
+        hidden=("task_type",),
+    )
     d.add(
         "table",
         "Top statements by elapsed DB time (time range shown)",

@@ -54,8 +54,13 @@ class LiveModel:
         events: RunEvents | None = None,
         state_file: StateFile | None = None,
         state: ControlState | None = None,
+        default_users: int | None = None,
     ) -> None:
         sim.catalog.preload()
+        # The exporter's own users (`wlmon exporter --users`, a fleet member run below its
+        # scenario's benchmark limit): what "the scenario's own" means here, so a run's end
+        # or `users: null` returns to them, not to the scenario's number.
+        self.default_users = default_users
         self.sim = sim
         self.speed = speed
         self.events = events
@@ -118,7 +123,11 @@ class LiveModel:
                 else:
                     if new.faults != sim.faults:
                         sim.set_faults(list(new.faults))
-                    users = new.users or self.catalog.scenario(sim.scenario_name).users
+                    users = (
+                        new.users
+                        or self.default_users
+                        or self.catalog.scenario(sim.scenario_name).users
+                    )
                     if users != sim.scenario.users:
                         sim.set_users(users)
             except BaseException:
@@ -144,7 +153,7 @@ class LiveModel:
             log.error("cannot save the control state to %s: %s", self.state_file.path, exc)
 
     def _switch(self, new: ControlState) -> None:
-        sim = self.sim.rebuild(new.scenario, new.faults, new.users)
+        sim = self.sim.rebuild(new.scenario, new.faults, new.users or self.default_users)
         with self._lock:
             old_runner = self.runner
             self.sim, self.runner = sim, RealTimeRunner(sim, speed=self.speed)
@@ -372,6 +381,7 @@ class ExporterServer:
         state_file = state_file or settings.state_file
         store = StateFile(state_file) if state_file else None
         restored = None
+        default_users = sim.overrides.get("users")  # --users, before a saved state applies
         if store is not None:
             restored = store.load(
                 sim.catalog.scenarios(), sim.catalog.fault_names(), settings.max_users
@@ -383,8 +393,9 @@ class ExporterServer:
                     restored.run_id,
                 )
                 restored = restored.without_run()
-            # The engine it was started on (an exporter on --engine des stays on it).
-            sim = sim.rebuild(restored.scenario, restored.faults, restored.users)
+            # The engine it was started on (an exporter on --engine des stays on it); users
+            # the state does not name are the exporter's own (`default_users`).
+            sim = sim.rebuild(restored.scenario, restored.faults, restored.users or default_users)
             log.info("restored the control state from %s: %s", state_file, restored)
         self.loki = LokiSink(loki_url).start() if loki_url else None
         self.events = (
@@ -398,7 +409,12 @@ class ExporterServer:
             else None
         )
         self.live = LiveModel(
-            sim, speed=speed, events=self.events, state_file=store, state=restored
+            sim,
+            speed=speed,
+            events=self.events,
+            state_file=store,
+            state=restored,
+            default_users=default_users,
         )
         self.tracer = (
             TracePublisher(self.live.snapshot, self.loki, trace_interval_s) if self.loki else None

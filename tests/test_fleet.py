@@ -39,6 +39,9 @@ def _write(tmp_path: Path, text: str) -> Path:
 def test_the_shipped_fleet_has_three_sids_on_three_landscapes() -> None:
     fleet = load_fleet(DEFAULT_FLEET_FILE, SCENARIOS)
     assert [s.sid for s in fleet.sids] == ["BMK", "TWO", "PRD"]
+    # TWO runs below seed 004's max-users-at-< 2 s point, its scenario's own users.
+    two = next(s for s in fleet.sids if s.sid == "TWO")
+    assert two.users is not None and two.users < Catalog().scenario(two.scenario).users
     assert len({s.scenario for s in fleet.sids}) == 3
     assert fleet.prometheus_replicas == 2 and fleet.alertmanager_peers >= 2
 
@@ -55,6 +58,8 @@ def test_the_shipped_fleet_has_three_sids_on_three_landscapes() -> None:
         ("sids: []\n", r"sids: List should have at least 1 item"),
         ("sids:\n  - {sid: BMK, scenario: sd-two-tier, port: 1}\n", r"sids\.0\.port: Extra"),
         ("sids:\n  - {sid: BMK\n", r"line \d+, column \d+"),
+        ("sids:\n  - {sid: BMK, scenario: sd-two-tier, users: 0}\n", r"sids\.0\.users: Input"),
+        ("sids:\n  - {sid: BMK, scenario: sd-two-tier, users: many}\n", r"sids\.0\.users: Input"),
     ],
 )
 def test_a_bad_fleet_file_is_named_with_its_field(tmp_path, text, message) -> None:
@@ -69,6 +74,10 @@ def test_adding_a_sid_appends_one_line_and_keeps_the_comments(tmp_path) -> None:
     assert text.startswith(DEFAULT_FLEET_FILE.read_text())  # comments and entries kept
     assert text.endswith("  - {sid: QAS, scenario: sd-two-tier}\n")
     assert [s.sid for s in load_fleet(path, SCENARIOS).sids][-1] == "QAS"
+    add_sid(path, FleetSid(sid="QA3", scenario="sd-two-tier", users=250), SCENARIOS)
+    assert path.read_text().endswith("  - {sid: QA3, scenario: sd-two-tier, users: 250}\n")
+    assert load_fleet(path, SCENARIOS).sids[-1].users == 250
+    text = path.read_text()
     with pytest.raises(FleetError, match="QAS is already in the fleet"):
         add_sid(path, FleetSid(sid="QAS", scenario="sd-two-tier"), SCENARIOS)
     with pytest.raises(FleetError, match="unknown scenario 'x'"):
@@ -86,8 +95,13 @@ def test_fleet_add_on_the_command_line(tmp_path, monkeypatch) -> None:
     assert ok.exit_code == 0, ok.output
     bad = runner.invoke(app, ["fleet", "add", "qa", "--scenario", "sd-two-tier"])
     assert bad.exit_code == 2 and "sid:" in bad.output
+    few = runner.invoke(app, ["fleet", "add", "QA2", "--scenario", "sd-two-tier", "--users", "0"])
+    assert few.exit_code == 2 and "users:" in few.output, few.output
+    ok = runner.invoke(app, ["fleet", "add", "QA3", "--scenario", "sd-two-tier", "--users", "250"])
+    assert ok.exit_code == 0, ok.output
     listed = runner.invoke(app, ["fleet", "list"])
     assert "QAS" in listed.output and "PRD" in listed.output
+    assert "250" in listed.output and "400" in listed.output
 
 
 def test_ports_never_collide_for_the_largest_fleet_one_host_runs() -> None:
@@ -145,6 +159,10 @@ def test_every_fleet_service_binds_loopback_and_peers_know_each_other(layout, tm
             if "address=" in arg or arg.startswith("--cluster.peer="):
                 assert arg.split("=", 1)[1].startswith("127.0.0.1:"), (svc.name, arg)
         assert len({s.port for s in services}) == len(services)
+    # The fleet file's users reach the exporter; a SID without users runs its scenario's.
+    argv = {s.name: s.argv for s in services}
+    assert argv["exporter-two"][argv["exporter-two"].index("--users") + 1] == "400"
+    assert "--users" not in argv["exporter-bmk"]
     peers = {s.name: s for s in services if s.name.startswith("alertmanager-")}
     for name, svc in peers.items():
         joined = [a for a in svc.argv if a.startswith("--cluster.peer=")]
@@ -189,14 +207,21 @@ def test_the_compose_fleet_profile_pins_the_versions_wlmon_builds() -> None:
 
 def test_the_compose_fleet_runs_the_shipped_fleet_file() -> None:
     fleet = load_fleet(DEFAULT_FLEET_FILE)
+
+    def option(command: list[str], name: str) -> str | None:
+        return command[command.index(name) + 1] if name in command else None
+
     exporters = {
-        svc["command"][svc["command"].index("--sid") + 1]: svc["command"][
-            svc["command"].index("--scenario") + 1
-        ]
+        option(svc["command"], "--sid"): (
+            option(svc["command"], "--scenario"),
+            option(svc["command"], "--users"),
+        )
         for n, svc in FLEET_SERVICES.items()
         if n.startswith("exporter-")
     }
-    assert exporters == {s.sid: s.scenario for s in fleet.sids}
+    assert exporters == {
+        s.sid: (s.scenario, None if s.users is None else str(s.users)) for s in fleet.sids
+    }
     prom = yaml.safe_load((REPO_DIR / "provisioning" / "fleet" / "prometheus.yml").read_text())
     job = next(j for j in prom["scrape_configs"] if j["job_name"] == "wlmon-exporter")
     scraped = {sc["labels"]["sid"]: sc["targets"] for sc in job["static_configs"]}

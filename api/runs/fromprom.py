@@ -51,6 +51,24 @@ def _range(url: str, query: str, start: datetime, end: datetime, step: float) ->
     return r.json()["data"]["result"]
 
 
+def per_step(by: str, counter: str, step: float) -> str:
+    """The increase of `counter` (a selector) in each step, summed by `by`: the counter's
+    last sample in the step less its last sample in the step before. So a step is measured
+    from the sample before it (the first step's from the sample before the window), nothing
+    is extrapolated and the steps add up to the window's increase exactly. increase() over
+    the step alone counts from the step's first sample and extrapolates to its edges, so a
+    step in which the series begins (an exporter started inside it) read about a third low
+    and was reported as if the system had been quiet. A series with no sample in the step
+    before has no value for the step (no sample of a workload counter at all: a "no data"
+    gap, not a guess). Range selectors, not instant ones: a failed scrape's staleness
+    marker must not hide the samples around it. Where the counter was reset (a restart) in
+    either step, increase()'s own reset handling is used instead."""
+    w = f"{step:g}s"
+    reset = f"resets({counter}[{2 * step:g}s]) > 0"
+    delta = f"last_over_time({counter}[{w}]) - last_over_time({counter}[{w}] offset {w})"
+    return f"sum by ({by}) ((({delta}) unless {reset}) or (increase({counter}[{w}]) and {reset}))"
+
+
 def _per_bucket(series: dict[str, np.ndarray], cumulative: dict[str, np.ndarray]) -> None:
     """Cumulative bucket increases (`cumulative`, named as hist/txhist columns) -> steps in
     that bucket alone, into `series`, as the recorder stores them."""
@@ -145,7 +163,7 @@ def read_window(
         "steps",
         _range(
             url,
-            f"sum by (task_type) (increase(sap_workload_steps_total{{{sel}}}[{win}]))",
+            per_step("task_type", f"sap_workload_steps_total{{{sel}}}", step),
             start,
             end,
             step,
@@ -158,7 +176,7 @@ def read_window(
             comp,
             _range(
                 url,
-                f"sum by (task_type) (increase(sap_workload_{comp}_seconds_total{{{sel}}}[{win}]))",
+                per_step("task_type", f"sap_workload_{comp}_seconds_total{{{sel}}}", step),
                 start,
                 end,
                 step,
@@ -170,7 +188,9 @@ def read_window(
         "steps",
         _range(
             url,
-            f"sum by (task_type, transaction) (increase(sap_workload_transaction_steps_total{{{sel}}}[{win}]))",
+            per_step(
+                "task_type, transaction", f"sap_workload_transaction_steps_total{{{sel}}}", step
+            ),
             start,
             end,
             step,
@@ -183,8 +203,11 @@ def read_window(
             comp,
             _range(
                 url,
-                f"sum by (task_type, transaction) "
-                f"(increase(sap_workload_transaction_{comp}_seconds_total{{{sel}}}[{win}]))",
+                per_step(
+                    "task_type, transaction",
+                    f"sap_workload_transaction_{comp}_seconds_total{{{sel}}}",
+                    step,
+                ),
                 start,
                 end,
                 step,
@@ -198,7 +221,7 @@ def read_window(
         "{le}",
         _range(
             url,
-            f"sum by (task_type, le) (increase({HISTOGRAM}_bucket{{{sel}}}[{win}]))",
+            per_step("task_type, le", f"{HISTOGRAM}_bucket{{{sel}}}", step),
             start,
             end,
             step,
@@ -211,7 +234,7 @@ def read_window(
         "{le}",
         _range(
             url,
-            f"sum by (task_type, transaction, le) (increase({TX_HISTOGRAM}_bucket{{{sel}}}[{win}]))",
+            per_step("task_type, transaction, le", f"{TX_HISTOGRAM}_bucket{{{sel}}}", step),
             start,
             end,
             step,
@@ -225,7 +248,7 @@ def read_window(
         "steps",
         _range(
             url,
-            f"sum by (sap_instance) (increase(sap_workload_steps_total{{{dialog}}}[{win}]))",
+            per_step("sap_instance", f"sap_workload_steps_total{{{dialog}}}", step),
             start,
             end,
             step,
@@ -238,7 +261,7 @@ def read_window(
             ind,
             _range(
                 url,
-                f"sum by (sap_instance) (increase(sap_workload_{ind}_seconds_total{{{dialog}}}[{win}]))",
+                per_step("sap_instance", f"sap_workload_{ind}_seconds_total{{{dialog}}}", step),
                 start,
                 end,
                 step,

@@ -15,6 +15,7 @@ its lock statistics. Sample::
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from exporters.collectors.base import SourceCollector, UpSample
 from exporters.sapcontrol import ccms
 from exporters.sapcontrol.client import Endpoint
 from exporters.sapcontrol.schema import STATE_COLOR_CODE, Record
+
+log = logging.getLogger(__name__)
 
 SOURCE = "sapcontrol"
 LABELS = ["sid", "sap_instance"]
@@ -177,6 +180,9 @@ class SAPControlReading:
     instances: list[InstanceResult]
     discovery: bool | None = None
     complete: bool = True
+    # The systems' decimal notation for CCMS values ('point', 'comma'; WLMON_SAPCONTROL_
+    # DECIMAL), None: decided per alert tree from its own values (exporters.sapcontrol.ccms).
+    notation: str | None = None
 
 
 class SAPControlSource(Protocol):
@@ -248,6 +254,24 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
     ) -> None:
         super().__init__(source)
         self.clock = clock
+        self._unread_logged: set[tuple[str, str]] = set()
+
+    def _unread(self, where: str, node: str, description: str) -> None:
+        """A CCMS value that reads as two numbers is left out; said once per instance and
+        node (not at every scrape), with what settles it."""
+        if (where, node) not in self._unread_logged:
+            self._unread_logged.add((where, node))
+            log.warning(
+                "sapcontrol %s GetAlertTree %s: %r reads as %s; nothing else in the tree "
+                "tells the decimal notation, so it is left unread: set "
+                "WLMON_SAPCONTROL_DECIMAL=point or =comma (the system's decimal notation)",
+                where,
+                node,
+                description,
+                " or ".join(
+                    f"{v:g} ({k})" for k, v in ccms.readings(description.split()[0]).items()
+                ),
+            )
 
     def read(self) -> SAPControlReading:
         return self.source.read()
@@ -304,10 +328,10 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
         if reading.discovery is not None:
             disc.add_metric([], 1.0 if reading.discovery else 0.0)
         for r in reading.instances:
-            self._instance_families(g, r)
+            self._instance_families(g, r, reading.notation)
         return iter(g.all)
 
-    def _instance_families(self, g: _Families, r: InstanceResult) -> None:
+    def _instance_families(self, g: _Families, r: InstanceResult, notation: str | None) -> None:
         base = [r.identity.sid, r.identity.sap_instance]
         g.gauge(
             "sap_sapcontrol_scrape_duration_seconds",
@@ -349,12 +373,13 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
                 "ABAPGetWPTable": self._work_processes,
                 "GetQueueStatistic": self._queues,
                 "EnqGetStatistic": self._enqueue,
-                "GetAlertTree": self._ccms,
                 "ICMGetThreadList": self._icm_threads,
                 "ICMGetConnectionList": self._icm_connections,
             }.get(method)
             if fill is not None:
                 fill(g, base, payload)
+            elif method == "GetAlertTree":
+                self._ccms(g, base, payload, notation, r.target.endpoint.label)
 
     @staticmethod
     def _processes(g: _Families, base: list[str], rows: list[Record]) -> None:
@@ -569,9 +594,11 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             color_code(stat["replication-state"]),
         )
 
-    @staticmethod
-    def _ccms(g: _Families, base: list[str], tree: list[Record]) -> None:
+    def _ccms(
+        self, g: _Families, base: list[str], tree: list[Record], notation: str | None, where: str
+    ) -> None:
         nodes = ccms.paths(tree)
+        notation = ccms.tree_notation([n.get("description") for n in tree], notation)
         state = g.gauge(
             "sap_ccms_node_state",
             "GetAlertTree ActualValue of the CCMS nodes wlmon reads: 1 gray, 2 green, "
@@ -590,9 +617,11 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
                 continue
             read.add(metric)
             add(state, [*base, "/".join(suffix)], color_code(node["ActualValue"]))
-            value = ccms.parse_value(node["description"])
+            value = ccms.parse_value(node["description"], notation)
             if value is not None:
                 fam.add_metric(base, value)
+            elif notation is None and ccms.ambiguous(node["description"]):
+                self._unread(where, "/".join(suffix), node["description"])
 
 
 class _Families:

@@ -2,8 +2,12 @@
 
 A node's value is text in its `description` ("317 msec", "943 /min", "29 %", "193"), the
 unit after the number; "-" means the monitor has no value for its last interval. Numbers
-come in the locale of the system: "0,5 sec" has a decimal comma, "1,260 /min" (observIQ's
-sample) a thousands separator; see `number`. Names repeat in the tree
+come in the system's decimal notation, decimal point with ',' grouping (1,260.5) or decimal
+comma with '.' grouping (1.260,5); a value such as "1,260" reads either way, 1260 or 1.26.
+The notation is decided for the whole tree from the values that read only one way
+("0,5 sec", "1,234.5 msec"), or given (WLMON_SAPCONTROL_DECIMAL); a value that reads two
+ways when neither tells is left unread, never guessed (`tree_notation`, `parse_value`).
+Names repeat in the tree
 (Dialog/ResponseTime and Update/PerformanceU1/ResponseTime), so nodes are addressed by
 their path from the root, built from the `parent` indexes, and matched on its trailing
 names (a real tree nests R3Services under more levels than the model's). A tree whose
@@ -37,36 +41,71 @@ UNITS = {
     "gb": 1024.0**3,
 }
 _VALUE = re.compile(r"^\s*(-?[\d.,]+)\s*(\S*)\s*$")
-_GROUPED = re.compile(r"^-?[1-9]\d{0,2}(,\d{3})+$")  # 1,260 or 12,345,678
+# A number in either notation: digits, or groups of three after a first group that does
+# not start with 0 ("0,500" is no grouped number), then decimals.
+NOTATIONS = {
+    "point": (re.compile(r"-?(\d+|[1-9]\d{0,2}(,\d{3})+)(\.\d+)?"), ","),
+    "comma": (re.compile(r"-?(\d+|[1-9]\d{0,2}(\.\d{3})+)(,\d+)?"), "."),
+}
 
 
-def number(text: str) -> float:
-    """A CCMS number with either separator: with both '.' and ',' the last one is the
-    decimal point; with only ',' it groups thousands when every group after the first has
-    three digits and the first is not 0 ('1,260'), else it is the decimal comma ('0,5',
-    '12,75'). Raises ValueError for text that is no number."""
-    if "," in text and "." in text:
-        decimal = "," if text.rfind(",") > text.rfind(".") else "."
-        group = "." if decimal == "," else ","
-        return float(text.replace(group, "").replace(decimal, "."))
-    if "," in text:
-        return float(text.replace(",", "") if _GROUPED.match(text) else text.replace(",", "."))
-    return float(text)
+def readings(text: str) -> dict[str, float]:
+    """The value `text` has in each notation it can be read in ("1,260": both, 1260 and
+    1.26; "0,5": comma only; "97": both, alike; "1,2,3": none)."""
+    out = {}
+    for name, (pattern, group) in NOTATIONS.items():
+        if pattern.fullmatch(text):
+            decimal = "," if group == "." else "."
+            out[name] = float(text.replace(group, "").replace(decimal, "."))
+    return out
 
 
-def parse_value(description: str | None) -> float | None:
-    """The value of a node in base units; None for "-", empty or text CCMS has no number for."""
+def _number_and_unit(description: str | None) -> tuple[str, float] | None:
+    """(number text, unit factor) of a node's value; None for "-", empty or text CCMS has
+    no number for."""
     match = _VALUE.match(description or "")
     if not match:
         return None
     text, unit = match.groups()
     factor = UNITS.get(unit.lower())
-    if factor is None:
+    return None if factor is None else (text, factor)
+
+
+def tree_notation(descriptions: list[str | None], given: str | None = None) -> str | None:
+    """'point' or 'comma' for one tree: `given` if set, else what its values that read one
+    way only say; None when none says, or when they contradict each other."""
+    if given:
+        return given
+    told = set()
+    for description in descriptions:
+        parsed = _number_and_unit(description)
+        if parsed is not None:
+            ways = readings(parsed[0])
+            if len(ways) == 1:
+                told.update(ways)
+    return told.pop() if len(told) == 1 else None
+
+
+def ambiguous(description: str | None) -> bool:
+    """True if the node's value reads as two different numbers, one per notation."""
+    parsed = _number_and_unit(description)
+    return parsed is not None and len(set(readings(parsed[0]).values())) > 1
+
+
+def parse_value(description: str | None, notation: str | None = None) -> float | None:
+    """The value of a node in base units, in the tree's `notation` (tree_notation); None for
+    "-", empty, text CCMS has no number for, a number not in the notation, and, without a
+    notation, a number that reads two ways ("1,260")."""
+    parsed = _number_and_unit(description)
+    if parsed is None:
         return None
-    try:
-        return number(text) * factor
-    except ValueError:
-        return None
+    text, factor = parsed
+    ways = readings(text)
+    if notation is not None:
+        value = ways.get(notation)
+    else:
+        value = ways.popitem()[1] if len(set(ways.values())) == 1 else None
+    return None if value is None else value * factor
 
 
 def paths(tree: list[Record]) -> list[tuple[tuple[str, ...], Record]]:

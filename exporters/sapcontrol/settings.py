@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -68,6 +68,10 @@ class SAPControlSettings(BaseSettings):
     # The last instance list found is kept here, so a restart finds the system even while
     # the discovery instances are down.
     state_file: Path | None = None
+    # The systems' decimal notation (SU01 / the locale sapstartsrv formats CCMS values in):
+    # "point" (1,260.5) or "comma" (1.260,5). Unset, each alert tree's own values decide,
+    # and a value that reads two ways ("1,260") when none tells is left unread.
+    decimal: Literal["point", "comma"] | None = None
 
     @field_validator("endpoints", "discover", mode="before")
     @classmethod

@@ -70,7 +70,9 @@ class SAPControlScraper:
         discovery = self._discovery.ok if self.settings.discover else None
         if discovery is None and not self._last_complete:
             discovery = False  # still no answer, and nothing known to read
-        return SAPControlReading(instances, discovery, complete=self._last_complete)
+        return SAPControlReading(
+            instances, discovery, complete=self._last_complete, notation=self.settings.decimal
+        )
 
     def _make_client(self, endpoint: Endpoint, auth: tuple[str, str] | None) -> SAPControlClient:
         s = self.settings

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from exporters.config import load_config
+from exporters.control import ControlState
 from exporters.model.engine import Simulation
 from exporters.server import ExporterServer, LiveModel
 
@@ -100,6 +101,26 @@ def test_live_model_replaces_its_simulation_and_keeps_running(fixture_catalog) -
         time.sleep(0.3)
         assert live.snapshot().totals.sim_time > 0
         assert first.tick == stopped_at  # the old model no longer advances
+    finally:
+        live.stop()
+
+
+def test_the_exporters_own_users_are_what_a_run_returns_to(fixture_catalog) -> None:
+    """`wlmon exporter --users 3` (a fleet member below its scenario's benchmark limit):
+    a run's users end, or `users: null`, and the model is back at 3, not at the scenario's
+    own; a switch to another scenario runs it at 3 too."""
+    own = fixture_catalog.scenario("mmc").users
+    sim = Simulation("mmc", seed=1, catalog=fixture_catalog, overrides={"users": 3})
+    live = LiveModel(sim, speed=100.0, default_users=3)
+    live.start()
+    try:
+        assert own != 3 and live.users == 3
+        live.apply(ControlState(scenario="mmc", users=7, run_id="r1"))
+        assert live.users == 7
+        live.apply(live.state.without_run())
+        assert live.users == 3
+        live.switch_scenario("mmc", ["busier"])
+        assert live.users == 3
     finally:
         live.stop()
 

@@ -14,7 +14,6 @@ from tests.sapcontrol.conftest import recorded
         ("15 msec", 0.015),
         ("2 sec", 2.0),
         ("943 /min", 943 / 60),
-        ("1,260 /min", 21.0),
         ("0,5 sec", 0.5),  # a decimal comma: read as 5 before issue 25
         ("12,75 msec", 0.01275),
         ("0,500 sec", 0.5),
@@ -33,11 +32,49 @@ from tests.sapcontrol.conftest import recorded
         (None, None),
         ("Running", None),
         ("12 furlongs", None),
+        # 1260 or 1.26, 1260 or 1.26: no notation given or told, no value (read as
+        # thousands before).
+        ("1,260 /min", None),
+        ("1.260 /min", None),
+        ("1,2,3 sec", None),
     ],
 )
 def test_values_in_base_units(text, value) -> None:
     got = ccms.parse_value(text)
     assert got == (pytest.approx(value) if value is not None else None)
+
+
+@pytest.mark.parametrize(
+    ("text", "notation", "value"),
+    [
+        ("1,260 /min", "point", 21.0),
+        ("1,260 /min", "comma", 1.26 / 60),
+        ("1.260 /min", "comma", 21.0),
+        ("1.260 /min", "point", 1.26 / 60),
+        ("1.260,5 msec", "comma", 1.2605),
+        ("1.260,5 msec", "point", None),  # not a number in that notation: not read
+        ("0.5 sec", "comma", None),
+        ("97", "comma", 97.0),
+    ],
+)
+def test_values_in_a_given_notation(text, notation, value) -> None:
+    got = ccms.parse_value(text, notation)
+    assert got == (pytest.approx(value) if value is not None else None)
+
+
+@pytest.mark.parametrize(
+    ("descriptions", "given", "notation"),
+    [
+        (["1,260 /min", "0,5 sec", "97"], None, "comma"),
+        (["1,260 /min", "0.5 sec", "-"], None, "point"),
+        (["1.260 /min", "1,234.5 msec"], None, "point"),
+        (["1,260 /min", "250 msec", None, ""], None, None),  # nothing tells
+        (["0,5 sec", "0.5 sec"], None, None),  # contradicting values: none read two ways
+        (["1,260 /min", "0,5 sec"], "point", "point"),  # WLMON_SAPCONTROL_DECIMAL wins
+    ],
+)
+def test_a_trees_notation_from_its_own_values(descriptions, given, notation) -> None:
+    assert ccms.tree_notation(descriptions, given) == notation
 
 
 def test_repeated_names_are_told_apart_by_their_path() -> None:

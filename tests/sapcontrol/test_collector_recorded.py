@@ -60,7 +60,8 @@ def _get(samples, name, **labels) -> float:
 @pytest.fixture
 def exposition(client_factory) -> str:
     registry = CollectorRegistry()
-    collector = _collector(client_factory)
+    # observIQ's tree shows "1,260 /min" and no value that tells its decimal notation.
+    collector = _collector(client_factory, decimal="point")
     registry.register(collector)
     text = generate_latest(registry).decode()
     collector.source.close()
@@ -167,6 +168,29 @@ def test_ccms_values_in_base_units_and_dash_left_out(exposition: str) -> None:
     assert not [k for k in s if k[0] == "sap_ccms_dialog_roll_time_seconds"]
     assert _get(s, "sap_ccms_node_state", **i, node="Dialog/RollTime") == 1.0
     assert _get(s, "sap_ccms_node_state", **i, node="Dialog/QueueTime") == 3.0
+
+
+def test_a_ccms_value_read_two_ways_is_left_unread_and_said_once(client_factory, caplog) -> None:
+    """Without WLMON_SAPCONTROL_DECIMAL, "1,260 /min" (1260 or 1.26) in a tree whose other
+    values are integers is no sample, not a guess; the log names instance, node and setting,
+    once, not at every scrape. The values that read one way are still there."""
+    collector = _collector(client_factory)
+    with caplog.at_level(logging.WARNING, logger="exporters.collectors.sapcontrol"):
+        for _ in range(2):
+            registry = CollectorRegistry()
+            registry.register(collector)
+            s = _samples(generate_latest(registry).decode())
+    collector.source.close()
+    i = {"sid": "EPP", "sap_instance": "sapapp1_D00"}
+    assert not [k for k in s if k[0] == "sap_ccms_dialog_steps_per_second"]
+    assert _get(s, "sap_ccms_dialog_response_time_seconds", **i) == pytest.approx(0.25)
+    said = [
+        r.getMessage() for r in caplog.records if "sapapp1:50013/ GetAlertTree" in r.getMessage()
+    ]
+    assert len(said) == 1, said
+    assert "Dialog/DialogSteps" in said[0]
+    assert "'1,260 /min' reads as 1260 (point) or 1.26 (comma)" in said[0]
+    assert "WLMON_SAPCONTROL_DECIMAL" in said[0]
 
 
 def test_process_status_lights(exposition: str) -> None:

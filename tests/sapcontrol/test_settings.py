@@ -35,6 +35,20 @@ def test_a_password_needs_a_user(monkeypatch) -> None:
         SAPControlSettings()
 
 
+def test_the_decimal_notation_is_point_or_comma(monkeypatch) -> None:
+    """WLMON_SAPCONTROL_DECIMAL reaches the reading the collector converts CCMS values by."""
+    monkeypatch.setenv("WLMON_SAPCONTROL_ENDPOINTS", "http://sapapp1:50013/")
+    monkeypatch.setenv("WLMON_SAPCONTROL_DECIMAL", "dot")
+    with pytest.raises(ValidationError, match="decimal"):
+        SAPControlSettings()
+    monkeypatch.setenv("WLMON_SAPCONTROL_DECIMAL", "comma")
+    scraper = SAPControlScraper(SAPControlSettings(timeout_s=0.5))
+    try:
+        assert scraper.read().notation == "comma"
+    finally:
+        scraper.close()
+
+
 def test_credentials_in_an_endpoint_url_are_refused() -> None:
     with pytest.raises(ValueError, match="credentials"):
         Endpoint("http://eppadm:secret@sapapp1:50013/")

@@ -25,10 +25,11 @@ def fleet_list() -> None:
     except FleetError as exc:
         fail(str(exc))
     table = Table(title=f"fleet ({path})")
-    for col in ("sid", "scenario", "description"):
+    for col in ("sid", "scenario", "users", "description"):
         table.add_column(col)
     for entry in fleet.sids:
-        table.add_row(entry.sid, entry.scenario, entry.description)
+        users = str(entry.users) if entry.users is not None else "scenario's"
+        table.add_row(entry.sid, entry.scenario, users, entry.description)
     console.print(table)
     console.print(
         f"{fleet.prometheus_replicas} Prometheus replicas, "
@@ -41,6 +42,7 @@ def fleet_add(
     sid: str = typer.Argument(..., help="the SAP system ID, e.g. QAS"),
     scenario: str = typer.Option(..., "--scenario", "--landscape", help="the scenario it runs"),
     description: str = typer.Option("", help="a line for the fleet list"),
+    users: int = typer.Option(None, help="users it runs at (default: the scenario's)"),
 ) -> None:
     """Add a SID to the fleet file (WLMON_FLEET_FILE; created from the shipped one).
 
@@ -55,7 +57,7 @@ def fleet_add(
             "repository's example and is not edited"
         )
     try:
-        entry = FleetSid(sid=sid, scenario=scenario, description=description)
+        entry = FleetSid(sid=sid, scenario=scenario, description=description, users=users)
     except ValidationError as exc:
         first = exc.errors()[0]
         fail(f"{first['loc'][0]}: {first['msg']}")

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from alerts.thresholds import ThresholdsError, load_thresholds
 from api.serving import HEADER_TIMEOUT_S, server_config
-from exporters.config import ExporterConfig, load_config
+from exporters.config import DEFAULT_MAX_USERS, ExporterConfig, load_config
 from exporters.model.catalog import ConfigError
 from exporters.model.des import ENGINES, make_simulation
 from exporters.registry import COLLECTORS
@@ -35,6 +35,9 @@ def exporter(
     seed: int = typer.Option(1, help="random seed"),
     speed: float = typer.Option(1.0, help="simulated seconds per wall-clock second"),
     think_time: float = typer.Option(None, help="override the scenario's think time (s)"),
+    users: int = typer.Option(
+        None, help="override the scenario's users (a fleet member below its benchmark limit)"
+    ),
     loki_url: str = typer.Option(None, help="push ST05 summaries and run events to this Loki"),
     influx_url: str = typer.Option(None, help="write run events to this InfluxDB"),
     trace_interval: float = typer.Option(60.0, help="seconds between ST05 summaries sent to Loki"),
@@ -79,6 +82,10 @@ def exporter(
         fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
     config = _config(sapstartsrv_port, collector, no_collector)
     overrides: dict = {"think_time_s": think_time} if think_time is not None else {}
+    if users is not None:
+        if not 1 <= users <= DEFAULT_MAX_USERS:
+            fail(f"--users: {users} is not from 1 to {DEFAULT_MAX_USERS}")
+        overrides["users"] = users
     if sid is not None:
         if not SID.fullmatch(sid):
             fail(f"--sid: {sid!r} is not a SAP system ID (three characters: A-Z, then A-Z or 0-9)")

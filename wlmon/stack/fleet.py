@@ -26,6 +26,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from exporters.config import DEFAULT_MAX_USERS
 from exporters.model.catalog import Catalog
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
@@ -58,6 +59,10 @@ class FleetSid(BaseModel):
     sid: str = Field(pattern=SID.pattern)
     scenario: str
     description: str = ""
+    # Users the SID's exporter runs its scenario at (`wlmon exporter --users`); unset: the
+    # scenario's own. A scenario's users can be its benchmark limit (sd-two-tier's 800 are
+    # seed 004's "max users at < 2 s"), which a fleet member should not sit at all the time.
+    users: int | None = Field(default=None, ge=1, le=DEFAULT_MAX_USERS)
 
 
 class FleetFile(BaseModel):
@@ -116,6 +121,8 @@ def add_sid(path: Path, entry: FleetSid, scenarios: list[str], source: Path | No
         text += "\n"
     # Appended as text, so the file's comments stay; then read back to prove it parses.
     line = f"  - {{sid: {entry.sid}, scenario: {entry.scenario}"
+    if entry.users is not None:
+        line += f", users: {entry.users}"
     if entry.description:
         line += f", description: {yaml.safe_dump(entry.description).splitlines()[0]}"
     text += line + "}\n"
@@ -368,6 +375,7 @@ class FleetLayout:
                         str(s.exporter_speed),
                         "--state-file",
                         f"{self.data}/exporter-{entry.sid.lower()}/control.json",
+                        *(["--users", str(entry.users)] if entry.users is not None else []),
                     ],
                     env={"WLMON_EXPORTER_CONTROL_TOKEN": secrets["exporter_token"]},
                     port=port,
