@@ -149,9 +149,17 @@ def test_log_placement_matches_exact_mva(tmp_path, shared: bool) -> None:
     want = exact_mva(30, 1.5, [(0.12, 2), *disk])
     got = both(tmp_path, doc, steps=100_000)
     print("exact", "shared" if shared else "apart", want, got)
-    for x, r in got.values():
+    for engine, (x, r) in got.items():
         assert x == pytest.approx(want["X"], rel=0.02)
-        assert r == pytest.approx(want["R"], rel=0.04)
+        if engine == "des" and shared:
+            # The DES books the step's read and its log write back to back on the one
+            # disk: an Erlang-2 visit of 0.06 s (CV² 0.5) where the product form takes
+            # one exponential visit (CV² 1), so FCFS waits less behind it and R sits
+            # under the MVA's: -2.8 to -5.9 % over seeds 1, 2, 3, 11 (before and after
+            # the loop was compiled), never above it.
+            assert 0.92 * want["R"] < r < 1.01 * want["R"], engine
+        else:
+            assert r == pytest.approx(want["R"], rel=0.04), engine
 
 
 def test_log_on_data_disks_of_another_kind_is_an_error(tmp_path) -> None:
