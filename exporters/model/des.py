@@ -97,6 +97,12 @@ CLEANER_BURST_S = 1.0
 # they cannot keep up and the agents write synchronously anyway.
 CLEANER_AVERAGE_S = 1.0
 MAX_CLEANER_SHARE = 0.9
+# Starting room of the loop's arrays (each doubles when the loop asks for more; results do
+# not depend on these, tests/model/test_des_engine.py shrinks them): events per user,
+# instance and host; step slots (at least, and per user); step records.
+START_HEAP_PER_ENTITY = 2
+START_JOB_SLOTS, START_JOB_SLOTS_PER_USER = 1024, 2
+START_RECORDS = 4096
 
 
 class DiscreteEventSimulation(ModelRun):
@@ -135,7 +141,7 @@ class DiscreteEventSimulation(ModelRun):
         self.fa = np.zeros(k.N_F)
         # The event heap: (time, entity * 8 + kind)
         users = sum(lay.users for lay in net.layout)
-        hcap = 2 * (users + n_p + n_os) + 64
+        hcap = START_HEAP_PER_ENTITY * (users + n_p + n_os) + 8
         self.ht, self.hc = np.empty(hcap), np.empty(hcap, dtype=np.int64)
         # Users: their instance, whether still logged on; per instance its users.
         self.uinst = np.zeros(0, dtype=np.int64)
@@ -166,7 +172,7 @@ class DiscreteEventSimulation(ModelRun):
         self.sdone, self.sdone_db = np.zeros(n_h), np.zeros(n_h)
         # Steps in flight: slots reused through a free list (and the stations' heaps,
         # which can hold every step at once).
-        self._alloc_jobs(max(1024, 2 * users))
+        self._alloc_jobs(max(START_JOB_SLOTS, START_JOB_SLOTS_PER_USER * users))
         # FCFS stations booked by Lindley's / Kiefer-Wolfowitz's recursion: the time each
         # server is free.
         self.efree = np.zeros(net.enqueue_servers)
@@ -198,7 +204,7 @@ class DiscreteEventSimulation(ModelRun):
         for c in range(n_cls):
             self._new_block(c)
         # Step records waiting to be counted (answer + GUI still ahead)
-        self.rec = np.zeros((4096, N_FIELDS))
+        self.rec = np.zeros((START_RECORDS, N_FIELDS))
         # What a tick adds up from them, flat by step class (instance, task, transaction)
         n_sc = n_inst * 2 * net.n_tx
         n_c, n_b = len(COMPONENTS), len(BUCKETS) + 1
@@ -273,9 +279,11 @@ class DiscreteEventSimulation(ModelRun):
     def _push(self, times: np.ndarray, codes: np.ndarray) -> None:
         """Put events on the heap (from Python, between calls of the loop)."""
         ia, k = self.ia, self._k
-        while ia[k.I_HN] + times.size + 4 > self.ht.size:
-            self._grow("ht")
-            self._grow("hc")
+        need = int(ia[k.I_HN]) + times.size
+        if need > self.ht.size:  # just enough: the loop doubles it when it needs more
+            for name in ("ht", "hc"):
+                a = getattr(self, name)
+                setattr(self, name, np.concatenate((a, np.zeros(need - a.size, a.dtype))))
         ia[k.I_HN] = k.push_events(
             self.ht,
             self.hc,
