@@ -83,6 +83,12 @@ class Settings(BaseSettings):
     # after a failed push it waits up to `loki_max_backoff_s`.
     loki_batch: int = Field(default=1000, ge=1, le=10_000)
     loki_max_backoff_s: float = Field(default=30.0, gt=0)
+    # After news it waits this long for more before pushing (Promtail's batchwait is 1 s):
+    # at 200 notifications/s, one push and one UPDATE per linger instead of one per
+    # notification, each a wake-up of the thread and a write transaction the webhook's
+    # insert would find the database busy with (docs/operations.md, "The webhook beside
+    # imports"). 0: push at once.
+    loki_linger_s: float = Field(default=0.5, ge=0, le=10)
 
 
 @lru_cache

@@ -5,10 +5,14 @@ reference path, in the same run, and the ratio.
 Fast path (the shipped one): each population of a class's network convolves the stations
 without a shadow once (`queueing._one_shadowed`), identical copies by repeated squaring;
 after one Anderson pass the fixed point's damped fallback adds vector extrapolation
-(`Solver._extrapolated`); sweep points start warm from their neighbour; the most-users
+(`Solver._extrapolated`); identical instances' classes are copied within a sweep
+(`Solver._copies`); a class over its share of a saturated station is slowed by the secant
+method (`queueing.bounded_chain`); sweep points start warm from their neighbour; the most-users
 search starts from the sweep's bracket and closes it by regula falsi (Anderson-Bjoerck).
 Reference path: every population solved as its own network
 (`queueing.closed_network_by_population`), a disk array's copies convolved one by one,
+every instance's classes built (identical ones found by the memo only), proportional
+steps to a class's share (`queueing.bounded_chain_by_scaling`),
 two Anderson passes then plain damped iteration, cold points, bisection from the
 scenario's users (the code before issue 24 item 6, same stopping rules).
 
@@ -36,15 +40,19 @@ def reference_path():
     """The slow path: networks population by population, no extrapolation."""
     solver = solver_module.Solver
     saved = solver_module.closed_network, solver.extrapolate, solver.anderson_mixing
-    power = queueing._log_power
+    bounded = solver_module.bounded_chain
+    power, grouped = queueing._log_power, solver.group_instances
     solver_module.closed_network = queueing.closed_network_by_population
+    solver_module.bounded_chain = queueing.bounded_chain_by_scaling
     solver.extrapolate, solver.anderson_mixing = False, (1.0, 0.5)
+    solver.group_instances = False
     queueing._log_power = _one_by_one
     try:
         yield
     finally:
         solver_module.closed_network, solver.extrapolate, solver.anderson_mixing = saved
-        queueing._log_power = power
+        queueing._log_power, solver.group_instances = power, grouped
+        solver_module.bounded_chain = bounded
 
 
 def _one_by_one(one, copies: int):

@@ -144,17 +144,7 @@ class LiveModel:
             log.error("cannot save the control state to %s: %s", self.state_file.path, exc)
 
     def _switch(self, new: ControlState) -> None:
-        overrides = {k: v for k, v in self.sim.overrides.items() if k != "users"}
-        if new.users is not None:
-            overrides["users"] = new.users
-        sim = type(self.sim)(  # the same engine
-            new.scenario,
-            faults=new.faults,
-            seed=self.sim.seed,
-            dt=self.sim.dt,
-            catalog=self.catalog,
-            overrides=overrides,
-        )
+        sim = self.sim.rebuild(new.scenario, new.faults, new.users)
         with self._lock:
             old_runner = self.runner
             self.sim, self.runner = sim, RealTimeRunner(sim, speed=self.speed)
@@ -393,7 +383,8 @@ class ExporterServer:
                     restored.run_id,
                 )
                 restored = restored.without_run()
-            sim = _restored_simulation(sim, restored)
+            # The engine it was started on (an exporter on --engine des stays on it).
+            sim = sim.rebuild(restored.scenario, restored.faults, restored.users)
             log.info("restored the control state from %s: %s", state_file, restored)
         self.loki = LokiSink(loki_url).start() if loki_url else None
         self.events = (
@@ -481,21 +472,6 @@ class ExporterServer:
     def stop(self) -> None:
         self.httpd.shutdown()
         self.close()
-
-
-def _restored_simulation(sim: Simulation, state: ControlState) -> Simulation:
-    """The model as the saved state left it (before it starts: nothing runs yet)."""
-    overrides = {k: v for k, v in sim.overrides.items() if k != "users"}
-    if state.users is not None:
-        overrides["users"] = state.users
-    return Simulation(
-        state.scenario,
-        faults=state.faults,
-        seed=sim.seed,
-        dt=sim.dt,
-        catalog=sim.catalog,
-        overrides=overrides,
-    )
 
 
 def serve(

@@ -471,6 +471,23 @@ def test_the_table_and_the_fleet_start_every_server_that_wlmon_builds(tmp_path) 
     assert built == set(COMPONENTS) - tools
 
 
+def test_no_prometheus_of_the_stack_or_the_fleet_takes_orders_over_http(tmp_path) -> None:
+    """Issue 26: /-/quit and /-/reload answered anyone on the machine. Nothing of wlmon uses
+    them (a reload is SIGHUP; the Thanos sidecars run without their reloader), so no
+    Prometheus, the stack's or a fleet replica, is started with them."""
+    layout = FleetLayout(StackSettings(), load_fleet(DEFAULT_FLEET_FILE), tmp_path)
+    secrets = dict.fromkeys(("api_token", "exporter_token", "grafana_password"), "x")
+    services = Stack(StackSettings(state_dir=tmp_path)).services()
+    services += layout.services(secrets, tmp_path)
+    proms = [s for s in services if s.component == "prometheus"]
+    assert {s.name for s in proms} >= {"prometheus", "prometheus-A", "prometheus-B"}
+    for svc in proms:
+        assert "--web.enable-lifecycle" not in svc.argv, svc.name
+    for svc in services:
+        if svc.component == "thanos":
+            assert not any(a.startswith("--reloader.") for a in svc.argv), svc.name
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

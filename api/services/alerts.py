@@ -14,6 +14,13 @@ RECEIVED = Counter(
 )
 
 
+BUSY = Counter(
+    "wlmon_api_webhook_database_busy_total",
+    "Webhook calls whose insert found another writer holding the database (a worker storing"
+    " an import or a run, the Loki forwarder marking), so they stored from a thread.",
+)
+
+
 def _rows(payload: AlertmanagerPayload) -> list[dict]:
     # Ends at year 1 means "not ended" in Alertmanager's encoding.
     return [
@@ -56,4 +63,7 @@ def receive_now(
     calls it); None: another writer holds it, call `receive` from a thread."""
     alerts = _rows(payload)
     ids = store.try_add_notifications(payload.receiver, payload.groupKey, alerts)
-    return None if ids is None else _stored(forwarder, alerts, ids)
+    if ids is None:
+        BUSY.inc()
+        return None
+    return _stored(forwarder, alerts, ids)

@@ -27,6 +27,7 @@ LOKI_FAILURES = Counter(
     "wlmon_api_loki_forward_failures_total", "Failed pushes of notifications to Loki."
 )
 LOKI_FORWARDED = Counter("wlmon_api_loki_forwarded_total", "Notifications Loki took from the API.")
+LOKI_PUSHES = Counter("wlmon_api_loki_pushes_total", "Pushes of notifications to Loki tried.")
 # What a Loki line of a notification carries besides its labels.
 LOKI_FIELDS = (
     "alertname",
@@ -73,6 +74,7 @@ def push_pending(store: Store, settings: Settings, pusher: LokiPusher) -> tuple[
         fields = {key: n[key] for key in LOKI_FIELDS}
         fields |= {key: n["annotations"].get(key, "") for key in LOKI_ANNOTATIONS}
         lines.append((labels, line_timestamp_ns(n), json.dumps(fields, sort_keys=True)))
+    LOKI_PUSHES.inc()
     try:
         pusher.push(lines)
     except httpx.HTTPStatusError as exc:
@@ -148,8 +150,9 @@ class LokiForwarder:
                 more = False
             if more and not backoff:
                 continue
-            # A failure waits out its backoff even when news comes; otherwise news wakes it.
+            # A failure waits out its backoff even when news comes; otherwise news wakes it,
+            # and what else comes within the linger goes in the same push.
             if backoff:
                 self._stop.wait(backoff)
-            else:
-                self._wake.wait(IDLE_S)
+            elif self._wake.wait(IDLE_S) and self.settings.loki_linger_s:
+                self._stop.wait(self.settings.loki_linger_s)

@@ -29,6 +29,54 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Affinity(Strict):
+    """Cores a tenant (an instance, the database) may run on: by core number or by socket
+    (seed 004: "Affinity was set in the SAP instance profiles so that each instance ran on
+    its own processor. The database ran on the same CPU as the central instance")."""
+
+    cores: list[Annotated[int, Field(ge=0)]] | None = Field(
+        default=None, min_length=1, description="core numbers, 0 .. the host's cpus - 1"
+    )
+    sockets: list[Annotated[int, Field(ge=0)]] | None = Field(
+        default=None, min_length=1, description="every core of these sockets"
+    )
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Affinity:
+        if (self.cores is None) == (self.sockets is None):
+            raise ValueError("give either cores or sockets")
+        for what, ids in (("cores", self.cores), ("sockets", self.sockets)):
+            if ids is not None and len(set(ids)) != len(ids):
+                raise ValueError(f"{what}: a number is listed twice")
+        return self
+
+
+# Where a tenant's memory sits. local: on the sockets of the cores it runs on (a NUMA-aware
+# OS allocates on the node of the thread that first touches a page). interleave: evenly
+# over every socket of the host, wherever it runs (SQL Server 2005's buffer pool: "one
+# SQL Server memory node for each physical NUMA node ... [they] divide the memory evenly",
+# and a buffer pool run on a subset of the nodes "will not automatically be limited to the
+# memory on those nodes": Microsoft, "Growing and Shrinking the Buffer Pool Under NUMA").
+MemoryPlacement = Literal["local", "interleave"]
+
+
+class Hardware(Strict):
+    """A host's processor and memory topology beside its core count (`cpus`)."""
+
+    sockets: int = Field(default=1, gt=0, description="processor sockets (NUMA nodes)")
+    remote_memory_latency_ratio: float = Field(
+        default=1.0,
+        ge=1.0,
+        description="latency of a memory access to another socket's node / local",
+    )
+    memory_stall_share: float = Field(
+        default=0.0,
+        ge=0.0,
+        lt=1.0,
+        description="share of a busy CPU second spent waiting for main memory (local latency)",
+    )
+
+
 class AppServers(Strict):
     hosts: list[str] = Field(min_length=1, max_length=MAX_HOSTS)
     cpus: int = Field(gt=0, le=MAX_CPUS)
@@ -38,6 +86,11 @@ class AppServers(Strict):
     ) = Field(description="SAP instances on each host; per-cpu: one per CPU (seed 004)")
     instance_numbers: list[str] = Field(
         default_factory=list, description="e.g. D00, D01, D02; default D00, D01, ..."
+    )
+    affinity: Literal["none", "per-core"] = Field(
+        default="none",
+        description="per-core: the k-th instance of a host runs on core k only (seed 004); "
+        "instance_affinity pins single instances",
     )
 
     @property
@@ -90,6 +143,7 @@ class SAPBuffer(Strict):
 
 
 class Instance(Strict):
+    memory: MemoryPlacement = "local"
     base_memory_bytes: int = Field(
         ge=0, description="memory of an instance beside roll area and EM"
     )
@@ -123,6 +177,8 @@ class BufferPool(Strict):
 
 
 DeviceKind = Literal["hdd", "ssd"]
+# The share of its devices' time a write cache's destaging may take (`Landscape.write_cache`).
+MAX_DESTAGE_SHARE = 0.9
 
 
 class Device(Strict):
@@ -141,9 +197,24 @@ class Device(Strict):
     )
 
 
+class WriteCache(Strict):
+    """A storage server's non-volatile write cache (NVS): a write is acknowledged once it is
+    in the cache and reaches its device later (destaged, in the background). Only while the
+    destage keeps up: past its rate, writes find the cache full and wait for the device."""
+
+    ack_s: float = Field(gt=0, description="a write acknowledged from the cache")
+    destage_writes_per_s: float = Field(
+        gt=0, description="writes the server moves to its devices per second (back-end bandwidth)"
+    )
+    writes: int = Field(gt=0, description="writes the cache holds (NVS bytes / write size)")
+
+
 class Disks(Strict):
     kind: DeviceKind
     count: int = Field(gt=0, le=MAX_DEVICES)
+    write_cache: WriteCache | None = Field(
+        default=None, description="the storage server's write cache in front of these devices"
+    )
 
 
 class Lock(Strict):
@@ -159,6 +230,8 @@ class Database(Strict):
         default=None, gt=0, le=MAX_CPUS, description="only on a host of its own"
     )
     memory_bytes: int | None = Field(default=None, gt=0, description="only on a host of its own")
+    affinity: Affinity | None = Field(default=None, description="cores it runs on; none: all")
+    memory: MemoryPlacement = "local"
     other_memory_bytes: int = Field(ge=0, description="DB2 heaps and OS beside the buffer pools")
     call_rtt_s: float = Field(ge=0, description="network round trip of one DB call")
     cpu_s_per_call: float = Field(ge=0)
@@ -218,6 +291,12 @@ class Landscape(Strict):
     app_servers: AppServers
     instance: Instance
     instance_overrides: dict[str, dict[str, int]] = Field(default_factory=dict)
+    instance_affinity: dict[str, Affinity] = Field(
+        default_factory=dict, description="per instance name (host_D01): the cores it runs on"
+    )
+    hardware: dict[str, Hardware] = Field(
+        default_factory=dict, description="per host name: sockets and memory locality"
+    )
     central_services: CentralServices
     database: Database
     devices: dict[DeviceKind, Device] = Field(description="I/O service times per device kind")
@@ -250,8 +329,98 @@ class Landscape(Strict):
                 f"database.log.kind: {db.log.kind} differs from database.disks.kind "
                 f"{db.disks.kind}, but log_on_data_disks puts the log on the data disks"
             )
+        if db.log_on_data_disks and db.log.write_cache is not None:
+            raise ValueError(
+                "database.log.write_cache: the log is on the data disks "
+                "(log_on_data_disks): its writes go through database.disks.write_cache"
+            )
         self.hosts  # noqa: B018 - validates the placement
+        self.cpu_sets  # noqa: B018 - validates the affinities
         return self
+
+    def instance_names(self) -> list[tuple[str, str]]:
+        """(host, instance name) of every instance, host by host."""
+        apps = self.app_servers
+        return [(h, f"{h}_{apps.numbers[k]}") for h in apps.hosts for k in range(apps.instances)]
+
+    def hardware_of(self, host: str) -> Hardware:
+        return self.hardware.get(host, Hardware())
+
+    @cached_property
+    def cpu_sets(self) -> dict[str, tuple[int, ...]]:
+        """Per tenant ("instance:<name>", "database") the cores it may run on, validated:
+        every core and socket exists on its host, and two tenants' sets are the same or
+        disjoint (a set of cores is one processor-sharing station; an overlap would be
+        neither)."""
+        hosts = {h.name: h for h in self.hosts}
+        for name, hw in self.hardware.items():
+            if name not in hosts:
+                raise ValueError(f"hardware.{name}: no such host (hosts: {', '.join(hosts)})")
+            cpus = hosts[name].cpus
+            if cpus % hw.sockets:
+                raise ValueError(
+                    f"hardware.{name}.sockets: {hw.sockets} sockets do not divide the "
+                    f"host's {cpus} cores evenly"
+                )
+        names = self.instance_names()
+        known = {n for _, n in names}
+        for name in self.instance_affinity:
+            if name not in known:
+                raise ValueError(f"instance_affinity.{name}: no such instance")
+        tenants: list[tuple[str, str, str, tuple[int, ...]]] = []  # key, path, host, cores
+        per_host: dict[str, int] = {}
+        for host, name in names:
+            k = per_host.get(host, 0)
+            per_host[host] = k + 1
+            aff = self.instance_affinity.get(name)
+            path = f"instance_affinity.{name}"
+            if aff is None and self.app_servers.affinity == "per-core":
+                aff, path = Affinity(cores=[k]), f"app_servers.affinity (instance {name})"
+            tenants.append((f"instance:{name}", path, host, self._cores(host, aff, path)))
+        db = self.database
+        tenants.append(
+            (
+                "database",
+                "database.affinity",
+                db.host,
+                self._cores(db.host, db.affinity, "database.affinity"),
+            )
+        )
+        # Distinct sets per host (the first tenant naming a set stands for it), then
+        # pairs of distinct sets: unpinned tenants are one set, so nothing to compare.
+        first: dict[tuple[str, tuple[int, ...]], str] = {}
+        for key, path, host, cores in tenants:
+            if (host, cores) in first:
+                continue
+            for (other_host, other), other_key in first.items():
+                if other_host == host and not set(cores).isdisjoint(other):
+                    raise ValueError(
+                        f"{path}: cores {list(cores)} overlap {other_key}'s {list(other)} "
+                        "without being the same set (tenants share a set of cores or none)"
+                    )
+            first[host, cores] = key
+        return {key: cores for key, _, _, cores in tenants}
+
+    def _cores(self, host: str, aff: Affinity | None, path: str) -> tuple[int, ...]:
+        cpus = self.host(host).cpus
+        sockets = self.hardware_of(host).sockets
+        if aff is None:
+            return tuple(range(cpus))
+        if aff.cores is not None:
+            for c in aff.cores:
+                if c >= cpus:
+                    raise ValueError(
+                        f"{path}.cores: core {c} is not on host {host!r} (cores 0..{cpus - 1})"
+                    )
+            return tuple(sorted(aff.cores))
+        per = cpus // sockets
+        for s in aff.sockets or ():
+            if s >= sockets:
+                raise ValueError(
+                    f"{path}.sockets: socket {s} is not on host {host!r} "
+                    f"(sockets 0..{sockets - 1}; hardware.{host}.sockets)"
+                )
+        return tuple(c for s in sorted(aff.sockets or ()) for c in range(s * per, (s + 1) * per))
 
     @property
     def log_write_s(self) -> float:
@@ -265,6 +434,22 @@ class Landscape(Strict):
             return self.devices[db.disks.kind].write_s
         dev = self.devices[db.log.kind]
         return dev.seq_write_s if dev.seq_write_s is not None else dev.log_write_s
+
+    def write_cache(self, target: str) -> tuple[float, float, float] | None:
+        """The write cache in front of `data` (the data disks) or `log` writes, in both
+        engines: (ack_s, writes/s it can destage, writes it holds), or None. It cannot
+        destage faster than its devices write (count / the time of one write there), and
+        leaves them a tenth of their time (MAX_DESTAGE_SHARE) for the I/Os it does not take:
+        a destage that could fill the devices would leave the writes it turns away an
+        endless queue (the DES caps the cleaners' share of the disks alike)."""
+        db = self.database
+        disks = db.disks if target == "data" or db.log_on_data_disks else db.log
+        cache = disks.write_cache
+        if cache is None:
+            return None
+        one = self.devices[db.disks.kind].write_s if disks is db.disks else self.log_write_s
+        rate = min(cache.destage_writes_per_s, MAX_DESTAGE_SHARE * disks.count / one)
+        return cache.ack_s, rate, float(cache.writes)
 
     @cached_property
     def hosts(self) -> list[Host]:

@@ -44,11 +44,16 @@ the demand of the step's own DB calls. Disks, log devices, locks and the enqueue
 processes are FCFS with exponential service, booked at arrival by Lindley's
 (Kiefer-Wolfowitz's) recursion. A step's page I/Os go to consecutive disks from a random
 one and are booked together when its DB burst is done: the first exactly, the later ones
-a few ms early (each still meets its disk's backlog, no disk sees two of them at once);
+a few ms early (each still meets its disk's backlog, no disk sees two of them at once;
+with more I/Os than disks, one on a disk holding the step's own adds its service only);
 the log write, lock holds and enqueue requests after them likewise. I/O cleaners write
 pages up to their capacity (a token bucket) in the background: their writes take their
 share of the disks' time (averaged over a second), which stretches the other I/Os, as in
-the solver; pages beyond their capacity the step writes itself and waits for.
+the solver; pages beyond their capacity the step writes itself and waits for. A write
+cache in front of the data disks or the log (a token bucket in device seconds, filled at
+its destage rate) acknowledges the writes it has room for in its `ack_s` and books them
+on their device, where nobody waits for them; the others the step waits for as without
+a cache.
 
 Counting. A step is counted when its response ends (answer + GUI time). Per-step times go
 into a record array and are summed per tick, in the order they were made
@@ -134,7 +139,7 @@ class DiscreteEventSimulation(ModelRun):
         self._k = k = des_loop
         net = self.net
         n_inst, n_cls = net.n_instances, net.n_classes
-        n_p, n_h, n_os = 2 * n_inst, len(net.host_cpus), len(net.host_names)
+        n_p, n_h, n_os = 2 * n_inst, len(net.station_cpus), len(net.host_names)
         self.n_tx = net.n_tx
         # Scalars the loop carries from call to call (positions, sizes) and its parameters.
         self.ia = np.zeros(k.N_I, dtype=np.int64)
@@ -167,7 +172,7 @@ class DiscreteEventSimulation(ModelRun):
         # counted.
         self.sV, self.sT = np.zeros(n_h), np.zeros(n_h)
         self.sn = np.zeros(n_h, dtype=np.int64)
-        self.scap = np.array(net.host_cpus, dtype=float)
+        self.scap = np.array(net.station_cpus, dtype=float)
         self.snext = np.full(n_h, INF)
         self.sdone, self.sdone_db = np.zeros(n_h), np.zeros(n_h)
         # Steps in flight: slots reused through a free list (and the stations' heaps,
@@ -239,7 +244,7 @@ class DiscreteEventSimulation(ModelRun):
         for name in ("data", "index", "data_phys", "index_phys", "written_data", "written_index"):
             self.cum[name] = np.zeros(n_p)
         self._zero_totals()
-        self._counted_busy = {"sap": np.zeros(n_h), "total": np.zeros(n_h), "db": 0.0}
+        self._counted_busy = {"sap": np.zeros(n_os), "total": np.zeros(n_os), "db": 0.0}
         self._counted_disk = 0.0
         self._set_params(net)
         self._apply_pools(net)
@@ -317,7 +322,7 @@ class DiscreteEventSimulation(ModelRun):
         fa[k.F_LINK], fa[k.F_ENQ_S] = net.link_rtt_s, net.enqueue_service_s
         fa[k.F_UROLL] = net.update_roll_s
         fa[k.F_PAGE_RATE] = net.scenario.landscape.os.page_ops_per_s
-        self.ihost = np.array(net.instance_host, dtype=np.int64)
+        self.ihost = np.array(net.instance_station, dtype=np.int64)  # each instance's CPU station
         self.rmem = np.array(net.roll_memory_s, dtype=float)
         self.rfile = np.array(net.roll_file_s, dtype=float)
         self.rshare = np.array(net.roll_file_share, dtype=float)
@@ -384,7 +389,7 @@ class DiscreteEventSimulation(ModelRun):
         """CPUs, enqueue work processes and devices as configured (servers added are free
         now; removed ones finish what they hold)."""
         now = self.now
-        for s, cpus in enumerate(net.host_cpus):
+        for s, cpus in enumerate(net.station_cpus):
             self._ps_update(s, now)
             self.scap[s] = cpus
             self._ps_schedule(s, now)
@@ -407,6 +412,26 @@ class DiscreteEventSimulation(ModelRun):
             self.logfree = self.dfree
         self.log_acc = 0 if net.log_on_data_disks else 2
         self.ia[self._k.I_LOG_ACC] = self.log_acc
+        # Write caches: a token bucket each (wb rows: data, log), in seconds of device time,
+        # filled at the destage rate up to the cache's size; a write that finds its own
+        # time there is acknowledged by the cache and destaged in the background (booked on
+        # its device, nobody waits for it). One bucket (row 0) when the log is on the data
+        # disks. A cache that was there keeps what it holds; a new one starts with room.
+        k, ia, fa = self._k, self.ia, self.fa
+        old, old_lb = getattr(self, "wb", None), int(ia[k.I_LB])
+        wb = np.zeros((2, 3))
+        for r, (cache, one) in enumerate(
+            ((net.data_cache, net.write_s), (net.log_cache, net.log_write_s))
+        ):
+            depth = cache[2] * one if cache else 0.0
+            was = old[old_lb if r else 0] if old is not None else None
+            have = was[0] if was is not None and was[2] > 0 else depth
+            wb[r] = (min(have, depth), self.now, one * cache[1] if cache else 0.0)
+            ia[k.I_DCACHE + r] = cache is not None
+            fa[k.F_DACK + r] = cache[0] if cache else 0.0
+            fa[k.F_DDEPTH + r] = depth
+        self.wb = wb
+        ia[k.I_LB] = 0 if net.log_on_data_disks else 1
 
     def _ps_update(self, s: int, now: float) -> None:
         """Bring station s's virtual time and busy time up to now."""
@@ -425,6 +450,8 @@ class DiscreteEventSimulation(ModelRun):
         old = self.net
         if net.n_instances != old.n_instances or net.host_names != old.host_names:
             raise ValueError("a fault or override may not change the instances or hosts")
+        if net.station_host != old.station_host or net.instance_station != old.instance_station:
+            raise ValueError("a fault or override may not change where tenants are pinned")
         if net.lock_names != old.lock_names:
             raise ValueError("a fault or override may not change the locks")
         if [s[:4] for s in net.solver.statements] != [s[:4] for s in old.solver.statements]:
@@ -472,8 +499,8 @@ class DiscreteEventSimulation(ModelRun):
                 self.ptotal, self.pidle, self.proll, self.prn, self.qh, self.qt, self.qn,
                 self.pwake, self.sV, self.sT, self.sn, self.scap, self.sk, self.sj,
                 self.snext, self.sdone, self.sdone_db, self.efree, self.lfree, self.logfree,
-                self.dfree, self.disk_acc, self.disk_ios, self.B, self.BL, self.bp, self.txs,
-                self.dsel, self.dsvc, self.dsum, self.pages, self.page_ops, self.rec,
+                self.dfree, self.disk_acc, self.disk_ios, self.wb, self.B, self.BL, self.bp,
+                self.txs, self.dsel, self.dsvc, self.dsum, self.pages, self.page_ops, self.rec,
                 self.ihost, self.rmem, self.rfile, self.rshare, self.cgui,
             )  # fmt: skip
             if status == k.DONE:
@@ -542,8 +569,11 @@ class DiscreteEventSimulation(ModelRun):
         k.work_done(
             t, self.sV, self.sT, self.sn, self.scap, self.sk, self.sj, self.jrow, sap, db_work
         )
-        total = sap + db_work
         db = float(db_work[net.db_station])
+        # Stations to hosts: a host's pinned core sets add up to its CPUs.
+        n_os = len(net.host_names)
+        sap = np.bincount(net.station_host, weights=sap, minlength=n_os)
+        total = sap + np.bincount(net.station_host, weights=db_work, minlength=n_os)
         n_app = net.n_app_hosts
         counted = self._counted_busy
         tot.host_cpu_seconds += (sap - counted["sap"])[:n_app]
@@ -645,7 +675,7 @@ class DiscreteEventSimulation(ModelRun):
         tot.os_page_ops[:] = self.page_ops
         # Each host's disk: the roll file of its instances, and on the database host the
         # data disks (one LUN) too.
-        db = net.db_station
+        db = net.station_host[net.db_station]
         tot.os_disk_reads[:] = self.roll_disk[0]
         tot.os_disk_writes[:] = self.roll_disk[1]
         tot.os_disk_queue_seconds[:] = self.roll_disk[2]
@@ -729,7 +759,9 @@ class DiscreteEventSimulation(ModelRun):
             pool_index_writes=tot.pool_index_writes / span,
             pool_async_index_writes=tot.pool_async_index_writes / span,
             host_cpu_util=tot.host_cpu_seconds / (land.app_servers.cpus * span),
-            db_cpu_util=float(tot.db_cpu_seconds / (net.host_cpus[net.db_station] * span)),
+            db_cpu_util=float(
+                tot.db_cpu_seconds / (net.host_cpus[net.station_host[net.db_station]] * span)
+            ),
             disk_util=float(tot.disk_busy_seconds / (land.database.disks.count * span)),
             log_util=float(
                 tot.disk_busy_seconds / (land.database.disks.count * span)

@@ -36,12 +36,18 @@ DONE, NEED_ROWS, NEED_DISK, NEED_TX, NEED_PAGE, GROW_JOBS, GROW_HEAP, GROW_REC =
 # Integer scalars (array ia): stream positions, sizes, what to refill.
 I_TP, I_DP, I_PGP, I_HN, I_NREC, I_NFREE, I_JN, I_NEED, I_MAXIO = range(9)
 I_DB_STATION, I_NTX, I_LOG_ACC = 9, 10, 11
-N_I = 12
+# Write caches: whether the data disks' / the log's writes have one (I_DCACHE + 1), and the
+# row of the log's token bucket in wb (0 when the log is on the data disks: their cache).
+I_DCACHE, I_LCACHE, I_LB = 12, 13, 14
+N_I = 15
 # Float scalars and parameters (array fa).
 F_TOKENS, F_TOKENS_T, F_E_BOOKED = 0, 1, 2
 F_RS, F_WS, F_READ, F_WRITE, F_CCAP, F_CDEPTH, F_LINK, F_ENQ_S = 3, 4, 5, 6, 7, 8, 9, 10
 F_UROLL, F_PAGE_RATE = 11, 12
-N_F = 13
+# Write caches (data, log): the time a cached write waits (ack_s), the bucket's depth in
+# seconds of device time.
+F_DACK, F_LACK, F_DDEPTH, F_LDEPTH = 13, 14, 15, 16
+N_F = 17
 # Columns of a step's row of variates (des_draws.R_*), copied into its slot.
 ROW_FIELDS = 13
 N_REC = 11  # fields of a step record (des.F_*)
@@ -195,6 +201,7 @@ def advance(
     dfree,
     disk_acc,
     disk_ios,
+    wb,  # write caches' token buckets [data, log] x [seconds held, when, fill rate]
     B,
     BL,
     bp,
@@ -220,6 +227,8 @@ def advance(
     rs, ws, read_s, write_s = fa[F_RS], fa[F_WS], fa[F_READ], fa[F_WRITE]
     ccap, cdepth, link_rtt, enq_s = fa[F_CCAP], fa[F_CDEPTH], fa[F_LINK], fa[F_ENQ_S]
     uroll, page_rate = fa[F_UROLL], fa[F_PAGE_RATE]
+    dcache, lcache, lb = ia[I_DCACHE], ia[I_LCACHE], ia[I_LB]
+    dack, lack, ddepth, ldepth = fa[F_DACK], fa[F_LACK], fa[F_DDEPTH], fa[F_LDEPTH]
     n_st = snext.size
     n_disks = dfree.size
     n_locks = BL.shape[2]
@@ -297,13 +306,20 @@ def advance(
                     touched = nr
                     q = dp + nr
                     x = dp
+                    # More I/Os than disks: from the (n_disks+1)-th on, an I/O lands on a
+                    # disk where this step's own earlier I/O is booked. It is issued after
+                    # that one is done, which the step already waits for: it adds its own
+                    # service only (not its wait counted again from now).
+                    own = dp + n_disks
                     while x < q:
                         end = dd + q - x
                         if end > n_disks:
                             end = n_disks
                         for d in range(dd, end):
                             f = dfree[d]
-                            if f < now:
+                            if x >= own:
+                                io += now - f
+                            elif f < now:
                                 f = now
                             f += dsvc[x] * rs
                             x += 1
@@ -324,17 +340,37 @@ def advance(
                         tokens = tk - a
                         disk_ios[0] += nw
                         disk_ios[2] += a
+                        cw = 0  # synchronous writes the write cache acknowledges
+                        if dcache:
+                            tk = wb[0, 0] + (now - wb[0, 1]) * wb[0, 2]
+                            if tk > ddepth:
+                                tk = ddepth
+                            wb[0, 1] = now
+                            tk -= a * write_s  # the cleaners' writes pass it too
+                            if tk < 0.0:
+                                tk = 0.0
+                            cw = int(tk / write_s)
+                            if cw > nw - a:
+                                cw = nw - a
+                            wb[0, 0] = tk - cw * write_s
+                            io += cw * dack
                         if a < nw:
                             disk_ios[1] += nw - a
                             touched += nw - a
                             q = dp + nw - a
                             for x in range(dp, q):
                                 f = dfree[dd]
-                                if f < now:
-                                    f = now
-                                f += dsvc[x] * ws
-                                dfree[dd] = f
-                                io += f - now
+                                if x - dp < cw:
+                                    # Cached: destaged in the background, unwaited.
+                                    dfree[dd] = (f if f > now else now) + dsvc[x] * ws
+                                else:
+                                    if x - dp + nr >= n_disks:
+                                        io += now - f  # on this step's own I/O (above)
+                                    elif f < now:
+                                        f = now
+                                    f += dsvc[x] * ws
+                                    dfree[dd] = f
+                                    io += f - now
                                 dd += 1
                                 if dd == n_disks:
                                     dd = 0
@@ -354,7 +390,17 @@ def advance(
                     f = logfree[dd]
                     e = (f if f > now else now) + lw
                     logfree[dd] = e
-                    if log_acc == 0 and (dd - d0) % n_disks < touched:
+                    cached = False
+                    if lcache:
+                        tk = wb[lb, 0] + (now - wb[lb, 1]) * wb[lb, 2]
+                        if tk > ldepth:
+                            tk = ldepth
+                        wb[lb, 1] = now
+                        cached = tk >= lw
+                        wb[lb, 0] = tk - lw if cached else tk
+                    if cached:
+                        io += lack  # acknowledged; destaged in the background
+                    elif log_acc == 0 and (dd - d0) % n_disks < touched:
                         # A log on the data disks, on a disk this step has just booked:
                         # the write is issued after its own I/O there, waits for it only.
                         io += lw

@@ -63,7 +63,12 @@ class Network:
     host_cpus: list[int]
     n_app_hosts: int
     instance_host: list[int]  # [instance] index into host_names
-    db_station: int  # index into host_names of the host whose CPUs run the database
+    # CPU stations (`placement.place`): a host's cores, or a set of cores tenants are
+    # pinned to; processor sharing over station_cpus[s] cores of host station_host[s].
+    station_cpus: list[int]
+    station_host: list[int]  # [station] index into host_names
+    instance_station: list[int]  # [instance] its CPU station
+    db_station: int  # the CPU station that runs the database
     cs_host: int  # index into host_names of the central services host
     # Roll area per instance: the memory part of a roll-in (or roll-out), the roll-file
     # part, the share of contexts that go through the roll file, the bytes rolled.
@@ -84,6 +89,11 @@ class Network:
     log_devices: int  # the data disks when the log shares them
     log_write_s: float  # a commit's log write occupies a log device (`Landscape.log_write_s`)
     log_on_data_disks: bool
+    # Write caches (`Landscape.write_cache`): (ack_s, writes/s destaged, writes held) in
+    # front of the data disks' and the log's writes, or None; one cache when the log is on
+    # the data disks.
+    data_cache: tuple[float, float, float] | None
+    log_cache: tuple[float, float, float] | None
     lock_names: list[str]
     cleaner_pages_per_s: float
     index_share_of_page_writes: float
@@ -113,6 +123,17 @@ def compile_network(scenario: Scenario) -> Network:
     """The scenario's parameters, reshaped for the event loop."""
     sv = Solver(scenario, histogram_samples=1)
     land = scenario.landscape
+    pl = sv.placement
+    # The event loop draws a step's ABAP CPU per step class, shared by every instance; an
+    # instance's memory stretch is therefore taken where all instances share one.
+    if len(set(pl.instance_stretch)) > 1:
+        raise ValueError(
+            "instance_affinity: the discrete-event engine needs every instance's memory "
+            "locality alike (remote shares "
+            + ", ".join(f"{r:.2f}" for r in pl.instance_remote)
+            + "); use --engine analytic or pin the instances alike"
+        )
+    abap_stretch = pl.instance_stretch[0] if pl.instance_stretch else 1.0
     db = land.database
     layout = instance_layout(scenario)
     n_tx = len(sv.tx_names)
@@ -149,7 +170,7 @@ def compile_network(scenario: Scenario) -> Network:
                         for li, hold in enumerate(holds)
                         if (sv.st_lock[sel] == li).any()
                     ],
-                    cpu_s=demand.cpu_s if demand else 0.0,
+                    cpu_s=demand.cpu_s * abap_stretch if demand else 0.0,
                     enqueues=demand.enqueues if demand else 0.0,
                     commits=demand.commits if demand else 0.0,
                     gui_s=tx.gui_s if k == 0 else 0.0,
@@ -181,7 +202,10 @@ def compile_network(scenario: Scenario) -> Network:
         host_cpus=cpus,
         n_app_hosts=len(land.app_servers.hosts),
         instance_host=[hosts.index(lay.host) for lay in layout],
-        db_station=hosts.index(db.host),
+        station_cpus=[st.cores for st in pl.stations],
+        station_host=[hosts.index(st.host) for st in pl.stations],
+        instance_station=list(pl.instance_station),
+        db_station=pl.db_station,
         cs_host=hosts.index(land.central_services.host),
         roll_memory_s=[roll.em_map_s + r["roll_bytes"] / roll.copy_bytes_per_s for r in rolls],
         roll_file_s=[
@@ -192,15 +216,18 @@ def compile_network(scenario: Scenario) -> Network:
         update_roll_s=sv._update_roll(),
         load_gen_s=land.instance.load_gen_s,
         call_rtt_s=db.call_rtt_s,
-        cpu_s_per_call=db.cpu_s_per_call,
-        cpu_s_per_logical_read=db.cpu_s_per_logical_read,
-        cpu_s_per_physical_read=db.cpu_s_per_physical_read,
+        # The database's memory stretch (1 unless its memory is partly remote).
+        cpu_s_per_call=db.cpu_s_per_call * pl.db_stretch,
+        cpu_s_per_logical_read=db.cpu_s_per_logical_read * pl.db_stretch,
+        cpu_s_per_physical_read=db.cpu_s_per_physical_read * pl.db_stretch,
         disks=db.disks.count,
         read_s=devices[db.disks.kind].read_s,
         write_s=devices[db.disks.kind].write_s,
         log_devices=db.disks.count if db.log_on_data_disks else db.log.count,
         log_write_s=land.log_write_s,
         log_on_data_disks=db.log_on_data_disks,
+        data_cache=land.write_cache("data"),
+        log_cache=land.write_cache("log"),
         lock_names=[lk.name for lk in db.locks],
         cleaner_pages_per_s=db.io_cleaners * db.io_cleaner_pages_per_s,
         index_share_of_page_writes=db.index_share_of_page_writes,

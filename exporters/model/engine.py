@@ -172,6 +172,22 @@ class ModelRun(ABC):
             settings=self.settings,
         )
 
+    def rebuild(self, scenario: str, faults: Iterable[str], users: int | None = None) -> ModelRun:
+        """A fresh run of `scenario` under `faults` on this run's engine (the live model's
+        one path for a scenario switch and for a restore after a restart): the same seed,
+        tick, catalog and overrides, the users given or the scenario's own."""
+        overrides = {k: v for k, v in self.overrides.items() if k != "users"}
+        if users is not None:
+            overrides["users"] = users
+        return type(self)(
+            scenario,
+            faults=faults,
+            seed=self.seed,
+            dt=self.dt,
+            catalog=self.catalog,
+            overrides=overrides,
+        )
+
     def _override_users(self, users: int) -> None:
         if users <= 0:
             raise ValueError("users must be positive")

@@ -124,13 +124,25 @@ def _log_mixed_function(d: float, b: float, a: float, cap: int, m: int, k_max: i
     cap = min(cap, STREAM_COUNT_LIMIT)
     t = np.arange(1, k_max + cap + 1, dtype=float)
     log_phi = np.concatenate(([0.0], np.cumsum(-np.log(t * np.minimum(1.0, m / (t + b))))))
-    lf = _log_factorials(k_max + cap)
-    n = np.arange(k_max + 1)[:, None]
-    u = np.arange(cap + 1)[None, :]
-    terms = lf[n + u] - lf[n] - lf[u] + u * math.log(a) + log_phi[n + u]
+    at, binomial, u = _mixed_terms(k_max, cap)
+    terms = binomial + u * math.log(a) + log_phi[at]
     alone = terms[0]
     norm = float(np.max(alone) + np.log(np.exp(alone - np.max(alone)).sum()))
-    return n[:, 0] * math.log(d) + _logsumexp_rows(terms) - norm
+    return np.arange(k_max + 1) * math.log(d) + _logsumexp_rows(terms) - norm
+
+
+@functools.lru_cache(maxsize=32)
+def _mixed_terms(k_max: int, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For `_log_mixed_function`: n + u, log C(n + u, n) and u of its [n, u] table, which
+    depend on the sizes only (a sweep asks for the same few thousands of times; cached,
+    read-only)."""
+    n = np.arange(k_max + 1)[:, None]
+    u = np.arange(cap + 1)[None, :]
+    lf = _log_factorials(k_max + cap)
+    out = (n + u, lf[n + u] - lf[n] - lf[u], u)
+    for x in out:
+        x.flags.writeable = False
+    return out
 
 
 def _log_shadowed_function(st: Station, k: int, shares: np.ndarray | None = None) -> np.ndarray:
@@ -263,11 +275,11 @@ def _pairs(k_max: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _logsumexp_rows(v: np.ndarray) -> np.ndarray:
+    """log sum exp of each row; -inf for a row of -inf (its sum is 0: no rows picked out)."""
     m = v.max(axis=1)
-    finite = np.isfinite(m)
-    out = np.full(v.shape[0], -np.inf)
-    out[finite] = m[finite] + np.log(np.exp(v[finite] - m[finite, None]).sum(axis=1))
-    return out
+    top = np.where(m > -np.inf, m, 0.0)
+    total = np.exp(v - top[:, None]).sum(axis=1)
+    return top + np.log(total, out=np.full(len(total), -np.inf), where=total > 0.0)
 
 
 def log_convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -381,22 +393,42 @@ def _log_shadowed_table(st: Station, k_max: int, shares: np.ndarray) -> np.ndarr
     own = np.cumsum(np.where(n >= 1, -np.log(np.maximum(n, 1) * share), 0.0), axis=1)
     body = n * math.log(st.demand) + own
     if cap > 0:
+        # Only the cells n <= k are asked for: each is a row (k, n) of the pairs' table.
+        pk, pn, at_n, at_nu, combine = _stream_pairs(k_max, cap)
         b, m, p, q = st.background, st.servers, st.shadow_away, st.shadow_along
-        t = np.arange(1, k_max + cap + 1, dtype=float)[None, None, :]
-        extra = (b + p * np.maximum(k - n, 0) + q * n)[:, :, None]  # [k, n, 1]
+        t = np.arange(1, k_max + cap + 1, dtype=float)[None, :]
+        extra = (b + p * (pk - pn) + q * pn)[:, None]  # [pair, 1]
         per_t = -np.log(t * np.minimum(1.0, m / (t + extra)))
-        cum = np.concatenate((np.zeros((size, size, 1)), np.cumsum(per_t, axis=2)), axis=2)
-        lf = _log_factorials(k_max + cap)
-        u = np.arange(cap + 1)[None, None, :]
-        n3 = np.arange(size)[None, :, None]
+        cum = np.concatenate((np.zeros((len(pk), 1)), np.cumsum(per_t, axis=1)), axis=1)
+        flat = cum.ravel()
+        u = np.arange(cap + 1)[None, :]
         log_a = math.log(st.stream_load)
-        stream = np.take_along_axis(cum, n3 + u + 0 * k[:, :, None], axis=2) - np.take_along_axis(
-            cum, n3 + 0 * k[:, :, None], axis=2
-        )
-        terms = lf[n3 + u] - lf[n3] - lf[u] + u * log_a + stream
-        alone = u * log_a + cum[:, :, : cap + 1]
-        body = body + _logsumexp_last(terms) - _logsumexp_last(alone)
+        terms = combine + u * log_a + (flat[at_nu] - flat[at_n])
+        alone = u * log_a + cum[:, : cap + 1]
+        body[pk, pn] += _logsumexp_last(terms) - _logsumexp_last(alone)
     return np.where(here, body, -np.inf)
+
+
+@functools.lru_cache(maxsize=16)
+def _stream_pairs(k_max: int, cap: int) -> tuple[np.ndarray, ...]:
+    """For `_log_shadowed_table`: the pairs (k, n), n <= k, their flat positions in a
+    [pair, k_max + cap + 1] table at n and at n + u, u = 0..cap, and the binomial part
+    log C(n + u, n) of each (cached, read-only)."""
+    pk, pn = np.tril_indices(k_max + 1)
+    width = k_max + cap + 1
+    u = np.arange(cap + 1)[None, :]
+    row = (np.arange(len(pk)) * width)[:, None]
+    lf = _log_factorials(k_max + cap)
+    out = (
+        pk,
+        pn,
+        row + pn[:, None],
+        row + pn[:, None] + u,
+        lf[pn[:, None] + u] - lf[pn][:, None] - lf[u],
+    )
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 def _logsumexp_last(v: np.ndarray) -> np.ndarray:
@@ -422,6 +454,8 @@ def closed_network_by_population(stations: list[Station], k_max: int) -> Network
 
 
 def _closed_network(logs: list[np.ndarray], k_max: int) -> NetworkResult:
+    if k_max == 1:
+        return _one_customer(logs)
     unit = np.full(k_max + 1, -np.inf)
     unit[0] = 0.0
     prefix = [unit]
@@ -442,6 +476,21 @@ def _closed_network(logs: list[np.ndarray], k_max: int) -> NetworkResult:
         # P(n at s | k) = f_s(n) G_-s(k - n) / G(k)
         w = np.where(valid, lf[None, :] + rest[other] - log_g[:, None], -np.inf)
         queue[s] = np.exp(w) @ n
+    return NetworkResult(throughput=throughput, queue=queue)
+
+
+def _one_customer(logs: list[np.ndarray]) -> NetworkResult:
+    """One customer (an update class with one work process): G(1) = sum of f_s(1), so
+    X(1) = 1 / G(1) and it is at station s with probability f_s(1) / G(1); the same sums as
+    the convolutions, without them (a third of an update class's network)."""
+    ones = np.array([lf[1] for lf in logs])
+    top = ones.max()
+    log_g = top + math.log(np.exp(ones - top).sum()) if top > -np.inf else -np.inf
+    throughput = np.zeros(2)
+    queue = np.zeros((len(logs), 2))
+    if log_g > -np.inf:
+        throughput[1] = math.exp(-log_g)
+        queue[:, 1] = np.exp(ones - log_g)
     return NetworkResult(throughput=throughput, queue=queue)
 
 
@@ -526,3 +575,72 @@ def open_chain(arrival_rate: float, rate: np.ndarray) -> ChainResult:
         busy=_busy(p, k_max, tail_mass),
         arrival_distribution=seen / seen.sum(),
     )
+
+
+def bounded_chain(
+    users: int, think: float, rate: np.ndarray, bound: float
+) -> tuple[ChainResult, np.ndarray]:
+    """`closed_chain` with the server slowed alike in every state (rate c x rate[k], c <= 1)
+    until the throughput is at most `bound` (a class's share of a saturated station:
+    `Solver._share_bound`); returns the chain and the scaled rates. The throughput grows
+    with c, so h(y) = log X(e^y) - log bound has one root: the secant method from the first
+    proportional step (c = bound / X) while the steps stay above the bound, a step twice as
+    long where the secant stalls, then regula falsi on the bracket with the
+    Anderson-Bjoerck weight (as `WhatIf.max_users`). About 4 chains where the proportional
+    steps of `bounded_chain_by_scaling` took 19 near the SD benchmark's knee, and the root
+    also where X hardly depends on c (a class held by its think time), where those steps
+    stop after 50 short of it. Stops where the throughput is within 1e-9 of the bound."""
+    chain = closed_chain(users, think, rate)
+    if chain.throughput <= bound * (1.0 + 1e-9):
+        return chain, rate
+    target = math.log(bound)
+    hi, h_hi = 0.0, math.log(chain.throughput) - target  # log c, residual above the bound
+    lo = h_lo = None  # below it, once found
+    side = 0  # the end moved last: -1 low, 1 high
+    y, scaled = -h_hi, rate
+    for _ in range(100):
+        scaled = rate * math.exp(y)
+        chain = closed_chain(users, think, scaled)
+        h = math.log(chain.throughput) - target if chain.throughput > 0 else -math.inf
+        if abs(h) <= 1e-9:
+            break
+        if lo is None:
+            if h < 0:
+                lo, h_lo = y, h
+            else:
+                # Secant through the last two points above the bound, at least twice the
+                # last step down (X hardly moving with c: the secant crawls).
+                secant = y - h * (y - hi) / (h - h_hi) if h != h_hi else -math.inf
+                y, hi, h_hi = min(secant, y - 2.0 * (hi - y)), y, h
+                continue
+        elif h < 0:
+            h_hi *= _kept_weight(h, h_lo) if side == -1 else 1.0
+            lo, h_lo = y, h
+        else:
+            h_lo *= _kept_weight(h, h_hi) if side == 1 else 1.0
+            hi, h_hi = y, h
+        side = -1 if h < 0 else 1
+        finite = math.isfinite(h_lo)
+        y = lo + (hi - lo) * -h_lo / (h_hi - h_lo) if finite else 0.5 * (lo + hi)
+    return chain, scaled
+
+
+def _kept_weight(new: float, old: float) -> float:
+    """Anderson & Bjoerck (1973): an end kept twice counts less by how much the moved end's
+    residual shrank, or half (Illinois) where it did not shrink."""
+    shrink = 1.0 - new / old if old else 0.0
+    return shrink if 0.0 < shrink < 1.0 else 0.5
+
+
+def bounded_chain_by_scaling(
+    users: int, think: float, rate: np.ndarray, bound: float
+) -> tuple[ChainResult, np.ndarray]:
+    """`bounded_chain` by proportional steps c <- c x bound / X(c) (before issue 24 item 6:
+    the reference bench/whatif.py measures against)."""
+    chain = closed_chain(users, think, rate)
+    for _ in range(50):
+        if chain.throughput <= bound * (1.0 + 1e-9):
+            break
+        rate = rate * (bound / chain.throughput)
+        chain = closed_chain(users, think, rate)
+    return chain, rate

@@ -24,12 +24,20 @@ decomposition with flow-equivalent servers.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from exporters.model.config import Scenario, StepDemand
-from exporters.model.queueing import ChainResult, Station, closed_chain, closed_network, open_chain
+from exporters.model.placement import place
+from exporters.model.queueing import (
+    ChainResult,
+    Station,
+    bounded_chain,
+    closed_network,
+    open_chain,
+)
 from exporters.model.sqltext import sql_text, statement_hash
 from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS, TASK_TYPES
 
@@ -198,6 +206,8 @@ class Solver:
     # Anderson passes from the start, by mixing, before that fallback ((1.0, 0.5) before
     # issue 24 item 6: the reference path of bench/whatif.py).
     anderson_mixing: tuple[float, ...] = (1.0,)
+    # Classes of identical instances copied within a sweep (`_copies`); False solves each.
+    group_instances = True
 
     def __init__(self, scenario: Scenario, histogram_samples: int = 20000, seed: int = 0) -> None:
         self.sc = scenario
@@ -209,6 +219,10 @@ class Solver:
         self.histogram_samples = histogram_samples
         self.seed = seed
         self._delay_memo: dict[tuple[int, int], float] = {}
+        # Which CPU station each tenant runs on and how its memory stretches its CPU.
+        self.placement = place(self.land)
+        self.cpu_stretch = np.array(self.placement.instance_stretch)
+        self._own: np.ndarray | None = None  # per instance: what `_copies` compares
         self._prepare()
         self._stations()
 
@@ -273,7 +287,7 @@ class Solver:
             db.cpu_s_per_call
             + (self.st_dreads + self.st_ireads) * db.cpu_s_per_logical_read
             + self.st_phys * db.cpu_s_per_physical_read
-        )
+        ) * self.placement.db_stretch
         # Steps of each (task_type, transaction) per dialog step of the mix.
         self.steps_per_mix = np.zeros((2, n_tx))
         self.steps_per_mix[DIALOG] = self.mix
@@ -329,11 +343,14 @@ class Solver:
         land, db = self.land, self.land.database
         self.hosts = land.hosts
         self.app_hosts = list(land.app_servers.hosts)
-        names = [f"cpu:{h.name}" for h in self.hosts]
-        servers = [h.cpus for h in self.hosts]
-        copies = [1] * len(self.hosts)
-        self.host_station = {h.name: i for i, h in enumerate(self.hosts)}
-        self.db_cpu_station = self.host_station[db.host]
+        # CPU stations: a host's cores, or each set of cores tenants are pinned to.
+        pl = self.placement
+        names = [st.name for st in pl.stations]
+        servers = [st.cores for st in pl.stations]
+        copies = [1] * len(pl.stations)
+        self.host_station = {h.name: pl.host_stations(h.name)[0] for h in self.hosts}
+        self.inst_cpu_station = list(pl.instance_station)
+        self.db_cpu_station = pl.db_station
         self.disk_station = len(names)
         names.append("disks")
         servers.append(1)
@@ -420,17 +437,20 @@ class Solver:
     def station_demand(self, i: int, k: int, sync_share: float, async_util: float) -> np.ndarray:
         """[global station, transaction]: demand per step of instance i's task k."""
         out = np.zeros((len(self.station_names), len(self.tx_names)))
-        out[self.host_station[self.layout[i].host]] += self.cpu_s[k]
+        out[self.inst_cpu_station[i]] += self.cpu_s[k] * self.cpu_stretch[i]
         out[self.db_cpu_station] += self.db_cpu[k]
-        # Cleaner writes occupy the disks too: the reads see them as lost capacity.
-        inflate = 1.0 / max(1.0 - async_util, 1e-3)
+        # Cleaner writes occupy the disks too: the reads see them as lost capacity; so do
+        # the writes a write cache destages. The writes it acknowledged wait for it only.
+        (h_data, _, bg_data), (h_log, _, bg_log) = self._cached
+        inflate = 1.0 / max(1.0 - async_util - bg_data, 1e-3)
         out[self.disk_station] = (
-            self.phys[k] * self.read_s + self.page_writes_step[k] * sync_share * self.write_s
+            self.phys[k] * self.read_s
+            + self.page_writes_step[k] * sync_share * (1.0 - h_data) * self.write_s
         ) * inflate
         if self.log_shared:
-            out[self.disk_station] += self.log_demand[k] * inflate
+            out[self.disk_station] += self.log_demand[k] * (1.0 - h_data) * inflate
         else:
-            out[self.log_station] = self.log_demand[k]
+            out[self.log_station] = self.log_demand[k] * (1.0 - h_log) / max(1.0 - bg_log, 1e-3)
         out[self.enqueue_station] = self.enq_demand[k]
         for li, s in enumerate(self.lock_stations):
             out[s] = self.lock_demand[li, k]
@@ -439,13 +459,59 @@ class Solver:
     # ---------------------------------------------------------------- the fixed point
     def _writes(self, x_total: float) -> tuple[float, float, float]:
         """Cleaners write what they can keep up with; the rest is written synchronously by the
-        agent that needs the page (pool_data_writes > pool_async_data_writes)."""
+        agent that needs the page (pool_data_writes > pool_async_data_writes). Also sets the
+        write caches' terms at the same throughput (`_cached`, read by station_demand)."""
         db = self.land.database
         total = x_total * self.writes_per_mix
         capacity = db.io_cleaners * db.io_cleaner_pages_per_s
         async_share = min(1.0, capacity / total) if total > 0 else 1.0
         async_util = total * async_share * self.write_s / db.disks.count
+        self._sync_share = 1.0 - async_share
+        new = self._write_caches(x_total, total, self._sync_share)
+        old = getattr(self, "_cached", new)
+        # Half-way from the last sweep's terms: a cache that stops keeping up turns writes
+        # back to the device, which slows the steps, which lets it keep up again; taken
+        # whole each sweep, that cycles where the destage takes most of the devices' time
+        # (docs/model.md, "Write caches"). At the fixed point the two are equal.
+        self._cached = tuple(
+            tuple((a + b) / 2.0 for a, b in zip(o, n, strict=True))
+            for o, n in zip(old, new, strict=True)
+        )
         return async_share, 1.0 - async_share, async_util
+
+    def _write_caches(self, x_total: float, pages: float, sync_share: float) -> tuple:
+        """Per target (data disks, log): the share of its synchronous writes a write cache
+        acknowledges, its ack time, and its devices' busy share destaging them. Every write
+        to the storage passes the cache (the cleaners' too), so when they come faster than
+        it destages it is full and a share destage/offered finds room (fluid: the cache's
+        size only absorbs bursts); the rest wait for the device as without a cache."""
+        db, land = self.land.database, self.land
+        commits = x_total * float((self.steps_per_mix * self.commits).sum())
+        none = (0.0, 0.0, 0.0)
+        data = land.write_cache("data")
+        if data is None:
+            data_terms = none
+        else:
+            ack, rate, _ = data
+            offered = pages + commits * self.log_shared
+            h = min(1.0, rate / offered) if offered > 0 else 1.0
+            destaged = (pages * sync_share + commits * self.log_shared) * h * self.write_s
+            data_terms = (h, ack, destaged / db.disks.count)
+        if self.log_shared:
+            return data_terms, (*data_terms[:2], 0.0)  # one cache; destage counted once
+        log = land.write_cache("log")
+        if log is None:
+            return data_terms, none
+        ack, rate, _ = log
+        h = min(1.0, rate / commits) if commits > 0 else 1.0
+        return data_terms, (h, ack, commits * h * self.log_write_s / db.log.count)
+
+    def _ack_s(self, k: int) -> np.ndarray:
+        """[transaction]: per step of task k, the time its cached writes wait for the cache's
+        acknowledgement (a pure delay: the cache does not queue)."""
+        (h_data, ack_data, _), (h_log, ack_log, _) = self._cached
+        sync = self.page_writes_step[k] * self._sync_share
+        return sync * h_data * ack_data + self.commits[k] * h_log * ack_log
 
     def _solve_class(
         self,
@@ -462,7 +528,7 @@ class Solver:
         w = self.weights[k]
         demand = demand_t @ w
         used = [s for s in range(len(demand)) if demand[s] > 0]
-        delay = self._mean_delay(i, k)
+        delay = self._mean_delay(i, k) + float(self._ack_s(k) @ w)
         wps = lay.dialog_wps if k == DIALOG else lay.update_wps
         users = lay.users if k == DIALOG else 0
         gui = float(self.gui[DIALOG] @ w) if k == DIALOG else 0.0
@@ -510,15 +576,10 @@ class Solver:
             net = closed_network([*stations, Station(delay, servers=0)], max(k_max, 1))
             fes = net.throughput
             if k == DIALOG:
-                chain = closed_chain(users, think, fes)
                 # Over its share of a saturated station: every state slows alike (the
                 # station serves the class slower, as processor sharing does), until
                 # the class's throughput is within its share.
-                for _ in range(50):
-                    if chain.throughput <= bound * (1.0 + 1e-9):
-                        break
-                    fes = fes * (bound / chain.throughput)
-                    chain = closed_chain(users, think, fes)
+                chain, fes = bounded_chain(users, think, fes, bound)
             else:
                 # Updates come at their dialog steps' pace: the dialog classes' bound
                 # holds them to the share.
@@ -591,13 +652,13 @@ class Solver:
         and per dialog step on them (Little: present = rate x time), and how many more of
         the instance's dialog steps an update meets than their mean queue: its own parent
         for a share P of its time instead of the parent's mean presence."""
-        host = self.host_station[self.layout[i].host]
+        host = self.inst_cpu_station[i]
         present = q[_UPDATE_QUEUE, i, host]
         here = q[DIALOG, i, host] / x if x > 0 else 0.0
         if present <= 0 or here <= 0:
             return 0.0, 0.0, 0.0
         w = self.weights[DIALOG]
-        delay = self._mean_delay(i, DIALOG)
+        delay = self._mean_delay(i, DIALOG) + float(self._ack_s(DIALOG) @ w)
         r = present / (x * self.updates_per_step)
         commits = float(self.commits[DIALOG] @ w)
         visits = {
@@ -643,20 +704,32 @@ class Solver:
         classes: list[ClassSolution] = []
         # Offered load (busy servers) of every class at every station, from this iterate.
         dialog_load = np.zeros((len(self.layout), len(self.station_names)))
+        demands: dict[tuple[int, int], np.ndarray] = {}  # this sweep's, asked up to 3 times
+
+        def demand_of(i: int, k: int) -> np.ndarray:
+            if (i, k) not in demands:
+                demands[i, k] = self.station_demand(i, k, sync_share, async_util)
+            return demands[i, k]
+
         for i, lay in enumerate(self.layout):
             if lay.users > 0:
-                demand_t = self.station_demand(i, DIALOG, sync_share, async_util)
+                demand_t = demand_of(i, DIALOG)
                 dialog_load[i] = x_dialog[i] * (demand_t @ self.weights[DIALOG])
         all_load = dialog_load.sum(axis=0) + update_load
+        copies = self._copies(q, x_dialog, (dialog_q, update_load, all_load), demand_of)
+        solved: dict[tuple[int, int], ClassSolution] = {}
         for k in (DIALOG, UPDATE):
             if k == UPDATE and self.updates_per_step == 0:
                 continue
             for i, lay in enumerate(self.layout):
                 if k == DIALOG and lay.users == 0:
                     continue
-                demand_t = self.station_demand(i, k, sync_share, async_util)
+                if i in copies:
+                    classes.append(self._copy_class(k, i, copies[i], new_q, new_x, solved))
+                    continue
+                demand_t = demand_of(i, k)
                 arrival = new_x[i] * self.updates_per_step
-                host = self.host_station[lay.host]
+                host = self.inst_cpu_station[i]
                 away, beside, parent = self._shadows(i, q, float(x_dialog[i]))
                 shadow = (-1, 0.0, 0.0)
                 if k == DIALOG:
@@ -677,6 +750,7 @@ class Solver:
                     i, k, demand_t, background, arrival, (stream, cap), shadow, loads
                 )
                 classes.append(cs)
+                solved[i, k] = cs
                 if k == DIALOG:
                     new_q[k, i] = self._class_queues(cs)
                     new_x[i] = cs.throughput
@@ -684,6 +758,95 @@ class Solver:
                     new_q[k, i] = self._class_load(cs)
                     new_q[_UPDATE_QUEUE, i] = self._class_queues(cs)
         return new_q, new_x, classes
+
+    def _copies(
+        self,
+        q: np.ndarray,
+        x_dialog: np.ndarray,
+        totals: tuple,
+        demand_of: Callable[[int, int], np.ndarray],
+    ) -> dict[int, tuple[int, np.ndarray, np.ndarray]]:
+        """Instances whose classes are copies of an earlier instance's in this sweep: instance
+        -> (that instance, its stations, these stations). Thirty SD instances are two or
+        three kinds; without this every one built its classes' stations and memo keys
+        (60 class solves per sweep, a third of a sweep's time). Two instances are copies when
+        everything their classes read is equal station by station, in the same order: own
+        figures (users, work processes, delays, roll-out), the iterate at the stations they
+        use (their queues and throughput, the totals there), and those stations' demands,
+        servers and copies, where a station that not every instance uses (its own host's
+        CPUs) may differ by name. Then the sweep computes the same numbers for both, so the
+        copy is exact (tests/model/test_whatif_speed.py compares with `group_instances`
+        off)."""
+        n_inst = len(self.layout)
+        if not self.group_instances or n_inst < 2:
+            return {}
+        demand = np.zeros((2, n_inst, len(self.station_names)))
+        for i in range(n_inst):
+            for k in (DIALOG, UPDATE):
+                demand[k, i] = demand_of(i, k) @ self.weights[k]
+        touched = (demand.sum(axis=0) > 0) | (q.sum(axis=0) > 0)
+        width = touched.sum(axis=1)
+        if (width != width[0]).any():
+            return {}  # instances that use different numbers of stations: none is a copy
+        rows = np.arange(n_inst)[:, None]
+        support = np.nonzero(touched)[1].reshape(n_inst, -1)  # ascending per instance
+        if self._own is None:
+            self._own = np.array(
+                [
+                    (
+                        lay.users,
+                        lay.dialog_wps,
+                        lay.update_wps,
+                        self.roll[i]["roll_out"],
+                        self._mean_delay(i, DIALOG),
+                        self._mean_delay(i, UPDATE),
+                        self.inst_cpu_station[i],
+                    )
+                    for i, lay in enumerate(self.layout)
+                ]
+            )
+        host = self._own[:, -1:]
+        figures = np.hstack(
+            (
+                self._own[:, :-1],
+                (support == host).argmax(axis=1)[:, None],
+                np.where(touched.all(axis=0)[support], support, -1),
+                x_dialog[:, None],
+                *q[:, rows, support],
+                *(t[support] for t in totals),
+                *demand[:, rows, support],
+                self.station_servers[support],
+                self.station_copies[support],
+            )
+        )
+        seen: dict[bytes, int] = {}
+        out = {}
+        for i, row in enumerate(figures):
+            first = seen.setdefault(row.tobytes(), i)
+            if first != i:
+                out[i] = (first, support[first], support[i])
+        return out
+
+    def _copy_class(
+        self,
+        k: int,
+        i: int,
+        copy: tuple[int, np.ndarray, np.ndarray],
+        new_q: np.ndarray,
+        new_x: np.ndarray,
+        solved: dict[tuple[int, int], ClassSolution],
+    ) -> ClassSolution:
+        """Instance i's class k as a copy of instance `first`'s, solved earlier in this sweep."""
+        first, first_support, support = copy
+        where = dict(zip(first_support.tolist(), support.tolist(), strict=True))
+        cs = solved[first, k]
+        layers = (DIALOG,) if k == DIALOG else (UPDATE, _UPDATE_QUEUE)
+        for layer in layers:
+            new_q[layer, i, support] = new_q[layer, first, first_support]
+        if k == DIALOG:
+            new_x[i] = new_x[first]
+        stations = [where[s] if s >= 0 else s for s in cs.stations]
+        return ClassSolution(**{**vars(cs), "instance": i, "stations": stations})
 
     def solve(self, warm_start: np.ndarray | None = None) -> OperatingPoint:
         """The fixed point of the class backgrounds. Plain iteration creeps near saturation,
@@ -809,18 +972,18 @@ class Solver:
             if s >= 0:
                 s_global[s] = v
         res = demand_t * s_global[:, None]  # residence per station and transaction
-        host = self.host_station[self.layout[i].host]
+        host = self.inst_cpu_station[i]
         m = np.zeros((len(self.tx_names), len(COMPONENTS)))
         d = self.delays(i, k)
         m[:, _C["dispatcher_wait"]] = wait
         m[:, _C["roll_in"]] = d["roll_in"]
         m[:, _C["roll_out"]] = d["roll_out"]
         m[:, _C["load_gen"]] = d["load_gen"]
-        m[:, _C["cpu"]] = self.cpu_s[k]
-        m[:, _C["processing"]] = self.cpu_s[k] * s_global[host]
+        m[:, _C["cpu"]] = self.cpu_s[k] * self.cpu_stretch[i]
+        m[:, _C["processing"]] = m[:, _C["cpu"]] * s_global[host]
         db_parts = res[[self.disk_station, self.log_station, *self.lock_stations]].sum(axis=0)
         m[:, _C["db_request"]] = d["db_request"] + self.db_cpu[k] * s_global[self.db_cpu_station]
-        m[:, _C["db_request"]] += db_parts
+        m[:, _C["db_request"]] += db_parts + self._ack_s(k)
         m[:, _C["enqueue"]] = d["enqueue"] + res[self.enqueue_station]
         m[:, _C["gui"]] = self.gui[k]
         m[:, _C["response"]] = m[:, [_C[p] for p in RESPONSE_PARTS]].sum(axis=1)
@@ -846,7 +1009,7 @@ class Solver:
         capacity = db.io_cleaners * db.io_cleaner_pages_per_s
         async_share = min(1.0, capacity / total_w) if total_w > 0 else 1.0
         x_inst = step_rate.sum(axis=2)  # [instance, task]
-        cpu_inst = (step_rate * self.cpu_s[None]).sum(axis=(1, 2))
+        cpu_inst = (step_rate * self.cpu_s[None]).sum(axis=(1, 2)) * self.cpu_stretch
         host_util = np.zeros(len(self.app_hosts))
         for i, lay in enumerate(self.layout):
             host_util[self.app_hosts.index(lay.host)] += cpu_inst[i]
@@ -896,14 +1059,17 @@ class Solver:
         stretches (residence over demand)."""
         db = self.land.database
         _, sync_share, async_util = self._writes(self._x_total)
-        inflate = 1.0 / max(1.0 - async_util, 1e-3)
+        (h_data, ack_data, bg_data), _ = self._cached
+        inflate = 1.0 / max(1.0 - async_util - bg_data, 1e-3)
         s = stretch[self.st_task]
+        sync = self.st_page_writes * sync_share
         t = (
             db.call_rtt_s
             + self.st_cpu * s[:, self.db_cpu_station]
-            + (self.st_phys * self.read_s + self.st_page_writes * sync_share * self.write_s)
+            + (self.st_phys * self.read_s + sync * (1.0 - h_data) * self.write_s)
             * inflate
             * s[:, self.disk_station]
+            + sync * h_data * ack_data
         )
         for li, st in enumerate(self.lock_stations):
             t = t + (self.st_lock == li) * db.locks[li].hold_s * s[:, st]

@@ -10,6 +10,7 @@ import time
 import fastapi.dependencies.utils as fastapi_dependencies
 import pytest
 from fastapi.testclient import TestClient
+from prometheus_client import REGISTRY
 
 from api.config import Settings
 from api.main import create_app
@@ -164,6 +165,12 @@ def test_a_webhook_call_while_a_worker_writes_is_stored_from_a_thread(tmp_path) 
         worker = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
         worker.execute("BEGIN IMMEDIATE")
         threading.Timer(0.3, lambda: worker.execute("COMMIT")).start()
+        busy = REGISTRY.get_sample_value("wlmon_api_webhook_database_busy_total") or 0.0
         r = c.post("/alerts/webhook", json=copy.deepcopy(PAYLOAD), headers=AUTH)
         assert r.status_code == 200 and r.json()["stored"] == 1
         assert len(c.get("/alerts/notifications").json()) == 1
+        # Counted, so an operator sees how often the webhook meets another writer.
+        after = REGISTRY.get_sample_value("wlmon_api_webhook_database_busy_total")
+        assert after == busy + 1
+        assert c.post("/alerts/webhook", json=copy.deepcopy(PAYLOAD), headers=AUTH).is_success
+        assert REGISTRY.get_sample_value("wlmon_api_webhook_database_busy_total") == after

@@ -11,6 +11,7 @@ import pytest
 
 from exporters.config import load_config
 from exporters.control import ControlState, StateFile
+from exporters.model.des import DiscreteEventSimulation
 from exporters.model.engine import Simulation
 from exporters.server import ExporterServer
 
@@ -149,6 +150,32 @@ def test_the_state_survives_a_restart(tmp_path) -> None:
         assert state["lease_until"] == pytest.approx(saved["lease_until"])
     finally:
         again.stop()
+
+
+def test_a_restart_keeps_the_engine_it_was_started_on(tmp_path) -> None:
+    """Issue 24 item 4: an exporter on --engine des came back analytic after a restart
+    (its restore path always built the analytic model)."""
+    path = tmp_path / "control.json"
+    StateFile(path).save(
+        ControlState(scenario="sd-two-tier-1core", faults=("db-bottleneck",), users=30)
+    )
+    srv = ExporterServer(
+        DiscreteEventSimulation("sd-two-tier-1core", seed=1),
+        host="127.0.0.1",
+        port=0,
+        speed=1.0,
+        control_token=TOKEN,
+        config=load_config(),
+        state_file=path,
+    )
+    srv.start()
+    try:
+        assert type(srv.sim) is DiscreteEventSimulation
+        assert (list(srv.sim.faults), srv.sim.scenario.users) == (["db-bottleneck"], 30)
+        state = httpx.get(_url(srv)).json()
+        assert (state["faults"], state["users"]) == (["db-bottleneck"], 30)
+    finally:
+        srv.stop()
 
 
 def test_an_expired_lease_is_not_restored(tmp_path) -> None:

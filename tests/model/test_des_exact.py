@@ -164,3 +164,23 @@ def test_product_form_network_matches_exact_mva(tmp_path, users: int) -> None:
     f = run_figures(snap)
     # The DB CPU's utilisation is X times its demand (utilisation law).
     assert f["db_server_cpu_ratio"] == pytest.approx(got["X"] * 0.05, abs=0.02)
+
+
+def test_a_step_with_more_reads_than_disks_waits_for_each_read_once(tmp_path) -> None:
+    """One user, ten physical reads of 10 ms per step on two disks, nothing else: each read
+    is issued when the one before is done, so R = 10 x 10 ms. (The DES once booked the
+    sixth read behind the step's own first on the same disk and counted that wait again
+    from the step's start: R = 0.3 s; the grid's batch with 10 calls found it.)"""
+    land = case.landscape(cpus=100_000, dialog_wps=1, disks=2, read_s=0.01)
+    land["database"]["bufferpools"][0]["miss_floor"] = 1.0
+    doc = case.scenario(
+        land,
+        users=1,
+        think_s=1.0,
+        cpu_s=0.0,
+        statements=[case.statement(calls=10, data_reads=1)],
+    )
+    sim = DiscreteEventSimulation("case", seed=4, dt=10.0, catalog=case.catalog(tmp_path, doc))
+    got = _measure(sim, 10.0, 5_000.0)
+    assert got["R"] == pytest.approx(0.1, rel=0.03)
+    assert got["X"] == pytest.approx(1.0 / 1.1, rel=0.03)

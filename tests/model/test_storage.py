@@ -6,7 +6,9 @@ figure from seed 002's "milliseconds"); a sequential write, a commit's log appen
 device of its own, has neither (HDD 0.5 ms, our choice, docs/model.md); an SSD has no
 mechanics to avoid (sd-two-tier's assumed 0.3 ms read, 0.5 ms write, 0.3 ms log write).
 The log shares the data disks when `database.log_on_data_disks` says so: its writes are
-then random writes queued with the reads.
+then random writes queued with the reads. A storage server's write cache (`write_cache` on
+`database.disks` or `database.log`) acknowledges synchronous writes in `ack_s` while its
+destage keeps up and turns the rest back to the device.
 
 Nothing here is fitted: the expected directions and the exact throughput follow from the
 demands. Each case runs the analytic solver and the discrete-event engine; they agree
@@ -186,6 +188,140 @@ def test_shipped_landscape_keeps_its_log_unless_storage_data_says_otherwise() ->
     base = _update_db_request_ms()
     append = _update_db_request_ms("landscape.devices.hdd.seq_write_s=0.0005")
     shared = _update_db_request_ms("landscape.database.log_on_data_disks=true")
-    print("sd-two-tier update DB request ms: base", base, "append", append, "shared", shared)
+    cache = "{ack_s: 0.0002, destage_writes_per_s: 2000, writes: 4096}"
+    cached = _update_db_request_ms(f"landscape.database.log.write_cache={cache}")
+    print(
+        "sd-two-tier update DB request ms: base",
+        base,
+        "append",
+        append,
+        "shared",
+        shared,
+        "log cache",
+        cached,
+    )
     assert append < base - 2.0  # an update commits once: 3.414 -> 0.5 ms, less queueing
     assert shared > base + 2.0
+    assert cached < base - 3.0  # 3.414 ms and its queue -> 0.2 ms
+
+
+# ---------------------------------------------------------------- write caches
+NVS = {"ack_s": 0.0002, "destage_writes_per_s": 10_000.0, "writes": 4096}
+
+
+@pytest.mark.parametrize("log_cache", [False, True])
+def test_write_cache_that_keeps_up_matches_exact_mva(tmp_path, log_cache: bool) -> None:
+    """The exact-MVA case above (CPU 2 x 0.12 s, one 0.03 s read, a 0.005 s log append) with
+    a write cache in front of the log that destages faster than commits come (15 /s against
+    200 /s): a commit waits for the cache's 0.2 ms only, and the log device's destaging
+    delays nobody (only the log writes use it). So the log station leaves the network and
+    0.2 ms of pure delay joins the step: exact MVA of CPU and disk, think 1.5 s + 0.2 ms."""
+    land = case.landscape(cpus=2, dialog_wps=30, db_cpus=1, disks=1, read_s=0.03, write_s=0.03)
+    land["devices"]["hdd"]["seq_write_s"] = 0.005
+    land["database"]["bufferpools"][0]["miss_floor"] = 1.0
+    if log_cache:
+        land["database"]["log"]["write_cache"] = dict(NVS)
+    doc = case.scenario(
+        land,
+        users=30,
+        think_s=1.5,
+        cpu_s=0.12,
+        statements=[case.statement(calls=1, data_reads=1)],
+        commits=1.0,
+    )
+    log = [] if log_cache else [(0.005, 1)]
+    want = exact_mva(30, 1.5 + (0.0002 if log_cache else 0.0), [(0.12, 2), (0.03, 1), *log])
+    got = both(tmp_path, doc, steps=100_000)
+    print("exact, log cache" if log_cache else "exact, no cache", want, got)
+    for x, r in got.values():
+        assert x == pytest.approx(want["X"], rel=0.02)
+        # R of the scenario counts the ack inside the step (DB request), MVA in the think.
+        assert r - (0.0002 if log_cache else 0.0) == pytest.approx(want["R"], rel=0.04)
+
+
+def _sync_writer(land: dict, users: int = 70) -> dict:
+    """Every step dirties two pages and writes them itself (no cleaners keep up: 1 page/s),
+    one on each of two HDDs of 10 ms writes; 20 ms CPU on 4 cores, think 1 s."""
+    land["devices"] = {"hdd": {"read_s": 0.01, "write_s": 0.01, "log_write_s": 0.001}}
+    land["database"] |= {"io_cleaners": 1, "io_cleaner_pages_per_s": 1.0}
+    land["database"]["disks"]["count"] = 2
+    return case.scenario(
+        land,
+        users=users,
+        think_s=1.0,
+        cpu_s=0.02,
+        statements=[case.statement(calls=2, page_writes=1)],
+    )
+
+
+def test_write_cache_hides_synchronous_page_writes_until_its_destage_rate(tmp_path) -> None:
+    """Synchronous page writes on two HDDs (10 ms each per step, ~65 % busy): with a write
+    cache whose destage keeps up, a step waits 2 x 0.2 ms instead; with a destage rate of
+    70 writes/s against ~130 offered, about half are acknowledged and the rest see the device
+    again (seed 002's DS8300 cache; Gill and Modha, FAST 2005: writes beyond what the cache
+    drains become synchronous)."""
+    plain = case.landscape(cpus=4, dialog_wps=40)
+    base = both(tmp_path / "b", _sync_writer(plain))
+    fast = case.landscape(cpus=4, dialog_wps=40)
+    fast["database"]["disks"]["write_cache"] = dict(NVS)
+    cached = both(tmp_path / "c", _sync_writer(fast))
+    slow = case.landscape(cpus=4, dialog_wps=40)
+    slow["database"]["disks"]["write_cache"] = NVS | {"destage_writes_per_s": 70.0}
+    limited = both(tmp_path / "l", _sync_writer(slow))
+    print("sync writes: no cache", base, "cache", cached, "destage 70/s", limited)
+    for e in base:
+        # Keeping up: the step's writes cost 0.4 ms, its response the CPU's and that.
+        assert cached[e][1] < 0.5 * base[e][1], e
+        assert cached[e][1] == pytest.approx(0.02 + 2 * 0.0002, rel=0.1), e
+        # Not keeping up: between the two.
+        assert cached[e][1] < limited[e][1] < base[e][1], e
+
+
+def test_seed_002_shapes_hold_behind_a_write_cache(tmp_path) -> None:
+    """The storage servers of seed 002 had caches: with one in front of data and log (HDD
+    and SSD alike), SSD still helps the random synchronous reads (no cache hides a read
+    miss) and the log-heavy batch, whose appends the cache takes, still gains little."""
+    out = {}
+    for name, make in (("posting", posting), ("balancing", balancing)):
+        for kind in ("hdd", "ssd"):
+            land = _land(data=kind, log=kind)
+            land["database"]["disks"]["write_cache"] = dict(NVS)
+            land["database"]["log"]["write_cache"] = dict(NVS)
+            out[name, kind] = both(tmp_path / f"{name}-{kind}", make(land))
+    posting_gain = _gain(out["posting", "hdd"], out["posting", "ssd"])
+    batch_gain = _gain(out["balancing", "hdd"], out["balancing", "ssd"])
+    print("behind a write cache: posting gain", posting_gain, "batch gain", batch_gain, out)
+    for engine in posting_gain:
+        assert posting_gain[engine] > 0.25, engine
+        assert 0.0 <= batch_gain[engine] < 0.10, engine
+
+
+def test_write_cache_of_a_log_on_the_data_disks_is_an_error(tmp_path) -> None:
+    land = _land(data="hdd", log="hdd", shared=True)
+    land["database"]["log"]["write_cache"] = dict(NVS)
+    with pytest.raises(ValueError, match=r"database\.log\.write_cache: the log is on the data"):
+        case.catalog(tmp_path, posting(land)).scenario("case")
+
+
+def test_write_cache_fields_are_validated(tmp_path) -> None:
+    land = _land(data="hdd", log="hdd")
+    land["database"]["log"]["write_cache"] = NVS | {"ack_s": 0}
+    with pytest.raises(ValueError, match=r"write_cache\.ack_s"):
+        case.catalog(tmp_path, posting(land)).scenario("case")
+
+
+def test_write_cache_does_not_lift_a_device_bound_log(tmp_path) -> None:
+    """The log-bound batch above (every commit a fixed 3.414 ms on one log HDD, 10 commits
+    per step): a write cache acknowledges commits in 0.2 ms while it keeps up, but every
+    write still reaches the device, so the batch stays at the device's bound,
+    1 / (10 x 3.414 ms) = 29.29 steps/s, computed here; it leans on the cache only until
+    the device is full, then the writes it turns away wait for the device again."""
+    land = _land(data="hdd", log="hdd")
+    del land["devices"]["hdd"]["seq_write_s"]
+    land["database"]["log"]["write_cache"] = NVS | {"destage_writes_per_s": 200.0}
+    got = both(tmp_path, balancing(land))
+    bound = 1.0 / (10 * 0.003414)
+    print("log-bound batch behind a cache", got, "bound", bound)
+    for x, _ in got.values():
+        assert x <= bound * 1.005
+        assert x == pytest.approx(bound, rel=0.01)

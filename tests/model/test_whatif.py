@@ -131,3 +131,21 @@ def test_whatif_tables_fit_an_80_column_terminal() -> None:
     assert max(len(line) for line in lines) <= 80
     assert "…" not in result.output  # no column collapsed into an ellipsis
     assert any("sapsrv_D00" in line for line in lines)  # the instances differ: shown
+
+
+@pytest.mark.parametrize(("columns", "wide"), [("80", False), ("200", True)])
+def test_simulate_tables_fit_the_terminal(columns: str, wide: bool) -> None:
+    """ST03's summary (twelve columns) turns a quarter and the calibration's explanations
+    leave its table where 80 columns cannot hold them; a wide terminal keeps ST03's layout."""
+    result = CliRunner().invoke(
+        app,
+        ["simulate", "--scenario", "sd-benchmark-2003", "--duration", "1m"],
+        env={"COLUMNS": columns},
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= int(columns)
+    assert "…" not in result.output
+    assert any("task_type" in line for line in lines) == wide
+    assert any("1,743,000" in line for line in lines)  # Table 5's steps/h, whole
+    assert any("dialog_steps_per_hour" in line for line in lines)

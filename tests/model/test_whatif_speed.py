@@ -9,6 +9,9 @@ import pytest
 
 from exporters.model.queueing import (
     Station,
+    bounded_chain,
+    bounded_chain_by_scaling,
+    closed_chain,
     closed_network,
     closed_network_by_population,
     log_convolve,
@@ -113,3 +116,95 @@ def test_extrapolation_reaches_the_damped_iterations_fixed_point_in_fewer_sweeps
     (fast, fast_sweeps), (slow, slow_sweeps) = results[True], results[False]
     np.testing.assert_allclose(fast, slow, rtol=1e-5, atol=1e-6)
     assert fast_sweeps < slow_sweeps
+
+
+@pytest.mark.parametrize(
+    ("scenario", "users"),
+    [("sd-benchmark-2003", 3475), ("sd-two-tier", 900)],
+)
+def test_identical_instances_are_copied_with_the_same_answer(monkeypatch, scenario, users) -> None:
+    """Classes of identical instances copied within a sweep against every class solved: the
+    same fixed point and figures. 3,475 SD users are 116 on 25 instances and 115 on 5 (two
+    kinds); the two-tier host's central instance has fewer work processes than the rest."""
+    sc = WhatIf(scenario).scenario(Configuration("copies"), [f"users={users}"])
+    copied = []
+    copies = Solver._copies
+
+    def counted(self, *args):
+        out = copies(self, *args)
+        copied.append(len(out))
+        return out
+
+    monkeypatch.setattr(Solver, "_copies", counted)
+    fast = Solver(sc, histogram_samples=10)
+    fast_op = fast.solve()
+    assert max(copied) > 0
+    monkeypatch.setattr(Solver, "group_instances", False)
+    slow = Solver(sc, histogram_samples=10)
+    slow_op = slow.solve()
+    assert fast.iterations == slow.iterations
+    np.testing.assert_allclose(fast.state, slow.state, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(fast_op.means, slow_op.means, rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(fast_op.step_rate, slow_op.step_rate, rtol=1e-12)
+
+
+def test_a_class_is_slowed_to_its_share_as_by_proportional_steps() -> None:
+    """The secant method on log X(c) against the proportional steps it replaced: the bound
+    met to 1e-9 and the same slowed chain where the steps reach it within their 50."""
+    rng = np.random.default_rng(11)
+    compared = 0
+    for _ in range(60):
+        wps = int(rng.integers(1, 30))
+        per = float(rng.uniform(1, 50))
+        rate = per * np.minimum(np.arange(wps + 1), float(rng.uniform(1, wps + 1)))
+        users, think = int(rng.integers(1, 400)), float(rng.uniform(0.5, 30))
+        free = closed_chain(users, think, rate).throughput
+        for share in (0.2, 0.8, 0.97, 1.0 - 1e-6, 1.5):
+            bound = free * share
+            fast, fast_rate = bounded_chain(users, think, rate, bound)
+            slow, slow_rate = bounded_chain_by_scaling(users, think, rate, bound)
+            assert fast.throughput == pytest.approx(min(free, bound), rel=2e-9)
+            if slow.throughput <= bound * (1.0 + 1e-9):
+                compared += 1
+                np.testing.assert_allclose(fast_rate, slow_rate, rtol=1e-6)
+                np.testing.assert_allclose(fast.mean_queue, slow.mean_queue, rtol=1e-5, atol=1e-9)
+                np.testing.assert_allclose(fast.busy, slow.busy, rtol=1e-5, atol=1e-9)
+    assert compared > 150
+
+
+def test_a_users_sweep_solved_from_the_top_gives_the_cold_answers_in_order() -> None:
+    """Warm starts from the most users down (and users points copied from the configuration's
+    scenario) against every point solved cold from the documents: the same points, in the
+    order asked, and a scenario equal to the one the catalog builds."""
+    model = WhatIf("sd-two-tier")
+    config = Configuration("two-tier")
+    values = [300, 900, 600, 1200]
+    warm = model.sweep(config, "users", values)
+    cold = model.sweep(config, "users", values, warm_start=False)
+    assert [p.users for p in warm] == values
+    for a, b in zip(warm, cold, strict=True):
+        assert a.response_s == pytest.approx(b.response_s, rel=1e-6)
+        assert a.dialog_steps_per_hour == pytest.approx(b.dialog_steps_per_hour, rel=1e-6)
+    built = model.catalog.scenario(model.name, settings=("users=900",))
+    assert model.scenario(config, ["users=900"]) == built
+
+
+def test_one_customer_networks_match_the_convolution() -> None:
+    """An update class with one work process: the closed form (X = 1 / sum f_s(1)) against
+    the convolution's population 1 of the same network solved up to 2."""
+    rng = np.random.default_rng(8)
+    for _ in range(40):
+        stations = [
+            Station(
+                demand=float(rng.uniform(0.001, 0.2)),
+                servers=int(rng.integers(0, 9)),
+                copies=int(rng.integers(1, 60)),
+                background=float(rng.uniform(0, 400)),
+                stream_load=float(rng.choice([0.0, rng.uniform(0, 3)])),
+                stream_cap=int(rng.integers(1, 40)),
+            )
+            for _ in range(int(rng.integers(1, 7)))
+        ]
+        one, two = closed_network(stations, 1), closed_network(stations, 2)
+        np.testing.assert_allclose(one.throughput[1], two.throughput[1], rtol=1e-12)
+        np.testing.assert_allclose(one.queue[:, 1], two.queue[:, 1], rtol=1e-12, atol=1e-15)

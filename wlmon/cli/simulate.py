@@ -110,31 +110,45 @@ def simulate(
     _print_report(doc)
 
 
+def _summary_table(title: str, summary: list[dict]) -> Table:
+    """ST03's layout, a task type per row with every time component, where the terminal is
+    wide enough (about 130 columns); else turned a quarter (a component per row, a task
+    type per column), so that no column collapses into an ellipsis at 80 columns."""
+
+    def cell(value) -> str:
+        if isinstance(value, float):
+            return f"{value:,.1f}"
+        return f"{value:,}" if isinstance(value, int) else str(value)
+
+    def label(c: str) -> str:
+        return c.removesuffix("_ms") + (" (ms)" if c.endswith("_ms") else "")
+
+    # Every time component of the summary rows, in the vocabulary's report order.
+    cols = ["task_type", "steps", *SUMMARY_FIELDS]
+    table = Table(title=title)
+    for c in cols:
+        table.add_column(label(c), justify="right")
+    for row in summary:
+        table.add_row(*[cell(row[c]) for c in cols])
+    wide = console.measure(table, options=console.options.update_width(10_000))
+    if wide.maximum <= console.width:
+        return table
+    narrow = Table(title=title)
+    narrow.add_column("")
+    for row in summary:
+        narrow.add_column(str(row["task_type"]), justify="right")
+    for c in cols[1:]:
+        narrow.add_row(label(c), *[cell(row[c]) for row in summary])
+    return narrow
+
+
 def _print_report(doc: dict) -> None:
     faults_text = ", ".join(doc["faults"]) or "none"
     title = (
         f"ST03 workload summary — {doc['scenario']} "
         f"({doc['duration_s']:.0f} s, faults: {faults_text})"
     )
-    table = Table(title=title)
-    # Every time component of the summary rows, in the vocabulary's report order.
-    cols = ["task_type", "steps", *SUMMARY_FIELDS]
-    for c in cols:
-        table.add_column(
-            c.removesuffix("_ms") + (" (ms)" if c.endswith("_ms") else ""), justify="right"
-        )
-    for row in doc["summary"]:
-        table.add_row(
-            *[
-                f"{row[c]:,.1f}"
-                if isinstance(row[c], float)
-                else f"{row[c]:,}"
-                if isinstance(row[c], int)
-                else str(row[c])
-                for c in cols
-            ]
-        )
-    console.print(table)
+    console.print(_summary_table(title, doc["summary"]))
     dialog = next(r for r in doc["summary"] if r["task_type"] == "dialog")
     ind = Table(title="Whitepaper thresholds (dialog, seed 000 §4.3.5.1)")
     for c in ("indicator", "value (ms)", "threshold (ms)", "state"):
@@ -144,22 +158,8 @@ def _print_report(doc: dict) -> None:
         state = "[red]breach[/]" if value > limit else "[green]ok[/]"
         ind.add_row(i.label, f"{value:,.1f}", f"{limit:,.0f}", state)
     console.print(ind)
-    cal = Table(title="Calibration against seed 000 Table 5")
-    for c in ("figure", "paper", "model", "residual %", "fitted by / derived", "source"):
-        cal.add_column(c, justify="right")
-    for row in doc["calibration"]:
-        res = row["residual_pct"]
-        colour = "green" if abs(res) <= 5 else "red"
-        cal.add_row(
-            row["figure"],
-            f"{row['paper']:,.3f}",
-            f"{row['model']:,.3f}",
-            f"[{colour}]{res:+.2f}[/]",
-            row.get("fitted_by", "predicted"),
-            row["source"],
-        )
     if doc["calibration"]:
-        console.print(cal)
+        _print_calibration(doc["calibration"])
     else:  # a landscape other than seed 000's has no Table 5 to compare (no empty table)
         console.print("Calibration: this scenario has no seed 000 Table 5 figures to compare.")
     law = doc["response_time_law"]
@@ -170,6 +170,48 @@ def _print_report(doc: dict) -> None:
     for text in doc["bent"]:
         console.print(f"[yellow]bent:[/] {text}")
     _print_instances(doc["instances"])
+
+
+def _print_calibration(rows: list[dict]) -> None:
+    """Paper against model per figure, and what fitted or derives it. Where that does not fit
+    the terminal (the explanations are sentences), the table keeps the figures and each
+    explanation follows it on a line of its own, so no figure is cut to an ellipsis."""
+    sources = sorted({row["source"] for row in rows})
+    title = "Calibration against " + (sources[0] if len(sources) == 1 else "the papers")
+
+    def table(explained: bool) -> Table:
+        cal = Table(title=title)
+        cols = ["figure", "paper", "model", "residual %"]
+        cols += ["fitted by / derived"] * explained + ["source"] * (len(sources) > 1)
+        for c in cols:
+            cal.add_column(c, justify="right", no_wrap=c != "fitted by / derived")
+        for row in rows:
+            res = row["residual_pct"]
+            colour = "green" if abs(res) <= 5 else "red"
+            cells = [
+                row["figure"],
+                _figure(row["paper"]),
+                _figure(row["model"]),
+                f"[{colour}]{res:+.2f}[/]",
+            ]
+            cells += [row.get("fitted_by", "predicted")] * explained
+            cells += [row["source"]] * (len(sources) > 1)
+            cal.add_row(*cells)
+        return cal
+
+    wide = table(explained=True)
+    room = console.measure(wide, options=console.options.update_width(10_000))
+    if room.maximum <= console.width:
+        console.print(wide)
+        return
+    console.print(table(explained=False))
+    for row in rows:
+        console.print(f"  {row['figure']}: {row.get('fitted_by', 'predicted')}")
+
+
+def _figure(value: float) -> str:
+    """Counts and rates without decimals, ratios and seconds with three."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:,.3f}"
 
 
 def _print_instances(rows: list[dict]) -> None:

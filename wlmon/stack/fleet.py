@@ -415,7 +415,8 @@ class FleetLayout:
                         f"--config.file={self.config}/prometheus/prometheus-{replica}.yml",
                         f"--storage.tsdb.path={tsdb}",
                         f"--web.listen-address=127.0.0.1:{p.prometheus(i)}",
-                        "--web.enable-lifecycle",
+                        # No --web.enable-lifecycle, as the stack's own (services.yml):
+                        # /-/quit and /-/reload would answer anyone on the machine.
                         # The sidecar uploads only blocks Prometheus does not compact
                         # further: min = max block duration (2h in production).
                         f"--storage.tsdb.min-block-duration={block}",
