@@ -5,8 +5,9 @@ the same `Snapshot`, so collectors, reports and runs take either engine
 (`make_simulation(engine="des" | "analytic")`). It is the reference the solver is
 checked against (tests/model/test_des_grid.py).
 
-Events. One heap of `(time, code)` tuples, `code = entity * 8 + kind` (no objects,
-generators or closures per event), for what is scheduled: a user's think time ends
+Events. The loop is compiled (`des_loop`, numba) and runs on arrays; this module holds
+them and refills what it uses up. One heap of `(time, code)` entries,
+`code = entity * 8 + kind` (no objects per event), for what is scheduled: a user's think time ends
 (THINK), a work process may be free (FREE), background paging (PAGE). Beside it every CPU
 station keeps the time of its next departure (`snext`); the loop takes whichever comes
 first, so a departure time that moves when jobs arrive or leave costs no heap entry.
@@ -55,26 +56,25 @@ on their device, where nobody waits for them; the others the step waits for as w
 a cache.
 
 Counting. A step is counted when its response ends (answer + GUI time). Per-step times go
-into a flat array and are summed per tick with numpy; per-call draws stay in their
-blocks (`des_draws`) and are summed when a snapshot is taken. A tick's numbers depend
+into a record array and are summed per tick, in the order they were made
+(`des_loop.count_records`); per-call draws stay in their blocks (`des_draws`) and are
+summed when a snapshot is taken. A tick's numbers depend
 only on the seed and on what was switched when, so fast and real-time runs agree.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-from array import array
-from collections import deque
 from collections.abc import Iterable
-from operator import length_hint
 from typing import Any
 
 import numpy as np
 
+from exporters.model import des_loop
 from exporters.model.config import Scenario
 from exporters.model.des_draws import (
     BLOCK_STEPS,
+    ROW_FIELDS,
     STREAM_SIZE,
     Block,
     class_stream,
@@ -89,11 +89,7 @@ from exporters.vocabulary import COMPONENTS
 
 ENGINES = ("des", "analytic")
 
-# Events on the heap: code = entity * 8 + kind.
-K_THINK, K_FREE, K_PAGE, K_END_OF_TIME = 0, 1, 2, 7
 INF = math.inf
-# A job has finished its CPU burst when its station's virtual time is this close (s).
-EPS = 1e-9
 
 # Fields of a step record (one per completed step, summed per tick).
 F_DONE, F_CLS, F_RESPONSE, F_CALLS, F_FILE = 0, 1, 2, 3, 4
@@ -106,6 +102,12 @@ CLEANER_BURST_S = 1.0
 # they cannot keep up and the agents write synchronously anyway.
 CLEANER_AVERAGE_S = 1.0
 MAX_CLEANER_SHARE = 0.9
+# Starting room of the loop's arrays (each doubles when the loop asks for more; results do
+# not depend on these, tests/model/test_des_engine.py shrinks them): events per user,
+# instance and host; step slots (at least, and per user); step records.
+START_HEAP_PER_ENTITY = 2
+START_JOB_SLOTS, START_JOB_SLOTS_PER_USER = 1024, 2
+START_RECORDS = 4096
 
 
 class DiscreteEventSimulation(ModelRun):
@@ -133,76 +135,108 @@ class DiscreteEventSimulation(ModelRun):
         return np.random.default_rng([self.seed, *stream])
 
     def _init_state(self) -> None:
+        des_loop.compile_kernels()  # numba: imported when a DES run starts
+        self._k = k = des_loop
         net = self.net
         n_inst, n_cls = net.n_instances, net.n_classes
+        n_p, n_h, n_os = 2 * n_inst, len(net.station_cpus), len(net.host_names)
         self.n_tx = net.n_tx
-        self.heap: list[tuple[float, int]] = []
-        # Users
-        self.uinst: list[int] = []
-        self.ualive: list[bool] = []
+        # Scalars the loop carries from call to call (positions, sizes) and its parameters.
+        self.ia = np.zeros(k.N_I, dtype=np.int64)
+        self.fa = np.zeros(k.N_F)
+        # The event heap: (time, entity * 8 + kind)
+        users = sum(lay.users for lay in net.layout)
+        hcap = START_HEAP_PER_ENTITY * (users + n_p + n_os) + 8
+        self.ht, self.hc = np.empty(hcap), np.empty(hcap, dtype=np.int64)
+        # Users: their instance, whether still logged on; per instance its users.
+        self.uinst = np.zeros(0, dtype=np.int64)
+        self.ualive = np.zeros(0, dtype=np.int8)
+        self.n_users = 0
         self.inst_users: list[list[int]] = [[] for _ in range(n_inst)]
-        # Steps in flight (slots reused through a free list)
-        self.jarr: list[float] = []
-        self.jstart: list[float] = []
-        self.jcls: list[int] = []
-        self.jpool: list[int] = []
-        self.jrow: list[tuple] = []
-        self.juser: list[int] = []
-        self.jproc: list[float] = []
-        self.jdb: list[float] = []
-        self.jfree: list[int] = []
-        # Work-process pools: index instance * 2 + task type
-        self.ptotal = [0] * (2 * n_inst)
-        self.pidle = [0] * (2 * n_inst)
-        self.proll: list[list[float]] = [[] for _ in range(2 * n_inst)]
-        self.pfifo: list[deque] = [deque() for _ in range(2 * n_inst)]
-        self.pwake = [INF] * (2 * n_inst)
+        # Work-process pools (index instance * 2 + task type): configured, idle, the
+        # roll-outs in progress (a heap of the times they end), the dispatcher queue (a
+        # linked list through the step slots: head, tail, length), the pending wake-up.
+        self.ptotal = np.zeros(n_p, dtype=np.int64)
+        self.pidle = np.zeros(n_p, dtype=np.int64)
+        self.proll = np.zeros((n_p, 1))
+        self.prn = np.zeros(n_p, dtype=np.int64)
+        self.qh = np.zeros(n_p, dtype=np.int64)
+        self.qt = np.zeros(n_p, dtype=np.int64)
+        self.qn = np.zeros(n_p, dtype=np.int64)
+        self.pwake = np.full(n_p, INF)
         # CPU stations, one per host, processor sharing over its cores: virtual time (the
         # service each job present has received), when it was last brought up to date,
-        # jobs present, of which in their DB burst, cores, the jobs by the virtual time
-        # at which they finish, the time of the next departure, busy core-seconds (all,
-        # DB bursts).
-        n_h = len(net.station_cpus)
-        self.sV, self.sT = [0.0] * n_h, [0.0] * n_h
-        self.sn = [0] * n_h
-        self.scap = list(net.station_cpus)
-        self.sL: list[list[tuple[float, int]]] = [[] for _ in range(n_h)]
-        self.snext = [INF] * n_h
-        # CPU work done by the bursts that have left (ABAP, DB); work in progress is added
-        # when a tick is counted.
-        self.sdone, self.sdone_db = [0.0] * n_h, [0.0] * n_h
+        # jobs present, cores, the jobs by the virtual time at which they finish (a heap
+        # per station), the time of the next departure, and the CPU work done by the
+        # bursts that have left (ABAP, DB); work in progress is added when a tick is
+        # counted.
+        self.sV, self.sT = np.zeros(n_h), np.zeros(n_h)
+        self.sn = np.zeros(n_h, dtype=np.int64)
+        self.scap = np.array(net.station_cpus, dtype=float)
+        self.snext = np.full(n_h, INF)
+        self.sdone, self.sdone_db = np.zeros(n_h), np.zeros(n_h)
+        # Steps in flight: slots reused through a free list (and the stations' heaps,
+        # which can hold every step at once).
+        self._alloc_jobs(max(START_JOB_SLOTS, START_JOB_SLOTS_PER_USER * users))
         # FCFS stations booked by Lindley's / Kiefer-Wolfowitz's recursion: the time each
-        # server is free (the enqueue work processes a heap of them).
-        self.efree = [0.0] * net.enqueue_servers
-        self.e_booked = [0.0]
-        self.lfree = [0.0] * len(net.lock_names)
-        self.logfree = [0.0] * net.log_devices
-        self.dfree = [0.0] * net.disks
+        # server is free.
+        self.efree = np.zeros(net.enqueue_servers)
+        self.lfree = np.zeros(len(net.lock_names))
+        self.logfree = np.zeros(net.log_devices)
+        self.dfree = np.zeros(net.disks)
         self._share_log_disks(net)
         # [data disk busy, residence of all data disk I/O, log device busy]
-        self.disk_acc = [0.0, 0.0, 0.0]
+        self.disk_acc = np.zeros(3)
         # [page writes, synchronous page writes, background (cleaner) page writes]
-        self.disk_ios = [0, 0, 0]
+        self.disk_ios = np.zeros(3, dtype=np.int64)
         # The share of the disks' time the cleaners' writes take (averaged over about a
         # second) and what it stretches the other I/Os by.
         self.cleaner_util, self.disk_stretch, self._cleaned = 0.0, 1.0, 0
-        self.tokens = [net.cleaner_pages_per_s * CLEANER_BURST_S, 0.0]  # [tokens, last time]
+        self.fa[k.F_TOKENS] = net.cleaner_pages_per_s * CLEANER_BURST_S
         # Random streams
         self._rng_tx = self._rng(1)
         self._rng_disk = self._rng(2)
         self._rng_misc = self._rng(3)
         self._rng_cls = [self._rng(4, c) for c in range(n_cls)]
+        self._rng_page = self._rng(5)
         self.txs = class_stream(self._rng_tx, net.mix)
-        self.tp = 0
-        self.dsel, self.dsvc, self.dsum = disk_stream(self._rng_disk, net.disks)
-        self.dp = 0
-        self.blocks: list[Block] = [draw_block(self._rng_cls[c], net, c) for c in range(n_cls)]
-        self.bnext = [b.it.__next__ for b in self.blocks]
+        self._new_disk_stream()
+        self.pages = self._rng_page.exponential(1.0, STREAM_SIZE)
+        self.B = np.zeros((n_cls, BLOCK_STEPS, ROW_FIELDS))
+        self.BL = np.zeros((n_cls, BLOCK_STEPS, max(1, len(net.lock_names))))
+        self.bp = np.zeros(n_cls, dtype=np.int64)
+        self.blocks: list[Block] = [None] * n_cls  # type: ignore[list-item]
+        for c in range(n_cls):
+            self._new_block(c)
         # Step records waiting to be counted (answer + GUI still ahead)
-        self.rec = array("d")
+        self.rec = np.zeros((START_RECORDS, N_FIELDS))
+        # What a tick adds up from them, flat by step class (instance, task, transaction)
+        n_sc = n_inst * 2 * net.n_tx
+        n_c, n_b = len(COMPONENTS), len(BUCKETS) + 1
+        self._tick_counts = {
+            "steps": np.zeros(n_sc, dtype=np.int64),
+            "seconds": np.zeros(n_sc * n_c),
+            "db_calls": np.zeros(n_sc),
+            "buckets": np.zeros(n_sc * n_b, dtype=np.int64),
+            "dialog": np.zeros(n_inst),
+            "infile": np.zeros(n_inst),
+            "db_time": np.zeros(2 * net.n_tx),
+        }
+        field = {
+            "response": F_RESPONSE,
+            "dispatcher_wait": F_WAIT,
+            "load_gen": F_LOAD,
+            "processing": F_PROCESSING,
+            "cpu": F_CPU,
+            "db_request": F_DB,
+            "enqueue": F_ENQUEUE,
+            "roll_in": -1,
+            "roll_out": -1,
+            "gui": -2,
+        }
+        self._comp_src = np.array([field[c] for c in COMPONENTS], dtype=np.int64)
         # OS counters per host, as the landscape lists its hosts (the CPU stations)
-        n_os = len(net.host_names)
-        self.page_ops = [0] * n_os
+        self.page_ops = np.zeros(n_os, dtype=np.int64)
         self.roll_disk = np.zeros((3, n_os))  # roll-file reads, writes, busy seconds
         # Cumulative per-call counters [statement]
         n_st, n_p = len(net.solver.statements), len(net.solver.pools)
@@ -212,15 +246,89 @@ class DiscreteEventSimulation(ModelRun):
         self._zero_totals()
         self._counted_busy = {"sap": np.zeros(n_os), "total": np.zeros(n_os), "db": 0.0}
         self._counted_disk = 0.0
+        self._set_params(net)
         self._apply_pools(net)
         self._add_users(net)
         misc = self._rng_misc.exponential(1.0, n_os)
         rate = net.scenario.landscape.os.page_ops_per_s
         if rate > 0:
-            for h in range(n_os):
-                self.heap.append((float(misc[h]) / rate, h * 8 + K_PAGE))
-        self.heap.append((INF, K_END_OF_TIME))
-        heapq.heapify(self.heap)
+            self._push(misc / rate, np.arange(n_os) * 8 + k.K_PAGE)
+
+    def _alloc_jobs(self, cap: int) -> None:
+        """Room for `cap` steps in flight (keeps the ones there are)."""
+        have = getattr(self, "jarr", np.zeros(0)).size
+
+        def grow(a: np.ndarray | None, shape: tuple, dtype: Any = float) -> np.ndarray:
+            new = np.zeros(shape, dtype=dtype)
+            if a is not None:
+                new[tuple(slice(0, n) for n in a.shape)] = a
+            return new
+
+        for name in ("jarr", "jstart", "jproc", "jdb"):
+            setattr(self, name, grow(getattr(self, name, None), (cap,)))
+        for name in ("jcls", "jpool", "juser", "jnext", "jfree"):
+            setattr(self, name, grow(getattr(self, name, None), (cap,), np.int64))
+        self.jrow = grow(getattr(self, "jrow", None), (cap, ROW_FIELDS))
+        n_locks = max(1, len(self.net.lock_names))
+        self.jlock = grow(getattr(self, "jlock", None), (cap, n_locks))
+        n_h = self.sn.size
+        self.sk = grow(getattr(self, "sk", None) if have else None, (n_h, cap))
+        self.sj = grow(getattr(self, "sj", None) if have else None, (n_h, cap), np.int64)
+
+    def _grow(self, name: str) -> None:
+        a = getattr(self, name)
+        new = np.zeros((2 * a.shape[0], *a.shape[1:]), dtype=a.dtype)
+        new[: a.shape[0]] = a
+        setattr(self, name, new)
+
+    def _push(self, times: np.ndarray, codes: np.ndarray) -> None:
+        """Put events on the heap (from Python, between calls of the loop)."""
+        ia, k = self.ia, self._k
+        need = int(ia[k.I_HN]) + times.size
+        if need > self.ht.size:  # just enough: the loop doubles it when it needs more
+            for name in ("ht", "hc"):
+                a = getattr(self, name)
+                setattr(self, name, np.concatenate((a, np.zeros(need - a.size, a.dtype))))
+        ia[k.I_HN] = k.push_events(
+            self.ht,
+            self.hc,
+            ia[k.I_HN],
+            np.asarray(times, dtype=float),
+            np.asarray(codes, dtype=np.int64),
+        )
+
+    def _new_block(self, c: int) -> None:
+        block = draw_block(self._rng_cls[c], self.net, c, BLOCK_STEPS)
+        self.blocks[c] = block
+        self.B[c] = block.rows
+        self.BL[c] = block.locks
+        self.bp[c] = 0
+        k = self._k
+        self.ia[k.I_MAXIO] = max(self.ia[k.I_MAXIO], block.most_ios)
+
+    def _new_disk_stream(self) -> None:
+        size = max(STREAM_SIZE, 2 * int(self.ia[self._k.I_MAXIO]))
+        self.dsel, self.dsvc, self.dsum = disk_stream(self._rng_disk, self.net.disks, size)
+        self.ia[self._k.I_DP] = 0
+
+    def _set_params(self, net: Network) -> None:
+        """The configuration's parameters, as the loop reads them."""
+        ia, fa, k = self.ia, self.fa, self._k
+        ia[k.I_DB_STATION] = net.db_station
+        ia[k.I_NTX] = net.n_tx
+        fa[k.F_READ], fa[k.F_WRITE] = net.read_s, net.write_s
+        fa[k.F_CCAP] = net.cleaner_pages_per_s
+        fa[k.F_CDEPTH] = net.cleaner_pages_per_s * CLEANER_BURST_S
+        fa[k.F_LINK], fa[k.F_ENQ_S] = net.link_rtt_s, net.enqueue_service_s
+        fa[k.F_UROLL] = net.update_roll_s
+        fa[k.F_PAGE_RATE] = net.scenario.landscape.os.page_ops_per_s
+        self.ihost = np.array(net.instance_station, dtype=np.int64)  # each instance's CPU station
+        self.rmem = np.array(net.roll_memory_s, dtype=float)
+        self.rfile = np.array(net.roll_file_s, dtype=float)
+        self.rshare = np.array(net.roll_file_share, dtype=float)
+        # Per step class (instance, task type, transaction): its GUI time
+        gui = np.array([c.gui_s for c in net.classes[: net.n_tx]], dtype=float)
+        self.cgui = np.tile(np.concatenate((gui, np.zeros(net.n_tx))), net.n_instances)
 
     def _zero_totals(self) -> None:
         net = self.net
@@ -237,15 +345,19 @@ class DiscreteEventSimulation(ModelRun):
 
     def _apply_pools(self, net: Network) -> None:
         """Work processes as configured; a pool that grows serves its queue at once."""
-        for i, lay in enumerate(net.layout):
-            for k, wps in enumerate((lay.dialog_wps, lay.update_wps)):
-                p = 2 * i + k
-                delta = wps - self.ptotal[p]
-                self.ptotal[p] = wps
-                self.pidle[p] += delta
-                if delta > 0 and self.pfifo[p]:
-                    self.pwake[p] = self.now
-                    heapq.heappush(self.heap, (self.now, p * 8 + K_FREE))
+        wps = np.array([(lay.dialog_wps, lay.update_wps) for lay in net.layout]).ravel()
+        # A pool's roll-outs in progress never outnumber the most work processes it had.
+        if wps.max(initial=0) + 1 > self.proll.shape[1]:
+            roll = np.zeros((self.proll.shape[0], int(wps.max()) + 1))
+            roll[:, : self.proll.shape[1]] = self.proll
+            self.proll = roll
+        delta = wps - self.ptotal
+        self.ptotal[:] = wps
+        self.pidle += delta
+        wake = np.flatnonzero((delta > 0) & (self.qn > 0))
+        if wake.size:
+            self.pwake[wake] = self.now
+            self._push(np.full(wake.size, self.now), wake * 8 + self._k.K_FREE)
 
     def _add_users(self, net: Network) -> None:
         """Log users on or off until every instance has its share of the scenario's users.
@@ -255,17 +367,23 @@ class DiscreteEventSimulation(ModelRun):
         for i, lay in enumerate(net.layout):
             alive = self.inst_users[i]
             while len(alive) > lay.users:
-                self.ualive[alive.pop()] = False
+                self.ualive[alive.pop()] = 0
             missing = lay.users - len(alive)
             if missing <= 0:
                 continue
             draws = self._rng_misc.exponential(first, missing) if first > 0 else np.zeros(missing)
-            for x in draws.tolist():
-                u = len(self.uinst)
-                self.uinst.append(i)
-                self.ualive.append(True)
-                alive.append(u)
-                heapq.heappush(self.heap, (self.now + x, u * 8 + K_THINK))
+            u0 = self.n_users
+            self.n_users += missing
+            while self.n_users > self.uinst.size:
+                cap = max(2 * self.uinst.size, self.n_users)
+                self.uinst = np.concatenate((self.uinst, np.zeros(cap - self.uinst.size, np.int64)))
+                self.ualive = np.concatenate(
+                    (self.ualive, np.zeros(cap - self.ualive.size, np.int8))
+                )
+            self.uinst[u0 : self.n_users] = i
+            self.ualive[u0 : self.n_users] = 1
+            alive.extend(range(u0, self.n_users))
+            self._push(self.now + draws, np.arange(u0, self.n_users) * 8 + self._k.K_THINK)
 
     def _apply_stations(self, net: Network) -> None:
         """CPUs, enqueue work processes and devices as configured (servers added are free
@@ -275,40 +393,45 @@ class DiscreteEventSimulation(ModelRun):
             self._ps_update(s, now)
             self.scap[s] = cpus
             self._ps_schedule(s, now)
-        if len(self.efree) != net.enqueue_servers:
-            e = sorted(self.efree)[: net.enqueue_servers]
-            self.efree = e + [now] * (net.enqueue_servers - len(e))
-            heapq.heapify(self.efree)
-        for name, n in (
-            ("dfree", net.disks),
-            ("logfree", net.log_devices),
-            ("lfree", len(net.lock_names)),
-        ):
-            have = getattr(self, name)
-            setattr(self, name, have[:n] + [now] * max(0, n - len(have)))
+
+        def resize(have: np.ndarray, n: int) -> np.ndarray:
+            return np.concatenate((have[:n], np.full(max(0, n - have.size), now)))
+
+        if self.efree.size != net.enqueue_servers:
+            self.efree = resize(np.sort(self.efree), net.enqueue_servers)
+        self.dfree = resize(self.dfree, net.disks)
+        self.logfree = resize(self.logfree, net.log_devices)
+        self.lfree = resize(self.lfree, len(net.lock_names))
         self._share_log_disks(net)
-        self.dsel, self.dsvc, self.dsum = disk_stream(self._rng_disk, net.disks)
-        self.dp = 0
+        self._new_disk_stream()
 
     def _share_log_disks(self, net: Network) -> None:
-        """A log on the data disks books its writes on the disks' own queues (one list), and
-        its busy time counts as the disks' (the log accumulator is the disks' one)."""
+        """A log on the data disks books its writes on the disks' own queues (one array),
+        and its busy time counts as the disks' (the log accumulator is the disks' one)."""
         if net.log_on_data_disks:
             self.logfree = self.dfree
         self.log_acc = 0 if net.log_on_data_disks else 2
-        # Write caches: a token bucket each, in seconds of device time, filled at the
-        # destage rate up to the cache's size; a write that finds its own time there is
-        # acknowledged by the cache and destaged in the background (booked on its device,
-        # nobody waits for it). One bucket when the log is on the data disks.
-        old = getattr(self, "wbucket", None)
-        self.wbucket = []
-        for cache, one in ((net.data_cache, net.write_s), (net.log_cache, net.log_write_s)):
+        self.ia[self._k.I_LOG_ACC] = self.log_acc
+        # Write caches: a token bucket each (wb rows: data, log), in seconds of device time,
+        # filled at the destage rate up to the cache's size; a write that finds its own
+        # time there is acknowledged by the cache and destaged in the background (booked on
+        # its device, nobody waits for it). One bucket (row 0) when the log is on the data
+        # disks. A cache that was there keeps what it holds; a new one starts with room.
+        k, ia, fa = self._k, self.ia, self.fa
+        old, old_lb = getattr(self, "wb", None), int(ia[k.I_LB])
+        wb = np.zeros((2, 3))
+        for r, (cache, one) in enumerate(
+            ((net.data_cache, net.write_s), (net.log_cache, net.log_write_s))
+        ):
             depth = cache[2] * one if cache else 0.0
-            was = old[len(self.wbucket)] if old else None
-            have = was[0] if was and was[2] > 0 else depth  # a new cache starts empty
-            self.wbucket.append([min(have, depth), self.now, one * cache[1] if cache else 0.0])
-        if net.log_on_data_disks:
-            self.wbucket[1] = self.wbucket[0]
+            was = old[old_lb if r else 0] if old is not None else None
+            have = was[0] if was is not None and was[2] > 0 else depth
+            wb[r] = (min(have, depth), self.now, one * cache[1] if cache else 0.0)
+            ia[k.I_DCACHE + r] = cache is not None
+            fa[k.F_DACK + r] = cache[0] if cache else 0.0
+            fa[k.F_DDEPTH + r] = depth
+        self.wb = wb
+        ia[k.I_LB] = 0 if net.log_on_data_disks else 1
 
     def _ps_update(self, s: int, now: float) -> None:
         """Bring station s's virtual time and busy time up to now."""
@@ -319,8 +442,8 @@ class DiscreteEventSimulation(ModelRun):
         self.sT[s] = max(self.sT[s], now)
 
     def _ps_schedule(self, s: int, now: float) -> None:
-        L, n, c = self.sL[s], self.sn[s], self.scap[s]
-        self.snext[s] = now + (L[0][0] - self.sV[s]) * max(1.0, n / c) if L else INF
+        n, c = self.sn[s], self.scap[s]
+        self.snext[s] = now + (self.sk[s, 0] - self.sV[s]) * max(1.0, n / c) if n else INF
 
     def _switch(self, net: Network) -> None:
         """Make `net` the active configuration at the current time."""
@@ -336,10 +459,11 @@ class DiscreteEventSimulation(ModelRun):
         self._count_calls()
         self.net = net
         self.scenario = net.scenario
+        self._set_params(net)
         self._apply_pools(net)
+        for c in range(net.n_classes):
+            self._new_block(c)
         self._apply_stations(net)
-        self.blocks = [draw_block(self._rng_cls[c], net, c) for c in range(net.n_classes)]
-        self.bnext = [b.it.__next__ for b in self.blocks]
         self._add_users(net)
 
     def set_users(self, users: int) -> None:
@@ -358,455 +482,57 @@ class DiscreteEventSimulation(ModelRun):
             self.faults = faults
 
     # ------------------------------------------------------------------ the event loop
-    def _refill_block(self, c: int) -> tuple:
-        self._count_block(self.blocks[c])
-        block = draw_block(self._rng_cls[c], self.net, c, BLOCK_STEPS)
-        self.blocks[c] = block
-        self.bnext[c] = block.it.__next__
-        return self.bnext[c]()
-
     def _advance(self, t_end: float) -> None:
-        """Process every event up to and including t_end.
-
-        Two sources of events: the heap (think times, work-process wake-ups, paging) and
-        the CPU stations, each of which knows the time of its next departure (`snext`);
-        the loop takes whichever comes first. A station's next departure moves whenever a
-        job arrives or leaves, so it is kept out of the heap and costs no stale events.
-        """
+        """Process every event up to and including t_end (`des_loop.advance`, compiled),
+        refilling the blocks and streams it uses up and growing its arrays as it asks."""
+        k, ia, fa = self._k, self.ia, self.fa
         net = self.net
-        heap = self.heap
-        pop, push, hpop, hpush, hrep = (
-            heapq.heappop,
-            heapq.heappush,
-            heapq.heappop,
-            heapq.heappush,
-            heapq.heapreplace,
-        )
-        n_tx = self.n_tx
-        uinst, ualive = self.uinst, self.ualive
-        jarr, jstart, jcls, jpool, jrow = self.jarr, self.jstart, self.jcls, self.jpool, self.jrow
-        juser, jproc, jdb, jfree = self.juser, self.jproc, self.jdb, self.jfree
-        pidle, proll, pfifo, pwake = self.pidle, self.proll, self.pfifo, self.pwake
-        sV, sT, sn, scap, sL, snext = self.sV, self.sT, self.sn, self.scap, self.sL, self.snext
-        sdone, sdone_db = self.sdone, self.sdone_db
-        d_st = net.db_station
-        efree, e_booked = self.efree, self.e_booked
-        lfree, logfree, log_acc = self.lfree, self.logfree, self.log_acc
-        dfree, disk_acc, disk_ios, tokens = self.dfree, self.disk_acc, self.disk_ios, self.tokens
-        page_ops = self.page_ops
-        bnext = self.bnext
-        rec_extend = self.rec.extend
-        txs, tp = self.txs, self.tp
-        dsel, dsvc, dsum, dp = self.dsel, self.dsvc, self.dsum, self.dp
-        ihost = net.instance_station  # the CPU station each instance's bursts join
-        rmem, rfile, rshare = net.roll_memory_s, net.roll_file_s, net.roll_file_share
-        uroll = net.update_roll_s
-        # Per step class (instance, task type, transaction): GUI time, its update's class
-        cgui = [net.classes[c % n_tx].gui_s for c in range(net.n_instances * 2 * n_tx)]
-        cupd = [n_tx + c % n_tx for c in range(net.n_instances * 2 * n_tx)]
-        link_rtt, enq_s = net.link_rtt_s, net.enqueue_service_s
-        read_s, write_s = net.read_s, net.write_s
-        dcache, lcache = net.data_cache, net.log_cache
-        dbucket, lbucket = self.wbucket
-        ddepth = dcache[2] * write_s if dcache else 0.0
-        ldepth = lcache[2] * net.log_write_s if lcache else 0.0
         # The cleaners' background writes take their share of every disk's time: the disk
         # serves reads and synchronous writes that much slower (1 / (1 - their share)).
-        rs, ws = read_s * self.disk_stretch, write_s * self.disk_stretch
-        ccap = net.cleaner_pages_per_s
-        cdepth = ccap * CLEANER_BURST_S
-        page_rate = net.scenario.landscape.os.page_ops_per_s
-        misc = self._rng_misc
-        n_disk_stream = len(dsel)
-        n_disks = len(dfree)
-        n_tx_stream = len(txs)
-        eps, inf, k_think, k_free = EPS, INF, K_THINK, K_FREE
-
-        def ps_arrive(s: int, jc: int, w: float, now: float) -> None:
-            """Job jc (step * 2 + phase) brings w seconds of CPU work to station s."""
-            n = sn[s]
-            c = scap[s]
-            dt = now - sT[s]
-            if dt > 0.0:
-                if n:
-                    sV[s] += dt if n <= c else dt * c / n
-                sT[s] = now
-            L = sL[s]
-            hpush(L, (sV[s] + w, jc))
-            n += 1
-            sn[s] = n
-            snext[s] = now + (L[0][0] - sV[s]) * (1.0 if n <= c else n / c)
-
-        def start(j: int, p: int, now: float) -> None:
-            """Work process of pool p takes step j now: its CPU burst joins the host."""
-            jstart[j] = now
-            ps_arrive(ihost[p >> 1], j * 2, jrow[j][0], now)
-
-        def arrive(j: int, p: int, now: float) -> None:
-            """Step j joins the queue of work-process pool p now."""
-            idle = pidle[p]
-            roll = proll[p]
-            while roll and roll[0] <= now:
-                hpop(roll)
-                idle += 1
-            if idle > 0:
-                pidle[p] = idle - 1
-                start(j, p, now)
-            else:
-                pidle[p] = idle
-                pfifo[p].append(j)
-                if roll and roll[0] < pwake[p]:
-                    pwake[p] = roll[0]
-                    push(heap, (roll[0], p * 8 + K_FREE))
-
-        def new_slot() -> int:
-            for column in (jarr, jstart, jproc, jdb):
-                column.append(0.0)
-            for column in (jcls, jpool, juser):
-                column.append(0)
-            jrow.append(())
-            return len(jarr) - 1
-
-        ts = min(snext) if snext else INF
-        smin = snext.index(ts) if snext else 0
+        fa[k.F_RS] = net.read_s * self.disk_stretch
+        fa[k.F_WS] = net.write_s * self.disk_stretch
         while True:
-            top = heap[0][0]  # (a sentinel at infinity keeps the heap from running dry)
-            if ts <= top:
-                # ---------------------------------------- CPU station s: departures
-                if ts > t_end:
-                    break
-                now = ts
-                s = smin
-                c = scap[s]
-                n = sn[s]
-                dt = now - sT[s]
-                if dt > 0.0:
-                    sV[s] += dt if n <= c else dt * c / n
-                    sT[s] = now
-                L = sL[s]
-                while True:
-                    jc = hpop(L)[1]
-                    sn[s] -= 1
-                    j = jc >> 1
-                    if not jc & 1:
-                        # ABAP burst done: the step's DB CPU burst joins the DB host.
-                        row = jrow[j]
-                        sdone[s] += row[0]
-                        jproc[j] = now - jstart[j]
-                        jdb[j] = now
-                        # (inline ps_arrive at the DB host, the hot path)
-                        dn = sn[d_st]
-                        dc = scap[d_st]
-                        dt = now - sT[d_st]
-                        if dt > 0.0:
-                            if dn:
-                                sV[d_st] += dt if dn <= dc else dt * dc / dn
-                            sT[d_st] = now
-                        DL = sL[d_st]
-                        hpush(DL, (sV[d_st] + row[3], jc + 1))
-                        dn += 1
-                        sn[d_st] = dn
-                        snext[d_st] = now + (DL[0][0] - sV[d_st]) * (1.0 if dn <= dc else dn / dc)
-                        if L and L[0][0] <= sV[s] + eps:
-                            continue
-                        break
-                    # DB CPU burst done: physical reads and synchronous writes on the data
-                    # disks, locks, the commit's log write, the enqueue requests (booked
-                    # now, in this order, the step waiting for each in turn), then the
-                    # delays that hold nothing but the work process.
-                    row = jrow[j]
-                    sdone_db[s] += row[3]
-                    p = jpool[j]
-                    n = row[4]
-                    nw = row[5]
-                    io = 0.0
-                    touched = 0  # data disks this step's own I/Os occupy, from disk d0
-                    if n or nw:
-                        # A step's page I/Os go to consecutive disks from a random one, as
-                        # a striped container spreads them: no disk sees two of them at
-                        # once (they are booked together, though issued one after another).
-                        if dp + n + nw > n_disk_stream:
-                            self.dsel, self.dsvc, self.dsum = disk_stream(
-                                self._rng_disk, n_disks, max(STREAM_SIZE, 2 * (n + nw))
-                            )
-                            dsel, dsvc, dsum, dp = self.dsel, self.dsvc, self.dsum, 0
-                            n_disk_stream = len(dsel)
-                        dd = d0 = dsel[dp]
-                        touched = n
-                        q = dp + n
-                        x = dp
-                        # More I/Os than disks: from the (n_disks+1)-th on, an I/O lands on
-                        # a disk where this step's own earlier I/O is booked. It is issued
-                        # after that one is done, which the step already waits for: it adds
-                        # its own service only (not its wait counted again from now).
-                        own = dp + n_disks
-                        while x < q:
-                            end = dd + q - x
-                            if end > n_disks:
-                                end = n_disks
-                            for d in range(dd, end):
-                                f = dfree[d]
-                                if x >= own:
-                                    io += now - f
-                                elif f < now:
-                                    f = now
-                                f += dsvc[x] * rs
-                                x += 1
-                                dfree[d] = f
-                                io += f
-                            dd = end if end < n_disks else 0
-                        io -= n * now
-                        disk_acc[0] += (dsum[q] - dsum[dp]) * read_s
-                        dp = q
-                        if nw:
-                            # I/O cleaners write what their capacity allows (a token
-                            # bucket), in the background; the step writes the rest itself
-                            # and waits for it.
-                            tk = tokens[0] + (now - tokens[1]) * ccap
-                            if tk > cdepth:
-                                tk = cdepth
-                            tokens[1] = now
-                            a = nw if tk >= nw else int(tk)
-                            tokens[0] = tk - a
-                            disk_ios[0] += nw
-                            disk_ios[2] += a
-                            c = 0  # synchronous writes the write cache acknowledges
-                            if dcache:
-                                tk = dbucket[0] + (now - dbucket[1]) * dbucket[2]
-                                if tk > ddepth:
-                                    tk = ddepth
-                                dbucket[1] = now
-                                tk -= a * write_s  # the cleaners' writes pass it too
-                                if tk < 0.0:
-                                    tk = 0.0
-                                c = min(nw - a, int(tk / write_s))
-                                dbucket[0] = tk - c * write_s
-                                io += c * dcache[0]
-                            if a < nw:
-                                disk_ios[1] += nw - a
-                                touched += nw - a
-                                q = dp + nw - a
-                                for x in range(dp, q):
-                                    f = dfree[dd]
-                                    if x - dp < c:
-                                        # Cached: destaged in the background, unwaited.
-                                        dfree[dd] = (f if f > now else now) + dsvc[x] * ws
-                                    else:
-                                        if x - dp + n >= n_disks:
-                                            io += now - f  # on this step's own I/O (above)
-                                        elif f < now:
-                                            f = now
-                                        f += dsvc[x] * ws
-                                        dfree[dd] = f
-                                        io += f - now
-                                    dd += 1
-                                    if dd == n_disks:
-                                        dd = 0
-                                disk_acc[0] += (dsum[q] - dsum[dp]) * write_s
-                                dp = q
-                        disk_acc[1] += io
-                    if row[13]:
-                        for li, hold in row[13]:
-                            f = lfree[li]
-                            e = (f if f > now else now) + hold
-                            lfree[li] = e
-                            io += e - now
-                    lw = row[6]
-                    if lw:
-                        dd = row[12]
-                        f = logfree[dd]
-                        e = (f if f > now else now) + lw
-                        logfree[dd] = e
-                        cached = False
-                        if lcache:
-                            tk = lbucket[0] + (now - lbucket[1]) * lbucket[2]
-                            if tk > ldepth:
-                                tk = ldepth
-                            lbucket[1] = now
-                            cached = tk >= lw
-                            lbucket[0] = tk - lw if cached else tk
-                        if cached:
-                            io += lcache[0]  # acknowledged; destaged in the background
-                        elif log_acc == 0 and (dd - d0) % n_disks < touched:
-                            # A log on the data disks, on a disk this step has just booked:
-                            # the write is issued after its own I/O there, waits for it only.
-                            io += lw
-                        else:
-                            io += e - now
-                        disk_acc[log_acc] += lw
-                    enq = 0.0
-                    ne = row[7]
-                    if ne:
-                        if dp + ne > n_disk_stream:
-                            self.dsel, self.dsvc, self.dsum = disk_stream(self._rng_disk, n_disks)
-                            dsel, dsvc, dsum, dp = self.dsel, self.dsvc, self.dsum, 0
-                            n_disk_stream = len(dsel)
-                        q = dp + ne
-                        for x in range(dp, q):
-                            m = efree[0]
-                            e = (m if m > now else now) + dsvc[x] * enq_s
-                            hrep(efree, e)
-                            enq += e - now
-                        enq += ne * link_rtt
-                        e_booked[0] += (dsum[q] - dsum[dp]) * enq_s
-                        dp = q
-                    cls = jcls[j]
-                    if p & 1:
-                        ri = uroll
-                        infile = 0.0
-                        gui = 0.0
-                    else:
-                        i = p >> 1
-                        if row[9] < rshare[i]:
-                            ri = rmem[i] + rfile[i]
-                            infile = 1.0
-                        else:
-                            ri = rmem[i]
-                            infile = 0.0
-                        gui = cgui[cls]
-                    db = row[2] + now - jdb[j] + io
-                    t1 = now + io + enq + ri + row[1] + row[2]  # the answer leaves
-                    done = t1 + gui  # the response ends
-                    a0 = jarr[j]
-                    rec_extend(
-                        (
-                            done,
-                            cls,
-                            done - a0,
-                            row[8],
-                            infile,
-                            jstart[j] - a0,
-                            row[1],
-                            jproc[j],
-                            row[0],
-                            db,
-                            enq,
-                        )
-                    )
-                    if not p & 1:
-                        push(heap, (done + row[11], juser[j] * 8 + k_think))
-                    # The work process is busy until its roll-out is done.
-                    f = t1 + ri
-                    hpush(proll[p], f)
-                    if pfifo[p] and f < pwake[p]:
-                        pwake[p] = f
-                        push(heap, (f, p * 8 + k_free))
-                    jfree.append(j)
-                    if row[10]:
-                        # A saving step sends its V1 update request as it commits.
-                        c = cupd[cls]
-                        try:
-                            urow = bnext[c]()
-                        except StopIteration:
-                            urow = self._refill_block(c)
-                        k = jfree.pop() if jfree else new_slot()
-                        jarr[k] = now
-                        jrow[k] = urow
-                        jpool[k] = p + 1
-                        jcls[k] = cls + n_tx
-                        arrive(k, p + 1, now)
-                    if L and L[0][0] <= sV[s] + eps:
-                        continue
-                    break
-                n = sn[s]
-                c = scap[s]
-                snext[s] = now + (L[0][0] - sV[s]) * (1.0 if n <= c else n / c) if L else inf
-                ts = min(snext)
-                smin = snext.index(ts)
-                continue
-            if top > t_end:
-                break
-            now, code = pop(heap)
-            kind = code & 7
-            if kind == k_think:
-                # ---------------------------------------- a user's think time ends
-                u = code >> 3
-                if not ualive[u]:
-                    continue
-                i = uinst[u]
-                t = txs[tp]
-                tp += 1
-                if tp == n_tx_stream:
-                    self.txs = txs = class_stream(self._rng_tx, net.mix)
-                    tp = 0
-                try:
-                    row = bnext[t]()
-                except StopIteration:
-                    row = self._refill_block(t)
-                j = jfree.pop() if jfree else new_slot()
-                p = i + i
-                jarr[j] = now
-                jrow[j] = row
-                juser[j] = u
-                jpool[j] = p
-                jcls[j] = p * n_tx + t
-                idle = pidle[p]
-                roll = proll[p]
-                while roll and roll[0] <= now:
-                    hpop(roll)
-                    idle += 1
-                if idle > 0:
-                    # A dialog work process takes the step: its ABAP burst joins the host.
-                    pidle[p] = idle - 1
-                    jstart[j] = now
-                    s = ihost[i]
-                    n = sn[s]
-                    c = scap[s]
-                    dt = now - sT[s]
-                    if dt > 0.0:
-                        if n:
-                            sV[s] += dt if n <= c else dt * c / n
-                        sT[s] = now
-                    L = sL[s]
-                    hpush(L, (sV[s] + row[0], j * 2))
-                    n += 1
-                    sn[s] = n
-                    f = now + (L[0][0] - sV[s]) * (1.0 if n <= c else n / c)
-                    snext[s] = f
-                    if f < ts:
-                        ts = f
-                        smin = s
-                    elif s == smin:
-                        ts = min(snext)
-                        smin = snext.index(ts)
-                else:
-                    pidle[p] = idle
-                    pfifo[p].append(j)
-                    if roll and roll[0] < pwake[p]:
-                        pwake[p] = roll[0]
-                        push(heap, (roll[0], p * 8 + K_FREE))
-            elif kind == k_free:
-                # ---------------------------------------- a work process may be free
-                p = code >> 3
-                if pwake[p] != now:
-                    continue
-                pwake[p] = INF
-                idle = pidle[p]
-                roll = proll[p]
-                while roll and roll[0] <= now:
-                    hpop(roll)
-                    idle += 1
-                fifo = pfifo[p]
-                while idle > 0 and fifo:
-                    idle -= 1
-                    start(fifo.popleft(), p, now)
-                pidle[p] = idle
-                if fifo and roll:
-                    pwake[p] = roll[0]
-                    push(heap, (roll[0], p * 8 + K_FREE))
-                ts = min(snext)
-                smin = snext.index(ts)
-            else:
-                # ---------------------------------------- background paging of a host
-                h = code >> 3
-                page_ops[h] += 1
-                push(heap, (now + float(misc.exponential(1.0)) / page_rate, code))
-        self.tp, self.dp = tp, dp
+            status = k.advance(
+                t_end, ia, fa, self.ht, self.hc, self.uinst, self.ualive,
+                self.jarr, self.jstart, self.jproc, self.jdb, self.jcls, self.jpool,
+                self.juser, self.jnext, self.jrow, self.jlock, self.jfree,
+                self.ptotal, self.pidle, self.proll, self.prn, self.qh, self.qt, self.qn,
+                self.pwake, self.sV, self.sT, self.sn, self.scap, self.sk, self.sj,
+                self.snext, self.sdone, self.sdone_db, self.efree, self.lfree, self.logfree,
+                self.dfree, self.disk_acc, self.disk_ios, self.wb, self.B, self.BL, self.bp,
+                self.txs, self.dsel, self.dsvc, self.dsum, self.pages, self.page_ops, self.rec,
+                self.ihost, self.rmem, self.rfile, self.rshare, self.cgui,
+            )  # fmt: skip
+            if status == k.DONE:
+                return
+            if status == k.NEED_ROWS:
+                c = int(ia[k.I_NEED])
+                self._count_block(c)
+                self._new_block(c)
+                ia[k.I_NEED] = -1
+            elif status == k.NEED_DISK:
+                self._new_disk_stream()
+            elif status == k.NEED_TX:
+                self.txs = class_stream(self._rng_tx, net.mix)
+                ia[k.I_TP] = 0
+            elif status == k.NEED_PAGE:
+                self.pages = self._rng_page.exponential(1.0, STREAM_SIZE)
+                ia[k.I_PGP] = 0
+            elif status == k.GROW_JOBS:
+                self._alloc_jobs(2 * self.jarr.size)
+            elif status == k.GROW_HEAP:
+                self._grow("ht")
+                self._grow("hc")
+            elif status == k.GROW_REC:
+                self._grow("rec")
+            else:  # pragma: no cover - a status the loop does not return
+                raise RuntimeError(f"des_loop.advance returned {status}")
 
     # ------------------------------------------------------------------ counting
-    def _count_block(self, block: Block) -> None:
+    def _count_block(self, c: int) -> None:
         """Add the per-call draws of the rows the loop has taken since the last count."""
-        taken = len(block.rows) - length_hint(block.it)
+        block = self.blocks[c]
+        taken = int(self.bp[c])
         if taken <= block.counted:
             return
         sc = self.net.classes[block.cls]
@@ -830,37 +556,19 @@ class DiscreteEventSimulation(ModelRun):
         block.counted = taken
 
     def _count_calls(self) -> None:
-        for block in self.blocks:
-            self._count_block(block)
+        for c in range(len(self.blocks)):
+            self._count_block(c)
 
     def _count_steps(self, t: float) -> None:
         """Add the steps whose response ended by t (and the stations' busy time)."""
-        net, tot = self.net, self.totals
-        if self.rec:
-            a = np.frombuffer(self.rec, dtype=float).reshape(-1, N_FIELDS)
-            done = a[:, F_DONE] <= t
-            if done.all():
-                rows = a.copy()
-                self.rec = array("d")
-            else:
-                rows = a[done]
-                self.rec = array("d", a[~done].ravel().tobytes())
-            if rows.size:
-                self._add_steps(rows)
+        self._add_steps(t)
+        net, tot, k = self.net, self.totals, self._k
         # CPU and disk time is counted as it elapses (I/Os booked ahead are not yet).
-        for st in range(len(self.scap)):
-            self._ps_update(st, t)
         # Work done so far: the bursts that have left, and what the others have received.
-        sap, db_work = np.array(self.sdone), np.array(self.sdone_db)
-        for st, L in enumerate(self.sL):
-            v = self.sV[st]
-            for f, jc in L:
-                phase = jc & 1
-                got = v - f + self.jrow[jc >> 1][3 if phase else 0]
-                if phase:
-                    db_work[st] += got
-                else:
-                    sap[st] += got
+        sap, db_work = self.sdone.copy(), self.sdone_db.copy()
+        k.work_done(
+            t, self.sV, self.sT, self.sn, self.scap, self.sk, self.sj, self.jrow, sap, db_work
+        )
         db = float(db_work[net.db_station])
         # Stations to hosts: a host's pinned core sets add up to its CPUs.
         n_os = len(net.host_names)
@@ -885,70 +593,45 @@ class DiscreteEventSimulation(ModelRun):
             util = work / (net.disks * span)
             self.cleaner_util += weight * (util - self.cleaner_util)
             self.disk_stretch = 1.0 / (1.0 - min(self.cleaner_util, MAX_CLEANER_SHARE))
-        ahead = sum(f - t for f in self.dfree if f > t) / self.disk_stretch
+        ahead = float(np.maximum(self.dfree - t, 0.0).sum()) / self.disk_stretch
         disk_real = self.disk_acc[0] - ahead
         tot.disk_busy_seconds += disk_real - self._counted_disk
         self._counted_disk = disk_real
         tot.sim_time = t
 
-    def _add_steps(self, rows: np.ndarray) -> None:
-        net, tot = self.net, self.totals
-        n_i, n_t = net.n_instances, net.n_tx
-        n_cls = n_i * 2 * n_t
-        n_c = len(COMPONENTS)
-        cls = rows[:, F_CLS].astype(np.int64)
-        tot.steps += np.bincount(cls, minlength=n_cls).reshape(n_i, 2, n_t)
-        pool = cls // n_t
-        inst = pool >> 1
-        update = (pool & 1) == 1
-        roll = np.where(
-            update,
-            net.update_roll_s,
-            np.array(net.roll_memory_s)[inst] + rows[:, F_FILE] * np.array(net.roll_file_s)[inst],
-        )
-        gui = np.array([c.gui_s for c in net.classes])[cls % n_t] * ~update
-        parts = {
-            "response": rows[:, F_RESPONSE],
-            "dispatcher_wait": rows[:, F_WAIT],
-            "roll_in": roll,
-            "roll_out": roll,
-            "load_gen": rows[:, F_LOAD],
-            "processing": rows[:, F_PROCESSING],
-            "cpu": rows[:, F_CPU],
-            "db_request": rows[:, F_DB],
-            "enqueue": rows[:, F_ENQUEUE],
-            "gui": gui,
-        }
-        where = (cls[:, None] * n_c + np.arange(n_c)).ravel()
-        values = np.stack([parts[c] for c in COMPONENTS], axis=1).ravel()
-        tot.seconds += np.bincount(where, weights=values, minlength=n_cls * n_c).reshape(
-            tot.seconds.shape
-        )
-        tot.db_calls += np.bincount(cls, weights=rows[:, F_CALLS], minlength=n_cls).reshape(
-            n_i, 2, n_t
-        )
-        n_b = len(BUCKETS) + 1
-        bucket = np.searchsorted(_EDGES, rows[:, F_RESPONSE], side="left")
-        tot.bucket_counts += np.bincount(cls * n_b + bucket, minlength=n_cls * n_b).reshape(
-            tot.bucket_counts.shape
-        )
+    def _add_steps(self, t: float) -> None:
+        """Add the steps whose response ended by t (the records are summed per tick, in
+        the order they were made, so a tick's numbers do not depend on when snapshots
+        are taken: fast and real-time runs agree)."""
+        net, tot, k, c = self.net, self.totals, self._k, self._tick_counts
+        n_rec = int(self.ia[k.I_NREC])
+        if not n_rec:
+            return
+        for a in c.values():
+            a.fill(0)
+        self.ia[k.I_NREC] = k.count_records(
+            t, self.rec, n_rec, self._comp_src, net.n_tx, net.update_roll_s, self.rmem,
+            self.rfile, self.cgui, _EDGES, c["steps"], c["seconds"], c["db_calls"],
+            c["buckets"], c["dialog"], c["infile"], c["db_time"],
+        )  # fmt: skip
+        if not c["steps"].any():
+            return
+        tot.steps += c["steps"].reshape(tot.steps.shape)
+        tot.seconds += c["seconds"].reshape(tot.seconds.shape)
+        tot.db_calls += c["db_calls"].reshape(tot.db_calls.shape)
+        tot.bucket_counts += c["buckets"].reshape(tot.bucket_counts.shape)
         # Dialog steps per instance drive the SAP buffers, the message server, the roll file.
-        dialog = ~update
-        inst = inst[dialog]
-        per_inst = np.bincount(inst, minlength=n_i).astype(float)
+        per_inst = c["dialog"]
         tot.sap_buffer_requests += per_inst[:, None] * net.sap_requests_per_step
         tot.sap_buffer_hits += per_inst[:, None] * net.sap_hits_per_step
         tot.sap_buffer_swaps += per_inst[:, None] * net.sap_swaps_per_step
         msg = per_inst.sum() * net.message_server_cpu_s_per_step
         tot.cs_cpu_seconds += msg
         tot.os_cpu_busy_seconds[net.cs_host] += msg
-        infile = np.bincount(inst, weights=rows[dialog, F_FILE], minlength=n_i)
-        if infile.any():
-            self._roll_file(infile)
+        if c["infile"].any():
+            self._roll_file(c["infile"])
         # ST05: a step's DB request time is shared by its statements (see Network).
-        kcls = (pool & 1) * n_t + cls % n_t
-        db_time = np.bincount(kcls, weights=rows[:, F_DB], minlength=2 * n_t)
-        tot.stmt_seconds += db_time @ net.statement_shares
+        tot.stmt_seconds += c["db_time"] @ net.statement_shares
 
     def _roll_file(self, infile: np.ndarray) -> None:
         """Contexts rolled in from and out to the roll file: bytes, and the app server's disk."""
@@ -1013,11 +696,12 @@ class DiscreteEventSimulation(ModelRun):
     def _gauges(self) -> dict[str, np.ndarray]:
         n_i = self.net.n_instances
         t = self.now
-        queue = np.array([len(q) for q in self.pfifo], dtype=float).reshape(n_i, 2)
-        rolling = [sum(1 for f in r if f > t) for r in self.proll]
-        due = [len(r) - k for r, k in zip(self.proll, rolling, strict=True)]
-        idle = np.array(self.pidle) + np.array(due)
-        busy = np.array(self.ptotal) - np.maximum(idle, 0)
+        queue = self.qn.astype(float).reshape(n_i, 2)
+        n_roll = self.prn
+        live = np.arange(self.proll.shape[1]) < n_roll[:, None]
+        rolling = (live & (self.proll > t)).sum(axis=1)
+        idle = self.pidle + (n_roll - rolling)
+        busy = self.ptotal - np.maximum(idle, 0)
         return {
             "dispatcher_queue": queue,
             "wp_busy": busy.reshape(n_i, 2).astype(float),
@@ -1085,7 +769,7 @@ class DiscreteEventSimulation(ModelRun):
                 else self.disk_acc[2] / (net.log_devices * span)
             ),
             enqueue_util=float(
-                self.e_booked[0] / (land.central_services.enqueue_work_processes * span)
+                self.fa[self._k.F_E_BOOKED] / (land.central_services.enqueue_work_processes * span)
             ),
             # The central services' CPUs are their host's (an application server's when
             # they share one: `central_services.cpus` is then unset).

@@ -36,7 +36,9 @@ class StepClass:
     group_index_pool: np.ndarray
     group_data_miss: np.ndarray
     group_index_miss: np.ndarray
-    locks: list[tuple[np.ndarray, float]]  # per lock: executions that take it, hold time
+    # Per lock the class's statements take: the lock (index into `Network.lock_names`),
+    # the executions that take it, the hold time.
+    locks: list[tuple[int, np.ndarray, float]]
     cpu_s: float  # ABAP CPU per step on the application server
     enqueues: float  # enqueue requests per step (mean)
     commits: float  # commits per step (mean)
@@ -164,7 +166,7 @@ def compile_network(scenario: Scenario) -> Network:
                     group_data_miss=sv.miss[dpools],
                     group_index_miss=sv.miss[ipools],
                     locks=[
-                        (np.flatnonzero(sv.st_lock[sel] == li), hold)
+                        (li, np.flatnonzero(sv.st_lock[sel] == li), hold)
                         for li, hold in enumerate(holds)
                         if (sv.st_lock[sel] == li).any()
                     ],

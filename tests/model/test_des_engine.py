@@ -12,6 +12,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporters.config import load_config
+from exporters.model import des
 from exporters.model.catalog import ConfigError
 from exporters.model.des import DiscreteEventSimulation, make_simulation
 from exporters.model.engine import RealTimeRunner, Simulation
@@ -36,6 +37,26 @@ def test_same_seed_same_numbers_and_other_seed_other_numbers() -> None:
         sim.run(40)
     _equal(a.snapshot().totals, b.snapshot().totals)
     assert not np.array_equal(a.snapshot().totals.steps, c.snapshot().totals.steps)
+
+
+def test_the_loops_starting_room_changes_no_number(monkeypatch) -> None:
+    """The compiled loop returns to Python to grow its arrays (events, step slots, step
+    records) and to refill blocks and streams; each return falls between two events, so
+    starting with almost no room gives the same numbers bit for bit, faults switched
+    on and off included."""
+    normal = DiscreteEventSimulation(SD, seed=6)
+    normal.run(30, schedule={10: ("db-bottleneck",), 20: ()})
+    monkeypatch.setattr(des, "START_HEAP_PER_ENTITY", 0)
+    monkeypatch.setattr(des, "START_JOB_SLOTS", 2)
+    monkeypatch.setattr(des, "START_JOB_SLOTS_PER_USER", 0)
+    monkeypatch.setattr(des, "START_RECORDS", 1)
+    tight = DiscreteEventSimulation(SD, seed=6)
+    room = tight.ht.size
+    assert room < normal.ht.size and tight.jarr.size == 2 and tight.rec.shape[0] == 1
+    tight.run(30, schedule={10: ("db-bottleneck",), 20: ()})
+    assert tight.ht.size > room and tight.jarr.size > 100 and tight.rec.shape[0] > 100
+    _equal(normal.snapshot().totals, tight.snapshot().totals)
+    assert normal.snapshot().totals.steps.sum() > 10_000
 
 
 def test_real_time_mode_gives_the_fast_mode_numbers() -> None:

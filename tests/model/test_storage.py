@@ -151,9 +151,17 @@ def test_log_placement_matches_exact_mva(tmp_path, shared: bool) -> None:
     want = exact_mva(30, 1.5, [(0.12, 2), *disk])
     got = both(tmp_path, doc, steps=100_000)
     print("exact", "shared" if shared else "apart", want, got)
-    for x, r in got.values():
+    for engine, (x, r) in got.items():
         assert x == pytest.approx(want["X"], rel=0.02)
-        assert r == pytest.approx(want["R"], rel=0.04)
+        if engine == "des" and shared:
+            # The DES books the step's read and its log write back to back on the one
+            # disk: an Erlang-2 visit of 0.06 s (CV² 0.5) where the product form takes
+            # one exponential visit (CV² 1), so FCFS waits less behind it and R sits
+            # under the MVA's: -2.8 to -5.9 % over seeds 1, 2, 3, 11 (before and after
+            # the loop was compiled), never above it.
+            assert 0.92 * want["R"] < r < 1.01 * want["R"], engine
+        else:
+            assert r == pytest.approx(want["R"], rel=0.04), engine
 
 
 def test_log_on_data_disks_of_another_kind_is_an_error(tmp_path) -> None:
@@ -229,6 +237,31 @@ def test_write_cache_that_keeps_up_matches_exact_mva(tmp_path, log_cache: bool) 
         assert x == pytest.approx(want["X"], rel=0.02)
         # R of the scenario counts the ack inside the step (DB request), MVA in the think.
         assert r - (0.0002 if log_cache else 0.0) == pytest.approx(want["R"], rel=0.04)
+
+
+def test_log_write_cache_takes_a_slow_log_device_off_the_step(tmp_path) -> None:
+    """The case above with a 0.04 s log append (the log device about 60 % busy): behind a
+    cache that keeps up (destage at most 0.9 / 0.04 = 22.5 writes/s, commits about 15/s),
+    a commit waits the cache's 0.2 ms only, so both engines still match exact MVA of CPU
+    and the data disk; a commit waiting for the device would add its 0.04 s and queue."""
+    land = case.landscape(cpus=2, dialog_wps=30, db_cpus=1, disks=1, read_s=0.03, write_s=0.03)
+    land["devices"]["hdd"]["seq_write_s"] = 0.04
+    land["database"]["bufferpools"][0]["miss_floor"] = 1.0
+    land["database"]["log"]["write_cache"] = dict(NVS)
+    doc = case.scenario(
+        land,
+        users=30,
+        think_s=1.5,
+        cpu_s=0.12,
+        statements=[case.statement(calls=1, data_reads=1)],
+        commits=1.0,
+    )
+    want = exact_mva(30, 1.5 + 0.0002, [(0.12, 2), (0.03, 1)])
+    got = both(tmp_path, doc, steps=100_000)
+    print("exact, slow log behind a cache", want, got)
+    for x, r in got.values():
+        assert x == pytest.approx(want["X"], rel=0.02)
+        assert r - 0.0002 == pytest.approx(want["R"], rel=0.04)
 
 
 def _sync_writer(land: dict, users: int = 70) -> dict:

@@ -107,8 +107,9 @@ def run_command(
     engine: str = typer.Option(
         None,
         "--engine",
-        help="des (every dialog step) or analytic (default); a real-time run uses the live "
-        "exporter's (wlmon exporter --engine)",
+        help="des (default: every dialog step, real transients and drained queues) or "
+        "analytic (the solver); a real-time run uses the live exporter's "
+        "(wlmon exporter --engine)",
     ),
     label: str = typer.Option("", help="a name for the run"),
     api_url: str = typer.Option(
@@ -134,7 +135,7 @@ def run_command(
         fail("--engine: a real-time run uses the live exporter's (wlmon exporter --engine)")
     try:
         spec = (
-            RunSpec(**plan, seed=seed, engine=engine or "analytic")
+            RunSpec(**plan, seed=seed, engine=engine or "des")
             if fast
             else RealtimeRunRequest(**plan, mode="realtime")
         )
