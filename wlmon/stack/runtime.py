@@ -367,10 +367,12 @@ class Stack:
 
     def status(self) -> list[dict]:
         rows = []
+        recorded = self.recorded()
         # The credentials are not in the record (a file of pids, not of secrets): looked up
-        # by name in the services as they are now.
-        auth = {s.name: s.health_auth for s in self.services()}
-        for r in self.recorded():
+        # by name in the services as they are now (only when something runs: reading the
+        # services generates missing secrets).
+        auth = {s.name: s.health_auth for s in self.services()} if recorded else {}
+        for r in recorded:
             alive = _alive(r) is not None
             rows.append(
                 {
