@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from exporters.durations import parse_duration
 from wlmon.stack.components import COMPONENTS
@@ -22,6 +23,7 @@ SECRETS = {
     "WLMON_API_TOKEN": "from-test",
     "WLMON_EXPORTER_TOKEN": "from-test",
     "WLMON_INFLUXDB_ADMIN_PASSWORD": "influx-from-test",
+    "WLMON_ALERTMANAGER_PASSWORD": "am-from-test",
 }
 
 
@@ -134,6 +136,34 @@ def test_influxdb_runs_with_auth_and_every_client_has_its_credentials(project) -
     assert services["grafana"]["environment"]["WLMON_INFLUXDB_TOKEN"] == token
     telegraf = services["telegraf"]["environment"]
     assert (telegraf["INFLUX_USERNAME"], telegraf["INFLUX_PASSWORD"]) == (user, password)
+
+
+def test_alertmanager_asks_for_basic_auth_and_every_client_has_it(project) -> None:
+    """Alertmanager's web config comes from the password in .env; Prometheus (alerts and
+    scrape, provisioning/) reads it as a secret file, Grafana's datasource from its
+    environment, the healthchecks log in with the file."""
+    services = project["services"]
+    secret = project["secrets"]["alertmanager_password"]
+    assert secret["environment"] == "WLMON_ALERTMANAGER_PASSWORD"
+    config = services["alertmanager-config"]["environment"]
+    assert config["WLMON_ALERTMANAGER_PASSWORD"] == "am-from-test"
+    # The fleet's services are in a profile the loaded project leaves out: read as written.
+    fleet = yaml.safe_load(COMPOSE.read_text())["services"]
+    for svc in (services["alertmanager"], fleet["alertmanager-1"], fleet["alertmanager-2"]):
+        assert "--web.config.file=/etc/alertmanager/web.yml" in svc["command"]
+        assert "/run/secrets/alertmanager_password" in " ".join(svc["healthcheck"]["test"])
+    assert [s["source"] for s in services["alertmanager"]["secrets"]] == ["alertmanager_password"]
+    assert [s["source"] for s in services["prometheus"]["secrets"]] == ["alertmanager_password"]
+    for name in ("alertmanager-1", "alertmanager-2", "prometheus-a", "prometheus-b"):
+        assert fleet[name]["secrets"] == ["alertmanager_password"], name
+    assert services["grafana"]["environment"]["WLMON_ALERTMANAGER_PASSWORD"] == "am-from-test"
+    password = fleet["grafana-fleet"]["environment"]["WLMON_ALERTMANAGER_PASSWORD"]
+    assert password.startswith("${WLMON_ALERTMANAGER_PASSWORD:?")
+    for path in ("prometheus/prometheus.yml", "fleet/prometheus.yml"):
+        doc = yaml.safe_load((REPO / "provisioning" / path).read_text())
+        (scrape,) = [j for j in doc["scrape_configs"] if j["job_name"] == "alertmanager"]
+        auth = {"username": "wlmon", "password_file": "/run/secrets/alertmanager_password"}
+        assert doc["alerting"]["alertmanagers"][0]["basic_auth"] == auth == scrape["basic_auth"]
 
 
 def test_compose_keeps_what_the_native_stack_keeps(project, tmp_path) -> None:

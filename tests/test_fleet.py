@@ -7,6 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import bcrypt
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -27,7 +28,9 @@ from wlmon.stack.fleet import (
 from wlmon.stack.settings import REPO_DIR, StackSettings
 
 SCENARIOS = Catalog().scenarios()
-SECRETS = dict.fromkeys(("api_token", "exporter_token", "grafana_password"), "s")
+SECRETS = dict.fromkeys(
+    ("api_token", "exporter_token", "grafana_password", "alertmanager_password"), "s"
+)
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -118,7 +121,7 @@ def test_ports_never_collide_for_the_largest_fleet_one_host_runs() -> None:
 def layout(tmp_path) -> FleetLayout:
     settings = StackSettings(state_dir=tmp_path, fleet_port_base=30000)
     layout = FleetLayout(settings, load_fleet(DEFAULT_FLEET_FILE), tmp_path / "fleet")
-    layout.render("token")
+    layout.render("token", "am-pw")
     return layout
 
 
@@ -146,6 +149,13 @@ def test_replicas_differ_only_in_their_replica_label_and_own_address(layout) -> 
     # Each replica sends to every peer, without its replica label (one alert, not two).
     peers = a["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"]
     assert peers == ["127.0.0.1:30040", "127.0.0.1:30042"]
+    # Both log in to every peer, for alerts and for the scrape, with the fleet's password.
+    password_file = layout.config / "prometheus" / "alertmanager-password"
+    auth = {"username": "wlmon", "password_file": str(password_file)}
+    (scrape,) = [j for j in a["scrape_configs"] if j["job_name"] == "alertmanager"]
+    assert a["alerting"]["alertmanagers"][0]["basic_auth"] == auth == scrape["basic_auth"]
+    assert password_file.read_text() == "am-pw"
+    assert password_file.stat().st_mode & 0o777 == 0o600
     assert {"action": "labeldrop", "regex": "replica"} in a["alerting"]["alert_relabel_configs"]
 
 
@@ -167,6 +177,13 @@ def test_every_fleet_service_binds_loopback_and_peers_know_each_other(layout, tm
     for name, svc in peers.items():
         joined = [a for a in svc.argv if a.startswith("--cluster.peer=")]
         assert len(joined) == len(peers) - 1, name
+        # Every peer asks for basic auth, its /-/ready too: the health check logs in.
+        assert f"--web.config.file={layout.config}/alertmanager/web.yml" in svc.argv
+        assert svc.health_auth == ("wlmon", "s")
+    web = yaml.safe_load((layout.config / "alertmanager" / "web.yml").read_text())
+    assert bcrypt.checkpw(b"am-pw", web["basic_auth_users"]["wlmon"].encode())
+    grafana = next(s for s in services if s.name == "grafana")
+    assert grafana.env["WLMON_ALERTMANAGER_PASSWORD"] == "s"
     query = next(s for s in services if s.name == "query")
     endpoints = [a for a in query.argv if a.startswith("--endpoint=")]
     assert len(endpoints) == 3 and "--query.replica-label=replica" in query.argv
@@ -244,6 +261,7 @@ def test_compose_go_validates_the_fleet_profile_it_does_not_start(tmp_path) -> N
         **os.environ,
         **dict.fromkeys(("GRAFANA_ADMIN_PASSWORD", "WLMON_API_TOKEN", "WLMON_EXPORTER_TOKEN"), "t"),
         "WLMON_INFLUXDB_ADMIN_PASSWORD": "t",
+        "WLMON_ALERTMANAGER_PASSWORD": "t",
     }
     text = (REPO_DIR / "docker-compose.yml").read_text()
     broken = text.replace(

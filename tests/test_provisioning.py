@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
+import bcrypt
 import pytest
 import yaml
 
@@ -12,6 +13,7 @@ from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.runtime import Stack
 from wlmon.stack.settings import REPO_DIR, Ports, StackSettings
+from wlmon.stack.template import TemplateError
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +87,7 @@ def test_loki_retention_default_is_the_settings_default(rendered) -> None:
 
 def test_the_exporters_up_series_carries_the_sid(tmp_path) -> None:
     stack = Stack(StackSettings(state_dir=tmp_path, sid="QAS"))
-    doc = yaml.safe_load(render.render_prometheus(stack.settings, tmp_path).read_text())
+    doc = yaml.safe_load(render.render_prometheus(stack.settings, tmp_path, "p").read_text())
     job = next(j for j in doc["scrape_configs"] if j["job_name"] == "wlmon-exporter")
     # honor_labels: the exporter's own sid stays sid (not exported_sid) on its series.
     assert job["honor_labels"] is True
@@ -234,6 +236,39 @@ def test_rendered_alertmanager_secrets_are_private(rendered) -> None:
     assert (rendered.config_dir / "alertmanager" / "api-token").read_text() == rendered.api_token()
 
 
+def test_alertmanager_web_config_asks_for_the_stacks_password(rendered) -> None:
+    """promtool (exporter-toolkit's own parser) accepts web.yml; its one user's hash is a
+    bcrypt hash of the state's password and of nothing else."""
+    web = rendered.config_dir / "alertmanager" / "web.yml"
+    promtool = str(COMPONENTS["prometheus"].path("promtool"))
+    result = _run([promtool, "check", "web-config", str(web)])
+    assert result.returncode == 0, result.stdout + result.stderr
+    user, password = rendered.alertmanager_auth()
+    assert user == "wlmon" and len(password) >= 32
+    assert rendered.secret_file("alertmanager-password").stat().st_mode & 0o777 == 0o600
+    (hashed,) = yaml.safe_load(web.read_text())["basic_auth_users"].values()
+    assert hashed.startswith("$2b$10$") and password not in web.read_text()
+    assert bcrypt.checkpw(password.encode(), hashed.encode())
+    assert not bcrypt.checkpw(password[:-1].encode(), hashed.encode())
+
+
+def test_alertmanager_web_config_is_kept_while_the_password_is_the_same(tmp_path) -> None:
+    web = tmp_path / "web.yml"
+    first = render.render_web_config(web, "one").read_text()
+    assert render.render_web_config(web, "one").read_text() == first  # the same salt
+    changed = yaml.safe_load(render.render_web_config(web, "two").read_text())
+    hashed = changed["basic_auth_users"]["wlmon"].encode()
+    assert bcrypt.checkpw(b"two", hashed) and not bcrypt.checkpw(b"one", hashed)
+
+
+def test_alertmanager_is_not_rendered_without_a_password(tmp_path) -> None:
+    with pytest.raises(TemplateError, match="set WLMON_ALERTMANAGER_PASSWORD"):
+        render.render_alertmanager(
+            REPO_DIR / "provisioning" / "alertmanager", {"WLMON_API_TOKEN": "t"}, tmp_path
+        )
+    assert not (tmp_path / "web.yml").exists()
+
+
 def _runbook_urls(rules_dir) -> dict[str, set[str]]:
     urls: dict[str, set[str]] = {}
     for path in rules_dir.glob("*.rules.yml"):
@@ -266,3 +301,22 @@ def test_rendered_rules_link_the_runbooks_this_stack_serves(
     urls = _runbook_urls(render.render_rules(settings, tmp_path))
     assert urls and urls == {name: {f"{base}#{name.lower()}"} for name in urls}
     assert urls.keys() == _runbook_urls(settings.repo_dir / "alerts").keys()
+
+
+def test_render_config_writes_docker_composes_web_config(tmp_path, monkeypatch) -> None:
+    """The alertmanager-config job of docker-compose: the hash from the environment, and
+    a clear line (no traceback) when .env lacks the password."""
+    from typer.testing import CliRunner
+
+    from wlmon.cli import app
+
+    monkeypatch.setenv("WLMON_API_TOKEN", "t")
+    monkeypatch.delenv("WLMON_ALERTMANAGER_PASSWORD", raising=False)
+    result = CliRunner().invoke(app, ["render-config", "alertmanager", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "WLMON_ALERTMANAGER_PASSWORD" in result.output
+    assert "Traceback" not in result.output
+    monkeypatch.setenv("WLMON_ALERTMANAGER_PASSWORD", "from-env")
+    result = CliRunner().invoke(app, ["render-config", "alertmanager", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    web = yaml.safe_load((tmp_path / "web.yml").read_text())
+    assert bcrypt.checkpw(b"from-env", web["basic_auth_users"]["wlmon"].encode())

@@ -31,13 +31,21 @@ from wlmon.stack.template import TemplateError, expand
 
 def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:
     settings = StackSettings(state_dir=tmp_path, ports=Ports(exporter=19300, alertmanager=19093))
-    out = render.render_prometheus(settings, tmp_path)
+    out = render.render_prometheus(settings, tmp_path, "am-secret")
     doc = yaml.safe_load(out.read_text())
     targets = {j["job_name"]: j["static_configs"][0]["targets"] for j in doc["scrape_configs"]}
     assert targets["wlmon-exporter"] == ["127.0.0.1:19300"]
-    assert doc["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == [
-        "127.0.0.1:19093"
-    ]
+    (am,) = doc["alerting"]["alertmanagers"]
+    assert am["static_configs"][0]["targets"] == ["127.0.0.1:19093"]
+    # Alerts and the scrape of Alertmanager both log in, with the state's copy of the
+    # password (docker-compose's /run/secrets path replaced), private to the user.
+    (scrape,) = [j for j in doc["scrape_configs"] if j["job_name"] == "alertmanager"]
+    password_file = tmp_path / "prometheus" / "alertmanager-password"
+    for auth in (am["basic_auth"], scrape["basic_auth"]):
+        assert auth == {"username": "wlmon", "password_file": str(password_file)}
+    assert password_file.read_text() == "am-secret"
+    assert password_file.stat().st_mode & 0o777 == 0o600
+    assert all("basic_auth" not in j for j in doc["scrape_configs"] if j is not scrape)
     # Relative: Prometheus starts in its config directory (short rule namespaces).
     assert doc["rule_files"] == ["rules/*.rules.yml"]
     assert (tmp_path / "prometheus" / "rules" / "workload.rules.yml").is_file()
@@ -105,12 +113,20 @@ def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
         "INFLUXDB_ADMIN_PASSWORD",
         "EXPORTER_TOKEN",
         "SAPSTARTSRV_PASSWORD",
+        "ALERTMANAGER_PASSWORD",
     ):
         monkeypatch.delenv(f"WLMON_{name}", raising=False)
     stack = Stack(StackSettings(state_dir=tmp_path, api_token=SecretStr("given")))
     sources = stack.secret_sources()
-    assert len(sources) == 5
-    grafana, api, influx, exporter, sapstartsrv = sources.values()
+    assert len(sources) == 6
+    grafana, api, influx, exporter, sapstartsrv, alertmanager = sources.values()
+    path = tmp_path / "secrets" / "alertmanager-password"
+    assert str(path) in alertmanager and path.stat().st_mode & 0o777 == 0o600
+    assert stack.alertmanager_auth() == ("wlmon", path.read_text())
+    # Its consumers get the same password: Grafana's datasource and the health check.
+    services = {svc.name: svc for svc in stack.services()}
+    assert services["grafana"].env["WLMON_ALERTMANAGER_PASSWORD"] == path.read_text()
+    assert services["alertmanager"].health_auth == stack.alertmanager_auth()
     path = tmp_path / "secrets" / "sapstartsrv-password"
     assert str(path) in sapstartsrv and path.stat().st_mode & 0o777 == 0o600
     assert str(tmp_path / "secrets" / "exporter-token") in exporter
@@ -188,6 +204,7 @@ def _pinned_settings(**changes) -> StackSettings:
         exporter_token=SecretStr("etok"),
         influxdb_admin_password=SecretStr("ipw"),
         sapstartsrv_password=SecretStr("spw"),
+        alertmanager_password=SecretStr("apw"),
         # Pinned: the integration stack sets its own cache and deadline.
         model_sapstartsrv=True,
         sapcontrol_cache_s=5.0,
@@ -209,6 +226,7 @@ def _rendered(settings: StackSettings) -> list[dict]:
             "ready_timeout": svc.ready_timeout,
             "after_start": svc.after_start is not None,
             **({"cwd": svc.cwd} if svc.cwd else {}),
+            **({"health_auth": svc.health_auth} if svc.health_auth else {}),
         }
         for svc in Stack(settings).services()
     ]
@@ -265,11 +283,13 @@ PINNED_SERVICES = [
             "--storage.path=/state/data/alertmanager",
             "--web.listen-address=127.0.0.1:10003",
             "--web.external-url=http://127.0.0.1:10003",
+            "--web.config.file=/state/config/alertmanager/web.yml",
             "--cluster.listen-address=",
         ],
         "port": 10003,
         "url": "http://127.0.0.1:10003",
         "health_url": "http://127.0.0.1:10003/-/ready",
+        "health_auth": ("wlmon", "apw"),
         "env": {},
         "ready_timeout": 60.0,
         "after_start": False,
@@ -407,6 +427,7 @@ PINNED_SERVICES = [
             "WLMON_PROMETHEUS_URL": "http://127.0.0.1:10002",
             "WLMON_LOKI_URL": "http://127.0.0.1:10005",
             "WLMON_ALERTMANAGER_URL": "http://127.0.0.1:10003",
+            "WLMON_ALERTMANAGER_PASSWORD": "apw",
             "WLMON_INFLUXDB_URL": "http://127.0.0.1:10007",
             "WLMON_INFLUXDB_TOKEN": "wlmon-admin:ipw",
             "WLMON_DASHBOARDS_DIR": "/repo/dashboards",
@@ -462,7 +483,9 @@ def test_an_unknown_placeholder_names_the_service_and_the_template() -> None:
 def test_the_table_and_the_fleet_start_every_server_that_wlmon_builds(tmp_path) -> None:
     built = {s.component for s in read_table()} - {None}
     layout = FleetLayout(StackSettings(), load_fleet(DEFAULT_FLEET_FILE), tmp_path)
-    secrets = dict.fromkeys(("api_token", "exporter_token", "grafana_password"), "x")
+    secrets = dict.fromkeys(
+        ("api_token", "exporter_token", "grafana_password", "alertmanager_password"), "x"
+    )
     built |= {s.component for s in layout.services(secrets, tmp_path)} - {None}
 
     built |= {name for s in read_table() for name in s.uses}
@@ -476,7 +499,9 @@ def test_no_prometheus_of_the_stack_or_the_fleet_takes_orders_over_http(tmp_path
     them (a reload is SIGHUP; the Thanos sidecars run without their reloader), so no
     Prometheus, the stack's or a fleet replica, is started with them."""
     layout = FleetLayout(StackSettings(), load_fleet(DEFAULT_FLEET_FILE), tmp_path)
-    secrets = dict.fromkeys(("api_token", "exporter_token", "grafana_password"), "x")
+    secrets = dict.fromkeys(
+        ("api_token", "exporter_token", "grafana_password", "alertmanager_password"), "x"
+    )
     services = Stack(StackSettings(state_dir=tmp_path)).services()
     services += layout.services(secrets, tmp_path)
     proms = [s for s in services if s.component == "prometheus"]
@@ -739,3 +764,37 @@ def test_the_readme_port_table_names_every_port_setting() -> None:
         if f"`WLMON_PORT_{name.upper()}`" not in table
     ]
     assert not missing, f"README's port table lacks {missing}"
+
+
+# A server whose health endpoint asks for basic auth, as Alertmanager's /-/ready does.
+GUARDED_SERVER = """
+import base64, http.server, sys
+WANTED = "Basic " + base64.b64encode(b"wlmon:" + sys.argv[2].encode()).decode()
+class Guarded(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.headers.get("Authorization") == WANTED else 401)
+        self.end_headers()
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Guarded).serve_forever()
+"""
+
+
+def _guarded_service(auth: tuple[str, str] | None) -> Service:
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    argv = [sys.executable, "-c", GUARDED_SERVER, str(port), "right"]
+    return Service("guarded", argv, port, url, f"{url}/-/ready", ready_timeout=5, health_auth=auth)
+
+
+def test_up_and_status_log_in_to_a_health_endpoint_behind_basic_auth(tmp_path, monkeypatch):
+    stack = _stack_of(tmp_path, monkeypatch, _guarded_service(("wlmon", "right")))
+    stack.up()
+    try:
+        assert [r["healthy"] for r in stack.status()] == [True]
+        assert "right" not in stack.run_file.read_text()  # no secret in the record of pids
+    finally:
+        stack.down()
+    # The same server, checked without the credentials: never healthy, stopped, named.
+    stack = _stack_of(tmp_path, monkeypatch, _guarded_service(None))
+    with pytest.raises(StackError, match=r"guarded: not healthy at .*/-/ready after 5 s"):
+        stack.up()
+    assert stack.recorded() == []

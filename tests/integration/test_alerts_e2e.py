@@ -62,7 +62,10 @@ def _set_faults(stack, faults: list[str]) -> None:
 def _active_causes(stack) -> set[str]:
     """Cause alerts Alertmanager still holds as active (on any instance)."""
     alerts = httpx.get(
-        f"{url(stack, 'alertmanager')}/api/v2/alerts", params={"active": "true"}, timeout=10
+        f"{url(stack, 'alertmanager')}/api/v2/alerts",
+        params={"active": "true"},
+        auth=stack.alertmanager_auth(),
+        timeout=10,
     ).json()
     return {a["labels"]["alertname"] for a in alerts} & CAUSES
 
@@ -147,7 +150,9 @@ def _assert_critical_inhibits_warning(stack, mailbox, started: float, alertname:
 
     def inhibited():
         alerts = httpx.get(
-            f"{am}/api/v2/alerts", params={"filter": f'alertname="{alertname}"'}
+            f"{am}/api/v2/alerts",
+            params={"filter": f'alertname="{alertname}"'},
+            auth=stack.alertmanager_auth(),
         ).json()
         warnings = [a for a in alerts if a["labels"]["severity"] == "warning"]
         criticals = [a for a in alerts if a["labels"]["severity"] == "critical"]

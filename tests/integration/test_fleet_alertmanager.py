@@ -45,11 +45,18 @@ def cluster(tmp_path_factory):
         # Both peers see each other before anything is sent.
         eventually(
             lambda: all(
-                len(httpx.get(f"{u}/api/v2/status").json()["cluster"]["peers"]) == 2 for u in urls
+                len(_get(stack, f"{u}/api/v2/status").json()["cluster"]["peers"]) == 2 for u in urls
             ),
             timeout=60,
         )
         yield stack, hook, urls
+
+
+def _get(stack, address: str, **params) -> httpx.Response:
+    """A read of a peer's API, logged in (every peer asks for basic auth)."""
+    r = httpx.get(address, params=params, auth=stack.alertmanager_auth(), timeout=10)
+    r.raise_for_status()
+    return r
 
 
 def _alert(name: str, sid: str, instance: str | None = None, severity: str = "warning") -> dict:
@@ -65,17 +72,20 @@ def _alert(name: str, sid: str, instance: str | None = None, severity: str = "wa
     }
 
 
-def _post(urls: list[str], alerts: list[dict]) -> None:
-    for u in urls:  # as every Prometheus replica does
-        httpx.post(f"{u}/api/v2/alerts", json=alerts, timeout=10).raise_for_status()
+def _post(stack, urls: list[str], alerts: list[dict]) -> None:
+    for u in urls:  # as every Prometheus replica does, logged in
+        r = httpx.post(
+            f"{u}/api/v2/alerts", json=alerts, auth=stack.alertmanager_auth(), timeout=10
+        )
+        r.raise_for_status()
 
 
 def test_a_storm_over_20_sids_is_one_notification_per_sid_and_alert(cluster) -> None:
-    _, hook, urls = cluster
+    stack, hook, urls = cluster
     t0 = time.time()
     sids = [f"S{i:02d}" for i in range(20)]
     storm = [_alert("SAPDispatcherWaitTimeHigh", s, f"app{k}_D00") for s in sids for k in range(30)]
-    _post(urls, storm)
+    _post(stack, urls, storm)
     eventually(lambda: len(hook.matching(t0, alertname="SAPDispatcherWaitTimeHigh")) >= 20, 30)
     # One more group interval: a duplicate from the second peer would arrive by then.
     time.sleep(GROUP_INTERVAL_S + SEND_MARGIN_S)
@@ -88,9 +98,10 @@ def test_a_storm_over_20_sids_is_one_notification_per_sid_and_alert(cluster) -> 
 
 
 def test_an_exporter_down_mutes_only_its_own_sids_instance_alerts(cluster) -> None:
-    _, hook, urls = cluster
+    stack, hook, urls = cluster
     t0 = time.time()
     _post(
+        stack,
         urls,
         [
             _alert("SAPExporterDown", "XDN", severity="critical"),
@@ -102,26 +113,73 @@ def test_an_exporter_down_mutes_only_its_own_sids_instance_alerts(cluster) -> No
     eventually(lambda: hook.matching(t0, alertname="SAPExporterDown", sid="XDN"), 30)
     time.sleep(GROUP_WAIT_S + SEND_MARGIN_S)
     assert hook.matching(t0, alertname="SAPRollInTimeHigh", sid="XDN") == []
-    shown = httpx.get(f"{urls[1]}/api/v2/alerts", params={"filter": 'sid="XDN"'}).json()
+    shown = _get(stack, f"{urls[1]}/api/v2/alerts", filter='sid="XDN"').json()
     state = {a["labels"]["alertname"]: a["status"] for a in shown}
     assert state["SAPRollInTimeHigh"]["state"] == "suppressed"
     assert state["SAPRollInTimeHigh"]["inhibitedBy"]
     assert state["SAPExporterDown"]["state"] == "active"
 
 
-def _first_sender(urls: list[str]) -> int:
+def _silence(matcher_value: str) -> dict:
+    now = dt.datetime.now(dt.UTC)
+    return {
+        "matchers": [{"name": "alertname", "value": matcher_value, "isRegex": False}],
+        "startsAt": now.isoformat(),
+        "endsAt": (now + dt.timedelta(minutes=5)).isoformat(),
+        "createdBy": "tests/integration",
+        "comment": "basic auth probe",
+    }
+
+
+def test_a_silence_needs_the_password_and_an_authenticated_one_reaches_every_peer(
+    cluster,
+) -> None:
+    """Issue 26: anyone on the machine could silence every page. Now every endpoint of
+    every peer asks for basic auth, its /-/ready and /metrics too."""
+    stack, _, urls = cluster
+    user, password = stack.alertmanager_auth()
+    probe = f"SAPAuthProbe{time.time_ns()}"
+    for auth in (None, (user, password + "x"), ("admin", password)):
+        r = httpx.post(f"{urls[0]}/api/v2/silences", json=_silence(probe), auth=auth, timeout=10)
+        assert r.status_code == 401, (auth and auth[0], r.status_code, r.text)
+        assert r.headers["WWW-Authenticate"].startswith("Basic")
+    for path in ("/-/ready", "/metrics", "/api/v2/silences", "/api/v2/alerts"):
+        assert httpx.get(f"{urls[1]}{path}", timeout=10).status_code == 401, path
+    r = httpx.post(
+        f"{urls[0]}/api/v2/silences", json=_silence(probe), auth=(user, password), timeout=10
+    )
+    assert r.status_code == 200, r.text
+    sid = r.json()["silenceID"]
+    try:
+        # The refused ones made nothing: this one alone, gossiped to the other peer.
+        def on_peer_2():
+            mine = [
+                s
+                for s in _get(stack, f"{urls[1]}/api/v2/silences").json()
+                if s["matchers"][0]["value"] == probe
+            ]
+            return mine if mine and mine[0]["status"]["state"] == "active" else None
+
+        assert [s["id"] for s in eventually(on_peer_2, timeout=30)] == [sid]
+    finally:
+        httpx.delete(
+            f"{urls[0]}/api/v2/silence/{sid}", auth=(user, password), timeout=10
+        ).raise_for_status()
+
+
+def _first_sender(stack, urls: list[str]) -> int:
     """The peer at position 0 (memberlist names sorted), the one that sends first."""
     names = []
     for u in urls:
-        names.append(httpx.get(f"{u}/api/v2/status").json()["cluster"]["name"])
+        names.append(_get(stack, f"{u}/api/v2/status").json()["cluster"]["name"])
     return names.index(sorted(names)[0])
 
 
 def test_a_peer_killed_while_an_alert_is_pending_the_other_sends_it_once(cluster) -> None:
     stack, hook, urls = cluster
-    first = _first_sender(urls)
+    first = _first_sender(stack, urls)
     t0 = time.time()
-    _post(urls, [_alert("SAPEnqueueTimeHigh", "KIL", "app1_D00", "critical")])
+    _post(stack, urls, [_alert("SAPEnqueueTimeHigh", "KIL", "app1_D00", "critical")])
     kill9(stack, PEERS[first])  # before its group wait ends: it never sent
     killed_at = time.time()
     bound = GROUP_WAIT_S + PEER_TIMEOUT_S + SEND_MARGIN_S
@@ -131,7 +189,7 @@ def test_a_peer_killed_while_an_alert_is_pending_the_other_sends_it_once(cluster
     # The dead peer restarts and gets the alert again (as Prometheus resends it every
     # evaluation); the gossiped notification log keeps it from sending a second time.
     stack.up(only=PEERS)
-    _post(urls, [_alert("SAPEnqueueTimeHigh", "KIL", "app1_D00", "critical")])
+    _post(stack, urls, [_alert("SAPEnqueueTimeHigh", "KIL", "app1_D00", "critical")])
     time.sleep(GROUP_INTERVAL_S + SEND_MARGIN_S)
     firing = [n for n in hook.matching(t0, sid="KIL") if n.body["status"] == "firing"]
     assert len(firing) == 1, [(n.received - killed_at, n.body["status"]) for n in firing]

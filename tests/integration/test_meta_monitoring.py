@@ -16,13 +16,13 @@ import contextlib
 import os
 import signal
 import time
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 
 from alerts.monitoring import SERVERS
-from tests.integration.conftest import exporter_auth, url
+from tests.integration.conftest import exporter_auth, grafana, url
 from tests.integration.helpers import eventually
 from wlmon.stack.runtime import Stack
 
@@ -61,6 +61,49 @@ def test_prometheus_cannot_be_stopped_over_http(stack: Stack) -> None:
     r = httpx.post(f"{url(stack, 'prometheus')}/-/quit", timeout=10)
     assert r.status_code == 403, r.text
     assert httpx.get(f"{url(stack, 'prometheus')}/-/ready", timeout=10).status_code == 200
+
+
+def test_alertmanager_asks_for_its_password_and_every_client_has_it(stack: Stack) -> None:
+    """Issue 26: Alertmanager's silences needed no auth on loopback. Now a silence without
+    the password is refused (401) and makes nothing, one with it works; Prometheus (alerts
+    and scrape) and Grafana's datasource log in."""
+    am = url(stack, "alertmanager")
+    user, password = stack.alertmanager_auth()
+    now = datetime.now(UTC)
+    probe = f"SAPAuthProbe{time.time_ns()}"
+    silence = {
+        "matchers": [{"name": "alertname", "value": probe, "isRegex": False}],
+        "startsAt": now.isoformat(),
+        "endsAt": (now + timedelta(minutes=5)).isoformat(),
+        "createdBy": "tests/integration",
+        "comment": "basic auth probe",
+    }
+    for auth in (None, (user, "wrong")):
+        r = httpx.post(f"{am}/api/v2/silences", json=silence, auth=auth, timeout=10)
+        assert r.status_code == 401, r.text
+    assert httpx.get(f"{am}/-/ready", timeout=10).status_code == 401
+    r = httpx.post(f"{am}/api/v2/silences", json=silence, auth=(user, password), timeout=10)
+    assert r.status_code == 200, r.text
+    made = httpx.get(
+        f"{am}/api/v2/silences",
+        params={"filter": f'alertname="{probe}"'},
+        auth=(user, password),
+        timeout=10,
+    ).json()
+    assert [s["id"] for s in made] == [r.json()["silenceID"]]
+    r = httpx.delete(f"{am}/api/v2/silence/{made[0]['id']}", auth=(user, password), timeout=10)
+    assert r.status_code == 200, r.text
+    # Prometheus sends to it (its notifier lists it as active) and scrapes it.
+    prom = url(stack, "prometheus")
+    active = httpx.get(f"{prom}/api/v1/alertmanagers", timeout=10).json()["data"]
+    assert [a["url"] for a in active["activeAlertmanagers"]] == [f"{am}/api/v2/alerts"]
+    eventually(lambda: _query(stack, 'up{job="alertmanager"}')[0]["value"][1] == "1", 30)
+    errors = _query(stack, "sum(prometheus_notifications_errors_total)")
+    assert errors[0]["value"][1] == "0", errors
+    # Grafana's Alertmanager datasource, through Grafana's proxy (which adds the login).
+    with grafana(stack) as client:
+        r = client.get("/api/datasources/proxy/uid/alertmanager/api/v2/status")
+        assert r.status_code == 200, r.text
 
 
 def test_the_watchdog_beats_to_its_receiver_and_never_to_people(stack, heartbeats) -> None:
@@ -166,7 +209,9 @@ def test_a_pending_alert_keeps_its_for_state_across_a_prometheus_kill(stack: Sta
         at_am = eventually(
             lambda: [
                 a
-                for a in httpx.get(f"{url(stack, 'alertmanager')}/api/v2/alerts").json()
+                for a in httpx.get(
+                    f"{url(stack, 'alertmanager')}/api/v2/alerts", auth=stack.alertmanager_auth()
+                ).json()
                 if a["labels"]["alertname"] == name and a["labels"]["severity"] == "warning"
             ],
             timeout=30,

@@ -201,7 +201,9 @@ def test_fault_fires_its_own_alert_from_sapcontrol(sapcontrol_stack, fault, expe
 
     eventually(resolved, timeout=240, every=2)
     assert seen == expected, f"{fault}: fired {sorted(seen)}"
-    alerts = httpx.get(f"{url(stack, 'alertmanager')}/api/v2/alerts", timeout=10).json()
+    alerts = httpx.get(
+        f"{url(stack, 'alertmanager')}/api/v2/alerts", auth=stack.alertmanager_auth(), timeout=10
+    ).json()
     assert all(a["labels"].get("source") in ("sapcontrol", None) for a in alerts)
 
 

@@ -237,13 +237,18 @@ class FleetLayout:
         return given if given is not None else self.config / "thanos" / "bucket.yml"
 
     # ---------------------------------------------------------------- rendering
-    def render(self, api_token: str) -> None:
+    def render(self, api_token: str, alertmanager_password: str) -> None:
         src = self.settings.repo_dir / "provisioning" / "fleet"
+        password_file = render.prometheus_alertmanager_password(
+            self.config / "prometheus", alertmanager_password
+        )
         for i, replica in enumerate(self.replicas):
-            self._render_prometheus(src / "prometheus.yml", i, replica)
+            self._render_prometheus(src / "prometheus.yml", i, replica, password_file)
         render.render_rules(self.settings, self.config)
         am_dir = self.config / "alertmanager"
-        values = render.alertmanager_values(self.settings, self.config, api_token)
+        values = render.alertmanager_values(
+            self.settings, self.config, api_token, alertmanager_password
+        )
         values["WLMON_API_URL"] = self.settings.fleet_webhook_base or http(self.ports.api)
         render.render_alertmanager(
             self.settings.repo_dir / "provisioning" / "alertmanager", values, am_dir
@@ -264,15 +269,17 @@ class FleetLayout:
         for sub in ("plugins", "alerting", "notifiers"):
             (grafana / sub).mkdir(exist_ok=True)
 
-    def _render_prometheus(self, template: Path, i: int, replica: str) -> Path:
+    def _render_prometheus(self, template: Path, i: int, replica: str, password_file: Path) -> Path:
         doc = yaml.safe_load(template.read_text())
         glob = doc.setdefault("global", {})
         glob["scrape_interval"] = self.settings.scrape_interval
         glob["evaluation_interval"] = self.settings.scrape_interval
         glob.setdefault("external_labels", {})[REPLICA_LABEL] = replica
         doc["rule_files"] = [str(self.config / "prometheus" / "rules" / "*.rules.yml")]
+        auth = {"username": render.ALERTMANAGER_USER, "password_file": str(password_file)}
         doc["alerting"]["alertmanagers"] = [
             {
+                "basic_auth": auth,
                 "static_configs": [
                     {
                         "targets": [
@@ -280,7 +287,7 @@ class FleetLayout:
                             for j in range(self.fleet.alertmanager_peers)
                         ]
                     }
-                ]
+                ],
             }
         ]
         jobs = []
@@ -293,6 +300,7 @@ class FleetLayout:
             elif job["job_name"] == "prometheus":
                 job["static_configs"] = [{"targets": [f"127.0.0.1:{self.ports.prometheus(i)}"]}]
             elif job["job_name"] == "alertmanager":
+                job["basic_auth"] = auth
                 job["static_configs"] = [
                     {
                         "targets": [
@@ -325,6 +333,7 @@ class FleetLayout:
     # ---------------------------------------------------------------- services
     def services(self, secrets: dict[str, str], logs: Path) -> list[Service]:
         s, p = self.settings, self.ports
+        am_auth = (render.ALERTMANAGER_USER, secrets["alertmanager_password"])
         out: list[Service] = []
         peers = range(self.fleet.alertmanager_peers)
         for j in peers:
@@ -339,6 +348,7 @@ class FleetLayout:
                         f"--storage.path={self.data}/alertmanager-{j + 1}",
                         f"--web.listen-address=127.0.0.1:{p.alertmanager(j)}",
                         f"--web.external-url={http(p.alertmanager(j))}",
+                        f"--web.config.file={self.config}/alertmanager/web.yml",
                         f"--cluster.listen-address=127.0.0.1:{p.alertmanager_cluster(j)}",
                         f"--cluster.advertise-address=127.0.0.1:{p.alertmanager_cluster(j)}",
                         # The peer at position k waits k x this before it sends what peer
@@ -350,6 +360,7 @@ class FleetLayout:
                     port=p.alertmanager(j),
                     url=http(p.alertmanager(j)),
                     health_url=f"{http(p.alertmanager(j))}/-/ready",
+                    health_auth=am_auth,
                     dirs=[f"{self.data}/alertmanager-{j + 1}"],
                 )
             )
@@ -560,6 +571,7 @@ class FleetLayout:
                     "GF_SECURITY_ADMIN_PASSWORD": secrets["grafana_password"],
                     "WLMON_THANOS_QUERY_URL": http(p.query_http),
                     "WLMON_ALERTMANAGER_URL": http(p.alertmanager(0)),
+                    "WLMON_ALERTMANAGER_PASSWORD": secrets["alertmanager_password"],
                     "WLMON_DASHBOARDS_DIR": str(s.repo_dir / "dashboards"),
                 },
             )
@@ -593,11 +605,12 @@ class FleetStack(Stack):
             "api_token": self.api_token(),
             "exporter_token": self.exporter_token(),
             "grafana_password": self.grafana_password()[0],
+            "alertmanager_password": self.alertmanager_auth()[1],
         }
         return self.layout().services(secrets, self.log_dir)
 
     def render(self) -> None:
-        self.layout().render(self.api_token())
+        self.layout().render(self.api_token(), self.alertmanager_auth()[1])
 
     def secret_sources(self) -> dict[str, str]:
         sources = super().secret_sources()

@@ -5,16 +5,20 @@ InfluxDB's INFLUXDB_* overrides) get the files unchanged plus variables. Prometh
 not, so its compose service names are rewritten to 127.0.0.1 and the configured ports.
 Alertmanager's file is a template filled from WLMON_* values (also in docker-compose,
 by the alertmanager-config job); without an SMTP smarthost its e-mail parts are dropped.
+Alertmanager asks for basic auth (its web config, with a bcrypt hash of the password):
+Prometheus gets the password as a file beside its config.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
+import bcrypt
 import yaml
 
 from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, RunbookSettings
@@ -35,6 +39,15 @@ SERVICE_ADDRESSES = {
 }
 
 
+# The one user Alertmanager lets in; its password is a secret of the stack's state
+# (WLMON_ALERTMANAGER_PASSWORD), or of .env in docker-compose.
+ALERTMANAGER_USER = "wlmon"
+# Alertmanager (exporter-toolkit) checks the hash once per distinct credential and caches
+# the answer, so the cost only slows a guesser: 10 rounds, about 50 ms on one core.
+BCRYPT_ROUNDS = 10
+ALERTMANAGER_PASSWORD_FILE = "alertmanager-password"
+
+
 def native_address(compose_address: str, settings: StackSettings) -> str:
     attr = SERVICE_ADDRESSES.get(compose_address)
     if attr is None:
@@ -42,7 +55,7 @@ def native_address(compose_address: str, settings: StackSettings) -> str:
     return f"127.0.0.1:{getattr(settings.ports, attr)}"
 
 
-def render_prometheus(settings: StackSettings, out_dir: Path) -> Path:
+def render_prometheus(settings: StackSettings, out_dir: Path, alertmanager_password: str) -> Path:
     src = settings.repo_dir / "provisioning" / "prometheus" / "prometheus.yml"
     doc = yaml.safe_load(src.read_text())
     doc.setdefault("global", {})["scrape_interval"] = settings.scrape_interval
@@ -52,18 +65,38 @@ def render_prometheus(settings: StackSettings, out_dir: Path) -> Path:
     # rules/workload.rules.yml, not the state directory's absolute path.
     rules = render_rules(settings, out_dir)
     doc["rule_files"] = [f"{rules.name}/*.rules.yml"]
+    out = out_dir / "prometheus" / "prometheus.yml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    password_file = prometheus_alertmanager_password(out.parent, alertmanager_password)
     for am in doc.get("alerting", {}).get("alertmanagers", []):
+        _native_basic_auth(am, password_file)
         for sc in am.get("static_configs", []):
             sc["targets"] = [native_address(t, settings) for t in sc["targets"]]
     for job in doc.get("scrape_configs", []):
+        _native_basic_auth(job, password_file)
         for sc in job.get("static_configs", []):
             sc["targets"] = [native_address(t, settings) for t in sc["targets"]]
             if "sid" in sc.get("labels", {}):
                 sc["labels"]["sid"] = settings.sid
-    out = out_dir / "prometheus" / "prometheus.yml"
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(yaml.safe_dump(doc, sort_keys=False))
     return out
+
+
+def prometheus_alertmanager_password(prometheus_dir: Path, password: str) -> Path:
+    """The password Prometheus sends Alertmanager, as a 0600 file beside its config."""
+    if not password:
+        raise TemplateError("set WLMON_ALERTMANAGER_PASSWORD (Alertmanager asks for basic auth)")
+    prometheus_dir.mkdir(parents=True, exist_ok=True)
+    path = prometheus_dir / ALERTMANAGER_PASSWORD_FILE
+    _write_private(path, password)
+    return path
+
+
+def _native_basic_auth(section: dict, password_file: Path) -> None:
+    """docker-compose's secret path (/run/secrets/...) -> the state's file, same user."""
+    auth = section.get("basic_auth")
+    if auth is not None and auth.get("username") == ALERTMANAGER_USER:
+        auth["password_file"] = str(password_file)
 
 
 # A range selector: a duration such as 5m or 1m30s, or (Prometheus 3) bare seconds.
@@ -118,11 +151,14 @@ def render_rules(settings: StackSettings, out_dir: Path) -> Path:
     return dst
 
 
-def alertmanager_values(settings: StackSettings, out_dir: Path, api_token: str) -> dict[str, str]:
+def alertmanager_values(
+    settings: StackSettings, out_dir: Path, api_token: str, password: str
+) -> dict[str, str]:
     """Template values for the native stack, from settings (WLMON_* variables)."""
     return {
         "WLMON_API_URL": f"http://127.0.0.1:{settings.ports.api}",
         "WLMON_API_TOKEN": api_token,
+        "WLMON_ALERTMANAGER_PASSWORD": password,
         "WLMON_ALERTMANAGER_DIR": str(out_dir / "alertmanager"),
         "WLMON_SMTP_SMARTHOST": settings.smtp_smarthost,
         "WLMON_SMTP_FROM": settings.smtp_from,
@@ -141,11 +177,17 @@ def alertmanager_values(settings: StackSettings, out_dir: Path, api_token: str) 
 
 
 def render_alertmanager(template_dir: Path, values: Mapping[str, str], out: Path) -> Path:
-    """alertmanager.yml with its variables filled, and its two secrets as 0600 files."""
+    """alertmanager.yml with its variables filled, its two secrets as 0600 files, and
+    web.yml: the basic auth Alertmanager asks of every request (--web.config.file)."""
     src = template_dir / "alertmanager.yml"
     token = values.get("WLMON_API_TOKEN", "")
     if not token:
         raise TemplateError(f"{src}: set WLMON_API_TOKEN (the webhook authenticates to the API)")
+    password = values.get("WLMON_ALERTMANAGER_PASSWORD", "")
+    if not password:
+        raise TemplateError(
+            f"{src}: set WLMON_ALERTMANAGER_PASSWORD (Alertmanager asks for basic auth)"
+        )
     out.mkdir(parents=True, exist_ok=True)
     values = {**values, "WLMON_ALERTMANAGER_DIR": values.get("WLMON_ALERTMANAGER_DIR") or str(out)}
     text = expand(src.read_text(), values, str(src))
@@ -155,8 +197,28 @@ def render_alertmanager(template_dir: Path, values: Mapping[str, str], out: Path
         text = without_webhook(text, "watchdog")
     _write_private(out / "api-token", token)
     _write_private(out / "smtp-password", values.get("WLMON_SMTP_PASSWORD", ""))
+    render_web_config(out / "web.yml", password)
     path = out / "alertmanager.yml"
     path.write_text(text)
+    return path
+
+
+def render_web_config(path: Path, password: str) -> Path:
+    """Alertmanager's web config (Prometheus exporter-toolkit): basic auth for one user,
+    the password as a bcrypt hash. Kept when the hash still matches, so a restart with
+    the same secret leaves the file (and its mtime) alone."""
+    if path.is_file():
+        with contextlib.suppress(yaml.YAMLError, KeyError, TypeError, ValueError):
+            kept = yaml.safe_load(path.read_text())["basic_auth_users"][ALERTMANAGER_USER]
+            if bcrypt.checkpw(password.encode(), kept.encode()):
+                return path
+    hashed = bcrypt.hashpw(password.encode(), bcrypt.gensalt(BCRYPT_ROUNDS)).decode()
+    doc = {"basic_auth_users": {ALERTMANAGER_USER: hashed}}
+    # A hash, not the password: readable by the server's user (docker-compose's volume).
+    path.write_text(
+        "# Rendered by wlmon (wlmon/stack/render.py): Alertmanager's basic auth.\n"
+        + yaml.safe_dump(doc, sort_keys=False)
+    )
     return path
 
 

@@ -102,6 +102,17 @@ class Stack:
             self.settings.sapstartsrv_password, "WLMON_SAPSTARTSRV_PASSWORD", "sapstartsrv-password"
         )[0]
 
+    def alertmanager_auth(self) -> tuple[str, str]:
+        """The user and password Alertmanager asks of every request (basic auth)."""
+        return render.ALERTMANAGER_USER, self._alertmanager_password()[0]
+
+    def _alertmanager_password(self) -> tuple[str, str]:
+        return self._secret(
+            self.settings.alertmanager_password,
+            "WLMON_ALERTMANAGER_PASSWORD",
+            render.ALERTMANAGER_PASSWORD_FILE,
+        )
+
     def influx_credentials(self) -> tuple[str, str, str]:
         """InfluxDB's admin user, password and where the password comes from."""
         password, source = self._secret(
@@ -128,6 +139,9 @@ class Stack:
                 "WLMON_SAPSTARTSRV_PASSWORD",
                 "sapstartsrv-password",
             )[1],
+            f"Alertmanager basic auth (user {render.ALERTMANAGER_USER})": (
+                self._alertmanager_password()[1]
+            ),
         }
 
     def telegraf_buffer(self) -> int:
@@ -174,6 +188,9 @@ class Stack:
             "api_token": self.api_token(),
             "exporter_token": self.exporter_token(),
             "sapstartsrv_password": self.sapstartsrv_password(),
+            "alertmanager_auth": SimpleNamespace(
+                user=render.ALERTMANAGER_USER, password=self.alertmanager_auth()[1]
+            ),
             "influx": SimpleNamespace(user=influx_user, password=influx_password, token=token),
             "telegraf_buffer": self.telegraf_buffer(),
             "rules_for": SimpleNamespace(
@@ -209,10 +226,11 @@ class Stack:
         return list(dict.fromkeys(names))
 
     def render(self) -> None:
-        render.render_prometheus(self.settings, self.config_dir)
+        password = self.alertmanager_auth()[1]
+        render.render_prometheus(self.settings, self.config_dir, password)
         render.render_alertmanager(
             self.settings.repo_dir / "provisioning" / "alertmanager",
-            render.alertmanager_values(self.settings, self.config_dir, self.api_token()),
+            render.alertmanager_values(self.settings, self.config_dir, self.api_token(), password),
             self.config_dir / "alertmanager",
         )
         for server in ("loki", "influxdb", "telegraf"):
@@ -349,14 +367,19 @@ class Stack:
 
     def status(self) -> list[dict]:
         rows = []
-        for r in self.recorded():
+        recorded = self.recorded()
+        # The credentials are not in the record (a file of pids, not of secrets): looked up
+        # by name in the services as they are now (only when something runs: reading the
+        # services generates missing secrets).
+        auth = {s.name: s.health_auth for s in self.services()} if recorded else {}
+        for r in recorded:
             alive = _alive(r) is not None
             rows.append(
                 {
                     "name": r.name,
                     "pid": r.pid,
                     "url": r.url,
-                    "healthy": bool(alive and _healthy(r.health_url)),
+                    "healthy": bool(alive and _healthy(r.health_url, auth.get(r.name))),
                 }
             )
         return rows
@@ -450,7 +473,7 @@ def _wait_healthy(
     svc: Service, proc: subprocess.Popen, log_path: Path, writer: subprocess.Popen
 ) -> None:
     deadline = time.monotonic() + svc.ready_timeout
-    while not _healthy(svc.health_url):
+    while not _healthy(svc.health_url, svc.health_auth):
         if proc.poll() is not None:
             # Its last lines may still be in the pipe: let the writer finish them.
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -477,9 +500,9 @@ def _port_free(port: int) -> bool:
     return True
 
 
-def _healthy(url: str) -> bool:
+def _healthy(url: str, auth: tuple[str, str] | None = None) -> bool:
     try:
-        return httpx.get(url, timeout=2.0).status_code in (200, 204)
+        return httpx.get(url, auth=auth, timeout=2.0).status_code in (200, 204)
     except httpx.HTTPError:
         return False
 

@@ -34,6 +34,8 @@ class Service:
     retry_on: str | None = None
     # The working directory (default: the state directory).
     cwd: str | None = None
+    # Basic auth (user, password) the health endpoint asks for (Alertmanager's /-/ready).
+    health_auth: tuple[str, str] | None = None
 
 
 class Spec(BaseModel):
@@ -54,6 +56,7 @@ class Spec(BaseModel):
     uses: list[str] = []
     retry_on: str | None = None
     cwd: str | None = None
+    health_auth: tuple[str, str] | None = None
 
 
 def read_table(text: str | None = None) -> list[Spec]:
@@ -108,6 +111,9 @@ def fill(
                 uses=list(spec.uses),
                 retry_on=spec.retry_on,
                 cwd=_format(spec.cwd, own, spec.name) if spec.cwd else None,
+                health_auth=tuple(_format(a, own, spec.name) for a in spec.health_auth)
+                if spec.health_auth
+                else None,
             )
         )
     return services

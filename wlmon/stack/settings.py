@@ -62,6 +62,9 @@ class StackSettings(BaseSettings):
     # database; the admin password is generated into the state's secrets unless given.
     influxdb_admin_user: str = "wlmon-admin"
     influxdb_admin_password: SecretStr | None = None
+    # Alertmanager asks for basic auth (user ALERTMANAGER_USER) on every endpoint, its API
+    # (silences) and /-/ready included; generated into the state's secrets unless given.
+    alertmanager_password: SecretStr | None = None
     # Retention: what a NOC keeps on one host (docs/operations.md has the growth per day).
     # Prometheus: its own default 15 days, and a size cap so a burst of series cannot
     # fill the disk; InfluxDB keeps runs longer (forensics), Loki as long as InfluxDB.
