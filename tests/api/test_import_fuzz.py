@@ -117,16 +117,18 @@ def client():
             yield c
 
 
+def _total(client: TestClient) -> int:
+    return int(client.get("/runs", params={"limit": 1}).headers["X-Total-Count"])
+
+
+# The settings sit right on the test (a helper between them once took them, leaving
+# Hypothesis's 200 ms deadline on a test whose examples take 250-400 ms on a loaded machine).
 @settings(
     max_examples=200,
     database=None,  # no .hypothesis directory in the work tree; failures print their example
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-def _total(client: TestClient) -> int:
-    return int(client.get("/runs", params={"limit": 1}).headers["X-Total-Count"])
-
-
 @given(
     kind=st.sampled_from(["perfmon", "st03"]),
     seed=st.integers(min_value=0, max_value=10),
