@@ -81,8 +81,9 @@ from exporters.model.des_draws import (
     disk_stream,
     draw_block,
 )
-from exporters.model.des_network import Network, compile_network
+from exporters.model.des_network import Network, for_event_loop
 from exporters.model.engine import ModelRun, Simulation, Snapshot, Totals
+from exporters.model.network import compile_network, sap_buffers
 from exporters.model.solver import BUCKETS, OperatingPoint
 from exporters.model.sqltext import statement_hash
 from exporters.vocabulary import COMPONENTS
@@ -128,7 +129,7 @@ class DiscreteEventSimulation(ModelRun):
     def _resolve(self, faults: tuple[str, ...]) -> Network:
         key = (faults, repr(sorted(self.overrides.items())))
         if key not in self._nets:
-            self._nets[key] = compile_network(self._scenario(faults))
+            self._nets[key] = for_event_loop(compile_network(self._scenario(faults)))
         return self._nets[key]
 
     def _rng(self, *stream: int) -> np.random.Generator:
@@ -239,7 +240,7 @@ class DiscreteEventSimulation(ModelRun):
         self.page_ops = np.zeros(n_os, dtype=np.int64)
         self.roll_disk = np.zeros((3, n_os))  # roll-file reads, writes, busy seconds
         # Cumulative per-call counters [statement]
-        n_st, n_p = len(net.solver.statements), len(net.solver.pools)
+        n_st, n_p = len(net.compiled.statements), len(net.compiled.pools)
         self.cum = {name: np.zeros(n_st) for name in ("exec", "rows")}
         for name in ("data", "index", "data_phys", "index_phys", "written_data", "written_index"):
             self.cum[name] = np.zeros(n_p)
@@ -332,12 +333,12 @@ class DiscreteEventSimulation(ModelRun):
 
     def _zero_totals(self) -> None:
         net = self.net
-        sv = net.solver
+        cn = net.compiled
         self.totals = Totals.zeros(
             net.n_instances,
             net.n_tx,
-            len(sv.statements),
-            len(sv.pools),
+            len(cn.statements),
+            len(cn.pools),
             len(net.scenario.landscape.instance.buffers),
             net.n_app_hosts,
             len(self.page_ops),
@@ -454,7 +455,7 @@ class DiscreteEventSimulation(ModelRun):
             raise ValueError("a fault or override may not change where tenants are pinned")
         if net.lock_names != old.lock_names:
             raise ValueError("a fault or override may not change the locks")
-        if [s[:4] for s in net.solver.statements] != [s[:4] for s in old.solver.statements]:
+        if [s[:4] for s in net.compiled.statements] != [s[:4] for s in old.compiled.statements]:
             raise ValueError("a fault or override may not change the statements")
         self._count_calls()
         self.net = net
@@ -541,7 +542,7 @@ class DiscreteEventSimulation(ModelRun):
         cum = self.cum
         ex = block.executions[lo:hi].sum(axis=0)
         cum["exec"][sel] += ex
-        cum["rows"][sel] += ex * self.net.solver.st_rows[sel]
+        cum["rows"][sel] += ex * self.net.compiled.st_rows[sel]
         n_p = cum["data"].size
         dp, ip = sc.group_data_pool, sc.group_index_pool
         for name, pools, part in (
@@ -712,7 +713,7 @@ class DiscreteEventSimulation(ModelRun):
         """The current state as the collectors read it: gauges now, rates and means over
         the run so far."""
         net, tot = self.net, self.totals
-        sv = net.solver
+        cn = net.compiled
         land = net.scenario.landscape
         span = tot.sim_time if tot.sim_time > 0 else 1.0
         steps = tot.steps
@@ -725,16 +726,16 @@ class DiscreteEventSimulation(ModelRun):
             stmt_time = np.nan_to_num(tot.stmt_seconds / tot.stmt_exec)
         x_inst = steps[:, 0].sum(axis=1) / span
         g = self._gauges()
-        rolls = sv.roll
+        rolls = cn.roll
         return OperatingPoint(
             instances=[lay.name for lay in net.layout],
             hosts=list(land.app_servers.hosts),
-            transactions=list(sv.tx_names),
-            statements=list(sv.statements),
-            statement_sql=list(sv.statement_sql),
-            statement_ids=[statement_hash(text) for text in sv.statement_sql],
+            transactions=list(cn.tx_names),
+            statements=list(cn.statements),
+            statement_sql=list(cn.statement_sql),
+            statement_ids=[statement_hash(text) for text in cn.statement_sql],
             instance_host=np.array(net.instance_host),
-            bufferpools=list(sv.pools),
+            bufferpools=list(cn.pools),
             step_rate=steps / span,
             means=means,
             bucket_probs=buckets,
@@ -746,7 +747,7 @@ class DiscreteEventSimulation(ModelRun):
             em_size=np.full(net.n_instances, float(land.instance.roll.extended_memory_bytes)),
             em_used=np.array([r["em_used"] for r in rolls]),
             roll_file_bytes_rate=tot.roll_file_bytes / span,
-            **sv._sap_buffers(x_inst),
+            **sap_buffers(net.scenario.landscape, x_inst),
             stmt_exec_rate=tot.stmt_exec / span,
             stmt_rows_rate=tot.stmt_rows / span,
             stmt_time=stmt_time,
