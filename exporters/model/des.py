@@ -2,7 +2,7 @@
 
 The same closed network as the analytic solver (docs/model.md), on the same YAML, giving
 the same `Snapshot`, so collectors, reports and runs take either engine
-(`make_simulation(engine="des" | "analytic")`). It is the reference the solver is
+(`engines.make_simulation(engine="des" | "analytic")`). It is the reference the solver is
 checked against (tests/model/test_des_grid.py).
 
 Events. The loop is compiled (`des_loop`, numba) and runs on arrays; this module holds
@@ -82,13 +82,11 @@ from exporters.model.des_draws import (
     draw_block,
 )
 from exporters.model.des_network import Network, for_event_loop
-from exporters.model.engine import ModelRun, Simulation, Snapshot, Totals
+from exporters.model.engine import ModelRun, Snapshot, Totals
 from exporters.model.network import compile_network, sap_buffers
 from exporters.model.solver import BUCKETS, OperatingPoint
 from exporters.model.sqltext import statement_hash
 from exporters.vocabulary import COMPONENTS
-
-ENGINES = ("des", "analytic")
 
 INF = math.inf
 
@@ -114,8 +112,6 @@ START_RECORDS = 4096
 class DiscreteEventSimulation(ModelRun):
     """The landscape model of one scenario, simulated step by step (same API as
     `engine.Simulation`: `step`, `run`, `snapshot`, `set_users`, `set_faults`)."""
-
-    engine = "des"
 
     def _start(self, faults: tuple[str, ...]) -> None:
         self.now = 0.0
@@ -779,15 +775,3 @@ class DiscreteEventSimulation(ModelRun):
             ),
             db_calls_per_step=calls,
         )
-
-
-def make_simulation(
-    engine: str = "analytic", scenario: str = "sd-benchmark-2003", **options: Any
-) -> Simulation | DiscreteEventSimulation:
-    """The model of a scenario on the engine asked for: "des" (every step) or "analytic".
-    `options`: those both engines take (`ModelRun`: faults, seed, dt, catalog, overrides,
-    landscape, settings)."""
-    if engine not in ENGINES:
-        raise ValueError(f"engine: unknown engine {engine!r} (known: {', '.join(ENGINES)})")
-    cls: type = DiscreteEventSimulation if engine == "des" else Simulation
-    return cls(scenario, **options)
