@@ -74,7 +74,6 @@ from exporters.model import des_loop
 from exporters.model.config import Scenario
 from exporters.model.des_draws import (
     BLOCK_STEPS,
-    ROW_FIELDS,
     STREAM_SIZE,
     Block,
     class_stream,
@@ -90,10 +89,6 @@ from exporters.vocabulary import COMPONENTS
 
 INF = math.inf
 
-# Fields of a step record (one per completed step, summed per tick).
-F_DONE, F_CLS, F_RESPONSE, F_CALLS, F_FILE = 0, 1, 2, 3, 4
-F_WAIT, F_LOAD, F_PROCESSING, F_CPU, F_DB, F_ENQUEUE = 5, 6, 7, 8, 9, 10
-N_FIELDS = 11
 _EDGES = np.array((*BUCKETS, np.inf))
 # Cleaners may run this far (s) ahead of the pages dirtied, no more (token bucket depth).
 CLEANER_BURST_S = 1.0
@@ -199,14 +194,14 @@ class DiscreteEventSimulation(ModelRun):
         self.txs = class_stream(self._rng_tx, net.mix)
         self._new_disk_stream()
         self.pages = self._rng_page.exponential(1.0, STREAM_SIZE)
-        self.B = np.zeros((n_cls, BLOCK_STEPS, ROW_FIELDS))
+        self.B = np.zeros((n_cls, BLOCK_STEPS, des_loop.ROW_FIELDS))
         self.BL = np.zeros((n_cls, BLOCK_STEPS, max(1, len(net.lock_names))))
         self.bp = np.zeros(n_cls, dtype=np.int64)
         self.blocks: list[Block] = [None] * n_cls  # type: ignore[list-item]
         for c in range(n_cls):
             self._new_block(c)
         # Step records waiting to be counted (answer + GUI still ahead)
-        self.rec = np.zeros((START_RECORDS, N_FIELDS))
+        self.rec = np.zeros((START_RECORDS, des_loop.REC_FIELDS))
         # What a tick adds up from them, flat by step class (instance, task, transaction)
         n_sc = n_inst * 2 * net.n_tx
         n_c, n_b = len(COMPONENTS), len(BUCKETS) + 1
@@ -220,13 +215,13 @@ class DiscreteEventSimulation(ModelRun):
             "db_time": np.zeros(2 * net.n_tx),
         }
         field = {
-            "response": F_RESPONSE,
-            "dispatcher_wait": F_WAIT,
-            "load_gen": F_LOAD,
-            "processing": F_PROCESSING,
-            "cpu": F_CPU,
-            "db_request": F_DB,
-            "enqueue": F_ENQUEUE,
+            "response": des_loop.REC_RESPONSE,
+            "dispatcher_wait": des_loop.REC_WAIT,
+            "load_gen": des_loop.REC_LOAD,
+            "processing": des_loop.REC_PROCESSING,
+            "cpu": des_loop.REC_CPU,
+            "db_request": des_loop.REC_DB,
+            "enqueue": des_loop.REC_ENQUEUE,
             "roll_in": -1,
             "roll_out": -1,
             "gui": -2,
@@ -265,7 +260,7 @@ class DiscreteEventSimulation(ModelRun):
             setattr(self, name, grow(getattr(self, name, None), (cap,)))
         for name in ("jcls", "jpool", "juser", "jnext", "jfree"):
             setattr(self, name, grow(getattr(self, name, None), (cap,), np.int64))
-        self.jrow = grow(getattr(self, "jrow", None), (cap, ROW_FIELDS))
+        self.jrow = grow(getattr(self, "jrow", None), (cap, des_loop.ROW_FIELDS))
         n_locks = max(1, len(self.net.lock_names))
         self.jlock = grow(getattr(self, "jlock", None), (cap, n_locks))
         n_h = self.sn.size
