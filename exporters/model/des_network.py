@@ -20,11 +20,10 @@ from exporters.vocabulary import TASK_TYPES
 
 @dataclass(frozen=True)
 class StepClass:
-    """What one step of (task type, transaction) asks of the landscape."""
+    """What one step of (task type, transaction) asks of the landscape (`Network.classes`
+    holds them at task * n_tx + transaction)."""
 
-    task: int  # index into TASK_TYPES
-    tx: int  # index into the scenario's transactions
-    statements: np.ndarray  # indices into the solver's statement list
+    statements: np.ndarray  # indices into the compiled network's statement list
     calls: np.ndarray  # executions per step (mean), per statement
     data_reads: np.ndarray  # logical data page reads per execution
     index_reads: np.ndarray  # logical index page reads per execution
@@ -149,8 +148,6 @@ def for_event_loop(net: CompiledNetwork) -> Network:
             ipools = np.array([i for _, i in pairs], dtype=np.int64)
             classes.append(
                 StepClass(
-                    task=k,
-                    tx=t,
                     statements=sel,
                     calls=net.st_calls[sel].copy(),
                     data_reads=net.st_dreads[sel].copy(),

@@ -73,7 +73,6 @@ class CompiledNetwork:
     layout: list[InstanceLayout]
     tx_names: list[str]
     pools: list[str]  # buffer pools
-    pool_index: dict[str, int]
     placement: Placement  # which CPU station each tenant runs on, its memory stretch
     cpu_stretch: np.ndarray  # [instance] ABAP CPU stretch of remote memory
     # ---- the mix
@@ -100,7 +99,6 @@ class CompiledNetwork:
     st_phys: np.ndarray  # physical reads
     st_cpu: np.ndarray  # DB CPU seconds
     st_page_writes: np.ndarray  # pages written
-    st_exec_per_mix: np.ndarray  # executions per dialog step of the mix
     # ---- per (task, transaction) step
     cpu_s: np.ndarray  # ABAP CPU
     enqueues: np.ndarray
@@ -115,10 +113,7 @@ class CompiledNetwork:
     rtt: np.ndarray  # DB round trips
     enq_demand: np.ndarray
     enq_rtt: np.ndarray
-    # ---- page writes per dialog step of the mix
-    data_writes_per_mix: np.ndarray  # [pool]
-    index_writes_per_mix: np.ndarray  # [pool]
-    writes_per_mix: float
+    writes_per_mix: float  # pages written per dialog step of the mix
     # ---- stations
     app_hosts: list[str]
     host_station: dict[str, int]  # host -> its first CPU station
@@ -290,7 +285,6 @@ def compile_network(scenario: Scenario) -> CompiledNetwork:
         layout=layout,
         tx_names=tx_names,
         pools=pools,
-        pool_index=pool_index,
         placement=placement,
         cpu_stretch=np.array(placement.instance_stretch),
         mix=mix,
@@ -315,7 +309,6 @@ def compile_network(scenario: Scenario) -> CompiledNetwork:
         st_phys=st_phys,
         st_cpu=st_cpu,
         st_page_writes=st_page_writes,
-        st_exec_per_mix=st_exec_per_mix,
         cpu_s=cpu_s,
         enqueues=enqueues,
         commits=commits,
@@ -330,8 +323,6 @@ def compile_network(scenario: Scenario) -> CompiledNetwork:
         rtt=db_calls * db.call_rtt_s,
         enq_demand=enqueues * land.central_services.enqueue_service_s,
         enq_rtt=enqueues * land.central_services.link_rtt_s,
-        data_writes_per_mix=data_writes_per_mix,
-        index_writes_per_mix=index_writes_per_mix,
         writes_per_mix=float(data_writes_per_mix.sum() + index_writes_per_mix.sum()),
         app_hosts=list(land.app_servers.hosts),
         host_station={h.name: placement.host_stations(h.name)[0] for h in land.hosts},
