@@ -165,7 +165,8 @@ BUCKETS = (0.05, 0.1, 0.2, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
 
 
 class Solver:
-    """Computes the OperatingPoint of one (faulted) scenario."""
+    """Computes the OperatingPoint of one (faulted) scenario: solves its compiled network
+    (network.py), the stations and demands the discrete-event engine simulates too."""
 
     # Vector extrapolation in the damped fallback of the fixed point (`_extrapolated`);
     # False is the plain damped iteration, the reference bench/whatif.py measures against.
