@@ -31,7 +31,7 @@ import simpy
 from exporters.model import des_loop
 from exporters.model.catalog import Catalog
 from exporters.model.des import DiscreteEventSimulation
-from exporters.model.solver import Solver
+from exporters.model.network import compile_network
 from exporters.model.summary import run_figures
 
 SCENARIO = "sd-benchmark-2003"
@@ -121,7 +121,7 @@ def des(window: float, seed: int) -> Result:
 def simpy_model(window: float, seed: int) -> Result:
     """The same closed network as a textbook SimPy model, step by step."""
     sc = Catalog().scenario(SCENARIO)
-    sv = Solver(sc, histogram_samples=1)  # only its demands per step
+    sv = compile_network(sc)  # the demands per step both engines use
     land, db = sc.landscape, sc.landscape.database
     dev = land.devices
     read_s, write_s = dev[db.disks.kind].read_s, dev[db.disks.kind].write_s
@@ -139,9 +139,9 @@ def simpy_model(window: float, seed: int) -> Result:
     upd = [simpy.Resource(env, capacity=lay.update_wps) for lay in layout]
     tx = list(range(len(sv.tx_names)))
     weights = list(sv.mix)
-    db_cpu_step = sv._per_step(sv.st_cpu)
-    phys_step = sv._per_step(sv.st_phys)
-    writes_step = sv._per_step(sv.st_page_writes)
+    db_cpu_step = sv.per_step(sv.st_cpu)
+    phys_step = sv.per_step(sv.st_phys)
+    writes_step = sv.per_step(sv.st_page_writes)
     stats = {"steps": 0, "response": 0.0}
 
     def exp(mean: float) -> float:
@@ -158,7 +158,7 @@ def simpy_model(window: float, seed: int) -> Result:
 
     def work(i: int, k: int, t: int):
         lay = layout[i]
-        roll = sv.roll[i]["roll_in"] if k == 0 else sv._update_roll()
+        roll = sv.roll[i]["roll_in"] if k == 0 else sv.update_roll_s
         yield env.timeout(roll + exp(land.instance.load_gen_s) + sv.rtt[k, t])
         yield cpus[lay.host].burst(exp(sv.cpu_s[k, t]))
         yield db_cpu.burst(exp(db_cpu_step[k, t]))
@@ -182,7 +182,7 @@ def simpy_model(window: float, seed: int) -> Result:
         with upd[i].request() as r:
             yield r
             yield from work(i, 1, t)
-            yield env.timeout(sv._update_roll())
+            yield env.timeout(sv.update_roll_s)
 
     def roll_out(i: int, wp: simpy.Resource, r):
         yield env.timeout(sv.roll[i]["roll_out"])

@@ -6,7 +6,7 @@ import httpx
 
 from exporters.model.catalog import Catalog
 from exporters.model.engine import Simulation
-from exporters.model.solver import Solver
+from exporters.model.network import compile_network
 from exporters.model.sqltext import statement_hash
 from exporters.sources.model import statement_totals
 
@@ -28,8 +28,8 @@ def _row(
 
 def sql_texts(scenario: str) -> dict[str, str]:
     """Statement hash -> SQL text for every statement of the scenario."""
-    solver = Solver(Catalog().scenario(scenario), histogram_samples=1)
-    return {statement_hash(text): text for text in solver.statement_sql}
+    net = compile_network(Catalog().scenario(scenario))
+    return {statement_hash(text): text for text in net.statement_sql}
 
 
 def from_simulation(scenario: str, faults: list[str], seconds: float) -> list[dict]:

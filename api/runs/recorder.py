@@ -11,8 +11,8 @@ import numpy as np
 from api.runs.record import INSTANCE_SERIES, RunMeta, RunRecord, col, fault_windows
 from api.runs.spec import RunSpec
 from exporters.model.catalog import Catalog
-from exporters.model.des import make_simulation
 from exporters.model.engine import Snapshot, Totals
+from exporters.model.engines import make_simulation
 from exporters.model.solver import BUCKETS
 from exporters.vocabulary import COMPONENTS, TASK_TYPES
 

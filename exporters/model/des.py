@@ -2,7 +2,7 @@
 
 The same closed network as the analytic solver (docs/model.md), on the same YAML, giving
 the same `Snapshot`, so collectors, reports and runs take either engine
-(`make_simulation(engine="des" | "analytic")`). It is the reference the solver is
+(`engines.make_simulation(engine="des" | "analytic")`). It is the reference the solver is
 checked against (tests/model/test_des_grid.py).
 
 Events. The loop is compiled (`des_loop`, numba) and runs on arrays; this module holds
@@ -74,27 +74,21 @@ from exporters.model import des_loop
 from exporters.model.config import Scenario
 from exporters.model.des_draws import (
     BLOCK_STEPS,
-    ROW_FIELDS,
     STREAM_SIZE,
     Block,
     class_stream,
     disk_stream,
     draw_block,
 )
-from exporters.model.des_network import Network, compile_network
-from exporters.model.engine import ModelRun, Simulation, Snapshot, Totals
+from exporters.model.des_network import Network, for_event_loop
+from exporters.model.engine import ModelRun, Snapshot, Totals
+from exporters.model.network import compile_network, sap_buffers
 from exporters.model.solver import BUCKETS, OperatingPoint
 from exporters.model.sqltext import statement_hash
 from exporters.vocabulary import COMPONENTS
 
-ENGINES = ("des", "analytic")
-
 INF = math.inf
 
-# Fields of a step record (one per completed step, summed per tick).
-F_DONE, F_CLS, F_RESPONSE, F_CALLS, F_FILE = 0, 1, 2, 3, 4
-F_WAIT, F_LOAD, F_PROCESSING, F_CPU, F_DB, F_ENQUEUE = 5, 6, 7, 8, 9, 10
-N_FIELDS = 11
 _EDGES = np.array((*BUCKETS, np.inf))
 # Cleaners may run this far (s) ahead of the pages dirtied, no more (token bucket depth).
 CLEANER_BURST_S = 1.0
@@ -114,8 +108,6 @@ class DiscreteEventSimulation(ModelRun):
     """The landscape model of one scenario, simulated step by step (same API as
     `engine.Simulation`: `step`, `run`, `snapshot`, `set_users`, `set_faults`)."""
 
-    engine = "des"
-
     def _start(self, faults: tuple[str, ...]) -> None:
         self.now = 0.0
         self._nets: dict[tuple, Network] = {}
@@ -128,7 +120,7 @@ class DiscreteEventSimulation(ModelRun):
     def _resolve(self, faults: tuple[str, ...]) -> Network:
         key = (faults, repr(sorted(self.overrides.items())))
         if key not in self._nets:
-            self._nets[key] = compile_network(self._scenario(faults))
+            self._nets[key] = for_event_loop(compile_network(self._scenario(faults)))
         return self._nets[key]
 
     def _rng(self, *stream: int) -> np.random.Generator:
@@ -202,14 +194,14 @@ class DiscreteEventSimulation(ModelRun):
         self.txs = class_stream(self._rng_tx, net.mix)
         self._new_disk_stream()
         self.pages = self._rng_page.exponential(1.0, STREAM_SIZE)
-        self.B = np.zeros((n_cls, BLOCK_STEPS, ROW_FIELDS))
+        self.B = np.zeros((n_cls, BLOCK_STEPS, des_loop.ROW_FIELDS))
         self.BL = np.zeros((n_cls, BLOCK_STEPS, max(1, len(net.lock_names))))
         self.bp = np.zeros(n_cls, dtype=np.int64)
         self.blocks: list[Block] = [None] * n_cls  # type: ignore[list-item]
         for c in range(n_cls):
             self._new_block(c)
         # Step records waiting to be counted (answer + GUI still ahead)
-        self.rec = np.zeros((START_RECORDS, N_FIELDS))
+        self.rec = np.zeros((START_RECORDS, des_loop.REC_FIELDS))
         # What a tick adds up from them, flat by step class (instance, task, transaction)
         n_sc = n_inst * 2 * net.n_tx
         n_c, n_b = len(COMPONENTS), len(BUCKETS) + 1
@@ -223,13 +215,13 @@ class DiscreteEventSimulation(ModelRun):
             "db_time": np.zeros(2 * net.n_tx),
         }
         field = {
-            "response": F_RESPONSE,
-            "dispatcher_wait": F_WAIT,
-            "load_gen": F_LOAD,
-            "processing": F_PROCESSING,
-            "cpu": F_CPU,
-            "db_request": F_DB,
-            "enqueue": F_ENQUEUE,
+            "response": des_loop.REC_RESPONSE,
+            "dispatcher_wait": des_loop.REC_WAIT,
+            "load_gen": des_loop.REC_LOAD,
+            "processing": des_loop.REC_PROCESSING,
+            "cpu": des_loop.REC_CPU,
+            "db_request": des_loop.REC_DB,
+            "enqueue": des_loop.REC_ENQUEUE,
             "roll_in": -1,
             "roll_out": -1,
             "gui": -2,
@@ -239,7 +231,7 @@ class DiscreteEventSimulation(ModelRun):
         self.page_ops = np.zeros(n_os, dtype=np.int64)
         self.roll_disk = np.zeros((3, n_os))  # roll-file reads, writes, busy seconds
         # Cumulative per-call counters [statement]
-        n_st, n_p = len(net.solver.statements), len(net.solver.pools)
+        n_st, n_p = len(net.compiled.statements), len(net.compiled.pools)
         self.cum = {name: np.zeros(n_st) for name in ("exec", "rows")}
         for name in ("data", "index", "data_phys", "index_phys", "written_data", "written_index"):
             self.cum[name] = np.zeros(n_p)
@@ -268,7 +260,7 @@ class DiscreteEventSimulation(ModelRun):
             setattr(self, name, grow(getattr(self, name, None), (cap,)))
         for name in ("jcls", "jpool", "juser", "jnext", "jfree"):
             setattr(self, name, grow(getattr(self, name, None), (cap,), np.int64))
-        self.jrow = grow(getattr(self, "jrow", None), (cap, ROW_FIELDS))
+        self.jrow = grow(getattr(self, "jrow", None), (cap, des_loop.ROW_FIELDS))
         n_locks = max(1, len(self.net.lock_names))
         self.jlock = grow(getattr(self, "jlock", None), (cap, n_locks))
         n_h = self.sn.size
@@ -332,12 +324,12 @@ class DiscreteEventSimulation(ModelRun):
 
     def _zero_totals(self) -> None:
         net = self.net
-        sv = net.solver
+        cn = net.compiled
         self.totals = Totals.zeros(
             net.n_instances,
             net.n_tx,
-            len(sv.statements),
-            len(sv.pools),
+            len(cn.statements),
+            len(cn.pools),
             len(net.scenario.landscape.instance.buffers),
             net.n_app_hosts,
             len(self.page_ops),
@@ -454,7 +446,7 @@ class DiscreteEventSimulation(ModelRun):
             raise ValueError("a fault or override may not change where tenants are pinned")
         if net.lock_names != old.lock_names:
             raise ValueError("a fault or override may not change the locks")
-        if [s[:4] for s in net.solver.statements] != [s[:4] for s in old.solver.statements]:
+        if [s[:4] for s in net.compiled.statements] != [s[:4] for s in old.compiled.statements]:
             raise ValueError("a fault or override may not change the statements")
         self._count_calls()
         self.net = net
@@ -541,7 +533,7 @@ class DiscreteEventSimulation(ModelRun):
         cum = self.cum
         ex = block.executions[lo:hi].sum(axis=0)
         cum["exec"][sel] += ex
-        cum["rows"][sel] += ex * self.net.solver.st_rows[sel]
+        cum["rows"][sel] += ex * self.net.compiled.st_rows[sel]
         n_p = cum["data"].size
         dp, ip = sc.group_data_pool, sc.group_index_pool
         for name, pools, part in (
@@ -712,7 +704,7 @@ class DiscreteEventSimulation(ModelRun):
         """The current state as the collectors read it: gauges now, rates and means over
         the run so far."""
         net, tot = self.net, self.totals
-        sv = net.solver
+        cn = net.compiled
         land = net.scenario.landscape
         span = tot.sim_time if tot.sim_time > 0 else 1.0
         steps = tot.steps
@@ -725,16 +717,16 @@ class DiscreteEventSimulation(ModelRun):
             stmt_time = np.nan_to_num(tot.stmt_seconds / tot.stmt_exec)
         x_inst = steps[:, 0].sum(axis=1) / span
         g = self._gauges()
-        rolls = sv.roll
+        rolls = cn.roll
         return OperatingPoint(
             instances=[lay.name for lay in net.layout],
             hosts=list(land.app_servers.hosts),
-            transactions=list(sv.tx_names),
-            statements=list(sv.statements),
-            statement_sql=list(sv.statement_sql),
-            statement_ids=[statement_hash(text) for text in sv.statement_sql],
+            transactions=list(cn.tx_names),
+            statements=list(cn.statements),
+            statement_sql=list(cn.statement_sql),
+            statement_ids=[statement_hash(text) for text in cn.statement_sql],
             instance_host=np.array(net.instance_host),
-            bufferpools=list(sv.pools),
+            bufferpools=list(cn.pools),
             step_rate=steps / span,
             means=means,
             bucket_probs=buckets,
@@ -746,7 +738,7 @@ class DiscreteEventSimulation(ModelRun):
             em_size=np.full(net.n_instances, float(land.instance.roll.extended_memory_bytes)),
             em_used=np.array([r["em_used"] for r in rolls]),
             roll_file_bytes_rate=tot.roll_file_bytes / span,
-            **sv._sap_buffers(x_inst),
+            **sap_buffers(net.scenario.landscape, x_inst),
             stmt_exec_rate=tot.stmt_exec / span,
             stmt_rows_rate=tot.stmt_rows / span,
             stmt_time=stmt_time,
@@ -778,15 +770,3 @@ class DiscreteEventSimulation(ModelRun):
             ),
             db_calls_per_step=calls,
         )
-
-
-def make_simulation(
-    engine: str = "analytic", scenario: str = "sd-benchmark-2003", **options: Any
-) -> Simulation | DiscreteEventSimulation:
-    """The model of a scenario on the engine asked for: "des" (every step) or "analytic".
-    `options`: those both engines take (`ModelRun`: faults, seed, dt, catalog, overrides,
-    landscape, settings)."""
-    if engine not in ENGINES:
-        raise ValueError(f"engine: unknown engine {engine!r} (known: {', '.join(ENGINES)})")
-    cls: type = DiscreteEventSimulation if engine == "des" else Simulation
-    return cls(scenario, **options)

@@ -15,25 +15,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from exporters.model import des_loop
+from exporters.model.des_loop import (
+    R_CALLS,
+    R_CPU,
+    R_DB,
+    R_ENQ,
+    R_LOAD,
+    R_LOG,
+    R_LOG_DEVICE,
+    R_PHYS,
+    R_RTT,
+    R_THINK,
+    R_U,
+    R_UPDATE,
+    R_WRITES,
+    ROW_FIELDS,
+)
 from exporters.model.des_network import Network, StepClass
-
-# Fields of a row, in order.
-R_CPU = 0  # ABAP CPU burst on the instance's host (s)
-R_LOAD = 1  # program load + generation (s)
-R_RTT = 2  # network round trips of the step's DB calls (s)
-R_DB = 3  # DB CPU burst on the database host (s)
-R_PHYS = 4  # physical page reads (buffer-pool misses)
-R_WRITES = 5  # pages written
-R_LOG = 6  # the commits' synchronous log writes: time on a log device (s), 0: no commit
-R_ENQ = 7  # enqueue requests
-R_CALLS = 8  # DB calls
-R_U = 9  # uniform: does the context go through the roll file
-R_UPDATE = 10  # does this dialog step send a V1 update
-R_THINK = 11  # the user's think time after this step (s)
-R_LOG_DEVICE = 12  # which log device
-ROW_FIELDS = 13
-# The hold times of the locks a step's statements take are a matrix of their own
-# (`Block.locks`).
 
 BLOCK_STEPS = 4096
 STREAM_SIZE = 1 << 16

@@ -48,9 +48,37 @@ F_UROLL, F_PAGE_RATE = 11, 12
 # seconds of device time.
 F_DACK, F_LACK, F_DDEPTH, F_LDEPTH = 13, 14, 15, 16
 N_F = 17
-# Columns of a step's row of variates (des_draws.R_*), copied into its slot.
+# Columns of a step's row of variates (drawn by des_draws, copied into its slot: jrow).
+R_CPU = 0  # ABAP CPU burst on the instance's host (s)
+R_LOAD = 1  # program load + generation (s)
+R_RTT = 2  # network round trips of the step's DB calls (s)
+R_DB = 3  # DB CPU burst on the database host (s)
+R_PHYS = 4  # physical page reads (buffer-pool misses)
+R_WRITES = 5  # pages written
+R_LOG = 6  # the commits' synchronous log writes: time on a log device (s), 0: no commit
+R_ENQ = 7  # enqueue requests
+R_CALLS = 8  # DB calls
+R_U = 9  # uniform: does the context go through the roll file
+R_UPDATE = 10  # does this dialog step send a V1 update
+R_THINK = 11  # the user's think time after this step (s)
+R_LOG_DEVICE = 12  # which log device
 ROW_FIELDS = 13
-N_REC = 11  # fields of a step record (des.F_*)
+# The hold times of the locks a step's statements take are a matrix of their own
+# (des_draws.Block.locks, copied into jlock).
+# Fields of a step record (rec: one per completed step, summed per tick by count_records;
+# des.py maps ST03's components to them).
+REC_DONE = 0  # when its response ends (s)
+REC_CLS = 1  # its step class: work-process pool * n_tx + transaction
+REC_RESPONSE = 2  # response time (s)
+REC_CALLS = 3  # DB calls
+REC_FILE = 4  # 1.0 when its context went through the roll file
+REC_WAIT = 5  # dispatcher wait (s)
+REC_LOAD = 6  # load + generation (s)
+REC_PROCESSING = 7  # ABAP processing: CPU burst and its wait for the CPUs (s)
+REC_CPU = 8  # ABAP CPU (s)
+REC_DB = 9  # DB request time (s)
+REC_ENQUEUE = 10  # enqueue time (s)
+REC_FIELDS = 11
 EPS = 1e-9
 INF = np.inf
 
@@ -283,19 +311,19 @@ def advance(
             j = jc >> 1
             if not jc & 1:
                 # ABAP burst done: the step's DB CPU burst joins the DB host.
-                sdone[s] += jrow[j, 0]
+                sdone[s] += jrow[j, R_CPU]
                 jproc[j] = now - jstart[j]
                 jdb[j] = now
-                _ps_arrive(d_st, jc + 1, jrow[j, 3], now, sV, sT, sn, scap, sk, sj, snext)
+                _ps_arrive(d_st, jc + 1, jrow[j, R_DB], now, sV, sT, sn, scap, sk, sj, snext)
             else:
                 # DB CPU burst done: physical reads and synchronous writes on the data
                 # disks, locks, the commit's log write, the enqueue requests (booked now,
                 # in this order, the step waiting for each in turn), then the delays that
                 # hold nothing but the work process.
-                sdone_db[s] += jrow[j, 3]
+                sdone_db[s] += jrow[j, R_DB]
                 p = jpool[j]
-                nr = int(jrow[j, 4])
-                nw = int(jrow[j, 5])
+                nr = int(jrow[j, R_PHYS])
+                nw = int(jrow[j, R_WRITES])
                 io = 0.0
                 touched = 0  # data disks this step's own I/Os occupy, from disk d0
                 d0 = 0
@@ -384,9 +412,9 @@ def advance(
                         e = (f if f > now else now) + hold
                         lfree[li] = e
                         io += e - now
-                lw = jrow[j, 6]
+                lw = jrow[j, R_LOG]
                 if lw:
-                    dd = int(jrow[j, 12])
+                    dd = int(jrow[j, R_LOG_DEVICE])
                     f = logfree[dd]
                     e = (f if f > now else now) + lw
                     logfree[dd] = e
@@ -408,7 +436,7 @@ def advance(
                         io += e - now
                     disk_acc[log_acc] += lw
                 enq = 0.0
-                ne = int(jrow[j, 7])
+                ne = int(jrow[j, R_ENQ])
                 if ne:
                     q = dp + ne
                     for x in range(dp, q):
@@ -430,34 +458,34 @@ def advance(
                     gui = 0.0
                 else:
                     i = p >> 1
-                    if jrow[j, 9] < rshare[i]:
+                    if jrow[j, R_U] < rshare[i]:
                         ri = rmem[i] + rfile[i]
                         infile = 1.0
                     else:
                         ri = rmem[i]
                         infile = 0.0
                     gui = cgui[cls]
-                load = jrow[j, 1]
-                rtt = jrow[j, 2]
+                load = jrow[j, R_LOAD]
+                rtt = jrow[j, R_RTT]
                 db = rtt + now - jdb[j] + io
                 t1 = now + io + enq + ri + load + rtt  # the answer leaves
                 done = t1 + gui  # the response ends
                 a0 = jarr[j]
                 r = rec[nrec]
-                r[0] = done
-                r[1] = cls
-                r[2] = done - a0
-                r[3] = jrow[j, 8]
-                r[4] = infile
-                r[5] = jstart[j] - a0
-                r[6] = load
-                r[7] = jproc[j]
-                r[8] = jrow[j, 0]
-                r[9] = db
-                r[10] = enq
+                r[REC_DONE] = done
+                r[REC_CLS] = cls
+                r[REC_RESPONSE] = done - a0
+                r[REC_CALLS] = jrow[j, R_CALLS]
+                r[REC_FILE] = infile
+                r[REC_WAIT] = jstart[j] - a0
+                r[REC_LOAD] = load
+                r[REC_PROCESSING] = jproc[j]
+                r[REC_CPU] = jrow[j, R_CPU]
+                r[REC_DB] = db
+                r[REC_ENQUEUE] = enq
                 nrec += 1
                 if not p & 1:
-                    hn = push_event(ht, hc, hn, done + jrow[j, 11], juser[j] * 8 + K_THINK)
+                    hn = push_event(ht, hc, hn, done + jrow[j, R_THINK], juser[j] * 8 + K_THINK)
                 # The work process is busy until its roll-out is done.
                 f = t1 + ri
                 _fpush(proll[p], prn[p], f)
@@ -465,7 +493,7 @@ def advance(
                 if qn[p] and f < pwake[p]:
                     pwake[p] = f
                     hn = push_event(ht, hc, hn, f, p * 8 + K_FREE)
-                sends = jrow[j, 10] != 0.0
+                sends = jrow[j, R_UPDATE] != 0.0
                 jfree[nfree] = j
                 nfree += 1
                 if sends:
@@ -492,7 +520,17 @@ def advance(
                         pidle[up] = idle - 1
                         jstart[k] = now
                         _ps_arrive(
-                            ihost[up >> 1], k * 2, jrow[k, 0], now, sV, sT, sn, scap, sk, sj, snext
+                            ihost[up >> 1],
+                            k * 2,
+                            jrow[k, R_CPU],
+                            now,
+                            sV,
+                            sT,
+                            sn,
+                            scap,
+                            sk,
+                            sj,
+                            snext,
                         )
                     else:
                         pidle[up] = idle
@@ -545,7 +583,7 @@ def advance(
                 # A dialog work process takes the step: its ABAP burst joins the host.
                 pidle[p] = idle - 1
                 jstart[j] = now
-                _ps_arrive(ihost[i], j * 2, jrow[j, 0], now, sV, sT, sn, scap, sk, sj, snext)
+                _ps_arrive(ihost[i], j * 2, jrow[j, R_CPU], now, sV, sT, sn, scap, sk, sj, snext)
             else:
                 pidle[p] = idle
                 _enqueue(j, p, qh, qt, qn, jnext)
@@ -565,7 +603,9 @@ def advance(
                 qh[p] = jnext[j]
                 qn[p] -= 1
                 jstart[j] = now
-                _ps_arrive(ihost[p >> 1], j * 2, jrow[j, 0], now, sV, sT, sn, scap, sk, sj, snext)
+                _ps_arrive(
+                    ihost[p >> 1], j * 2, jrow[j, R_CPU], now, sV, sT, sn, scap, sk, sj, snext
+                )
             pidle[p] = idle
             if qn[p] and prn[p]:
                 pwake[p] = proll[p, 0]
@@ -607,9 +647,9 @@ def work_done(t, sV, sT, sn, scap, sk, sj, jrow, sap, db):
         for x in range(n):
             jc = sj[s, x]
             if jc & 1:
-                db[s] += v - sk[s, x] + jrow[jc >> 1, 3]
+                db[s] += v - sk[s, x] + jrow[jc >> 1, R_DB]
             else:
-                sap[s] += v - sk[s, x] + jrow[jc >> 1, 0]
+                sap[s] += v - sk[s, x] + jrow[jc >> 1, R_CPU]
 
 
 def binomial(n, p, u, out):
@@ -673,16 +713,16 @@ def count_records(
     n_b = edges.size
     keep = 0
     for x in range(nrec):
-        if rec[x, 0] > t:
+        if rec[x, REC_DONE] > t:
             if keep != x:
                 rec[keep] = rec[x]
             keep += 1
             continue
-        cls = int(rec[x, 1])
+        cls = int(rec[x, REC_CLS])
         pool = cls // n_tx
         inst = pool >> 1
         upd = pool & 1
-        infile = rec[x, 4]
+        infile = rec[x, REC_FILE]
         roll = uroll if upd else rmem[inst] + infile * rfile[inst]
         steps[cls] += 1
         for c in range(n_c):
@@ -694,9 +734,9 @@ def count_records(
             else:
                 v = cgui[cls]
             seconds[cls * n_c + c] += v
-        db_calls[cls] += rec[x, 3]
+        db_calls[cls] += rec[x, REC_CALLS]
         # The histogram bucket: the first edge at or above the response time.
-        response = rec[x, 2]
+        response = rec[x, REC_RESPONSE]
         b = 0
         while b < n_b - 1 and edges[b] < response:
             b += 1
@@ -704,7 +744,7 @@ def count_records(
         if not upd:
             dialog_inst[inst] += 1
             infile_inst[inst] += infile
-        db_time[upd * n_tx + cls % n_tx] += rec[x, 9]
+        db_time[upd * n_tx + cls % n_tx] += rec[x, REC_DB]
     return keep
 
 

@@ -1,11 +1,10 @@
 """The scenario compiled for the discrete-event engine: flat parameters, no model logic.
 
-Every number comes from the same `Scenario` and the same derived demands the analytic
-solver uses (`Solver._prepare`: mix, statements, buffer-pool miss ratios, per-call DB
-CPU; `Solver._roll`: the roll area of an instance), so both engines run on one set of
-parameters. This module only reshapes them for the event loop: per step class
-(task type x transaction) the statements it issues, per instance its host, users, work
-processes and roll times, per host its CPUs.
+Every number comes from the scenario's `CompiledNetwork` (network.py), the one the analytic
+solver solves: mix, statements, buffer-pool miss ratios, per-call DB CPU, stations and the
+roll area of each instance, so both engines run on one set of parameters. This module only
+reshapes them for the event loop: per step class (task type x transaction) the statements
+it issues, per instance its host, users, work processes and roll times, per host its CPUs.
 """
 
 from __future__ import annotations
@@ -15,17 +14,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from exporters.model.config import Scenario
-from exporters.model.solver import InstanceLayout, Solver, instance_layout
+from exporters.model.network import CompiledNetwork, InstanceLayout, sap_buffers
 from exporters.vocabulary import TASK_TYPES
 
 
 @dataclass(frozen=True)
 class StepClass:
-    """What one step of (task type, transaction) asks of the landscape."""
+    """What one step of (task type, transaction) asks of the landscape (`Network.classes`
+    holds them at task * n_tx + transaction)."""
 
-    task: int  # index into TASK_TYPES
-    tx: int  # index into the scenario's transactions
-    statements: np.ndarray  # indices into the solver's statement list
+    statements: np.ndarray  # indices into the compiled network's statement list
     calls: np.ndarray  # executions per step (mean), per statement
     data_reads: np.ndarray  # logical data page reads per execution
     index_reads: np.ndarray  # logical index page reads per execution
@@ -51,7 +49,7 @@ class Network:
     """The landscape as the event loop sees it."""
 
     scenario: Scenario
-    solver: Solver  # its prepared demands (never solved here)
+    compiled: CompiledNetwork  # the stations and demands both engines share
     layout: list[InstanceLayout]
     classes: list[StepClass]  # indexed task * n_tx + tx
     n_tx: int
@@ -119,11 +117,11 @@ class Network:
         return len(self.classes)
 
 
-def compile_network(scenario: Scenario) -> Network:
-    """The scenario's parameters, reshaped for the event loop."""
-    sv = Solver(scenario, histogram_samples=1)
+def for_event_loop(net: CompiledNetwork) -> Network:
+    """The compiled network's parameters, reshaped for the event loop."""
+    scenario = net.scenario
     land = scenario.landscape
-    pl = sv.placement
+    pl = net.placement
     # The event loop draws a step's ABAP CPU per step class, shared by every instance; an
     # instance's memory stretch is therefore taken where all instances share one.
     if len(set(pl.instance_stretch)) > 1:
@@ -135,46 +133,44 @@ def compile_network(scenario: Scenario) -> Network:
         )
     abap_stretch = pl.instance_stretch[0] if pl.instance_stretch else 1.0
     db = land.database
-    layout = instance_layout(scenario)
-    n_tx = len(sv.tx_names)
+    layout = net.layout
+    n_tx = len(net.tx_names)
     dirtied_written = db.pages_written_per_page_dirtied
     holds = [lk.hold_s for lk in db.locks]
     classes = []
     for k in range(len(TASK_TYPES)):
-        for t, name in enumerate(sv.tx_names):
+        for t, name in enumerate(net.tx_names):
             tx = scenario.transactions[name]
             demand = tx.dialog if k == 0 else tx.update
-            sel = np.flatnonzero((sv.st_task == k) & (sv.st_tx == t))
-            pairs = sorted({(int(sv.st_dpool[s]), int(sv.st_ipool[s])) for s in sel})
+            sel = np.flatnonzero((net.st_task == k) & (net.st_tx == t))
+            pairs = sorted({(int(net.st_dpool[s]), int(net.st_ipool[s])) for s in sel})
             dpools = np.array([d for d, _ in pairs], dtype=np.int64)
             ipools = np.array([i for _, i in pairs], dtype=np.int64)
             classes.append(
                 StepClass(
-                    task=k,
-                    tx=t,
                     statements=sel,
-                    calls=sv.st_calls[sel].copy(),
-                    data_reads=sv.st_dreads[sel].copy(),
-                    index_reads=sv.st_ireads[sel].copy(),
-                    written_pages=sv.st_writes[sel] * dirtied_written,
+                    calls=net.st_calls[sel].copy(),
+                    data_reads=net.st_dreads[sel].copy(),
+                    index_reads=net.st_ireads[sel].copy(),
+                    written_pages=net.st_writes[sel] * dirtied_written,
                     group=np.array(
-                        [pairs.index((int(sv.st_dpool[s]), int(sv.st_ipool[s]))) for s in sel],
+                        [pairs.index((int(net.st_dpool[s]), int(net.st_ipool[s]))) for s in sel],
                         dtype=np.int64,
                     ),
                     group_data_pool=dpools,
                     group_index_pool=ipools,
-                    group_data_miss=sv.miss[dpools],
-                    group_index_miss=sv.miss[ipools],
+                    group_data_miss=net.miss[dpools],
+                    group_index_miss=net.miss[ipools],
                     locks=[
-                        (li, np.flatnonzero(sv.st_lock[sel] == li), hold)
+                        (li, np.flatnonzero(net.st_lock[sel] == li), hold)
                         for li, hold in enumerate(holds)
-                        if (sv.st_lock[sel] == li).any()
+                        if (net.st_lock[sel] == li).any()
                     ],
                     cpu_s=demand.cpu_s * abap_stretch if demand else 0.0,
                     enqueues=demand.enqueues if demand else 0.0,
                     commits=demand.commits if demand else 0.0,
                     gui_s=tx.gui_s if k == 0 else 0.0,
-                    update_share=float(sv.upd_per_step[t]) if k == 0 else 0.0,
+                    update_share=float(net.upd_per_step[t]) if k == 0 else 0.0,
                 )
             )
     # Two-tier: the database runs on an application server and shares its CPUs.
@@ -182,21 +178,21 @@ def compile_network(scenario: Scenario) -> Network:
     cpus = [h.cpus for h in land.hosts]
     devices = land.devices
     roll = land.instance.roll
-    rolls = sv.roll
-    sap = sv._sap_buffers(np.ones(len(layout)))
-    own = sv.st_calls * (db.call_rtt_s + sv.st_cpu + sv.st_phys * devices[db.disks.kind].read_s)
-    shares = np.zeros((len(classes), len(sv.statements)))
+    rolls = net.roll
+    sap = sap_buffers(land, np.ones(len(layout)))
+    own = net.st_calls * (db.call_rtt_s + net.st_cpu + net.st_phys * devices[db.disks.kind].read_s)
+    shares = np.zeros((len(classes), len(net.statements)))
     for c, step_class in enumerate(classes):
         total = own[step_class.statements].sum()
         if total > 0:
             shares[c, step_class.statements] = own[step_class.statements] / total
     return Network(
         scenario=scenario,
-        solver=sv,
+        compiled=net,
         layout=layout,
         classes=classes,
         n_tx=n_tx,
-        mix=sv.mix.copy(),
+        mix=net.mix.copy(),
         think_s=scenario.think_time_s,
         host_names=hosts,
         host_cpus=cpus,
@@ -213,7 +209,7 @@ def compile_network(scenario: Scenario) -> Network:
         ],
         roll_file_share=[float(r["to_file"]) for r in rolls],
         roll_bytes=[float(r["roll_bytes"]) for r in rolls],
-        update_roll_s=sv._update_roll(),
+        update_roll_s=net.update_roll_s,
         load_gen_s=land.instance.load_gen_s,
         call_rtt_s=db.call_rtt_s,
         # The database's memory stretch (1 unless its memory is partly remote).

@@ -249,7 +249,7 @@ class Dynamics:
                 rate, q, b, m, bk = self._state(fam, x_new, cs)
                 rows = members[idx]
                 self.x[rows, k] = x_new
-                step_rate[rows, k] = rate * solver.weights[k]
+                step_rate[rows, k] = rate * solver.net.weights[k]
                 means[rows, k], busy[rows, k], queue[rows, k], buckets[rows, k] = m, b, q, bk
                 arrived = dt * (float(inflow[j0]) - per_x * x_new)
                 departed = float(x[j0]) + arrived - x_new

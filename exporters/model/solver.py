@@ -29,8 +29,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from exporters.model.config import Scenario, StepDemand
-from exporters.model.placement import place
+from exporters.model.config import Scenario
+from exporters.model.network import (
+    DIALOG,
+    UPDATE,
+    CompiledNetwork,
+    InstanceLayout,
+    compile_network,
+    sap_buffers,
+)
 from exporters.model.queueing import (
     ChainResult,
     Station,
@@ -38,51 +45,11 @@ from exporters.model.queueing import (
     closed_network,
     open_chain,
 )
-from exporters.model.sqltext import sql_text, statement_hash
-from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS, TASK_TYPES
+from exporters.model.sqltext import statement_hash
+from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS
 
 _C = {name: k for k, name in enumerate(COMPONENTS)}
-DIALOG, UPDATE = 0, 1
 _UPDATE_QUEUE = 2  # third layer of the solver's fixed-point state
-
-
-@dataclass(frozen=True)
-class InstanceLayout:
-    name: str
-    host: str
-    users: int
-    dialog_wps: int
-    update_wps: int
-
-
-def instance_layout(scenario: Scenario) -> list[InstanceLayout]:
-    """Instances host by host, users spread evenly as logon groups would spread them."""
-    land = scenario.landscape
-    apps = land.app_servers
-    names = [
-        (host, f"{host}_{apps.numbers[k]}") for host in apps.hosts for k in range(apps.instances)
-    ]
-    base, extra = divmod(scenario.users, len(names))
-    unknown = set(land.instance_overrides) - {n for _, n in names}
-    if unknown:
-        raise ValueError(f"instance_overrides: unknown instance(s) {sorted(unknown)}")
-    layout = []
-    for idx, (host, name) in enumerate(names):
-        over = land.instance_overrides.get(name, {})
-        layout.append(
-            InstanceLayout(
-                name=name,
-                host=host,
-                users=base + (1 if idx < extra else 0),
-                dialog_wps=int(
-                    over.get("dialog_work_processes", land.instance.dialog_work_processes)
-                ),
-                update_wps=int(
-                    over.get("update_work_processes", land.instance.update_work_processes)
-                ),
-            )
-        )
-    return layout
 
 
 @dataclass
@@ -198,7 +165,8 @@ BUCKETS = (0.05, 0.1, 0.2, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
 
 
 class Solver:
-    """Computes the OperatingPoint of one (faulted) scenario."""
+    """Computes the OperatingPoint of one (faulted) scenario: solves its compiled network
+    (network.py), the stations and demands the discrete-event engine simulates too."""
 
     # Vector extrapolation in the damped fallback of the fixed point (`_extrapolated`);
     # False is the plain damped iteration, the reference bench/whatif.py measures against.
@@ -209,251 +177,93 @@ class Solver:
     # Classes of identical instances copied within a sweep (`_copies`); False solves each.
     group_instances = True
 
-    def __init__(self, scenario: Scenario, histogram_samples: int = 20000, seed: int = 0) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        histogram_samples: int = 20000,
+        seed: int = 0,
+        network: CompiledNetwork | None = None,
+    ) -> None:
         self.sc = scenario
         self.land = scenario.landscape
-        self.layout = instance_layout(scenario)
-        self.tx_names = list(scenario.transactions)
-        self.pools = [p.name for p in self.land.database.bufferpools]
-        self.pool_index = {n: i for i, n in enumerate(self.pools)}
+        # The stations and demands it solves (network.py), compiled here unless given.
+        self.net = network if network is not None else compile_network(scenario)
         self.histogram_samples = histogram_samples
         self.seed = seed
         self._delay_memo: dict[tuple[int, int], float] = {}
-        # Which CPU station each tenant runs on and how its memory stretches its CPU.
-        self.placement = place(self.land)
-        self.cpu_stretch = np.array(self.placement.instance_stretch)
         self._own: np.ndarray | None = None  # per instance: what `_copies` compares
-        self._prepare()
-        self._stations()
 
-    # ---------------------------------------------------------------- static demands
-    def _prepare(self) -> None:
-        sc, db = self.sc, self.land.database
-        cycle = sc.steps_per_cycle
-        n_tx = len(self.tx_names)
-        self.mix = np.array([sc.transactions[t].dialog_steps / cycle for t in self.tx_names])
-        self.upd_per_step = np.array(
-            [
-                (1.0 / sc.transactions[t].dialog_steps) if sc.transactions[t].update else 0.0
-                for t in self.tx_names
-            ]
-        )
-        ws = np.array([p.working_set_pages for p in db.bufferpools], dtype=float)
-        pages = np.array([p.pages for p in db.bufferpools], dtype=float)
-        floor = np.array([p.miss_floor for p in db.bufferpools])
-        # Miss ratio falls steeply as the pool covers more of the working set; skewed
-        # access means the hottest pages are cached first (exponent > 1).
-        uncovered = np.clip(1.0 - pages / ws, 0.0, 1.0)
-        self.miss = floor + (1.0 - floor) * uncovered**db.hit_curve_exponent
-        self.lock_names = [lk.name for lk in db.locks]
-        self.statements: list[tuple[str, str, str, str]] = []
-        self.statement_sql: list[str] = []
-        rows = []
-        for ti, t in enumerate(self.tx_names):
-            tx = sc.transactions[t]
-            for k, part in enumerate(TASK_TYPES):
-                demand: StepDemand | None = tx.dialog if part == "dialog" else tx.update
-                if demand is None:
-                    continue
-                for st in demand.statements:
-                    table = self.land.tables[st.table]
-                    self.statements.append((t, part, st.table, st.op))
-                    self.statement_sql.append(sql_text(st.table, st.op, st.where))
-                    rows.append(
-                        (
-                            ti,
-                            k,
-                            st.calls,
-                            st.rows,
-                            st.data_reads,
-                            st.index_reads,
-                            st.page_writes,
-                            self.pool_index[table.data_pool],
-                            self.pool_index[table.index_pool],
-                            self.lock_names.index(st.lock) if st.lock else -1,
-                        )
-                    )
-        arr = np.array(rows, dtype=float).reshape(-1, 10)
-        self.st_tx = arr[:, 0].astype(int)
-        self.st_task = arr[:, 1].astype(int)
-        self.st_calls, self.st_rows = arr[:, 2], arr[:, 3]
-        self.st_dreads, self.st_ireads, self.st_writes = arr[:, 4], arr[:, 5], arr[:, 6]
-        self.st_dpool, self.st_ipool = arr[:, 7].astype(int), arr[:, 8].astype(int)
-        self.st_lock = arr[:, 9].astype(int)
-        self.st_phys = (
-            self.st_dreads * self.miss[self.st_dpool] + self.st_ireads * self.miss[self.st_ipool]
-        )
-        self.st_cpu = (
-            db.cpu_s_per_call
-            + (self.st_dreads + self.st_ireads) * db.cpu_s_per_logical_read
-            + self.st_phys * db.cpu_s_per_physical_read
-        ) * self.placement.db_stretch
-        # Steps of each (task_type, transaction) per dialog step of the mix.
-        self.steps_per_mix = np.zeros((2, n_tx))
-        self.steps_per_mix[DIALOG] = self.mix
-        self.steps_per_mix[UPDATE] = self.mix * self.upd_per_step
-        self.updates_per_step = float(self.steps_per_mix[UPDATE].sum())
-        # Share of each transaction in a task type's steps.
-        totals = self.steps_per_mix.sum(axis=1, keepdims=True)
-        self.weights = np.divide(
-            self.steps_per_mix, totals, out=np.zeros_like(self.steps_per_mix), where=totals > 0
-        )
-        self.st_exec_per_mix = self.st_calls * self.steps_per_mix[self.st_task, self.st_tx]
-        self.cpu_s = np.zeros((2, n_tx))
-        self.enqueues = np.zeros((2, n_tx))
-        self.commits = np.zeros((2, n_tx))
-        self.gui = np.zeros((2, n_tx))
-        for ti, t in enumerate(self.tx_names):
-            tx = sc.transactions[t]
-            self.gui[DIALOG, ti] = tx.gui_s
-            for k, demand in enumerate((tx.dialog, tx.update)):
-                if demand is None:
-                    continue
-                self.cpu_s[k, ti] = demand.cpu_s
-                self.enqueues[k, ti] = demand.enqueues
-                self.commits[k, ti] = demand.commits
-        # DB calls per step: each statement's calls once (a per-execution quantity of 1).
-        self.db_calls = self._per_step(np.ones_like(self.st_calls))
-        # Pages a statement dirties are written later, by I/O cleaners or by the agent
-        # itself; a share of them are index pages, which live in the table's index pool.
-        # A page is dirtied many times before it is written (CHNGPGS_THRESH).
-        dirtied = self.st_exec_per_mix * self.st_writes * db.pages_written_per_page_dirtied
-        self.data_writes_per_mix = np.zeros(len(self.pools))
-        self.index_writes_per_mix = np.zeros(len(self.pools))
-        np.add.at(
-            self.data_writes_per_mix, self.st_dpool, dirtied * (1.0 - db.index_share_of_page_writes)
-        )
-        np.add.at(self.index_writes_per_mix, self.st_ipool, dirtied * db.index_share_of_page_writes)
-        self.writes_per_mix = float(
-            self.data_writes_per_mix.sum() + self.index_writes_per_mix.sum()
-        )
-        # Pages written per statement execution (when the cleaners cannot keep up, the
-        # agent writes them itself, synchronously).
-        self.st_page_writes = self.st_writes * db.pages_written_per_page_dirtied
-        self.roll = [self._roll(lay.users) for lay in self.layout]
+    # The compiled figures callers read off a solver (tests, whatif's breakdowns).
+    @property
+    def layout(self) -> list[InstanceLayout]:
+        return self.net.layout
 
-    def _per_step(self, per_call: np.ndarray) -> np.ndarray:
-        """A per-execution statement quantity summed per step of each (task, transaction)."""
-        out = np.zeros((2, len(self.tx_names)))
-        np.add.at(out, (self.st_task, self.st_tx), self.st_calls * per_call)
-        return out
+    @property
+    def station_names(self) -> list[str]:
+        return self.net.station_names
 
-    def _stations(self) -> None:
-        """The shared stations of the landscape and what each step asks of them."""
-        land, db = self.land, self.land.database
-        self.hosts = land.hosts
-        self.app_hosts = list(land.app_servers.hosts)
-        # CPU stations: a host's cores, or each set of cores tenants are pinned to.
-        pl = self.placement
-        names = [st.name for st in pl.stations]
-        servers = [st.cores for st in pl.stations]
-        copies = [1] * len(pl.stations)
-        self.host_station = {h.name: pl.host_stations(h.name)[0] for h in self.hosts}
-        self.inst_cpu_station = list(pl.instance_station)
-        self.db_cpu_station = pl.db_station
-        self.disk_station = len(names)
-        names.append("disks")
-        servers.append(1)
-        copies.append(db.disks.count)
-        self.log_station = len(names)
-        names.append("log")
-        servers.append(1)
-        copies.append(db.log.count)
-        self.enqueue_station = len(names)
-        names.append("enqueue")
-        servers.append(land.central_services.enqueue_work_processes)
-        copies.append(1)
-        self.lock_stations = list(range(len(names), len(names) + len(db.locks)))
-        names += [f"lock:{lk.name}" for lk in db.locks]
-        servers += [1] * len(db.locks)
-        copies += [1] * len(db.locks)
-        self.station_names = names
-        self.station_servers = np.array(servers)
-        self.station_copies = np.array(copies)
-        dev = land.devices
-        self.read_s = dev[db.disks.kind].read_s
-        self.write_s = dev[db.disks.kind].write_s
-        self.log_write_s = land.log_write_s
-        # A log on the data disks queues there: its writes join the disks' demand.
-        self.log_shared = db.log_on_data_disks
-        # Per (task, transaction): DB CPU, physical reads, log and lock demand per step.
-        self.db_cpu = self._per_step(self.st_cpu)
-        self.phys = self._per_step(self.st_phys)
-        self.page_writes_step = self._per_step(self.st_page_writes)
-        self.log_demand = self.commits * self.log_write_s
-        self.lock_demand = np.zeros((len(db.locks), 2, len(self.tx_names)))
-        for li, lk in enumerate(db.locks):
-            self.lock_demand[li] = self._per_step((self.st_lock == li) * lk.hold_s)
-        self.rtt = self.db_calls * db.call_rtt_s
-        self.enq_demand = self.enqueues * land.central_services.enqueue_service_s
-        self.enq_rtt = self.enqueues * land.central_services.link_rtt_s
+    @property
+    def host_station(self) -> dict[str, int]:
+        return self.net.host_station
 
-    def _roll(self, users: int) -> dict[str, float]:
-        """Roll area of one instance: what fits in extended memory, roll buffer, roll file."""
-        roll = self.land.instance.roll
-        em_need = users * roll.user_em_bytes
-        em_missing = max(0.0, 1.0 - roll.extended_memory_bytes / em_need) if em_need else 0.0
-        # A context that does not fit extended memory is copied through the roll area.
-        roll_bytes = roll.user_roll_bytes + em_missing * roll.user_em_bytes
-        roll_need = users * roll_bytes
-        to_file = max(0.0, 1.0 - roll.roll_buffer_bytes / roll_need) if roll_need else 0.0
-        copy = roll_bytes / roll.copy_bytes_per_s
-        file_io = roll.roll_file_latency_s + roll_bytes / roll.roll_file_bytes_per_s
-        t = roll.em_map_s + copy + to_file * file_io
-        return {
-            "roll_in": t,
-            "roll_out": t,
-            "to_file": to_file,
-            "roll_bytes": roll_bytes,
-            "em_used": min(em_need, roll.extended_memory_bytes),
-            "roll_used": min(roll_need, roll.roll_buffer_bytes),
-        }
+    @property
+    def db_cpu_station(self) -> int:
+        return self.net.db_cpu_station
 
-    def _update_roll(self) -> float:
-        """An update work process rolls in the update task's own small context."""
-        roll = self.land.instance.roll
-        return roll.em_map_s + roll.user_roll_bytes / roll.copy_bytes_per_s
+    @property
+    def updates_per_step(self) -> float:
+        return self.net.updates_per_step
+
+    @property
+    def db_cpu(self) -> np.ndarray:
+        return self.net.db_cpu
+
+    @property
+    def rtt(self) -> np.ndarray:
+        return self.net.rtt
 
     def delays(self, i: int, k: int) -> dict[str, np.ndarray]:
         """Pure delays per step of instance i, task k, per transaction, by component."""
-        n_tx = len(self.tx_names)
-        roll = self.roll[i]["roll_in"] if k == DIALOG else self._update_roll()
+        n_tx = len(self.net.tx_names)
+        roll = self.net.roll[i]["roll_in"] if k == DIALOG else self.net.update_roll_s
         return {
             "roll_in": np.full(n_tx, roll),
             "roll_out": np.full(n_tx, roll),
             "load_gen": np.full(n_tx, self.land.instance.load_gen_s),
-            "db_request": self.rtt[k],
-            "enqueue": self.enq_rtt[k],
+            "db_request": self.net.rtt[k],
+            "enqueue": self.net.enq_rtt[k],
         }
 
     def _mean_delay(self, i: int, k: int) -> float:
         """A step's mean pure delay (all components, over the task's transaction mix):
         fixed for a solve, asked for by every class in every sweep, so computed once."""
         if (i, k) not in self._delay_memo:
-            w = self.weights[k]
+            w = self.net.weights[k]
             self._delay_memo[i, k] = sum(float(v @ w) for v in self.delays(i, k).values())
         return self._delay_memo[i, k]
 
     def station_demand(self, i: int, k: int, sync_share: float, async_util: float) -> np.ndarray:
         """[global station, transaction]: demand per step of instance i's task k."""
-        out = np.zeros((len(self.station_names), len(self.tx_names)))
-        out[self.inst_cpu_station[i]] += self.cpu_s[k] * self.cpu_stretch[i]
-        out[self.db_cpu_station] += self.db_cpu[k]
+        out = np.zeros((len(self.net.station_names), len(self.net.tx_names)))
+        out[self.net.inst_cpu_station[i]] += self.net.cpu_s[k] * self.net.cpu_stretch[i]
+        out[self.net.db_cpu_station] += self.net.db_cpu[k]
         # Cleaner writes occupy the disks too: the reads see them as lost capacity; so do
         # the writes a write cache destages. The writes it acknowledged wait for it only.
         (h_data, _, bg_data), (h_log, _, bg_log) = self._cached
         inflate = 1.0 / max(1.0 - async_util - bg_data, 1e-3)
-        out[self.disk_station] = (
-            self.phys[k] * self.read_s
-            + self.page_writes_step[k] * sync_share * (1.0 - h_data) * self.write_s
+        out[self.net.disk_station] = (
+            self.net.phys[k] * self.net.read_s
+            + self.net.page_writes_step[k] * sync_share * (1.0 - h_data) * self.net.write_s
         ) * inflate
-        if self.log_shared:
-            out[self.disk_station] += self.log_demand[k] * (1.0 - h_data) * inflate
+        if self.net.log_shared:
+            out[self.net.disk_station] += self.net.log_demand[k] * (1.0 - h_data) * inflate
         else:
-            out[self.log_station] = self.log_demand[k] * (1.0 - h_log) / max(1.0 - bg_log, 1e-3)
-        out[self.enqueue_station] = self.enq_demand[k]
-        for li, s in enumerate(self.lock_stations):
-            out[s] = self.lock_demand[li, k]
+            out[self.net.log_station] = (
+                self.net.log_demand[k] * (1.0 - h_log) / max(1.0 - bg_log, 1e-3)
+            )
+        out[self.net.enqueue_station] = self.net.enq_demand[k]
+        for li, s in enumerate(self.net.lock_stations):
+            out[s] = self.net.lock_demand[li, k]
         return out
 
     # ---------------------------------------------------------------- the fixed point
@@ -462,10 +272,10 @@ class Solver:
         agent that needs the page (pool_data_writes > pool_async_data_writes). Also sets the
         write caches' terms at the same throughput (`_cached`, read by station_demand)."""
         db = self.land.database
-        total = x_total * self.writes_per_mix
+        total = x_total * self.net.writes_per_mix
         capacity = db.io_cleaners * db.io_cleaner_pages_per_s
         async_share = min(1.0, capacity / total) if total > 0 else 1.0
-        async_util = total * async_share * self.write_s / db.disks.count
+        async_util = total * async_share * self.net.write_s / db.disks.count
         self._sync_share = 1.0 - async_share
         new = self._write_caches(x_total, total, self._sync_share)
         old = getattr(self, "_cached", new)
@@ -486,32 +296,32 @@ class Solver:
         it destages it is full and a share destage/offered finds room (fluid: the cache's
         size only absorbs bursts); the rest wait for the device as without a cache."""
         db, land = self.land.database, self.land
-        commits = x_total * float((self.steps_per_mix * self.commits).sum())
+        commits = x_total * float((self.net.steps_per_mix * self.net.commits).sum())
         none = (0.0, 0.0, 0.0)
         data = land.write_cache("data")
         if data is None:
             data_terms = none
         else:
             ack, rate, _ = data
-            offered = pages + commits * self.log_shared
+            offered = pages + commits * self.net.log_shared
             h = min(1.0, rate / offered) if offered > 0 else 1.0
-            destaged = (pages * sync_share + commits * self.log_shared) * h * self.write_s
+            destaged = (pages * sync_share + commits * self.net.log_shared) * h * self.net.write_s
             data_terms = (h, ack, destaged / db.disks.count)
-        if self.log_shared:
+        if self.net.log_shared:
             return data_terms, (*data_terms[:2], 0.0)  # one cache; destage counted once
         log = land.write_cache("log")
         if log is None:
             return data_terms, none
         ack, rate, _ = log
         h = min(1.0, rate / commits) if commits > 0 else 1.0
-        return data_terms, (h, ack, commits * h * self.log_write_s / db.log.count)
+        return data_terms, (h, ack, commits * h * self.net.log_write_s / db.log.count)
 
     def _ack_s(self, k: int) -> np.ndarray:
         """[transaction]: per step of task k, the time its cached writes wait for the cache's
         acknowledgement (a pure delay: the cache does not queue)."""
         (h_data, ack_data, _), (h_log, ack_log, _) = self._cached
-        sync = self.page_writes_step[k] * self._sync_share
-        return sync * h_data * ack_data + self.commits[k] * h_log * ack_log
+        sync = self.net.page_writes_step[k] * self._sync_share
+        return sync * h_data * ack_data + self.net.commits[k] * h_log * ack_log
 
     def _solve_class(
         self,
@@ -524,20 +334,20 @@ class Solver:
         shadow: tuple[int, float, float] = (-1, 0.0, 0.0),
         loads: tuple | None = None,
     ) -> ClassSolution:
-        lay = self.layout[i]
-        w = self.weights[k]
+        lay = self.net.layout[i]
+        w = self.net.weights[k]
         demand = demand_t @ w
         used = [s for s in range(len(demand)) if demand[s] > 0]
         delay = self._mean_delay(i, k) + float(self._ack_s(k) @ w)
         wps = lay.dialog_wps if k == DIALOG else lay.update_wps
         users = lay.users if k == DIALOG else 0
-        gui = float(self.gui[DIALOG] @ w) if k == DIALOG else 0.0
-        think = max(self.sc.think_time_s + gui - self.roll[i]["roll_out"], 1e-9)
+        gui = float(self.net.gui[DIALOG] @ w) if k == DIALOG else 0.0
+        think = max(self.sc.think_time_s + gui - self.net.roll[i]["roll_out"], 1e-9)
         stations = [
             Station(
                 demand=float(demand[s]),
-                servers=int(self.station_servers[s]),
-                copies=int(self.station_copies[s]),
+                servers=int(self.net.station_servers[s]),
+                copies=int(self.net.station_copies[s]),
                 background=float(background[s]),
                 stream_load=float(stream[0][s]) if stream[1] > 0 else 0.0,
                 stream_cap=stream[1] if stream[0][s] > 0 else 0,
@@ -617,7 +427,7 @@ class Solver:
         own, total = loads
         bound = math.inf
         for s in used:
-            servers = float(self.station_servers[s] * self.station_copies[s])
+            servers = float(self.net.station_servers[s] * self.net.station_copies[s])
             if servers <= 0 or demand[s] <= 0 or own[s] <= 0:
                 continue
             bound = min(bound, float(own[s]) * servers / (float(total[s]) * float(demand[s])))
@@ -625,7 +435,7 @@ class Solver:
 
     def _class_load(self, cs: ClassSolution) -> np.ndarray:
         """Offered load of the class at each global station: throughput x demand."""
-        load = np.zeros(len(self.station_names))
+        load = np.zeros(len(self.net.station_names))
         for s, d in zip(cs.stations, cs.demand, strict=True):
             if s >= 0:
                 load[s] += cs.throughput * d
@@ -633,7 +443,7 @@ class Solver:
 
     def _class_queues(self, cs: ClassSolution) -> np.ndarray:
         """Mean customers of the class at each global station."""
-        q = np.zeros(len(self.station_names))
+        q = np.zeros(len(self.net.station_names))
         per = cs.fes_queue @ cs.chain.busy
         for s, v in zip(cs.stations, per, strict=True):
             if s >= 0:
@@ -652,22 +462,22 @@ class Solver:
         and per dialog step on them (Little: present = rate x time), and how many more of
         the instance's dialog steps an update meets than their mean queue: its own parent
         for a share P of its time instead of the parent's mean presence."""
-        host = self.inst_cpu_station[i]
+        host = self.net.inst_cpu_station[i]
         present = q[_UPDATE_QUEUE, i, host]
         here = q[DIALOG, i, host] / x if x > 0 else 0.0
         if present <= 0 or here <= 0:
             return 0.0, 0.0, 0.0
-        w = self.weights[DIALOG]
+        w = self.net.weights[DIALOG]
         delay = self._mean_delay(i, DIALOG) + float(self._ack_s(DIALOG) @ w)
-        r = present / (x * self.updates_per_step)
-        commits = float(self.commits[DIALOG] @ w)
+        r = present / (x * self.net.updates_per_step)
+        commits = float(self.net.commits[DIALOG] @ w)
         visits = {
-            self.disk_station: float(self.phys[DIALOG] @ w) + commits * self.log_shared,
-            self.log_station: commits * (not self.log_shared),
+            self.net.disk_station: float(self.net.phys[DIALOG] @ w) + commits * self.net.log_shared,
+            self.net.log_station: commits * (not self.net.log_shared),
         }
         log_p = -delay / r
         for st, queue in enumerate(q[DIALOG, i]):
-            if st in (host, self.db_cpu_station) or queue <= 0:
+            if st in (host, self.net.db_cpu_station) or queue <= 0:
                 continue
             v = visits.get(st) or 1.0
             log_p -= v * math.log1p(queue / x / v / r)
@@ -675,7 +485,7 @@ class Solver:
         if away <= 0:
             return 0.0, 0.0, 0.0
         beside = math.exp(log_p)
-        u = self.updates_per_step
+        u = self.net.updates_per_step
         return (
             min(1.0, u * r * (1.0 - beside) / away),
             u * r * beside / here,
@@ -698,12 +508,12 @@ class Solver:
         _, sync_share, async_util = self._writes(float(x_dialog.sum()))
         dialog_q = q[DIALOG].sum(axis=0)
         update_load = q[UPDATE].sum(axis=0)
-        update_wps = sum(lay.update_wps for lay in self.layout)
+        update_wps = sum(lay.update_wps for lay in self.net.layout)
         new_q = np.zeros_like(q)
         new_x = x_dialog.copy()
         classes: list[ClassSolution] = []
         # Offered load (busy servers) of every class at every station, from this iterate.
-        dialog_load = np.zeros((len(self.layout), len(self.station_names)))
+        dialog_load = np.zeros((len(self.net.layout), len(self.net.station_names)))
         demands: dict[tuple[int, int], np.ndarray] = {}  # this sweep's, asked up to 3 times
 
         def demand_of(i: int, k: int) -> np.ndarray:
@@ -711,25 +521,25 @@ class Solver:
                 demands[i, k] = self.station_demand(i, k, sync_share, async_util)
             return demands[i, k]
 
-        for i, lay in enumerate(self.layout):
+        for i, lay in enumerate(self.net.layout):
             if lay.users > 0:
                 demand_t = demand_of(i, DIALOG)
-                dialog_load[i] = x_dialog[i] * (demand_t @ self.weights[DIALOG])
+                dialog_load[i] = x_dialog[i] * (demand_t @ self.net.weights[DIALOG])
         all_load = dialog_load.sum(axis=0) + update_load
         copies = self._copies(q, x_dialog, (dialog_q, update_load, all_load), demand_of)
         solved: dict[tuple[int, int], ClassSolution] = {}
         for k in (DIALOG, UPDATE):
-            if k == UPDATE and self.updates_per_step == 0:
+            if k == UPDATE and self.net.updates_per_step == 0:
                 continue
-            for i, lay in enumerate(self.layout):
+            for i, lay in enumerate(self.net.layout):
                 if k == DIALOG and lay.users == 0:
                     continue
                 if i in copies:
                     classes.append(self._copy_class(k, i, copies[i], new_q, new_x, solved))
                     continue
                 demand_t = demand_of(i, k)
-                arrival = new_x[i] * self.updates_per_step
-                host = self.inst_cpu_station[i]
+                arrival = new_x[i] * self.net.updates_per_step
+                host = self.net.inst_cpu_station[i]
                 away, beside, parent = self._shadows(i, q, float(x_dialog[i]))
                 shadow = (-1, 0.0, 0.0)
                 if k == DIALOG:
@@ -777,13 +587,13 @@ class Solver:
         CPUs) may differ by name. Then the sweep computes the same numbers for both, so the
         copy is exact (tests/model/test_whatif_speed.py compares with `group_instances`
         off)."""
-        n_inst = len(self.layout)
+        n_inst = len(self.net.layout)
         if not self.group_instances or n_inst < 2:
             return {}
-        demand = np.zeros((2, n_inst, len(self.station_names)))
+        demand = np.zeros((2, n_inst, len(self.net.station_names)))
         for i in range(n_inst):
             for k in (DIALOG, UPDATE):
-                demand[k, i] = demand_of(i, k) @ self.weights[k]
+                demand[k, i] = demand_of(i, k) @ self.net.weights[k]
         touched = (demand.sum(axis=0) > 0) | (q.sum(axis=0) > 0)
         width = touched.sum(axis=1)
         if (width != width[0]).any():
@@ -797,12 +607,12 @@ class Solver:
                         lay.users,
                         lay.dialog_wps,
                         lay.update_wps,
-                        self.roll[i]["roll_out"],
+                        self.net.roll[i]["roll_out"],
                         self._mean_delay(i, DIALOG),
                         self._mean_delay(i, UPDATE),
-                        self.inst_cpu_station[i],
+                        self.net.inst_cpu_station[i],
                     )
-                    for i, lay in enumerate(self.layout)
+                    for i, lay in enumerate(self.net.layout)
                 ]
             )
         host = self._own[:, -1:]
@@ -815,8 +625,8 @@ class Solver:
                 *q[:, rows, support],
                 *(t[support] for t in totals),
                 *demand[:, rows, support],
-                self.station_servers[support],
-                self.station_copies[support],
+                self.net.station_servers[support],
+                self.net.station_copies[support],
             )
         )
         seen: dict[bytes, int] = {}
@@ -853,7 +663,7 @@ class Solver:
         where each class's queue at the bottleneck is a small part of the background it
         reacts to, so it is accelerated; `converged` says whether it was reached.
         `warm_start`: the `state` of a solved neighbour (same landscape), to start from."""
-        n_inst, n_st = len(self.layout), len(self.station_names)
+        n_inst, n_st = len(self.net.layout), len(self.net.station_names)
         self._memo: dict[tuple, ClassSolution] = {}
         shape = (3, n_inst, n_st)
         v = np.zeros(3 * n_inst * n_st + n_inst)
@@ -967,67 +777,72 @@ class Solver:
         i, k = cs.instance, cs.task
         _, sync_share, async_util = self._writes(self._x_total)
         demand_t = self.station_demand(i, k, sync_share, async_util)
-        s_global = np.ones(len(self.station_names))
+        s_global = np.ones(len(self.net.station_names))
         for s, v in zip(cs.stations, stretch, strict=True):
             if s >= 0:
                 s_global[s] = v
         res = demand_t * s_global[:, None]  # residence per station and transaction
-        host = self.inst_cpu_station[i]
-        m = np.zeros((len(self.tx_names), len(COMPONENTS)))
+        host = self.net.inst_cpu_station[i]
+        m = np.zeros((len(self.net.tx_names), len(COMPONENTS)))
         d = self.delays(i, k)
         m[:, _C["dispatcher_wait"]] = wait
         m[:, _C["roll_in"]] = d["roll_in"]
         m[:, _C["roll_out"]] = d["roll_out"]
         m[:, _C["load_gen"]] = d["load_gen"]
-        m[:, _C["cpu"]] = self.cpu_s[k] * self.cpu_stretch[i]
+        m[:, _C["cpu"]] = self.net.cpu_s[k] * self.net.cpu_stretch[i]
         m[:, _C["processing"]] = m[:, _C["cpu"]] * s_global[host]
-        db_parts = res[[self.disk_station, self.log_station, *self.lock_stations]].sum(axis=0)
-        m[:, _C["db_request"]] = d["db_request"] + self.db_cpu[k] * s_global[self.db_cpu_station]
+        db_parts = res[[self.net.disk_station, self.net.log_station, *self.net.lock_stations]].sum(
+            axis=0
+        )
+        m[:, _C["db_request"]] = (
+            d["db_request"] + self.net.db_cpu[k] * s_global[self.net.db_cpu_station]
+        )
         m[:, _C["db_request"]] += db_parts + self._ack_s(k)
-        m[:, _C["enqueue"]] = d["enqueue"] + res[self.enqueue_station]
-        m[:, _C["gui"]] = self.gui[k]
+        m[:, _C["enqueue"]] = d["enqueue"] + res[self.net.enqueue_station]
+        m[:, _C["gui"]] = self.net.gui[k]
         m[:, _C["response"]] = m[:, [_C[p] for p in RESPONSE_PARTS]].sum(axis=1)
         return m
 
     def rates(self, step_rate: np.ndarray) -> dict:
         """Every quantity proportional to the steps completed: [instance, task, tx] steps/s."""
         land, db = self.land, self.land.database
+        net = self.net
         per_task = step_rate.sum(axis=0)  # [task, tx]
         x_dialog = float(per_task[DIALOG].sum())
-        stmt_exec = self.st_calls * per_task[self.st_task, self.st_tx]
-        pool_n = len(self.pools)
+        stmt_exec = net.st_calls * per_task[net.st_task, net.st_tx]
+        pool_n = len(net.pools)
         dl, dp, il, ip = (np.zeros(pool_n) for _ in range(4))
-        np.add.at(dl, self.st_dpool, stmt_exec * self.st_dreads)
-        np.add.at(dp, self.st_dpool, stmt_exec * self.st_dreads * self.miss[self.st_dpool])
-        np.add.at(il, self.st_ipool, stmt_exec * self.st_ireads)
-        np.add.at(ip, self.st_ipool, stmt_exec * self.st_ireads * self.miss[self.st_ipool])
-        written = stmt_exec * self.st_page_writes
+        np.add.at(dl, net.st_dpool, stmt_exec * net.st_dreads)
+        np.add.at(dp, net.st_dpool, stmt_exec * net.st_dreads * net.miss[net.st_dpool])
+        np.add.at(il, net.st_ipool, stmt_exec * net.st_ireads)
+        np.add.at(ip, net.st_ipool, stmt_exec * net.st_ireads * net.miss[net.st_ipool])
+        written = stmt_exec * net.st_page_writes
         data_w, index_w = np.zeros(pool_n), np.zeros(pool_n)
-        np.add.at(data_w, self.st_dpool, written * (1.0 - db.index_share_of_page_writes))
-        np.add.at(index_w, self.st_ipool, written * db.index_share_of_page_writes)
+        np.add.at(data_w, net.st_dpool, written * (1.0 - db.index_share_of_page_writes))
+        np.add.at(index_w, net.st_ipool, written * db.index_share_of_page_writes)
         total_w = float(written.sum())
         capacity = db.io_cleaners * db.io_cleaner_pages_per_s
         async_share = min(1.0, capacity / total_w) if total_w > 0 else 1.0
         x_inst = step_rate.sum(axis=2)  # [instance, task]
-        cpu_inst = (step_rate * self.cpu_s[None]).sum(axis=(1, 2)) * self.cpu_stretch
-        host_util = np.zeros(len(self.app_hosts))
-        for i, lay in enumerate(self.layout):
-            host_util[self.app_hosts.index(lay.host)] += cpu_inst[i]
+        cpu_inst = (step_rate * net.cpu_s[None]).sum(axis=(1, 2)) * net.cpu_stretch
+        host_util = np.zeros(len(net.app_hosts))
+        for i, lay in enumerate(net.layout):
+            host_util[net.app_hosts.index(lay.host)] += cpu_inst[i]
         host_util /= land.app_servers.cpus
-        reads = float((stmt_exec * self.st_phys).sum())
-        disk_busy = reads * self.read_s + total_w * self.write_s
-        commits = float((per_task * self.commits).sum())
-        log_busy = commits * self.log_write_s
-        if self.log_shared:
+        reads = float((stmt_exec * net.st_phys).sum())
+        disk_busy = reads * net.read_s + total_w * net.write_s
+        commits = float((per_task * net.commits).sum())
+        log_busy = commits * net.log_write_s
+        if net.log_shared:
             disk_busy += log_busy
-        enq = float((per_task * self.enqueues).sum())
+        enq = float((per_task * net.enqueues).sum())
         cs = land.central_services
         db_host = land.host(db.host)
         cs_host = land.host(cs.host)
         return {
             "step_rate": step_rate,
             "stmt_exec_rate": stmt_exec,
-            "stmt_rows_rate": stmt_exec * self.st_rows,
+            "stmt_rows_rate": stmt_exec * net.st_rows,
             "pool_data_logical": dl,
             "pool_data_physical": dp,
             "pool_index_logical": il,
@@ -1037,48 +852,49 @@ class Solver:
             "pool_index_writes": index_w,
             "pool_async_index_writes": index_w * async_share,
             "host_cpu_util": host_util,
-            "db_cpu_util": float((per_task * self.db_cpu).sum()) / db_host.cpus,
+            "db_cpu_util": float((per_task * net.db_cpu).sum()) / db_host.cpus,
             "disk_util": min(1.0, disk_busy / db.disks.count),
             "log_util": min(
                 1.0,
-                disk_busy / db.disks.count if self.log_shared else log_busy / db.log.count,
+                disk_busy / db.disks.count if net.log_shared else log_busy / db.log.count,
             ),
             "enqueue_util": min(1.0, enq * cs.enqueue_service_s / cs.enqueue_work_processes),
             "cs_cpu_util": min(1.0, x_dialog * cs.message_server_cpu_s_per_step / cs_host.cpus),
             "roll_file_bytes_rate": np.array(
                 [
                     2.0 * x_inst[i, DIALOG] * r["to_file"] * r["roll_bytes"]
-                    for i, r in enumerate(self.roll)
+                    for i, r in enumerate(net.roll)
                 ]
             ),
-            **self._sap_buffers(x_inst[:, DIALOG]),
+            **sap_buffers(land, x_inst[:, DIALOG]),
         }
 
     def stmt_time(self, stretch: np.ndarray) -> np.ndarray:
         """Elapsed time of one execution of each statement, given [task, global station]
         stretches (residence over demand)."""
         db = self.land.database
+        net = self.net
         _, sync_share, async_util = self._writes(self._x_total)
         (h_data, ack_data, bg_data), _ = self._cached
         inflate = 1.0 / max(1.0 - async_util - bg_data, 1e-3)
-        s = stretch[self.st_task]
-        sync = self.st_page_writes * sync_share
+        s = stretch[net.st_task]
+        sync = net.st_page_writes * sync_share
         t = (
             db.call_rtt_s
-            + self.st_cpu * s[:, self.db_cpu_station]
-            + (self.st_phys * self.read_s + sync * (1.0 - h_data) * self.write_s)
+            + net.st_cpu * s[:, net.db_cpu_station]
+            + (net.st_phys * net.read_s + sync * (1.0 - h_data) * net.write_s)
             * inflate
-            * s[:, self.disk_station]
+            * s[:, net.disk_station]
             + sync * h_data * ack_data
         )
-        for li, st in enumerate(self.lock_stations):
-            t = t + (self.st_lock == li) * db.locks[li].hold_s * s[:, st]
+        for li, st in enumerate(net.lock_stations):
+            t = t + (net.st_lock == li) * db.locks[li].hold_s * s[:, st]
         return t
 
     def _assemble(self, classes: list[ClassSolution], x_total: float) -> OperatingPoint:
         land = self.land
         self._x_total = x_total
-        n_inst, n_tx = len(self.layout), len(self.tx_names)
+        n_inst, n_tx = len(self.net.layout), len(self.net.tx_names)
         step_rate = np.zeros((n_inst, 2, n_tx))
         means = np.zeros((n_inst, 2, n_tx, len(COMPONENTS)))
         wp_total = np.zeros((n_inst, 2))
@@ -1087,16 +903,16 @@ class Solver:
         buckets = np.zeros((n_inst, 2, n_tx, len(BUCKETS) + 1))
         buckets[..., 0] = 1.0
         growth = np.zeros(n_inst)
-        stretch_sum = np.zeros((2, len(self.station_names)))
+        stretch_sum = np.zeros((2, len(self.net.station_names)))
         weight = np.zeros(2)
         bucket_memo: dict[tuple, np.ndarray] = {}
-        for lay_i, lay in enumerate(self.layout):
+        for lay_i, lay in enumerate(self.net.layout):
             wp_total[lay_i] = (lay.dialog_wps, lay.update_wps)
         for cs in classes:
             i, k = cs.instance, cs.task
             st = cs.state(cs.chain)
             x = st["throughput"]
-            step_rate[i, k] = x * self.weights[k]
+            step_rate[i, k] = x * self.net.weights[k]
             wait = st["wait"]
             if cs.chain.overloaded:
                 growth[i] = cs.arrival_rate - x
@@ -1106,7 +922,7 @@ class Solver:
             if cs.key not in bucket_memo:
                 bucket_memo[cs.key] = self._buckets(cs, cs.chain, means[i, k])
             buckets[i, k] = bucket_memo[cs.key]
-            g = np.ones(len(self.station_names))
+            g = np.ones(len(self.net.station_names))
             for s, v in zip(cs.stations, st["stretch"], strict=True):
                 if s >= 0:
                     g[s] = v
@@ -1118,49 +934,29 @@ class Solver:
         roll_cfg = land.instance.roll
         rates = self.rates(step_rate)
         return OperatingPoint(
-            instances=[lay.name for lay in self.layout],
-            hosts=list(self.app_hosts),
-            transactions=list(self.tx_names),
-            statements=list(self.statements),
-            statement_sql=list(self.statement_sql),
-            statement_ids=[statement_hash(text) for text in self.statement_sql],
-            instance_host=np.array([self.app_hosts.index(lay.host) for lay in self.layout]),
-            bufferpools=list(self.pools),
+            instances=[lay.name for lay in self.net.layout],
+            hosts=list(self.net.app_hosts),
+            transactions=list(self.net.tx_names),
+            statements=list(self.net.statements),
+            statement_sql=list(self.net.statement_sql),
+            statement_ids=[statement_hash(text) for text in self.net.statement_sql],
+            instance_host=np.array([self.net.app_hosts.index(lay.host) for lay in self.net.layout]),
+            bufferpools=list(self.net.pools),
             means=means,
             bucket_probs=buckets,
             wp_total=wp_total,
             wp_busy=wp_busy,
             dispatcher_queue=dqueue,
             roll_buffer_size=np.full(n_inst, float(roll_cfg.roll_buffer_bytes)),
-            roll_buffer_used=np.array([r["roll_used"] for r in self.roll]),
+            roll_buffer_used=np.array([r["roll_used"] for r in self.net.roll]),
             em_size=np.full(n_inst, float(roll_cfg.extended_memory_bytes)),
-            em_used=np.array([r["em_used"] for r in self.roll]),
+            em_used=np.array([r["em_used"] for r in self.net.roll]),
             stmt_time=self.stmt_time(stretch),
-            db_calls_per_step=self.db_calls.copy(),
+            db_calls_per_step=self.net.db_calls.copy(),
             update_backlog_growth=growth,
             classes=classes,
             **rates,
         )
-
-    def _sap_buffers(self, x_inst: np.ndarray) -> dict:
-        """Hits follow the same curve as the DB pools; a buffer too small for its working
-        set displaces entries (a swap) for every miss that needs room."""
-        bufs = self.land.instance.buffers
-        n_inst = x_inst.size
-        size = np.array([b.size_bytes for b in bufs], dtype=float)
-        ws = np.array([b.working_set_bytes for b in bufs], dtype=float)
-        floor = np.array([b.miss_floor for b in bufs])
-        uncovered = np.clip(1.0 - size / ws, 0.0, 1.0) if bufs else np.zeros(0)
-        miss = floor + (1.0 - floor) * uncovered**self.land.database.hit_curve_exponent
-        req = np.outer(x_inst, [b.requests_per_step for b in bufs])
-        return {
-            "sap_buffers": [b.name for b in bufs],
-            "sap_buffer_request_rate": req,
-            "sap_buffer_hit_rate": req * (1.0 - miss),
-            "sap_buffer_swap_rate": req * miss * (uncovered > 0),
-            "sap_buffer_size": np.tile(size, (n_inst, 1)),
-            "sap_buffer_used": np.tile(np.minimum(size, ws), (n_inst, 1)),
-        }
 
     def _buckets(
         self, cs: ClassSolution, chain: ChainResult, m: np.ndarray, samples: int | None = None

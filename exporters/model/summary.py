@@ -8,9 +8,9 @@ import numpy as np
 
 from exporters.model.config import Scenario
 from exporters.model.engine import Snapshot
-from exporters.model.solver import COMPONENTS, TASK_TYPES, OperatingPoint
+from exporters.model.solver import OperatingPoint
 from exporters.thresholds import Thresholds
-from exporters.vocabulary import INDICATORS_BY_THRESHOLD, REPORT_ORDER
+from exporters.vocabulary import COMPONENTS, INDICATORS_BY_THRESHOLD, REPORT_ORDER, TASK_TYPES
 
 # Summary row key (ms per step) -> time component, in the order reports print them.
 SUMMARY_FIELDS = {f"{comp}_ms": comp for comp in REPORT_ORDER}

@@ -16,7 +16,8 @@ import numpy as np
 
 from exporters.model.catalog import Catalog, ConfigError, parse_setting
 from exporters.model.config import MAX_USERS, Scenario
-from exporters.model.solver import OperatingPoint, Solver, instance_layout
+from exporters.model.network import instance_layout
+from exporters.model.solver import OperatingPoint, Solver
 from exporters.model.summary import point_figures
 from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS
 
@@ -139,9 +140,9 @@ def solve_point(
 def _cpu_stations(solver: Solver, op: OperatingPoint) -> dict[str, float]:
     """Utilisation of every CPU station: its instances' ABAP CPU (memory stretch included)
     and, where the database runs, every step's DB CPU, over the station's cores."""
-    pl = solver.placement
+    pl = solver.net.placement
     busy = np.zeros(len(pl.stations))
-    abap = (op.step_rate * solver.cpu_s[None]).sum(axis=(1, 2)) * solver.cpu_stretch
+    abap = (op.step_rate * solver.net.cpu_s[None]).sum(axis=(1, 2)) * solver.net.cpu_stretch
     np.add.at(busy, pl.instance_station, abap)
     busy[pl.db_station] += float((op.step_rate.sum(axis=0) * solver.db_cpu).sum())
     return {st.name: float(b / st.cores) for st, b in zip(pl.stations, busy, strict=True)}

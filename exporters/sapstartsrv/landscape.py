@@ -38,7 +38,7 @@ import numpy as np
 
 from exporters.model.config import Scenario
 from exporters.model.engine import Snapshot
-from exporters.model.solver import instance_layout
+from exporters.model.network import instance_layout
 from exporters.sapcontrol.schema import GRAY, GREEN, RED, YELLOW, Record
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import (

@@ -14,8 +14,8 @@ from collections.abc import Callable
 import numpy as np
 
 from exporters.model.engine import Snapshot, Totals
-from exporters.model.solver import TASK_TYPES
 from exporters.sinks.loki import LokiSink
+from exporters.vocabulary import TASK_TYPES
 
 
 def _logfmt_value(value: str) -> str:

@@ -14,8 +14,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from exporters.config import load_config
 from exporters.model import des
 from exporters.model.catalog import ConfigError
-from exporters.model.des import DiscreteEventSimulation, make_simulation
+from exporters.model.des import DiscreteEventSimulation
 from exporters.model.engine import RealTimeRunner, Simulation
+from exporters.model.engines import make_simulation
 from exporters.model.summary import run_figures, st03_summary
 from exporters.server import build_registry
 

@@ -28,6 +28,7 @@ from api.services import imports, reports, runs
 from api.services.errors import ServiceError
 from api.services.import_limits import Kind, limits
 from exporters.durations import parse_duration
+from exporters.model.engines import RUN_ENGINE
 from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, RESPONSE_PARTS
 from wlmon.cli.common import console, err, fail, report_options, runs_store, thresholds
 from wlmon.stack.settings import Ports, StackSettings
@@ -135,7 +136,7 @@ def run_command(
         fail("--engine: a real-time run uses the live exporter's (wlmon exporter --engine)")
     try:
         spec = (
-            RunSpec(**plan, seed=seed, engine=engine or "des")
+            RunSpec(**plan, seed=seed, engine=engine or RUN_ENGINE)
             if fast
             else RealtimeRunRequest(**plan, mode="realtime")
         )

@@ -13,7 +13,7 @@ from rich.table import Table
 from alerts.thresholds import threshold_seconds
 from exporters.durations import parse_duration
 from exporters.model.catalog import Catalog, ConfigError
-from exporters.model.des import ENGINES, make_simulation
+from exporters.model.engines import DEFAULT_ENGINE, ENGINE_HELP, ENGINES, make_simulation
 from exporters.model.summary import SUMMARY_FIELDS, report
 from exporters.vocabulary import INDICATORS
 from wlmon.cli.common import console, err, fail
@@ -41,7 +41,6 @@ def faults(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
 
 LANDSCAPE_HELP = "a landscape YAML file (as data/landscapes/*.yml) to run the scenario on"
 DATA_DIR_HELP = "a data directory with scenarios/, landscapes/ and faults/ of your own"
-ENGINE_HELP = "des: every dialog step as discrete events (real queues); analytic: the solver"
 SET_HELP = (
     "set any field of the scenario document, e.g. users=3000, "
     "landscape.database.disks.kind=ssd, landscape.database.bufferpools.MIX4K.pages=84000 "
@@ -66,7 +65,7 @@ def simulate(
     landscape: Path = typer.Option(None, "--landscape", help=LANDSCAPE_HELP),
     data_dir: Path = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
     setting: list[str] = typer.Option([], "--set", help=SET_HELP),
-    engine: str = typer.Option("analytic", "--engine", help=ENGINE_HELP),
+    engine: str = typer.Option(DEFAULT_ENGINE, "--engine", help=ENGINE_HELP),
     as_json: bool = typer.Option(False, "--json", help="print one JSON document"),
 ) -> None:
     """Simulate a run in fast mode and print the ST03 summary and the calibration."""

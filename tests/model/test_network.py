@@ -1,0 +1,37 @@
+"""One compiled network (issue 24 item 4): the analytic solver solves and the discrete-event
+engine simulates the same `CompiledNetwork`; the DES derives nothing through a solver."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from exporters.model import solver
+from exporters.model.catalog import Catalog
+from exporters.model.des_network import for_event_loop
+from exporters.model.network import compile_network
+
+
+def test_both_engines_take_one_compiled_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    sc = Catalog().scenario("sd-two-tier", ["db-bottleneck"])
+    net = compile_network(sc)
+    assert solver.Solver(sc, network=net).net is net
+
+    def no_solver(*_args, **_kwargs):
+        raise AssertionError("the discrete-event engine built a Solver")
+
+    # The DES's parameters come from the compiled network alone (they once came from a
+    # Solver it built and never solved, through its private fields).
+    monkeypatch.setattr(solver.Solver, "__init__", no_solver)
+    des = for_event_loop(net)
+    assert des.compiled is net
+    n_tx = len(net.tx_names)
+    for k in range(2):
+        for t in range(n_tx):
+            cls = des.classes[k * n_tx + t]
+            # DB calls per step and ABAP CPU per step: the solver's demands are the DES's.
+            assert cls.calls.sum() == pytest.approx(net.db_calls[k, t], rel=1e-12)
+            assert cls.cpu_s == pytest.approx(net.cpu_s[k, t] * net.cpu_stretch[0], rel=1e-12)
+    assert des.station_cpus == [int(s) for s in net.station_servers[: len(des.station_cpus)]]
+    assert des.db_station == net.db_cpu_station
+    np.testing.assert_allclose(des.mix, net.mix, rtol=1e-12)
