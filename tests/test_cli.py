@@ -389,3 +389,27 @@ def test_a_wrong_thresholds_file_is_one_line_naming_it(args, monkeypatch, tmp_pa
     assert result.exit_code == 2, result.output
     assert "thresholds.yml: enqueue_seconds" in result.output
     assert "Traceback" not in result.output
+
+
+def test_the_lazy_command_table_lists_every_command_of_every_module() -> None:
+    """`wlmon`'s commands are named by hand (wlmon/cli/__init__.py, imported on use): a
+    command added to a module but not to the table would be unreachable."""
+    import importlib
+    import pkgutil
+
+    import typer.main
+
+    import wlmon.cli as cli
+
+    table = cli._COMMANDS
+    for mod in pkgutil.iter_modules(cli.__path__):
+        module = importlib.import_module(f"wlmon.cli.{mod.name}")
+        for attr, sub in vars(module).items():
+            if not isinstance(sub, typer.Typer) or (mod.name, attr) == ("__init__", "app"):
+                continue
+            own = [name for name, entry in table.items() if entry == (mod.name, attr, True)]
+            if own:
+                continue  # a group of its own: reached under its name
+            group = typer.main.get_group(sub)
+            for name in group.commands:
+                assert table.get(name) == (mod.name, attr, False), f"{mod.name}.{attr}: {name}"

@@ -192,6 +192,7 @@ class Solver:
         self.seed = seed
         self._delay_memo: dict[tuple[int, int], float] = {}
         self._own: np.ndarray | None = None  # per instance: what `_copies` compares
+        self._cached: tuple | None = None  # the write caches' terms (`_writes`)
 
     # The compiled figures callers read off a solver (tests, whatif's breakdowns).
     @property
@@ -267,18 +268,21 @@ class Solver:
         return out
 
     # ---------------------------------------------------------------- the fixed point
-    def _writes(self, x_total: float) -> tuple[float, float, float]:
+    def _writes(self, x_total: float, step: bool = False) -> tuple[float, float, float]:
         """Cleaners write what they can keep up with; the rest is written synchronously by the
-        agent that needs the page (pool_data_writes > pool_async_data_writes). Also sets the
-        write caches' terms at the same throughput (`_cached`, read by station_demand)."""
+        agent that needs the page (pool_data_writes > pool_async_data_writes). With `step`
+        (a sweep of the fixed point, only) it also moves the write caches' terms (`_cached`,
+        read by station_demand) toward this throughput; the results read them as they are."""
         db = self.land.database
         total = x_total * self.net.writes_per_mix
         capacity = db.io_cleaners * db.io_cleaner_pages_per_s
         async_share = min(1.0, capacity / total) if total > 0 else 1.0
         async_util = total * async_share * self.net.write_s / db.disks.count
         self._sync_share = 1.0 - async_share
+        if not step:
+            return async_share, 1.0 - async_share, async_util
         new = self._write_caches(x_total, total, self._sync_share)
-        old = getattr(self, "_cached", new)
+        old = self._cached if self._cached is not None else new
         # Half-way from the last sweep's terms: a cache that stops keeping up turns writes
         # back to the device, which slows the steps, which lets it keep up again; taken
         # whole each sweep, that cycles where the destage takes most of the devices' time
@@ -505,7 +509,7 @@ class Solver:
         the difference is several per cent of throughput, tests/model/test_des_grid.py).
         An instance's own updates at its host's CPUs are not independent of its dialog
         steps: they are the steps' shadows (`_shadows`)."""
-        _, sync_share, async_util = self._writes(float(x_dialog.sum()))
+        _, sync_share, async_util = self._writes(float(x_dialog.sum()), step=True)
         dialog_q = q[DIALOG].sum(axis=0)
         update_load = q[UPDATE].sum(axis=0)
         update_wps = sum(lay.update_wps for lay in self.net.layout)
@@ -665,6 +669,7 @@ class Solver:
         `warm_start`: the `state` of a solved neighbour (same landscape), to start from."""
         n_inst, n_st = len(self.net.layout), len(self.net.station_names)
         self._memo: dict[tuple, ClassSolution] = {}
+        self._cached = None  # the write caches' terms: set by the first sweep
         shape = (3, n_inst, n_st)
         v = np.zeros(3 * n_inst * n_st + n_inst)
         if warm_start is not None and warm_start.shape == v.shape:
