@@ -413,3 +413,25 @@ def test_the_lazy_command_table_lists_every_command_of_every_module() -> None:
             group = typer.main.get_group(sub)
             for name in group.commands:
                 assert table.get(name) == (mod.name, attr, False), f"{mod.name}.{attr}: {name}"
+
+
+def test_simulate_prints_the_des_refusing_a_placement_as_an_error() -> None:
+    """The discrete-event engine refuses instances whose memory locality differs (one
+    spans both sockets, one sits in one): `wlmon simulate` says so in an error naming
+    instance_affinity and the other engine, no traceback."""
+    settings = [
+        "landscape.app_servers.instances_per_host=2",
+        "landscape.app_servers.affinity=none",
+        "landscape.database.affinity={cores: [3]}",
+        "landscape.instance_affinity={sapsrv_D00: {cores: [0, 4]}, sapsrv_D01: {cores: [1]}}",
+    ]
+    args = ["simulate", "--scenario", "sd-two-tier-8core", "--engine", "des", "--duration", "1m"]
+    for setting in settings:
+        args += ["--set", setting]
+    result = runner.invoke(app, args, env={"COLUMNS": "400"})
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    error = [line for line in result.output.splitlines() if line.strip()]
+    assert len(error) == 1, result.output
+    assert "instance_affinity: the discrete-event engine" in error[0]
+    assert "--engine analytic" in error[0]
