@@ -10,6 +10,7 @@ notification follows once the fault is removed.
 from __future__ import annotations
 
 import time
+from datetime import datetime
 
 import httpx
 import pytest
@@ -79,6 +80,11 @@ def _after(items: list[dict], first_id: int) -> list[dict]:
     return [n for n in items if n["id"] > first_id]
 
 
+def _started_at(notification: dict) -> float:
+    """When the alert started firing, as Prometheus sent it (epoch seconds)."""
+    return datetime.fromisoformat(notification["starts_at"]).timestamp()
+
+
 def test_healthy_landscape_raises_no_cause_alert(stack) -> None:
     # Long enough for the scaled windows (30 s) and for: (30 s) to have judged it.
     prom = url(stack, "prometheus")
@@ -133,10 +139,25 @@ def test_fault_is_delivered_as_its_own_alert_and_resolves(
 
     eventually(resolved, timeout=180, every=2)
     _wait_quiet(stack)  # every instance resolved: nothing of this phase is still to come
-    during = {
-        n["alertname"] for n in _after(_notifications(stack), start_id) if n["status"] == "firing"
-    }
-    assert during & CAUSES == expected, f"{fault}: cause alerts delivered {sorted(during & CAUSES)}"
+    # An alert belongs to the phase it started in. A notification stored after start_id
+    # may still carry an earlier phase's alert: its warning twin, inhibited while the
+    # critical one fired, is sent as firing once that resolves, and the delivery can land
+    # after the next phase has begun (CI saw db-bottleneck's warning in roll-area's phase).
+    fired = [
+        n
+        for n in _after(_notifications(stack), start_id)
+        if n["status"] == "firing" and _started_at(n) >= started - 1
+    ]
+    during = {n["alertname"] for n in fired}
+    stray = [
+        f"{n['alertname']}/{n['severity']} on {n['sap_instance']} started "
+        f"{_started_at(n) - started:+.0f} s after the fault"
+        for n in fired
+        if n["alertname"] in CAUSES - expected
+    ]
+    assert during & CAUSES == expected, (
+        f"{fault}: cause alerts delivered {sorted(during & CAUSES)}: {stray}"
+    )
     assert during - CAUSES <= ALSO_ALLOWED, during
     mails = mailbox.since(started)
     assert any(m["to"] for m in mails)
