@@ -164,6 +164,11 @@ class CentralServices(Strict):
     enqueue_service_s: float = Field(gt=0)
     link_rtt_s: float = Field(ge=0, description="round trip from an instance to the enqueue server")
     message_server_cpu_s_per_step: float = Field(ge=0)
+    affinity: Affinity | None = Field(
+        default=None,
+        description="cores the enqueue work process and message server run on; default: the "
+        "central instance's (the first instance of this host) when that instance is pinned",
+    )
 
 
 class BufferPool(Strict):
@@ -348,7 +353,9 @@ class Landscape(Strict):
 
     @cached_property
     def cpu_sets(self) -> dict[str, tuple[int, ...]]:
-        """Per tenant ("instance:<name>", "database") the cores it may run on, validated:
+        """Per tenant ("instance:<name>", "database", and "central_services" when their
+        CPU runs on a pinned set: `central_services.affinity`, else the central instance's
+        cores when that instance is pinned) the cores it may run on, validated:
         every core and socket exists on its host, and two tenants' sets are the same or
         disjoint (a set of cores is one processor-sharing station; an overlap would be
         neither)."""
@@ -386,6 +393,25 @@ class Landscape(Strict):
                 self._cores(db.host, db.affinity, "database.affinity"),
             )
         )
+        cs = self.central_services
+        if cs.affinity is not None:
+            path = "central_services.affinity"
+            tenants.append(
+                ("central_services", path, cs.host, self._cores(cs.host, cs.affinity, path))
+            )
+        elif (central := self.central_instance) is not None and self._pinned(central):
+            # The enqueue work process is one of the central instance's (seed 004: "The
+            # central instance was comprised of two dialog processes, one update process,
+            # and one enqueue process"): its profile's affinity is theirs.
+            key = f"instance:{central}"
+            tenants.append(
+                (
+                    "central_services",
+                    "central_services",
+                    cs.host,
+                    next(t[3] for t in tenants if t[0] == key),
+                )
+            )
         # Distinct sets per host (the first tenant naming a set stands for it), then
         # pairs of distinct sets: unpinned tenants are one set, so nothing to compare.
         first: dict[tuple[str, tuple[int, ...]], str] = {}
@@ -400,6 +426,15 @@ class Landscape(Strict):
                     )
             first[host, cores] = key
         return {key: cores for key, _, _, cores in tenants}
+
+    @property
+    def central_instance(self) -> str | None:
+        """The instance the central services belong to: the first instance of their host
+        (D00, the DVEBMGS of a two-tier system), or None on a host of their own."""
+        return next((n for h, n in self.instance_names() if h == self.central_services.host), None)
+
+    def _pinned(self, instance: str) -> bool:
+        return instance in self.instance_affinity or self.app_servers.affinity == "per-core"
 
     def _cores(self, host: str, aff: Affinity | None, path: str) -> tuple[int, ...]:
         cpus = self.host(host).cpus

@@ -236,7 +236,12 @@ class DiscreteEventSimulation(ModelRun):
         for name in ("data", "index", "data_phys", "index_phys", "written_data", "written_index"):
             self.cum[name] = np.zeros(n_p)
         self._zero_totals()
-        self._counted_busy = {"sap": np.zeros(n_os), "total": np.zeros(n_os), "db": 0.0}
+        self._counted_busy = {
+            "sap": np.zeros(n_os),
+            "total": np.zeros(n_os),
+            "db": 0.0,
+            "cs": 0.0,
+        }
         self._counted_disk = 0.0
         self._set_params(net)
         self._apply_pools(net)
@@ -307,6 +312,8 @@ class DiscreteEventSimulation(ModelRun):
         """The configuration's parameters, as the loop reads them."""
         ia, fa, k = self.ia, self.fa, self._k
         ia[k.I_DB_STATION] = net.db_station
+        ia[k.I_CS_STATION] = net.cs_station
+        fa[k.F_MSG] = net.message_server_cpu_s_per_step
         ia[k.I_NTX] = net.n_tx
         fa[k.F_READ], fa[k.F_WRITE] = net.read_s, net.write_s
         fa[k.F_CCAP] = net.cleaner_pages_per_s
@@ -558,20 +565,27 @@ class DiscreteEventSimulation(ModelRun):
         # CPU and disk time is counted as it elapses (I/Os booked ahead are not yet).
         # Work done so far: the bursts that have left, and what the others have received.
         sap, db_work = self.sdone.copy(), self.sdone_db.copy()
+        cs_work = np.zeros_like(sap)
         k.work_done(
-            t, self.sV, self.sT, self.sn, self.scap, self.sk, self.sj, self.jrow, sap, db_work
-        )
+            t, self.sV, self.sT, self.sn, self.scap, self.sk, self.sj, self.jrow, sap, db_work,
+            cs_work,
+        )  # fmt: skip
         db = float(db_work[net.db_station])
+        # The central services' CPU where it is on a station (else _add_steps counts it).
+        cs = float(cs_work.sum()) + float(self.fa[k.F_CS_DONE])
         # Stations to hosts: a host's pinned core sets add up to its CPUs.
         n_os = len(net.host_names)
         sap = np.bincount(net.station_host, weights=sap, minlength=n_os)
-        total = sap + np.bincount(net.station_host, weights=db_work, minlength=n_os)
+        total = sap + np.bincount(net.station_host, weights=db_work + cs_work, minlength=n_os)
+        if net.cs_station >= 0:
+            total[net.station_host[net.cs_station]] += float(self.fa[k.F_CS_DONE])
         n_app = net.n_app_hosts
         counted = self._counted_busy
         tot.host_cpu_seconds += (sap - counted["sap"])[:n_app]
         tot.os_cpu_busy_seconds += total - counted["total"]
         tot.db_cpu_seconds += db - counted["db"]
-        counted.update(sap=sap, total=total, db=db)
+        tot.cs_cpu_seconds += cs - counted.get("cs", 0.0)
+        counted.update(sap=sap, total=total, db=db, cs=cs)
         # The cleaners: their writes of this tick keep the disks busy; their share of the
         # disks' time, averaged over about a second, stretches the next tick's I/Os.
         cleaned = self.disk_ios[2] - self._cleaned
@@ -617,9 +631,11 @@ class DiscreteEventSimulation(ModelRun):
         tot.sap_buffer_requests += per_inst[:, None] * net.sap_requests_per_step
         tot.sap_buffer_hits += per_inst[:, None] * net.sap_hits_per_step
         tot.sap_buffer_swaps += per_inst[:, None] * net.sap_swaps_per_step
-        msg = per_inst.sum() * net.message_server_cpu_s_per_step
-        tot.cs_cpu_seconds += msg
-        tot.os_cpu_busy_seconds[net.cs_host] += msg
+        if net.cs_station < 0:
+            # Counted, not queued for (on a CPU station its bursts are counted as done).
+            msg = per_inst.sum() * net.message_server_cpu_s_per_step
+            tot.cs_cpu_seconds += msg
+            tot.os_cpu_busy_seconds[net.cs_host] += msg
         if c["infile"].any():
             self._roll_file(c["infile"])
         # ST05: a step's DB request time is shared by its statements (see Network).

@@ -18,6 +18,7 @@ from exporters.model import des_loop
 from exporters.model.des_loop import (
     R_CALLS,
     R_CPU,
+    R_CS,
     R_DB,
     R_ENQ,
     R_LOAD,
@@ -133,6 +134,14 @@ def draw_block(rng: np.random.Generator, net: Network, cls: int, size: int = BLO
     rows[:, R_PHYS] = phys
     rows[:, R_WRITES] = written.sum(axis=1)
     rows[:, R_CALLS] = calls
+    rows[:, R_CS] = 0.0
+    if net.cs_station >= 0:
+        # The central services' CPU on their pinned set: the step's enqueue requests and,
+        # for a dialog step, the message server's share (drawn last: the other draws are
+        # those of a landscape without it).
+        msg = net.message_server_cpu_s_per_step if cls < net.n_tx else 0.0
+        cs = rows[:, R_ENQ] * net.enqueue_service_s + msg
+        rows[:, R_CS] = cs * rng.exponential(1.0, size)
     return Block(cls, rows, locks, ex, d_log, i_log, d_phys, i_phys, written)
 
 

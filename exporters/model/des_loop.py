@@ -39,7 +39,10 @@ I_DB_STATION, I_NTX, I_LOG_ACC = 9, 10, 11
 # Write caches: whether the data disks' / the log's writes have one (I_DCACHE + 1), and the
 # row of the log's token bucket in wb (0 when the log is on the data disks: their cache).
 I_DCACHE, I_LCACHE, I_LB = 12, 13, 14
-N_I = 15
+# The central services' CPU station (-1: their CPU is not on a station; enqueue requests
+# are booked on the enqueue work processes instead).
+I_CS_STATION = 15
+N_I = 16
 # Float scalars and parameters (array fa).
 F_TOKENS, F_TOKENS_T, F_E_BOOKED = 0, 1, 2
 F_RS, F_WS, F_READ, F_WRITE, F_CCAP, F_CDEPTH, F_LINK, F_ENQ_S = 3, 4, 5, 6, 7, 8, 9, 10
@@ -47,7 +50,10 @@ F_UROLL, F_PAGE_RATE = 11, 12
 # Write caches (data, log): the time a cached write waits (ack_s), the bucket's depth in
 # seconds of device time.
 F_DACK, F_LACK, F_DDEPTH, F_LDEPTH = 13, 14, 15, 16
-N_F = 17
+# CPU work of the central-services bursts that have left their station (s); the message
+# server's CPU per dialog step (s), its share of such a burst.
+F_CS_DONE, F_MSG = 17, 18
+N_F = 19
 # Columns of a step's row of variates (drawn by des_draws, copied into its slot: jrow).
 R_CPU = 0  # ABAP CPU burst on the instance's host (s)
 R_LOAD = 1  # program load + generation (s)
@@ -62,7 +68,8 @@ R_U = 9  # uniform: does the context go through the roll file
 R_UPDATE = 10  # does this dialog step send a V1 update
 R_THINK = 11  # the user's think time after this step (s)
 R_LOG_DEVICE = 12  # which log device
-ROW_FIELDS = 13
+R_CS = 13  # central-services CPU burst (enqueue service + message server), 0: none (s)
+ROW_FIELDS = 14
 # The hold times of the locks a step's statements take are a matrix of their own
 # (des_draws.Block.locks, copied into jlock).
 # Fields of a step record (rec: one per completed step, summed per tick by count_records;
@@ -159,8 +166,8 @@ def _fpop(h, n):
 
 
 def _ps_arrive(s, jc, w, now, sV, sT, sn, scap, sk, sj, snext):
-    """Job jc (step * 2 + phase) brings w seconds of CPU work to station s (processor
-    sharing: the jobs by the virtual time at which they finish)."""
+    """Job jc (step * 4 + phase: 0 ABAP, 1 DB, 2 central services) brings w seconds of CPU
+    work to station s (processor sharing: the jobs by the virtual time they finish)."""
     n = sn[s]
     c = scap[s]
     dt = now - sT[s]
@@ -257,6 +264,7 @@ def advance(
     uroll, page_rate = fa[F_UROLL], fa[F_PAGE_RATE]
     dcache, lcache, lb = ia[I_DCACHE], ia[I_LCACHE], ia[I_LB]
     dack, lack, ddepth, ldepth = fa[F_DACK], fa[F_LACK], fa[F_DDEPTH], fa[F_LDEPTH]
+    cs_st, msg_s, cs_done = ia[I_CS_STATION], fa[F_MSG], fa[F_CS_DONE]
     n_st = snext.size
     n_disks = dfree.size
     n_locks = BL.shape[2]
@@ -308,13 +316,24 @@ def advance(
             jc = sj[s, 0]
             pop_event(sk[s], sj[s], n)
             sn[s] = n - 1
-            j = jc >> 1
-            if not jc & 1:
-                # ABAP burst done: the step's DB CPU burst joins the DB host.
-                sdone[s] += jrow[j, R_CPU]
-                jproc[j] = now - jstart[j]
-                jdb[j] = now
-                _ps_arrive(d_st, jc + 1, jrow[j, R_DB], now, sV, sT, sn, scap, sk, sj, snext)
+            j = jc >> 2
+            phase = jc & 3
+            if phase != 1:
+                if phase == 0:
+                    sdone[s] += jrow[j, R_CPU]
+                    jproc[j] = now - jstart[j]
+                else:
+                    cs_done += jrow[j, R_CS]
+                if phase == 0 and cs_st >= 0 and jrow[j, R_CS] > 0.0:
+                    # ABAP burst done: the central services' burst (its enqueue requests,
+                    # the message server) joins their pinned CPU set first.
+                    _ps_arrive(
+                        cs_st, j * 4 + 2, jrow[j, R_CS], now, sV, sT, sn, scap, sk, sj, snext
+                    )
+                else:
+                    # ABAP (or central services) burst done: the DB CPU burst joins the DB's.
+                    jdb[j] = now
+                    _ps_arrive(d_st, j * 4 + 1, jrow[j, R_DB], now, sV, sT, sn, scap, sk, sj, snext)
             else:
                 # DB CPU burst done: physical reads and synchronous writes on the data
                 # disks, locks, the commit's log write, the enqueue requests (booked now,
@@ -435,9 +454,23 @@ def advance(
                     else:
                         io += e - now
                     disk_acc[log_acc] += lw
-                enq = 0.0
+                enq = 0.0  # the step's enqueue time
+                ahead = 0.0  # the part of it still to come (the rest has passed)
+                cs_proc = 0.0  # the message server's part of the central-services burst
                 ne = int(jrow[j, R_ENQ])
-                if ne:
+                if cs_st >= 0:
+                    # Their burst's residence (ABAP done to DB burst start), shared between
+                    # enqueue time and processing as its demand is.
+                    res = jdb[j] - jstart[j] - jproc[j]
+                    m_s = 0.0 if p & 1 else msg_s
+                    e_s = ne * enq_s
+                    if e_s + m_s > 0.0:
+                        enq = res * e_s / (e_s + m_s)
+                        cs_proc = res - enq
+                    ahead = ne * link_rtt
+                    enq += ahead
+                    e_booked += e_s
+                elif ne:
                     q = dp + ne
                     for x in range(dp, q):
                         m = 0
@@ -451,6 +484,7 @@ def advance(
                     enq += ne * link_rtt
                     e_booked += (dsum[q] - dsum[dp]) * enq_s
                     dp = q
+                    ahead = enq
                 cls = jcls[j]
                 if p & 1:
                     ri = uroll
@@ -468,7 +502,7 @@ def advance(
                 load = jrow[j, R_LOAD]
                 rtt = jrow[j, R_RTT]
                 db = rtt + now - jdb[j] + io
-                t1 = now + io + enq + ri + load + rtt  # the answer leaves
+                t1 = now + io + ahead + ri + load + rtt  # the answer leaves
                 done = t1 + gui  # the response ends
                 a0 = jarr[j]
                 r = rec[nrec]
@@ -479,7 +513,7 @@ def advance(
                 r[REC_FILE] = infile
                 r[REC_WAIT] = jstart[j] - a0
                 r[REC_LOAD] = load
-                r[REC_PROCESSING] = jproc[j]
+                r[REC_PROCESSING] = jproc[j] + cs_proc
                 r[REC_CPU] = jrow[j, R_CPU]
                 r[REC_DB] = db
                 r[REC_ENQUEUE] = enq
@@ -521,7 +555,7 @@ def advance(
                         jstart[k] = now
                         _ps_arrive(
                             ihost[up >> 1],
-                            k * 2,
+                            k * 4,
                             jrow[k, R_CPU],
                             now,
                             sV,
@@ -583,7 +617,7 @@ def advance(
                 # A dialog work process takes the step: its ABAP burst joins the host.
                 pidle[p] = idle - 1
                 jstart[j] = now
-                _ps_arrive(ihost[i], j * 2, jrow[j, R_CPU], now, sV, sT, sn, scap, sk, sj, snext)
+                _ps_arrive(ihost[i], j * 4, jrow[j, R_CPU], now, sV, sT, sn, scap, sk, sj, snext)
             else:
                 pidle[p] = idle
                 _enqueue(j, p, qh, qt, qn, jnext)
@@ -604,7 +638,7 @@ def advance(
                 qn[p] -= 1
                 jstart[j] = now
                 _ps_arrive(
-                    ihost[p >> 1], j * 2, jrow[j, R_CPU], now, sV, sT, sn, scap, sk, sj, snext
+                    ihost[p >> 1], j * 4, jrow[j, R_CPU], now, sV, sT, sn, scap, sk, sj, snext
                 )
             pidle[p] = idle
             if qn[p] and prn[p]:
@@ -619,6 +653,7 @@ def advance(
     ia[I_TP], ia[I_DP], ia[I_PGP], ia[I_HN] = tp, dp, pgp, hn
     ia[I_NREC], ia[I_NFREE], ia[I_JN], ia[I_NEED] = nrec, nfree, jn, need
     fa[F_TOKENS], fa[F_TOKENS_T], fa[F_E_BOOKED] = tokens, tokens_t, e_booked
+    fa[F_CS_DONE] = cs_done
     return status
 
 
@@ -633,9 +668,10 @@ def _enqueue(j, p, qh, qt, qn, jnext):
     qn[p] += 1
 
 
-def work_done(t, sV, sT, sn, scap, sk, sj, jrow, sap, db):
+def work_done(t, sV, sT, sn, scap, sk, sj, jrow, sap, db, cs):
     """Bring every CPU station up to t and add the service the jobs present have received
-    so far to `sap` (ABAP bursts) and `db` (DB bursts), per station."""
+    so far to `sap` (ABAP bursts), `db` (DB bursts) and `cs` (central services), per
+    station."""
     for s in range(sn.size):
         n = sn[s]
         dt = t - sT[s]
@@ -646,10 +682,13 @@ def work_done(t, sV, sT, sn, scap, sk, sj, jrow, sap, db):
         v = sV[s]
         for x in range(n):
             jc = sj[s, x]
-            if jc & 1:
-                db[s] += v - sk[s, x] + jrow[jc >> 1, R_DB]
+            phase = jc & 3
+            if phase == 1:
+                db[s] += v - sk[s, x] + jrow[jc >> 2, R_DB]
+            elif phase == 2:
+                cs[s] += v - sk[s, x] + jrow[jc >> 2, R_CS]
             else:
-                sap[s] += v - sk[s, x] + jrow[jc >> 1, R_CPU]
+                sap[s] += v - sk[s, x] + jrow[jc >> 2, R_CPU]
 
 
 def binomial(n, p, u, out):

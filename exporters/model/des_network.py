@@ -68,6 +68,9 @@ class Network:
     instance_station: list[int]  # [instance] its CPU station
     db_station: int  # the CPU station that runs the database
     cs_host: int  # index into host_names of the central services host
+    # The CPU station the central services' CPU runs on when it is pinned (placement.py),
+    # -1: not on a station (enqueue work processes booked of their own).
+    cs_station: int
     # Roll area per instance: the memory part of a roll-in (or roll-out), the roll-file
     # part, the share of contexts that go through the roll file, the bytes rolled.
     roll_memory_s: list[float]
@@ -203,6 +206,7 @@ def for_event_loop(net: CompiledNetwork) -> Network:
         instance_station=list(pl.instance_station),
         db_station=pl.db_station,
         cs_host=hosts.index(land.central_services.host),
+        cs_station=net.cs_cpu_station,
         roll_memory_s=[roll.em_map_s + r["roll_bytes"] / roll.copy_bytes_per_s for r in rolls],
         roll_file_s=[
             roll.roll_file_latency_s + r["roll_bytes"] / roll.roll_file_bytes_per_s for r in rolls

@@ -111,8 +111,9 @@ class CompiledNetwork:
     log_demand: np.ndarray
     lock_demand: np.ndarray  # [lock, task, tx]
     rtt: np.ndarray  # DB round trips
-    enq_demand: np.ndarray
+    enq_demand: np.ndarray  # the enqueue work processes' service (on cs_station if any)
     enq_rtt: np.ndarray
+    msg_cpu: np.ndarray  # the message server's CPU (dialog steps)
     writes_per_mix: float  # pages written per dialog step of the mix
     # ---- stations
     app_hosts: list[str]
@@ -122,6 +123,10 @@ class CompiledNetwork:
     disk_station: int
     log_station: int
     enqueue_station: int
+    # The CPU station the central services' CPU (enq_demand + msg_cpu) is served on, -1
+    # where they are not on a CPU station (placement.py): then the enqueue requests queue
+    # at enqueue_station and the message server's CPU is counted, not queued for.
+    cs_cpu_station: int
     lock_stations: list[int]
     station_names: list[str]
     station_servers: np.ndarray
@@ -323,6 +328,8 @@ def compile_network(scenario: Scenario) -> CompiledNetwork:
         rtt=db_calls * db.call_rtt_s,
         enq_demand=enqueues * land.central_services.enqueue_service_s,
         enq_rtt=enqueues * land.central_services.link_rtt_s,
+        msg_cpu=np.array([np.ones(n_tx), np.zeros(n_tx)])
+        * land.central_services.message_server_cpu_s_per_step,
         writes_per_mix=float(data_writes_per_mix.sum() + index_writes_per_mix.sum()),
         app_hosts=list(land.app_servers.hosts),
         host_station={h.name: placement.host_stations(h.name)[0] for h in land.hosts},
@@ -331,6 +338,7 @@ def compile_network(scenario: Scenario) -> CompiledNetwork:
         disk_station=disk_station,
         log_station=log_station,
         enqueue_station=enqueue_station,
+        cs_cpu_station=-1 if placement.cs_station is None else placement.cs_station,
         lock_stations=lock_stations,
         station_names=names,
         station_servers=np.array(servers),

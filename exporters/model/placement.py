@@ -13,6 +13,14 @@ much its memory's locality stretches its CPU demand.
   that are remote, its CPU demand is stretched by 1 + m·r·(ρ − 1). r follows from where
   its threads run (uniformly over its cores' sockets S) and where its memory sits (M:
   `local`, S itself; `interleave`, every socket of the host): r = 1 − |S ∩ M| / (|S|·|M|).
+- **Central services on a pinned set.** The enqueue work process is a work process of the
+  central instance (seed 004: the central instance "was comprised of two dialog processes,
+  one update process, and one enqueue process"; affinity "set in the SAP instance
+  profiles"), so where that instance is pinned the enqueue requests' service and the
+  message server's CPU per dialog step are CPU demand on its station (`cs_station`),
+  competing with it and the database there. Elsewhere (`cs_station` None: central services
+  on a host of their own, or an unpinned host) they stay as before: the enqueue work
+  processes a queue of their own, the message server's CPU counted, not queued for.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ class Placement:
     db_stretch: float  # factor on the database's CPU demand
     instance_remote: list[float]  # [instance] share of its memory accesses that are remote
     db_remote: float
+    cs_station: int | None = None  # the central services' CPU station, None: not on a CPU
 
     def host_stations(self, host: str) -> list[int]:
         return [s for s, st in enumerate(self.stations) if st.host == host]
@@ -77,6 +86,8 @@ def place(land: Landscape) -> Placement:
     index: dict[tuple[str, tuple[int, ...]], int] = {}
     tenants = [(f"instance:{n}", h) for h, n in land.instance_names()]
     tenants.append(("database", land.database.host))
+    if "central_services" in sets:
+        tenants.append(("central_services", land.central_services.host))
     for h in land.hosts:
         mine = [sets[key] for key, host in tenants if host == h.name]
         # A host nobody is pinned on (or that runs no tenant, e.g. the central services'
@@ -105,4 +116,9 @@ def place(land: Landscape) -> Placement:
         db_stretch=stretch(land, db.host, db_remote),
         instance_remote=inst_remote,
         db_remote=db_remote,
+        cs_station=(
+            index[land.central_services.host, sets["central_services"]]
+            if "central_services" in sets
+            else None
+        ),
     )

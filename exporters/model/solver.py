@@ -262,7 +262,13 @@ class Solver:
             out[self.net.log_station] = (
                 self.net.log_demand[k] * (1.0 - h_log) / max(1.0 - bg_log, 1e-3)
             )
-        out[self.net.enqueue_station] = self.net.enq_demand[k]
+        cs = self.net.cs_cpu_station
+        if cs >= 0:
+            # The enqueue work process and the message server run on a pinned CPU set
+            # (placement.py): their CPU competes there; the enqueue station stays idle.
+            out[cs] += self.net.enq_demand[k] + self.net.msg_cpu[k]
+        else:
+            out[self.net.enqueue_station] = self.net.enq_demand[k]
         for li, s in enumerate(self.net.lock_stations):
             out[s] = self.net.lock_demand[li, k]
         return out
@@ -803,7 +809,14 @@ class Solver:
             d["db_request"] + self.net.db_cpu[k] * s_global[self.net.db_cpu_station]
         )
         m[:, _C["db_request"]] += db_parts + self._ack_s(k)
-        m[:, _C["enqueue"]] = d["enqueue"] + res[self.net.enqueue_station]
+        cs = self.net.cs_cpu_station
+        if cs >= 0:
+            # At the central services' CPU station the enqueue requests' service is enqueue
+            # time; the message server's share of a dialog step is its processing.
+            m[:, _C["enqueue"]] = d["enqueue"] + self.net.enq_demand[k] * s_global[cs]
+            m[:, _C["processing"]] += self.net.msg_cpu[k] * s_global[cs]
+        else:
+            m[:, _C["enqueue"]] = d["enqueue"] + res[self.net.enqueue_station]
         m[:, _C["gui"]] = self.net.gui[k]
         m[:, _C["response"]] = m[:, [_C[p] for p in RESPONSE_PARTS]].sum(axis=1)
         return m
@@ -864,7 +877,16 @@ class Solver:
                 disk_busy / db.disks.count if net.log_shared else log_busy / db.log.count,
             ),
             "enqueue_util": min(1.0, enq * cs.enqueue_service_s / cs.enqueue_work_processes),
-            "cs_cpu_util": min(1.0, x_dialog * cs.message_server_cpu_s_per_step / cs_host.cpus),
+            # The message server's CPU, and the enqueue work process's where it is CPU
+            # demand on a pinned set (placement.py), over the host's CPUs.
+            "cs_cpu_util": min(
+                1.0,
+                (
+                    x_dialog * cs.message_server_cpu_s_per_step
+                    + (enq * cs.enqueue_service_s if net.cs_cpu_station >= 0 else 0.0)
+                )
+                / cs_host.cpus,
+            ),
             "roll_file_bytes_rate": np.array(
                 [
                     2.0 * x_inst[i, DIALOG] * r["to_file"] * r["roll_bytes"]

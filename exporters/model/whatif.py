@@ -138,13 +138,18 @@ def solve_point(
 
 
 def _cpu_stations(solver: Solver, op: OperatingPoint) -> dict[str, float]:
-    """Utilisation of every CPU station: its instances' ABAP CPU (memory stretch included)
-    and, where the database runs, every step's DB CPU, over the station's cores."""
+    """Utilisation of every CPU station: its instances' ABAP CPU (memory stretch included),
+    where the database runs every step's DB CPU, and where the central services are pinned
+    their CPU, over the station's cores."""
     pl = solver.net.placement
     busy = np.zeros(len(pl.stations))
     abap = (op.step_rate * solver.net.cpu_s[None]).sum(axis=(1, 2)) * solver.net.cpu_stretch
     np.add.at(busy, pl.instance_station, abap)
     busy[pl.db_station] += float((op.step_rate.sum(axis=0) * solver.db_cpu).sum())
+    if pl.cs_station is not None:
+        # The central services' CPU on a pinned set (cs_cpu_util is over the host's CPUs).
+        land = solver.land
+        busy[pl.cs_station] += op.cs_cpu_util * land.host(land.central_services.host).cpus
     return {st.name: float(b / st.cores) for st, b in zip(pl.stations, busy, strict=True)}
 
 

@@ -210,8 +210,8 @@ def test_whatif_names_the_pinned_core_that_bounds_the_users() -> None:
     assert max(point.utilisation, key=point.utilisation.__getitem__) == "cpu:sapsrv/0"
     assert stations["cpu:sapsrv/0"] > 0.8 > 0.7 > point.host_cpu["sapsrv"]
     assert all(stations["cpu:sapsrv/0"] > u for n, u in stations.items() if n != "cpu:sapsrv/0")
-    # The stations add up to the host (less the message server's CPU, not a station's).
-    assert sum(stations.values()) / 8 == pytest.approx(point.host_cpu["sapsrv"], rel=0.01)
+    # The stations add up to the host: the central services' CPU is core 0's too.
+    assert sum(stations.values()) / 8 == pytest.approx(point.host_cpu["sapsrv"], rel=1e-6)
 
 
 def test_des_refuses_instances_whose_memory_locality_differs(tmp_path) -> None:
@@ -234,3 +234,145 @@ def test_des_refuses_instances_whose_memory_locality_differs(tmp_path) -> None:
     assert per[1] == pytest.approx(per_uniform[1], rel=0.01)
     with pytest.raises(ValueError, match="instance_affinity: the discrete-event engine"):
         DiscreteEventSimulation("case", catalog=case.catalog(tmp_path, doc))
+
+
+# ---- the central services on the central instance's pinned core (seed 004: "The central
+# instance was comprised of two dialog processes, one update process, and one enqueue
+# process"; "Affinity was set in the SAP instance profiles")
+ENQ_S, MSG_S, ENQS = 0.02, 0.01, 1.0  # large, so that the test can tell where they run
+
+
+def _cs_on_app_host(land: dict, affinity: dict | None = None) -> dict:
+    cs = land["central_services"]
+    for key in ("cpus", "memory_bytes"):
+        cs.pop(key)
+    cs |= {"host": "app0", "enqueue_service_s": ENQ_S, "message_server_cpu_s_per_step": MSG_S}
+    if affinity is not None:
+        cs["affinity"] = affinity
+    return land
+
+
+def _with_enqueues(doc: dict) -> dict:
+    doc["transactions"]["T"]["dialog"]["enqueues"] = ENQS
+    return doc
+
+
+def _central_alone(users: int, pinned: bool = True) -> dict:
+    """One instance (the central one) pinned to the only core, the central services beside
+    it, as many work processes as users."""
+    land = _cs_on_app_host(case.landscape(cpus=1, dialog_wps=users))
+    if pinned:
+        land["app_servers"]["affinity"] = "per-core"
+    return _with_enqueues(case.scenario(land, users=users, think_s=2.0, cpu_s=APP_CPU))
+
+
+def test_central_services_on_the_pinned_core_are_its_cpu_demand_exactly(tmp_path) -> None:
+    """One pinned core: the step's CPU, its enqueue request and the message server's share
+    are one M/M/1//20 demand (0.06 + 0.02 + 0.01 s); the enqueue time is its share of the
+    residence there. Unpinned, the enqueue work process is a queue of its own and the
+    message server's CPU is not queued for: a different (faster) answer."""
+    users, demand = 20, APP_CPU + ENQS * ENQ_S + MSG_S
+    mr = machine_repairman(users, 2.0, demand)
+    assert place(Scenario.model_validate(_central_alone(users)).landscape).cs_station == 0
+    sc = Scenario.model_validate(_central_alone(users))
+    op = Solver(sc, histogram_samples=10).solve()
+    f = point_figures(op, sc)
+    assert f["dialog_steps_per_s"] == pytest.approx(mr["X"], rel=1e-6)
+    assert f["avg_dialog_response_s"] == pytest.approx(mr["R"], rel=1e-6)
+    means = op.means[0, 0, 0]
+    enq = means[COMPONENTS.index("enqueue")]
+    assert enq == pytest.approx(mr["R"] * ENQS * ENQ_S / demand, rel=1e-6)
+    # The host's CPU: the instance's, and the central services' (over its one CPU).
+    assert op.cs_cpu_util == pytest.approx(mr["X"] * (ENQS * ENQ_S + MSG_S), rel=1e-6)
+    _, unpinned_r, _ = _analytic(_central_alone(users, pinned=False))
+    assert unpinned_r < 0.8 * mr["R"]
+    got = _des(tmp_path, _central_alone(users), duration=4000.0)
+    assert got["X"] == pytest.approx(mr["X"], rel=0.02)
+    assert got["R"] == pytest.approx(mr["R"], rel=0.04)
+
+
+def _central_and_dialog(users: int, affinity: dict | None = None) -> dict:
+    """Two instances pinned to a core each, the central services on D00's (or `affinity`)."""
+    land = _cs_on_app_host(case.landscape(cpus=2, instances_per_host=2, dialog_wps=users), affinity)
+    land["app_servers"]["affinity"] = "per-core"
+    return _with_enqueues(case.scenario(land, users=2 * users, think_s=1.0, cpu_s=APP_CPU))
+
+
+@pytest.mark.parametrize("affinity", [None, {"cores": [1]}])
+def test_central_services_share_a_pinned_core_against_exact_two_class_mva(
+    tmp_path, affinity
+) -> None:
+    """D00 on core 0, D01 on core 1, every step's enqueue request and message-server share
+    on the central instance's core (default) or, with central_services.affinity, on core 1:
+    exact two-class MVA against both engines (the analytic engine meets the other class as
+    a background: the same bounds as the database's case above)."""
+    users = 8
+    cs = ENQS * ENQ_S + MSG_S
+    on = 0 if affinity is None else 1
+    d00, d01 = [APP_CPU, 0.0], [0.0, APP_CPU]
+    d00[on] += cs
+    d01[on] += cs
+    x0, x1 = multiclass_exact_mva([(users, 1.0, d00), (users, 1.0, d01)])
+    doc = _central_and_dialog(users, affinity)
+    assert place(Scenario.model_validate(doc).landscape).cs_station == on
+    x, _, per = _analytic(doc)
+    assert x == pytest.approx(x0 + x1, rel=0.015)
+    r_exact = [users / x0 - 1.0, users / x1 - 1.0]
+    loaded, other = (0, 1) if on == 0 else (1, 0)
+    assert per[other] == pytest.approx(r_exact[other], rel=0.05)
+    assert r_exact[loaded] < per[loaded] < 1.1 * r_exact[loaded]
+    assert r_exact[loaded] > 1.2 * r_exact[other]
+    got = _des(tmp_path, doc, duration=3000.0)
+    assert got["X"] == pytest.approx(x0 + x1, rel=0.02)
+    assert got["R"] == pytest.approx(2 * users / (x0 + x1) - 1.0, rel=0.04)
+
+
+def test_central_services_station_follows_the_landscape() -> None:
+    """Seed 004's landscapes: on the central instance's core 0 with the database. Shared
+    cores (sd-two-tier) and a host of their own (sd-benchmark-2003): not on a CPU station
+    (their answers are those of before). central_services.affinity places them anywhere."""
+    cat = Catalog()
+    for n in (1, 2, 4, 8):
+        pl = place(cat.scenario(f"sd-two-tier-{n}core").landscape)
+        assert pl.cs_station == pl.db_station == pl.instance_station[0] == 0
+    assert place(cat.scenario("sd-two-tier").landscape).cs_station is None
+    assert place(cat.scenario("sd-benchmark-2003").landscape).cs_station is None
+    own = cat.scenario(
+        "sd-benchmark-2003", settings=["landscape.central_services.affinity={cores: [0]}"]
+    )
+    pl = place(own.landscape)
+    assert pl.stations[pl.cs_station].name == "cpu:penguin1/0"
+    moved = cat.scenario(
+        "sd-two-tier-8core", settings=["landscape.central_services.affinity={cores: [7]}"]
+    )
+    pl = place(moved.landscape)
+    assert pl.cs_station == pl.instance_station[7] == 7
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        (
+            "landscape.central_services.affinity={cores: [9]}",
+            "central_services.affinity.cores: core 9 is not on host 'sapsrv' (cores 0..7)",
+        ),
+        (
+            "landscape.central_services.affinity={sockets: [2]}",
+            "central_services.affinity.sockets: socket 2 is not on host 'sapsrv'",
+        ),
+        (
+            "landscape.central_services.affinity={cores: [0, 1]}",
+            "central_services.affinity: cores [0, 1] overlap instance:sapsrv_D00's [0]",
+        ),
+        (
+            "landscape.central_services.affinity={cores: [0], sockets: [0]}",
+            "give either cores or sockets",
+        ),
+    ],
+)
+def test_bad_central_services_affinity_is_an_error_naming_the_path(
+    setting: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        Catalog().scenario("sd-two-tier-8core", settings=[setting])
+    assert message in str(err.value)
