@@ -236,7 +236,12 @@ class DiscreteEventSimulation(ModelRun):
         for name in ("data", "index", "data_phys", "index_phys", "written_data", "written_index"):
             self.cum[name] = np.zeros(n_p)
         self._zero_totals()
-        self._counted_busy = {"sap": np.zeros(n_os), "total": np.zeros(n_os), "db": 0.0}
+        self._counted_busy = {
+            "sap": np.zeros(n_os),
+            "total": np.zeros(n_os),
+            "db": 0.0,
+            "station": np.zeros(len(net.station_cpus)),
+        }
         self._counted_disk = 0.0
         self._set_params(net)
         self._apply_pools(net)
@@ -333,6 +338,7 @@ class DiscreteEventSimulation(ModelRun):
             len(net.scenario.landscape.instance.buffers),
             net.n_app_hosts,
             len(self.page_ops),
+            len(net.station_cpus),
         )
 
     def _apply_pools(self, net: Network) -> None:
@@ -562,6 +568,7 @@ class DiscreteEventSimulation(ModelRun):
             t, self.sV, self.sT, self.sn, self.scap, self.sk, self.sj, self.jrow, sap, db_work
         )
         db = float(db_work[net.db_station])
+        station = sap + db_work
         # Stations to hosts: a host's pinned core sets add up to its CPUs.
         n_os = len(net.host_names)
         sap = np.bincount(net.station_host, weights=sap, minlength=n_os)
@@ -571,7 +578,8 @@ class DiscreteEventSimulation(ModelRun):
         tot.host_cpu_seconds += (sap - counted["sap"])[:n_app]
         tot.os_cpu_busy_seconds += total - counted["total"]
         tot.db_cpu_seconds += db - counted["db"]
-        counted.update(sap=sap, total=total, db=db)
+        tot.cpu_station_busy_seconds += station - counted["station"]
+        counted.update(sap=sap, total=total, db=db, station=station)
         # The cleaners: their writes of this tick keep the disks busy; their share of the
         # disks' time, averaged over about a second, stretches the next tick's I/Os.
         cleaned = self.disk_ios[2] - self._cleaned
