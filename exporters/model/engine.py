@@ -181,7 +181,8 @@ class ModelRun(ABC):
     def rebuild(self, scenario: str, faults: Iterable[str], users: int | None = None) -> ModelRun:
         """A fresh run of `scenario` under `faults` on this run's engine (the live model's
         one path for a scenario switch and for a restore after a restart): the same seed,
-        tick, catalog and overrides, the users given or the scenario's own."""
+        tick, catalog, landscape file, settings and overrides, the users given or the
+        scenario's own."""
         overrides = {k: v for k, v in self.overrides.items() if k != "users"}
         if users is not None:
             overrides["users"] = users
@@ -192,6 +193,8 @@ class ModelRun(ABC):
             dt=self.dt,
             catalog=self.catalog,
             overrides=overrides,
+            landscape=self.landscape_file,
+            settings=self.settings,
         )
 
     def _override_users(self, users: int) -> None:
