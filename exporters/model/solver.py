@@ -600,10 +600,6 @@ class Solver:
                 demand[k, i] = demand_of(i, k) @ self.net.weights[k]
         touched = (demand.sum(axis=0) > 0) | (q.sum(axis=0) > 0)
         width = touched.sum(axis=1)
-        if (width != width[0]).any():
-            return {}  # instances that use different numbers of stations: none is a copy
-        rows = np.arange(n_inst)[:, None]
-        support = np.nonzero(touched)[1].reshape(n_inst, -1)  # ascending per instance
         if self._own is None:
             self._own = np.array(
                 [
@@ -619,13 +615,37 @@ class Solver:
                     for i, lay in enumerate(self.net.layout)
                 ]
             )
-        host = self._own[:, -1:]
+        # Compared within groups of instances that use as many stations: an instance pinned
+        # beside the database (seed 004's central instance) uses one station fewer than the
+        # others, which are still copies of each other.
+        out: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}
+        for w in np.unique(width):
+            members = np.flatnonzero(width == w)
+            if members.size > 1:
+                out |= self._copies_among(members, touched, q, x_dialog, totals, demand)
+        return out
+
+    def _copies_among(
+        self,
+        members: np.ndarray,
+        touched: np.ndarray,
+        q: np.ndarray,
+        x_dialog: np.ndarray,
+        totals: tuple,
+        demand: np.ndarray,
+    ) -> dict[int, tuple[int, np.ndarray, np.ndarray]]:
+        """`_copies` among instances that use the same number of stations."""
+        mine = touched[members]
+        rows = members[:, None]
+        support = np.nonzero(mine)[1].reshape(members.size, -1)  # ascending per instance
+        own = self._own[members]
+        host = own[:, -1:]
         figures = np.hstack(
             (
-                self._own[:, :-1],
+                own[:, :-1],
                 (support == host).argmax(axis=1)[:, None],
-                np.where(touched.all(axis=0)[support], support, -1),
-                x_dialog[:, None],
+                np.where(mine.all(axis=0)[support], support, -1),
+                x_dialog[members, None],
                 *q[:, rows, support],
                 *(t[support] for t in totals),
                 *demand[:, rows, support],
@@ -635,10 +655,10 @@ class Solver:
         )
         seen: dict[bytes, int] = {}
         out = {}
-        for i, row in enumerate(figures):
-            first = seen.setdefault(row.tobytes(), i)
-            if first != i:
-                out[i] = (first, support[first], support[i])
+        for j, row in enumerate(figures):
+            first = seen.setdefault(row.tobytes(), j)
+            if first != j:
+                out[int(members[j])] = (int(members[first]), support[first], support[j])
         return out
 
     def _copy_class(
