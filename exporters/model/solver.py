@@ -193,6 +193,11 @@ class Solver:
         self._delay_memo: dict[tuple[int, int], float] = {}
         self._own: np.ndarray | None = None  # per instance: what `_copies` compares
         self._cached: tuple | None = None  # the write caches' terms (`_writes`)
+        # The throughputs known to lie below and above the write caches' fixed point, and
+        # the one their terms were last taken at (`_cache_throughput`).
+        self._cache_bracket = [0.0, math.inf]
+        self._cache_x = 0.0
+        self._caches = any(self.land.write_cache(t) is not None for t in ("data", "log"))
 
     # The compiled figures callers read off a solver (tests, whatif's breakdowns).
     @property
@@ -271,8 +276,9 @@ class Solver:
     def _writes(self, x_total: float, step: bool = False) -> tuple[float, float, float]:
         """Cleaners write what they can keep up with; the rest is written synchronously by the
         agent that needs the page (pool_data_writes > pool_async_data_writes). With `step`
-        (a sweep of the fixed point, only) it also moves the write caches' terms (`_cached`,
-        read by station_demand) toward this throughput; the results read them as they are."""
+        (a sweep of the fixed point, only) it also sets the write caches' terms (`_cached`,
+        read by station_demand) for this sweep (`_cache_throughput`); the results read
+        them as they are."""
         db = self.land.database
         total = x_total * self.net.writes_per_mix
         capacity = db.io_cleaners * db.io_cleaner_pages_per_s
@@ -281,17 +287,48 @@ class Solver:
         self._sync_share = 1.0 - async_share
         if not step:
             return async_share, 1.0 - async_share, async_util
-        new = self._write_caches(x_total, total, self._sync_share)
-        old = self._cached if self._cached is not None else new
-        # Half-way from the last sweep's terms: a cache that stops keeping up turns writes
-        # back to the device, which slows the steps, which lets it keep up again; taken
-        # whole each sweep, that cycles where the destage takes most of the devices' time
-        # (docs/model.md, "Write caches"). At the fixed point the two are equal.
-        self._cached = tuple(
-            tuple((a + b) / 2.0 for a, b in zip(o, n, strict=True))
-            for o, n in zip(old, new, strict=True)
-        )
+        xc = self._cache_throughput(x_total)
+        pages = xc * self.net.writes_per_mix
+        sync = 1.0 - min(1.0, capacity / pages) if pages > 0 else 0.0
+        self._cached = self._write_caches(xc, pages, sync)
         return async_share, 1.0 - async_share, async_util
+
+    def _cache_throughput(self, x_total: float) -> float:
+        """The throughput a sweep takes the write caches' terms at. A cache that falls
+        behind turns writes back to its devices, whose time its destaging already takes
+        nearly all of (MAX_DESTAGE_SHARE): just past the destage rate a step's response
+        grows steeply with the throughput, so the throughput a sweep gives falls steeply
+        with the one the cache was taken at, and the iteration swings across the point
+        where the two meet (a write cache destaging at its devices' speed: 145.9 and
+        25.1 steps/s about a fixed point near 100, never converging). That response is
+        monotone in the cache's throughput, so each sweep tells on which side of the fixed
+        point it lies (`_observe_cache`); an iterate outside the bracket this builds is
+        replaced by its middle (bisection), which closes on the fixed point however steep
+        the slope. Without a write cache the terms do not depend on it."""
+        if not self._caches:
+            return x_total
+        lo, hi = self._cache_bracket
+        if not lo < x_total < hi and math.isfinite(hi):
+            if hi - lo > 1e-9 * hi:
+                x_total = 0.5 * (lo + hi)
+            else:  # closed, and the iterate is elsewhere: the rest of the state moved it
+                self._cache_bracket = [0.0, math.inf]
+        self._cache_x = x_total
+        return x_total
+
+    def _observe_cache(self, x_out: float) -> None:
+        """After a sweep: its throughput above the cache's says the fixed point lies above
+        that throughput, below it says below. A bracket the iterate has left behind (the
+        rest of the state moved the fixed point) is widened again."""
+        xc = self._cache_x
+        lo, hi = self._cache_bracket
+        if x_out > xc:
+            lo = xc
+            hi = hi if hi > lo else math.inf
+        elif x_out < xc:
+            hi = xc
+            lo = lo if lo < hi else 0.0
+        self._cache_bracket = [lo, hi]
 
     def _write_caches(self, x_total: float, pages: float, sync_share: float) -> tuple:
         """Per target (data disks, log): the share of its synchronous writes a write cache
@@ -571,6 +608,7 @@ class Solver:
                 else:
                     new_q[k, i] = self._class_load(cs)
                     new_q[_UPDATE_QUEUE, i] = self._class_queues(cs)
+        self._observe_cache(float(new_x.sum()))
         return new_q, new_x, classes
 
     def _copies(
@@ -690,6 +728,7 @@ class Solver:
         n_inst, n_st = len(self.net.layout), len(self.net.station_names)
         self._memo: dict[tuple, ClassSolution] = {}
         self._cached = None  # the write caches' terms: set by the first sweep
+        self._cache_bracket = [0.0, math.inf]
         shape = (3, n_inst, n_st)
         v = np.zeros(3 * n_inst * n_st + n_inst)
         if warm_start is not None and warm_start.shape == v.shape:
@@ -701,7 +740,10 @@ class Solver:
             return np.concatenate((new_q.ravel(), new_x)), classes
 
         def converged(v: np.ndarray, gv: np.ndarray) -> bool:
-            return float(np.abs(gv - v).max()) <= 1e-8 * max(1.0, float(np.abs(gv).max()))
+            scale = 1e-8 * max(1.0, float(np.abs(gv).max()))
+            # The write caches' terms too: taken at the throughput reached.
+            cache = abs(self._cache_x - float(gv[-n_inst:].sum())) if self._caches else 0.0
+            return max(float(np.abs(gv - v).max()), cache) <= scale
 
         # Anderson acceleration (Walker & Ni 2011) first, undamped; where it cycles or
         # stalls (an oscillating map, or the share bound switching on and off at a
