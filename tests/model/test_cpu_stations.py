@@ -13,6 +13,11 @@ from exporters.model.cpu_stations import CpuStationFigures
 from exporters.model.whatif import Configuration, WhatIf, solve_point
 from wlmon.cli import app, common
 
+# The console made now, at collection, as a terminal's: rich fixes a console's width when
+# it is made under a COLUMNS, and the first command run here would otherwise make it
+# (wlmon.cli imports its modules on use) with this module's COLUMNS for every later test.
+assert common.console
+
 runner = CliRunner()
 
 
@@ -66,9 +71,7 @@ def test_simulate_json_carries_every_cpu_station_as_whatif_does(engine, solved) 
     assert sum(st["cpu_util"] for st in stations) / 8 == pytest.approx(host["cpu_util"], rel=0.03)
 
 
-def test_simulate_table_shows_pinned_stations_in_80_columns(monkeypatch) -> None:
-    # The console reads COLUMNS once, when it is made: its width is set as a terminal's.
-    monkeypatch.setattr(common.console, "width", 80)
+def test_simulate_table_shows_pinned_stations_in_80_columns() -> None:
     out = _simulate(columns=80)
     table = out[out.index("CPU per station") :].splitlines()
     assert len(table) == 4 + 8 + 1  # title, rules and heads, a row per core, the bottom
