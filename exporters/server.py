@@ -395,8 +395,17 @@ class ExporterServer:
                 restored = restored.without_run()
             # The engine it was started on (an exporter on --engine des stays on it); users
             # the state does not name are the exporter's own (`default_users`).
-            sim = sim.rebuild(restored.scenario, restored.faults, restored.users or default_users)
-            log.info("restored the control state from %s: %s", state_file, restored)
+            try:
+                sim = sim.rebuild(
+                    restored.scenario, restored.faults, restored.users or default_users
+                )
+                log.info("restored the control state from %s: %s", state_file, restored)
+            except (ConfigError, ValueError) as exc:
+                # As a state the catalog no longer knows (StateFile.load): the model refuses
+                # it under this exporter's engine or settings, so a bad file never stops
+                # the exporter; it starts as its options say.
+                log.warning("ignoring the control state in %s: %s", state_file, exc)
+                restored = None
         self.loki = LokiSink(loki_url).start() if loki_url else None
         self.events = (
             RunEvents(

@@ -99,6 +99,8 @@ def _totals(blob: bytes | None) -> Totals | None:
             values[f.name] = v if v.ndim else float(v)
         elif f.default is not MISSING:
             values[f.name] = f.default  # a field added since, with a default: older runs
+        elif f.default_factory is not MISSING:
+            values[f.name] = f.default_factory()
         else:
             raise StoredRunError(
                 f"the stored counters (run schema {version}) have no {f.name!r}: a field "

@@ -23,17 +23,22 @@ def _read_yaml(path: Path) -> dict[str, Any]:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it: {exc.strerror or exc}") from exc
     if not isinstance(doc, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     return doc
 
 
 def _describe(exc: ValidationError, origin: str) -> ConfigError:
-    lines = [f"{origin}: invalid configuration"]
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(document)"
-        lines.append(f"  {where}: {err['msg']}")
-    return ConfigError("\n".join(lines))
+    # One line (a command line's error is one line), every field named in it.
+    problems = [
+        f"{'.'.join(str(p) for p in err['loc']) or '(document)'}: {err['msg']}"
+        for err in exc.errors()
+    ]
+    return ConfigError(f"{origin}: invalid configuration: {'; '.join(problems)}")
 
 
 def deep_merge(base: Any, patch: Any) -> Any:

@@ -241,6 +241,7 @@ class DiscreteEventSimulation(ModelRun):
             "total": np.zeros(n_os),
             "db": 0.0,
             "cs": 0.0,
+            "station": np.zeros(len(net.station_cpus)),
         }
         self._counted_disk = 0.0
         self._set_params(net)
@@ -340,6 +341,7 @@ class DiscreteEventSimulation(ModelRun):
             len(net.scenario.landscape.instance.buffers),
             net.n_app_hosts,
             len(self.page_ops),
+            len(net.station_cpus),
         )
 
     def _apply_pools(self, net: Network) -> None:
@@ -573,6 +575,9 @@ class DiscreteEventSimulation(ModelRun):
         db = float(db_work[net.db_station])
         # The central services' CPU where it is on a station (else _add_steps counts it).
         cs = float(cs_work.sum()) + float(self.fa[k.F_CS_DONE])
+        station = sap + db_work + cs_work
+        if net.cs_station >= 0:
+            station[net.cs_station] += float(self.fa[k.F_CS_DONE])
         # Stations to hosts: a host's pinned core sets add up to its CPUs.
         n_os = len(net.host_names)
         sap = np.bincount(net.station_host, weights=sap, minlength=n_os)
@@ -584,8 +589,9 @@ class DiscreteEventSimulation(ModelRun):
         tot.host_cpu_seconds += (sap - counted["sap"])[:n_app]
         tot.os_cpu_busy_seconds += total - counted["total"]
         tot.db_cpu_seconds += db - counted["db"]
-        tot.cs_cpu_seconds += cs - counted.get("cs", 0.0)
-        counted.update(sap=sap, total=total, db=db, cs=cs)
+        tot.cs_cpu_seconds += cs - counted["cs"]
+        tot.cpu_station_busy_seconds += station - counted["station"]
+        counted.update(sap=sap, total=total, db=db, cs=cs, station=station)
         # The cleaners: their writes of this tick keep the disks busy; their share of the
         # disks' time, averaged over about a second, stretches the next tick's I/Os.
         cleaned = self.disk_ios[2] - self._cleaned

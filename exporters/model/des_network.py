@@ -48,8 +48,7 @@ class StepClass:
 class Network:
     """The landscape as the event loop sees it."""
 
-    scenario: Scenario
-    compiled: CompiledNetwork  # the stations and demands both engines share
+    compiled: CompiledNetwork  # the stations and demands both engines share, and its scenario
     layout: list[InstanceLayout]
     classes: list[StepClass]  # indexed task * n_tx + tx
     n_tx: int
@@ -110,6 +109,11 @@ class Network:
     # [step class, statement]: the share of a class's DB request time each statement takes,
     # in proportion to what it costs on its own (round trip, DB CPU, physical reads).
     statement_shares: np.ndarray
+
+    @property
+    def scenario(self) -> Scenario:
+        """The scenario compiled: the compiled network's, the one source of it."""
+        return self.compiled.scenario
 
     @property
     def n_instances(self) -> int:
@@ -190,7 +194,6 @@ def for_event_loop(net: CompiledNetwork) -> Network:
         if total > 0:
             shares[c, step_class.statements] = own[step_class.statements] / total
     return Network(
-        scenario=scenario,
         compiled=net,
         layout=layout,
         classes=classes,

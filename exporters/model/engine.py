@@ -21,6 +21,7 @@ import numpy as np
 
 from exporters.model.catalog import Catalog
 from exporters.model.config import Landscape, Scenario
+from exporters.model.cpu_stations import station_busy
 from exporters.model.dynamics import Dynamics
 from exporters.model.solver import BUCKETS, COMPONENTS, RESPONSE_PARTS, OperatingPoint, Solver
 
@@ -63,6 +64,9 @@ class Totals:
     db_cpu_seconds: float = 0.0
     cs_cpu_seconds: float = 0.0
     disk_busy_seconds: float = 0.0
+    # [CPU station] (placement.py) busy CPU-seconds of its tenants; runs stored before it
+    # was counted have none.
+    cpu_station_busy_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def copy(self) -> Totals:
         return Totals(
@@ -71,10 +75,11 @@ class Totals:
 
     @classmethod
     def zeros(
-        cls, n_i: int, n_t: int, n_s: int, n_p: int, n_b: int, n_app: int, n_os: int
+        cls, n_i: int, n_t: int, n_s: int, n_p: int, n_b: int, n_app: int, n_os: int, n_cpu: int
     ) -> Totals:
         """Nothing counted yet: n_i instances, n_t transactions, n_s statements, n_p buffer
-        pools, n_b SAP buffers, n_app application hosts, n_os simulated hosts."""
+        pools, n_b SAP buffers, n_app application hosts, n_os simulated hosts, n_cpu CPU
+        stations."""
         return cls(
             sim_time=0.0,
             steps=np.zeros((n_i, 2, n_t)),
@@ -102,6 +107,7 @@ class Totals:
             os_disk_queue_seconds=np.zeros(n_os),
             os_disk_reads=np.zeros(n_os),
             os_disk_writes=np.zeros(n_os),
+            cpu_station_busy_seconds=np.zeros(n_cpu),
         )
 
 
@@ -175,7 +181,8 @@ class ModelRun(ABC):
     def rebuild(self, scenario: str, faults: Iterable[str], users: int | None = None) -> ModelRun:
         """A fresh run of `scenario` under `faults` on this run's engine (the live model's
         one path for a scenario switch and for a restore after a restart): the same seed,
-        tick, catalog and overrides, the users given or the scenario's own."""
+        tick, catalog, landscape file, settings and overrides, the users given or the
+        scenario's own."""
         overrides = {k: v for k, v in self.overrides.items() if k != "users"}
         if users is not None:
             overrides["users"] = users
@@ -186,6 +193,8 @@ class ModelRun(ABC):
             dt=self.dt,
             catalog=self.catalog,
             overrides=overrides,
+            landscape=self.landscape_file,
+            settings=self.settings,
         )
 
     def _override_users(self, users: int) -> None:
@@ -266,6 +275,7 @@ class Simulation(ModelRun):
             len(op.sap_buffers),
             len(op.hosts),
             len(self.scenario.landscape.hosts),
+            len(solver.net.placement.stations),
         )
 
     def _resolve(self, faults: tuple[str, ...]) -> tuple[Scenario, OperatingPoint, Solver]:
@@ -298,6 +308,7 @@ class Simulation(ModelRun):
             scenario = self.scenario
             dt = self.dt
             op = self.dynamics.advance(dt)
+            net = self.dynamics.solver.net
         rng = np.random.default_rng([self.seed, self.tick])
         cv = scenario.histogram_cv
         n = rng.poisson(op.step_rate * dt).astype(float)
@@ -377,6 +388,7 @@ class Simulation(ModelRun):
             t.db_cpu_seconds += op.db_cpu_util * land.host(land.database.host).cpus * dt
             t.cs_cpu_seconds += op.cs_cpu_util * land.host(land.central_services.host).cpus * dt
             t.disk_busy_seconds += op.disk_util * land.database.disks.count * dt
+            t.cpu_station_busy_seconds += station_busy(net, op) * dt
             t.sim_time += dt
             self.current = op
             self.tick += 1

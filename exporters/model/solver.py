@@ -193,6 +193,11 @@ class Solver:
         self._delay_memo: dict[tuple[int, int], float] = {}
         self._own: np.ndarray | None = None  # per instance: what `_copies` compares
         self._cached: tuple | None = None  # the write caches' terms (`_writes`)
+        # The throughputs known to lie below and above the write caches' fixed point, and
+        # the one their terms were last taken at (`_cache_throughput`).
+        self._cache_bracket = [0.0, math.inf]
+        self._cache_x = 0.0
+        self._caches = any(self.land.write_cache(t) is not None for t in ("data", "log"))
 
     # The compiled figures callers read off a solver (tests, whatif's breakdowns).
     @property
@@ -277,8 +282,9 @@ class Solver:
     def _writes(self, x_total: float, step: bool = False) -> tuple[float, float, float]:
         """Cleaners write what they can keep up with; the rest is written synchronously by the
         agent that needs the page (pool_data_writes > pool_async_data_writes). With `step`
-        (a sweep of the fixed point, only) it also moves the write caches' terms (`_cached`,
-        read by station_demand) toward this throughput; the results read them as they are."""
+        (a sweep of the fixed point, only) it also sets the write caches' terms (`_cached`,
+        read by station_demand) for this sweep (`_cache_throughput`); the results read
+        them as they are."""
         db = self.land.database
         total = x_total * self.net.writes_per_mix
         capacity = db.io_cleaners * db.io_cleaner_pages_per_s
@@ -287,17 +293,48 @@ class Solver:
         self._sync_share = 1.0 - async_share
         if not step:
             return async_share, 1.0 - async_share, async_util
-        new = self._write_caches(x_total, total, self._sync_share)
-        old = self._cached if self._cached is not None else new
-        # Half-way from the last sweep's terms: a cache that stops keeping up turns writes
-        # back to the device, which slows the steps, which lets it keep up again; taken
-        # whole each sweep, that cycles where the destage takes most of the devices' time
-        # (docs/model.md, "Write caches"). At the fixed point the two are equal.
-        self._cached = tuple(
-            tuple((a + b) / 2.0 for a, b in zip(o, n, strict=True))
-            for o, n in zip(old, new, strict=True)
-        )
+        xc = self._cache_throughput(x_total)
+        pages = xc * self.net.writes_per_mix
+        sync = 1.0 - min(1.0, capacity / pages) if pages > 0 else 0.0
+        self._cached = self._write_caches(xc, pages, sync)
         return async_share, 1.0 - async_share, async_util
+
+    def _cache_throughput(self, x_total: float) -> float:
+        """The throughput a sweep takes the write caches' terms at. A cache that falls
+        behind turns writes back to its devices, whose time its destaging already takes
+        nearly all of (MAX_DESTAGE_SHARE): just past the destage rate a step's response
+        grows steeply with the throughput, so the throughput a sweep gives falls steeply
+        with the one the cache was taken at, and the iteration swings across the point
+        where the two meet (a write cache destaging at its devices' speed: 145.9 and
+        25.1 steps/s about a fixed point near 100, never converging). That response is
+        monotone in the cache's throughput, so each sweep tells on which side of the fixed
+        point it lies (`_observe_cache`); an iterate outside the bracket this builds is
+        replaced by its middle (bisection), which closes on the fixed point however steep
+        the slope. Without a write cache the terms do not depend on it."""
+        if not self._caches:
+            return x_total
+        lo, hi = self._cache_bracket
+        if not lo < x_total < hi and math.isfinite(hi):
+            if hi - lo > 1e-9 * hi:
+                x_total = 0.5 * (lo + hi)
+            else:  # closed, and the iterate is elsewhere: the rest of the state moved it
+                self._cache_bracket = [0.0, math.inf]
+        self._cache_x = x_total
+        return x_total
+
+    def _observe_cache(self, x_out: float) -> None:
+        """After a sweep: its throughput above the cache's says the fixed point lies above
+        that throughput, below it says below. A bracket the iterate has left behind (the
+        rest of the state moved the fixed point) is widened again."""
+        xc = self._cache_x
+        lo, hi = self._cache_bracket
+        if x_out > xc:
+            lo = xc
+            hi = hi if hi > lo else math.inf
+        elif x_out < xc:
+            hi = xc
+            lo = lo if lo < hi else 0.0
+        self._cache_bracket = [lo, hi]
 
     def _write_caches(self, x_total: float, pages: float, sync_share: float) -> tuple:
         """Per target (data disks, log): the share of its synchronous writes a write cache
@@ -577,6 +614,7 @@ class Solver:
                 else:
                     new_q[k, i] = self._class_load(cs)
                     new_q[_UPDATE_QUEUE, i] = self._class_queues(cs)
+        self._observe_cache(float(new_x.sum()))
         return new_q, new_x, classes
 
     def _copies(
@@ -606,10 +644,6 @@ class Solver:
                 demand[k, i] = demand_of(i, k) @ self.net.weights[k]
         touched = (demand.sum(axis=0) > 0) | (q.sum(axis=0) > 0)
         width = touched.sum(axis=1)
-        if (width != width[0]).any():
-            return {}  # instances that use different numbers of stations: none is a copy
-        rows = np.arange(n_inst)[:, None]
-        support = np.nonzero(touched)[1].reshape(n_inst, -1)  # ascending per instance
         if self._own is None:
             self._own = np.array(
                 [
@@ -625,13 +659,37 @@ class Solver:
                     for i, lay in enumerate(self.net.layout)
                 ]
             )
-        host = self._own[:, -1:]
+        # Compared within groups of instances that use as many stations: an instance pinned
+        # beside the database (seed 004's central instance) uses one station fewer than the
+        # others, which are still copies of each other.
+        out: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}
+        for w in np.unique(width):
+            members = np.flatnonzero(width == w)
+            if members.size > 1:
+                out |= self._copies_among(members, touched, q, x_dialog, totals, demand)
+        return out
+
+    def _copies_among(
+        self,
+        members: np.ndarray,
+        touched: np.ndarray,
+        q: np.ndarray,
+        x_dialog: np.ndarray,
+        totals: tuple,
+        demand: np.ndarray,
+    ) -> dict[int, tuple[int, np.ndarray, np.ndarray]]:
+        """`_copies` among instances that use the same number of stations."""
+        mine = touched[members]
+        rows = members[:, None]
+        support = np.nonzero(mine)[1].reshape(members.size, -1)  # ascending per instance
+        own = self._own[members]
+        host = own[:, -1:]
         figures = np.hstack(
             (
-                self._own[:, :-1],
+                own[:, :-1],
                 (support == host).argmax(axis=1)[:, None],
-                np.where(touched.all(axis=0)[support], support, -1),
-                x_dialog[:, None],
+                np.where(mine.all(axis=0)[support], support, -1),
+                x_dialog[members, None],
                 *q[:, rows, support],
                 *(t[support] for t in totals),
                 *demand[:, rows, support],
@@ -641,10 +699,10 @@ class Solver:
         )
         seen: dict[bytes, int] = {}
         out = {}
-        for i, row in enumerate(figures):
-            first = seen.setdefault(row.tobytes(), i)
-            if first != i:
-                out[i] = (first, support[first], support[i])
+        for j, row in enumerate(figures):
+            first = seen.setdefault(row.tobytes(), j)
+            if first != j:
+                out[int(members[j])] = (int(members[first]), support[first], support[j])
         return out
 
     def _copy_class(
@@ -676,6 +734,7 @@ class Solver:
         n_inst, n_st = len(self.net.layout), len(self.net.station_names)
         self._memo: dict[tuple, ClassSolution] = {}
         self._cached = None  # the write caches' terms: set by the first sweep
+        self._cache_bracket = [0.0, math.inf]
         shape = (3, n_inst, n_st)
         v = np.zeros(3 * n_inst * n_st + n_inst)
         if warm_start is not None and warm_start.shape == v.shape:
@@ -687,7 +746,10 @@ class Solver:
             return np.concatenate((new_q.ravel(), new_x)), classes
 
         def converged(v: np.ndarray, gv: np.ndarray) -> bool:
-            return float(np.abs(gv - v).max()) <= 1e-8 * max(1.0, float(np.abs(gv).max()))
+            scale = 1e-8 * max(1.0, float(np.abs(gv).max()))
+            # The write caches' terms too: taken at the throughput reached.
+            cache = abs(self._cache_x - float(gv[-n_inst:].sum())) if self._caches else 0.0
+            return max(float(np.abs(gv - v).max()), cache) <= scale
 
         # Anderson acceleration (Walker & Ni 2011) first, undamped; where it cycles or
         # stalls (an oscillating map, or the share bound switching on and off at a

@@ -7,7 +7,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from exporters.model.config import Scenario
+from exporters.model.cpu_stations import CpuStationFigures, cpu_station_figures
 from exporters.model.engine import Snapshot
+from exporters.model.placement import place
 from exporters.model.solver import OperatingPoint
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import COMPONENTS, INDICATORS_BY_THRESHOLD, REPORT_ORDER, TASK_TYPES
@@ -200,6 +202,16 @@ def host_summary(snap: Snapshot) -> list[dict]:
     ]
 
 
+def cpu_station_summary(snap: Snapshot, scenario: Scenario) -> list[CpuStationFigures]:
+    """Every CPU station's utilisation over the run, as `wlmon whatif` gives it for a
+    solved point (none for counters stored before stations were counted)."""
+    t = snap.totals
+    if not t.cpu_station_busy_seconds.size:
+        return []
+    land = scenario.landscape
+    return cpu_station_figures(land, place(land), t.cpu_station_busy_seconds / (t.sim_time or 1.0))
+
+
 def report(snap: Snapshot, scenario: Scenario) -> dict:
     """The document `wlmon simulate --json` prints."""
     figures = run_figures(snap)
@@ -214,6 +226,7 @@ def report(snap: Snapshot, scenario: Scenario) -> dict:
         "transactions": transaction_summary(snap),
         "instances": instance_summary(snap),
         "hosts": host_summary(snap),
+        "cpu_stations": [asdict(st) for st in cpu_station_summary(snap, scenario)],
         "calibration": [asdict(r) for r in calibration(snap, scenario)],
         "response_time_law": {
             "users": snap.users,

@@ -16,6 +16,7 @@ import numpy as np
 
 from exporters.model.catalog import Catalog, ConfigError, parse_setting
 from exporters.model.config import MAX_USERS, Scenario
+from exporters.model.cpu_stations import CpuStationFigures, cpu_station_figures, station_busy
 from exporters.model.network import instance_layout
 from exporters.model.solver import OperatingPoint, Solver
 from exporters.model.summary import point_figures
@@ -79,7 +80,7 @@ class Point:
     host_cpu: dict[str, float] = field(default_factory=dict)  # every tenant of each host
     # Every CPU station (a host's cores, or a set of cores tenants are pinned to): the
     # instances' and the database's CPU there over its cores.
-    cpu_stations: dict[str, float] = field(default_factory=dict)
+    cpu_stations: list[CpuStationFigures] = field(default_factory=list)
 
 
 @dataclass
@@ -99,7 +100,9 @@ def solve_point(
     if warm is not None:
         warm["state"] = solver.state
     f = point_figures(op, scenario)
-    stations = _cpu_stations(solver, op)
+    stations = cpu_station_figures(
+        scenario.landscape, solver.net.placement, station_busy(solver.net, op)
+    )
     rate = op.step_rate[:, 0]
     total = float(rate.sum())
 
@@ -117,10 +120,10 @@ def solve_point(
     }
     # Pinned tenants: the busiest set of cores, by its name (cpu:host/0), can be the
     # bottleneck while the host as a whole is not (seed 004: core 0 runs the database).
-    pinned = {name: u for name, u in stations.items() if "/" in name}
+    pinned = [st for st in stations if st.cores is not None]
     if pinned:
-        busiest = max(pinned, key=pinned.__getitem__)
-        utilisation[busiest] = pinned[busiest]
+        busiest = max(pinned, key=lambda st: st.cpu_util)
+        utilisation[busiest.station] = busiest.cpu_util
     return Point(
         value=value,
         users=scenario.users,
@@ -135,22 +138,6 @@ def solve_point(
         host_cpu=_host_cpu(op, scenario),
         cpu_stations=stations,
     )
-
-
-def _cpu_stations(solver: Solver, op: OperatingPoint) -> dict[str, float]:
-    """Utilisation of every CPU station: its instances' ABAP CPU (memory stretch included),
-    where the database runs every step's DB CPU, and where the central services are pinned
-    their CPU, over the station's cores."""
-    pl = solver.net.placement
-    busy = np.zeros(len(pl.stations))
-    abap = (op.step_rate * solver.net.cpu_s[None]).sum(axis=(1, 2)) * solver.net.cpu_stretch
-    np.add.at(busy, pl.instance_station, abap)
-    busy[pl.db_station] += float((op.step_rate.sum(axis=0) * solver.db_cpu).sum())
-    if pl.cs_station is not None:
-        # The central services' CPU on a pinned set (cs_cpu_util is over the host's CPUs).
-        land = solver.land
-        busy[pl.cs_station] += op.cs_cpu_util * land.host(land.central_services.host).cpus
-    return {st.name: float(b / st.cores) for st, b in zip(pl.stations, busy, strict=True)}
 
 
 def _instances(op: OperatingPoint, scenario: Scenario) -> list[InstanceFigures]:

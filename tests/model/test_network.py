@@ -35,3 +35,18 @@ def test_both_engines_take_one_compiled_network(monkeypatch: pytest.MonkeyPatch)
     assert des.station_cpus == [int(s) for s in net.station_servers[: len(des.station_cpus)]]
     assert des.db_station == net.db_cpu_station
     np.testing.assert_allclose(des.mix, net.mix, rtol=1e-12)
+
+
+def test_the_event_loop_network_takes_its_scenario_from_the_compiled_one() -> None:
+    """One source: the DES's `Network` holds no scenario of its own beside its compiled
+    network's, so one replaced with another compiled network cannot keep a stale one."""
+    import dataclasses
+
+    from exporters.model.des_network import Network
+
+    assert "scenario" not in {f.name for f in dataclasses.fields(Network)}
+    catalog = Catalog()
+    des = for_event_loop(compile_network(catalog.scenario("sd-two-tier")))
+    assert des.scenario is des.compiled.scenario
+    other = compile_network(catalog.scenario("sd-two-tier", ["db-bottleneck"]))
+    assert dataclasses.replace(des, compiled=other).scenario is other.scenario

@@ -205,7 +205,7 @@ def test_whatif_names_the_pinned_core_that_bounds_the_users() -> None:
     """On the 8-core landscape the host is far from busy at its most users; core 0 (the
     central instance and the database) is the bottleneck and whatif says so."""
     point = WhatIf("sd-two-tier-8core").max_users(Configuration(label="8"))
-    stations = point.cpu_stations
+    stations = {st.station: st.cpu_util for st in point.cpu_stations}
     assert list(stations) == [f"cpu:sapsrv/{k}" for k in range(8)]
     assert max(point.utilisation, key=point.utilisation.__getitem__) == "cpu:sapsrv/0"
     assert stations["cpu:sapsrv/0"] > 0.8 > 0.7 > point.host_cpu["sapsrv"]

@@ -118,15 +118,30 @@ def test_extrapolation_reaches_the_damped_iterations_fixed_point_in_fewer_sweeps
     assert fast_sweeps < slow_sweeps
 
 
+# Two instances sharing cores 6-7 beside five pinned one per core and the central one.
+MIXED = "landscape.instance_affinity={sapsrv_D06: {cores: [6, 7]}, sapsrv_D07: {cores: [6, 7]}}"
+
+
 @pytest.mark.parametrize(
-    ("scenario", "users"),
-    [("sd-benchmark-2003", 3475), ("sd-two-tier", 900)],
+    ("scenario", "users", "settings", "most_copied"),
+    [
+        ("sd-benchmark-2003", 3475, [], None),
+        ("sd-two-tier", 900, [], None),
+        # Pinned one per core, the database on the central instance's core: the central
+        # instance uses one station fewer; the other seven are copies of the first of them.
+        ("sd-two-tier-8core", 520, [], 6),
+        # Mixed: five of the seven alike (own core), two alike (sharing two cores).
+        ("sd-two-tier-8core", 520, [MIXED], 5),
+    ],
+    ids=["sd-benchmark-2003", "sd-two-tier", "8core-pinned", "8core-mixed"],
 )
-def test_identical_instances_are_copied_with_the_same_answer(monkeypatch, scenario, users) -> None:
+def test_identical_instances_are_copied_with_the_same_answer(
+    monkeypatch, scenario, users, settings, most_copied
+) -> None:
     """Classes of identical instances copied within a sweep against every class solved: the
     same fixed point and figures. 3,475 SD users are 116 on 25 instances and 115 on 5 (two
     kinds); the two-tier host's central instance has fewer work processes than the rest."""
-    sc = WhatIf(scenario).scenario(Configuration("copies"), [f"users={users}"])
+    sc = WhatIf(scenario, settings=settings).scenario(Configuration("copies"), [f"users={users}"])
     copied = []
     copies = Solver._copies
 
@@ -139,6 +154,8 @@ def test_identical_instances_are_copied_with_the_same_answer(monkeypatch, scenar
     fast = Solver(sc, histogram_samples=10)
     fast_op = fast.solve()
     assert max(copied) > 0
+    if most_copied is not None:
+        assert max(copied) == most_copied
     monkeypatch.setattr(Solver, "group_instances", False)
     slow = Solver(sc, histogram_samples=10)
     slow_op = slow.solve()

@@ -17,6 +17,7 @@ from exporters.model.engines import DEFAULT_ENGINE, ENGINE_HELP, ENGINES, make_s
 from exporters.registry import COLLECTORS
 from exporters.server import serve
 from wlmon.cli.common import console, err, fail, thresholds
+from wlmon.cli.simulate import DATA_DIR_HELP, LANDSCAPE_HELP, SET_HELP, open_catalog
 from wlmon.stack.fleet import SID
 from wlmon.stack.render import render_alertmanager
 from wlmon.stack.runtime import EXPORTER_TOKEN_FILE, Stack
@@ -72,6 +73,9 @@ def exporter(
     no_collector: list[str] = typer.Option(
         [], "--no-collector", help="switch a collector off (repeatable)"
     ),
+    landscape: Path = typer.Option(None, "--landscape", help=LANDSCAPE_HELP),
+    data_dir: Path = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
+    setting: list[str] = typer.Option([], "--set", help=SET_HELP),
 ) -> None:
     """Serve /metrics from the real-time model (faults switchable via /control/faults with
     the bearer token of WLMON_EXPORTER_CONTROL_TOKEN, else of <state>/secrets/exporter-token)."""
@@ -88,11 +92,20 @@ def exporter(
         if not SID.fullmatch(sid):
             fail(f"--sid: {sid!r} is not a SAP system ID (three characters: A-Z, then A-Z or 0-9)")
         overrides["landscape"] = {"sid": sid}
+    if think_time is not None and think_time < 0:
+        fail(f"--think-time: {think_time:g} s is negative")
     try:
         sim = make_simulation(
-            engine, scenario, faults=fault, seed=seed, overrides=overrides or None
+            engine,
+            scenario,
+            faults=fault,
+            seed=seed,
+            overrides=overrides or None,
+            catalog=open_catalog(data_dir),
+            landscape=landscape,
+            settings=setting,
         )
-    except ConfigError as exc:
+    except (ConfigError, ValueError) as exc:  # a model refusing too (the DES, a placement)
         fail(str(exc))
     try:
         # Read at the edge: the model's sapstartsrv colours its CCMS nodes by these.

@@ -169,6 +169,7 @@ def _print_report(doc: dict) -> None:
     for text in doc["bent"]:
         console.print(f"[yellow]bent:[/] {text}")
     _print_instances(doc["instances"])
+    _print_cpu_stations(doc["cpu_stations"])
 
 
 def _print_calibration(rows: list[dict]) -> None:
@@ -237,5 +238,26 @@ def _print_instances(rows: list[dict]) -> None:
             f"{r['response_ms']:,.0f}",
             f"{r['dispatcher_wait_ms']:,.0f}",
             f"{r['db_request_ms']:,.0f}",
+        )
+    console.print(table)
+
+
+def _print_cpu_stations(rows: list[dict]) -> None:
+    """Per CPU station, where tenants are pinned to cores (else a station is a host's
+    cores, which the host's CPU already says); --json has them all."""
+    if not any(r["cores"] is not None for r in rows):
+        return
+    table = Table(title="CPU per station (tenants pinned to cores)")
+    table.add_column("station", no_wrap=True)
+    table.add_column("cores", justify="right")
+    table.add_column("tenants")
+    table.add_column("CPU", justify="right", no_wrap=True)
+    for r in rows:
+        cores = r["cores"]
+        table.add_row(
+            r["station"],
+            "all" if cores is None else ",".join(map(str, cores)),
+            ", ".join(t.removeprefix("instance:") for t in r["tenants"]) or "-",
+            f"{100 * r['cpu_util']:.0f} %",
         )
     console.print(table)
