@@ -307,6 +307,7 @@ def test_one_work_process_with_erlang_holding_time_is_exact(fixture_catalog) -> 
     assert exact_wait > 0.3  # saturated: a real queue
     assert x == pytest.approx(exact_x, rel=1e-6)
     assert wait == pytest.approx(exact_wait, rel=1e-6)
+    assert response == pytest.approx(users / exact_x - think, rel=1e-6)
     Solver.phase_type = False
     try:
         _, _, exponential_wait = _dialog(sc)
