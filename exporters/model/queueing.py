@@ -758,19 +758,42 @@ def _phase_chain(
         ([0.0], np.cumsum(np.log(up[: first - 1]) - np.log(speed[1:first])))
     )
     inv = _censored_inverses(lam[first - 1 :], speed[first:], ph)
-    pi = up[first - 1] * (ph.alpha @ inv[0])
-    scale = log_p[first - 1]
-    for n in range(first, levels + 1):
-        if n > first:
-            pi = pi @ inv[n - first]
-        total = pi.sum()
-        if total <= 0.0:
-            break
-        scale += math.log(total) + (math.log(up[n - 1]) if n > first else 0.0)
-        pi = pi / total
-        log_p[n] = scale
+    totals = _level_totals(up[first - 1] * (ph.alpha @ inv[0]), inv)
+    steps = np.log(totals)
+    steps[1:] += np.log(up[first : first + len(totals) - 1])
+    log_p[first : first + len(totals)] = log_p[first - 1] + np.cumsum(steps)
     p = np.exp(log_p - log_p.max())
     return p / p.sum()
+
+
+def _level_totals(pi: np.ndarray, inv: np.ndarray) -> np.ndarray:
+    """The levels' masses (each relative to the level below, before its arrival rate) of
+    pi_{n+1} = pi_n inv[n + 1], pi rescaled to sum 1 at each level; stops at a level of no
+    mass. Two phases (an SCV of 1/2 to 1 or above 1) in plain floats: the level loop is
+    the chain's cost and numpy's per-call overhead is most of it at this size."""
+    out = []
+    if len(pi) == 2:
+        a, b = float(pi[0]), float(pi[1])
+        for m00, m01, m10, m11 in inv.reshape(len(inv), 4).tolist()[1:]:
+            t = a + b
+            if t <= 0.0:
+                break
+            out.append(t)
+            a, b = a / t, b / t
+            a, b = a * m00 + b * m10, a * m01 + b * m11
+        else:
+            if a + b > 0.0:
+                out.append(a + b)
+        return np.array(out)
+    for n in range(len(inv)):
+        if n:
+            pi = pi @ inv[n]
+        t = float(pi.sum())
+        if t <= 0.0:
+            break
+        out.append(t)
+        pi = pi / t
+    return np.array(out)
 
 
 def _censored_inverses(lam: np.ndarray, speed: np.ndarray, ph: PhaseType) -> np.ndarray:
