@@ -6,7 +6,10 @@
   exponential service, which share the product form), optionally several identical copies
   (a disk array) and optionally a background population of other customers sharing them.
 - Birth-death chains: the closed chain of N users in front of a load-dependent server (a
-  flow-equivalent server), and the open chain of a Poisson stream in front of one.
+  flow-equivalent server), and the open chain of a Poisson stream in front of one; with a
+  holding time other than exponential, quasi-birth-death chains over (customers, phase)
+  whose completions at full concurrency are phase-type (two-moment fit, Tijms 2003),
+  solved exactly by linear level reduction (Latouche & Ramaswami 1999).
 
 Textbook results: Buzen (1973); Lazowska et al., Quantitative System Performance (1984),
 ch. 8 (load-dependent stations, flow-equivalent servers) and ch. 9 (memory constraints).
@@ -817,8 +820,9 @@ def _open_phase_chain(arrival_rate: float, rate: np.ndarray, ph: PhaseType) -> C
     X(K): level independent, its levels' probabilities pi_{n+1} = pi_n R with Neuts's rate
     matrix, explicit because a completion's block is rank one (G = 1 alpha):
     R = lambda (lambda I - lambda 1 alpha - S)^-1, S = X(K) T (Latouche & Ramaswami 1999,
-    sec. 6.4 and 8.2); (-W)^-1 of those levels is R / lambda, and the levels 1..K below are
-    reduced as in `_phase_chain`. The tail's mass and mean queue are its geometric sums;
+    sec. 6.4 and 8.2); (-W)^-1 of those levels is R / lambda. Below K one exponential
+    phase (the birth-death ratios), level K entered from K - 1 in alpha, as in
+    `_phase_chain`. The tail's mass and mean queue are its geometric sums;
     the arrivals' distribution (PASTA) is spelt out to where it holds < 1e-9."""
     k_max = len(rate) - 1
     lam, r = arrival_rate, len(ph.alpha)

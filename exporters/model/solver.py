@@ -16,6 +16,8 @@ decomposition with flow-equivalent servers.
 - Outer chain: users thinking (think + GUI time) in front of the flow-equivalent server
   X(min(n, work processes)) of their instance: the dispatcher queue is what waits beyond
   the work processes. Updates: a Poisson stream in front of X(min(n, update processes)).
+  Where all work processes are busy the chains' completions are phase-type with the
+  holding time's own SCV (`_holding_scv`, queueing.fit_phase_type), not exponential.
 - The backgrounds are iterated to a fixed point (Lazowska et al. 1984, ch. 9, memory
   constraints with several classes). With one class the decomposition is exact for a
   product-form inner network (Chandy-Herzog-Woo); the rest is approximate (docs/model.md).
@@ -469,7 +471,8 @@ class Solver:
         first = float(mean @ w)
         if first <= 0.0:
             return 1.0
-        return float((var + mean**2) @ w) / first**2 - 1.0
+        scv = float((var + mean**2) @ w) / first**2 - 1.0
+        return 1.0 if abs(scv - 1.0) <= 1e-9 else scv  # one exponential stage: exactly 1
 
     def _share_bound(self, demand: np.ndarray, used: list[int], loads: tuple | None) -> float:
         """Each class gets at most its share of a station's servers: its steps/s at most
@@ -1041,6 +1044,13 @@ class Solver:
             seen = rng.choice(dist.size, size=n, p=dist)
             ahead = np.maximum(seen - cs.wps + 1, 0)
             wait = np.where(ahead > 0, rng.gamma(np.maximum(ahead, 1), 1.0 / cs.fes[-1]), 0.0)
+            if cs.scv != 1.0 and chain.throughput > 0:
+                # Phase-type completions: the first of the departures an arrival waits
+                # for is a residual, not a whole holding time, so the draws are scaled
+                # to the chain's own mean wait (Little), as the means table has it.
+                drawn = float(dist @ np.maximum(np.arange(dist.size) - cs.wps + 1, 0))
+                if drawn > 0:
+                    wait *= chain.mean_queue / chain.throughput * float(cs.fes[-1]) / drawn
         rest = m[:, _C["response"]] - m[:, _C["dispatcher_wait"]]
         # One unit-mean gamma draw scaled per transaction: every transaction's marginal is
         # its own gamma (only marginals make a histogram), at the cost of one draw.

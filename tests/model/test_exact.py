@@ -316,3 +316,23 @@ def test_one_work_process_with_erlang_holding_time_is_exact(fixture_catalog) -> 
     finally:
         Solver.phase_type = True
     assert exponential_wait > 1.015 * exact_wait  # the exponential chain could not pass
+
+
+@pytest.mark.parametrize("scv", [0.05, 0.25, 0.5, 0.7, 1.0, 2.0, 5.0])
+@pytest.mark.parametrize("rho", [0.3, 0.8, 0.97])
+def test_update_chain_with_one_work_process_is_pollaczek_khinchine(scv: float, rho: float):
+    """The open chain (updates) with one work process and a phase-type holding time of the
+    given SCV is M/G/1: its mean queue is Pollaczek-Khinchine's, rho^2 (1 + SCV) /
+    (2 (1 - rho)), computed here; SCV 1 is the M/M/1 birth-death chain. With three work
+    processes of a rate 3 mu at full concurrency and SCV 1 it is M/M/3 (Erlang C)."""
+    from exporters.model.queueing import open_chain
+
+    mu = 5.0
+    chain = open_chain(rho * mu, np.array([0.0, mu]), scv)
+    assert chain.mean_queue == pytest.approx(rho**2 * (1 + scv) / (2 * (1 - rho)), rel=1e-9)
+    assert chain.arrival_distribution.sum() == pytest.approx(1.0, rel=1e-12)
+    assert chain.busy[1] == pytest.approx(rho, rel=1e-9)  # utilisation law
+    three = open_chain(3 * rho * mu, np.array([0.0, mu, 2 * mu, 3 * mu]), 1.0)
+    assert three.mean_queue / (3 * rho * mu) == pytest.approx(
+        erlang_c_wait(3, 3 * rho * mu, 1 / mu), rel=1e-9
+    )
