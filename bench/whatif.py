@@ -16,6 +16,8 @@ steps to a class's share (`queueing.bounded_chain_by_scaling`),
 two Anderson passes then plain damped iteration, cold points, bisection from the
 scenario's users (the code before issue 24 item 6, same stopping rules).
 
+Also the fast path with exponential holding times (`Solver.phase_type = False`, the
+birth-death chains before the phase-type ones), to show what those cost.
 Both print every solve (users, sweeps, CPU seconds) and the answers, which must agree:
 the same points to 1e-4 and most users within the searches' 0.2 %.
 Usage: python bench/whatif.py [--scenario sd-benchmark-2003] [--set path=value ...]
@@ -102,6 +104,13 @@ def main() -> None:
     args = parser.parse_args()
     model = WhatIf(args.scenario, settings=args.settings)
     fast_s, fast_points, fast_best, fast_log = question(model, fast=True)
+    # The phase-type chains' cost: the fast path again with exponential holding times
+    # (the birth-death chains before them), on a fresh model so neither warms the other.
+    solver_module.Solver.phase_type = False
+    try:
+        exp_s, _, exp_best, _ = question(WhatIf(args.scenario, settings=args.settings), True)
+    finally:
+        solver_module.Solver.phase_type = True
     with reference_path():
         slow_s, slow_points, slow_best, slow_log = question(model, fast=False)
     for name, log in (("fast", fast_log), ("reference", slow_log)):
@@ -117,6 +126,10 @@ def main() -> None:
     )
     print(f"fast path:      {fast_s:6.2f} s CPU ({len(fast_log)} solves)")
     print(f"reference path: {slow_s:6.2f} s CPU ({len(slow_log)} solves)")
+    print(
+        f"fast path with exponential holding times: {exp_s:6.2f} s CPU (phase-type chains "
+        f"{fast_s / exp_s:.2f}x that; most users {exp_best.users:,} vs {fast_best.users:,})"
+    )
     print(f"ratio: {slow_s / fast_s:.1f}x faster; target <= {TARGET_S:g} s per configuration")
     tolerance = math.ceil(0.002 * slow_best.users) + 1
     if worst > 1e-4 or abs(fast_best.users - slow_best.users) > tolerance:

@@ -61,12 +61,12 @@ def family(solver: Solver, cs: ClassSolution) -> Family:
     chains = []
     if cs.task == DIALOG:
         for z in np.unique(np.append(cs.think * 10.0 ** np.linspace(-4, 4, 161), cs.think)):
-            chains.append(closed_chain(cs.users, float(z), cs.fes))
+            chains.append(closed_chain(cs.users, float(z), cs.fes, cs.scv))
     else:
         cap = float(cs.fes[-1])
         share = np.concatenate((np.linspace(0.0, 0.9, 46), 1.0 - 10.0 ** -np.linspace(1, 5, 61)))
         rates = np.unique(np.append(cap * share, min(cs.arrival_rate, cap * share[-1])))
-        chains = [open_chain(float(lam), cs.fes) for lam in rates]
+        chains = [open_chain(float(lam), cs.fes, cs.scv) for lam in rates]
     rows = []
     for chain in chains:
         st = cs.state(chain)
@@ -77,7 +77,7 @@ def family(solver: Solver, cs: ClassSolution) -> Family:
         )
     rows.sort(key=lambda r: r[0])
     x, rate, queue, busy, means, buckets = (np.array(col) for col in zip(*rows, strict=True))
-    full = open_chain(float(cs.fes[-1]) * 2.0, cs.fes)  # overloaded: all K busy
+    full = open_chain(float(cs.fes[-1]) * 2.0, cs.fes, cs.scv)  # overloaded: all K busy
     full_state = cs.state(full)
     return Family(
         x=x,

@@ -16,6 +16,8 @@ decomposition with flow-equivalent servers.
 - Outer chain: users thinking (think + GUI time) in front of the flow-equivalent server
   X(min(n, work processes)) of their instance: the dispatcher queue is what waits beyond
   the work processes. Updates: a Poisson stream in front of X(min(n, update processes)).
+  Where all work processes are busy the chains' completions are phase-type with the
+  holding time's own SCV (`_holding_scv`, queueing.fit_phase_type), not exponential.
 - The backgrounds are iterated to a fixed point (Lazowska et al. 1984, ch. 9, memory
   constraints with several classes). With one class the decomposition is exact for a
   product-form inner network (Chandy-Herzog-Woo); the rest is approximate (docs/model.md).
@@ -69,6 +71,7 @@ class ClassSolution:
     think: float  # dialog: think + GUI - roll-out
     arrival_rate: float  # update: offered steps/s
     chain: ChainResult = field(repr=False)
+    scv: float = 1.0  # the work-process holding time's squared coefficient of variation
 
     @property
     def wps(self) -> int:
@@ -176,6 +179,9 @@ class Solver:
     anderson_mixing: tuple[float, ...] = (1.0,)
     # Classes of identical instances copied within a sweep (`_copies`); False solves each.
     group_instances = True
+    # The chains' holding time phase-type with its own SCV (`_holding_scv`); False takes it
+    # exponential (SCV 1), the birth-death chains before.
+    phase_type = True
 
     def __init__(
         self,
@@ -432,15 +438,16 @@ class Solver:
             k_max = min(wps, users) if k == DIALOG else wps
             net = closed_network([*stations, Station(delay, servers=0)], max(k_max, 1))
             fes = net.throughput
+            scv = self._holding_scv(i, k, demand_t, used, net, max(k_max, 1))
             if k == DIALOG:
                 # Over its share of a saturated station: every state slows alike (the
                 # station serves the class slower, as processor sharing does), until
                 # the class's throughput is within its share.
-                chain, fes = bounded_chain(users, think, fes, bound)
+                chain, fes = bounded_chain(users, think, fes, bound, scv)
             else:
                 # Updates come at their dialog steps' pace: the dialog classes' bound
                 # holds them to the share.
-                chain = open_chain(arrival, fes)
+                chain = open_chain(arrival, fes, scv)
             base = ClassSolution(
                 instance=i,
                 task=k,
@@ -453,9 +460,62 @@ class Solver:
                 think=think,
                 arrival_rate=arrival,
                 chain=chain,
+                scv=scv,
             )
             self._memo[key] = base
         return ClassSolution(**{**vars(base), "instance": i, "stations": [*used, -1]})
+
+    def _holding_scv(
+        self, i: int, k: int, demand_t: np.ndarray, used: list[int], net, k_max: int
+    ) -> float:
+        """Squared coefficient of variation of a work process's holding time (a step of
+        instance i's task k, all k_max work processes busy): a sum of stages, each visit to
+        a station an exponential residence (its share of the station's residence per step
+        from the inner network), the visits a whole number and a coin toss for the
+        fraction (as the DES draws them), the pure delays constant but program load
+        (exponential), and the transactions a mixture. Its chain's completions are then
+        phase-type with this SCV (queueing.fit_phase_type) instead of exponential."""
+        if not self.phase_type:
+            return 1.0
+        nt = self.net
+        x = float(net.throughput[k_max])
+        if x <= 0.0:
+            return 1.0
+        w = nt.weights[k]
+        demand = demand_t @ w
+        visits = np.zeros_like(demand_t)
+        visits[nt.inst_cpu_station[i]] += nt.cpu_s[k] > 0
+        visits[nt.db_cpu_station] += nt.db_cpu[k] > 0
+        (h_data, _, _), (h_log, _, _) = self._cached
+        visits[nt.disk_station] += nt.phys[k] + nt.page_writes_step[k] * self._sync_share * (
+            1.0 - h_data
+        )
+        if nt.log_shared:
+            visits[nt.disk_station] += nt.commits[k] * (1.0 - h_data)
+        else:
+            visits[nt.log_station] += nt.commits[k] * (1.0 - h_log)
+        visits[nt.enqueue_station] += nt.enqueues[k]
+        for li, s in enumerate(nt.lock_stations):
+            visits[s] += nt.lock_demand[li, k] > 0
+        mean = np.zeros(demand_t.shape[1])
+        var = np.zeros(demand_t.shape[1])
+        for row, s in enumerate(used):
+            stretch = net.queue[row, k_max] / x / demand[s]
+            res = demand_t[s] * stretch  # [tx] residence per step
+            v = visits[s]
+            frac = v - np.floor(v)
+            mean += res
+            var += np.divide(
+                (v + frac * (1.0 - frac)) * res**2, v**2, out=np.zeros_like(res), where=v > 0
+            )
+        delays = self.delays(i, k)
+        mean += sum(delays.values()) + self._ack_s(k)
+        var += delays["load_gen"] ** 2
+        first = float(mean @ w)
+        if first <= 0.0:
+            return 1.0
+        scv = float((var + mean**2) @ w) / first**2 - 1.0
+        return 1.0 if abs(scv - 1.0) <= 1e-9 else scv  # one exponential stage: exactly 1
 
     def _share_bound(self, demand: np.ndarray, used: list[int], loads: tuple | None) -> float:
         """Each class gets at most its share of a station's servers: its steps/s at most
@@ -1068,6 +1128,13 @@ class Solver:
             seen = rng.choice(dist.size, size=n, p=dist)
             ahead = np.maximum(seen - cs.wps + 1, 0)
             wait = np.where(ahead > 0, rng.gamma(np.maximum(ahead, 1), 1.0 / cs.fes[-1]), 0.0)
+            if cs.scv != 1.0 and chain.throughput > 0:
+                # Phase-type completions: the first of the departures an arrival waits
+                # for is a residual, not a whole holding time, so the draws are scaled
+                # to the chain's own mean wait (Little), as the means table has it.
+                drawn = float(dist @ np.maximum(np.arange(dist.size) - cs.wps + 1, 0))
+                if drawn > 0:
+                    wait *= chain.mean_queue / chain.throughput * float(cs.fes[-1]) / drawn
         rest = m[:, _C["response"]] - m[:, _C["dispatcher_wait"]]
         # One unit-mean gamma draw scaled per transaction: every transaction's marginal is
         # its own gamma (only marginals make a histogram), at the cost of one draw.

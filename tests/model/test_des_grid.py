@@ -21,9 +21,11 @@ long memory (standard error of R about 0.3 % at 300,000 steps at 110 % load).
 
 Off the grid (`OFF_GRID`): one work process near saturation, the DB on the single core,
 two faults at once, saturated update work processes and a batch with 10 calls per
-statement. Where a queue stands in front of few work processes the solver's exponential
-holding time makes it pessimistic, by at most half its wait: those cells check that bound
-(docs/model.md, "Off the grid") instead of 5 %.
+statement. The solver's dispatcher and update chains take the work process's holding time
+phase-type with its own SCV (a sum of stages, about 0.3-0.7 here, where the exponential
+chains before were 1.4-2.6x the DES's wait); where a two-moment fit leaves more than 5 %
+the cell names its tolerance, and the cell whose error is its throughput (two faults:
+one disk, the inner network's) keeps the holding-time bound (docs/model.md, "Off the grid").
 """
 
 from __future__ import annotations
@@ -64,10 +66,12 @@ class Cell:
     disks: int = DISKS
     faults: tuple[str, ...] = ()
     steps: int = 0  # DES steps (0: by load, STEPS)
-    # Within the holding-time bound instead of 5 %: the dialog response ("dialog"), or the
-    # update work processes' wait ("update"; elsewhere they hardly queue, so it is not
-    # compared: with 4 update work processes on a shared CPU it is a few ms either way).
+    # The dialog response within the holding-time bound instead of a tolerance ("dialog").
     bounded: str = ""
+    r_tol: float = 0.05  # dialog response, relative
+    # The update work processes' wait, relative (0: not compared; elsewhere they hardly
+    # queue: with 4 update work processes on a shared CPU it is a few ms either way).
+    wu_tol: float = 0.0
     name: str = ""
 
     def where(self, users: int) -> str:
@@ -195,8 +199,11 @@ GRID = [
 # birth-death chains, i.e. an exponential holding time; the DES's is a sum of stages (ABAP
 # burst, DB burst, reads, log), less variable, so its queues are shorter (docs/model.md).
 OFF_GRID = [
-    Cell(1, 1, 0.9, 3, steps=100_000, bounded="dialog", name="one work process near saturation"),
-    Cell(1, 2, 1.1, 2, steps=100_000, bounded="dialog", name="the DB on the single core"),
+    # Phase-type chains (docs/model.md): +6.7 % and +5.4 % (the exponential chain's +13.3 %
+    # and +10.1 %); the two-moment fit leaves the rest (a finite-source queue's wait
+    # depends on more of the holding time's distribution than its SCV).
+    Cell(1, 1, 0.9, 3, steps=100_000, r_tol=0.08, name="one work process near saturation"),
+    Cell(1, 2, 1.1, 2, steps=100_000, r_tol=0.07, name="the DB on the single core"),
     Cell(
         4,
         12,
@@ -216,7 +223,7 @@ OFF_GRID = [
         update_wps=1,
         upd_cpu=0.1,
         steps=100_000,
-        bounded="update",
+        wu_tol=0.12,  # +8.7 % (the exponential chain's +25 %)
         name="saturated updates",
     ),
     Cell(2, 8, 2.0, 3, calls=10, think=0.0, gui=0.0, rtt=0.0004, steps=40_000, name="batch"),
@@ -288,10 +295,12 @@ def test_solver_agrees_with_the_des(tmp_path, cell: Cell):
             f"{where}: R des {r_d:.4f} outside [{low:.4f}, {high:.4f}]"
         )
     else:
-        assert r_d == pytest.approx(r_a, rel=0.05), f"{where}: R des {r_d:.4f} solver {r_a:.4f}"
-    if cell.bounded == "update":
+        assert r_d == pytest.approx(r_a, rel=cell.r_tol), (
+            f"{where}: R des {r_d:.4f} solver {r_a:.4f}"
+        )
+    if cell.wu_tol:
         (_, wu_d), (_, wu_a) = c["update"]
-        assert wu_a / 2.0 * 0.98 <= wu_d <= wu_a * 1.02, (
+        assert wu_d == pytest.approx(wu_a, rel=cell.wu_tol), (
             f"{where}: update wait des {wu_d:.4f} solver {wu_a:.4f}"
         )
     # Utilisations: U = X D, so where X may differ (bounded cells) the demands are compared.
