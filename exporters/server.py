@@ -33,7 +33,7 @@ from exporters.model.engine import RealTimeRunner, Simulation
 from exporters.registry import exporter_collector
 from exporters.sapstartsrv.server import fleet_from_settings
 from exporters.sinks.events import RunEvents
-from exporters.sinks.loki import LokiSink
+from exporters.sinks.loki import LokiSink, LokiTLS
 from exporters.sinks.st05trace import TracePublisher
 from exporters.thresholds import Thresholds
 
@@ -372,6 +372,7 @@ class ExporterServer:
         *,
         config: ExporterConfig,
         thresholds: Thresholds | None = None,
+        loki_tls: LokiTLS | None = None,
     ) -> None:
         # `config` is read at the edge (the CLI, a test: exporters.config.load_config) and
         # only passed down: nothing from here on reads the environment.
@@ -397,7 +398,7 @@ class ExporterServer:
             # the state does not name are the exporter's own (`default_users`).
             sim = sim.rebuild(restored.scenario, restored.faults, restored.users or default_users)
             log.info("restored the control state from %s: %s", state_file, restored)
-        self.loki = LokiSink(loki_url).start() if loki_url else None
+        self.loki = LokiSink(loki_url, tls=loki_tls).start() if loki_url else None
         self.events = (
             RunEvents(
                 sim.snapshot().sid,
@@ -505,6 +506,7 @@ def serve(
     config: ExporterConfig,
     control_token: str | None = None,
     thresholds: Thresholds | None = None,
+    loki_tls: LokiTLS | None = None,
 ) -> None:
     server = ExporterServer(
         sim,
@@ -519,6 +521,7 @@ def serve(
         config=config,
         control_token=control_token,
         thresholds=thresholds,
+        loki_tls=loki_tls,
     )
     server.start_model()
     # Everything loaded so far (the catalog, the model's arrays, the libraries) lives as long

@@ -127,7 +127,7 @@ class LokiForwarder:
 
     def _run(self) -> None:
         assert self.settings.loki_url
-        pusher = LokiPusher(self.settings.loki_url, timeout_s=3.0)
+        pusher = LokiPusher(self.settings.loki_url, timeout_s=3.0, tls=self.settings.loki_tls)
         try:
             self._loop(pusher)
         finally:
