@@ -11,8 +11,12 @@ import pytest
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.x509.oid import ExtendedKeyUsageOID
+from typer.testing import CliRunner
 
+from wlmon.cli import app
 from wlmon.stack import pki
+
+runner = CliRunner()
 
 NOW = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
 LEAVES = ("server", *pki.CLIENTS)
@@ -159,3 +163,30 @@ def test_compose_secret_names_cover_every_file(issued) -> None:
     assert files["loki_server_key"] == issued.key("server")
     assert files["loki_grafana_cert"] == issued.cert("grafana")
     assert set(files.values()) == {p for p in issued.directory.iterdir()} - {issued.ca_key}
+
+
+def test_the_cli_makes_them_for_compose_and_keeps_them(tmp_path) -> None:
+    target = tmp_path / "secrets" / "loki-tls"
+    first = runner.invoke(app, ["stack", "loki-certs", "--dir", str(target), "--compose"])
+    assert first.exit_code == 0, first.output
+    assert "issued now: ca, server, api, exporter, grafana, prometheus, wlmon" in first.output
+    made = pki.LokiPKI(target)
+    # Readable by the containers' own users; the directory keeps other host users out.
+    assert made.key("grafana").stat().st_mode & 0o777 == pki.COMPOSE_KEY_MODE
+    assert made.ca_key.stat().st_mode & 0o777 == 0o600
+    assert target.stat().st_mode & 0o777 == 0o700
+    again = runner.invoke(app, ["stack", "loki-certs", "--dir", str(target)])
+    assert again.exit_code == 0, again.output
+    assert "issued now: none" in again.output
+    assert f"--cert {made.cert('wlmon')}" in again.output
+    # Without --compose the keys are private again.
+    assert made.key("grafana").stat().st_mode & 0o777 == 0o600
+
+
+def test_the_exporter_wants_all_three_loki_tls_files(tmp_path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("x")
+    r = runner.invoke(app, ["exporter", "--loki-url", "https://x", "--loki-ca-file", str(ca)])
+    assert r.exit_code != 0
+    assert "--loki-cert-file: missing" in r.output
+    assert "Traceback" not in r.output

@@ -130,8 +130,9 @@ def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
         monkeypatch.delenv(f"WLMON_{name}", raising=False)
     stack = Stack(StackSettings(state_dir=tmp_path, api_token=SecretStr("given")))
     sources = stack.secret_sources()
-    assert len(sources) == 6
-    grafana, api, influx, exporter, sapstartsrv, alertmanager = sources.values()
+    assert len(sources) == 7
+    grafana, api, influx, exporter, sapstartsrv, alertmanager, loki = sources.values()
+    assert str(tmp_path / "secrets" / "loki-tls") in loki
     path = tmp_path / "secrets" / "alertmanager-password"
     assert str(path) in alertmanager and path.stat().st_mode & 0o777 == 0o600
     assert stack.alertmanager_auth() == ("wlmon", path.read_text())

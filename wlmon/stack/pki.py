@@ -81,9 +81,19 @@ class LokiPKI:
         return names
 
 
-def ensure(directory: Path, now: dt.datetime | None = None) -> tuple[LokiPKI, list[str]]:
+# docker-compose's file secrets are bind mounts that keep the host file's owner and mode, and
+# each server's image runs as its own user (Loki 10001, Grafana 472, Prometheus nobody): a
+# 0600 key of the host user is unreadable there. For compose the keys are 0644 inside this
+# 0700 directory, which no other host user can enter; each container sees only its secrets.
+COMPOSE_KEY_MODE = 0o644
+
+
+def ensure(
+    directory: Path, now: dt.datetime | None = None, key_mode: int = 0o600
+) -> tuple[LokiPKI, list[str]]:
     """The CA, server and client certificates in `directory`, kept when still good; with the
-    names of those issued now (empty when everything was kept)."""
+    names of those issued now (empty when everything was kept). Leaf keys get `key_mode`
+    (COMPOSE_KEY_MODE for docker-compose); the CA's key is always 0600."""
     now = now or dt.datetime.now(dt.UTC)
     pki = LokiPKI(directory)
     try:
@@ -99,6 +109,8 @@ def ensure(directory: Path, now: dt.datetime | None = None) -> tuple[LokiPKI, li
             if "ca" in issued or not _leaf_good(pki, leaf, ca_cert, now):
                 _new_leaf(pki, leaf, ca_cert, ca_key, now)
                 issued.append(leaf)
+            if pki.key(leaf).stat().st_mode & 0o777 != key_mode:
+                os.chmod(pki.key(leaf), key_mode)
     except OSError as exc:
         raise PKIError(f"Loki's certificates in {directory}: {exc}") from exc
     return pki, issued

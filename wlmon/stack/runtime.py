@@ -145,6 +145,9 @@ class Stack:
             f"Alertmanager basic auth (user {render.ALERTMANAGER_USER})": (
                 self._alertmanager_password()[1]
             ),
+            "Loki mutual TLS (CA, server and client certificates; wlmon stack loki-certs)": (
+                f"made by `wlmon up` in {self.loki_pki().directory} (keys mode 600)"
+            ),
         }
 
     def loki_pki(self) -> pki.LokiPKI:
