@@ -6,7 +6,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, FilePath, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from exporters.sinks.loki import LokiTLS
@@ -47,9 +47,9 @@ class Settings(BaseSettings):
     loki_url: str | None = None
     # Loki speaks mutual TLS (`wlmon up`, wlmon/stack/pki.py): its CA and the API's own
     # client certificate and key, all three or none.
-    loki_ca_file: Path | None = None
-    loki_cert_file: Path | None = None
-    loki_key_file: Path | None = None
+    loki_ca_file: FilePath | None = None
+    loki_cert_file: FilePath | None = None
+    loki_key_file: FilePath | None = None
     influx_url: str | None = None
     # "user:password" when InfluxDB runs with auth (the native stack and docker-compose do).
     influx_token: SecretStr | None = None

@@ -826,3 +826,14 @@ def test_up_and_status_log_in_to_a_health_endpoint_behind_basic_auth(tmp_path, m
     with pytest.raises(StackError, match=r"guarded: not healthy at .*/-/ready after 5 s"):
         stack.up()
     assert stack.recorded() == []
+
+
+def test_a_missing_client_certificate_is_named_at_start_and_unhealthy_in_status(tmp_path) -> None:
+    from wlmon.stack import runtime
+
+    gone = LokiTLS(tmp_path / "ca.pem", tmp_path / "wlmon.pem", tmp_path / "wlmon.key")
+    svc = Service("loki", ["loki"], 1, "https://127.0.0.1:1", "https://127.0.0.1:1/ready")
+    svc.health_tls = gone
+    with pytest.raises(StackError, match=r"loki: the client certificate .*wlmon\.pem"):
+        runtime._client_certificate_loads(svc)
+    assert runtime._healthy(svc.health_url, tls=gone) is False

@@ -115,9 +115,18 @@ def test_a_certificate_of_another_ca_forwards_nothing_and_keeps_it(tmp_path, tls
     assert server.pushes == 0
 
 
-def test_loki_tls_settings_go_together(tmp_path) -> None:
+def test_loki_tls_settings_go_together_and_name_files_that_exist(tmp_path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("")
     with pytest.raises(ValidationError, match="WLMON_API_LOKI_CERT_FILE"):
-        Settings(db_path=tmp_path / "db.sqlite", loki_ca_file=tmp_path / "ca.pem")
+        Settings(db_path=tmp_path / "db.sqlite", loki_ca_file=ca)
+    with pytest.raises(ValidationError, match="loki_key_file"):
+        Settings(
+            db_path=tmp_path / "db.sqlite",
+            loki_ca_file=ca,
+            loki_cert_file=ca,
+            loki_key_file=tmp_path / "missing.key",
+        )
 
 
 def _until(check, timeout_s: float = 15.0) -> bool:

@@ -507,6 +507,7 @@ def _wait_healthy(
     svc: Service, proc: subprocess.Popen, log_path: Path, writer: subprocess.Popen
 ) -> None:
     deadline = time.monotonic() + svc.ready_timeout
+    _client_certificate_loads(svc)
     while not _healthy(svc.health_url, svc.health_auth, svc.health_tls):
         if proc.poll() is not None:
             # Its last lines may still be in the pipe: let the writer finish them.
@@ -535,14 +536,26 @@ def _port_free(port: int) -> bool:
 
 
 def _healthy(url: str, auth: tuple[str, str] | None = None, tls: LokiTLS | None = None) -> bool:
+    """200 or 204 from the health endpoint; False also when the client certificate it asks
+    for cannot be loaded (`wlmon status` of a stack whose certificates were deleted)."""
     try:
         verify = tls.context() if tls is not None else True
-    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
-        raise StackError(f"{url}: the client certificate cannot be loaded: {exc}") from exc
-    try:
         return httpx.get(url, auth=auth, verify=verify, timeout=2.0).status_code in (200, 204)
-    except httpx.HTTPError:
+    except (httpx.HTTPError, OSError, ValueError):  # ssl.SSLError is an OSError
         return False
+
+
+def _client_certificate_loads(svc: Service) -> None:
+    """A health check that can never pass (a certificate file gone) fails now, naming it."""
+    if svc.health_tls is None:
+        return
+    try:
+        svc.health_tls.context()
+    except (OSError, ValueError) as exc:
+        raise StackError(
+            f"{svc.name}: the client certificate for {svc.health_url} cannot be loaded "
+            f"({svc.health_tls.cert_file}): {exc}"
+        ) from exc
 
 
 def _healthy_service(r: Running, svc: Service | None) -> bool:
