@@ -49,7 +49,9 @@ def test_status_json_lists_name_pid_url_healthy(stack) -> None:
     for row in rows:
         assert set(row) == {"name", "pid", "url", "healthy"}
         assert row["healthy"] is True
-        assert row["url"].startswith("http://127.0.0.1:")
+        # Loki serves mutual TLS only (its readiness is checked with wlmon's certificate).
+        scheme = "https" if row["name"] == "loki" else "http"
+        assert row["url"].startswith(f"{scheme}://127.0.0.1:"), row
 
 
 def test_everything_listens_on_loopback_only(stack) -> None:
