@@ -6,8 +6,10 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, FilePath, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from exporters.sinks.loki import LokiTLS
 
 
 def default_db_path() -> Path:
@@ -43,6 +45,11 @@ class Settings(BaseSettings):
     notification_retention_days: float = Field(default=30.0, ge=0)
     retention_interval_s: float = Field(default=3600.0, gt=0)
     loki_url: str | None = None
+    # Loki speaks mutual TLS (`wlmon up`, wlmon/stack/pki.py): its CA and the API's own
+    # client certificate and key, all three or none.
+    loki_ca_file: FilePath | None = None
+    loki_cert_file: FilePath | None = None
+    loki_key_file: FilePath | None = None
     influx_url: str | None = None
     # "user:password" when InfluxDB runs with auth (the native stack and docker-compose do).
     influx_token: SecretStr | None = None
@@ -89,6 +96,22 @@ class Settings(BaseSettings):
     # insert would find the database busy with (docs/operations.md, "The webhook beside
     # imports"). 0: push at once.
     loki_linger_s: float = Field(default=0.5, ge=0, le=10)
+
+    @model_validator(mode="after")
+    def _loki_tls_whole(self) -> Settings:
+        files = (self.loki_ca_file, self.loki_cert_file, self.loki_key_file)
+        if any(files) and not all(files):
+            raise ValueError(
+                "WLMON_API_LOKI_CA_FILE, WLMON_API_LOKI_CERT_FILE and WLMON_API_LOKI_KEY_FILE "
+                "go together (Loki's mutual TLS needs the CA, certificate and key)"
+            )
+        return self
+
+    @property
+    def loki_tls(self) -> LokiTLS | None:
+        if self.loki_ca_file is None or self.loki_cert_file is None or self.loki_key_file is None:
+            return None
+        return LokiTLS(self.loki_ca_file, self.loki_cert_file, self.loki_key_file)
 
 
 @lru_cache

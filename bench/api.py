@@ -120,15 +120,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_api(db_path: Path, loki_url: str = "", root: Path = ROOT) -> tuple[subprocess.Popen, str]:
+def start_api(
+    db_path: Path, loki_url: str = "", root: Path = ROOT, loki_env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = os.environ | {"WLMON_API_DB_PATH": str(db_path), "WLMON_API_TOKEN": TOKEN}
     # The API's code from `root` (another checkout, for a before/after), never this one's.
     env["PYTHONPATH"] = str(root)
-    env.pop("WLMON_API_LOKI_URL", None)
+    for name in ("URL", "CA_FILE", "CERT_FILE", "KEY_FILE"):
+        env.pop(f"WLMON_API_LOKI_{name}", None)
     if loki_url:
-        # Every notification is forwarded to a real Loki, as on the stack.
+        # Every notification is forwarded to a real Loki, as on the stack (mutual TLS, the
+        # API's own certificate: loki_env).
         env["WLMON_API_LOKI_URL"] = loki_url
+        env |= loki_env or {}
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -171,7 +176,17 @@ def start_loki(state: Path):
 
 
 def loki_url(stack) -> str:
-    return f"http://127.0.0.1:{stack.settings.ports.loki}"
+    return stack.loki_url()
+
+
+def loki_env(stack) -> dict[str, str]:
+    """The API's client certificate for the stack's Loki (mutual TLS), as `wlmon up` sets."""
+    tls = stack.loki_tls("api")
+    return {
+        "WLMON_API_LOKI_CA_FILE": str(tls.ca_file),
+        "WLMON_API_LOKI_CERT_FILE": str(tls.cert_file),
+        "WLMON_API_LOKI_KEY_FILE": str(tls.key_file),
+    }
 
 
 class Connection:
@@ -556,7 +571,10 @@ def main() -> None:
         loki = start_loki(Path(tmp)) if args.loki else None
         try:
             proc, url = start_api(
-                Path(tmp) / "api.sqlite", loki_url(loki) if loki else "", args.api_root.resolve()
+                Path(tmp) / "api.sqlite",
+                loki_url(loki) if loki else "",
+                args.api_root.resolve(),
+                loki_env(loki) if loki else None,
             )
             try:
                 results = asyncio.run(

@@ -6,6 +6,12 @@ times and the process CPU per push is printed with the ratio.
 The baseline is what exporters/sinks/loki.py did before: `httpx.post()` per push, which
 builds a client and an SSL context loading the CA bundle each time.
 
+A second round measures mutual TLS (Loki's only mode under `wlmon up`): the same server
+behind TLS asking for a client certificate of a CA made here (wlmon/stack/pki.py), pushed
+to by the pooled client with the certificate (the sink as it is), against plain HTTP
+(the same pooled client, the first round's figure) and against a client with the
+certificate built per push (a full handshake each time).
+
     python bench/loki_push.py [--pushes 400]
 """
 
@@ -13,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import ssl
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +32,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from exporters.sinks.loki import LokiPusher
+from wlmon.stack import pki
 
 
 class _Loki(BaseHTTPRequestHandler):
@@ -80,6 +89,41 @@ def main() -> None:
     print(
         f"ratio now/before: {after / before:.3f}; at 200 pushes/s: "
         f"{before * 0.2:.2f} -> {after * 0.2:.2f} cores"
+    )
+    tls_round(args.pushes, plain=after)
+
+
+def tls_round(pushes: int, plain: float) -> None:
+    with tempfile.TemporaryDirectory(prefix="wlmon-bench-tls-") as tmp:
+        made, _ = pki.ensure(Path(tmp))
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _Loki)
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(made.ca))
+        ctx.load_cert_chain(str(made.cert("server")), str(made.key("server")))
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"https://127.0.0.1:{server.server_port}"
+        tls = made.client("api")
+
+        def per_call(lines) -> None:  # a client (and handshake) per push
+            p = LokiPusher(url, tls=tls)
+            try:
+                p.push(lines)
+            finally:
+                p.close()
+
+        pusher = LokiPusher(url, tls=tls)
+        try:
+            pooled = per_push_cpu_ms(pusher.push, pushes)
+            fresh = per_push_cpu_ms(per_call, max(pushes // 4, 10))
+        finally:
+            pusher.close()
+            server.shutdown()
+    print(f"mutual TLS, pooled client:   {pooled:6.2f} ms CPU per push (now)")
+    print(f"mutual TLS, client per push: {fresh:6.2f} ms CPU per push")
+    print(
+        f"ratio TLS pooled / plain pooled: {pooled / plain:.3f}; at 200 pushes/s: "
+        f"{plain * 0.2:.2f} -> {pooled * 0.2:.2f} cores (per-push clients: {fresh * 0.2:.2f})"
     )
 
 

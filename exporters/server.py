@@ -33,7 +33,7 @@ from exporters.model.engine import RealTimeRunner, Simulation
 from exporters.registry import exporter_collector
 from exporters.sapstartsrv.server import fleet_from_settings
 from exporters.sinks.events import RunEvents
-from exporters.sinks.loki import LokiSink
+from exporters.sinks.loki import LokiSink, LokiTLS
 from exporters.sinks.st05trace import TracePublisher
 from exporters.thresholds import Thresholds
 
@@ -372,6 +372,7 @@ class ExporterServer:
         *,
         config: ExporterConfig,
         thresholds: Thresholds | None = None,
+        loki_tls: LokiTLS | None = None,
     ) -> None:
         # `config` is read at the edge (the CLI, a test: exporters.config.load_config) and
         # only passed down: nothing from here on reads the environment.
@@ -406,7 +407,7 @@ class ExporterServer:
                 # the exporter; it starts as its options say.
                 log.warning("ignoring the control state in %s: %s", state_file, exc)
                 restored = None
-        self.loki = LokiSink(loki_url).start() if loki_url else None
+        self.loki = LokiSink(loki_url, tls=loki_tls).start() if loki_url else None
         self.events = (
             RunEvents(
                 sim.snapshot().sid,
@@ -514,6 +515,7 @@ def serve(
     config: ExporterConfig,
     control_token: str | None = None,
     thresholds: Thresholds | None = None,
+    loki_tls: LokiTLS | None = None,
 ) -> None:
     server = ExporterServer(
         sim,
@@ -528,6 +530,7 @@ def serve(
         config=config,
         control_token=control_token,
         thresholds=thresholds,
+        loki_tls=loki_tls,
     )
     server.start_model()
     # Everything loaded so far (the catalog, the model's arrays, the libraries) lives as long

@@ -13,6 +13,7 @@ import yaml
 
 from exporters.durations import parse_duration
 from wlmon.stack.components import COMPONENTS
+from wlmon.stack.pki import LokiPKI
 from wlmon.stack.runtime import Stack
 from wlmon.stack.settings import StackSettings
 
@@ -153,7 +154,7 @@ def test_alertmanager_asks_for_basic_auth_and_every_client_has_it(project) -> No
         assert "--web.config.file=/etc/alertmanager/web.yml" in svc["command"]
         assert "/run/secrets/alertmanager_password" in " ".join(svc["healthcheck"]["test"])
     assert [s["source"] for s in services["alertmanager"]["secrets"]] == ["alertmanager_password"]
-    assert [s["source"] for s in services["prometheus"]["secrets"]] == ["alertmanager_password"]
+    assert "alertmanager_password" in {s["source"] for s in services["prometheus"]["secrets"]}
     for name in ("alertmanager-1", "alertmanager-2", "prometheus-a", "prometheus-b"):
         assert fleet[name]["secrets"] == ["alertmanager_password"], name
     assert services["grafana"]["environment"]["WLMON_ALERTMANAGER_PASSWORD"] == "am-from-test"
@@ -185,3 +186,53 @@ def test_compose_keeps_what_the_native_stack_keeps(project, tmp_path) -> None:
     assert duration and parse_duration(duration[1]) == parse_duration(native.influxdb_retention)
     conf = (REPO / "provisioning" / "telegraf" / "telegraf.conf").read_text()
     assert f"TELEGRAF_METRIC_BUFFER_LIMIT:-{telegraf['TELEGRAF_METRIC_BUFFER_LIMIT']}}}" in conf
+
+
+# Who talks to Loki in docker-compose, and with which certificate (wlmon/stack/pki.py).
+LOKI_CLIENTS = {
+    "api": "api",
+    "exporter": "exporter",
+    "grafana": "grafana",
+    "prometheus": "prometheus",
+}
+
+
+def test_loki_speaks_mutual_tls_and_each_client_has_its_own_certificate(project) -> None:
+    """The secrets are the files `wlmon stack loki-certs --dir ./secrets/loki-tls` makes;
+    Loki gets the server's, each client only its own key; every path a config names is a
+    secret the service is given; every URL is https."""
+    services, secrets = project["services"], project["secrets"]
+    # The `wlmon` certificate stays on the host (curl by hand): no container is given it.
+    expected = {
+        name: path
+        for name, path in LokiPKI(REPO / "secrets" / "loki-tls").compose_secrets().items()
+        if not name.startswith("loki_wlmon_")
+    }
+    assert {k: Path(v["file"]) for k, v in secrets.items() if k.startswith("loki_")} == expected
+
+    def given(service: str) -> set[str]:
+        return {s["source"] for s in services[service].get("secrets", [])}
+
+    loki = services["loki"]
+    assert given("loki") == {"loki_ca", "loki_server_cert", "loki_server_key"}
+    assert "-internal-server.enable=true" in loki["command"]
+    assert "http://localhost:3101/ready" in loki["healthcheck"]["test"]
+    loki_yml = (REPO / "provisioning" / "loki" / "loki.yml").read_text()
+    configs = {
+        "loki": loki_yml,
+        "prometheus": (REPO / "provisioning" / "prometheus" / "prometheus.yml").read_text(),
+        "grafana": (
+            REPO / "provisioning" / "grafana" / "datasources" / "datasources.yml"
+        ).read_text(),
+    }
+    for service, kind in LOKI_CLIENTS.items():
+        loki_secrets = {s for s in given(service) if s.startswith("loki_")}
+        assert loki_secrets == {"loki_ca", f"loki_{kind}_cert", f"loki_{kind}_key"}, service
+        text = configs.get(service, "") + json.dumps(services[service])
+        named = set(re.findall(r"/run/secrets/(loki_\w+)", text))
+        assert named == loki_secrets, service
+    assert set(re.findall(r"/run/secrets/(loki_\w+)", loki_yml)) == given("loki")
+    assert "RequireAndVerifyClientCert" in loki_yml
+    assert services["api"]["environment"]["WLMON_API_LOKI_URL"] == "https://loki:3100"
+    assert services["grafana"]["environment"]["WLMON_LOKI_URL"] == "https://loki:3100"
+    assert "https://loki:3100" in services["exporter"]["command"]

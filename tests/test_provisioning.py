@@ -87,7 +87,9 @@ def test_loki_retention_default_is_the_settings_default(rendered) -> None:
 
 def test_the_exporters_up_series_carries_the_sid(tmp_path) -> None:
     stack = Stack(StackSettings(state_dir=tmp_path, sid="QAS"))
-    doc = yaml.safe_load(render.render_prometheus(stack.settings, tmp_path, "p").read_text())
+    secrets = stack.loki_pki().compose_secrets()
+    out = render.render_prometheus(stack.settings, tmp_path, "p", secrets)
+    doc = yaml.safe_load(out.read_text())
     job = next(j for j in doc["scrape_configs"] if j["job_name"] == "wlmon-exporter")
     # honor_labels: the exporter's own sid stays sid (not exported_sid) on its series.
     assert job["honor_labels"] is True

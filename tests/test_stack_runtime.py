@@ -19,10 +19,12 @@ from typer.testing import CliRunner
 
 from api.config import Settings as ApiSettings
 from exporters.durations import parse_duration
+from exporters.sinks.loki import LokiTLS
 from wlmon.cli import app
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.fleet import DEFAULT_FLEET_FILE, FleetLayout, load_fleet
+from wlmon.stack.pki import LokiPKI
 from wlmon.stack.runtime import Stack, StackError, _port_free, _prepare_influxdb
 from wlmon.stack.services import Service, fill, read_table
 from wlmon.stack.settings import REPO_DIR, Ports, StackSettings
@@ -31,7 +33,8 @@ from wlmon.stack.template import TemplateError, expand
 
 def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:
     settings = StackSettings(state_dir=tmp_path, ports=Ports(exporter=19300, alertmanager=19093))
-    out = render.render_prometheus(settings, tmp_path, "am-secret")
+    loki_tls = LokiPKI(tmp_path / "loki-tls")
+    out = render.render_prometheus(settings, tmp_path, "am-secret", loki_tls.compose_secrets())
     doc = yaml.safe_load(out.read_text())
     targets = {j["job_name"]: j["static_configs"][0]["targets"] for j in doc["scrape_configs"]}
     assert targets["wlmon-exporter"] == ["127.0.0.1:19300"]
@@ -46,6 +49,15 @@ def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:
     assert password_file.read_text() == "am-secret"
     assert password_file.stat().st_mode & 0o777 == 0o600
     assert all("basic_auth" not in j for j in doc["scrape_configs"] if j is not scrape)
+    # Loki is scraped over mutual TLS with Prometheus's own certificate, the state's files.
+    (loki,) = [j for j in doc["scrape_configs"] if j["job_name"] == "loki"]
+    assert loki["scheme"] == "https"
+    assert loki["tls_config"] == {
+        "ca_file": str(loki_tls.ca),
+        "cert_file": str(loki_tls.cert("prometheus")),
+        "key_file": str(loki_tls.key("prometheus")),
+    }
+    assert all("tls_config" not in j for j in doc["scrape_configs"] if j is not loki)
     # Relative: Prometheus starts in its config directory (short rule namespaces).
     assert doc["rule_files"] == ["rules/*.rules.yml"]
     assert (tmp_path / "prometheus" / "rules" / "workload.rules.yml").is_file()
@@ -118,8 +130,9 @@ def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
         monkeypatch.delenv(f"WLMON_{name}", raising=False)
     stack = Stack(StackSettings(state_dir=tmp_path, api_token=SecretStr("given")))
     sources = stack.secret_sources()
-    assert len(sources) == 6
-    grafana, api, influx, exporter, sapstartsrv, alertmanager = sources.values()
+    assert len(sources) == 7
+    grafana, api, influx, exporter, sapstartsrv, alertmanager, loki = sources.values()
+    assert str(tmp_path / "secrets" / "loki-tls") in loki
     path = tmp_path / "secrets" / "alertmanager-password"
     assert str(path) in alertmanager and path.stat().st_mode & 0o777 == 0o600
     assert stack.alertmanager_auth() == ("wlmon", path.read_text())
@@ -227,6 +240,7 @@ def _rendered(settings: StackSettings) -> list[dict]:
             "after_start": svc.after_start is not None,
             **({"cwd": svc.cwd} if svc.cwd else {}),
             **({"health_auth": svc.health_auth} if svc.health_auth else {}),
+            **({"health_tls": svc.health_tls} if svc.health_tls else {}),
         }
         for svc in Stack(settings).services()
     ]
@@ -262,8 +276,8 @@ PINNED_SERVICES = [
             "-config.expand-env=true",
         ],
         "port": 10005,
-        "url": "http://127.0.0.1:10005",
-        "health_url": "http://127.0.0.1:10005/ready",
+        "url": "https://127.0.0.1:10005",
+        "health_url": "https://127.0.0.1:10005/ready",
         "env": {
             "LOKI_DIR": "/state/data/loki",
             "LOKI_HTTP_ADDRESS": "127.0.0.1",
@@ -271,9 +285,17 @@ PINNED_SERVICES = [
             "LOKI_GRPC_ADDRESS": "127.0.0.1",
             "LOKI_GRPC_PORT": "10006",
             "LOKI_RETENTION_PERIOD": "720h",
+            "LOKI_TLS_CERT_FILE": "/state/secrets/loki-tls/server.pem",
+            "LOKI_TLS_KEY_FILE": "/state/secrets/loki-tls/server.key",
+            "LOKI_TLS_CA_FILE": "/state/secrets/loki-tls/ca.pem",
         },
         "ready_timeout": 120.0,
         "after_start": False,
+        "health_tls": LokiTLS(
+            Path("/state/secrets/loki-tls/ca.pem"),
+            Path("/state/secrets/loki-tls/wlmon.pem"),
+            Path("/state/secrets/loki-tls/wlmon.key"),
+        ),
     },
     {
         "name": "alertmanager",
@@ -310,7 +332,7 @@ PINNED_SERVICES = [
             "--speed",
             "2.5",
             "--loki-url",
-            "http://127.0.0.1:10005",
+            "https://127.0.0.1:10005",
             "--influx-url",
             "http://127.0.0.1:10007",
             "--trace-interval",
@@ -324,6 +346,9 @@ PINNED_SERVICES = [
         "env": {
             "WLMON_INFLUX_TOKEN": "wlmon-admin:ipw",
             "WLMON_EXPORTER_CONTROL_TOKEN": "etok",
+            "WLMON_LOKI_CA_FILE": "/state/secrets/loki-tls/ca.pem",
+            "WLMON_LOKI_CERT_FILE": "/state/secrets/loki-tls/exporter.pem",
+            "WLMON_LOKI_KEY_FILE": "/state/secrets/loki-tls/exporter.key",
             "WLMON_SAPSTARTSRV_ENABLED": "True",
             "WLMON_SAPSTARTSRV_BASE_PORT": "52013",
             "WLMON_SAPSTARTSRV_USERNAME": "wlmon",
@@ -344,7 +369,10 @@ PINNED_SERVICES = [
         "env": {
             "WLMON_API_TOKEN": "tok",
             "WLMON_API_DB_PATH": "/state/data/api/wlmon.sqlite",
-            "WLMON_API_LOKI_URL": "http://127.0.0.1:10005",
+            "WLMON_API_LOKI_URL": "https://127.0.0.1:10005",
+            "WLMON_API_LOKI_CA_FILE": "/state/secrets/loki-tls/ca.pem",
+            "WLMON_API_LOKI_CERT_FILE": "/state/secrets/loki-tls/api.pem",
+            "WLMON_API_LOKI_KEY_FILE": "/state/secrets/loki-tls/api.key",
             "WLMON_API_PROMETHEUS_URL": "http://127.0.0.1:10002",
             "WLMON_API_INFLUX_URL": "http://127.0.0.1:10007",
             "WLMON_API_INFLUX_TOKEN": "wlmon-admin:ipw",
@@ -425,7 +453,7 @@ PINNED_SERVICES = [
             "GF_SERVER_HTTP_PORT": "10001",
             "GF_SECURITY_ADMIN_PASSWORD": "gpw",
             "WLMON_PROMETHEUS_URL": "http://127.0.0.1:10002",
-            "WLMON_LOKI_URL": "http://127.0.0.1:10005",
+            "WLMON_LOKI_URL": "https://127.0.0.1:10005",
             "WLMON_ALERTMANAGER_URL": "http://127.0.0.1:10003",
             "WLMON_ALERTMANAGER_PASSWORD": "apw",
             "WLMON_INFLUXDB_URL": "http://127.0.0.1:10007",
@@ -798,3 +826,14 @@ def test_up_and_status_log_in_to_a_health_endpoint_behind_basic_auth(tmp_path, m
     with pytest.raises(StackError, match=r"guarded: not healthy at .*/-/ready after 5 s"):
         stack.up()
     assert stack.recorded() == []
+
+
+def test_a_missing_client_certificate_is_named_at_start_and_unhealthy_in_status(tmp_path) -> None:
+    from wlmon.stack import runtime
+
+    gone = LokiTLS(tmp_path / "ca.pem", tmp_path / "wlmon.pem", tmp_path / "wlmon.key")
+    svc = Service("loki", ["loki"], 1, "https://127.0.0.1:1", "https://127.0.0.1:1/ready")
+    svc.health_tls = gone
+    with pytest.raises(StackError, match=r"loki: the client certificate .*wlmon\.pem"):
+        runtime._client_certificate_loads(svc)
+    assert runtime._healthy(svc.health_url, tls=gone) is False

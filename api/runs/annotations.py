@@ -27,7 +27,11 @@ class RunAnnotations:
     def __init__(self, settings: Settings, run: dict) -> None:
         self.settings = settings
         self.run = run
-        self.loki = LokiSink(settings.loki_url).start() if settings.loki_url else None
+        self.loki = (
+            LokiSink(settings.loki_url, tls=settings.loki_tls).start()
+            if settings.loki_url
+            else None
+        )
         token = settings.influx_token.get_secret_value() if settings.influx_token else ""
         self.events = RunEvents(
             settings.sid, influx_url=settings.influx_url, influx_token=token, loki=self.loki

@@ -127,7 +127,12 @@ class LokiForwarder:
 
     def _run(self) -> None:
         assert self.settings.loki_url
-        pusher = LokiPusher(self.settings.loki_url, timeout_s=3.0)
+        try:
+            pusher = LokiPusher(self.settings.loki_url, timeout_s=3.0, tls=self.settings.loki_tls)
+        except (OSError, ValueError) as exc:  # a certificate or key that does not load
+            LOKI_FAILURES.inc()
+            log.error("cannot forward notifications to Loki: its TLS files: %s", exc)
+            return
         try:
             self._loop(pusher)
         finally:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
@@ -24,19 +26,50 @@ import httpx
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class LokiTLS:
+    """Loki's mutual TLS as a client sees it: the CA that signed Loki's certificate and this
+    client's own certificate and key (PEM files; wlmon/stack/pki.py makes them)."""
+
+    ca_file: Path
+    cert_file: Path
+    key_file: Path
+
+    def context(self) -> ssl.SSLContext:
+        """An SSL context trusting only the CA and presenting the client certificate. Built
+        once per client: loading certificates is the costly part of TLS set-up."""
+        ctx = ssl.create_default_context(cafile=str(self.ca_file))
+        ctx.load_cert_chain(str(self.cert_file), str(self.key_file))
+        return ctx
+
+    def client(self, **kwargs) -> httpx.Client:
+        """An HTTP client for Loki (queries, readiness) presenting this certificate."""
+        return httpx.Client(verify=self.context(), **kwargs)
+
+
+def loki_client(url: str, tls: LokiTLS | None, timeout_s: float) -> httpx.Client:
+    """One pooled client for a Loki at `url`: with `tls` it presents the client certificate
+    and trusts only Loki's CA; for plain http:// it loads no certificates at all (a CA bundle
+    costs milliseconds of CPU per context)."""
+    if tls is not None:
+        return tls.client(timeout=timeout_s)
+    plain = urlsplit(url).scheme == "http"
+    # verify=False builds a bare context (no CA bundle); http:// never uses it.
+    return httpx.Client(timeout=timeout_s, verify=not plain)
+
+
 class LokiPusher:
     """Loki's push API through one pooled HTTP client (kept-alive connections).
 
     A client per push cost 16.8 ms of CPU, nearly all of it `ssl.create_default_context`
     loading the CA bundle, even for plain http://: at 200 webhooks/s that was a core. So one
-    client per sink, and for plain HTTP one that loads no certificates at all.
+    client per sink (its TLS context and connections reused), and for plain HTTP one that
+    loads no certificates at all.
     """
 
-    def __init__(self, url: str, timeout_s: float = 5.0) -> None:
+    def __init__(self, url: str, timeout_s: float = 5.0, tls: LokiTLS | None = None) -> None:
         self.endpoint = url.rstrip("/") + "/loki/api/v1/push"
-        plain = urlsplit(self.endpoint).scheme == "http"
-        # verify=False builds a bare context (no CA bundle); http:// never uses it.
-        self._client = httpx.Client(timeout=timeout_s, verify=not plain)
+        self._client = loki_client(self.endpoint, tls, timeout_s)
 
     def push(self, lines: list[tuple[dict[str, str], int, str]]) -> None:
         """One request: (labels, timestamp ns, line) grouped into streams. Raises
@@ -76,6 +109,7 @@ class LokiSink:
         max_buffer: int = 200_000,
         max_backoff_s: float = 10.0,
         timeout_s: float = 5.0,
+        tls: LokiTLS | None = None,
     ) -> None:
         self.url = url
         self.flush_interval_s = flush_interval_s
@@ -90,7 +124,7 @@ class LokiSink:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="wlmon-loki", daemon=True)
-        self._pusher = LokiPusher(url, timeout_s)
+        self._pusher = LokiPusher(url, timeout_s, tls)
         self._last_ts = 0
         self.sent = 0
         self.dropped = 0

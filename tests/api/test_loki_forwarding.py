@@ -6,16 +6,20 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from fastapi.testclient import TestClient
+from pydantic import ValidationError
 
 from api.config import Settings
 from api.main import create_app
+from api.services.loki_forwarder import LOKI_FAILURES
 from tests.api.test_alerts_webhook import PAYLOAD
+from wlmon.stack import pki
 
 AUTH = {"Authorization": "Bearer t"}
 
@@ -52,15 +56,77 @@ def loki():
     server.shutdown()
 
 
-def _client(tmp_path, loki_url: str, linger_s: float = 0.5) -> TestClient:
+def _client(tmp_path, loki_url: str, linger_s: float = 0.5, tls=None) -> TestClient:
+    files = (
+        {
+            "loki_ca_file": tls.ca_file,
+            "loki_cert_file": tls.cert_file,
+            "loki_key_file": tls.key_file,
+        }
+        if tls
+        else {}
+    )
     settings = Settings(
         db_path=tmp_path / "db.sqlite",
         token="t",
         loki_url=loki_url,
         loki_max_backoff_s=0.5,
         loki_linger_s=linger_s,
+        **files,
     )
     return TestClient(create_app(settings))
+
+
+@pytest.fixture
+def tls_loki(tmp_path):
+    """The fake Loki as `wlmon up` runs the real one: TLS, a client certificate of the CA
+    required (a refused handshake never reaches the handler: no push is counted)."""
+    made, _ = pki.ensure(tmp_path / "loki-tls")
+    server = FakeLoki()
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(made.ca))
+    ctx.load_cert_chain(str(made.cert("server")), str(made.key("server")))
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server, made
+    server.shutdown()
+
+
+def test_notifications_reach_a_loki_asking_for_the_apis_certificate(tmp_path, tls_loki) -> None:
+    server, made = tls_loki
+    url = f"https://127.0.0.1:{server.server_port}"
+    with _client(tmp_path, url, tls=made.client("api")) as c:
+        assert c.post("/alerts/webhook", json=PAYLOAD, headers=AUTH).status_code == 200
+        assert _until(lambda: c.get("/alerts/notifications").json()[0]["forwarded_to_loki"])
+    assert [line["alertname"] for line in server.lines] == ["SAPEnqueueTimeHigh"]
+
+
+def test_a_certificate_of_another_ca_forwards_nothing_and_keeps_it(tmp_path, tls_loki) -> None:
+    server, _ = tls_loki
+    foreign, _ = pki.ensure(tmp_path / "foreign")
+    # It trusts the server's CA (so the refusal is Loki's, not the client's), shows another's.
+    stranger = foreign.client("api")
+    tls = type(stranger)(tls_loki[1].ca, stranger.cert_file, stranger.key_file)
+    before = LOKI_FAILURES._value.get()
+    with _client(tmp_path, f"https://127.0.0.1:{server.server_port}", tls=tls) as c:
+        assert c.post("/alerts/webhook", json=PAYLOAD, headers=AUTH).status_code == 200
+        assert _until(lambda: LOKI_FAILURES._value.get() >= before + 2)  # tried, and again
+        assert not c.get("/alerts/notifications").json()[0]["forwarded_to_loki"]
+    assert server.pushes == 0
+
+
+def test_loki_tls_settings_go_together_and_name_files_that_exist(tmp_path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("")
+    with pytest.raises(ValidationError, match="WLMON_API_LOKI_CERT_FILE"):
+        Settings(db_path=tmp_path / "db.sqlite", loki_ca_file=ca)
+    with pytest.raises(ValidationError, match="loki_key_file"):
+        Settings(
+            db_path=tmp_path / "db.sqlite",
+            loki_ca_file=ca,
+            loki_cert_file=ca,
+            loki_key_file=tmp_path / "missing.key",
+        )
 
 
 def _until(check, timeout_s: float = 15.0) -> bool:

@@ -86,7 +86,14 @@ def stack(tmp_path_factory, mailbox, heartbeats) -> Iterator[Stack]:
 
 
 def url(stack: Stack, service: str) -> str:
+    if service == "loki":  # mutual TLS only: query it through loki(stack)
+        return stack.loki_url()
     return f"http://127.0.0.1:{getattr(stack.settings.ports, service)}"
+
+
+def loki(stack: Stack) -> httpx.Client:
+    """Loki serves mutual TLS only: a client with the `wlmon` certificate, base URL set."""
+    return stack.loki_client()
 
 
 def exporter_auth(stack: Stack) -> dict[str, str]:

@@ -15,7 +15,7 @@ from datetime import datetime
 import httpx
 import pytest
 
-from tests.integration.conftest import exporter_auth, url
+from tests.integration.conftest import exporter_auth, loki, url
 from tests.integration.helpers import eventually
 
 pytestmark = pytest.mark.integration
@@ -194,17 +194,16 @@ def _assert_critical_inhibits_warning(stack, mailbox, started: float, alertname:
 
 
 def test_notifications_reach_loki(stack) -> None:
-    loki = url(stack, "loki")
-
     def found():
-        r = httpx.get(
-            f"{loki}/loki/api/v1/query_range",
-            params={
-                "query": '{source="alertmanager"} |= "SAPEnqueueTimeHigh"',
-                "limit": 10,
-                "start": str(time.time_ns() - 3600 * 10**9),
-            },
-        ).json()
+        with loki(stack) as client:
+            r = client.get(
+                "/loki/api/v1/query_range",
+                params={
+                    "query": '{source="alertmanager"} |= "SAPEnqueueTimeHigh"',
+                    "limit": 10,
+                    "start": str(time.time_ns() - 3600 * 10**9),
+                },
+            ).json()
         return r["data"]["result"]
 
     eventually(found, timeout=30)

@@ -10,23 +10,23 @@ import httpx
 import pytest
 from influxdb_client import InfluxDBClient
 
-from tests.integration.conftest import exporter_auth, influx_token, url
+from tests.integration.conftest import exporter_auth, influx_token, loki, url
 from tests.integration.helpers import eventually
 
 pytestmark = pytest.mark.integration
 
 
 def _loki_lines(stack, query: str, since_ns: int) -> list[tuple[int, str, dict]]:
-    r = httpx.get(
-        f"{url(stack, 'loki')}/loki/api/v1/query_range",
-        params={
-            "query": query,
-            "start": str(since_ns),
-            "end": str(time.time_ns() + 10**9),
-            "limit": 5000,
-        },
-        timeout=30,
-    )
+    with loki(stack) as client:
+        r = client.get(
+            "/loki/api/v1/query_range",
+            params={
+                "query": query,
+                "start": str(since_ns),
+                "end": str(time.time_ns() + 10**9),
+                "limit": 5000,
+            },
+        )
     r.raise_for_status()
     return [
         (int(ts), line, s["stream"]) for s in r.json()["data"]["result"] for ts, line in s["values"]

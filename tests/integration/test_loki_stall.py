@@ -14,7 +14,7 @@ import uuid
 import httpx
 import pytest
 
-from tests.integration.conftest import url
+from tests.integration.conftest import loki, url
 from tests.integration.helpers import eventually
 
 pytestmark = pytest.mark.integration
@@ -48,16 +48,16 @@ def _payload(marker: str, k: int) -> dict:
 
 
 def _lines(stack, marker: str) -> list[str]:
-    r = httpx.get(
-        f"{url(stack, 'loki')}/loki/api/v1/query_range",
-        params={
-            "query": f'{{source="alertmanager"}} |= "{marker}"',
-            "start": str(int((time.time() - 3600) * 1e9)),
-            "end": str(int((time.time() + 60) * 1e9)),
-            "limit": 5000,
-        },
-        timeout=30,
-    )
+    with loki(stack) as client:
+        r = client.get(
+            "/loki/api/v1/query_range",
+            params={
+                "query": f'{{source="alertmanager"}} |= "{marker}"',
+                "start": str(int((time.time() - 3600) * 1e9)),
+                "end": str(int((time.time() + 60) * 1e9)),
+                "limit": 5000,
+            },
+        )
     r.raise_for_status()
     return [v[1] for s in r.json()["data"]["result"] for v in s["values"]]
 

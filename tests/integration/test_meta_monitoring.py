@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import ssl
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -22,8 +23,9 @@ import httpx
 import pytest
 
 from alerts.monitoring import SERVERS
-from tests.integration.conftest import exporter_auth, grafana, url
+from tests.integration.conftest import exporter_auth, grafana, loki, url
 from tests.integration.helpers import eventually
+from wlmon.stack import pki
 from wlmon.stack.runtime import Stack
 
 pytestmark = pytest.mark.integration
@@ -220,3 +222,63 @@ def test_a_pending_alert_keeps_its_for_state_across_a_prometheus_kill(stack: Sta
         assert at_am[0]["status"]["state"] in {"active", "suppressed"}
     finally:
         _set_faults(stack, [])
+
+
+def _push(client: httpx.Client, base: str, marker: str) -> httpx.Response:
+    line = [str(time.time_ns()), marker]
+    body = {"streams": [{"stream": {"source": "tls-probe", "sid": "BMK"}, "values": [line]}]}
+    return client.post(f"{base}/loki/api/v1/push", json=body, timeout=10)
+
+
+def test_loki_asks_for_a_client_certificate_and_every_client_has_one(stack, tmp_path) -> None:
+    """Issue 26: Loki's push needed no auth on loopback. Now Loki serves mutual TLS only: a
+    push without a client certificate, with one of another CA, or in plain HTTP is refused
+    and stores nothing; with a certificate of the stack's CA it is taken and queryable.
+    Prometheus scrapes it (its own certificate) and Grafana's datasource queries it."""
+    base = stack.loki_url()
+    marker = f"tls-probe-{time.time_ns()}"
+    trust_only = stack.loki_pki().client("wlmon").ca_file
+    foreign, _ = pki.ensure(tmp_path / "foreign-ca")
+    refusals = {}
+    only_ca = ssl.create_default_context(cafile=str(trust_only))
+    with httpx.Client(verify=only_ca) as client:  # trusts Loki, shows no certificate
+        with pytest.raises(httpx.TransportError) as no_cert:
+            _push(client, base, f"{marker}-none")
+        refusals["no certificate"] = str(no_cert.value)
+    # A well-formed client certificate, but of a CA Loki does not know.
+    stranger = foreign.client("wlmon")
+    ctx = ssl.create_default_context(cafile=str(trust_only))
+    ctx.load_cert_chain(str(stranger.cert_file), str(stranger.key_file))
+    with httpx.Client(verify=ctx) as client:
+        with pytest.raises(httpx.TransportError) as other_ca:
+            _push(client, base, f"{marker}-foreign")
+        refusals["another CA"] = str(other_ca.value)
+    print(f"\nLoki's refusals: {refusals}")
+    assert "certificate required" in refusals["no certificate"], refusals
+    assert "unknown ca" in refusals["another CA"], refusals
+    plain = httpx.post(f"http://127.0.0.1:{stack.settings.ports.loki}/loki/api/v1/push", timeout=10)
+    assert plain.status_code == 400, plain.text  # Go: "client sent an HTTP request to HTTPS"
+    # The right certificate: taken, and only that line is there.
+    with loki(stack) as client:
+        assert _push(client, base, f"{marker}-good").status_code == 204
+
+        def stored() -> list[str]:
+            r = client.get(
+                "/loki/api/v1/query_range",
+                params={
+                    "query": f'{{source="tls-probe"}} |= "{marker}"',
+                    "start": str(time.time_ns() - 600 * 10**9),
+                },
+            )
+            r.raise_for_status()
+            lines = [v[1] for s in r.json()["data"]["result"] for v in s["values"]]
+            return lines or None
+
+        assert eventually(stored, timeout=30) == [f"{marker}-good"]
+    # Prometheus's scrape of Loki (LokiDown's source) goes through with its certificate.
+    eventually(lambda: _query(stack, 'up{job="loki"}')[0]["value"][1] == "1", 30)
+    # Grafana's Loki datasource, through Grafana's proxy (which presents Grafana's certificate).
+    with grafana(stack) as client:
+        r = client.get("/api/datasources/proxy/uid/loki/loki/api/v1/labels")
+        assert r.status_code == 200, r.text
+        assert "source" in r.json()["data"]

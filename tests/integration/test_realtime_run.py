@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from dashboards import forensics
-from tests.integration.conftest import grafana, url
+from tests.integration.conftest import grafana, loki, url
 from tests.integration.helpers import eventually, exporter_scraped_cleanly
 
 pytestmark = pytest.mark.integration
@@ -123,10 +123,11 @@ def test_loki_has_the_run_events_tagged_with_the_run(stack, finished_run) -> Non
     query = f'{{source="run_events", sid="BMK"}} | json | run_id="{finished_run["id"]}"'
 
     def events():
-        r = httpx.get(
-            f"{url(stack, 'loki')}/loki/api/v1/query_range",
-            params={"query": query, "start": _ms(finished_run["start"]) * 10**6 - 60 * 10**9},
-        )
+        with loki(stack) as client:
+            r = client.get(
+                "/loki/api/v1/query_range",
+                params={"query": query, "start": _ms(finished_run["start"]) * 10**6 - 60 * 10**9},
+            )
         r.raise_for_status()
         found = {s["stream"]["event"] for s in r.json()["data"]["result"]}
         return found if found >= RUN_EVENTS else None

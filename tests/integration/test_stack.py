@@ -17,7 +17,7 @@ from influxdb_client import InfluxDBClient, Point
 from influxdb_client.client.write_api import SYNCHRONOUS
 from typer.testing import CliRunner
 
-from tests.integration.conftest import grafana, influx_token, url
+from tests.integration.conftest import grafana, influx_token, loki, url
 from tests.integration.helpers import eventually
 from wlmon.cli import app
 
@@ -49,7 +49,9 @@ def test_status_json_lists_name_pid_url_healthy(stack) -> None:
     for row in rows:
         assert set(row) == {"name", "pid", "url", "healthy"}
         assert row["healthy"] is True
-        assert row["url"].startswith("http://127.0.0.1:")
+        # Loki serves mutual TLS only (its readiness is checked with wlmon's certificate).
+        scheme = "https" if row["name"] == "loki" else "http"
+        assert row["url"].startswith(f"{scheme}://127.0.0.1:"), row
 
 
 def test_everything_listens_on_loopback_only(stack) -> None:
@@ -150,22 +152,23 @@ def test_grafana_datasource_health(stack, uid: str) -> None:
 
 
 def test_a_line_pushed_to_loki_is_queried_back(stack) -> None:
-    loki = url(stack, "loki")
     now = time.time_ns()
     line = f"wlmon integration test {now}"
     push = {"streams": [{"stream": {"sid": "BMK", "source": "test"}, "values": [[str(now), line]]}]}
-    r = httpx.post(f"{loki}/loki/api/v1/push", json=push)
+    with loki(stack) as client:
+        r = client.post("/loki/api/v1/push", json=push)
     assert r.status_code == 204, r.text
 
     def found():
-        r = httpx.get(
-            f"{loki}/loki/api/v1/query_range",
-            params={
-                "query": '{sid="BMK", source="test"}',
-                "start": str(now - 10**9),
-                "end": str(now + 10**9),
-            },
-        ).json()
+        with loki(stack) as client:
+            r = client.get(
+                "/loki/api/v1/query_range",
+                params={
+                    "query": '{sid="BMK", source="test"}',
+                    "start": str(now - 10**9),
+                    "end": str(now + 10**9),
+                },
+            ).json()
         values = [v[1] for s in r["data"]["result"] for v in s["values"]]
         return line in values
 

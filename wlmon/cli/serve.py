@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import ssl
 from pathlib import Path
 
 import typer
@@ -16,6 +17,7 @@ from exporters.model.catalog import ConfigError
 from exporters.model.engines import DEFAULT_ENGINE, ENGINE_HELP, ENGINES, make_simulation
 from exporters.registry import COLLECTORS
 from exporters.server import serve
+from exporters.sinks.loki import LokiTLS
 from wlmon.cli.common import console, err, fail, thresholds
 from wlmon.cli.simulate import DATA_DIR_HELP, LANDSCAPE_HELP, SET_HELP, open_catalog
 from wlmon.stack.fleet import SID
@@ -40,6 +42,17 @@ def exporter(
         None, help="override the scenario's users (a fleet member below its benchmark limit)"
     ),
     loki_url: str = typer.Option(None, help="push ST05 summaries and run events to this Loki"),
+    loki_ca_file: Path = typer.Option(
+        None,
+        envvar="WLMON_LOKI_CA_FILE",
+        help="Loki speaks mutual TLS: the CA its certificate is signed by (PEM)",
+    ),
+    loki_cert_file: Path = typer.Option(
+        None, envvar="WLMON_LOKI_CERT_FILE", help="the client certificate shown to Loki (PEM)"
+    ),
+    loki_key_file: Path = typer.Option(
+        None, envvar="WLMON_LOKI_KEY_FILE", help="that certificate's private key (PEM)"
+    ),
     influx_url: str = typer.Option(None, help="write run events to this InfluxDB"),
     trace_interval: float = typer.Option(60.0, help="seconds between ST05 summaries sent to Loki"),
     state_file: Path = typer.Option(
@@ -112,6 +125,7 @@ def exporter(
         thresholds = load_thresholds()
     except ThresholdsError as exc:
         fail(str(exc))
+    loki_tls = _loki_tls(loki_ca_file, loki_cert_file, loki_key_file)
     token, token_source = _control_token(config)
     err.print(f"control writes: token from {token_source}")
     try:
@@ -129,9 +143,28 @@ def exporter(
             influx_token=influx_token,
             config=config,
             thresholds=thresholds,
+            loki_tls=loki_tls,
         )
     except OSError as exc:
         fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+def _loki_tls(ca: Path | None, cert: Path | None, key: Path | None) -> LokiTLS | None:
+    """All three files or none; each one readable (a typo fails here, not at the first push)."""
+    given = {"--loki-ca-file": ca, "--loki-cert-file": cert, "--loki-key-file": key}
+    if not any(given.values()):
+        return None
+    for option, path in given.items():
+        if path is None:
+            fail(f"{option}: missing (Loki's TLS needs the CA, certificate and key together)")
+        if not path.is_file():
+            fail(f"{option}: {path} is not a readable file")
+    tls = LokiTLS(ca_file=ca, cert_file=cert, key_file=key)
+    try:
+        tls.context()
+    except (OSError, ssl.SSLError) as exc:
+        fail(f"--loki-cert-file/--loki-key-file/--loki-ca-file: {exc}")
+    return tls
 
 
 def _config(port: int | None, on: list[str], off: list[str]) -> ExporterConfig:

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from wlmon.cli.common import console, err, fail
+from wlmon.stack import pki
 from wlmon.stack.components import Component
 from wlmon.stack.fleet import FleetStack
 from wlmon.stack.install import InstallError, install, select, status
@@ -122,6 +123,44 @@ def _build(components: list[Component], jobs: int) -> None:
             )
     if failures:
         fail("; ".join(failures))
+
+
+@stack_app.command("loki-certs")
+def loki_certs(
+    directory: Path = typer.Option(
+        None,
+        "--dir",
+        help="where (default: the native stack's <state>/secrets/loki-tls, which `wlmon up` "
+        "makes itself); docker-compose reads ./secrets/loki-tls",
+    ),
+    compose: bool = typer.Option(
+        False,
+        "--compose",
+        help="leaf keys mode 0644 in the 0700 directory: docker-compose's containers run as "
+        "other users (docs/operations.md)",
+    ),
+) -> None:
+    """Loki's private CA, server and client certificates (mutual TLS): issued when missing,
+    near expiry or not of the CA; kept otherwise. Delete the directory to retire them all."""
+
+    stack = Stack()
+    target = directory or stack.loki_pki().directory
+    key_mode = pki.COMPOSE_KEY_MODE if compose else 0o600
+    try:
+        made, issued = pki.ensure(target, key_mode=key_mode)
+    except pki.PKIError as exc:
+        fail(str(exc))
+    kept = [n for n in ("ca", "server", *pki.CLIENTS) if n not in issued]
+    console.print(f"Loki's certificates in {made.directory}")
+    console.print(f"  issued now: {', '.join(issued) or 'none'}")
+    console.print(f"  kept: {', '.join(kept) or 'none'}")
+    tls = made.client("wlmon")
+    console.print(
+        "Query Loki by hand: curl --cacert "
+        f"{tls.ca_file} --cert {tls.cert_file} --key {tls.key_file} "
+        f"{stack.loki_url()}/loki/api/v1/labels",
+        soft_wrap=True,
+    )
 
 
 @app.command()

@@ -6,7 +6,9 @@ not, so its compose service names are rewritten to 127.0.0.1 and the configured 
 Alertmanager's file is a template filled from WLMON_* values (also in docker-compose,
 by the alertmanager-config job); without an SMTP smarthost its e-mail parts are dropped.
 Alertmanager asks for basic auth (its web config, with a bcrypt hash of the password):
-Prometheus gets the password as a file beside its config.
+Prometheus gets the password as a file beside its config. Loki speaks mutual TLS only: the
+configs name docker-compose's secrets (/run/secrets/loki_ca, ...), which the native stack
+points at the state's certificates (wlmon/stack/pki.py).
 """
 
 from __future__ import annotations
@@ -55,7 +57,12 @@ def native_address(compose_address: str, settings: StackSettings) -> str:
     return f"127.0.0.1:{getattr(settings.ports, attr)}"
 
 
-def render_prometheus(settings: StackSettings, out_dir: Path, alertmanager_password: str) -> Path:
+def render_prometheus(
+    settings: StackSettings,
+    out_dir: Path,
+    alertmanager_password: str,
+    secret_files: Mapping[str, Path],
+) -> Path:
     src = settings.repo_dir / "provisioning" / "prometheus" / "prometheus.yml"
     doc = yaml.safe_load(src.read_text())
     doc.setdefault("global", {})["scrape_interval"] = settings.scrape_interval
@@ -78,8 +85,33 @@ def render_prometheus(settings: StackSettings, out_dir: Path, alertmanager_passw
             sc["targets"] = [native_address(t, settings) for t in sc["targets"]]
             if "sid" in sc.get("labels", {}):
                 sc["labels"]["sid"] = settings.sid
-    out.write_text(yaml.safe_dump(doc, sort_keys=False))
+    text = yaml.safe_dump(doc, sort_keys=False)
+    out.write_text(native_secret_paths(text, secret_files, str(src)))
     return out
+
+
+_SECRET_PATH = re.compile(r"/run/secrets/([A-Za-z0-9_]+)")
+
+
+def native_secret_paths(text: str, files: Mapping[str, Path], origin: str) -> str:
+    """docker-compose's /run/secrets/<name> -> the state's file, for the names in `files`
+    (Loki's certificates); a loki_* secret the native stack does not have is an error."""
+
+    def sub(match: re.Match) -> str:
+        name = match[1]
+        if name in files:
+            return str(files[name])
+        if name.startswith("loki_"):
+            raise TemplateError(f"{origin}: names secret {name}, which wlmon does not make")
+        return match[0]
+
+    return _SECRET_PATH.sub(sub, text)
+
+
+def native_secret_files(path: Path, files: Mapping[str, Path]) -> Path:
+    """A copied config (Grafana's datasources) with its secret paths pointed at the state."""
+    path.write_text(native_secret_paths(path.read_text(), files, str(path)))
+    return path
 
 
 def prometheus_alertmanager_password(prometheus_dir: Path, password: str) -> Path:

@@ -30,7 +30,8 @@ import psutil
 from pydantic import SecretStr
 
 from exporters.durations import parse_duration
-from wlmon.stack import logpipe, render
+from exporters.sinks.loki import LokiTLS
+from wlmon.stack import logpipe, pki, render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.install import status
 from wlmon.stack.services import Service, fill, read_table
@@ -65,6 +66,8 @@ class Running:
 
 # The exporter's control token in the state's secrets; `wlmon exporter` reads it too.
 EXPORTER_TOKEN_FILE = "exporter-token"
+# Loki's CA, server and client certificates (wlmon/stack/pki.py), a folder of the secrets.
+LOKI_TLS_DIR = "loki-tls"
 
 
 class Stack:
@@ -142,7 +145,33 @@ class Stack:
             f"Alertmanager basic auth (user {render.ALERTMANAGER_USER})": (
                 self._alertmanager_password()[1]
             ),
+            "Loki mutual TLS (CA, server and client certificates; wlmon stack loki-certs)": (
+                f"made by `wlmon up` in {self.loki_pki().directory} (keys mode 600)"
+            ),
         }
+
+    def loki_pki(self) -> pki.LokiPKI:
+        """Where Loki's certificates are (`up` makes them: ensure_loki_pki)."""
+        return pki.LokiPKI(self.secret_file(LOKI_TLS_DIR))
+
+    def ensure_loki_pki(self) -> list[str]:
+        """Loki's CA and certificates, kept when still good; the names issued now."""
+        try:
+            return pki.ensure(self.secret_file(LOKI_TLS_DIR))[1]
+        except pki.PKIError as exc:
+            raise StackError(str(exc)) from exc
+
+    def loki_url(self) -> str:
+        """Loki serves HTTPS only, to clients with a certificate of its CA."""
+        return f"https://{LOCAL}:{self.settings.ports.loki}"
+
+    def loki_tls(self, kind: str = "wlmon") -> LokiTLS:
+        """What a client of `kind` (pki.CLIENTS) presents to Loki; `wlmon`: this command."""
+        return self.loki_pki().client(kind)
+
+    def loki_client(self, timeout_s: float = 30.0) -> httpx.Client:
+        """An HTTP client for this stack's Loki (queries by hand, tests), base URL set."""
+        return self.loki_tls().client(base_url=self.loki_url(), timeout=timeout_s)
 
     def telegraf_buffer(self) -> int:
         """metric_buffer_limit holding settings.telegraf_outage_s of everything Telegraf
@@ -197,6 +226,8 @@ class Stack:
                 grace=render.scale_duration(s.rules_for_grace_period, s.rules_time_scale),
                 tolerance=render.scale_duration(s.rules_for_outage_tolerance, s.rules_time_scale),
             ),
+            "loki_url": self.loki_url(),
+            "loki_tls": _pki_values(self.loki_pki()),
             "alertmanager_cluster": f"{LOCAL}:{p.alertmanager_cluster}"
             if p.alertmanager_cluster
             else "",
@@ -227,7 +258,9 @@ class Stack:
 
     def render(self) -> None:
         password = self.alertmanager_auth()[1]
-        render.render_prometheus(self.settings, self.config_dir, password)
+        self.ensure_loki_pki()
+        secrets_paths = self.loki_pki().compose_secrets()
+        render.render_prometheus(self.settings, self.config_dir, password, secrets_paths)
         render.render_alertmanager(
             self.settings.repo_dir / "provisioning" / "alertmanager",
             render.alertmanager_values(self.settings, self.config_dir, self.api_token(), password),
@@ -236,6 +269,7 @@ class Stack:
         for server in ("loki", "influxdb", "telegraf"):
             render.copy_tree(self.settings, server, self.config_dir)
         grafana = render.copy_tree(self.settings, "grafana", self.config_dir)
+        render.native_secret_files(grafana / "datasources" / "datasources.yml", secrets_paths)
         # Grafana wants plugins/ and alerting/ beside the provisioning it is given.
         for sub in ("plugins", "alerting", "notifiers"):
             (grafana / sub).mkdir(exist_ok=True)
@@ -371,7 +405,7 @@ class Stack:
         # The credentials are not in the record (a file of pids, not of secrets): looked up
         # by name in the services as they are now (only when something runs: reading the
         # services generates missing secrets).
-        auth = {s.name: s.health_auth for s in self.services()} if recorded else {}
+        services = {s.name: s for s in self.services()} if recorded else {}
         for r in recorded:
             alive = _alive(r) is not None
             rows.append(
@@ -379,7 +413,7 @@ class Stack:
                     "name": r.name,
                     "pid": r.pid,
                     "url": r.url,
-                    "healthy": bool(alive and _healthy(r.health_url, auth.get(r.name))),
+                    "healthy": bool(alive and _healthy_service(r, services.get(r.name))),
                 }
             )
         return rows
@@ -473,7 +507,8 @@ def _wait_healthy(
     svc: Service, proc: subprocess.Popen, log_path: Path, writer: subprocess.Popen
 ) -> None:
     deadline = time.monotonic() + svc.ready_timeout
-    while not _healthy(svc.health_url, svc.health_auth):
+    _client_certificate_loads(svc)
+    while not _healthy(svc.health_url, svc.health_auth, svc.health_tls):
         if proc.poll() is not None:
             # Its last lines may still be in the pipe: let the writer finish them.
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -500,11 +535,42 @@ def _port_free(port: int) -> bool:
     return True
 
 
-def _healthy(url: str, auth: tuple[str, str] | None = None) -> bool:
+def _healthy(url: str, auth: tuple[str, str] | None = None, tls: LokiTLS | None = None) -> bool:
+    """200 or 204 from the health endpoint; False also when the client certificate it asks
+    for cannot be loaded (`wlmon status` of a stack whose certificates were deleted)."""
     try:
-        return httpx.get(url, auth=auth, timeout=2.0).status_code in (200, 204)
-    except httpx.HTTPError:
+        verify = tls.context() if tls is not None else True
+        return httpx.get(url, auth=auth, verify=verify, timeout=2.0).status_code in (200, 204)
+    except (httpx.HTTPError, OSError, ValueError):  # ssl.SSLError is an OSError
         return False
+
+
+def _client_certificate_loads(svc: Service) -> None:
+    """A health check that can never pass (a certificate file gone) fails now, naming it."""
+    if svc.health_tls is None:
+        return
+    try:
+        svc.health_tls.context()
+    except (OSError, ValueError) as exc:
+        raise StackError(
+            f"{svc.name}: the client certificate for {svc.health_url} cannot be loaded "
+            f"({svc.health_tls.cert_file}): {exc}"
+        ) from exc
+
+
+def _healthy_service(r: Running, svc: Service | None) -> bool:
+    if svc is None:
+        return _healthy(r.health_url)
+    return _healthy(r.health_url, svc.health_auth, svc.health_tls)
+
+
+def _pki_values(loki: pki.LokiPKI) -> SimpleNamespace:
+    """{loki_tls.ca}, {loki_tls.server.cert}, {loki_tls.api.key}, ... for services.yml."""
+    leaves = {
+        name: SimpleNamespace(cert=str(loki.cert(name)), key=str(loki.key(name)))
+        for name in ("server", *pki.CLIENTS)
+    }
+    return SimpleNamespace(ca=str(loki.ca), **leaves)
 
 
 def _alive(r: Running) -> psutil.Process | None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from exporters.sinks.loki import LokiTLS
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.settings import Ports
 
@@ -36,6 +38,8 @@ class Service:
     cwd: str | None = None
     # Basic auth (user, password) the health endpoint asks for (Alertmanager's /-/ready).
     health_auth: tuple[str, str] | None = None
+    # Mutual TLS the health endpoint asks for (Loki's /ready): CA, client cert and key files.
+    health_tls: LokiTLS | None = None
 
 
 class Spec(BaseModel):
@@ -57,6 +61,7 @@ class Spec(BaseModel):
     retry_on: str | None = None
     cwd: str | None = None
     health_auth: tuple[str, str] | None = None
+    health_tls: tuple[str, str, str] | None = None
 
 
 def read_table(text: str | None = None) -> list[Spec]:
@@ -113,6 +118,9 @@ def fill(
                 cwd=_format(spec.cwd, own, spec.name) if spec.cwd else None,
                 health_auth=tuple(_format(a, own, spec.name) for a in spec.health_auth)
                 if spec.health_auth
+                else None,
+                health_tls=LokiTLS(*(Path(_format(f, own, spec.name)) for f in spec.health_tls))
+                if spec.health_tls
                 else None,
             )
         )

@@ -1,0 +1,192 @@
+"""Loki's certificates (wlmon/stack/pki.py): what is issued, what is kept, what is re-issued."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import shutil
+import ssl
+
+import pytest
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.x509.oid import ExtendedKeyUsageOID
+from typer.testing import CliRunner
+
+from wlmon.cli import app
+from wlmon.stack import pki
+
+runner = CliRunner()
+
+NOW = dt.datetime(2026, 11, 25, 12, 0, tzinfo=dt.UTC)
+LEAVES = ("server", *pki.CLIENTS)
+
+
+def _cert(path) -> x509.Certificate:
+    return x509.load_pem_x509_certificate(path.read_bytes())
+
+
+def _contents(directory) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+@pytest.fixture
+def issued(tmp_path) -> pki.LokiPKI:
+    made, names = pki.ensure(tmp_path / "loki-tls", now=NOW)
+    assert names == ["ca", *LEAVES]
+    return made
+
+
+def test_the_ca_signs_every_leaf_and_only_signs(issued) -> None:
+    ca = _cert(issued.ca)
+    assert ca.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+    usage = ca.extensions.get_extension_for_class(x509.KeyUsage).value
+    assert usage.key_cert_sign and usage.crl_sign and not usage.digital_signature
+    for leaf in LEAVES:
+        cert = _cert(issued.cert(leaf))
+        cert.verify_directly_issued_by(ca)  # raises when another key signed it
+        assert not cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
+        assert cert.extensions.get_extension_for_class(x509.KeyUsage).value.digital_signature
+
+
+def test_validity_is_back_dated_and_bounded(issued) -> None:
+    for path, days in [(issued.ca, pki.CA_DAYS), (issued.cert("api"), pki.LEAF_DAYS)]:
+        cert = _cert(path)
+        assert cert.not_valid_before_utc < NOW < cert.not_valid_after_utc
+        assert cert.not_valid_after_utc - NOW == dt.timedelta(days=days)
+
+
+def test_the_server_is_named_for_loopback_and_compose_and_serves_only(issued) -> None:
+    cert = _cert(issued.cert("server"))
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert set(san.get_values_for_type(x509.DNSName)) == {"localhost", "loki"}
+    assert san.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("127.0.0.1")]
+    eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert list(eku) == [ExtendedKeyUsageOID.SERVER_AUTH]
+
+
+def test_each_client_kind_has_its_own_client_only_certificate(issued) -> None:
+    serials = set()
+    for kind in pki.CLIENTS:
+        cert = _cert(issued.cert(kind))
+        assert cert.subject.rfc4514_string() == f"CN=wlmon-loki-{kind},O=wlmon"
+        eku = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+        assert list(eku) == [ExtendedKeyUsageOID.CLIENT_AUTH]
+        with pytest.raises(x509.ExtensionNotFound):
+            cert.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+        serials.add(cert.serial_number)
+    assert len(serials) == len(pki.CLIENTS)
+
+
+def test_keys_are_private_and_load_into_an_ssl_context(issued) -> None:
+    assert issued.directory.stat().st_mode & 0o777 == 0o700
+    for leaf in ("ca", *LEAVES):
+        assert issued.key(leaf).stat().st_mode & 0o777 == 0o600, leaf
+        assert issued.cert(leaf).stat().st_mode & 0o777 == 0o644, leaf
+    assert not list(issued.directory.glob("*.tmp"))
+    # What a client does with them: trusts the CA, presents its certificate (key matches).
+    assert isinstance(issued.client("api").context(), ssl.SSLContext)
+    with pytest.raises(ValueError, match="no Loki client certificate"):
+        issued.client("telegraf")
+
+
+def test_a_second_start_keeps_everything(issued) -> None:
+    before = _contents(issued.directory)
+    mtimes = {p.name: p.stat().st_mtime_ns for p in issued.directory.iterdir()}
+    _, names = pki.ensure(issued.directory, now=NOW + dt.timedelta(days=100))
+    assert names == []
+    assert _contents(issued.directory) == before
+    assert {p.name: p.stat().st_mtime_ns for p in issued.directory.iterdir()} == mtimes
+
+
+def test_a_leaf_near_its_end_is_reissued_alone(issued) -> None:
+    before = _contents(issued.directory)
+    # 30 days before the leaves end (397 days), the CA still has years.
+    later = NOW + dt.timedelta(days=pki.LEAF_DAYS) - pki.RENEW_BEFORE + dt.timedelta(hours=1)
+    _, names = pki.ensure(issued.directory, now=later)
+    assert names == list(LEAVES)
+    after = _contents(issued.directory)
+    assert after["ca.pem"] == before["ca.pem"] and after["ca.key"] == before["ca.key"]
+    assert after["api.key"] != before["api.key"]
+    _cert(issued.cert("api")).verify_directly_issued_by(_cert(issued.ca))
+
+
+def test_a_missing_ca_reissues_everything(issued) -> None:
+    old_api = _cert(issued.cert("api"))
+    issued.ca_key.unlink()
+    _, names = pki.ensure(issued.directory, now=NOW)
+    assert names == ["ca", *LEAVES]
+    new_ca = _cert(issued.ca)
+    with pytest.raises(InvalidSignature):  # the old certificates are not the new CA's
+        old_api.verify_directly_issued_by(new_ca)
+    _cert(issued.cert("api")).verify_directly_issued_by(new_ca)
+
+
+def test_an_expired_ca_reissues_everything(issued) -> None:
+    _, names = pki.ensure(issued.directory, now=NOW + dt.timedelta(days=pki.CA_DAYS))
+    assert names == ["ca", *LEAVES]
+
+
+def test_damaged_or_foreign_leaves_are_reissued(issued, tmp_path) -> None:
+    other, _ = pki.ensure(tmp_path / "other", now=NOW)
+    # Another CA's certificate (with its own key), a key that is not the certificate's, junk.
+    shutil.copy(other.cert("exporter"), issued.cert("exporter"))
+    shutil.copy(other.key("exporter"), issued.key("exporter"))
+    shutil.copy(other.key("grafana"), issued.key("grafana"))
+    issued.cert("wlmon").write_text("not a certificate")
+    _, names = pki.ensure(issued.directory, now=NOW)
+    assert names == ["exporter", "grafana", "wlmon"]
+    for kind in names:
+        _cert(issued.cert(kind)).verify_directly_issued_by(_cert(issued.ca))
+
+
+def test_a_server_certificate_without_the_names_is_reissued(issued, monkeypatch) -> None:
+    monkeypatch.setattr(pki, "SERVER_DNS", ("localhost", "loki", "loki.example"))
+    _, names = pki.ensure(issued.directory, now=NOW)
+    assert names == ["server"]
+    san = _cert(issued.cert("server")).extensions.get_extension_for_class(
+        x509.SubjectAlternativeName
+    )
+    assert "loki.example" in san.value.get_values_for_type(x509.DNSName)
+
+
+def test_an_unwritable_directory_is_one_clear_error(tmp_path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(pki.PKIError, match=r"Loki's certificates in .*file/loki-tls"):
+        pki.ensure(blocker / "loki-tls", now=NOW)
+
+
+def test_compose_secret_names_cover_every_file(issued) -> None:
+    files = issued.compose_secrets()
+    assert files["loki_ca"] == issued.ca
+    assert files["loki_server_key"] == issued.key("server")
+    assert files["loki_grafana_cert"] == issued.cert("grafana")
+    assert set(files.values()) == {p for p in issued.directory.iterdir()} - {issued.ca_key}
+
+
+def test_the_cli_makes_them_for_compose_and_keeps_them(tmp_path) -> None:
+    target = tmp_path / "secrets" / "loki-tls"
+    first = runner.invoke(app, ["stack", "loki-certs", "--dir", str(target), "--compose"])
+    assert first.exit_code == 0, first.output
+    assert "issued now: ca, server, api, exporter, grafana, prometheus, wlmon" in first.output
+    made = pki.LokiPKI(target)
+    # Readable by the containers' own users; the directory keeps other host users out.
+    assert made.key("grafana").stat().st_mode & 0o777 == pki.COMPOSE_KEY_MODE
+    assert made.ca_key.stat().st_mode & 0o777 == 0o600
+    assert target.stat().st_mode & 0o777 == 0o700
+    again = runner.invoke(app, ["stack", "loki-certs", "--dir", str(target)])
+    assert again.exit_code == 0, again.output
+    assert "issued now: none" in again.output
+    assert f"--cert {made.cert('wlmon')}" in again.output
+    # Without --compose the keys are private again.
+    assert made.key("grafana").stat().st_mode & 0o777 == 0o600
+
+
+def test_the_exporter_wants_all_three_loki_tls_files(tmp_path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("x")
+    r = runner.invoke(app, ["exporter", "--loki-url", "https://x", "--loki-ca-file", str(ca)])
+    assert r.exit_code != 0
+    assert "--loki-cert-file: missing" in r.output
+    assert "Traceback" not in r.output
