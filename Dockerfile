@@ -7,7 +7,12 @@ COPY api ./api
 COPY wlmon ./wlmon
 COPY alerts ./alerts
 COPY dashboards ./dashboards
-RUN pip install --no-cache-dir -e . && useradd --system --uid 10001 wlmon
+# The discrete-event loop compiled into the image as the user that runs it: numba caches
+# it beside des_loop.py only in a directory that user can write (else in ~/.cache, which a
+# system user has not), so the exporter loads it instead of compiling at every start.
+RUN pip install --no-cache-dir -e . && useradd --system --uid 10001 wlmon \
+    && mkdir -p exporters/model/__pycache__ && chown wlmon exporters/model/__pycache__
 USER wlmon
+RUN python -m exporters.model.compile_des
 ENTRYPOINT ["python", "-m", "wlmon"]
 CMD ["exporter", "--host", "0.0.0.0"]

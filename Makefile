@@ -14,7 +14,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check -c constraints.txt -e ".[dev]"
 	touch $(STAMP)
 
+# The discrete-event loop (the engine of runs and of the live exporter) compiled into numba's
+# cache now, not inside the first exporter's readiness timeout; ~8 s once, then ~1 s.
 install: $(STAMP)
+	$(BIN)/python -m exporters.model.compile_des
 
 # Debian packages, each installed only when missing (needs root, as on CI):
 # - build-deps: what `wlmon stack install` builds Grafana's web UI with (Node.js, npm, curl);

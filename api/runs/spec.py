@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from exporters.config import DEFAULT_MAX_USERS
-from exporters.model.engines import DEFAULT_ENGINE, EngineName
+from exporters.model.engines import RUN_ENGINE, EngineName
 
 # Ramp-up adds the users in ten equal levels, the way load drivers log users on in batches.
 RAMP_STEPS = 10
@@ -121,7 +121,7 @@ class RunSpec(RunPlan):
     # The model's generator takes seeds of 0 to 2**32 - 1.
     seed: int = Field(default=1, strict=True, ge=0, le=2**32 - 1)
     engine: EngineName = Field(
-        default=DEFAULT_ENGINE,
+        default=RUN_ENGINE,
         description="des: every dialog step simulated (discrete events); analytic: the solver",
     )
     start: Moment = Field(default_factory=lambda: datetime.now(UTC))

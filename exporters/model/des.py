@@ -65,6 +65,7 @@ only on the seed and on what was switched when, so fast and real-time runs agree
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -102,6 +103,10 @@ MAX_CLEANER_SHARE = 0.9
 START_HEAP_PER_ENTITY = 2
 START_JOB_SLOTS, START_JOB_SLOTS_PER_USER = 1024, 2
 START_RECORDS = 4096
+# The state a snapshot carries (per-step means, rates, utilisations: what SM50, CCMS and the
+# gauges read) is over this much simulated time before it, not the run so far: a fault
+# removed after an hour must leave the state within a minute, as it leaves the system.
+STATE_WINDOW_S = 60.0
 
 
 class DiscreteEventSimulation(ModelRun):
@@ -343,6 +348,8 @@ class DiscreteEventSimulation(ModelRun):
             len(self.page_ops),
             len(net.station_cpus),
         )
+        # (totals, log busy s, enqueue booked s) at earlier snapshots: _state's window.
+        self._history: deque[tuple[Totals, float, float]] = deque()
 
     def _apply_pools(self, net: Network) -> None:
         """Work processes as configured; a pool that grows serves its queue at once."""
@@ -700,7 +707,24 @@ class DiscreteEventSimulation(ModelRun):
     def snapshot(self) -> Snapshot:
         with self._lock:
             self._fill_call_totals()
-            return self._snapshot(self.totals, self._state())
+            return self._snapshot(self.totals, self._state(*self._window()))
+
+    def _window(self) -> tuple[Totals, float, float]:
+        """The counts over the last STATE_WINDOW_S (from the newest earlier snapshot at least
+        that old; the run so far while it is shorter), with the log's busy and the enqueue
+        server's booked seconds over the same time."""
+        tot, now = self.totals, self.totals.sim_time
+        extra = (float(self.disk_acc[2]), float(self.fa[self._k.F_E_BOOKED]))
+        h = self._history
+        if not h or h[-1][0].sim_time < now:
+            h.append((tot.copy(), *extra))
+        while len(h) > 1 and h[1][0].sim_time <= now - STATE_WINDOW_S:
+            h.popleft()
+        base, log0, enq0 = h[0]
+        if now - base.sim_time < STATE_WINDOW_S:
+            return tot, *extra
+        win = Totals(**{k: v - getattr(base, k) for k, v in vars(tot).items()})
+        return win, extra[0] - log0, extra[1] - enq0
 
     def queue_lengths(self) -> dict[str, np.ndarray]:
         """Now: dispatcher queue and busy work processes per [instance, task type]."""
@@ -722,10 +746,10 @@ class DiscreteEventSimulation(ModelRun):
             "wp_total": np.array(self.ptotal, dtype=float).reshape(n_i, 2),
         }
 
-    def _state(self) -> OperatingPoint:
+    def _state(self, tot: Totals, log_busy_s: float, enqueue_booked_s: float) -> OperatingPoint:
         """The current state as the collectors read it: gauges now, rates and means over
-        the run so far."""
-        net, tot = self.net, self.totals
+        `tot`, the counts of the last STATE_WINDOW_S (`_window`)."""
+        net = self.net
         cn = net.compiled
         land = net.scenario.landscape
         span = tot.sim_time if tot.sim_time > 0 else 1.0
@@ -780,10 +804,10 @@ class DiscreteEventSimulation(ModelRun):
             log_util=float(
                 tot.disk_busy_seconds / (land.database.disks.count * span)
                 if net.log_on_data_disks
-                else self.disk_acc[2] / (net.log_devices * span)
+                else log_busy_s / (net.log_devices * span)
             ),
             enqueue_util=float(
-                self.fa[self._k.F_E_BOOKED] / (land.central_services.enqueue_work_processes * span)
+                enqueue_booked_s / (land.central_services.enqueue_work_processes * span)
             ),
             # The central services' CPUs are their host's (an application server's when
             # they share one: `central_services.cpus` is then unset).

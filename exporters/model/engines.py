@@ -6,6 +6,19 @@ queues, peaks) and "analytic" (engine.Simulation, the solver's operating point m
 through time by dynamics.py). The command line (`wlmon simulate`, `wlmon run`,
 `wlmon exporter`), POST /runs and the run recorder all choose here; a live model that
 rebuilds keeps its own class (`ModelRun.rebuild`).
+
+Which engine is the default for what (issue 24 item 5), here and nowhere else:
+- RUN_ENGINE, the discrete-event engine, for everything that produces a time series of a
+  run: `wlmon run`, `wlmon simulate` (a fast run printed instead of recorded), POST /runs
+  and the recorder, and the live exporter (`wlmon exporter`, so `wlmon up` and the compose
+  stack). A run's seconds then show what a queue does between operating points: the
+  transient after a fault, a queue draining when it ends (the solver loses that wait,
+  defect 3), and the peaks of a 1-minute window. One default for all of them, so a scenario
+  gives the same figures live, recorded and printed.
+- What-if and sizing (`wlmon whatif`, whatif.py) ask for an operating point, not a time
+  series: they call the analytic solver directly (many configurations in seconds, the
+  answer a mean), so they have no engine to default.
+Every command that takes `--engine` still takes `--engine analytic`.
 """
 
 from __future__ import annotations
@@ -17,11 +30,13 @@ from exporters.model.engine import ModelRun, Simulation
 
 EngineName = Literal["des", "analytic"]
 ENGINES: tuple[str, ...] = get_args(EngineName)
-# What-if, sizing, `wlmon simulate`, the live exporter and POST /runs default to the solver;
-# `wlmon run` defaults to the discrete-event engine (RUN_ENGINE), issue 24 item 5.
-DEFAULT_ENGINE: EngineName = "analytic"
+# The default of everything that produces a run's time series (above).
 RUN_ENGINE: EngineName = "des"
-ENGINE_HELP = "des: every dialog step as discrete events (real queues); analytic: the solver"
+ENGINE_HELP = (
+    "des: every dialog step as discrete events (real transients, drained queues, peaks); "
+    "analytic: the solver's operating point moved through time (what what-if and sizing "
+    f"solve); default: {RUN_ENGINE}"
+)
 
 _CLASSES: dict[str, type[ModelRun]] = {
     "des": DiscreteEventSimulation,
@@ -40,7 +55,7 @@ def engine_class(engine: str) -> type[ModelRun]:
 
 
 def make_simulation(
-    engine: str = DEFAULT_ENGINE, scenario: str = "sd-benchmark-2003", **options: Any
+    engine: str = RUN_ENGINE, scenario: str = "sd-benchmark-2003", **options: Any
 ) -> ModelRun:
     """The model of a scenario on the engine asked for. `options`: those both engines take
     (`ModelRun`: faults, seed, dt, catalog, overrides, landscape, settings)."""

@@ -13,6 +13,7 @@ from api.runs.checks import evaluate
 from api.runs.gaps import describe, gaps, spans
 from api.runs.report import build_report
 from api.schemas import Report
+from tests.integration.helpers import unexpected_run_message as judge
 
 START = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
 STEP = 60.0
@@ -131,3 +132,32 @@ def test_a_complete_window_has_no_gaps(monkeypatch) -> None:
         "http://prometheus", "BMK", START, START + timedelta(minutes=STEPS), STEP, None, None
     )
     assert data.meta.gaps == []
+
+
+def _gap(kind: str, start_s: float, end_s: float) -> dict:
+    at = (START + timedelta(seconds=start_s / 10)).isoformat()
+    return {
+        "kind": kind,
+        "start": at,
+        "duration_s": (end_s - start_s) / 10,
+        "start_s": start_s,
+        "end_s": end_s,
+    }
+
+
+def test_a_realtime_run_may_lose_a_scrape_and_nothing_else() -> None:
+    """tests/integration/test_realtime_run.py's judge of a run's message: it accepts no
+    message or one-step holes the report names, and fails on anything else."""
+    one = [_gap("exporter_down", 120, 180)]
+    two = [_gap("no_data", 120, 180), _gap("exporter_down", 600, 660)]
+    assert judge("", [], 60) is None
+    assert judge(describe(one), one, 60) is None
+    assert judge(describe(two), two, 60) is None
+    longer = [_gap("exporter_down", 120, 240)]
+    assert "one 60 s step" in judge(describe(longer), longer, 60)
+    three = [*two, _gap("no_data", 900, 960)]
+    assert "more than 2" in judge(describe(three), three, 60)
+    failed = "the exporter did not hold the plan from 10:00:00 UTC to the end (faults)"
+    assert "not (only) the report's gaps" in judge(failed, [], 60)
+    assert "not (only)" in judge(f"{describe(one)}; {failed}", one, 60)
+    assert "not (only)" in judge(describe(one), [], 60)  # a gap the report does not show

@@ -6,12 +6,16 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from api.config import get_settings
+from api.config import Settings, get_settings
+from api.main import create_app
 from exporters.model.des import DiscreteEventSimulation
+from exporters.model.engine import Simulation
 from exporters.server import LiveModel
 from wlmon.cli import app
+from wlmon.cli import serve as serve_cli
 
 runner = CliRunner()
 
@@ -19,10 +23,11 @@ runner = CliRunner()
 def test_simulate_on_the_des_prints_the_same_document() -> None:
     args = ["simulate", "--duration", "40s", "--seed", "3", "--json"]
     des = runner.invoke(app, [*args, "--engine", "des"])
-    analytic = runner.invoke(app, args)
+    analytic = runner.invoke(app, [*args, "--engine", "analytic"])
     assert des.exit_code == 0, des.output
     a, b = json.loads(des.stdout), json.loads(analytic.stdout)
     assert set(a) == set(b)
+    assert (a["engine"], b["engine"]) == ("des", "analytic")
     assert [r["task_type"] for r in a["summary"]] == ["dialog", "update"]
     assert a["summary"][0]["steps"] > 15_000  # every step of 40 s, about 480 a second
 
@@ -64,3 +69,31 @@ def test_the_live_model_keeps_its_engine_when_the_scenario_switches() -> None:
         assert live.sim.faults == ("slow-enqueue-link",)
     finally:
         live.stop()
+
+
+def _spec(db, run_id: str) -> dict:
+    with sqlite3.connect(db) as conn:
+        (spec,) = conn.execute("SELECT spec FROM runs WHERE id = ?", (run_id,)).fetchone()
+    return json.loads(spec)
+
+
+def test_runs_simulate_and_the_live_exporter_default_to_the_des(tmp_path, monkeypatch) -> None:
+    """Issue 24 item 5: everything that produces a run's time series simulates every dialog
+    step unless told `--engine analytic` (engines.RUN_ENGINE)."""
+    db = tmp_path / "db.sqlite"
+    with TestClient(create_app(Settings(db_path=db, token="t"))) as client:
+        auth = {"Authorization": "Bearer t"}
+        plain = client.post("/runs", json={"duration_s": 60}, headers=auth)
+        solver = client.post("/runs", json={"duration_s": 60, "engine": "analytic"}, headers=auth)
+        assert plain.status_code == solver.status_code == 201, (plain.text, solver.text)
+    assert _spec(db, plain.json()["id"])["engine"] == "des"
+    assert _spec(db, solver.json()["id"])["engine"] == "analytic"
+    doc = json.loads(runner.invoke(app, ["simulate", "--duration", "5s", "--json"]).stdout)
+    assert doc["engine"] == "des"
+    served: list = []
+    monkeypatch.setattr(serve_cli, "serve", lambda sim, **kwargs: served.append(sim))
+    monkeypatch.setenv("WLMON_EXPORTER_CONTROL_TOKEN", "t")
+    for args, engine in (([], DiscreteEventSimulation), (["--engine", "analytic"], Simulation)):
+        result = runner.invoke(app, ["exporter", *args])
+        assert result.exit_code == 0, result.output
+        assert type(served[-1]) is engine

@@ -33,7 +33,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exporters.model.des import DiscreteEventSimulation
+from exporters.model.des import STATE_WINDOW_S, DiscreteEventSimulation
+from exporters.vocabulary import COMPONENTS
 from tests.model import des_support as case
 
 
@@ -106,3 +107,28 @@ def test_sd_benchmark_queue_spikes_under_too_few_work_processes_and_drains() -> 
     assert x1[60:].mean() < 0.9 * x0.mean()  # fewer steps get through
     assert q2[9] < 0.01 * plateau  # drained within 10 s
     assert x2[:5].max() > 1.15 * x0.mean()  # the backlog flushes out
+
+
+def _roll_in_busy(sim: DiscreteEventSimulation) -> float:
+    """Dialog work processes rolling in (Little's law on the snapshot's state, what the
+    model's SM50 shows): Σ instances, transactions of step rate x mean roll-in time."""
+    st = sim.snapshot().state
+    k = COMPONENTS.index("roll_in")
+    return float(np.einsum("it,it->", st.step_rate[:, 0], st.means[:, 0, :, k]))
+
+
+def test_the_state_leaves_a_fault_within_its_window_after_it_is_removed() -> None:
+    """The live exporter's SM50 and gauges read the snapshot's state. It was the run so far:
+    after 400 s of roll-area-too-small, 600 s after its removal the model's SM50 still
+    showed 20 work processes rolling in where 0.35 do (test_sapcontrol_e2e's roll alerts
+    did not resolve). Now it covers the last STATE_WINDOW_S."""
+    sim = DiscreteEventSimulation("sd-benchmark-2003", seed=1)
+    sim.run(120)
+    healthy = _roll_in_busy(sim)
+    sim.set_faults(["roll-area-too-small"])
+    sim.run(400)
+    faulted = _roll_in_busy(sim)
+    assert faulted > 20 * healthy  # the fault shows (about 53 against 0.35)
+    sim.set_faults([])
+    sim.run(STATE_WINDOW_S + 10)
+    assert _roll_in_busy(sim) < 2 * healthy

@@ -28,7 +28,7 @@ from api.services import imports, reports, runs
 from api.services.errors import ServiceError
 from api.services.import_limits import Kind, limits
 from exporters.durations import parse_duration
-from exporters.model.engines import RUN_ENGINE
+from exporters.model.engines import ENGINE_HELP, RUN_ENGINE
 from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, RESPONSE_PARTS
 from wlmon.cli.common import console, err, fail, report_options, runs_store, thresholds
 from wlmon.stack.settings import Ports, StackSettings
@@ -108,9 +108,8 @@ def run_command(
     engine: str = typer.Option(
         None,
         "--engine",
-        help="des (default: every dialog step, real transients and drained queues) or "
-        "analytic (the solver); a real-time run uses the live exporter's "
-        "(wlmon exporter --engine)",
+        help=f"{ENGINE_HELP}; a real-time run uses the live exporter's (wlmon exporter --engine)",
+        show_default=False,
     ),
     label: str = typer.Option("", help="a name for the run"),
     api_url: str = typer.Option(

@@ -14,7 +14,7 @@ from alerts.thresholds import ThresholdsError, load_thresholds
 from api.serving import HEADER_TIMEOUT_S, server_config
 from exporters.config import DEFAULT_MAX_USERS, ExporterConfig, load_config
 from exporters.model.catalog import ConfigError
-from exporters.model.engines import DEFAULT_ENGINE, ENGINE_HELP, ENGINES, make_simulation
+from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simulation
 from exporters.registry import COLLECTORS
 from exporters.server import serve
 from exporters.sinks.loki import LokiTLS
@@ -66,7 +66,7 @@ def exporter(
         show_default=False,
         help="InfluxDB credentials as user:password (from the environment, not the command line)",
     ),
-    engine: str = typer.Option(DEFAULT_ENGINE, "--engine", help=ENGINE_HELP),
+    engine: str = typer.Option(RUN_ENGINE, "--engine", help=ENGINE_HELP, show_default=False),
     sid: str = typer.Option(
         None,
         help="report as this SID instead of the landscape's (two SIDs of one scenario in a "
