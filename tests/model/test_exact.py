@@ -182,14 +182,11 @@ def work_process_bound_chain(users: int, wps: int, think: float, d_cpu: float, d
     return x, waiting / x
 
 
-def test_work_process_bound_against_its_exact_markov_chain(fixture_catalog) -> None:
-    """With a work-process bound the whole network is no longer product form, so the
-    flow-equivalent server is an approximation: here (20 users, 2 WPs, CPU then disk)
-    throughput 1.0 % low, response 3.6 % and dispatcher wait 5.4 % high with the
-    exponential chain; with the phase-type chain (holding time CPU + disk, SCV 0.51)
-    +0.10 %, -0.4 % and -0.65 %."""
-    users, wps, think, d_cpu, d_disk = 20, 2, 1.0, 0.05, 0.04
-    patch = {
+def _cpu_then_disk(users: int, wps: int, think: float, d_cpu: float, d_disk: float) -> dict:
+    """One instance on one CPU, `wps` dialog work processes; a step is a CPU burst then one
+    data read from an SSD that always misses the pool (the network `work_process_bound_chain`
+    solves exactly)."""
+    return {
         "users": users,
         "think_time_s": think,
         "landscape": {
@@ -216,6 +213,16 @@ def test_work_process_bound_against_its_exact_markov_chain(fixture_catalog) -> N
             }
         },
     }
+
+
+def test_work_process_bound_against_its_exact_markov_chain(fixture_catalog) -> None:
+    """With a work-process bound the whole network is no longer product form, so the
+    flow-equivalent server is an approximation: here (20 users, 2 WPs, CPU then disk)
+    throughput 1.0 % low, response 3.6 % and dispatcher wait 5.4 % high with the
+    exponential chain; with the phase-type chain (holding time CPU + disk, SCV 0.51)
+    +0.10 %, -0.4 % and -0.65 %."""
+    users, wps, think, d_cpu, d_disk = 20, 2, 1.0, 0.05, 0.04
+    patch = _cpu_then_disk(users, wps, think, d_cpu, d_disk)
     x, response, wait = _dialog(_scenario(fixture_catalog, patch))
     exact_x, exact_wait = work_process_bound_chain(users, wps, think, d_cpu, d_disk)
     assert exact_wait > 0.05  # the work processes are a real bound here
@@ -276,33 +283,7 @@ def test_one_work_process_with_erlang_holding_time_is_exact(fixture_catalog) -> 
     chain of the network (`work_process_bound_chain`); the exponential chain it replaced
     was 2.1 % high on the dispatcher wait here (0.542 s against 0.531 s)."""
     users, think, d = 20, 1.0, 0.04
-    patch = {
-        "users": users,
-        "think_time_s": think,
-        "landscape": {
-            "app_servers": {"cpus": 1},
-            "instance": {"dialog_work_processes": 1},
-            "database": {"bufferpools": [{"name": "POOL", "miss_floor": 1.0}]},
-            "devices": {"ssd": {"read_s": d}},
-        },
-        "transactions": {
-            "T": {
-                "dialog": {
-                    "cpu_s": d,
-                    "statements": [
-                        {
-                            "table": "T1",
-                            "op": "SELECT",
-                            "calls": 1,
-                            "rows": 1,
-                            "data_reads": 1,
-                            "index_reads": 0,
-                        }
-                    ],
-                }
-            }
-        },
-    }
+    patch = _cpu_then_disk(users, 1, think, d, d)
     sc = _scenario(fixture_catalog, patch)
     x, response, wait = _dialog(sc)
     exact_x, exact_wait = work_process_bound_chain(users, 1, think, d, d)
