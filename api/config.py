@@ -105,6 +105,18 @@ class Settings(BaseSettings):
                 "WLMON_API_LOKI_CA_FILE, WLMON_API_LOKI_CERT_FILE and WLMON_API_LOKI_KEY_FILE "
                 "go together (Loki's mutual TLS needs the CA, certificate and key)"
             )
+        tls = self.loki_tls
+        if tls is not None:
+            # Loaded now, at the edge: a key of another certificate or a file that is not
+            # PEM would otherwise pass here and fail every run's annotations (a 500 after
+            # the run was stored) and the notification forwarder, one by one.
+            try:
+                tls.context()
+            except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+                raise ValueError(
+                    "WLMON_API_LOKI_CA_FILE, WLMON_API_LOKI_CERT_FILE, WLMON_API_LOKI_KEY_FILE "
+                    f"({tls.ca_file}, {tls.cert_file}, {tls.key_file}) do not load: {exc}"
+                ) from exc
         return self
 
     @property

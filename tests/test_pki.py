@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
+import os
 import shutil
 import ssl
 
@@ -155,6 +156,28 @@ def test_an_unwritable_directory_is_one_clear_error(tmp_path) -> None:
     blocker.write_text("")
     with pytest.raises(pki.PKIError, match=r"Loki's certificates in .*file/loki-tls"):
         pki.ensure(blocker / "loki-tls", now=NOW)
+
+
+def test_a_key_is_never_written_into_a_readable_leftover(tmp_path, monkeypatch) -> None:
+    """A .tmp an interrupted run left with a looser mode: the key's bytes go into it only
+    once it is 0600 (O_CREAT's mode does not apply to a file that exists)."""
+    directory = tmp_path / "loki-tls"
+    directory.mkdir(mode=0o700)
+    stale = directory / "ca.key.tmp"
+    stale.write_bytes(b"")
+    stale.chmod(0o644)
+    modes = []
+    fdopen = os.fdopen
+
+    def spy(fd, *args, **kwargs):
+        if not modes:
+            modes.append(os.fstat(fd).st_mode & 0o777)  # when the first bytes go in
+        return fdopen(fd, *args, **kwargs)
+
+    monkeypatch.setattr(os, "fdopen", spy)
+    pki.ensure(directory, now=NOW)
+    assert modes == [0o600]
+    assert (directory / "ca.key").stat().st_mode & 0o777 == 0o600
 
 
 def test_compose_secret_names_cover_every_file(issued) -> None:

@@ -211,3 +211,23 @@ def test_a_burst_goes_to_loki_in_few_pushes(tmp_path, loki) -> None:
         assert time.monotonic() - t0 < sent_s + 2.0 + 5.0
         time.sleep(0.5)
         assert len(loki.lines) == 30
+
+
+def test_loki_tls_files_that_do_not_load_are_refused_with_the_settings(tmp_path) -> None:
+    """A key of another certificate passes FilePath; refused here, not at the first run's
+    annotations (which raised ssl.SSLError after the run was stored)."""
+    made, _ = pki.ensure(tmp_path / "loki-tls")
+    with pytest.raises(ValidationError, match="do not load"):
+        Settings(
+            db_path=tmp_path / "db.sqlite",
+            loki_ca_file=made.ca,
+            loki_cert_file=made.cert("api"),
+            loki_key_file=made.key("exporter"),
+        )
+    good = made.client("api")
+    Settings(
+        db_path=tmp_path / "db.sqlite",
+        loki_ca_file=good.ca_file,
+        loki_cert_file=good.cert_file,
+        loki_key_file=good.key_file,
+    )

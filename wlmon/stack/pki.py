@@ -256,7 +256,8 @@ def _write(path: Path, data: bytes, mode: int) -> None:
     first byte: a key is never readable by others, not even briefly."""
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    # O_CREAT's mode applies only to a new file: a .tmp an interrupted run left keeps its own.
+    os.fchmod(fd, mode)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
-    os.chmod(tmp, mode)
     tmp.replace(path)
