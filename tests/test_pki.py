@@ -158,6 +158,14 @@ def test_an_unwritable_directory_is_one_clear_error(tmp_path) -> None:
         pki.ensure(blocker / "loki-tls", now=NOW)
 
 
+def test_a_kept_cas_key_is_put_back_to_private(issued) -> None:
+    issued.ca_key.chmod(0o644)
+    issued.key("api").chmod(0o644)
+    assert pki.ensure(issued.directory, now=NOW)[1] == []  # kept, not re-issued
+    assert issued.ca_key.stat().st_mode & 0o777 == 0o600
+    assert issued.key("api").stat().st_mode & 0o777 == 0o600
+
+
 def test_a_key_is_never_written_into_a_readable_leftover(tmp_path, monkeypatch) -> None:
     """A .tmp an interrupted run left with a looser mode: the key's bytes go into it only
     once it is 0600 (O_CREAT's mode does not apply to a file that exists)."""

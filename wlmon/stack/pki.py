@@ -105,6 +105,10 @@ def ensure(
             ca = _new_ca(pki, now)
             issued.append("ca")
         ca_cert, ca_key = ca
+        # Whoever reads the CA's key can mint client certificates Loki accepts: a kept one
+        # is put back to 0600 as the leaf keys are put back to key_mode below.
+        if pki.ca_key.stat().st_mode & 0o777 != 0o600:
+            os.chmod(pki.ca_key, 0o600)
         for leaf in ("server", *CLIENTS):
             if "ca" in issued or not _leaf_good(pki, leaf, ca_cert, now):
                 _new_leaf(pki, leaf, ca_cert, ca_key, now)
