@@ -11,6 +11,7 @@ import uvicorn
 from pydantic import ValidationError
 
 from alerts.thresholds import ThresholdsError, load_thresholds
+from api.config import get_settings
 from api.serving import HEADER_TIMEOUT_S, server_config
 from exporters.config import DEFAULT_MAX_USERS, ExporterConfig, load_config
 from exporters.model.catalog import ConfigError
@@ -222,9 +223,19 @@ def api(
     ),
 ) -> None:
     """Serve the wlmon API (FastAPI) with uvicorn."""
-    # The app factory reads the thresholds again; a wrong file is one line and exit 2 here
-    # rather than uvicorn's traceback from inside the factory.
+    # The app factory reads the thresholds and the settings again (the settings cached); a
+    # wrong file or WLMON_API_* value is one line and exit 2 here rather than uvicorn's
+    # traceback from inside the factory.
     thresholds()
+    try:
+        get_settings()
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'WLMON_API_' + '_'.join(map(str, e['loc'])).upper() if e['loc'] else 'settings'}: "
+            f"{e['msg']}"
+            for e in exc.errors()
+        )
+        fail(f"API settings: {problems}")
     uvicorn.Server(server_config(host, port, header_timeout)).run()
 
 
