@@ -495,6 +495,10 @@ class Solver:
         else:
             visits[nt.log_station] += nt.commits[k] * (1.0 - h_log)
         visits[nt.enqueue_station] += nt.enqueues[k]
+        if nt.cs_cpu_station >= 0:
+            # On a CPU station the enqueue requests and the message server are one burst
+            # of their own (as the DES draws it: des_draws R_CS), not enqueue visits.
+            visits[nt.cs_cpu_station] += (nt.enq_demand[k] + nt.msg_cpu[k]) > 0
         for li, s in enumerate(nt.lock_stations):
             visits[s] += nt.lock_demand[li, k] > 0
         mean = np.zeros(demand_t.shape[1])
