@@ -276,6 +276,18 @@ def test_two_instances_sharing_the_database_against_exact_multiclass_mva(fixture
     assert x == pytest.approx(x1 + x2, rel=0.01)
 
 
+def _assert_exact_m_e2_1(sc, users: int, think: float, d: float) -> float:
+    """The solver's dialog class equals M/E2/1//N (two exponential stages of mean d, one
+    work process) from this file's own Markov chain; returns the exact dispatcher wait."""
+    x, response, wait = _dialog(sc)
+    exact_x, exact_wait = work_process_bound_chain(users, 1, think, d, d)
+    assert exact_wait > 0.3  # saturated: a real queue
+    assert x == pytest.approx(exact_x, rel=1e-6)
+    assert wait == pytest.approx(exact_wait, rel=1e-6)
+    assert response == pytest.approx(users / exact_x - think, rel=1e-6)
+    return exact_wait
+
+
 def test_one_work_process_with_erlang_holding_time_is_exact(fixture_catalog) -> None:
     """One work process whose step is a CPU burst then a disk read of the same mean: the
     holding time is Erlang-2 (SCV 1/2), the system M/E2/1//N. The solver's phase-type
@@ -285,12 +297,7 @@ def test_one_work_process_with_erlang_holding_time_is_exact(fixture_catalog) -> 
     users, think, d = 20, 1.0, 0.04
     patch = _cpu_then_disk(users, 1, think, d, d)
     sc = _scenario(fixture_catalog, patch)
-    x, response, wait = _dialog(sc)
-    exact_x, exact_wait = work_process_bound_chain(users, 1, think, d, d)
-    assert exact_wait > 0.3  # saturated: a real queue
-    assert x == pytest.approx(exact_x, rel=1e-6)
-    assert wait == pytest.approx(exact_wait, rel=1e-6)
-    assert response == pytest.approx(users / exact_x - think, rel=1e-6)
+    exact_wait = _assert_exact_m_e2_1(sc, users, think, d)
     Solver.phase_type = False
     try:
         _, _, exponential_wait = _dialog(sc)
@@ -346,9 +353,4 @@ def test_central_services_burst_on_a_core_of_its_own_is_one_exponential_stage(
     sc = _scenario(fixture_catalog, patch)
     solver = Solver(sc)
     assert solver.net.cs_cpu_station >= 0  # the burst is served on a CPU station
-    x, response, wait = _dialog(sc)
-    exact_x, exact_wait = work_process_bound_chain(users, 1, think, d, d)
-    assert exact_wait > 0.3  # saturated: a real queue
-    assert x == pytest.approx(exact_x, rel=1e-6)
-    assert wait == pytest.approx(exact_wait, rel=1e-6)
-    assert response == pytest.approx(users / exact_x - think, rel=1e-6)
+    _assert_exact_m_e2_1(sc, users, think, d)
