@@ -472,9 +472,12 @@ class Solver:
         instance i's task k, all k_max work processes busy): a sum of stages, each visit to
         a station an exponential residence (its share of the station's residence per step
         from the inner network), the visits a whole number and a coin toss for the
-        fraction (as the DES draws them), the pure delays constant but program load
-        (exponential), and the transactions a mixture. Its chain's completions are then
-        phase-type with this SCV (queueing.fit_phase_type) instead of exponential."""
+        fraction (as the DES draws them); on a CPU station each burst of the step (ABAP,
+        DB, central services) one visit of its own mean, the station's stretch times its
+        demand (docs/model.md, "The pool's completions, measured"); the pure delays
+        constant but program load (exponential), and the transactions a mixture. Its
+        chain's completions are then phase-type with this SCV (queueing.fit_phase_type)
+        instead of exponential."""
         if not self.phase_type:
             return 1.0
         nt = self.net
@@ -484,8 +487,13 @@ class Solver:
         w = nt.weights[k]
         demand = demand_t @ w
         visits = np.zeros_like(demand_t)
-        visits[nt.inst_cpu_station[i]] += nt.cpu_s[k] > 0
-        visits[nt.db_cpu_station] += nt.db_cpu[k] > 0
+        # A CPU station's bursts of one step (its ABAP CPU, its DB CPU, the central
+        # services' burst where they share a station) are one exponential visit each of
+        # its own mean, not equal shares of the station's residence: their squared
+        # demands, scaled below by the station's stretch.
+        bursts = np.zeros_like(demand_t)
+        bursts[nt.inst_cpu_station[i]] += (nt.cpu_s[k] * nt.cpu_stretch[i]) ** 2
+        bursts[nt.db_cpu_station] += nt.db_cpu[k] ** 2
         (h_data, _, _), (h_log, _, _) = self._cached
         visits[nt.disk_station] += nt.phys[k] + nt.page_writes_step[k] * self._sync_share * (
             1.0 - h_data
@@ -498,7 +506,7 @@ class Solver:
         if nt.cs_cpu_station >= 0:
             # On a CPU station the enqueue requests and the message server are one burst
             # of their own (as the DES draws it: des_draws R_CS), not enqueue visits.
-            visits[nt.cs_cpu_station] += (nt.enq_demand[k] + nt.msg_cpu[k]) > 0
+            bursts[nt.cs_cpu_station] += (nt.enq_demand[k] + nt.msg_cpu[k]) ** 2
         for li, s in enumerate(nt.lock_stations):
             visits[s] += nt.lock_demand[li, k] > 0
         mean = np.zeros(demand_t.shape[1])
@@ -506,9 +514,12 @@ class Solver:
         for row, s in enumerate(used):
             stretch = net.queue[row, k_max] / x / demand[s]
             res = demand_t[s] * stretch  # [tx] residence per step
+            mean += res
+            if bursts[s].any():
+                var += bursts[s] * stretch**2
+                continue
             v = visits[s]
             frac = v - np.floor(v)
-            mean += res
             var += np.divide(
                 (v + frac * (1.0 - frac)) * res**2, v**2, out=np.zeros_like(res), where=v > 0
             )
