@@ -17,6 +17,8 @@ Usage: python bench/pool_variability.py [--scenario sd-two-tier-1core] [--users 
 from __future__ import annotations
 
 import argparse
+import itertools
+import math
 import tempfile
 import types
 from pathlib import Path
@@ -26,7 +28,7 @@ import numpy as np
 from exporters.model import des_loop
 from exporters.model.des import DiscreteEventSimulation
 from exporters.model.network import DIALOG
-from exporters.model.queueing import closed_chain, open_chain
+from exporters.model.queueing import closed_chain, fit_phase_type, open_chain
 from exporters.model.solver import Solver
 
 
@@ -80,6 +82,81 @@ def all_busy_gaps(start: np.ndarray, release: np.ndarray, k: int) -> np.ndarray:
     return gaps[(after[:-1] >= k) & (gaps > 1e-12)]
 
 
+def _multisets(r: int, m: int) -> list[tuple[int, ...]]:
+    return [c for c in itertools.product(range(m + 1), repeat=r) if sum(c) == m]
+
+
+def mphk_wait(users: int, think: float, rate: np.ndarray, c2: float) -> float:
+    """Mean dispatcher wait of the exact chain over (users, phases of each busy work
+    process): K work processes, each its own clock through the fitted phase-type holding
+    time (queueing.fit_phase_type) at speed X(n) / min(n, K), a freed one taking the next
+    waiting step from alpha; solved by linear level reduction over the levels (Latouche &
+    Ramaswami 1999, ch. 10), built here, not by the solver's chain. SCV 1: the birth-death
+    chain; K = 1: the solver's chain."""
+    k_max = len(rate) - 1
+    ph = fit_phase_type(c2)
+    r, t, out, alpha = len(ph.alpha), ph.t, ph.exit, ph.alpha
+    states = [_multisets(r, min(n, k_max)) for n in range(users + 1)]
+    pos = [{c: i for i, c in enumerate(level)} for level in states]
+    up, down, local = [], [], []
+    for n, level in enumerate(states):
+        m = min(n, k_max)
+        size = len(level)
+        u = np.zeros((size, len(states[n + 1]))) if n < users else None
+        d = np.zeros((size, len(states[n - 1]))) if n > 0 else None
+        a = np.zeros((size, size))
+        lam = (users - n) / think
+        speed = rate[min(n, k_max)] / m if m else 0.0
+        for i, c in enumerate(level):
+            if u is not None:
+                if n < k_max:  # a free work process takes the step, its clock from alpha
+                    for j in np.nonzero(alpha)[0]:
+                        c2_ = list(c)
+                        c2_[j] += 1
+                        u[i, pos[n + 1][tuple(c2_)]] += lam * alpha[j]
+                else:
+                    u[i, pos[n + 1][c]] += lam
+            for p in np.nonzero(c)[0]:
+                for q in range(r):
+                    if q != p and t[p, q] > 0:
+                        c2_ = list(c)
+                        c2_[p] -= 1
+                        c2_[q] += 1
+                        a[i, pos[n][tuple(c2_)]] += c[p] * speed * t[p, q]
+                if out[p] > 0:
+                    c2_ = list(c)
+                    c2_[p] -= 1
+                    if n > k_max:  # the freed work process takes a waiting step
+                        for j in np.nonzero(alpha)[0]:
+                            c3 = list(c2_)
+                            c3[j] += 1
+                            d[i, pos[n - 1][tuple(c3)]] += c[p] * speed * out[p] * alpha[j]
+                    else:
+                        d[i, pos[n - 1][tuple(c2_)]] += c[p] * speed * out[p]
+        rows = a.sum(axis=1) + (u.sum(axis=1) if u is not None else 0.0)
+        rows = rows + (d.sum(axis=1) if d is not None else 0.0)
+        a[np.diag_indices(size)] -= rows
+        up.append(u)
+        down.append(d)
+        local.append(a)
+    # Censored from the top: S_n = A_n + U_n (-S_{n+1})^-1 D_{n+1}.
+    inv: list[np.ndarray] = [np.zeros(0)] * (users + 1)
+    s_next = local[users]
+    inv[users] = np.linalg.inv(-s_next)
+    for n in range(users - 1, 0, -1):
+        s_n = local[n] + up[n] @ inv[n + 1] @ down[n + 1]
+        inv[n] = np.linalg.inv(-s_n)
+    pi = [np.ones(1)]
+    for n in range(users):
+        v = pi[n] @ up[n] @ inv[n + 1]
+        pi.append(v)
+    mass = np.array([v.sum() for v in pi])
+    mass /= mass.sum()
+    n = np.arange(users + 1)
+    x = float(((users - n) / think) @ mass)
+    return float(np.maximum(n - k_max, 0) @ mass) / x
+
+
 def _wait(cs, c2: float) -> float:
     if cs.task == DIALOG:
         chain = closed_chain(cs.users, cs.think, cs.fes, c2)
@@ -130,7 +207,8 @@ def main() -> None:
     print(
         "pool            K  steps | hold ms DES / solver  SCV DES / solver | all-busy gaps: "
         "n, mean ms DES / 1/X(K), SCV, lag-1 | wait ms: DES, solver, "
-        "solver's chain at the DES's hold SCV, at its gap SCV"
+        "solver's chain at the DES's hold SCV, at its gap SCV; dialog: the exact M/PH/K chain "
+        "over every work process's phase at the solver's SCV"
     )
     for cs in op.classes:
         lay = solver.net.layout[cs.instance]
@@ -139,6 +217,7 @@ def main() -> None:
         if not len(sel) or cs.fes[k] <= 0:
             continue
         start, release, wait = sel[:, 1], sel[:, 2], sel[:, 3]
+        mph = cs.task == DIALOG and cs.users * math.comb(k + 3, k) <= 20_000
         hold = release - start
         gaps = all_busy_gaps(start, release, k)
         x_k = float(cs.fes[k])
@@ -150,6 +229,7 @@ def main() -> None:
             f"{lag1(gaps):+5.2f} | {wait.mean() * 1e3:7.1f}, {_wait(cs, cs.scv) * 1e3:7.1f}, "
             f"{_wait(cs, scv(hold)) * 1e3:7.1f}, "
             f"{_wait(cs, scv(gaps)) * 1e3 if len(gaps) > 1 else float('nan'):7.1f}"
+            + (f"; {mphk_wait(cs.users, cs.think, cs.fes, cs.scv) * 1e3:7.1f}" if mph else "")
         )
 
 
