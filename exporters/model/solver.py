@@ -793,7 +793,8 @@ class Solver:
     def solve(self, warm_start: np.ndarray | None = None) -> OperatingPoint:
         """The fixed point of the class backgrounds. Plain iteration creeps near saturation,
         where each class's queue at the bottleneck is a small part of the background it
-        reacts to, so it is accelerated; `converged` says whether it was reached.
+        reacts to, so it is accelerated; `converged` says whether it was reached, in
+        `iterations` sweeps, leaving `residual` (the largest change one more sweep makes).
         `warm_start`: the `state` of a solved neighbour (same landscape), to start from."""
         n_inst, n_st = len(self.net.layout), len(self.net.station_names)
         self._memo: dict[tuple, ClassSolution] = {}
@@ -831,7 +832,10 @@ class Solver:
                 break
         if not self.converged:
             v = self._extrapolated(g, converged, best_v, jump=self.extrapolate)
-        _, classes = g(v)
+        gv, classes = g(v)
+        # What is left of the fixed point's equations where it stopped (the largest change
+        # one more sweep makes): for a warning that names it where `converged` is False.
+        self.residual = float(np.abs(gv - v).max())
         self.state = v
         return self._assemble(classes, float(v[-n_inst:].sum()))
 
