@@ -275,8 +275,9 @@ class Solver:
             )
         cs = self.net.cs_cpu_station
         if cs >= 0:
-            # The enqueue work process and the message server run on a pinned CPU set
-            # (placement.py): their CPU competes there; the enqueue station stays idle.
+            # The enqueue work process and the message server run on a CPU station with
+            # other tenants (pinned, or a shared host's cores: placement.py): their CPU
+            # competes there; the enqueue station stays idle.
             out[cs] += self.net.enq_demand[k] + self.net.msg_cpu[k]
         else:
             out[self.net.enqueue_station] = self.net.enq_demand[k]
@@ -1008,7 +1009,7 @@ class Solver:
             ),
             "enqueue_util": min(1.0, enq * cs.enqueue_service_s / cs.enqueue_work_processes),
             # The message server's CPU, and the enqueue work process's where it is CPU
-            # demand on a pinned set (placement.py), over the host's CPUs.
+            # demand on a CPU station (placement.py), over the host's CPUs.
             "cs_cpu_util": min(
                 1.0,
                 (
