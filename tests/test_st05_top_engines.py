@@ -60,7 +60,7 @@ def test_both_engines_give_the_scenarios_top_statements(traces) -> None:
 def test_cli_takes_the_engine_and_defaults_to_the_run_engine(monkeypatch) -> None:
     asked = []
 
-    def fake(scenario, faults, seconds, engine=None):
+    def fake(scenario, faults, seconds, engine=None, unconverged=None):
         asked.append(engine)
         return []
 

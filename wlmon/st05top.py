@@ -33,12 +33,19 @@ def sql_texts(scenario: str) -> dict[str, str]:
 
 
 def from_simulation(
-    scenario: str, faults: list[str], seconds: float, engine: str = RUN_ENGINE
+    scenario: str,
+    faults: list[str],
+    seconds: float,
+    engine: str = RUN_ENGINE,
+    unconverged: list[dict] | None = None,
 ) -> list[dict]:
     """The trace of a run of `seconds` on `engine` (engines.py: the default of everything
-    that produces a run's time series, as `wlmon simulate` and `wlmon run`)."""
+    that produces a run's time series, as `wlmon simulate` and `wlmon run`); `unconverged`
+    receives the analytic engine's solves that did not reach their fixed point."""
     sim = make_simulation(engine, scenario, faults=faults)
     sim.run(seconds)
+    if unconverged is not None:
+        unconverged.extend(sim.unconverged)
     return [
         _row(r.statement, r.text, r.table, r.operation, r.executions, r.rows, r.elapsed)
         for r in statement_totals(sim.snapshot())

@@ -1,6 +1,7 @@
 """A solve whose fixed point did not converge is said so, naming the point, its sweeps and its
 residual, by every command that prints an analytic solve (`wlmon whatif`, `wlmon simulate
---engine analytic`), in a line on stderr and a field of --json; a converged one is silent."""
+--engine analytic`, `wlmon st05 top --simulate --engine analytic`), in a line on stderr
+(and a field of --json where the command has one for it); a converged one is silent."""
 
 from __future__ import annotations
 
@@ -70,3 +71,17 @@ def test_simulate_on_the_analytic_engine_warns_only_when_not_converged(monkeypat
         assert "did not converge" in result.stderr and "3 sweeps" in result.stderr
     (solve,) = json.loads(result.stdout)["unconverged"]
     assert solve["iterations"] == 3 and solve["residual"] > 0 and solve["users"] > 0
+
+
+def test_st05_top_on_the_analytic_engine_warns_only_when_not_converged(monkeypatch) -> None:
+    args = ["st05", "top", "--simulate", "--scenario", "sd-two-tier", "--window", "1m"]
+    args += ["--engine", "analytic", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "did not converge" not in result.stderr
+    monkeypatch.setattr(Solver, "anderson_mixing", ())
+    monkeypatch.setattr(Solver, "_extrapolated", partialmethod(Solver._extrapolated, limit=3))
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "did not converge" in result.stderr and "users=800" in result.stderr
+    assert json.loads(result.stdout)  # the trace is printed all the same
