@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 
 from exporters.model.catalog import Catalog
-from exporters.model.engine import Simulation
+from exporters.model.engines import RUN_ENGINE, make_simulation
 from exporters.model.network import compile_network
 from exporters.model.sqltext import statement_hash
 from exporters.sources.model import statement_totals
@@ -32,9 +32,20 @@ def sql_texts(scenario: str) -> dict[str, str]:
     return {statement_hash(text): text for text in net.statement_sql}
 
 
-def from_simulation(scenario: str, faults: list[str], seconds: float) -> list[dict]:
-    sim = Simulation(scenario, faults=faults)
+def from_simulation(
+    scenario: str,
+    faults: list[str],
+    seconds: float,
+    engine: str = RUN_ENGINE,
+    unconverged: list[dict] | None = None,
+) -> list[dict]:
+    """The trace of a run of `seconds` on `engine` (engines.py: the default of everything
+    that produces a run's time series, as `wlmon simulate` and `wlmon run`); `unconverged`
+    receives the analytic engine's solves that did not reach their fixed point."""
+    sim = make_simulation(engine, scenario, faults=faults)
     sim.run(seconds)
+    if unconverged is not None:
+        unconverged.extend(sim.unconverged)
     return [
         _row(r.statement, r.text, r.table, r.operation, r.executions, r.rows, r.elapsed)
         for r in statement_totals(sim.snapshot())

@@ -34,7 +34,8 @@ class CpuStationFigures:
 def station_busy(net: CompiledNetwork, op: OperatingPoint) -> np.ndarray:
     """Busy cores (CPU-seconds per second) of every CPU station at an operating point: the
     instances' ABAP CPU (memory stretch included), where the database runs every step's DB
-    CPU, and where the central services are pinned their CPU."""
+    CPU, and where the central services share a station (pinned, or a shared host's
+    cores) their CPU."""
     pl = net.placement
     busy = np.zeros(len(pl.stations))
     abap = (op.step_rate * net.cpu_s[None]).sum(axis=(1, 2)) * net.cpu_stretch

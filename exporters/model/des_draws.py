@@ -136,7 +136,7 @@ def draw_block(rng: np.random.Generator, net: Network, cls: int, size: int = BLO
     rows[:, R_CALLS] = calls
     rows[:, R_CS] = 0.0
     if net.cs_station >= 0:
-        # The central services' CPU on their pinned set: the step's enqueue requests and,
+        # The central services' CPU on their station: the step's enqueue requests and,
         # for a dialog step, the message server's share (drawn last: the other draws are
         # those of a landscape without it).
         msg = net.message_server_cpu_s_per_step if cls < net.n_tx else 0.0

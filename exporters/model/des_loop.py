@@ -326,7 +326,7 @@ def advance(
                     cs_done += jrow[j, R_CS]
                 if phase == 0 and cs_st >= 0 and jrow[j, R_CS] > 0.0:
                     # ABAP burst done: the central services' burst (its enqueue requests,
-                    # the message server) joins their pinned CPU set first.
+                    # the message server) joins their CPU station first.
                     _ps_arrive(
                         cs_st, j * 4 + 2, jrow[j, R_CS], now, sV, sT, sn, scap, sk, sj, snext
                     )

@@ -162,6 +162,10 @@ class ModelRun(ABC):
         self.overrides = overrides or {}
         self.tick = 0
         self._lock = threading.Lock()
+        # The analytic engine's solves whose fixed point was not reached (Solver.converged),
+        # each {faults, users, iterations, residual}, for the commands to say so; the
+        # discrete-event engine solves none.
+        self.unconverged: list[dict] = []
         self._start(tuple(faults))
 
     @abstractmethod
@@ -284,6 +288,15 @@ class Simulation(ModelRun):
             scenario = self._scenario(faults)
             solver = Solver(scenario, seed=self.seed)
             self._targets[key] = (scenario, solver.solve(), solver)
+            if not solver.converged:
+                self.unconverged.append(
+                    {
+                        "faults": list(faults),
+                        "users": scenario.users,
+                        "iterations": solver.iterations,
+                        "residual": solver.residual,
+                    }
+                )
         return self._targets[key]
 
     def set_users(self, users: int) -> None:

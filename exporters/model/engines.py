@@ -9,8 +9,9 @@ rebuilds keeps its own class (`ModelRun.rebuild`).
 
 Which engine is the default for what (issue 24 item 5), here and nowhere else:
 - RUN_ENGINE, the discrete-event engine, for everything that produces a time series of a
-  run: `wlmon run`, `wlmon simulate` (a fast run printed instead of recorded), POST /runs
-  and the recorder, and the live exporter (`wlmon exporter`, so `wlmon up` and the compose
+  run: `wlmon run`, `wlmon simulate` (a fast run printed instead of recorded),
+  `wlmon st05 top --simulate` (the trace of such a run), POST /runs and the recorder, and
+  the live exporter (`wlmon exporter`, so `wlmon up` and the compose
   stack). A run's seconds then show what a queue does between operating points: the
   transient after a fault, a queue draining when it ends (the solver loses that wait,
   defect 3), and the peaks of a 1-minute window. One default for all of them, so a scenario

@@ -124,8 +124,8 @@ class CompiledNetwork:
     log_station: int
     enqueue_station: int
     # The CPU station the central services' CPU (enq_demand + msg_cpu) is served on, -1
-    # where they are not on a CPU station (placement.py): then the enqueue requests queue
-    # at enqueue_station and the message server's CPU is counted, not queued for.
+    # on a host of their own (placement.py): then the enqueue requests queue at
+    # enqueue_station and the message server's CPU is counted, not queued for.
     cs_cpu_station: int
     lock_stations: list[int]
     station_names: list[str]

@@ -18,9 +18,12 @@ much its memory's locality stretches its CPU demand.
   one update process, and one enqueue process"; affinity "set in the SAP instance
   profiles"), so where that instance is pinned the enqueue requests' service and the
   message server's CPU per dialog step are CPU demand on its station (`cs_station`),
-  competing with it and the database there. Elsewhere (`cs_station` None: central services
-  on a host of their own, or an unpinned host) they stay as before: the enqueue work
-  processes a queue of their own, the message server's CPU counted, not queued for.
+  competing with it and the database there. Where they are not pinned but share a host
+  with other tenants (an application server or the database's host, every core shared:
+  `sd-two-tier`), the same CPU demand is on that host's shared station, beside everyone
+  else's there. On a host of their own (`cs_station` None: `sd-benchmark-2003`) they stay
+  as before: the enqueue work processes a queue of their own, the message server's CPU
+  counted, not queued for (nobody else competes for those cores).
 """
 
 from __future__ import annotations
@@ -116,9 +119,23 @@ def place(land: Landscape) -> Placement:
         db_stretch=stretch(land, db.host, db_remote),
         instance_remote=inst_remote,
         db_remote=db_remote,
-        cs_station=(
-            index[land.central_services.host, sets["central_services"]]
-            if "central_services" in sets
-            else None
-        ),
+        cs_station=_cs_station(land, sets, index, tenants),
     )
+
+
+def _cs_station(
+    land: Landscape,
+    sets: dict[str, tuple[int, ...]],
+    index: dict[tuple[str, tuple[int, ...]], int],
+    tenants: list[tuple[str, str]],
+) -> int | None:
+    """The central services' CPU station: their pinned set; else, on a host another tenant
+    runs on (an application server, the database's), the station of the host's shared
+    cores; None on a host of their own."""
+    host = land.central_services.host
+    if "central_services" in sets:
+        return index[host, sets["central_services"]]
+    if not any(h == host for key, h in tenants if key != "central_services"):
+        return None
+    # Every tenant there pinned to a subset leaves no station of all the host's cores.
+    return index.get((host, tuple(range(land.host(host).cpus))))

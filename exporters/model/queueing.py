@@ -712,10 +712,12 @@ def fit_phase_type(scv: float) -> PhaseType:
     A First Course in Stochastic Models, 2003, sec. 2.4 / Appendix B): below 1, a mixture
     of Erlang(r-1) and Erlang(r) with a common rate, r = ceil(1 / SCV), the Erlang(r-1)
     with probability p = (r SCV - sqrt(r (1 + SCV) - r^2 SCV)) / (1 + SCV); above 1, a
-    two-phase hyperexponential with balanced means. SCV = 1: one exponential phase."""
+    two-phase hyperexponential with balanced means. SCV = 1: one exponential phase.
+    Cached, so its arrays are read-only (as `_log_factorials`'): a caller writing into
+    them would change every later chain of the same SCV."""
     c2 = min(max(float(scv), SCV_MIN), SCV_MAX)
     if abs(c2 - 1.0) <= _EXPONENTIAL:
-        return PhaseType(np.ones(1), -np.ones((1, 1)))
+        return _read_only(np.ones(1), -np.ones((1, 1)))
     if c2 < 1.0:
         r = math.ceil(1.0 / c2 - 1e-12)
         p = (r * c2 - math.sqrt(r * (1.0 + c2) - r * r * c2)) / (1.0 + c2)
@@ -723,9 +725,14 @@ def fit_phase_type(scv: float) -> PhaseType:
         alpha = np.zeros(r)
         alpha[0], alpha[1] = 1.0 - p, p  # Erlang(r-1): start one phase in
         t = np.diag(np.full(r, -mu)) + np.diag(np.full(r - 1, mu), 1)
-        return PhaseType(alpha, t)
+        return _read_only(alpha, t)
     p1 = 0.5 * (1.0 + math.sqrt((c2 - 1.0) / (c2 + 1.0)))
-    return PhaseType(np.array([p1, 1.0 - p1]), np.diag([-2.0 * p1, -2.0 * (1.0 - p1)]))
+    return _read_only(np.array([p1, 1.0 - p1]), np.diag([-2.0 * p1, -2.0 * (1.0 - p1)]))
+
+
+def _read_only(alpha: np.ndarray, t: np.ndarray) -> PhaseType:
+    alpha.flags.writeable = t.flags.writeable = False
+    return PhaseType(alpha, t)
 
 
 def _phase_chain(

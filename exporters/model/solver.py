@@ -275,8 +275,9 @@ class Solver:
             )
         cs = self.net.cs_cpu_station
         if cs >= 0:
-            # The enqueue work process and the message server run on a pinned CPU set
-            # (placement.py): their CPU competes there; the enqueue station stays idle.
+            # The enqueue work process and the message server run on a CPU station with
+            # other tenants (pinned, or a shared host's cores: placement.py): their CPU
+            # competes there; the enqueue station stays idle.
             out[cs] += self.net.enq_demand[k] + self.net.msg_cpu[k]
         else:
             out[self.net.enqueue_station] = self.net.enq_demand[k]
@@ -804,7 +805,8 @@ class Solver:
     def solve(self, warm_start: np.ndarray | None = None) -> OperatingPoint:
         """The fixed point of the class backgrounds. Plain iteration creeps near saturation,
         where each class's queue at the bottleneck is a small part of the background it
-        reacts to, so it is accelerated; `converged` says whether it was reached.
+        reacts to, so it is accelerated; `converged` says whether it was reached, in
+        `iterations` sweeps, leaving `residual` (the largest change one more sweep makes).
         `warm_start`: the `state` of a solved neighbour (same landscape), to start from."""
         n_inst, n_st = len(self.net.layout), len(self.net.station_names)
         self._memo: dict[tuple, ClassSolution] = {}
@@ -842,7 +844,10 @@ class Solver:
                 break
         if not self.converged:
             v = self._extrapolated(g, converged, best_v, jump=self.extrapolate)
-        _, classes = g(v)
+        gv, classes = g(v)
+        # What is left of the fixed point's equations where it stopped (the largest change
+        # one more sweep makes): for a warning that names it where `converged` is False.
+        self.residual = float(np.abs(gv - v).max())
         self.state = v
         return self._assemble(classes, float(v[-n_inst:].sum()))
 
@@ -1015,7 +1020,7 @@ class Solver:
             ),
             "enqueue_util": min(1.0, enq * cs.enqueue_service_s / cs.enqueue_work_processes),
             # The message server's CPU, and the enqueue work process's where it is CPU
-            # demand on a pinned set (placement.py), over the host's CPUs.
+            # demand on a CPU station (placement.py), over the host's CPUs.
             "cs_cpu_util": min(
                 1.0,
                 (

@@ -81,6 +81,12 @@ class Point:
     # Every CPU station (a host's cores, or a set of cores tenants are pinned to): the
     # instances' and the database's CPU there over its cores.
     cpu_stations: list[CpuStationFigures] = field(default_factory=list)
+    # Whether the solver's fixed point was reached (Solver.solve), in how many sweeps, and
+    # the largest change one more sweep makes: figures of an unconverged point are not a
+    # steady state, and the commands say so.
+    converged: bool = True
+    iterations: int = 0
+    residual: float = 0.0
 
 
 @dataclass
@@ -89,6 +95,9 @@ class Answer:
     settings: tuple[str, ...]
     points: list[Point] = field(default_factory=list)
     max_users: Point | None = None
+    # Every point solved for this configuration whose fixed point was not reached: the
+    # sweep's and the search's (the search's decide the answer without being shown).
+    unconverged: list[Point] = field(default_factory=list)
 
 
 def solve_point(
@@ -137,6 +146,9 @@ def solve_point(
         instances=_instances(op, scenario),
         host_cpu=_host_cpu(op, scenario),
         cpu_stations=stations,
+        converged=solver.converged,
+        iterations=solver.iterations,
+        residual=solver.residual,
     )
 
 
@@ -231,6 +243,13 @@ class WhatIf:
         # and the solved fixed point of each number of users (warm starts for the search).
         self._base: dict[Configuration, Scenario] = {}
         self._states: dict[tuple[Configuration, int], np.ndarray] = {}
+        # Per configuration, the points solved whose fixed point was not reached.
+        self.unconverged: dict[Configuration, list[Point]] = {}
+
+    def _solved(self, config: Configuration, point: Point) -> Point:
+        if not point.converged:
+            self.unconverged.setdefault(config, []).append(point)
+        return point
 
     def scenario(self, config: Configuration, extra: Sequence[str] = ()) -> Scenario:
         """The scenario under the configuration's settings, then `extra`. A point that only
@@ -264,8 +283,9 @@ class WhatIf:
         points: list[Point | None] = [None] * len(values)
         for j in order:
             v = values[j]
-            points[j] = solve_point(
-                self.scenario(config, [f"{path}={_yaml(v)}"]), value=v, warm=warm
+            points[j] = self._solved(
+                config,
+                solve_point(self.scenario(config, [f"{path}={_yaml(v)}"]), value=v, warm=warm),
             )
             if path == "users" and warm is not None:
                 self._states[config, points[j].users] = warm["state"]
@@ -292,7 +312,8 @@ class WhatIf:
         def at(users: int) -> Point:
             if progress:
                 progress(users)
-            return solve_point(self.scenario(config, [f"users={users}"]), value=users, warm=warm)
+            point = solve_point(self.scenario(config, [f"users={users}"]), value=users, warm=warm)
+            return self._solved(config, point)
 
         below = [p for p in known if p.response_s < limit_s]
         best = max(below, key=lambda p: p.users) if below else None
@@ -367,6 +388,15 @@ def to_json(parameter: str | None, limit_s: float, answers: list[Answer]) -> dic
                 "settings": list(a.settings),
                 "points": [asdict(p) for p in a.points],
                 "max_users": asdict(a.max_users) if a.max_users else None,
+                "unconverged": [
+                    {
+                        "value": p.value,
+                        "users": p.users,
+                        "iterations": p.iterations,
+                        "residual": p.residual,
+                    }
+                    for p in a.unconverged
+                ],
             }
             for a in answers
         ],

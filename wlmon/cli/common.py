@@ -24,6 +24,17 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+def warn_unconverged(what: str, iterations: int, residual: float) -> None:
+    """One line on stderr where the analytic solver's fixed point was not reached: its
+    figures are printed all the same, but they are not the steady state they look like."""
+    err.print(
+        f"[bold yellow]warning:[/] {what}: the solver's fixed point did not converge in "
+        f"{iterations:,} sweeps (residual {residual:.3g}, the largest change one more sweep "
+        "makes); its figures are not a steady state",
+        soft_wrap=True,  # one line whatever the terminal's width, for grep and logs
+    )
+
+
 def thresholds() -> Thresholds:
     """alerts/thresholds.yml, read here at the edge for the services that judge runs by it,
     or exit 2 naming the file and the key that is wrong."""

@@ -16,7 +16,7 @@ from exporters.model.catalog import Catalog, ConfigError
 from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simulation
 from exporters.model.summary import SUMMARY_FIELDS, report
 from exporters.vocabulary import INDICATORS
-from wlmon.cli.common import console, err, fail
+from wlmon.cli.common import console, err, fail, warn_unconverged
 
 app = typer.Typer()
 
@@ -105,6 +105,12 @@ def simulate(
     # Which engine made the figures: they differ by a few % (docs/model.md), and the
     # default is the discrete-event one (engines.RUN_ENGINE).
     doc = {"engine": engine, **report(sim.snapshot(), sim.scenario)}
+    # The analytic engine's solves that did not reach their fixed point (none on the DES).
+    doc["unconverged"] = sim.unconverged
+    for solve in sim.unconverged:
+        faults_text = ", ".join(solve["faults"]) or "no faults"
+        what = f"{scenario} ({faults_text}), users={solve['users']}"
+        warn_unconverged(what, solve["iterations"], solve["residual"])
     if as_json:
         print(json.dumps(doc, indent=2))
         return

@@ -9,7 +9,8 @@ from rich.table import Table
 
 from exporters.durations import parse_duration
 from exporters.model.catalog import ConfigError
-from wlmon.cli.common import console, fail
+from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE
+from wlmon.cli.common import console, fail, warn_unconverged
 from wlmon.st05top import from_prometheus, from_simulation, sql_texts
 
 app = typer.Typer(help="ST05 SQL trace: the compressed summary.", no_args_is_help=True)
@@ -26,21 +27,30 @@ def st05_top(
         "sd-benchmark-2003", help="scenario (for --simulate and SQL texts)"
     ),
     fault: list[str] = typer.Option([], "--fault", help="fault to inject (with --simulate)"),
+    engine: str = typer.Option(RUN_ENGINE, "--engine", help=ENGINE_HELP, show_default=False),
     limit: int = typer.Option(20, help="statements to show"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """The compressed SQL trace sorted by elapsed DB time (seed 000 4.3.5.2)."""
 
+    if engine not in ENGINES:
+        fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
     try:
         seconds = parse_duration(window)
     except ValueError as exc:
         fail(f"--window: {exc}")
     try:
         if simulate:
-            rows = from_simulation(scenario, fault, seconds)
+            unconverged: list[dict] = []
+            rows = from_simulation(scenario, fault, seconds, engine, unconverged)
+            for solve in unconverged:
+                what = f"{scenario} ({', '.join(solve['faults']) or 'no faults'})"
+                warn_unconverged(
+                    f"{what}, users={solve['users']}", solve["iterations"], solve["residual"]
+                )
         else:
             rows = from_prometheus(prometheus, window, sql_texts(scenario))
-    except ConfigError as exc:
+    except (ConfigError, ValueError) as exc:
         fail(str(exc))
     except RuntimeError as exc:
         fail(f"st05 top: {exc}")

@@ -12,7 +12,7 @@ from rich.table import Table
 from exporters.model.catalog import ConfigError
 from exporters.model.whatif import PARTS, Answer, Configuration, WhatIf, parse_sweep, to_json
 from exporters.vocabulary import COMPONENT_BY_KEY
-from wlmon.cli.common import console, err, fail
+from wlmon.cli.common import console, err, fail, warn_unconverged
 from wlmon.cli.simulate import DATA_DIR_HELP, LANDSCAPE_HELP, SET_HELP, open_catalog
 
 app = typer.Typer()
@@ -71,11 +71,19 @@ def whatif(
                     # A users sweep already brackets the answer: its points are reused.
                     known = answer.points if parameter == "users" else ()
                     answer.max_users = model.max_users(c, limit, known=known)
+            answer.unconverged = model.unconverged.get(c, [])
             answers.append(answer)
         if chart is not None:
             draw(chart, parameter, limit, answers, f"{scenario}: what-if over {parameter}")
     except (ConfigError, ValueError) as exc:
         fail(str(exc))
+    for a in answers:
+        for p in a.unconverged:
+            where = f"users={p.users}" + (
+                f", {parameter}={p.value}" if parameter != "users" else ""
+            )
+            label = f"{scenario}, " + (f"{a.label}, " if a.label != scenario else "")
+            warn_unconverged(f"{label}{where}", p.iterations, p.residual)
     if as_json:
         print(json.dumps(to_json(parameter, limit, answers), indent=2))
         return

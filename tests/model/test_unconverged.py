@@ -1,0 +1,87 @@
+"""A solve whose fixed point did not converge is said so, naming the point, its sweeps and its
+residual, by every command that prints an analytic solve (`wlmon whatif`, `wlmon simulate
+--engine analytic`, `wlmon st05 top --simulate --engine analytic`), in a line on stderr
+(and a field of --json where the command has one for it); a converged one is silent."""
+
+from __future__ import annotations
+
+import json
+from functools import partialmethod
+
+import pytest
+from typer.testing import CliRunner
+
+from exporters.model.solver import Solver
+from wlmon.cli import app
+
+runner = CliRunner()
+WHATIF = [
+    "whatif",
+    "--scenario", "sd-two-tier",
+    "--set", "landscape.app_servers.cpus=2",
+    "--sweep", "users=150",
+    "--no-max-users",
+]  # fmt: skip
+SIMULATE = ["simulate", "--scenario", "sd-two-tier", "--engine", "analytic", "--duration", "1m"]
+
+
+@pytest.fixture
+def cut_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Anderson pass and 3 damped sweeps: far too few to reach any fixed point."""
+    monkeypatch.setattr(Solver, "anderson_mixing", ())
+    monkeypatch.setattr(Solver, "_extrapolated", partialmethod(Solver._extrapolated, limit=3))
+
+
+def _whatif(as_json: bool):
+    result = runner.invoke(app, [*WHATIF, *(["--json"] if as_json else [])])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_a_converged_whatif_prints_no_warning() -> None:
+    for as_json in (False, True):
+        assert "did not converge" not in _whatif(as_json).stderr
+    point = json.loads(_whatif(True).stdout)["configurations"][0]["points"][0]
+    assert point["converged"] and point["iterations"] > 3
+
+
+def test_an_unconverged_whatif_point_is_named_with_its_sweeps_and_residual(cut_short) -> None:
+    text = _whatif(False).stderr
+    assert "did not converge" in text
+    assert "sd-two-tier" in text and "users=150" in text and "3 sweeps" in text
+    assert "residual" in text
+    result = _whatif(True)
+    assert "did not converge" in result.stderr
+    conf = json.loads(result.stdout)["configurations"][0]
+    point = conf["points"][0]
+    assert point["converged"] is False and point["iterations"] == 3 and point["residual"] > 0
+    assert [p["users"] for p in conf["unconverged"]] == [150]
+
+
+def test_simulate_on_the_analytic_engine_warns_only_when_not_converged(monkeypatch) -> None:
+    result = runner.invoke(app, [*SIMULATE, "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["unconverged"] == []
+    assert "did not converge" not in result.stderr
+    monkeypatch.setattr(Solver, "anderson_mixing", ())
+    monkeypatch.setattr(Solver, "_extrapolated", partialmethod(Solver._extrapolated, limit=3))
+    for as_json in (False, True):
+        result = runner.invoke(app, [*SIMULATE, *(["--json"] if as_json else [])])
+        assert result.exit_code == 0, result.output
+        assert "did not converge" in result.stderr and "3 sweeps" in result.stderr
+    (solve,) = json.loads(result.stdout)["unconverged"]
+    assert solve["iterations"] == 3 and solve["residual"] > 0 and solve["users"] > 0
+
+
+def test_st05_top_on_the_analytic_engine_warns_only_when_not_converged(monkeypatch) -> None:
+    args = ["st05", "top", "--simulate", "--scenario", "sd-two-tier", "--window", "1m"]
+    args += ["--engine", "analytic", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "did not converge" not in result.stderr
+    monkeypatch.setattr(Solver, "anderson_mixing", ())
+    monkeypatch.setattr(Solver, "_extrapolated", partialmethod(Solver._extrapolated, limit=3))
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "did not converge" in result.stderr and "users=800" in result.stderr
+    assert json.loads(result.stdout)  # the trace is printed all the same
