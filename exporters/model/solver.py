@@ -834,6 +834,46 @@ class Solver:
         stations = [where[s] if s >= 0 else s for s in cs.stations]
         return ClassSolution(**{**vars(cs), "instance": i, "stations": stations})
 
+    def _alike(self, v: np.ndarray) -> np.ndarray:
+        """A warm start (a neighbour's state) made the same for instances that are alike
+        here: each takes the first such instance's state, its own host's CPUs for that
+        one's. A neighbour with other users splits them otherwise (5,858 SD users: 196 on
+        some instances, 195 on others; 5,941: 199 and 198), so instances alike here start
+        apart and stay a rounding apart, which `_copies` (equal bytes) never copies: the
+        search's last solves cost twice the sweeps' classes. The fixed point is the same,
+        a cold start is alike already."""
+        n_inst = len(self.net.layout)
+        q = v[:-n_inst].reshape(3, n_inst, -1).copy()
+        x = v[-n_inst:].copy()
+        if not self.group_instances or n_inst < 2:
+            return np.concatenate((q.ravel(), x))
+        nt = self.net
+        if self._shared is None:
+            self._shared = self._shared_rows()
+        first: dict[tuple, int] = {}
+        for i, lay in enumerate(nt.layout):
+            host = int(nt.inst_cpu_station[i])
+            if host in self._shared:
+                continue
+            alike = (
+                lay.users,
+                lay.dialog_wps,
+                lay.update_wps,
+                nt.roll[i]["roll_out"],
+                self._mean_delay(i, DIALOG),
+                self._mean_delay(i, UPDATE),
+                float(nt.cpu_stretch[i]),
+                int(nt.station_servers[host]),
+                int(nt.station_copies[host]),
+            )
+            r = first.setdefault(alike, i)
+            if r != i:
+                own = q[:, r].copy()
+                r_host = int(nt.inst_cpu_station[r])
+                own[:, [r_host, host]] = own[:, [host, r_host]]
+                q[:, i], x[i] = own, x[r]
+        return np.concatenate((q.ravel(), x))
+
     def solve(self, warm_start: np.ndarray | None = None) -> OperatingPoint:
         """The fixed point of the class backgrounds. Plain iteration creeps near saturation,
         where each class's queue at the bottleneck is a small part of the background it
@@ -846,7 +886,7 @@ class Solver:
         shape = (3, n_inst, n_st)
         v = np.zeros(3 * n_inst * n_st + n_inst)
         if warm_start is not None and warm_start.shape == v.shape:
-            v = warm_start.copy()
+            v = self._alike(warm_start)
 
         def g(v: np.ndarray) -> tuple[np.ndarray, list[ClassSolution]]:
             q, x = v[:-n_inst].reshape(shape), v[-n_inst:]

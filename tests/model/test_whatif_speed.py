@@ -324,3 +324,57 @@ def test_one_customer_of_identical_copies_as_convolved() -> None:
         for _ in range(copies - 1):
             expected = queueing._log_convolve_logs(expected, one)
         np.testing.assert_allclose(queueing._log_power(one, copies), expected, rtol=1e-13)
+
+
+def test_a_warm_start_made_alike_reaches_the_same_fixed_point(monkeypatch) -> None:
+    """5,941 SD users from 5,858's solution (their users split differently over the
+    instances): with the start made alike for alike instances (`Solver._alike`) and as it
+    came, the same operating point to the solver's tolerance, and fewer classes solved."""
+    model = WhatIf("sd-benchmark-2003")
+    config = Configuration("alike")
+    neighbour = Solver(model.scenario(config, ["users=5858"]), histogram_samples=10)
+    neighbour.solve()
+    scenario = model.scenario(config, ["users=5941"])
+    solved = []
+    solve_class = Solver._solve_class
+
+    def counted(self, *args, **kwargs):
+        solved.append(self)
+        return solve_class(self, *args, **kwargs)
+
+    monkeypatch.setattr(Solver, "_solve_class", counted)
+    results = {}
+    for alike in (True, False):
+        if not alike:
+            monkeypatch.setattr(Solver, "_alike", lambda self, v: v.copy())
+        solver = Solver(scenario, histogram_samples=10)
+        op = solver.solve(warm_start=neighbour.state)
+        assert solver.converged
+        results[alike] = (op, sum(s is solver for s in solved))
+    (fast, fast_classes), (slow, slow_classes) = results[True], results[False]
+    np.testing.assert_allclose(fast.step_rate, slow.step_rate, rtol=1e-7)
+    np.testing.assert_allclose(fast.means, slow.means, rtol=1e-6, atol=1e-9, equal_nan=True)
+    assert fast_classes < slow_classes
+
+
+def test_stream_sums_of_a_networks_stations_together_as_each_alone() -> None:
+    """`log_station_functions` (the stations shared with a stream summed in one table)
+    against `log_station_function` station by station: the same numbers, to the bit."""
+    rng = np.random.default_rng(12)
+    for _ in range(60):
+        cap = int(rng.integers(1, 60))
+        stations = [
+            Station(
+                demand=float(rng.uniform(0.0001, 0.2)),
+                servers=int(rng.integers(0, 9)),
+                copies=int(rng.integers(1, 60)),
+                background=float(rng.uniform(0, 400)),
+                stream_load=float(rng.choice([0.0, rng.uniform(0, 3)])),
+                stream_cap=cap,
+            )
+            for _ in range(int(rng.integers(1, 7)))
+        ]
+        k_max = int(rng.integers(1, 40))
+        together = queueing.log_station_functions(stations, k_max)
+        for st, f in zip(stations, together, strict=True):
+            np.testing.assert_array_equal(f, queueing.log_station_function(st, k_max))
