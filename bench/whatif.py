@@ -9,12 +9,21 @@ after one Anderson pass the fixed point's damped fallback adds vector extrapolat
 (`Solver._copies`); a class over its share of a saturated station is slowed by the secant
 method (`queueing.bounded_chain`); sweep points start warm from their neighbour; the most-users
 search starts from the sweep's bracket and closes it by regula falsi (Anderson-Bjoerck).
+Since the phase-type chains (this turn): convolutions in linear space (`queueing.log_convolve`,
+the log-space sum where a bin would underflow), a stream's sums as products of ratios in
+linear space (`queueing._log_stream_sums`), every stream station of a network in one table
+(`queueing.log_station_functions`), the open phase chain's arrival tail only when the
+histograms ask (`ChainResult.arrival_distribution`), one demand table per task and sweep
+(the host's CPU row per instance), the holding time's SCV in one array operation, a warm
+start made alike for alike instances (`Solver._alike`: copies from the first sweep), YAML
+through libyaml (`catalog._read_yaml`).
 Reference path: every population solved as its own network
 (`queueing.closed_network_by_population`), a disk array's copies convolved one by one,
 every instance's classes built (identical ones found by the memo only), proportional
 steps to a class's share (`queueing.bounded_chain_by_scaling`),
 two Anderson passes then plain damped iteration, cold points, bisection from the
-scenario's users (the code before issue 24 item 6, same stopping rules).
+scenario's users, convolutions and stream sums in log space (the code before issue 24
+item 6, same stopping rules).
 
 Also the fast path with exponential holding times (`Solver.phase_type = False`, the
 birth-death chains before the phase-type ones), to show what those cost.
@@ -44,6 +53,9 @@ def reference_path():
     saved = solver_module.closed_network, solver.extrapolate, solver.anderson_mixing
     bounded = solver_module.bounded_chain
     power, grouped = queueing._log_power, solver.group_instances
+    kernels = queueing.log_convolve, queueing._log_mixed_function
+    queueing.log_convolve = queueing._log_convolve_logs
+    queueing._log_mixed_function = queueing._log_mixed_by_logs
     solver_module.closed_network = queueing.closed_network_by_population
     solver_module.bounded_chain = queueing.bounded_chain_by_scaling
     solver.extrapolate, solver.anderson_mixing = False, (1.0, 0.5)
@@ -54,6 +66,7 @@ def reference_path():
     finally:
         solver_module.closed_network, solver.extrapolate, solver.anderson_mixing = saved
         queueing._log_power, solver.group_instances = power, grouped
+        queueing.log_convolve, queueing._log_mixed_function = kernels
         solver_module.bounded_chain = bounded
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,10 +98,59 @@ def log_station_function(st: Station, k_max: int) -> np.ndarray:
     return _log_power(one, st.copies)
 
 
+def _streamed(st: Station) -> bool:
+    """Whether `log_station_function` takes the station as `_log_mixed_function`."""
+    return (
+        st.demand > 0.0
+        and st.servers > 0
+        and not _shadowed(st)
+        and st.stream_load > 0.0
+        and st.stream_cap > 0
+    )
+
+
+def log_station_functions(stations: list[Station], k_max: int) -> list[np.ndarray]:
+    """`log_station_function` of each station, the stream sums of those shared with a
+    stream (`_log_mixed_function`) in one array operation where their caps agree (the
+    solver's: every station meets the same update work processes): four calls of a dozen
+    numpy operations each per class network were a sixth of a sweep. The same numbers:
+    each row of the joint table is computed as in its own call."""
+    streamed = [s for s, st in enumerate(stations) if _streamed(st)]
+    caps = {min(stations[s].stream_cap, STREAM_COUNT_LIMIT) for s in streamed}
+    if len(streamed) < 2 or len(caps) > 1:
+        return [log_station_function(st, k_max) for st in stations]
+    size = k_max + 1
+    n = np.arange(size)
+    per = np.array([stations[s].copies for s in streamed], dtype=float)
+    b = np.array([stations[s].background for s in streamed]) / per
+    a = np.array([stations[s].stream_load for s in streamed]) / per
+    m = np.array([stations[s].servers for s in streamed], dtype=float)
+    sums = _log_stream_sums(
+        (n[None, :] + b[:, None]).ravel(), np.repeat(a, size), np.repeat(m, size), caps.pop()
+    )
+    if sums is None:  # one overflowed: each on its own (log space where it must)
+        return [log_station_function(st, k_max) for st in stations]
+    sums = sums.reshape(len(streamed), size)
+    out = []
+    for s, st in enumerate(stations):
+        if s in streamed:
+            row = streamed.index(s)
+            d = st.demand / st.copies
+            one = _log_mixed_from_sums(d, float(b[row]), st.servers, k_max, sums[row])
+            out.append(_log_power(one, st.copies))
+        else:
+            out.append(log_station_function(st, k_max))
+    return out
+
+
 def _log_power(one: np.ndarray, copies: int) -> np.ndarray:
     """log of the copies-fold convolution of exp(one) (identical copies of a station), by
     repeated squaring: about 2 log2(copies) convolutions instead of copies - 1 (a disk
-    array of 56 took 55 per class and sweep)."""
+    array of 56 took 55 per class and sweep). Two entries (one customer, an update class
+    with one work process): the r-fold convolution is (e^{r a0}, r e^{(r-1) a0} e^{a1})
+    outright."""
+    if len(one) == 2 and copies > 1:
+        return np.array([copies * one[0], math.log(copies) + (copies - 1) * one[0] + one[1]])
     out = None
     power = one
     while copies:
@@ -123,8 +173,27 @@ def _log_mixed_function(d: float, b: float, a: float, cap: int, m: int, k_max: i
     total of t explicit customers is served at rate t min(1, m / (t + b))) shared with an
     open class of offered load a, at most cap of it present. The station's product-form
     factor for n own and u stream customers is C(n + u, n) d^n a^u Phi(n + u), Phi the
-    product of 1 / rate; summed over u and divided by the stream's own sum."""
+    product of 1 / rate; summed over u and divided by the stream's own sum: with
+    Phi(n + u) = Phi(n) prod_{v <= u} 1 / rate(n + v) that is d^n Phi(n) S(n + b) / S(b)
+    (`_log_stream_sums`), or the [n, u] table summed in log space where S overflows."""
     cap = min(cap, STREAM_COUNT_LIMIT)
+    sums = _log_stream_sums(np.arange(k_max + 1) + b, a, m, cap)
+    if sums is None:
+        return _log_mixed_by_logs(d, b, a, cap, m, k_max)
+    return _log_mixed_from_sums(d, b, m, k_max, sums)
+
+
+def _log_mixed_from_sums(d: float, b: float, m: int, k_max: int, sums: np.ndarray) -> np.ndarray:
+    """`_log_mixed_function` from its stream sums log S(n + b), n = 0..k_max."""
+    t = np.arange(1, k_max + 1, dtype=float)
+    log_phi = np.concatenate(([0.0], np.cumsum(-np.log(t * np.minimum(1.0, m / (t + b))))))
+    return np.arange(k_max + 1) * math.log(d) + log_phi + (sums - sums[0])
+
+
+def _log_mixed_by_logs(d: float, b: float, a: float, cap: int, m: int, k_max: int) -> np.ndarray:
+    """`_log_mixed_function` by the [n, u] table of log C(n + u, n) + u log a + log Phi(n +
+    u), summed row by row in log space (before issue 24 item 6; now where the linear sums
+    overflow)."""
     t = np.arange(1, k_max + cap + 1, dtype=float)
     log_phi = np.concatenate(([0.0], np.cumsum(-np.log(t * np.minimum(1.0, m / (t + b))))))
     at, binomial, u = _mixed_terms(k_max, cap)
@@ -136,9 +205,8 @@ def _log_mixed_function(d: float, b: float, a: float, cap: int, m: int, k_max: i
 
 @functools.lru_cache(maxsize=32)
 def _mixed_terms(k_max: int, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For `_log_mixed_function`: n + u, log C(n + u, n) and u of its [n, u] table, which
-    depend on the sizes only (a sweep asks for the same few thousands of times; cached,
-    read-only)."""
+    """For `_log_mixed_by_logs`: n + u, log C(n + u, n) and u of its [n, u] table, which
+    depend on the sizes only (cached, read-only)."""
     n = np.arange(k_max + 1)[:, None]
     u = np.arange(cap + 1)[None, :]
     lf = _log_factorials(k_max + cap)
@@ -146,6 +214,32 @@ def _mixed_terms(k_max: int, cap: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
     for x in out:
         x.flags.writeable = False
     return out
+
+
+def _log_stream_sums(
+    base: np.ndarray, a: float | np.ndarray, m: int | np.ndarray, cap: int
+) -> np.ndarray | None:
+    """log S(base) for each entry, S(c) = sum_{u=0..cap} prod_{v=1..u} (a / v) max(1,
+    (c + v) / m): an open stream of load a, at most cap present, over c customers already
+    at m processor-sharing servers (the u-th stream customer's term of the mixed product
+    form over the (u-1)-th's, C(n+u, n) / C(n+u-1, n) a / rate(n + u), rate(t) = t min(1,
+    m / (t + extra)), c = n + extra). Summed in linear space: every term is positive and
+    the ratio falls with v (a / v and a (c + v) / (v m) both fall), so the terms rise to
+    one peak and fall, those lost to underflow lie past the peak below 1e-308 of a sum of
+    at least 1 (term 0): exact to rounding (a product of u ratios: u roundings, where the
+    log-space sums it replaced rounded sums of logs as large as the terms' exponents), and
+    a few array operations where the log-space table's were most of a class's network
+    (`_log_shadowed_table`). None where a sum passes 1e300 (a stream far above its
+    servers with a large cap): the callers then sum in log space as before. a and m may
+    be given per entry (`log_station_functions`: several stations' rows at once; each
+    row's numbers are those of its own call)."""
+    v = np.arange(1.0, cap + 1.0)
+    if isinstance(a, np.ndarray):
+        a, m = a[:, None], m[:, None]
+    ratio = (a / v) * np.maximum(1.0, (base[:, None] + v) / m)
+    with np.errstate(over="ignore"):
+        total = 1.0 + np.cumprod(ratio, axis=1).sum(axis=1)
+    return np.log(total) if np.all(total < 1e300) else None
 
 
 def _log_shadowed_function(st: Station, k: int, shares: np.ndarray | None = None) -> np.ndarray:
@@ -285,8 +379,29 @@ def _logsumexp_rows(v: np.ndarray) -> np.ndarray:
     return top + np.log(total, out=np.full(len(total), -np.inf), where=total > 0.0)
 
 
+# A convolution's bins computed in linear space are kept where they reach this (scaled to
+# its inputs' largest terms, 1): the terms lost to underflow there are below 1e-308 each,
+# at most a few thousand of them, so below 1e-24 of the bin.
+_LINEAR_FLOOR = 1e-280
+
+
 def log_convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """log of the convolution of exp(a) and exp(b), truncated to len(a)."""
+    """log of the convolution of exp(a) and exp(b), truncated to len(a). In linear space,
+    each input scaled to its largest term (np.convolve: the numpy calls of the log-space
+    sum over a [K, K] table were most of a class's network at tens of work processes); the
+    terms are all positive, so the sums are exact to rounding unless underflow took
+    their weight: any bin below _LINEAR_FLOOR (or an input with no weight) is summed
+    in log space instead (`_log_convolve_logs`), the same terms."""
+    ma, mb = a.max(), b.max()
+    if ma > -np.inf and mb > -np.inf:
+        out = np.convolve(np.exp(a - ma), np.exp(b - mb))[: len(a)]  # underflow: silent
+        if out.min() >= _LINEAR_FLOOR:
+            return np.log(out) + (ma + mb)
+    return _log_convolve_logs(a, b)
+
+
+def _log_convolve_logs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`log_convolve` summed in log space: bins of no weight are -inf."""
     other, valid = _pairs(len(a) - 1)
     v = np.where(valid, a[None, :] + b[other], -np.inf)
     return _logsumexp_rows(v)
@@ -313,7 +428,7 @@ def closed_network(stations: list[Station], k_max: int) -> NetworkResult:
     solves each population from scratch, the reference the fast path is tested against."""
     shadowed = [s for s, st in enumerate(stations) if _shadowed(st)]
     if not shadowed:
-        return _closed_network([log_station_function(st, k_max) for st in stations], k_max)
+        return _closed_network(log_station_functions(stations, k_max), k_max)
     if len(shadowed) == 1:
         return _one_shadowed(stations, shadowed[0], k_max)
     return closed_network_by_population(stations, k_max)
@@ -326,7 +441,7 @@ def _one_shadowed(stations: list[Station], sh: int, k_max: int) -> NetworkResult
       queue_s(k) = sum_j f_k(j) H_s(k - j) / G_k(k),  H_s = (n f_s) * F_without_s,
     so F, each F_without_s and H_s are convolved once, and each population costs dot
     products of length k (exact: the same sums as `closed_network_by_population`)."""
-    fixed = [log_station_function(st, k_max) for s, st in enumerate(stations) if s != sh]
+    fixed = log_station_functions([st for s, st in enumerate(stations) if s != sh], k_max)
     idx = [s for s in range(len(stations)) if s != sh]
     unit = np.full(k_max + 1, -np.inf)
     unit[0] = 0.0
@@ -341,12 +456,12 @@ def _one_shadowed(stations: list[Station], sh: int, k_max: int) -> NetworkResult
     n = np.arange(k_max + 1, dtype=float)
     with np.errstate(divide="ignore"):
         log_n = np.log(n)
-    log_h = np.array(
-        [
-            log_convolve(log_n + lf, log_convolve(prefix[s], suffix[s + 1]))
-            for s, lf in enumerate(fixed)
-        ]
-    ).reshape(len(fixed), k_max + 1)
+    # H_s(0) = 0 (n f_s(n) at n = 0): convolved from n = 1, where every bin has weight
+    # (`log_convolve` in linear space), and shifted up by one.
+    log_h = np.full((len(fixed), k_max + 1), -np.inf)
+    for s, lf in enumerate(fixed):
+        rest = log_convolve(prefix[s], suffix[s + 1])
+        log_h[s, 1:] = log_convolve(log_n[1:] + lf[1:], rest[:-1])
     throughput = np.zeros(k_max + 1)
     queue = np.zeros((len(stations), k_max + 1))
     st = stations[sh]
@@ -367,9 +482,9 @@ def _one_shadowed(stations: list[Station], sh: int, k_max: int) -> NetworkResult
     return NetworkResult(throughput=throughput, queue=queue)
 
 
-# Populations x own x stream customers held at once when the shadowed factors of every
-# population are computed together (8 MB of floats); a larger network goes population by
-# population.
+# Cells held at once when the shadowed factors of every population are computed together
+# (8 MB of floats: each pair (population, own customers) twice, by the stream's count); a
+# larger network goes population by population.
 _TABLE_CELLS = 1_000_000
 
 
@@ -385,7 +500,7 @@ def _log_shadowed_table(st: Station, k_max: int, shares: np.ndarray) -> np.ndarr
             out[k, : k + 1] = log_station_function(st, k)
         return out
     cap = min(st.stream_cap, STREAM_COUNT_LIMIT) if st.stream_load > 0.0 else 0
-    if cap > 0 and size * size * (k_max + cap + 1) > _TABLE_CELLS:
+    if cap > 0 and size * (size + 1) * cap > _TABLE_CELLS:
         for k in range(1, size):
             out[k, : k + 1] = _log_shadowed_function(st, k, shares)
         return out
@@ -396,47 +511,29 @@ def _log_shadowed_table(st: Station, k_max: int, shares: np.ndarray) -> np.ndarr
     own = np.cumsum(np.where(n >= 1, -np.log(np.maximum(n, 1) * share), 0.0), axis=1)
     body = n * math.log(st.demand) + own
     if cap > 0:
-        # Only the cells n <= k are asked for: each is a row (k, n) of the pairs' table.
-        pk, pn, at_n, at_nu, combine = _stream_pairs(k_max, cap)
-        b, m, p, q = st.background, st.servers, st.shadow_away, st.shadow_along
-        t = np.arange(1, k_max + cap + 1, dtype=float)[None, :]
-        extra = (b + p * (pk - pn) + q * pn)[:, None]  # [pair, 1]
-        per_t = -np.log(t * np.minimum(1.0, m / (t + extra)))
-        cum = np.concatenate((np.zeros((len(pk), 1)), np.cumsum(per_t, axis=1)), axis=1)
-        flat = cum.ravel()
-        u = np.arange(cap + 1)[None, :]
-        log_a = math.log(st.stream_load)
-        terms = combine + u * log_a + (flat[at_nu] - flat[at_n])
-        alone = u * log_a + cum[:, : cap + 1]
-        body[pk, pn] += _logsumexp_last(terms) - _logsumexp_last(alone)
+        # Only the cells n <= k are asked for: a pair (k, n) meets extra = b + p (k - n)
+        # + q n fixed others, the stream's sum over the n own is S(n + extra) and alone
+        # S(extra) (`_log_stream_sums`, both in one call).
+        pk, pn = _lower_pairs(k_max)
+        extra = st.background + st.shadow_away * (pk - pn) + st.shadow_along * pn
+        sums = _log_stream_sums(
+            np.concatenate((pn + extra, extra)), st.stream_load, st.servers, cap
+        )
+        if sums is None:  # overflowed: each population's factor in log space
+            for k in range(1, size):
+                out[k, : k + 1] = _log_shadowed_function(st, k, shares)
+            return out
+        body[pk, pn] += sums[: len(pk)] - sums[len(pk) :]
     return np.where(here, body, -np.inf)
 
 
 @functools.lru_cache(maxsize=16)
-def _stream_pairs(k_max: int, cap: int) -> tuple[np.ndarray, ...]:
-    """For `_log_shadowed_table`: the pairs (k, n), n <= k, their flat positions in a
-    [pair, k_max + cap + 1] table at n and at n + u, u = 0..cap, and the binomial part
-    log C(n + u, n) of each (cached, read-only)."""
-    pk, pn = np.tril_indices(k_max + 1)
-    width = k_max + cap + 1
-    u = np.arange(cap + 1)[None, :]
-    row = (np.arange(len(pk)) * width)[:, None]
-    lf = _log_factorials(k_max + cap)
-    out = (
-        pk,
-        pn,
-        row + pn[:, None],
-        row + pn[:, None] + u,
-        lf[pn[:, None] + u] - lf[pn][:, None] - lf[u],
-    )
+def _lower_pairs(k_max: int) -> tuple[np.ndarray, np.ndarray]:
+    """For `_log_shadowed_table`: the pairs (k, n), n <= k (cached, read-only)."""
+    out = np.tril_indices(k_max + 1)
     for a in out:
         a.flags.writeable = False
     return out
-
-
-def _logsumexp_last(v: np.ndarray) -> np.ndarray:
-    top = v.max(axis=-1)
-    return top + np.log(np.exp(v - top[..., None]).sum(axis=-1))
 
 
 def closed_network_by_population(stations: list[Station], k_max: int) -> NetworkResult:
@@ -505,9 +602,16 @@ class ChainResult:
     mean_in_system: float
     mean_queue: float  # waiting for one of the K (a work process)
     busy: np.ndarray  # [k]: probability that k are being served, k = 0..K
-    # Of an arriving customer: probability that it finds n in system (arrival theorem / PASTA)
-    arrival_distribution: np.ndarray
+    # Of an arriving customer: probability that it finds n in system (arrival theorem /
+    # PASTA), or a function computing it: only the response histograms read it, once per
+    # solve, and the open phase chain's tail spelt out level by level cost more than the
+    # rest of the chain in every sweep of the fixed point (`arrival_distribution`).
+    arrivals: np.ndarray | Callable[[], np.ndarray]
     overloaded: bool = False
+
+    @functools.cached_property
+    def arrival_distribution(self) -> np.ndarray:
+        return self.arrivals() if callable(self.arrivals) else self.arrivals
 
 
 def _busy(p: np.ndarray, k_max: int, tail: float = 0.0) -> np.ndarray:
@@ -554,7 +658,7 @@ def closed_chain(users: int, think: float, rate: np.ndarray, scv: float = 1.0) -
             mean_in_system=float(np.dot(n, p)),
             mean_queue=float(np.dot(np.maximum(n - k_max, 0), p)),
             busy=_busy(p, k_max),
-            arrival_distribution=arrivals / arrivals.sum(),
+            arrivals=arrivals / arrivals.sum(),
         )
     else:
         steps = np.log(users - n[:-1]) - math.log(think) - np.log(mu[1:])
@@ -569,7 +673,7 @@ def closed_chain(users: int, think: float, rate: np.ndarray, scv: float = 1.0) -
         mean_in_system=float(np.dot(n, p)),
         mean_queue=float(np.dot(np.maximum(n - k_max, 0), p)),
         busy=_busy(p, k_max),
-        arrival_distribution=arrivals / total if total > 0 else p,
+        arrivals=arrivals / total if total > 0 else p,
     )
 
 
@@ -608,7 +712,7 @@ def open_chain(arrival_rate: float, rate: np.ndarray, scv: float = 1.0) -> Chain
         mean_in_system=mean,
         mean_queue=queue,
         busy=_busy(p, k_max, tail_mass),
-        arrival_distribution=seen / seen.sum(),
+        arrivals=seen / seen.sum(),
     )
 
 
@@ -848,14 +952,18 @@ def _open_phase_chain(arrival_rate: float, rate: np.ndarray, ph: PhaseType) -> C
     p = head / total
     tail_mass /= total
     queue /= total
-    seen = np.concatenate((p, _tail_masses(pi / total, rm, 1e-9 * max(p[-1], 1e-300))))
+
+    def seen() -> np.ndarray:
+        out = np.concatenate((p, _tail_masses(pi / total, rm, 1e-9 * max(p[-1], 1e-300))))
+        return out / out.sum()
+
     n = np.arange(k_max + 1)
     return ChainResult(
         throughput=arrival_rate,
         mean_in_system=float(np.dot(n, p)) + tail_mass * k_max + queue,
         mean_queue=queue,
         busy=_busy(p, k_max, tail_mass),
-        arrival_distribution=seen / seen.sum(),
+        arrivals=seen,  # computed when asked (the histograms), not in every sweep
     )
 
 

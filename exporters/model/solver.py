@@ -198,6 +198,7 @@ class Solver:
         self.seed = seed
         self._delay_memo: dict[tuple[int, int], float] = {}
         self._own: np.ndarray | None = None  # per instance: what `_copies` compares
+        self._shared: frozenset[int] | None = None  # `_demand` rows no host CPU may be
         self._cached: tuple | None = None  # the write caches' terms (`_writes`)
         # The throughputs known to lie below and above the write caches' fixed point, and
         # the one their terms were last taken at (`_cache_throughput`).
@@ -256,8 +257,30 @@ class Solver:
 
     def station_demand(self, i: int, k: int, sync_share: float, async_util: float) -> np.ndarray:
         """[global station, transaction]: demand per step of instance i's task k."""
+        host_cpu = self.net.cpu_s[k] * self.net.cpu_stretch[i]
+        return self._demand(k, sync_share, async_util, self.net.inst_cpu_station[i], host_cpu)
+
+    def _shared_rows(self) -> frozenset[int]:
+        """The stations `_demand` fills whatever the instance: its own host's CPUs are the
+        only row that differs between instances where the host is none of these."""
+        nt = self.net
+        rows = {nt.db_cpu_station, nt.disk_station, *nt.lock_stations}
+        rows.add(nt.disk_station if nt.log_shared else nt.log_station)
+        rows.add(nt.cs_cpu_station if nt.cs_cpu_station >= 0 else nt.enqueue_station)
+        return frozenset(int(r) for r in rows)
+
+    def _demand(
+        self,
+        k: int,
+        sync_share: float,
+        async_util: float,
+        host: int = -1,
+        host_cpu: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """`station_demand` with the host's CPU row given (host -1: left at 0)."""
         out = np.zeros((len(self.net.station_names), len(self.net.tx_names)))
-        out[self.net.inst_cpu_station[i]] += self.net.cpu_s[k] * self.net.cpu_stretch[i]
+        if host >= 0:
+            out[host] += host_cpu
         out[self.net.db_cpu_station] += self.net.db_cpu[k]
         # Cleaner writes occupy the disks too: the reads see them as lost capacity; so do
         # the writes a write cache destages. The writes it acknowledged wait for it only.
@@ -510,20 +533,24 @@ class Solver:
             bursts[nt.cs_cpu_station] += (nt.enq_demand[k] + nt.msg_cpu[k]) ** 2
         for li, s in enumerate(nt.lock_stations):
             visits[s] += nt.lock_demand[li, k] > 0
+        # All used stations at once ([station, tx]; a loop over them was a tenth of a
+        # sweep), summed over the stations in their order as the loop added them.
+        rows = np.asarray(used, dtype=int)
+        stretch = net.queue[: len(used), k_max] / x / demand[rows]
+        res = demand_t[rows] * stretch[:, None]  # residence per step
+        v = visits[rows]
+        frac = v - np.floor(v)
+        per = np.divide(
+            (v + frac * (1.0 - frac)) * res**2, v**2, out=np.zeros_like(res), where=v > 0
+        )
+        # A CPU station with bursts: each burst's own square, stretched, not the visits'.
+        burst = bursts[rows]
+        per = np.where(burst.any(axis=1)[:, None], burst * (stretch**2)[:, None], per)
         mean = np.zeros(demand_t.shape[1])
         var = np.zeros(demand_t.shape[1])
-        for row, s in enumerate(used):
-            stretch = net.queue[row, k_max] / x / demand[s]
-            res = demand_t[s] * stretch  # [tx] residence per step
-            mean += res
-            if bursts[s].any():
-                var += bursts[s] * stretch**2
-                continue
-            v = visits[s]
-            frac = v - np.floor(v)
-            var += np.divide(
-                (v + frac * (1.0 - frac)) * res**2, v**2, out=np.zeros_like(res), where=v > 0
-            )
+        for r in range(len(used)):
+            mean += res[r]
+            var += per[r]
         delays = self.delays(i, k)
         mean += sum(delays.values()) + self._ack_s(k)
         var += delays["load_gen"] ** 2
@@ -639,9 +666,26 @@ class Solver:
         dialog_load = np.zeros((len(self.net.layout), len(self.net.station_names)))
         demands: dict[tuple[int, int], np.ndarray] = {}  # this sweep's, asked up to 3 times
 
+        # Every instance's demand is the same table but for its own host's CPU row: built
+        # once per task and sweep, the host's row written into a copy (0 + x there, as
+        # `station_demand` adds it, so the same numbers; 64 tables of a dozen array
+        # operations per SD sweep before). A host that is also another row's station (the
+        # database's CPUs) gets the whole table.
+        shared: dict[int, np.ndarray] = {}
+        if self._shared is None:
+            self._shared = self._shared_rows()
+
         def demand_of(i: int, k: int) -> np.ndarray:
             if (i, k) not in demands:
-                demands[i, k] = self.station_demand(i, k, sync_share, async_util)
+                host = int(self.net.inst_cpu_station[i])
+                if host in self._shared:
+                    demands[i, k] = self.station_demand(i, k, sync_share, async_util)
+                else:
+                    if k not in shared:
+                        shared[k] = self._demand(k, sync_share, async_util)
+                    out = shared[k].copy()
+                    out[host] = self.net.cpu_s[k] * self.net.cpu_stretch[i]
+                    demands[i, k] = out
             return demands[i, k]
 
         for i, lay in enumerate(self.net.layout):
@@ -802,6 +846,46 @@ class Solver:
         stations = [where[s] if s >= 0 else s for s in cs.stations]
         return ClassSolution(**{**vars(cs), "instance": i, "stations": stations})
 
+    def _alike(self, v: np.ndarray) -> np.ndarray:
+        """A warm start (a neighbour's state) made the same for instances that are alike
+        here: each takes the first such instance's state, its own host's CPUs for that
+        one's. A neighbour with other users splits them otherwise (5,858 SD users: 196 on
+        some instances, 195 on others; 5,941: 199 and 198), so instances alike here start
+        apart and stay a rounding apart, which `_copies` (equal bytes) never copies: the
+        search's last solves cost twice the sweeps' classes. The fixed point is the same,
+        a cold start is alike already."""
+        n_inst = len(self.net.layout)
+        q = v[:-n_inst].reshape(3, n_inst, -1).copy()
+        x = v[-n_inst:].copy()
+        if not self.group_instances or n_inst < 2:
+            return np.concatenate((q.ravel(), x))
+        nt = self.net
+        if self._shared is None:
+            self._shared = self._shared_rows()
+        first: dict[tuple, int] = {}
+        for i, lay in enumerate(nt.layout):
+            host = int(nt.inst_cpu_station[i])
+            if host in self._shared:
+                continue
+            alike = (
+                lay.users,
+                lay.dialog_wps,
+                lay.update_wps,
+                nt.roll[i]["roll_out"],
+                self._mean_delay(i, DIALOG),
+                self._mean_delay(i, UPDATE),
+                float(nt.cpu_stretch[i]),
+                int(nt.station_servers[host]),
+                int(nt.station_copies[host]),
+            )
+            r = first.setdefault(alike, i)
+            if r != i:
+                own = q[:, r].copy()
+                r_host = int(nt.inst_cpu_station[r])
+                own[:, [r_host, host]] = own[:, [host, r_host]]
+                q[:, i], x[i] = own, x[r]
+        return np.concatenate((q.ravel(), x))
+
     def solve(self, warm_start: np.ndarray | None = None) -> OperatingPoint:
         """The fixed point of the class backgrounds. Plain iteration creeps near saturation,
         where each class's queue at the bottleneck is a small part of the background it
@@ -815,7 +899,7 @@ class Solver:
         shape = (3, n_inst, n_st)
         v = np.zeros(3 * n_inst * n_st + n_inst)
         if warm_start is not None and warm_start.shape == v.shape:
-            v = warm_start.copy()
+            v = self._alike(warm_start)
 
         def g(v: np.ndarray) -> tuple[np.ndarray, list[ClassSolution]]:
             q, x = v[:-n_inst].reshape(shape), v[-n_inst:]

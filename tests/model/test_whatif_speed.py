@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal, getcontext
 
 import numpy as np
 import pytest
 
+from exporters.model import queueing
 from exporters.model.queueing import (
     Station,
     bounded_chain,
@@ -225,3 +227,154 @@ def test_one_customer_networks_match_the_convolution() -> None:
         one, two = closed_network(stations, 1), closed_network(stations, 2)
         np.testing.assert_allclose(one.throughput[1], two.throughput[1], rtol=1e-12)
         np.testing.assert_allclose(one.queue[:, 1], two.queue[:, 1], rtol=1e-12, atol=1e-15)
+
+
+def test_linear_space_convolution_is_the_log_space_sum() -> None:
+    """`log_convolve` in linear space against the log-space sum over the [K, K] table it
+    replaced: random factors of every shape the solver convolves, and inputs whose bins
+    underflow in linear space (a range of 1,500 in logs), -inf entries (no weight) and
+    all-(-inf) inputs, which must take the log-space sum."""
+    rng = np.random.default_rng(24)
+    cases = []
+    for _ in range(300):
+        size = int(rng.integers(1, 60))
+        spread = float(rng.choice([1.0, 30.0, 300.0, 1500.0]))
+        a = rng.normal(0.0, 1.0, size).cumsum() * spread / math.sqrt(size) + rng.normal(0, 50)
+        b = rng.uniform(-spread, spread, size)
+        cases.append((a, b))
+    n = np.arange(40.0)
+    cases.append((-(n**2), -(n**2)))  # bins fall like e^-n^2: underflow past n = 27
+    cases.append((np.where(n < 5, -np.inf, n), np.zeros(40)))  # leading bins of no weight
+    cases.append((np.zeros(40), np.where(n > 30, -np.inf, -n)))  # trailing -inf
+    cases.append((np.full(10, -np.inf), np.zeros(10)))
+    fell_back = 0
+    for a, b in cases:
+        fast, slow = queueing.log_convolve(a, b), queueing._log_convolve_logs(a, b)
+        np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-12)
+        if np.isfinite(a.max() + b.max()):
+            scaled = np.convolve(np.exp(a - a.max()), np.exp(b - b.max()))[: len(a)]
+            fell_back += scaled.min() < 1e-280
+        else:
+            fell_back += 1
+    assert 5 < fell_back < len(cases) - 100  # both branches taken
+
+
+def _log_stream_sum_decimal(c: float, a: float, m: int, cap: int) -> float:
+    """log of sum_{u <= cap} prod_{v <= u} (a / v) max(1, (c + v) / m) to 40 digits."""
+    getcontext().prec = 40
+    total = term = Decimal(1)
+    for v in range(1, cap + 1):
+        term *= Decimal(a) / v * max(Decimal(1), (Decimal(c) + v) / m)
+        total += term
+    return float(total.ln())
+
+
+def test_stream_sums_in_linear_space_are_exact_and_the_log_space_sums() -> None:
+    """A station shared with an open stream (`_log_mixed_function`): its stream sums in
+    linear space against the same sums to 40 digits (decimal), and the whole factor
+    against the log-space table it was computed from before (`_log_mixed_by_logs`, whose
+    own rounding reaches 1e-11 at 2,000 terms); streams far above their servers, whose
+    linear sums overflow, take that table. The shadowed station's factors for every
+    population at once (`_log_shadowed_table`) against each population's own
+    (`_log_shadowed_function`, log space)."""
+    rng = np.random.default_rng(6)
+    overflowed = exact = 0
+    for _ in range(200):
+        d, b = float(rng.uniform(1e-4, 0.5)), float(rng.choice([0.0, rng.uniform(0, 400)]))
+        a = float(rng.choice([rng.uniform(1e-4, 1), rng.uniform(1, 40)]))
+        m, cap = int(rng.integers(1, 9)), int(rng.choice([1, 30, 300, 2000]))
+        k_max = int(rng.integers(1, 40))
+        fast = queueing._log_mixed_function(d, b, a, cap, m, k_max)
+        slow = queueing._log_mixed_by_logs(d, b, a, cap, m, k_max)
+        np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=3e-11)
+        sums = queueing._log_stream_sums(np.array([b, b + k_max]), a, m, cap)
+        if sums is None:
+            overflowed += 1
+        elif cap <= 300:
+            exact += 1
+            want = [_log_stream_sum_decimal(c, a, m, cap) for c in (b, b + k_max)]
+            np.testing.assert_allclose(sums, want, rtol=1e-14, atol=1e-13)
+    assert overflowed > 10 and exact > 50
+    for _ in range(40):
+        st = Station(
+            demand=float(rng.uniform(0.001, 0.3)),
+            servers=int(rng.integers(1, 9)),
+            background=float(rng.uniform(0, 50)),
+            stream_load=float(rng.uniform(0.01, 5)),
+            stream_cap=int(rng.integers(1, 60)),
+            shadow_away=float(rng.uniform(0, 1)),
+            shadow_along=float(rng.choice([0.0, rng.uniform(0, 1)])),
+        )
+        k_max = int(rng.integers(1, 30))
+        shares = queueing.shadowed_share_table(
+            k_max, st.background, st.servers, st.shadow_away, st.shadow_along
+        )
+        table = queueing._log_shadowed_table(st, k_max, shares)
+        for k in range(1, k_max + 1):
+            own = queueing._log_shadowed_function(st, k, shares)
+            np.testing.assert_allclose(table[k, : k + 1], own, rtol=1e-12, atol=1e-12)
+
+
+def test_one_customer_of_identical_copies_as_convolved() -> None:
+    """Two entries (one customer): the copies' factor outright against copy by copy."""
+    rng = np.random.default_rng(9)
+    for copies in (2, 3, 56, 63):
+        one = np.array([float(rng.normal()), float(rng.normal(0, 20))])
+        expected = one
+        for _ in range(copies - 1):
+            expected = queueing._log_convolve_logs(expected, one)
+        np.testing.assert_allclose(queueing._log_power(one, copies), expected, rtol=1e-13)
+
+
+def test_a_warm_start_made_alike_reaches_the_same_fixed_point(monkeypatch) -> None:
+    """5,941 SD users from 5,858's solution (their users split differently over the
+    instances): with the start made alike for alike instances (`Solver._alike`) and as it
+    came, the same operating point to the solver's tolerance, and fewer classes solved."""
+    model = WhatIf("sd-benchmark-2003")
+    config = Configuration("alike")
+    neighbour = Solver(model.scenario(config, ["users=5858"]), histogram_samples=10)
+    neighbour.solve()
+    scenario = model.scenario(config, ["users=5941"])
+    solved = []
+    solve_class = Solver._solve_class
+
+    def counted(self, *args, **kwargs):
+        solved.append(self)
+        return solve_class(self, *args, **kwargs)
+
+    monkeypatch.setattr(Solver, "_solve_class", counted)
+    results = {}
+    for alike in (True, False):
+        if not alike:
+            monkeypatch.setattr(Solver, "_alike", lambda self, v: v.copy())
+        solver = Solver(scenario, histogram_samples=10)
+        op = solver.solve(warm_start=neighbour.state)
+        assert solver.converged
+        results[alike] = (op, sum(s is solver for s in solved))
+    (fast, fast_classes), (slow, slow_classes) = results[True], results[False]
+    np.testing.assert_allclose(fast.step_rate, slow.step_rate, rtol=1e-7)
+    np.testing.assert_allclose(fast.means, slow.means, rtol=1e-6, atol=1e-9, equal_nan=True)
+    assert fast_classes < slow_classes
+
+
+def test_stream_sums_of_a_networks_stations_together_as_each_alone() -> None:
+    """`log_station_functions` (the stations shared with a stream summed in one table)
+    against `log_station_function` station by station: the same numbers, to the bit."""
+    rng = np.random.default_rng(12)
+    for _ in range(60):
+        cap = int(rng.integers(1, 60))
+        stations = [
+            Station(
+                demand=float(rng.uniform(0.0001, 0.2)),
+                servers=int(rng.integers(0, 9)),
+                copies=int(rng.integers(1, 60)),
+                background=float(rng.uniform(0, 400)),
+                stream_load=float(rng.choice([0.0, rng.uniform(0, 3)])),
+                stream_cap=cap,
+            )
+            for _ in range(int(rng.integers(1, 7)))
+        ]
+        k_max = int(rng.integers(1, 40))
+        together = queueing.log_station_functions(stations, k_max)
+        for st, f in zip(stations, together, strict=True):
+            np.testing.assert_array_equal(f, queueing.log_station_function(st, k_max))
