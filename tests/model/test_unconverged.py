@@ -85,3 +85,25 @@ def test_st05_top_on_the_analytic_engine_warns_only_when_not_converged(monkeypat
     assert result.exit_code == 0, result.output
     assert "did not converge" in result.stderr and "users=800" in result.stderr
     assert json.loads(result.stdout)  # the trace is printed all the same
+
+
+def test_an_unconverged_search_point_is_not_named_by_a_sweep_value(cut_short) -> None:
+    """Sweeping another parameter than users, the most-users search solves users at the
+    configuration's own value of it: its point's value is its users. Its warning used to
+    name it as the parameter's value ("landscape.database.disks.count=188" for 188 users),
+    and its --json entry gave that as its value."""
+    args = ["whatif", "--scenario", "sd-two-tier", "--set", "landscape.app_servers.cpus=2"]
+    args += ["--sweep", "landscape.database.disks.count=15", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if "did not converge" in line]
+    entries = json.loads(result.stdout)["configurations"][0]["unconverged"]
+    assert len(lines) == len(entries) > 2
+    swept = [e for e in entries if not e["search"]]
+    searched = [e for e in entries if e["search"]]
+    assert [(e["value"], e["users"]) for e in swept] == [(15, 800)]
+    assert searched and all(e["value"] is None for e in searched)
+    # The sweep's one point names the parameter; every other line is the search's.
+    (named,) = [line for line in lines if "disks.count=" in line]
+    assert "users=800, landscape.database.disks.count=15:" in named
+    assert sum("(most-users search)" in line for line in lines) == len(searched)

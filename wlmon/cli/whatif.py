@@ -78,10 +78,16 @@ def whatif(
     except (ConfigError, ValueError) as exc:
         fail(str(exc))
     for a in answers:
-        for p in a.unconverged:
-            where = f"users={p.users}" + (
-                f", {parameter}={p.value}" if parameter != "users" else ""
-            )
+        for u in a.unconverged:
+            p = u.point
+            # The search solves users at the configuration's own value of the parameter:
+            # its point's value is its users, not one of the sweep's.
+            if u.search:
+                where = f"users={p.users} (most-users search)"
+            elif parameter != "users":
+                where = f"users={p.users}, {parameter}={p.value}"
+            else:
+                where = f"users={p.users}"
             label = f"{scenario}, " + (f"{a.label}, " if a.label != scenario else "")
             warn_unconverged(f"{label}{where}", p.iterations, p.residual)
     if as_json:
