@@ -11,6 +11,8 @@ from functools import partialmethod
 import pytest
 from typer.testing import CliRunner
 
+from exporters.model.engine import UnconvergedSolve
+from exporters.model.engines import make_simulation
 from exporters.model.solver import Solver
 from wlmon.cli import app
 
@@ -71,6 +73,17 @@ def test_simulate_on_the_analytic_engine_warns_only_when_not_converged(monkeypat
         assert "did not converge" in result.stderr and "3 sweeps" in result.stderr
     (solve,) = json.loads(result.stdout)["unconverged"]
     assert solve["iterations"] == 3 and solve["residual"] > 0 and solve["users"] > 0
+    assert solve["faults"] == []
+
+
+def test_the_analytic_engine_records_an_unconverged_solve_as_a_type(cut_short) -> None:
+    """What the commands read of a run's unconverged solves is typed (engine.py to the
+    command line), not a dict whose keys each reader spells again."""
+    sim = make_simulation("analytic", "sd-two-tier", faults=["slow-enqueue-link"])
+    (solve,) = sim.unconverged
+    assert isinstance(solve, UnconvergedSolve)
+    assert solve.faults == ("slow-enqueue-link",) and solve.users == 800
+    assert solve.iterations == 3 and solve.residual > 0
 
 
 def test_st05_top_on_the_analytic_engine_warns_only_when_not_converged(monkeypatch) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -13,6 +13,9 @@ from alerts.thresholds import ThresholdsError, load_thresholds
 from api.config import get_settings
 from api.store import Store
 from exporters.thresholds import Thresholds
+
+if TYPE_CHECKING:  # the annotation only: every command imports this module
+    from exporters.model.engine import UnconvergedSolve
 
 console = Console()
 err = Console(stderr=True)
@@ -33,6 +36,15 @@ def warn_unconverged(what: str, iterations: int, residual: float) -> None:
         "makes); its figures are not a steady state",
         soft_wrap=True,  # one line whatever the terminal's width, for grep and logs
     )
+
+
+def warn_unconverged_solves(scenario: str, solves: list[UnconvergedSolve]) -> None:
+    """`warn_unconverged` for each solve of a run on the analytic engine (ModelRun.unconverged)
+    that did not reach its fixed point, named by the scenario, its faults and its users."""
+    for solve in solves:
+        faults = ", ".join(solve.faults) or "no faults"
+        what = f"{scenario} ({faults}), users={solve.users}"
+        warn_unconverged(what, solve.iterations, solve.residual)
 
 
 def thresholds() -> Thresholds:
