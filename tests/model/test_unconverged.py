@@ -120,3 +120,13 @@ def test_an_unconverged_search_point_is_not_named_by_a_sweep_value(cut_short) ->
     (named,) = [line for line in lines if "disks.count=" in line]
     assert "users=800, landscape.database.disks.count=15:" in named
     assert sum("(most-users search)" in line for line in lines) == len(searched)
+
+
+def test_a_label_rich_would_read_as_markup_is_printed_as_given(cut_short) -> None:
+    """A configuration's label is the user's text: "a[/b]" is a closing tag to rich, which
+    raised MarkupError (a traceback) from the progress line, the tables and the warning."""
+    args = [*WHATIF, "--config", "a[/b]: landscape.app_servers.cpus=2"]
+    result = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "sd-two-tier, a[/b], users=150: the solver's fixed point" in result.stderr
+    assert "What-if over users: a[/b] (landscape.app_servers.cpus=2)" in result.stdout
