@@ -115,6 +115,14 @@ def test_st05_top_simulated_sorts_by_elapsed_time() -> None:
     assert rows[0]["sql"].startswith('SELECT * FROM "VBAP"')
 
 
+def test_st05_top_error_quoting_markup_is_printed_not_a_traceback() -> None:
+    """An error message quotes what it was given: "x[/y]" is a closing tag to rich, which
+    raised MarkupError (a traceback, exit 1) instead of printing the error (exit 2)."""
+    result = runner.invoke(app, ["st05", "top", "--simulate", "--scenario", "x[/y]"])
+    assert result.exit_code == 2, result.output
+    assert "unknown scenario 'x[/y]'" in " ".join(result.output.split())
+
+
 def test_st05_top_without_prometheus_is_a_clear_error() -> None:
     result = runner.invoke(app, ["st05", "top", "--prometheus", "http://127.0.0.1:1"])
     assert result.exit_code == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import httpx
 
 from exporters.model.catalog import Catalog
+from exporters.model.engine import UnconvergedSolve
 from exporters.model.engines import RUN_ENGINE, make_simulation
 from exporters.model.network import compile_network
 from exporters.model.sqltext import statement_hash
@@ -37,7 +38,7 @@ def from_simulation(
     faults: list[str],
     seconds: float,
     engine: str = RUN_ENGINE,
-    unconverged: list[dict] | None = None,
+    unconverged: list[UnconvergedSolve] | None = None,
 ) -> list[dict]:
     """The trace of a run of `seconds` on `engine` (engines.py: the default of everything
     that produces a run's time series, as `wlmon simulate` and `wlmon run`); `unconverged`

@@ -138,6 +138,18 @@ class Snapshot:
     dialog_steps: dict[str, int] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class UnconvergedSolve:
+    """An analytic solve whose fixed point was not reached (`Solver.converged` False): the
+    faults and users it was of, its sweeps and what one more sweep would still change
+    (`Solver.residual`)."""
+
+    faults: tuple[str, ...]
+    users: int
+    iterations: int
+    residual: float
+
+
 class ModelRun(ABC):
     """What both engines share: the configuration they run, the run loop over ticks, and
     the snapshot a scrape sees. An engine provides `step`, `set_faults` and `snapshot`."""
@@ -163,9 +175,8 @@ class ModelRun(ABC):
         self.tick = 0
         self._lock = threading.Lock()
         # The analytic engine's solves whose fixed point was not reached (Solver.converged),
-        # each {faults, users, iterations, residual}, for the commands to say so; the
-        # discrete-event engine solves none.
-        self.unconverged: list[dict] = []
+        # for the commands to say so; the discrete-event engine solves none.
+        self.unconverged: list[UnconvergedSolve] = []
         self._start(tuple(faults))
 
     @abstractmethod
@@ -290,12 +301,7 @@ class Simulation(ModelRun):
             self._targets[key] = (scenario, solver.solve(), solver)
             if not solver.converged:
                 self.unconverged.append(
-                    {
-                        "faults": list(faults),
-                        "users": scenario.users,
-                        "iterations": solver.iterations,
-                        "residual": solver.residual,
-                    }
+                    UnconvergedSolve(faults, scenario.users, solver.iterations, solver.residual)
                 )
         return self._targets[key]
 

@@ -89,6 +89,16 @@ class Point:
     residual: float = 0.0
 
 
+@dataclass(frozen=True)
+class UnconvergedPoint:
+    """A point whose solve did not reach its fixed point, and who solved it: the sweep (its
+    `value` that of the swept parameter) or the most-users search (`search`: its `value`
+    is its users, the swept parameter at the configuration's own value)."""
+
+    point: Point
+    search: bool = False
+
+
 @dataclass
 class Answer:
     label: str
@@ -97,7 +107,7 @@ class Answer:
     max_users: Point | None = None
     # Every point solved for this configuration whose fixed point was not reached: the
     # sweep's and the search's (the search's decide the answer without being shown).
-    unconverged: list[Point] = field(default_factory=list)
+    unconverged: list[UnconvergedPoint] = field(default_factory=list)
 
 
 def solve_point(
@@ -244,11 +254,11 @@ class WhatIf:
         self._base: dict[Configuration, Scenario] = {}
         self._states: dict[tuple[Configuration, int], np.ndarray] = {}
         # Per configuration, the points solved whose fixed point was not reached.
-        self.unconverged: dict[Configuration, list[Point]] = {}
+        self.unconverged: dict[Configuration, list[UnconvergedPoint]] = {}
 
-    def _solved(self, config: Configuration, point: Point) -> Point:
+    def _solved(self, config: Configuration, point: Point, search: bool = False) -> Point:
         if not point.converged:
-            self.unconverged.setdefault(config, []).append(point)
+            self.unconverged.setdefault(config, []).append(UnconvergedPoint(point, search))
         return point
 
     def scenario(self, config: Configuration, extra: Sequence[str] = ()) -> Scenario:
@@ -313,7 +323,7 @@ class WhatIf:
             if progress:
                 progress(users)
             point = solve_point(self.scenario(config, [f"users={users}"]), value=users, warm=warm)
-            return self._solved(config, point)
+            return self._solved(config, point, search=True)
 
         below = [p for p in known if p.response_s < limit_s]
         best = max(below, key=lambda p: p.users) if below else None
@@ -390,12 +400,14 @@ def to_json(parameter: str | None, limit_s: float, answers: list[Answer]) -> dic
                 "max_users": asdict(a.max_users) if a.max_users else None,
                 "unconverged": [
                     {
-                        "value": p.value,
-                        "users": p.users,
-                        "iterations": p.iterations,
-                        "residual": p.residual,
+                        # A search point of another parameter's sweep has none of its values.
+                        "value": (None if u.search and parameter != "users" else u.point.value),
+                        "users": u.point.users,
+                        "search": u.search,
+                        "iterations": u.point.iterations,
+                        "residual": u.point.residual,
                     }
-                    for p in a.unconverged
+                    for u in a.unconverged
                 ],
             }
             for a in answers

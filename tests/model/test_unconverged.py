@@ -11,6 +11,8 @@ from functools import partialmethod
 import pytest
 from typer.testing import CliRunner
 
+from exporters.model.engine import UnconvergedSolve
+from exporters.model.engines import make_simulation
 from exporters.model.solver import Solver
 from wlmon.cli import app
 
@@ -71,6 +73,17 @@ def test_simulate_on_the_analytic_engine_warns_only_when_not_converged(monkeypat
         assert "did not converge" in result.stderr and "3 sweeps" in result.stderr
     (solve,) = json.loads(result.stdout)["unconverged"]
     assert solve["iterations"] == 3 and solve["residual"] > 0 and solve["users"] > 0
+    assert solve["faults"] == []
+
+
+def test_the_analytic_engine_records_an_unconverged_solve_as_a_type(cut_short) -> None:
+    """What the commands read of a run's unconverged solves is typed (engine.py to the
+    command line), not a dict whose keys each reader spells again."""
+    sim = make_simulation("analytic", "sd-two-tier", faults=["slow-enqueue-link"])
+    (solve,) = sim.unconverged
+    assert isinstance(solve, UnconvergedSolve)
+    assert solve.faults == ("slow-enqueue-link",) and solve.users == 800
+    assert solve.iterations == 3 and solve.residual > 0
 
 
 def test_st05_top_on_the_analytic_engine_warns_only_when_not_converged(monkeypatch) -> None:
@@ -85,3 +98,35 @@ def test_st05_top_on_the_analytic_engine_warns_only_when_not_converged(monkeypat
     assert result.exit_code == 0, result.output
     assert "did not converge" in result.stderr and "users=800" in result.stderr
     assert json.loads(result.stdout)  # the trace is printed all the same
+
+
+def test_an_unconverged_search_point_is_not_named_by_a_sweep_value(cut_short) -> None:
+    """Sweeping another parameter than users, the most-users search solves users at the
+    configuration's own value of it: its point's value is its users. Its warning used to
+    name it as the parameter's value ("landscape.database.disks.count=188" for 188 users),
+    and its --json entry gave that as its value."""
+    args = ["whatif", "--scenario", "sd-two-tier", "--set", "landscape.app_servers.cpus=2"]
+    args += ["--sweep", "landscape.database.disks.count=15", "--json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if "did not converge" in line]
+    entries = json.loads(result.stdout)["configurations"][0]["unconverged"]
+    assert len(lines) == len(entries) > 2
+    swept = [e for e in entries if not e["search"]]
+    searched = [e for e in entries if e["search"]]
+    assert [(e["value"], e["users"]) for e in swept] == [(15, 800)]
+    assert searched and all(e["value"] is None for e in searched)
+    # The sweep's one point names the parameter; every other line is the search's.
+    (named,) = [line for line in lines if "disks.count=" in line]
+    assert "users=800, landscape.database.disks.count=15:" in named
+    assert sum("(most-users search)" in line for line in lines) == len(searched)
+
+
+def test_a_label_rich_would_read_as_markup_is_printed_as_given(cut_short) -> None:
+    """A configuration's label is the user's text: "a[/b]" is a closing tag to rich, which
+    raised MarkupError (a traceback) from the progress line, the tables and the warning."""
+    args = [*WHATIF, "--config", "a[/b]: landscape.app_servers.cpus=2"]
+    result = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "sd-two-tier, a[/b], users=150: the solver's fixed point" in result.stderr
+    assert "What-if over users: a[/b] (landscape.app_servers.cpus=2)" in result.stdout

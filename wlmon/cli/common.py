@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
 from alerts.thresholds import ThresholdsError, load_thresholds
 from api.config import get_settings
 from api.store import Store
 from exporters.thresholds import Thresholds
+
+if TYPE_CHECKING:  # the annotation only: every command imports this module
+    from exporters.model.engine import UnconvergedSolve
 
 console = Console()
 err = Console(stderr=True)
@@ -20,7 +24,9 @@ err = Console(stderr=True)
 
 def fail(message: str) -> NoReturn:
     """Print an error naming what was wrong and exit 2 (bad input), never a traceback."""
-    err.print(f"[bold red]error:[/] {message}")
+    # Escaped: a message quotes what it was given ("a[/x]" would be a closing tag to rich,
+    # a traceback instead of the error; "[x]" a style, silently dropped).
+    err.print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(2)
 
 
@@ -28,11 +34,20 @@ def warn_unconverged(what: str, iterations: int, residual: float) -> None:
     """One line on stderr where the analytic solver's fixed point was not reached: its
     figures are printed all the same, but they are not the steady state they look like."""
     err.print(
-        f"[bold yellow]warning:[/] {what}: the solver's fixed point did not converge in "
+        f"[bold yellow]warning:[/] {escape(what)}: the solver's fixed point did not converge in "
         f"{iterations:,} sweeps (residual {residual:.3g}, the largest change one more sweep "
         "makes); its figures are not a steady state",
         soft_wrap=True,  # one line whatever the terminal's width, for grep and logs
     )
+
+
+def warn_unconverged_solves(scenario: str, solves: list[UnconvergedSolve]) -> None:
+    """`warn_unconverged` for each solve of a run on the analytic engine (ModelRun.unconverged)
+    that did not reach its fixed point, named by the scenario, its faults and its users."""
+    for solve in solves:
+        faults = ", ".join(solve.faults) or "no faults"
+        what = f"{scenario} ({faults}), users={solve.users}"
+        warn_unconverged(what, solve.iterations, solve.residual)
 
 
 def thresholds() -> Thresholds:

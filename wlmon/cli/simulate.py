@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import typer
@@ -16,7 +17,7 @@ from exporters.model.catalog import Catalog, ConfigError
 from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simulation
 from exporters.model.summary import SUMMARY_FIELDS, report
 from exporters.vocabulary import INDICATORS
-from wlmon.cli.common import console, err, fail, warn_unconverged
+from wlmon.cli.common import console, err, fail, warn_unconverged_solves
 
 app = typer.Typer()
 
@@ -106,11 +107,8 @@ def simulate(
     # default is the discrete-event one (engines.RUN_ENGINE).
     doc = {"engine": engine, **report(sim.snapshot(), sim.scenario)}
     # The analytic engine's solves that did not reach their fixed point (none on the DES).
-    doc["unconverged"] = sim.unconverged
-    for solve in sim.unconverged:
-        faults_text = ", ".join(solve["faults"]) or "no faults"
-        what = f"{scenario} ({faults_text}), users={solve['users']}"
-        warn_unconverged(what, solve["iterations"], solve["residual"])
+    doc["unconverged"] = [asdict(solve) for solve in sim.unconverged]
+    warn_unconverged_solves(scenario, sim.unconverged)
     if as_json:
         print(json.dumps(doc, indent=2))
         return

@@ -9,8 +9,9 @@ from rich.table import Table
 
 from exporters.durations import parse_duration
 from exporters.model.catalog import ConfigError
+from exporters.model.engine import UnconvergedSolve
 from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE
-from wlmon.cli.common import console, fail, warn_unconverged
+from wlmon.cli.common import console, fail, warn_unconverged_solves
 from wlmon.st05top import from_prometheus, from_simulation, sql_texts
 
 app = typer.Typer(help="ST05 SQL trace: the compressed summary.", no_args_is_help=True)
@@ -41,13 +42,9 @@ def st05_top(
         fail(f"--window: {exc}")
     try:
         if simulate:
-            unconverged: list[dict] = []
+            unconverged: list[UnconvergedSolve] = []
             rows = from_simulation(scenario, fault, seconds, engine, unconverged)
-            for solve in unconverged:
-                what = f"{scenario} ({', '.join(solve['faults']) or 'no faults'})"
-                warn_unconverged(
-                    f"{what}, users={solve['users']}", solve["iterations"], solve["residual"]
-                )
+            warn_unconverged_solves(scenario, unconverged)
         else:
             rows = from_prometheus(prometheus, window, sql_texts(scenario))
     except (ConfigError, ValueError) as exc:

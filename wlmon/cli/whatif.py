@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from exporters.model.catalog import ConfigError
@@ -65,7 +66,8 @@ def whatif(
             )
         answers = []
         for c in configs:
-            with err.status(f"solving {c.label} ..."):
+            # Labels are the user's text, printed escaped (rich reads "[/x]" as markup).
+            with err.status(f"solving {escape(c.label)} ..."):
                 answer = Answer(c.label, c.settings, points=model.sweep(c, parameter, values))
                 if max_users:
                     # A users sweep already brackets the answer: its points are reused.
@@ -78,10 +80,16 @@ def whatif(
     except (ConfigError, ValueError) as exc:
         fail(str(exc))
     for a in answers:
-        for p in a.unconverged:
-            where = f"users={p.users}" + (
-                f", {parameter}={p.value}" if parameter != "users" else ""
-            )
+        for u in a.unconverged:
+            p = u.point
+            # The search solves users at the configuration's own value of the parameter:
+            # its point's value is its users, not one of the sweep's.
+            if u.search:
+                where = f"users={p.users} (most-users search)"
+            elif parameter != "users":
+                where = f"users={p.users}, {parameter}={p.value}"
+            else:
+                where = f"users={p.users}"
             label = f"{scenario}, " + (f"{a.label}, " if a.label != scenario else "")
             warn_unconverged(f"{label}{where}", p.iterations, p.residual)
     if as_json:
@@ -106,7 +114,7 @@ PART_HEADS = {
 
 def _print(parameter: str, limit: float, answers: list[Answer], *, searched: bool) -> None:
     for a in answers:
-        title = f"{a.label}" + (f" ({'; '.join(a.settings)})" if a.settings else "")
+        title = escape(a.label + (f" ({'; '.join(a.settings)})" if a.settings else ""))
         table = Table(title=f"What-if over {parameter}: {title}")
         for h in (parameter, "SAPS", "response", "busiest host CPU", "DB CPU", "disks"):
             table.add_column(h, justify="right")
@@ -115,7 +123,7 @@ def _print(parameter: str, limit: float, answers: list[Answer], *, searched: boo
             parts.add_column(h, justify="right")
         for p in a.points:
             u = p.utilisation
-            value = f"{p.value:,}" if isinstance(p.value, int) else str(p.value)
+            value = f"{p.value:,}" if isinstance(p.value, int) else escape(str(p.value))
             table.add_row(
                 value,
                 f"{p.saps:,.0f}",
@@ -134,11 +142,11 @@ def _print(parameter: str, limit: float, answers: list[Answer], *, searched: boo
         for a in answers:
             p = a.max_users
             if p is None:
-                table.add_row(a.label, "none", "", "", "")
+                table.add_row(escape(a.label), "none", "", "", "")
                 continue
             neck = max(p.utilisation, key=p.utilisation.__getitem__)
             table.add_row(
-                a.label,
+                escape(a.label),
                 f"{p.users:,}",
                 f"{p.saps:,.0f}",
                 f"{p.response_s * 1000:,.0f} ms",
@@ -209,7 +217,7 @@ def _print_instances(a: Answer) -> None:
     if max(resp) <= 1.01 * min(resp) and (not per_user or max(per_user) <= 1.01 * min(per_user)):
         return
     hosts = len({i.host for i in p.instances}) > 1  # one host: it is in the names
-    table = Table(title=f"Per instance at {p.users:,} users: {a.label}")
+    table = Table(title=f"Per instance at {p.users:,} users: {escape(a.label)}")
     table.add_column("instance", no_wrap=True)
     if hosts:
         table.add_column("host", no_wrap=True)
