@@ -5,12 +5,12 @@ step at each station, the background and stream it meets there, the share bound 
 whether it binds) beside the DES's pool (completions while all K are busy, the holding
 time and its parts per step), and the shared station's busy time split by tenant in both
 engines. Reuses bench/pool_variability.py's record hook (no change to the engine).
-`--others-as-streams`: the experiment of docs/model.md (seed 004's section), not the model:
-the solver with each dialog class meeting the other dialog classes as an open stream (their
-offered load, at most their work processes present) instead of a fixed background (their
-mean queue), as it meets the updates.
+`--others`: how a dialog class meets the other dialog classes at a CPU station: `shorter`
+(the model: as an open stream where their bursts are shorter, `Solver._shorter_bursts`),
+`background` (the model before 2026-11-26: their mean queue, always present), `streams`
+(every other one as a stream; docs/model.md, seed 004's section).
 Usage: python bench/shared_core.py [--scenario sd-two-tier-8core] [--users 520]
-  [--instance 0] [--warmup 300] [--window 1200] [--seed 3] [--others-as-streams]
+  [--instance 0] [--warmup 300] [--window 1200] [--seed 3] [--others shorter]
 """
 
 from __future__ import annotations
@@ -27,24 +27,23 @@ from exporters.model.network import DIALOG, UPDATE
 from exporters.model.solver import _C, Solver
 
 
+class BackgroundSolver(Solver):
+    """The solver before 2026-11-26: every other dialog class met as a background."""
+
+    def _shorter_bursts(self) -> np.ndarray:
+        return np.zeros_like(super()._shorter_bursts())
+
+
 class StreamsSolver(Solver):
-    """The experiment: the other dialog classes met as an open stream, not a background."""
+    """Every other dialog class met as an open stream, not a background (the experiment)."""
 
-    def _sweep(self, q, x_dialog):
-        self._iterate = q
-        return super()._sweep(q, x_dialog)
-
-    def _solve_class(
-        self, i, k, demand_t, background, arrival, stream, shadow=(-1, 0.0, 0.0), loads=None
-    ):
-        if k == DIALOG and loads is not None:
-            own, total = loads
-            others = total - own - self._iterate[UPDATE].sum(axis=0)  # their dialog load
-            wps = sum(min(lay.dialog_wps, lay.users) for lay in self.net.layout)
-            lay = self.net.layout[i]
-            stream = (stream[0] + others, stream[1] + wps - min(lay.dialog_wps, lay.users))
-            background = np.zeros_like(background)
-        return super()._solve_class(i, k, demand_t, background, arrival, stream, shadow, loads)
+    def _shorter_bursts(self) -> np.ndarray:
+        mask = super()._shorter_bursts()
+        n = mask.shape[0]
+        cpu = mask.any(axis=(0, 1))  # the CPU stations where some class streams another
+        users = np.array([lay.users > 0 for lay in self.net.layout])
+        out = (users[:, None] & users[None, :] & ~np.eye(n, dtype=bool))[:, :, None] & cpu
+        return out
 
 
 class _PartsRecorder(_Recorder):
@@ -77,11 +76,12 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=300.0)
     ap.add_argument("--window", type=float, default=1200.0)
     ap.add_argument("--seed", type=int, default=3)
-    ap.add_argument("--others-as-streams", action="store_true")
+    ap.add_argument("--others", choices=("shorter", "background", "streams"), default="shorter")
     args = ap.parse_args()
     over = {"users": args.users}
     scenario = Simulation(args.scenario, overrides=over).scenario
-    solver = (StreamsSolver if args.others_as_streams else Solver)(scenario)
+    kinds = {"shorter": Solver, "background": BackgroundSolver, "streams": StreamsSolver}
+    solver = kinds[args.others](scenario)
     op = solver.solve()
     net = solver.net
     i = args.instance
