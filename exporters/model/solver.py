@@ -564,9 +564,11 @@ class Solver:
         so i meets their number at random, not its mean, and not the part of it that queues
         behind i's own steps (its mean counts them: the background approximation of Method,
         pessimistic for the class that dominates a core; docs/model.md, seed 004). Bursts
-        of equal length (identical instances, a station everyone visits alike) or longer:
-        a background, as before: their number hardly changes while one of i's bursts is
-        served, and a burst arriving at random meets their time-average number."""
+        of equal length (identical instances, a station everyone visits alike) or longer,
+        and any instance that is a tenant of s: a background, as before (their number
+        hardly changes while one of i's bursts is served, and a burst arriving at random
+        meets their time-average number; a tenant's ABAP bursts differ from i's by the
+        remote-memory stretch only)."""
         nt = self.net
         n_inst, n_st = len(nt.layout), len(nt.station_names)
         w = nt.weights[DIALOG]
@@ -587,7 +589,12 @@ class Solver:
         users = np.array([lay.users > 0 for lay in nt.layout])
         mask = (burst[None, :, :] > 0) & (burst[None, :, :] < burst[:, None, :])
         mask &= users[None, :, None] & users[:, None, None]
-        return mask
+        # Not another tenant of the station: its ABAP bursts there differ from i's only by
+        # the remote-memory stretch (a few per cent), no separation of time scales; met as
+        # a background as before, not by which of two near-equal means is the shorter.
+        tenant = np.zeros((n_inst, n_st), dtype=bool)
+        tenant[np.arange(n_inst), nt.inst_cpu_station] = True
+        return mask & ~tenant[None, :, :]
 
     def _class_load(self, cs: ClassSolution) -> np.ndarray:
         """Offered load of the class at each global station: throughput x demand."""
