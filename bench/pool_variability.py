@@ -201,7 +201,7 @@ def main() -> None:
     sim._k = rec.module()
     sim.run(args.warmup)
     rec.on = True
-    sim.run(args.warmup + args.window)
+    sim.run(args.window)  # run(duration): simulated seconds from now
     rows = np.concatenate(rec.rows)
     print(f"{title}, {args.window:.0f} s after {args.warmup:.0f} s")
     print(

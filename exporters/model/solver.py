@@ -205,6 +205,7 @@ class Solver:
         self._cache_bracket = [0.0, math.inf]
         self._cache_x = 0.0
         self._caches = any(self.land.write_cache(t) is not None for t in ("data", "log"))
+        self._streamed = self._shorter_bursts()
 
     # The compiled figures callers read off a solver (tests, whatif's breakdowns).
     @property
@@ -583,6 +584,45 @@ class Solver:
             bound = min(bound, float(own[s]) * servers / (float(total[s]) * float(demand[s])))
         return round(bound, 9) if math.isfinite(bound) else math.inf
 
+    def _shorter_bursts(self) -> np.ndarray:
+        """[i, j, s]: does instance i's dialog class meet instance j's as an open stream at
+        CPU station s (else as a background of j's mean queue there)? Where j's bursts there
+        are shorter on average than i's: they come and go while one of i's bursts is served,
+        so i meets their number at random, not its mean, and not the part of it that queues
+        behind i's own steps (its mean counts them: the background approximation of Method,
+        pessimistic for the class that dominates a core; docs/model.md, seed 004). Bursts
+        of equal length (identical instances, a station everyone visits alike) or longer,
+        and any instance that is a tenant of s: a background, as before (their number
+        hardly changes while one of i's bursts is served, and a burst arriving at random
+        meets their time-average number; a tenant's ABAP bursts differ from i's by the
+        remote-memory stretch only)."""
+        nt = self.net
+        n_inst, n_st = len(nt.layout), len(nt.station_names)
+        w = nt.weights[DIALOG]
+        total = np.zeros((n_inst, n_st))
+        count = np.zeros((n_inst, n_st))
+        abap, db = float(nt.cpu_s[DIALOG] @ w), float(nt.db_cpu[DIALOG] @ w)
+        cs = float((nt.enq_demand[DIALOG] + nt.msg_cpu[DIALOG]) @ w)
+        for i in range(n_inst):
+            for s, d in (
+                (nt.inst_cpu_station[i], abap * nt.cpu_stretch[i]),
+                (nt.db_cpu_station, db),
+                (nt.cs_cpu_station, cs),
+            ):
+                if s >= 0 and d > 0:
+                    total[i, s] += d
+                    count[i, s] += 1
+        burst = np.divide(total, count, out=np.zeros_like(total), where=count > 0)
+        users = np.array([lay.users > 0 for lay in nt.layout])
+        mask = (burst[None, :, :] > 0) & (burst[None, :, :] < burst[:, None, :])
+        mask &= users[None, :, None] & users[:, None, None]
+        # Not another tenant of the station: its ABAP bursts there differ from i's only by
+        # the remote-memory stretch (a few per cent), no separation of time scales; met as
+        # a background as before, not by which of two near-equal means is the shorter.
+        tenant = np.zeros((n_inst, n_st), dtype=bool)
+        tenant[np.arange(n_inst), nt.inst_cpu_station] = True
+        return mask & ~tenant[None, :, :]
+
     def _class_load(self, cs: ClassSolution) -> np.ndarray:
         """Offered load of the class at each global station: throughput x demand."""
         load = np.zeros(len(self.net.station_names))
@@ -716,6 +756,16 @@ class Solver:
                     stream = update_load.copy()
                     stream[host] -= q[UPDATE, i, host]
                     cap = update_wps
+                    streamed = self._streamed[i]  # [j, s]: met as a stream, not a background
+                    if streamed.any():
+                        background = np.maximum(
+                            background - (streamed * q[DIALOG]).sum(axis=0), 0.0
+                        )
+                        stream += (streamed * dialog_load).sum(axis=0)
+                        cap += sum(
+                            min(self.net.layout[j].dialog_wps, self.net.layout[j].users)
+                            for j in np.flatnonzero(streamed.any(axis=1))
+                        )
                     shadow = (host, away, beside)
                     loads = (dialog_load[i], all_load)
                 else:
@@ -787,7 +837,9 @@ class Solver:
             members = np.flatnonzero(width == w)
             if members.size > 1:
                 out |= self._copies_among(members, touched, q, x_dialog, totals, demand)
-        return out
+        # A class that meets some others as a stream reads their queues one by one: solved.
+        alone = self._streamed.any(axis=(1, 2))
+        return {i: c for i, c in out.items() if not (alone[i] or alone[c[0]])}
 
     def _copies_among(
         self,
