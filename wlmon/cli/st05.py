@@ -27,13 +27,25 @@ def st05_top(
     scenario: str = typer.Option(
         "sd-benchmark-2003", help="scenario (for --simulate and SQL texts)"
     ),
-    fault: list[str] = typer.Option([], "--fault", help="fault to inject (with --simulate)"),
-    engine: str = typer.Option(RUN_ENGINE, "--engine", help=ENGINE_HELP, show_default=False),
+    fault: list[str] = typer.Option([], "--fault", help="fault to inject (with --simulate only)"),
+    # None when not given, so that giving it without --simulate can be told from the default.
+    engine: str | None = typer.Option(
+        None, "--engine", help=f"with --simulate only: the model's engine. {ENGINE_HELP}"
+    ),
     limit: int = typer.Option(20, help="statements to show"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """The compressed SQL trace sorted by elapsed DB time (seed 000 4.3.5.2)."""
 
+    if not simulate:
+        # What only a model run uses is an error without one, not silently dropped: the
+        # user expected a simulated trace and would read Prometheus's as it.
+        options = (("--fault", bool(fault)), ("--engine", engine is not None))
+        given = [name for name, was_given in options if was_given]
+        if given:
+            verb = "applies" if len(given) == 1 else "apply"
+            fail(f"{' and '.join(given)} {verb} only with --simulate")
+    engine = RUN_ENGINE if engine is None else engine
     if engine not in ENGINES:
         fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
     try:
