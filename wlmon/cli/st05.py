@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from exporters.durations import parse_duration
@@ -67,7 +68,7 @@ def st05_top(
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    table = Table(title=f"ST05 summary, last {window}, sorted by elapsed DB time")
+    table = Table(title=f"ST05 summary, last {escape(window)}, sorted by elapsed DB time")
     for col in ("elapsed ms", "executions", "records", "ms/exec", "table", "op", "statement"):
         table.add_column(col, justify="right" if col[0] in "emr" else "left")
     for r in rows:
@@ -76,8 +77,10 @@ def st05_top(
             f"{r['executions']:,.0f}",
             f"{r['records']:,.0f}",
             f"{r['per_execution_ms']:,.2f}",
-            r["table"],
-            r["operation"],
-            r["sql"],
+            # Prometheus's labels and the scenario's SQL, printed as written: SQL Server
+            # quotes names in brackets ("[VBAP]"), which rich would read as a style.
+            escape(r["table"]),
+            escape(r["operation"]),
+            escape(r["sql"]),
         )
     console.print(table)
