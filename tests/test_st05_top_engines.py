@@ -72,3 +72,30 @@ def test_cli_takes_the_engine_and_defaults_to_the_run_engine(monkeypatch) -> Non
     assert asked == [RUN_ENGINE, "analytic", "des"]
     result = CliRunner().invoke(app, [*base, "--engine", "nope"])
     assert result.exit_code == 2 and "--engine: 'nope' is not one of" in result.output
+
+
+def test_engine_and_fault_without_simulate_are_an_error_naming_them(monkeypatch) -> None:
+    """--engine and --fault choose the model's run: without --simulate the trace is read
+    from Prometheus, and they used to be dropped silently (--engine analytic read the live
+    counters; only an unknown engine was refused)."""
+
+    def no_prometheus(*args, **kwargs):
+        raise AssertionError("read Prometheus with an option that needs --simulate")
+
+    monkeypatch.setattr("wlmon.cli.st05.from_prometheus", no_prometheus)
+    for extra, named in (
+        (["--engine", "analytic"], "--engine applies only with --simulate"),
+        (["--engine", "nope"], "--engine applies only with --simulate"),
+        (["--fault", "db-bottleneck"], "--fault applies only with --simulate"),
+        (["--fault", "db-bottleneck", "--engine", "des"], "--fault and --engine apply only"),
+    ):
+        result = CliRunner().invoke(app, ["st05", "top", "--window", "1m", *extra])
+        assert result.exit_code == 2, result.output
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and named in lines[0], result.output
+
+
+def test_engine_help_says_it_applies_with_simulate_only() -> None:
+    result = CliRunner().invoke(app, ["st05", "top", "--help"], env={"COLUMNS": "200"})
+    line = next(ln for ln in result.output.splitlines() if "--engine" in ln)
+    assert "with --simulate only" in line

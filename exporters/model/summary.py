@@ -62,6 +62,14 @@ def transaction_summary(snap: Snapshot) -> list[dict]:
     return rows
 
 
+def app_servers_cpus(roles: list[str], cpus: list[int]) -> int:
+    """CPUs the application-server figure is over: every host that runs dialog/update
+    instances or the central services, each once. On a two-tier host (sd-two-tier) the
+    central services sit on the application server: its CPUs are not counted twice."""
+    covered = {"application", "central_services"}
+    return sum(c for r, c in zip(roles, cpus, strict=True) if covered & set(r.split("+")))
+
+
 def run_figures(snap: Snapshot) -> dict[str, float]:
     """The Table 5 figures as the model measured them over the run."""
     t = snap.totals
@@ -78,7 +86,7 @@ def run_figures(snap: Snapshot) -> dict[str, float]:
     host_cpu = t.host_cpu_seconds.sum()
     n_hosts = len(snap.state.hosts)
     dia_upd_capacity = n_hosts * snap.host_cpus * t.sim_time
-    app_capacity = dia_upd_capacity + snap.cs_cpus * t.sim_time
+    app_capacity = app_servers_cpus(snap.os_roles, snap.os_cpus) * t.sim_time
     steps_per_hour = dialog / hours if hours else 0.0
     response = float(t.seconds[:, 0, :, resp].sum()) / dialog if dialog else 0.0
     return {
@@ -125,6 +133,9 @@ def point_figures(op: OperatingPoint, scenario: Scenario) -> dict[str, float]:
     cs_cpus = land.host(land.central_services.host).cpus
     host_busy = float(op.host_cpu_util.sum()) * app_cpus
     dia_upd_capacity = len(op.hosts) * app_cpus
+    app_capacity = app_servers_cpus(
+        [land.host_role(h.name) for h in land.hosts], [h.cpus for h in land.hosts]
+    )
     response = mean(0, resp)
     return {
         "dialog_steps_per_hour": 3600.0 * x_dialog,
@@ -134,8 +145,7 @@ def point_figures(op: OperatingPoint, scenario: Scenario) -> dict[str, float]:
         "db_request_dialog_s": mean(0, dbr),
         "db_request_update_s": mean(1, dbr),
         "db_server_cpu_ratio": op.db_cpu_util,
-        "app_servers_cpu_ratio": (host_busy + op.cs_cpu_util * cs_cpus)
-        / (dia_upd_capacity + cs_cpus),
+        "app_servers_cpu_ratio": (host_busy + op.cs_cpu_util * cs_cpus) / app_capacity,
         "dia_upd_servers_cpu_ratio": host_busy / dia_upd_capacity,
         "msg_enq_server_cpu_ratio": op.cs_cpu_util,
         "dialog_steps_per_s": x_dialog,

@@ -5,16 +5,19 @@ residual, by every command that prints an analytic solve (`wlmon whatif`, `wlmon
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from functools import partialmethod
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from exporters.model.engine import UnconvergedSolve
 from exporters.model.engines import make_simulation
 from exporters.model.solver import Solver
-from wlmon.cli import app
+from wlmon.cli import app, common
 
 runner = CliRunner()
 WHATIF = [
@@ -32,6 +35,12 @@ def cut_short(monkeypatch: pytest.MonkeyPatch) -> None:
     """No Anderson pass and 3 damped sweeps: far too few to reach any fixed point."""
     monkeypatch.setattr(Solver, "anderson_mixing", ())
     monkeypatch.setattr(Solver, "_extrapolated", partialmethod(Solver._extrapolated, limit=3))
+
+
+def _warnings(stderr: str) -> list[str]:
+    """Each warning on one line: its `warning:` line and the indented lines that follow."""
+    joined = re.sub(r"\n  (?=\S)", " ", stderr)
+    return [line for line in joined.splitlines() if line.startswith("warning:")]
 
 
 def _whatif(as_json: bool):
@@ -109,7 +118,7 @@ def test_an_unconverged_search_point_is_not_named_by_a_sweep_value(cut_short) ->
     args += ["--sweep", "landscape.database.disks.count=15", "--json"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    lines = [line for line in result.stderr.splitlines() if "did not converge" in line]
+    lines = _warnings(result.stderr)
     entries = json.loads(result.stdout)["configurations"][0]["unconverged"]
     assert len(lines) == len(entries) > 2
     swept = [e for e in entries if not e["search"]]
@@ -118,7 +127,8 @@ def test_an_unconverged_search_point_is_not_named_by_a_sweep_value(cut_short) ->
     assert searched and all(e["value"] is None for e in searched)
     # The sweep's one point names the parameter; every other line is the search's.
     (named,) = [line for line in lines if "disks.count=" in line]
-    assert "users=800, landscape.database.disks.count=15:" in named
+    assert named.startswith("warning: not converged: sd-two-tier, users=800, landscape.")
+    assert "users=800, landscape.database.disks.count=15 the solver's" in named
     assert sum("(most-users search)" in line for line in lines) == len(searched)
 
 
@@ -128,5 +138,39 @@ def test_a_label_rich_would_read_as_markup_is_printed_as_given(cut_short) -> Non
     args = [*WHATIF, "--config", "a[/b]: landscape.app_servers.cpus=2"]
     result = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "sd-two-tier, a[/b], users=150: the solver's fixed point" in result.stderr
+    assert "warning: not converged: sd-two-tier, a[/b], users=150" in _warnings(result.stderr)[0]
     assert "What-if over users: a[/b] (landscape.app_servers.cpus=2)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.warn_unconverged_solves(
+            "sd-two-tier",
+            [UnconvergedSolve(("slow-enqueue-link", "db-bottleneck"), 800, 3, 0.0561)],
+        ),
+        lambda c: c.warn_unconverged(
+            "sd-two-tier, a[/b], users=800, landscape.database.disks.count=15", 1_000, 1.5e-7
+        ),
+    ],
+)
+def test_the_warning_reads_in_80_columns_and_starts_with_its_prefix(monkeypatch, call) -> None:
+    """It was one ~200-character line (soft_wrap), which an 80-column terminal cut mid-word.
+    Every line now fits, the first starts `warning:` and names the point, the rest are
+    indented, and no word is cut (each of the message's words is found whole)."""
+    out = io.StringIO()
+    monkeypatch.setattr(common, "err", Console(file=out, width=80))
+    call(common)
+    lines = out.getvalue().splitlines()
+    assert len(lines) > 1 and all(len(line) <= 80 for line in lines), lines
+    assert lines[0].startswith("warning: not converged: sd-two-tier")
+    assert "users=800" in lines[0] or "users=800" in lines[1]
+    assert all(line.startswith("  ") and line[2] != " " for line in lines[1:]), lines
+    words = " ".join(lines).split()
+    for whole in ("did", "converge", "sweeps", "(residual", "steady", "state"):
+        assert whole in words, (whole, lines)
+    assert "1,000" in words or "3" in words
+    named = " ".join(words)
+    assert "(slow-enqueue-link, db-bottleneck), users=800" in named or (
+        "a[/b], users=800, landscape.database.disks.count=15 the" in named
+    )

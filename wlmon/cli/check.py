@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from api.config import get_settings
@@ -67,14 +68,14 @@ def _write_junit(path: Path | None, text: str) -> None:
 
 def _print(result: dict) -> None:
     base = f" against {result['baseline']}" if result["baseline"] else ""
-    table = Table(title=f"Check of run {result['run']}{base}")
+    table = Table(title=escape(f"Check of run {result['run']}{base}"))
     for col in ("criterion", "value", "bound", "status"):
         table.add_column(col, justify="left" if col == "criterion" else "right")
     for c in result["criteria"]:
         value = "–" if c["value"] is None else f"{c['value']:,.4g} {c['unit']}"
         style = STATUS_STYLE[c["status"]]
         table.add_row(
-            c["name"],
+            escape(c["name"]),
             value,
             f"{c['op']} {c['bound']:,.4g} {c['unit']}",
             f"[{style}]{c['status']}[/]",
@@ -82,7 +83,7 @@ def _print(result: dict) -> None:
     console.print(table)
     n = result["counts"]
     verdict = "[green]PASSED[/]" if result["passed"] else "[bold red]FAILED[/]"
-    why = f" ({result['message']})" if result.get("message") else ""
+    why = escape(f" ({result['message']})") if result.get("message") else ""
     console.print(
         f"{verdict}{why}: {n['passed']} passed, {n['failed']} failed, {n['skipped']} skipped"
     )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import textwrap
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from alerts.thresholds import ThresholdsError, load_thresholds
 from api.config import get_settings
@@ -20,6 +22,7 @@ if TYPE_CHECKING:  # the annotation only: every command imports this module
 
 console = Console()
 err = Console(stderr=True)
+INDENT = "  "  # continuation lines of a warning
 
 
 def fail(message: str) -> NoReturn:
@@ -31,14 +34,32 @@ def fail(message: str) -> NoReturn:
 
 
 def warn_unconverged(what: str, iterations: int, residual: float) -> None:
-    """One line on stderr where the analytic solver's fixed point was not reached: its
-    figures are printed all the same, but they are not the steady state they look like."""
-    err.print(
-        f"[bold yellow]warning:[/] {escape(what)}: the solver's fixed point did not converge in "
-        f"{iterations:,} sweeps (residual {residual:.3g}, the largest change one more sweep "
-        "makes); its figures are not a steady state",
-        soft_wrap=True,  # one line whatever the terminal's width, for grep and logs
+    """A few lines on stderr where the analytic solver's fixed point was not reached: its
+    figures are printed all the same, but they are not the steady state they look like.
+
+    Wrapped at word boundaries to the terminal's width (80 when not a terminal): the first
+    line is `warning: not converged: <point>`, the details follow indented, so
+    `grep '^warning: not converged'` finds every such point and `grep -A3` the whole."""
+    width = max(err.width, 40)
+    head = textwrap.wrap(
+        f"warning: not converged: {what}",
+        width,
+        subsequent_indent=INDENT,
+        break_on_hyphens=False,
     )
+    body = textwrap.wrap(
+        f"the solver's fixed point did not converge in {iterations:,} sweeps (residual "
+        f"{residual:.3g}, the largest change one more sweep makes): its figures are not a "
+        "steady state",
+        width,
+        initial_indent=INDENT,
+        subsequent_indent=INDENT,
+        break_on_hyphens=False,
+    )
+    # A Text, not markup: the point names the user's text ("a[/b]" would be a closing tag).
+    text = Text("\n".join(head + body))
+    text.stylize("bold yellow", 0, len("warning:"))
+    err.print(text, soft_wrap=True)  # wrapped here already, with the indent rich lacks
 
 
 def warn_unconverged_solves(scenario: str, solves: list[UnconvergedSolve]) -> None:

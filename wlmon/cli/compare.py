@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from api.config import get_settings
@@ -48,12 +49,12 @@ def compare_command(
     if as_json:
         print(json.dumps(doc, indent=2))
         return
-    table = Table(title=f"{base} (base) → {new} (new)")
+    table = Table(title=escape(f"{base} (base) → {new} (new)"))  # run ids as typed
     for name in ("Figure", "Base", "New", "Delta %", "Tolerance %", "Verdict"):
         table.add_column(name, justify="left" if name in ("Figure", "Verdict") else "right")
     for f in doc["figures"]:
         table.add_row(
-            f["figure"],
+            escape(f["figure"]),
             f"{f['base']:,.4g}",
             f"{f['new']:,.4g}",
             f"{f['delta_pct']:+,.2f}" if f["delta_pct"] is not None else "from 0",
@@ -64,4 +65,4 @@ def compare_command(
         )
     console.print(table)
     verdict = "repeatable" if doc["repeatable"] else "not repeatable"
-    console.print(f"{verdict}: {doc['criterion']}")
+    console.print(f"{verdict}: {escape(doc['criterion'])}")

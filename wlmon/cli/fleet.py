@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 from rich.table import Table
 
 from exporters.model.catalog import Catalog
@@ -24,12 +25,13 @@ def fleet_list() -> None:
         fleet = load_fleet(path, Catalog().scenarios())
     except FleetError as exc:
         fail(str(exc))
-    table = Table(title=f"fleet ({path})")
+    table = Table(title=escape(f"fleet ({path})"))
     for col in ("sid", "scenario", "users", "description"):
         table.add_column(col)
     for entry in fleet.sids:
         users = str(entry.users) if entry.users is not None else "scenario's"
-        table.add_row(entry.sid, entry.scenario, users, entry.description)
+        # The fleet file is the user's: its text printed as written.
+        table.add_row(*(escape(v) for v in (entry.sid, entry.scenario, users, entry.description)))
     console.print(table)
     console.print(
         f"{fleet.prometheus_replicas} Prometheus replicas, "
@@ -65,4 +67,4 @@ def fleet_add(
         add_sid(settings.fleet_file, entry, Catalog().scenarios())
     except FleetError as exc:
         fail(str(exc))
-    console.print(f"{sid} ({scenario}) added to {settings.fleet_file}")
+    console.print(escape(f"{sid} ({scenario}) added to {settings.fleet_file}"))

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -223,7 +224,7 @@ def _realtime_run(api_url: str, body: dict) -> str:
     if run["status"] == "failed":
         fail(f"run {run['id']} failed: {run['message']}")
     note = f": {run['message']}" if run["message"] else ""
-    err.print(f"run {run['id']} {run['status']}{note}")
+    err.print(escape(f"run {run['id']} {run['status']}{note}"))
     return run["id"]
 
 
@@ -235,20 +236,21 @@ def runs_command(as_json: bool = typer.Option(False, "--json", help="print JSON"
         print(json.dumps(rows, indent=2, default=str))
         return
     if not rows:
-        console.print(f"No runs in {get_settings().db_path}.")
+        console.print(escape(f"No runs in {get_settings().db_path}."))
         return
-    table = Table(title=f"Runs in {get_settings().db_path}")
+    table = Table(title=escape(f"Runs in {get_settings().db_path}"))
     for col in ("id", "kind", "source", "label", "start (UTC)", "end (UTC)", "status"):
         table.add_column(col)
     for run in rows:
+        # Labels, sources (an import's file name) and notes are the user's text.
         table.add_row(
-            run["id"],
-            run["kind"],
-            run["scenario"],
-            run["label"],
+            escape(run["id"]),
+            escape(run["kind"]),
+            escape(run["scenario"]),
+            escape(run["label"]),
             run["start"][:19].replace("T", " "),
             run["end"][:19].replace("T", " "),
-            run["status"] + (f" ({run['message']})" if run.get("message") else ""),
+            escape(run["status"] + (f" ({run['message']})" if run.get("message") else "")),
         )
     console.print(table)
 
@@ -265,7 +267,7 @@ def delete_command(
             runs.delete_run(store, run_id)
         except ServiceError as exc:
             fail(f"{run_id}: {exc}")
-        console.print(f"deleted {run_id}")
+        console.print(f"deleted {escape(run_id)}")
 
 
 @app.command("report")
@@ -343,12 +345,12 @@ def _print_gaps(doc: dict) -> None:
         )
     message = doc["run"].get("message")
     if message:
-        console.print(f"run notes: {message}")
+        console.print(f"run notes: {escape(message)}")
 
 
 def _print_percentiles(pct: dict) -> None:
     if not pct["by_task_type"]:
-        console.print(pct["missing"])
+        console.print(escape(pct["missing"]))
         return
     quantiles = ("p50", "p90", "p95", "p99")
     p_table = Table(title="Response-time percentiles (s), from the histogram")
@@ -360,15 +362,15 @@ def _print_percentiles(pct: dict) -> None:
     rows += [(r, r["transaction"]) for r in pct.get("by_transaction", [])]
     for row, tx in rows:
         p_table.add_row(
-            row["task_type"],
-            tx,
+            escape(row["task_type"]),
+            escape(tx),  # an import's transaction names
             f"{row['steps']:,}",
             *[f"{row[f'{p}_s']:.3f}" for p in quantiles],
             row["precision"],
         )
     console.print(p_table)
     if pct.get("by_transaction_missing"):
-        console.print(pct["by_transaction_missing"])
+        console.print(escape(pct["by_transaction_missing"]))
 
 
 def _print_profiles(doc: dict) -> None:
@@ -379,8 +381,8 @@ def _print_profiles(doc: dict) -> None:
     for row in doc["transaction_profile"]:
         tx_table.add_row(
             str(row["rank"]),
-            row["task_type"],
-            row["transaction"],
+            escape(row["task_type"]),
+            escape(row["transaction"]),
             f"{row['steps']:,}",
             f"{row['total_response_s']:,.1f}",
             f"{row['share_pct']:.2f}",
@@ -402,7 +404,7 @@ def _print_profiles(doc: dict) -> None:
         time_table.add_row(
             f"{row['start_s']:,.0f}",
             f"{row['end_s']:,.0f}",
-            row["task_type"],
+            escape(row["task_type"]),
             f"{row['steps']:,}",
             *_part_cells(row),
         )
@@ -417,7 +419,7 @@ def _print_faults_and_apdex(doc: dict) -> None:
         console.print(f"Window: {w['start_utc']} to {w['end_utc']} (UTC){local}")
     for f in doc.get("faults") or []:
         console.print(
-            f"Fault injected: {f['name']} {f['start_s']:,.0f}-{f['end_s']:,.0f} s "
+            f"Fault injected: {escape(f['name'])} {f['start_s']:,.0f}-{f['end_s']:,.0f} s "
             f"({f['start']} to {f['end']})"
         )
     apdex = doc.get("apdex") or {}
@@ -429,16 +431,15 @@ def _print_faults_and_apdex(doc: dict) -> None:
 
 def _print_run_report(doc: dict) -> None:
     ss = doc["steady_state"]
-    table = Table(
-        title=f"Run {doc['run']['id']} — steady state {ss['start_s']:.0f}-{ss['end_s']:.0f} s"
-    )
+    steady = f"steady state {ss['start_s']:.0f}-{ss['end_s']:.0f} s"
+    table = Table(title=f"Run {escape(doc['run']['id'])} — {steady}")
     table.add_column("task type")
     table.add_column("steps", justify="right")
     for comp in COMPARED:
         table.add_column(f"{COMPONENT_BY_KEY[comp].label} ms", justify="right")
     for row in doc["st03"]:
         table.add_row(
-            row["task_type"],
+            escape(row["task_type"]),
             f"{row['steps']:,}",
             *[
                 "—" if row[f"{comp}_ms"] is None else f"{row[f'{comp}_ms']:,.1f}"
@@ -457,8 +458,8 @@ def _print_run_report(doc: dict) -> None:
         os_table.add_column(c, justify="right")
     for row in doc["os_counters"]:
         os_table.add_row(
-            row["host"],
-            row["counter"],
+            escape(row["host"]),  # a PerfMon capture's hosts and counters
+            escape(row["counter"]),
             f"{row['avg']:,.3f}",
             f"{row['min']:,.3f}",
             f"{row['max']:,.3f}",

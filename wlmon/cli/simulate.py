@@ -8,6 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -36,7 +37,8 @@ def faults(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> 
     for col in ("name", "indicator", "description", "source"):
         table.add_column(col)
     for f in items:
-        table.add_row(f.name, f.indicator, f.description, f.source)
+        # The faults' YAML (a data directory's own): its text printed as written.
+        table.add_row(*(escape(str(v)) for v in (f.name, f.indicator, f.description, f.source)))
     console.print(table)
 
 
@@ -99,7 +101,7 @@ def simulate(
         transient=True,
     )
     with progress:
-        task = progress.add_task(scenario, total=seconds)
+        task = progress.add_task(escape(scenario), total=seconds)
         sim.run(
             seconds, progress=lambda done, total: progress.update(task, completed=done * sim.dt)
         )
@@ -148,8 +150,10 @@ def _summary_table(title: str, summary: list[dict]) -> Table:
 
 
 def _print_report(doc: dict) -> None:
+    # Names, notes and the landscape's hosts and instances come from the user's files and
+    # options: printed escaped, as written ("[/b]" is a closing tag to rich, "[b]" a style).
     faults_text = ", ".join(doc["faults"]) or "none"
-    title = (
+    title = escape(
         f"ST03 workload summary — {doc['scenario']} "
         f"({doc['duration_s']:.0f} s, {doc['engine']} engine, faults: {faults_text})"
     )
@@ -173,7 +177,7 @@ def _print_report(doc: dict) -> None:
         f"law {law['law_steps_per_s']:.2f} steps/s, residual {law['residual_pct']:+.3f} %"
     )
     for text in doc["bent"]:
-        console.print(f"[yellow]bent:[/] {text}")
+        console.print(f"[yellow]bent:[/] {escape(text)}")
     _print_instances(doc["instances"])
     _print_cpu_stations(doc["cpu_stations"])
 
@@ -183,7 +187,7 @@ def _print_calibration(rows: list[dict]) -> None:
     the terminal (the explanations are sentences), the table keeps the figures and each
     explanation follows it on a line of its own, so no figure is cut to an ellipsis."""
     sources = sorted({row["source"] for row in rows})
-    title = "Calibration against " + (sources[0] if len(sources) == 1 else "the papers")
+    title = escape("Calibration against " + (sources[0] if len(sources) == 1 else "the papers"))
 
     def table(explained: bool) -> Table:
         cal = Table(title=title)
@@ -195,13 +199,13 @@ def _print_calibration(rows: list[dict]) -> None:
             res = row["residual_pct"]
             colour = "green" if abs(res) <= 5 else "red"
             cells = [
-                row["figure"],
+                escape(row["figure"]),
                 _figure(row["paper"]),
                 _figure(row["model"]),
                 f"[{colour}]{res:+.2f}[/]",
             ]
-            cells += [row.get("fitted_by", "predicted")] * explained
-            cells += [row["source"]] * (len(sources) > 1)
+            cells += [escape(row.get("fitted_by", "predicted"))] * explained
+            cells += [escape(row["source"])] * (len(sources) > 1)
             cal.add_row(*cells)
         return cal
 
@@ -212,7 +216,7 @@ def _print_calibration(rows: list[dict]) -> None:
         return
     console.print(table(explained=False))
     for row in rows:
-        console.print(f"  {row['figure']}: {row.get('fitted_by', 'predicted')}")
+        console.print(escape(f"  {row['figure']}: {row.get('fitted_by', 'predicted')}"))
 
 
 def _figure(value: float) -> str:
@@ -237,8 +241,8 @@ def _print_instances(rows: list[dict]) -> None:
         table.add_column(h, justify="right")
     for r in rows:
         table.add_row(
-            r["instance"],
-            *([r["host"]] if hosts else []),
+            escape(r["instance"]),
+            *([escape(r["host"])] if hosts else []),
             str(r["dialog_work_processes"]),
             f"{r['dialog_steps_per_s']:,.1f}",
             f"{r['response_ms']:,.0f}",
@@ -261,9 +265,9 @@ def _print_cpu_stations(rows: list[dict]) -> None:
     for r in rows:
         cores = r["cores"]
         table.add_row(
-            r["station"],
+            escape(r["station"]),
             "all" if cores is None else ",".join(map(str, cores)),
-            ", ".join(t.removeprefix("instance:") for t in r["tenants"]) or "-",
+            escape(", ".join(t.removeprefix("instance:") for t in r["tenants"]) or "-"),
             f"{100 * r['cpu_util']:.0f} %",
         )
     console.print(table)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from exporters.durations import parse_duration
@@ -27,13 +28,25 @@ def st05_top(
     scenario: str = typer.Option(
         "sd-benchmark-2003", help="scenario (for --simulate and SQL texts)"
     ),
-    fault: list[str] = typer.Option([], "--fault", help="fault to inject (with --simulate)"),
-    engine: str = typer.Option(RUN_ENGINE, "--engine", help=ENGINE_HELP, show_default=False),
+    fault: list[str] = typer.Option([], "--fault", help="fault to inject (with --simulate only)"),
+    # None when not given, so that giving it without --simulate can be told from the default.
+    engine: str | None = typer.Option(
+        None, "--engine", help=f"with --simulate only: the model's engine. {ENGINE_HELP}"
+    ),
     limit: int = typer.Option(20, help="statements to show"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """The compressed SQL trace sorted by elapsed DB time (seed 000 4.3.5.2)."""
 
+    if not simulate:
+        # What only a model run uses is an error without one, not silently dropped: the
+        # user expected a simulated trace and would read Prometheus's as it.
+        options = (("--fault", bool(fault)), ("--engine", engine is not None))
+        given = [name for name, was_given in options if was_given]
+        if given:
+            verb = "applies" if len(given) == 1 else "apply"
+            fail(f"{' and '.join(given)} {verb} only with --simulate")
+    engine = RUN_ENGINE if engine is None else engine
     if engine not in ENGINES:
         fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
     try:
@@ -55,7 +68,7 @@ def st05_top(
     if as_json:
         print(json.dumps(rows, indent=2))
         return
-    table = Table(title=f"ST05 summary, last {window}, sorted by elapsed DB time")
+    table = Table(title=f"ST05 summary, last {escape(window)}, sorted by elapsed DB time")
     for col in ("elapsed ms", "executions", "records", "ms/exec", "table", "op", "statement"):
         table.add_column(col, justify="right" if col[0] in "emr" else "left")
     for r in rows:
@@ -64,8 +77,10 @@ def st05_top(
             f"{r['executions']:,.0f}",
             f"{r['records']:,.0f}",
             f"{r['per_execution_ms']:,.2f}",
-            r["table"],
-            r["operation"],
-            r["sql"],
+            # Prometheus's labels and the scenario's SQL, printed as written: SQL Server
+            # quotes names in brackets ("[VBAP]"), which rich would read as a style.
+            escape(r["table"]),
+            escape(r["operation"]),
+            escape(r["sql"]),
         )
     console.print(table)

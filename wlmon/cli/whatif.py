@@ -115,11 +115,14 @@ PART_HEADS = {
 def _print(parameter: str, limit: float, answers: list[Answer], *, searched: bool) -> None:
     for a in answers:
         title = escape(a.label + (f" ({'; '.join(a.settings)})" if a.settings else ""))
-        table = Table(title=f"What-if over {parameter}: {title}")
-        for h in (parameter, "SAPS", "response", "busiest host CPU", "DB CPU", "disks"):
+        table = Table(title=f"What-if over {escape(parameter)}: {title}")
+        for h in (escape(parameter), "SAPS", "response", "busiest host CPU", "DB CPU", "disks"):
             table.add_column(h, justify="right")
         parts = Table(title=f"Response parts (ms per dialog step): {title}")
-        for h in (parameter, *(PART_HEADS.get(k, COMPONENT_BY_KEY[k].label) for k in PARTS)):
+        for h in (
+            escape(parameter),
+            *(PART_HEADS.get(k, COMPONENT_BY_KEY[k].label) for k in PARTS),
+        ):
             parts.add_column(h, justify="right")
         for p in a.points:
             u = p.utilisation
@@ -225,8 +228,8 @@ def _print_instances(a: Answer) -> None:
         table.add_column(h, justify="right")
     for i in p.instances:
         table.add_row(
-            i.instance,
-            *([i.host] if hosts else []),
+            escape(i.instance),  # the landscape file's names (--landscape: the user's)
+            *([escape(i.host)] if hosts else []),
             f"{i.users:,}",
             f"{i.dialog_steps_per_s:,.1f}",
             f"{i.response_s * 1000:,.0f} ms",
