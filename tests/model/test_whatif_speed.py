@@ -8,8 +8,9 @@ from decimal import Decimal, getcontext
 
 import numpy as np
 import pytest
+import yaml
 
-from exporters.model import queueing
+from exporters.model import catalog, queueing
 from exporters.model.queueing import (
     Station,
     bounded_chain,
@@ -400,3 +401,25 @@ def test_the_open_chains_lazy_arrivals_are_m_g_1s_and_pickle(scv: float, rho: fl
     after = pickle.loads(pickle.dumps(chain))
     np.testing.assert_array_equal(before.arrival_distribution, dist)
     np.testing.assert_array_equal(after.arrival_distribution, dist)
+
+
+def test_yaml_through_libyaml_reads_as_the_python_parser(tmp_path) -> None:
+    """`catalog._read_yaml` (libyaml where PyYAML has it) against PyYAML's Python parser:
+    every shipped landscape, scenario and fault the same; a document libyaml refuses and
+    the Python parser reads (a %YAML 1.3 directive) read by the fallback; one both refuse
+    reported with the Python parser's line."""
+    files = sorted(catalog.DATA_DIR.rglob("*.yml"))
+    assert len(files) >= 10
+    for path in files:
+        want = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        assert catalog._read_yaml(path) == want, path
+    newer = tmp_path / "newer.yml"
+    newer.write_text("%YAML 1.3\n---\nusers: 500\nsticky: yes\n", encoding="utf-8")
+    if yaml.__with_libyaml__:
+        with pytest.raises(yaml.YAMLError):
+            yaml.load(newer.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+    assert catalog._read_yaml(newer) == {"users": 500, "sticky": True}
+    broken = tmp_path / "broken.yml"
+    broken.write_text("users: 500\n  think: 10\n", encoding="utf-8")
+    with pytest.raises(catalog.ConfigError, match="line 2"):
+        catalog._read_yaml(broken)
