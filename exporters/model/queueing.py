@@ -953,18 +953,23 @@ def _open_phase_chain(arrival_rate: float, rate: np.ndarray, ph: PhaseType) -> C
     tail_mass /= total
     queue /= total
 
-    def seen() -> np.ndarray:
-        out = np.concatenate((p, _tail_masses(pi / total, rm, 1e-9 * max(p[-1], 1e-300))))
-        return out / out.sum()
-
     n = np.arange(k_max + 1)
     return ChainResult(
         throughput=arrival_rate,
         mean_in_system=float(np.dot(n, p)) + tail_mass * k_max + queue,
         mean_queue=queue,
         busy=_busy(p, k_max, tail_mass),
-        arrivals=seen,  # computed when asked (the histograms), not in every sweep
+        # Computed when asked (the histograms), not in every sweep; a partial of a module
+        # function, not a closure, so that the result pickles as it did when eager.
+        arrivals=functools.partial(_open_arrivals, p, pi / total, rm),
     )
+
+
+def _open_arrivals(p: np.ndarray, level_k: np.ndarray, rm: np.ndarray) -> np.ndarray:
+    """`_open_phase_chain`'s arrival distribution (PASTA): the levels up to K, then the
+    tail's masses pi_K R^m 1 spelt out to where they hold < 1e-9 of level K's."""
+    out = np.concatenate((p, _tail_masses(level_k, rm, 1e-9 * max(p[-1], 1e-300))))
+    return out / out.sum()
 
 
 _TAIL_BLOCK = 256

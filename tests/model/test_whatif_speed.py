@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import pickle
 from decimal import Decimal, getcontext
 
 import numpy as np
 import pytest
+import yaml
 
-from exporters.model import queueing
+from exporters.model import catalog, queueing
 from exporters.model.queueing import (
     Station,
     bounded_chain,
@@ -18,6 +20,7 @@ from exporters.model.queueing import (
     closed_network_by_population,
     log_convolve,
     log_station_function,
+    open_chain,
 )
 from exporters.model.solver import Solver
 from exporters.model.whatif import Configuration, WhatIf
@@ -378,3 +381,45 @@ def test_stream_sums_of_a_networks_stations_together_as_each_alone() -> None:
         together = queueing.log_station_functions(stations, k_max)
         for st, f in zip(stations, together, strict=True):
             np.testing.assert_array_equal(f, queueing.log_station_function(st, k_max))
+
+
+@pytest.mark.parametrize("scv", [0.25, 2.0, 5.0])
+@pytest.mark.parametrize("rho", [0.5, 0.9])
+def test_the_open_chains_lazy_arrivals_are_m_g_1s_and_pickle(scv: float, rho: float) -> None:
+    """The open phase chain's arrival distribution, computed when first read: with one
+    work process it is M/G/1's number in system (PASTA), whose mean is Pollaczek-
+    Khinchine's rho + rho^2 (1 + SCV) / (2 (1 - rho)), computed here; and the chain
+    pickles before and after that read, to the same numbers (an OperatingPoint holds its
+    classes' chains, and pickled when the tail was computed eagerly)."""
+    mu = 5.0
+    chain = open_chain(rho * mu, np.array([0.0, mu]), scv)
+    before = pickle.loads(pickle.dumps(chain))
+    dist = chain.arrival_distribution
+    mean = rho + rho**2 * (1.0 + scv) / (2.0 * (1.0 - rho))
+    assert float(np.arange(dist.size) @ dist) == pytest.approx(mean, rel=1e-6)
+    assert dist.sum() == pytest.approx(1.0, rel=1e-12)
+    after = pickle.loads(pickle.dumps(chain))
+    np.testing.assert_array_equal(before.arrival_distribution, dist)
+    np.testing.assert_array_equal(after.arrival_distribution, dist)
+
+
+def test_yaml_through_libyaml_reads_as_the_python_parser(tmp_path) -> None:
+    """`catalog._read_yaml` (libyaml where PyYAML has it) against PyYAML's Python parser:
+    every shipped landscape, scenario and fault the same; a document libyaml refuses and
+    the Python parser reads (a %YAML 1.3 directive) read by the fallback; one both refuse
+    reported with the Python parser's line."""
+    files = sorted(catalog.DATA_DIR.rglob("*.yml"))
+    assert len(files) >= 10
+    for path in files:
+        want = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.SafeLoader)
+        assert catalog._read_yaml(path) == want, path
+    newer = tmp_path / "newer.yml"
+    newer.write_text("%YAML 1.3\n---\nusers: 500\nsticky: yes\n", encoding="utf-8")
+    if yaml.__with_libyaml__:
+        with pytest.raises(yaml.YAMLError):
+            yaml.load(newer.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+    assert catalog._read_yaml(newer) == {"users": 500, "sticky": True}
+    broken = tmp_path / "broken.yml"
+    broken.write_text("users: 500\n  think: 10\n", encoding="utf-8")
+    with pytest.raises(catalog.ConfigError, match="line 2"):
+        catalog._read_yaml(broken)
