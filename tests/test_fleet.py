@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from exporters.model.catalog import Catalog
 from wlmon.cli import app
+from wlmon.stack import fleet as fleet_module
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.fleet import (
     DEFAULT_FLEET_FILE,
@@ -105,6 +106,125 @@ def test_fleet_add_on_the_command_line(tmp_path, monkeypatch) -> None:
     listed = runner.invoke(app, ["fleet", "list"])
     assert "QAS" in listed.output and "PRD" in listed.output
     assert "250" in listed.output and "400" in listed.output
+
+
+# One per class of YAML-significant text: each must come back from the file as typed.
+HOSTILE = [
+    "a [b] c",
+    "[b]",
+    "a {b} c",
+    "{b}",
+    "key: value",
+    "a # not a comment",
+    "#first",
+    "it's",
+    "'single'",
+    'say "hi"',
+    "*star",
+    "&anchor",
+    "!tag",
+    "%directive",
+    "@at",
+    "`tick",
+    "a,users",  # in a flow mapping unquoted: description "a" and a key `users`
+    "a, b: c}",
+    "line one\nline two",
+    "cr\r\nlf\ttab",
+    "- dash",
+    "? q",
+    "|",
+    "null",
+    "yes",
+    "0x1F",
+    "é, 日本",
+]
+
+
+def _sid(i: int) -> str:
+    return f"Q{i:02d}"
+
+
+def test_fleet_add_stores_any_description_as_typed_and_fleet_list_reads_it(
+    tmp_path, monkeypatch
+) -> None:
+    """Each description through the command line, into the file and back through
+    `fleet list`; the file stays readable, its comments and earlier entries kept."""
+    runner = CliRunner()
+    path = tmp_path / "f.yml"
+    monkeypatch.setenv("WLMON_FLEET_FILE", str(path))
+    for i, text in enumerate(HOSTILE):
+        args = ["fleet", "add", _sid(i), "--scenario", "sd-two-tier", "--description", text]
+        added = runner.invoke(app, args)
+        assert added.exit_code == 0, (text, added.output)
+    raw = path.read_text(encoding="utf-8")
+    assert raw.startswith(DEFAULT_FLEET_FILE.read_text())
+    # Read by the YAML library alone, not by the code that wrote it.
+    stored = {e["sid"]: e for e in yaml.safe_load(raw)["sids"]}
+    for i, text in enumerate(HOSTILE):
+        assert stored[_sid(i)] == {
+            "sid": _sid(i),
+            "scenario": "sd-two-tier",
+            "description": text,
+        }
+    assert len(raw.splitlines()) == len(DEFAULT_FLEET_FILE.read_text().splitlines()) + len(
+        HOSTILE
+    )  # one line per entry, whatever its text
+    listed = runner.invoke(app, ["fleet", "list"], env={"COLUMNS": "250"})
+    assert listed.exit_code == 0, listed.output
+    rows = {ln.split("│")[1].strip(): ln for ln in listed.output.splitlines() if "│" in ln}
+    for i, text in enumerate(HOSTILE):
+        if "\n" in text or "\r" in text or "\t" in text:
+            continue  # a cell of two lines, or a tab rich expands: checked from the file
+        cell = rows[_sid(i)].split("│")[4].strip()
+        assert cell == text, (text, rows[_sid(i)])
+    two_lines = rows[_sid(HOSTILE.index("line one\nline two"))]
+    assert "line one" in two_lines and "line two" in listed.output
+
+
+def test_an_entry_that_would_not_read_back_is_refused_and_nothing_is_written(
+    tmp_path, monkeypatch
+) -> None:
+    """The old one-line writer (text unquoted in a flow mapping) stands in for any writer
+    that loses text: the new file is read back before it replaces the old one."""
+    path = tmp_path / "f.yml"
+    add_sid(path, FleetSid(sid="QAS", scenario="sd-two-tier"), SCENARIOS)
+    before = path.read_bytes()
+
+    def unquoted(entry: FleetSid) -> str:
+        given = f", description: {entry.description}" if entry.description else ""
+        return f"{{sid: {entry.sid}, scenario: {entry.scenario}{given}}}"
+
+    monkeypatch.setattr(fleet_module, "_entry_line", unquoted)
+    for text in ("a [b] c", "a,users", "line one\nline two"):
+        entry = FleetSid(sid="QA2", scenario="sd-two-tier", description=text)
+        with pytest.raises(FleetError, match=r"f\.yml: --description: cannot be stored as given"):
+            add_sid(path, entry, SCENARIOS)
+        assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.yml"]  # no temp file left
+
+
+def test_a_fleet_file_an_entry_cannot_be_appended_to_is_left_as_it_was(tmp_path) -> None:
+    path = _write(tmp_path, "sids: [{sid: BMK, scenario: sd-two-tier}]\n")
+    before = path.read_bytes()
+    with pytest.raises(FleetError, match=r"fleet\.yml: an entry appended does not read back"):
+        add_sid(path, FleetSid(sid="QAS", scenario="sd-two-tier", description="[x]"), SCENARIOS)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fleet.yml"]
+
+
+def test_a_fleet_file_named_tmp_is_never_its_own_temporary_file(tmp_path) -> None:
+    """The temporary file is a new one beside the fleet file, never the file itself
+    (`fleet.tmp` once was, and a refused entry deleted it)."""
+    path = tmp_path / "fleet.tmp"
+    add_sid(path, FleetSid(sid="QAS", scenario="sd-two-tier"), SCENARIOS)
+    add_sid(path, FleetSid(sid="QA2", scenario="sd-two-tier", description="a [b] c"), SCENARIOS)
+    assert load_fleet(path, SCENARIOS).sids[-1].description == "a [b] c"
+    flow = _write(tmp_path, "sids: [{sid: BMK, scenario: sd-two-tier}]\n").rename(path)
+    before = flow.read_bytes()
+    with pytest.raises(FleetError):
+        add_sid(path, FleetSid(sid="QA3", scenario="sd-two-tier"), SCENARIOS)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fleet.tmp"]
 
 
 def test_ports_never_collide_for_the_largest_fleet_one_host_runs() -> None:

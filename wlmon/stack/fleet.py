@@ -17,9 +17,11 @@ the fleet file (an exporter per SID, a sidecar per replica, a peer per Alertmana
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +82,7 @@ def fleet_path(settings: StackSettings) -> Path:
 def load_fleet(path: Path, scenarios: list[str] | None = None) -> FleetFile:
     """The fleet file, checked: each SID once, each scenario known (when given)."""
     try:
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise FleetError(f"{path}: cannot read the fleet file: {exc.strerror or exc}") from exc
     except yaml.YAMLError as exc:
@@ -107,7 +109,12 @@ def load_fleet(path: Path, scenarios: list[str] | None = None) -> FleetFile:
 
 
 def add_sid(path: Path, entry: FleetSid, scenarios: list[str], source: Path | None = None) -> None:
-    """Append one SID to the fleet file (created from `source` when it does not exist)."""
+    """Append one SID to the fleet file (created from `source` when it does not exist).
+
+    The entry is appended as one line of text, so the file's comments stay; it is written by
+    the YAML library (any description quoted as it needs), and the new file must read back
+    to the old entries plus this one before it replaces the old (atomically), else nothing
+    is written and the field that would not be kept is named."""
     origin = path if path.is_file() else (source or DEFAULT_FLEET_FILE)
     fleet = load_fleet(origin, scenarios)
     if entry.sid in {s.sid for s in fleet.sids}:
@@ -116,27 +123,91 @@ def add_sid(path: Path, entry: FleetSid, scenarios: list[str], source: Path | No
         raise FleetError(
             f"--scenario: unknown scenario {entry.scenario!r} (known: {', '.join(scenarios)})"
         )
-    text = origin.read_text()
+    text = origin.read_text(encoding="utf-8")
+    if not _sids_last(text):
+        raise FleetError(f"{origin}: `sids:` must be the file's last key to append to it")
     if not text.endswith("\n"):
         text += "\n"
-    # Appended as text, so the file's comments stay; then read back to prove it parses.
-    line = f"  - {{sid: {entry.sid}, scenario: {entry.scenario}"
-    if entry.users is not None:
-        line += f", users: {entry.users}"
-    if entry.description:
-        line += f", description: {yaml.safe_dump(entry.description).splitlines()[0]}"
-    text += line + "}\n"
-    if not _sids_last(origin.read_text()):
-        raise FleetError(f"{origin}: `sids:` must be the file's last key to append to it")
+    text += f"  - {_entry_line(entry)}\n"
+    want = fleet.model_copy(update={"sids": [*fleet.sids, entry]})
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(name)
     try:
-        load_fleet(tmp, scenarios)
-    except FleetError:
-        tmp.unlink()
-        raise
-    tmp.replace(path)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        shutil.copymode(origin, tmp)  # mkstemp's 0600 otherwise
+        try:
+            kept = load_fleet(tmp, scenarios) == want
+        except FleetError:
+            kept = False
+        if not kept:
+            field = _field_not_kept(entry)
+            if field is None:
+                raise FleetError(
+                    f"{origin}: an entry appended does not read back (`sids:` must be a block"
+                    " list); nothing written"
+                )
+            raise FleetError(f"{path}: {field}: cannot be stored as given; nothing written")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+class _EntryDumper(yaml.SafeDumper):
+    """One-line flow YAML: a string that would span lines is double-quoted, escaped."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = None if value.isprintable() else '"'  # a line break, tab, control character
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style)
+
+
+_EntryDumper.add_representer(str, _represent_str)
+
+
+def _entry_dict(entry: FleetSid) -> dict[str, object]:
+    # The file's layout: sid and scenario first; users, description only when given.
+    doc: dict[str, object] = {"sid": entry.sid, "scenario": entry.scenario}
+    if entry.users is not None:
+        doc["users"] = entry.users
+    if entry.description:
+        doc["description"] = entry.description
+    return doc
+
+
+def _entry_line(entry: FleetSid) -> str:
+    """`{sid: QAS, scenario: sd-two-tier, description: '...'}`, quoted by the YAML library."""
+    return yaml.dump(
+        _entry_dict(entry),
+        Dumper=_EntryDumper,
+        default_flow_style=True,
+        sort_keys=False,
+        allow_unicode=True,
+        width=sys.maxsize,
+    ).rstrip("\n")
+
+
+def _reads_back(entry: FleetSid) -> bool:
+    line = _entry_line(entry)
+    try:
+        back = yaml.safe_load(f"sids:\n  - {line}\n")["sids"][0]
+    except (yaml.YAMLError, TypeError, KeyError, IndexError):
+        return False
+    return "\n" not in line and back == _entry_dict(entry)
+
+
+def _field_not_kept(entry: FleetSid) -> str | None:
+    """The field whose text the entry's line does not keep: the line reads back once it is
+    plain. None when the line alone reads back (then the file does not take it)."""
+    if _reads_back(entry):
+        return None
+    for field, plain in (("description", ""), ("scenario", "x"), ("users", None)):
+        if getattr(entry, field) != plain and _reads_back(entry.model_copy(update={field: plain})):
+            return f"--{field}"
+    return f"entry {entry.sid}"
 
 
 def _sids_last(text: str) -> bool:
