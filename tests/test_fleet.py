@@ -212,6 +212,20 @@ def test_a_fleet_file_an_entry_cannot_be_appended_to_is_left_as_it_was(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fleet.yml"]
 
 
+@pytest.mark.parametrize("sid", ["QASX", "xQAS", "QAS: {x} # y", "Q[A]", "QAS\n"])
+def test_a_sid_is_three_characters_exactly_as_the_exporter_takes_it(
+    tmp_path, monkeypatch, sid
+) -> None:
+    """`wlmon exporter --sid` takes [A-Z][A-Z0-9]{2} whole; the fleet file the same."""
+    monkeypatch.setenv("WLMON_FLEET_FILE", str(tmp_path / "f.yml"))
+    refused = CliRunner().invoke(app, ["fleet", "add", sid, "--scenario", "sd-two-tier"])
+    assert refused.exit_code == 2 and "sid: String should match" in refused.output
+    assert not (tmp_path / "f.yml").exists()
+    text = yaml.safe_dump({"sids": [{"sid": sid, "scenario": "sd-two-tier"}]})
+    with pytest.raises(FleetError, match=r"sids\.0\.sid: String should match"):
+        load_fleet(_write(tmp_path, text), SCENARIOS)
+
+
 def test_a_fleet_file_named_tmp_is_never_its_own_temporary_file(tmp_path) -> None:
     """The temporary file is a new one beside the fleet file, never the file itself
     (`fleet.tmp` once was, and a refused entry deleted it)."""

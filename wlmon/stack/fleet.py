@@ -58,7 +58,7 @@ class FleetError(ValueError):
 class FleetSid(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    sid: str = Field(pattern=SID.pattern)
+    sid: str = Field(pattern=rf"^{SID.pattern}$")  # whole: pydantic searches a pattern
     scenario: str
     description: str = ""
     # Users the SID's exporter runs its scenario at (`wlmon exporter --users`); unset: the
