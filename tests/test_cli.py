@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from alerts.thresholds import ThresholdsError
 from api.config import get_settings
-from wlmon.cli import app, common
+from wlmon.cli import app, edge
 from wlmon.cli import serve as serve_cli
 from wlmon.cli.common import fail
 
@@ -387,7 +387,7 @@ def test_a_wrong_thresholds_file_is_one_line_naming_it(args, monkeypatch, tmp_pa
             "alerts/thresholds.yml: enqueue_seconds: Input should be greater than 0"
         )
 
-    monkeypatch.setattr(common, "load_thresholds", broken)
+    monkeypatch.setattr(edge, "load_thresholds", broken)
     get_settings.cache_clear()
     try:
         env = {"COLUMNS": "200", "WLMON_API_DB_PATH": str(tmp_path / "db.sqlite")}

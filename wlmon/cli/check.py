@@ -14,7 +14,8 @@ from api.config import get_settings
 from api.runs.junit import junit_error, to_junit
 from api.services import checks
 from api.services.errors import Invalid, ServiceError
-from wlmon.cli.common import console, fail, runs_store, thresholds
+from wlmon.cli.common import console, fail
+from wlmon.cli.edge import runs_store, thresholds
 
 app = typer.Typer()
 STATUS_STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow"}

@@ -1,21 +1,16 @@
-"""What every command group shares: the consoles, the error exit and the runs database."""
+"""What every command group shares: the consoles, the error exit and the solver's warnings
+(light: `wlmon whatif` and `simulate` import it; what reads the API's settings and the runs
+database is in `wlmon.cli.edge`)."""
 
 from __future__ import annotations
 
-import sqlite3
 import textwrap
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
-
-from alerts.thresholds import ThresholdsError, load_thresholds
-from api.config import get_settings
-from api.store import Store
-from exporters.thresholds import Thresholds
 
 if TYPE_CHECKING:  # the annotation only: every command imports this module
     from exporters.model.engine import UnconvergedSolve
@@ -69,29 +64,3 @@ def warn_unconverged_solves(scenario: str, solves: list[UnconvergedSolve]) -> No
         faults = ", ".join(solve.faults) or "no faults"
         what = f"{scenario} ({faults}), users={solve.users}"
         warn_unconverged(what, solve.iterations, solve.residual)
-
-
-def thresholds() -> Thresholds:
-    """alerts/thresholds.yml, read here at the edge for the services that judge runs by it,
-    or exit 2 naming the file and the key that is wrong."""
-    try:
-        return load_thresholds()
-    except ThresholdsError as exc:
-        fail(str(exc))
-
-
-def report_options() -> dict[str, float]:
-    """The reports' settings beside the thresholds (WLMON_API_APDEX_T_S when set), read here
-    at the edge as the API reads them in its routes."""
-    t = get_settings().apdex_t_s
-    return {} if t is None else {"apdex_t_s": t}
-
-
-def runs_store() -> Store:
-    """The runs database the API uses (WLMON_API_DB_PATH), or exit 2 naming what is wrong."""
-    try:
-        return Store(get_settings().db_path)
-    except ValidationError as exc:
-        fail(f"the WLMON_API_ settings are wrong: {exc.errors()[0]['msg']}")
-    except (OSError, sqlite3.Error) as exc:
-        fail(f"cannot open the API's database {get_settings().db_path}: {exc}")

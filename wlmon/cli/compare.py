@@ -13,7 +13,8 @@ from api.config import get_settings
 from api.runs.html import render_compare
 from api.services import reports
 from api.services.errors import ServiceError
-from wlmon.cli.common import console, err, fail, report_options, runs_store, thresholds
+from wlmon.cli.common import console, err, fail
+from wlmon.cli.edge import report_options, runs_store, thresholds
 
 app = typer.Typer()
 VERDICT_STYLE = {"same": "", "better": "green", "worse": "bold red"}

@@ -31,7 +31,8 @@ from api.services.import_limits import Kind, limits
 from exporters.durations import parse_duration
 from exporters.model.engines import ENGINE_HELP, RUN_ENGINE
 from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, RESPONSE_PARTS
-from wlmon.cli.common import console, err, fail, report_options, runs_store, thresholds
+from wlmon.cli.common import console, err, fail
+from wlmon.cli.edge import report_options, runs_store, thresholds
 from wlmon.stack.settings import Ports, StackSettings
 
 app = typer.Typer()

@@ -19,7 +19,8 @@ from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simul
 from exporters.registry import COLLECTORS
 from exporters.server import serve
 from exporters.sinks.loki import LokiTLS
-from wlmon.cli.common import console, err, fail, thresholds
+from wlmon.cli.common import console, err, fail
+from wlmon.cli.edge import thresholds
 from wlmon.cli.simulate import DATA_DIR_HELP, LANDSCAPE_HELP, SET_HELP, open_catalog
 from wlmon.stack.fleet import SID
 from wlmon.stack.render import render_alertmanager
