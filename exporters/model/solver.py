@@ -198,7 +198,6 @@ class Solver:
         self.seed = seed
         self._delay_memo: dict[tuple[int, int], float] = {}
         self._own: np.ndarray | None = None  # per instance: what `_copies` compares
-        self._shared: frozenset[int] | None = None  # `_demand` rows no host CPU may be
         self._cached: tuple | None = None  # the write caches' terms (`_writes`)
         # The throughputs known to lie below and above the write caches' fixed point, and
         # the one their terms were last taken at (`_cache_throughput`).
@@ -206,6 +205,7 @@ class Solver:
         self._cache_x = 0.0
         self._caches = any(self.land.write_cache(t) is not None for t in ("data", "log"))
         self._streamed = self._shorter_bursts()
+        self._shared = self._shared_rows()  # `_demand` rows no host CPU may be
 
     # The compiled figures callers read off a solver (tests, whatif's breakdowns).
     @property
@@ -712,8 +712,6 @@ class Solver:
         # operations per SD sweep before). A host that is also another row's station (the
         # database's CPUs) gets the whole table.
         shared: dict[int, np.ndarray] = {}
-        if self._shared is None:
-            self._shared = self._shared_rows()
 
         def demand_of(i: int, k: int) -> np.ndarray:
             if (i, k) not in demands:
@@ -912,8 +910,6 @@ class Solver:
         if not self.group_instances or n_inst < 2:
             return np.concatenate((q.ravel(), x))
         nt = self.net
-        if self._shared is None:
-            self._shared = self._shared_rows()
         first: dict[tuple, int] = {}
         for i, lay in enumerate(nt.layout):
             host = int(nt.inst_cpu_station[i])
