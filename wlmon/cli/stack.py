@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -123,6 +124,37 @@ def _build(components: list[Component], jobs: int) -> None:
             )
     if failures:
         fail("; ".join(failures))
+
+
+@stack_app.command("licences")
+def stack_licences(
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    refused_only: bool = typer.Option(False, "--refused", help="list only what is refused"),
+) -> None:
+    """The licence of every server, Python package and npm package the stack uses; exits 1
+    when one is AGPL, SSPL, BUSL or unknown (docs/licences.md)."""
+    from wlmon.stack.licences import Verdict, everything
+
+    rows = everything()
+    shown = [r for r in rows if r.verdict is not Verdict.allowed] if refused_only else rows
+    if as_json:
+        print(json.dumps([{**r.__dict__, "verdict": r.verdict.value} for r in shown]))
+    else:
+        table = Table(title=f"wlmon stack licences ({len(rows)} parts)")
+        # Names and versions whole, the licence folded: an 80-column terminal keeps them.
+        table.add_column("kind")
+        table.add_column("name", no_wrap=True)
+        table.add_column("version", no_wrap=True)
+        table.add_column("licence", overflow="fold")
+        table.add_column("verdict")
+        for r in shown:
+            colour = "green" if r.verdict is Verdict.allowed else "red"
+            table.add_row(
+                r.kind, escape(r.name), escape(r.version), escape(r.licence or "-"),
+                f"[{colour}]{r.verdict.value}[/]",
+            )  # fmt: skip
+        console.print(table)
+    raise typer.Exit(0 if all(r.verdict is Verdict.allowed for r in rows) else 1)
 
 
 @stack_app.command("loki-certs")
