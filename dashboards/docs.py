@@ -15,7 +15,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from dashboards.build import MODULES
+from dashboards.build import dashboards
+from dashboards.model import Dashboard
 
 REPO = Path(__file__).resolve().parents[1]
 SHOTS = REPO / "tests" / "artifacts" / "dashboards"
@@ -45,24 +46,24 @@ def shrink(src: Path, dst: Path, width: int = WIDTH) -> None:
     small.quantize(256, dither=Image.Dither.NONE).save(dst, optimize=True)
 
 
-def section(model: dict, picture: str) -> str:
-    lines = [f"## {model['title']}", "", f"[![{model['title']}]({picture})]({picture})", ""]
+def section(model: Dashboard, picture: str) -> str:
+    lines = [f"## {model.title}", "", f"[![{model.title}]({picture})]({picture})", ""]
     lines += ["| panel | what it answers |", "|---|---|"]
-    for panel in model["panels"]:
-        answer = " ".join(panel.get("description", "").split()) or "—"
-        lines.append(f"| {panel['title']} | {answer.replace('|', '/')} |")
+    for panel in model.panels:
+        answer = " ".join(panel.description.split()) or "—"
+        lines.append(f"| {panel.title} | {answer.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
 
 def write(shots: Path, out: Path = OUT, page: Path = PAGE) -> list[str]:
     """The page and its pictures; the dashboards that have no screenshot (nothing written)."""
-    models = [m.dashboard().json() for m in MODULES]
-    missing = [m["uid"] for m in models if not (shots / f"{m['uid']}.png").is_file()]
+    models = dashboards()
+    missing = [m.uid for m in models if not (shots / f"{m.uid}.png").is_file()]
     if missing:
         return missing
     parts = [HEAD]
     for model in models:
-        name = f"{model['uid']}.png"
+        name = f"{model.uid}.png"
         shrink(shots / name, out / name)
         parts.append(section(model, f"{out.name}/{name}"))
     page.write_text("\n".join(parts))

@@ -464,7 +464,9 @@ def annotation(a: Any) -> dash_b.AnnotationQuery:
         return b.datasource(dash_m.DataSourceRef(type_val="grafana", uid="-- Grafana --")).target(
             dash_b.AnnotationTarget().type("tags").tags([f"${a.run_tags}"]).match_any(False).limit(100)
         )
-    return b.datasource(ds(a.query.lang)).expr(a.query.expr)
+    # Grafana 11 keeps a data source annotation's query in `target`, as that data source's
+    # query (the SDK's AnnotationTarget is the built-in tags query only): set below.
+    return b.datasource(ds(a.query.lang))
 
 
 def build_dashboard(d: Dashboard) -> dash_m.Dashboard:
@@ -485,11 +487,12 @@ def build_dashboard(d: Dashboard) -> dash_m.Dashboard:
     for a in d.annotations:
         b = b.annotation(annotation(a))
     y = 0
+    ids = iter(range(1, 1000))
     for g in d.groups:
-        row = dash_b.Row(g.title).grid_pos(dash_m.GridPos(h=1, w=24, x=0, y=y))
+        row = dash_b.Row(g.title).id(next(ids)).grid_pos(dash_m.GridPos(h=1, w=24, x=0, y=y))
         panels = []
         for p in g.panels:
-            panel = BUILD[p.kind](p)
+            panel = BUILD[p.kind](p).id(next(ids))
             panel = panel.grid_pos(dash_m.GridPos(h=p.height, w=p.width, x=p.x, y=y + 1 + p.y))
             panels.append(panel)
         height = max(p.y + p.height for p in g.panels)
@@ -509,6 +512,14 @@ def dashboard(d: Dashboard) -> dict:
     """The export Grafana's import reads: the model with `__inputs` for its data sources."""
     model = json.loads(json.dumps(build_dashboard(d), cls=JSONEncoder))
     model["id"] = None
+    for v in model["templating"]["list"]:
+        # The SDK writes an interval variable's fields on every variable; Grafana's schema
+        # has them on none (tests/dashboards checks against it).
+        for k in ("auto", "auto_count", "auto_min"):
+            v.pop(k, None)
+    for a, out in zip(d.annotations, model["annotations"].get("list", []), strict=True):
+        if a.query is not None:
+            out["target"] = {"refId": "Anno", "expr": a.query.expr, "queryType": "range"}
     used = {p.lang for p in d.panels if p.lang} | {
         Lang.FLUX if v.flux else Lang.PROMQL for v in d.variables
     }

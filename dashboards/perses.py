@@ -31,14 +31,33 @@ from dashboards.model import (
 
 PROJECT = "wlmon"
 PROMETHEUS = {"kind": "PrometheusDatasource", "name": "prometheus"}
-# The logs panel, its query and datasource plugin kinds, in one place: which logs plugin the
-# Perses server carries is settled with its build (provisioning/); VictoriaLogs' own plugin
-# (@perses-dev/victorialogs-plugin) reads LogsQL, the logs table draws the lines.
-LOGS = {
+# The plugin versions the specs follow: those the npm registry serves for Perses v0.54
+# (tests/dashboards/perses_plugins holds their schemas, percli lints against them).
+PLUGIN_VERSIONS = {
+    "@perses-dev/stat-chart-plugin": "0.10.0",  # no colorMode: the value takes the colour
+    "@perses-dev/timeseries-chart-plugin": "0.10.2",
+    "@perses-dev/table-plugin": "0.8.1",  # no per-column cell colours nor data links
+    "@perses-dev/bar-chart-plugin": "0.10.0",  # no thresholds, no orientation
+    "@perses-dev/heatmap-chart-plugin": "0.3.0",
+    "@perses-dev/markdown-plugin": "0.9.1",
+    "@perses-dev/prometheus-plugin": "0.53.4",  # no instant queries: stats take the last
+}
+# The logs panel, its query and datasource plugin kinds, in ONE place: which logs plugin the
+# Perses server carries is settled with its build (provisioning/). VictoriaLogs' own plugin
+# (@perses-dev/victorialogs-plugin 0.4.0 with the logs table of @perses-dev/logs-table-plugin)
+# reads LogsQL; @perses-dev/loki-plugin 0.2.0 (LogsTable, LokiLogQuery, LokiDatasource) is
+# the one the npm registry serves here, and sends LogQL to a Loki query API.
+LOGS_VICTORIALOGS = {
     "panel": "LogsTable",
     "query": "VictoriaLogsLogQuery",
     "datasource": {"kind": "VictoriaLogsDatasource", "name": "logs"},
 }
+LOGS_LOKI_PLUGIN = {
+    "panel": "LogsTable",
+    "query": "LokiLogQuery",
+    "datasource": {"kind": "LokiDatasource", "name": "logs"},
+}
+LOGS = LOGS_VICTORIALOGS
 
 UNITS = {
     Unit.NONE: "decimal",
@@ -97,21 +116,13 @@ def _var_param(name: str) -> str:
     return f"${{{name}:queryparam}}"
 
 
-def url(link: Link, row: bool = False) -> str:
+def url(link: Link) -> str:
     """A Perses path: the dashboard in the project, the time range and variables kept."""
     if link.path:
         return link.path  # outside the dashboards: left as the stack serves it
-    params = []
-    if link.row_time:
-        start, end = link.row_time
-        params += [f'start=${{__data.fields["{start}"]}}', f'end=${{__data.fields["{end}"]}}']
-    elif link.keep_time:
-        params += ["start=$__from", "end=$__to"]
+    params = ["start=$__from", "end=$__to"] if link.keep_time else []
     params += [_var_param(v) for v in link.pass_vars]
     params += [f"var-{k}={v}" for k, v in link.set_vars]
-    if link.cell_var:
-        params.append(f'var-{link.cell_var}=${{__data.fields["{link.cell_var}"]}}')
-    params += [f'var-{k}=${{__data.fields["{f}"]}}' for k, f in link.row_vars]
     name = link.dashboard.removeprefix("wlmon-")
     return f"/projects/{PROJECT}/dashboards/{name}?" + "&".join(params)
 
@@ -134,8 +145,6 @@ def query(q: Query) -> dict:
     spec: dict = {"datasource": PROMETHEUS, "query": q.expr}
     if q.legend:
         spec["seriesNameFormat"] = q.legend
-    if q.instant:
-        spec["instant"] = True
     return {
         "kind": "TimeSeriesQuery",
         "spec": {"plugin": {"kind": "PrometheusTimeSeriesQuery", "spec": spec}},
@@ -156,7 +165,6 @@ def _stat(p: Panel, metric_label: str = "") -> dict:
     spec: dict = {"calculation": "last-number", "format": fmt(p.format)}
     if p.thresholds:
         spec["thresholds"] = thresholds(p.thresholds)
-        spec["colorMode"] = "background_solid" if p.background else "value"
     if p.sparkline:
         spec["sparkline"] = {}
     if p.mappings:
@@ -228,43 +236,33 @@ def _cells(t: Thresholds, cell: str) -> list[dict]:
     return out
 
 
-def _column(p: Panel, c: Column, order: int) -> dict:
+def _column(p: Panel, c: Column) -> dict:
     value = c.field.startswith("#")
     name = _value_column(p, c) if value else c.field
     out: dict = {"name": name, "header": c.header}
     f = c.format or (p.format if value else None)
     if f is not None:
         out["format"] = fmt(f)
-    cells: list[dict] = []
-    if c.mappings:
-        cells += [
-            {
-                "condition": {"kind": "Value", "spec": {"value": v.value}},
-                "text": v.text,
-                "backgroundColor": hex_of(v.colour),
-            }
-            for v in c.mappings
-        ]
     if c.thresholds and c.cell in ("background", "text"):
-        cells += _cells(c.thresholds, c.cell)
-    if cells:
-        out["cellSettings"] = cells
+        # Each cell coloured by its own value against this column's thresholds: the table
+        # plugin (0.8.1) colours cells only table-wide, so the cell is drawn by a stat.
+        stat: dict = {"calculation": "last-number", "thresholds": thresholds(c.thresholds)}
+        if f is not None:
+            stat["format"] = fmt(f)
+        if c.mappings:
+            stat["mappings"] = mappings(c.mappings)
+        out["plugin"] = {"kind": "StatChart", "spec": stat}
     if c.width:
         out["width"] = c.width
-    link = c.link or (p.links[0] if p.links and order == 0 else None)
-    if link:
-        out["dataLink"] = {"url": url(link), "title": link.title, "openNewTab": False}
     if p.sort_by and p.sort_by[0] == c.header:
         out["sort"] = "desc" if p.sort_by[1] else "asc"
     return out
 
 
 def _table(p: Panel) -> dict:
-    spec: dict = {"density": "compact", "enableSorting": True}
-    settings = [_column(p, c, n) for n, c in enumerate(p.columns)]
-    if p.columns:
-        spec["defaultColumnHidden"] = True  # a label not named is hidden
-    settings += [{"name": h, "hide": True} for h in (*p.hide, "timestamp")]
+    spec: dict = {"density": "compact"}
+    settings = [_column(p, c) for c in p.columns]
+    settings += [{"name": h, "hide": True} for h in (*p.hide, "timestamp", "__name__")]
     spec["columnSettings"] = settings
     if p.mappings:
         # Every cell a light (sapstartsrv's codes as words in their colours).
@@ -289,10 +287,10 @@ def _bars(p: Panel) -> dict:
     each coloured by its own value; a bar chart where no threshold colours them."""
     if p.thresholds and len(p.thresholds.steps) > 1:
         return _stat(p, _legend_label(p))
-    spec: dict = {"calculation": "last-number", "format": fmt(p.format), "sort": "desc"}
-    if p.horizontal:
-        spec["orientation"] = "horizontal"
-    return {"kind": "BarChart", "spec": spec}
+    return {
+        "kind": "BarChart",
+        "spec": {"calculation": "last-number", "format": fmt(p.format), "sort": "desc"},
+    }
 
 
 def plugin(p: Panel) -> dict:
@@ -323,8 +321,23 @@ def panel(p: Panel) -> dict:
     }
     if p.lang is not Lang.FLUX and p.queries:
         spec["queries"] = [query(q) for q in p.queries]
-    if p.links and p.kind is not Kind.TABLE:
-        spec["links"] = [panel_link(link) for link in p.links]
+    links = [lk for lk in p.links if not (lk.row_vars or lk.row_time)]
+    # A table's per-row links (the clicked instance, SID or run) need data links the table
+    # plugin 0.8.1 lacks: the panel links to the target with the variables kept instead.
+    links += [
+        Link(
+            c.link.title,
+            c.link.dashboard,
+            c.link.path,
+            c.link.keep_time,
+            tuple(dict.fromkeys((*c.link.pass_vars, c.link.cell_var) if c.link.cell_var else c.link.pass_vars)),
+            c.link.set_vars,
+        )
+        for c in p.columns
+        if c.link
+    ]
+    if links:
+        spec["links"] = [panel_link(link) for link in links]
     return {"kind": "Panel", "spec": spec}
 
 
