@@ -17,8 +17,7 @@ def variables(*hidden: str, base: tuple[Variable, ...] = VARIABLES) -> tuple[Var
     """The shared variables, those no panel of the dashboard reads hidden (kept: links pass
     them on)."""
     return tuple(
-        Variable(v.name, v.label, v.matcher, v.flux, v.description, v.name in hidden)
-        for v in base
+        Variable(v.name, v.label, v.matcher, v.flux, v.description, v.name in hidden) for v in base
     )
 
 

@@ -132,7 +132,9 @@ def dashboard() -> Dashboard:
                     "sid",
                     # Three letters: the room goes to the columns' headers.
                     width=90,
-                    link=Link("NOC overview of this SID", "wlmon-noc", pass_vars=(), cell_var="sid"),
+                    link=Link(
+                        "NOC overview of this SID", "wlmon-noc", pass_vars=(), cell_var="sid"
+                    ),
                 ),
                 *(
                     Column(

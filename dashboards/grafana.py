@@ -14,10 +14,7 @@ from typing import Any
 
 from grafana_foundation_sdk.builders import (
     bargauge,
-    common as common_b,
-    dashboard as dash_b,
     heatmap,
-    logs as logs_b,
     loki,
     prometheus,
     stat,
@@ -25,14 +22,25 @@ from grafana_foundation_sdk.builders import (
     text,
     timeseries,
 )
-from grafana_foundation_sdk.cog import builder as cogbuilder, variants
+from grafana_foundation_sdk.builders import (
+    common as common_b,
+)
+from grafana_foundation_sdk.builders import (
+    dashboard as dash_b,
+)
+from grafana_foundation_sdk.builders import (
+    logs as logs_b,
+)
+from grafana_foundation_sdk.cog import builder as cogbuilder
+from grafana_foundation_sdk.cog import variants
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
-from grafana_foundation_sdk.models import common, dashboard as dash_m
+from grafana_foundation_sdk.models import common
+from grafana_foundation_sdk.models import dashboard as dash_m
+from grafana_foundation_sdk.models import prometheus as prom_m
 
 from dashboards.model import (
     Column,
     Dashboard,
-    Format,
     Kind,
     Lang,
     Link,
@@ -121,19 +129,11 @@ def target(q: Query, n: int) -> cogbuilder.Builder:
         .legend_format(q.legend)
         .datasource(ds(q.lang))
     )
-    if q.heatmap:
-        t = t.format(prometheus.PromQueryFormat.HEATMAP) if hasattr(prometheus, "PromQueryFormat") else t
     if q.table:
-        t = t.format(_prom_format("table"))
+        t = t.format(prom_m.PromQueryFormat.TABLE)
     elif q.heatmap:
-        t = t.format(_prom_format("heatmap"))
+        t = t.format(prom_m.PromQueryFormat.HEATMAP)
     return t.instant() if q.instant else t.range()
-
-
-def _prom_format(name: str) -> Any:
-    from grafana_foundation_sdk.models import prometheus as prom_m
-
-    return prom_m.PromQueryFormat(name)
 
 
 def thresholds(t: Thresholds) -> dash_b.ThresholdsConfig:
@@ -357,9 +357,7 @@ def _table(p: Panel) -> Any:
                     "excludeByName": hidden,
                     "indexByName": {source[c.field]: n for n, c in enumerate(p.columns)},
                     "renameByName": {
-                        source[c.field]: c.header
-                        for c in p.columns
-                        if c.header != source[c.field]
+                        source[c.field]: c.header for c in p.columns if c.header != source[c.field]
                     },
                 },
             )
@@ -369,10 +367,6 @@ def _table(p: Panel) -> Any:
             props = _override(c, c.header)
             if props:
                 b = b.override_by_name(c.header, props)
-        for n, c in enumerate(p.columns):
-            if c.format and c.format.unit is Unit.DATETIME:
-                # The unit is kept through the rename: an epoch never shows as a number.
-                pass
     elif not p.pivot:
         transforms.append(
             dash_m.DataTransformerConfig(
@@ -405,9 +399,7 @@ def _logs(p: Panel) -> Any:
 
 
 def _heatmap(p: Panel) -> Any:
-    from grafana_foundation_sdk.builders import heatmap as hm
-
-    b = _common(hm.Panel(), p)
+    b = _common(heatmap.Panel(), p)
     return b.calculate(False).cell_gap(1)
 
 
@@ -462,7 +454,11 @@ def annotation(a: Any) -> dash_b.AnnotationQuery:
     if a.run_tags:
         # Grafana's own annotations tagged with the picked run (the API writes them).
         return b.datasource(dash_m.DataSourceRef(type_val="grafana", uid="-- Grafana --")).target(
-            dash_b.AnnotationTarget().type("tags").tags([f"${a.run_tags}"]).match_any(False).limit(100)
+            dash_b.AnnotationTarget()
+            .type("tags")
+            .tags([f"${a.run_tags}"])
+            .match_any(False)
+            .limit(100)
         )
     # Grafana 11 keeps a data source annotation's query in `target`, as that data source's
     # query (the SDK's AnnotationTarget is the built-in tags query only): set below.
@@ -538,13 +534,6 @@ def dashboard(d: Dashboard) -> dict:
     ]
     model["__requires"] = [
         {"type": "grafana", "id": "grafana", "name": "Grafana", "version": GRAFANA_VERSION},
-        *(
-            {"type": "datasource", "id": INPUTS[lang][2], "name": INPUTS[lang][3]}
-            for lang in order
-        ),
+        *({"type": "datasource", "id": INPUTS[lang][2], "name": INPUTS[lang][3]} for lang in order),
     ]
     return model
-
-
-def _unused(_: Format) -> None:  # keep the import of Format for type readers
-    return None

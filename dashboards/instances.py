@@ -1,8 +1,8 @@
 """The SAP instances dashboard, from the sapcontrol source: status lights, work processes,
 dispatcher queues, the enqueue server, CCMS dialog values and the source's own health.
 
-Laid out like the others (dashboards.layout); only its template variables differ: they
-list the instances sapstartsrv reports, not the model's (dashboards/sap/instances.json).
+Built like the others (dashboards.model); only its template variables differ: they list
+the instances sapstartsrv reports, not the model's.
 """
 
 from __future__ import annotations
@@ -47,7 +47,9 @@ NOT_READ = "Not read: no sapcontrol source answers (docs/sapcontrol.md)"
 
 
 def _panel(kind: Kind, title: str, description: str, queries: list, w: int, h: int, **kw) -> Panel:  # type: ignore[type-arg]
-    return Panel(kind, title, description, queries, w, h, no_value=kw.pop("no_value", NOT_READ), **kw)
+    return Panel(
+        kind, title, description, queries, w, h, no_value=kw.pop("no_value", NOT_READ), **kw
+    )
 
 
 def dashboard() -> Dashboard:
@@ -208,9 +210,7 @@ def dashboard() -> Dashboard:
             "EnqGetStatistic locks/owner/arguments -now and -high (the ASCS only).",
             [
                 prom(f"sum by (table) (sap_enqueue_table_entries{{{SEL}}})", "{{table}}"),
-                prom(
-                    f"sum by (table) (sap_enqueue_table_entries_peak{{{SEL}}})", "{{table}} peak"
-                ),
+                prom(f"sum by (table) (sap_enqueue_table_entries_peak{{{SEL}}})", "{{table}} peak"),
             ],
             8,
             8,
@@ -220,8 +220,7 @@ def dashboard() -> Dashboard:
         _panel(
             Kind.TIMESERIES,
             "Enqueue requests, errors and rejects per second",
-            "Lock requests per operation, and the errors and rejects among them (should "
-            "stay 0).",
+            "Lock requests per operation, and the errors and rejects among them (should stay 0).",
             [
                 prom(
                     f"sum by (operation) (rate(sap_enqueue_requests_total{{{SEL}}}[5m]))",
@@ -287,8 +286,7 @@ def dashboard() -> Dashboard:
         _panel(
             Kind.TIMESERIES,
             "Users logged in and dialog steps per minute (CCMS)",
-            "CCMS's own count of logged-in users and dialog steps: the load sapstartsrv "
-            "reports.",
+            "CCMS's own count of logged-in users and dialog steps: the load sapstartsrv reports.",
             [
                 prom(f"sum(sap_ccms_dialog_users_logged_in{{{SEL}}})", "users logged in"),
                 prom(f"60 * sum(sap_ccms_dialog_steps_per_second{{{SEL}}})", "dialog steps/min"),

@@ -233,9 +233,8 @@ class Panel:
             raise ModelError(f"{where}: queries of one language per panel, got {sorted(langs)}")
         if (self.kind is Kind.LOGS) != (langs == {Lang.LOGSQL}):
             raise ModelError(f"{where}: logs panels, and only they, read LogsQL")
-        if self.thresholds and self.kind is not Kind.TIMESERIES:
-            if self.thresholds.lines:
-                raise ModelError(f"{where}: threshold lines are for time series")
+        if self.thresholds and self.thresholds.lines and self.kind is not Kind.TIMESERIES:
+            raise ModelError(f"{where}: threshold lines are for time series")
 
     @property
     def lang(self) -> Lang | None:

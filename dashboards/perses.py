@@ -74,7 +74,15 @@ UNITS = {
     Unit.SECONDS_PER_S: "decimal",  # Perses has no busy-time unit: the title says s/s
     Unit.DATETIME: "datetime-iso",
 }
-SHORTENABLE = {"decimal", "bytes", "bytes/sec", "requests/sec", "ops/sec", "reads/sec", "writes/sec"}
+SHORTENABLE = {
+    "decimal",
+    "bytes",
+    "bytes/sec",
+    "requests/sec",
+    "ops/sec",
+    "reads/sec",
+    "writes/sec",
+}
 
 
 def fmt(f: Format) -> dict:
@@ -118,8 +126,6 @@ def _var_param(name: str) -> str:
 
 def url(link: Link) -> str:
     """A Perses path: the dashboard in the project, the time range and variables kept."""
-    if link.path:
-        return link.path  # outside the dashboards: left as the stack serves it
     params = ["start=$__from", "end=$__to"] if link.keep_time else []
     params += [_var_param(v) for v in link.pass_vars]
     params += [f"var-{k}={v}" for k, v in link.set_vars]
@@ -321,7 +327,9 @@ def panel(p: Panel) -> dict:
     }
     if p.lang is not Lang.FLUX and p.queries:
         spec["queries"] = [query(q) for q in p.queries]
-    links = [lk for lk in p.links if not (lk.row_vars or lk.row_time)]
+    # Links to another dashboard only: Perses has no page of firing alerts (`path`), and a
+    # link from a row's fields (row_vars, row_time) needs a data link.
+    links = [lk for lk in p.links if lk.dashboard and not (lk.row_vars or lk.row_time)]
     # A table's per-row links (the clicked instance, SID or run) need data links the table
     # plugin 0.8.1 lacks: the panel links to the target with the variables kept instead.
     links += [
@@ -330,7 +338,11 @@ def panel(p: Panel) -> dict:
             c.link.dashboard,
             c.link.path,
             c.link.keep_time,
-            tuple(dict.fromkeys((*c.link.pass_vars, c.link.cell_var) if c.link.cell_var else c.link.pass_vars)),
+            tuple(
+                dict.fromkeys(
+                    (*c.link.pass_vars, c.link.cell_var) if c.link.cell_var else c.link.pass_vars
+                )
+            ),
             c.link.set_vars,
         )
         for c in p.columns

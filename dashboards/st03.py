@@ -176,11 +176,7 @@ def dashboard() -> Dashboard:
             "Roll file writes",
             "Should stay 0 (seed 000, 4.3.1): anything written means roll buffer and "
             "extended memory are full and contexts spill to disk.",
-            [
-                prom(
-                    f"sum(rate(sap_roll_file_written_bytes_total{{{SEL}}}[5m]))", legend="bytes/s"
-                )
-            ],
+            [prom(f"sum(rate(sap_roll_file_written_bytes_total{{{SEL}}}[5m]))", legend="bytes/s")],
             format=Format(Unit.BYTES_PER_S, 0),
             thresholds=steps((None, "green"), (1, "red")),
             sparkline=True,

@@ -122,9 +122,8 @@ def module(name: str, export: dict) -> str:
         )
         if KINDS[p["type"]][2]:
             custom = p.get("fieldConfig", {}).get("defaults", {}).get("custom", {})
-            lines.append(
-                f"export const custom{n}: LoosePartial<{p['type']}Field> = {json.dumps(custom, indent=1)};"
-            )
+            typed = f"LoosePartial<{p['type']}Field>"
+            lines.append(f"export const custom{n}: {typed} = {json.dumps(custom, indent=1)};")
     return "\n".join(lines) + "\n"
 
 

@@ -33,7 +33,9 @@ def percli() -> Path:
     work = BINARY.parent / "mod"
     work.mkdir(parents=True, exist_ok=True)
     if not (work / "go.mod").is_file():
-        subprocess.run([go, "mod", "init", "wlmon/percli"], cwd=work, check=True, capture_output=True)
+        subprocess.run(
+            [go, "mod", "init", "wlmon/percli"], cwd=work, check=True, capture_output=True
+        )
     # The proxy serves this exact version but lists none: ask for it by name.
     got = subprocess.run(
         [go, "mod", "download", "-json", f"{MODULE}@{VERSION}"],

@@ -59,7 +59,9 @@ def _perses_panel(name: str, title: str) -> dict:
 
 
 def _grafana_steps(panel: dict) -> list[tuple[float | None, str]]:
-    return [(s["value"], s["color"]) for s in panel["fieldConfig"]["defaults"]["thresholds"]["steps"]]
+    return [
+        (s["value"], s["color"]) for s in panel["fieldConfig"]["defaults"]["thresholds"]["steps"]
+    ]
 
 
 def _perses_steps(panel: dict) -> list[tuple[float | None, str]]:
@@ -141,7 +143,9 @@ def test_logs_panels_read_the_log_store_in_logsql() -> None:
         # LogsQL pipes, not LogQL's (| logfmt, | json, line_format).
         assert re.search(r"\| (unpack_logfmt|unpack_json) \| format ", p["targets"][0]["expr"])
     perses_logs = [
-        p for r in PERSES.values() for p in r["spec"]["panels"].values()
+        p
+        for r in PERSES.values()
+        for p in r["spec"]["panels"].values()
         if p["spec"]["plugin"]["kind"] == perses.LOGS["panel"]
     ]
     assert len(perses_logs) == 3
@@ -204,7 +208,9 @@ def test_noc_lights_are_the_alerts_levels_in_both_uis(indicator: str) -> None:
     (link,) = _grafana_panel("noc", title)["fieldConfig"]["defaults"]["links"]
     assert link["url"].startswith("/d/wlmon-") and "${__url_time_range}" in link["url"]
     (plink,) = _perses_panel("noc", title)["spec"]["links"]
-    assert plink["url"].startswith("/projects/wlmon/dashboards/") and "start=$__from" in plink["url"]
+    assert (
+        plink["url"].startswith("/projects/wlmon/dashboards/") and "start=$__from" in plink["url"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -220,7 +226,12 @@ def test_noc_lights_are_the_alerts_levels_in_both_uis(indicator: str) -> None:
         ("dbbuffer", "Data hit ratio per pool", "db2_data_hit_ratio_min", 1),
         ("dbbuffer", "Index hit ratio per pool", "db2_index_hit_ratio_min", 1),
         ("dbbuffer", "SAP buffer hit ratio", "sap_buffer_hit_ratio_min", 1),
-        ("forensics", "Dialog response and its bound (1-minute mean)", "dialog_response_seconds", 1),
+        (
+            "forensics",
+            "Dialog response and its bound (1-minute mean)",
+            "dialog_response_seconds",
+            1,
+        ),
     ],
 )
 def test_panel_threshold_is_the_alerts_threshold_in_both_uis(
@@ -236,16 +247,23 @@ def test_panel_threshold_is_the_alerts_threshold_in_both_uis(
 
 def test_fleet_columns_are_red_at_the_thresholds_in_each_cell() -> None:
     table = _grafana_panel("fleet", "Systems: one row per SID (click a SID for its NOC overview)")
-    overrides = {o["matcher"]["options"]: o["properties"] for o in table["fieldConfig"]["overrides"]}
+    overrides = {
+        o["matcher"]["options"]: o["properties"] for o in table["fieldConfig"]["overrides"]
+    }
     for indicator, key in KEY.items():
         props = {p["id"]: p["value"] for p in overrides[f"{indicator} (ms)"]}
-        assert props["thresholds"]["steps"][1] == {"color": "red", "value": pytest.approx(LIMITS[key] * 1000)}
+        assert props["thresholds"]["steps"][1] == {
+            "color": "red",
+            "value": pytest.approx(LIMITS[key] * 1000),
+        }
         assert props["custom.cellOptions"]["type"] == "color-background"
     perses_table = _perses_panel("fleet", table["title"])["spec"]["plugin"]["spec"]
     cols = {c["header"]: c for c in perses_table["columnSettings"] if "header" in c}
     db = cols["DB request (ms)"]["plugin"]
     assert db["kind"] == "StatChart"
-    assert db["spec"]["thresholds"]["steps"][0]["value"] == pytest.approx(LIMITS["db_request_seconds"] * 1000)
+    assert db["spec"]["thresholds"]["steps"][0]["value"] == pytest.approx(
+        LIMITS["db_request_seconds"] * 1000
+    )
 
 
 def test_each_transaction_is_coloured_by_its_own_value() -> None:
@@ -303,9 +321,14 @@ def test_noc_counts_firing_rules_by_severity_and_names_every_table_column() -> N
     refs = [f"Value #{t['refId']}" for t in table["targets"]]
     assert set(refs) <= set(renamed), "a column left as 'Value #X'"
     assert table["options"]["sortBy"][0]["displayName"] in renamed.values()
-    worst = {o["matcher"]["options"]: o for o in table["fieldConfig"]["overrides"]}["Worst vs threshold"]
+    worst = {o["matcher"]["options"]: o for o in table["fieldConfig"]["overrides"]}[
+        "Worst vs threshold"
+    ]
     colours = [
-        s["color"] for p in worst["properties"] if p["id"] == "thresholds" for s in p["value"]["steps"]
+        s["color"]
+        for p in worst["properties"]
+        if p["id"] == "thresholds"
+        for s in p["value"]["steps"]
     ]
     assert colours[-1] == "red", "a share of the threshold that can never be red"
 
@@ -314,7 +337,9 @@ def test_noc_counts_firing_rules_by_severity_and_names_every_table_column() -> N
 def test_every_panel_says_what_it_answers(name: str) -> None:
     assert [p["title"] for p in _grafana_panels(name) if not p.get("description")] == []
     assert [
-        k for k, p in PERSES[name]["spec"]["panels"].items() if not p["spec"]["display"]["description"]
+        k
+        for k, p in PERSES[name]["spec"]["panels"].items()
+        if not p["spec"]["display"]["description"]
     ] == []
 
 

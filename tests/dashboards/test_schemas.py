@@ -73,9 +73,13 @@ def _light(res: dict) -> dict:
             ),
             "BarGaugeChart",
         ),
-        ("dangling layout", lambda r: r["spec"]["layouts"][0]["spec"]["items"][0].update(
-            content={"$ref": "#/spec/panels/nothing"}
-        ), "nothing"),
+        (
+            "dangling layout",
+            lambda r: r["spec"]["layouts"][0]["spec"]["items"][0].update(
+                content={"$ref": "#/spec/panels/nothing"}
+            ),
+            "nothing",
+        ),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )
@@ -124,6 +128,11 @@ def test_grafanas_schema_refuses_what_grafana_would_not_read(tsc) -> None:
     bad["variable"] = model
     rc, out = tsc(bad)
     assert rc != 0
-    for name, what in (("enum", "glow"), ("field", "thresholdz"), ("type", "gridPos"), ("variable", "auto")):
+    for name, what in (
+        ("enum", "glow"),
+        ("field", "thresholdz"),
+        ("type", "gridPos"),
+        ("variable", "auto"),
+    ):
         lines = [line for line in out.splitlines() if line.startswith(f"{name}.ts(")]
         assert lines and any(what in line or "string" in line for line in lines), (name, out)
