@@ -37,6 +37,45 @@ stack built by `wlmon stack install`). Click a picture for the full-size file.
 """
 
 
+IMPORT = """## Into your own Grafana
+
+Every dashboard above is also written as a Grafana export (Grafana 11.x, schema checked
+against `@grafana/schema` 11.6 by `tests/dashboards/test_schemas.py`), one file per
+dashboard under `dashboards/grafana/<folder>/<name>.json` (folders `noc`, `sap`,
+`database`, `hosts`, `forensics`), built from the same definitions as wlmon's own Perses
+dashboards (`dashboards/perses/<name>.json`) by `python -m dashboards.build` with
+grafana-foundation-sdk (Apache-2.0).
+
+Data sources first, in your Grafana (Connections → Data sources):
+
+| input the file asks for | plugin | point it at |
+|---|---|---|
+| `DS_PROMETHEUS` | Prometheus (built in) | the Prometheus that scrapes wlmon's exporters, or Thanos query for a fleet (`wlmon up --profile fleet`): every query is PromQL over `sap_*` series and wlmon's recording rules (`alerts/`) |
+| `DS_LOGS` | VictoriaLogs (`victoriametrics-logs-datasource`, Apache-2.0, installed with `grafana-cli plugins install victoriametrics-logs-datasource`) | the VictoriaLogs wlmon's log sink writes to; the logs panels and the forensics annotations are LogsQL |
+| `DS_INFLUXDB` | InfluxDB (built in), query language **Flux** | the InfluxDB Telegraf writes to, bucket `wlmon/autogen` (OS counters' "This host" panels, the forensics run picker and tables) |
+
+Then Dashboards → New → Import → Upload dashboard JSON file, one file at a time, pick the
+folder and the data source for each input; or with the HTTP API (Grafana fills the inputs
+the file's `__inputs` names from the values given):
+
+```sh
+for f in dashboards/grafana/*/*.json; do
+  jq '{dashboard: ., overwrite: true, inputs: [
+        {name: "DS_PROMETHEUS", type: "datasource", pluginId: "prometheus", value: "<your prometheus uid>"},
+        {name: "DS_LOGS", type: "datasource", pluginId: "victoriametrics-logs-datasource", value: "<your victorialogs uid>"},
+        {name: "DS_INFLUXDB", type: "datasource", pluginId: "influxdb", value: "<your influxdb uid>"}]}' "$f" |
+  curl -sf -u admin:"$GRAFANA_PASSWORD" -H 'Content-Type: application/json' \
+       -X POST http://your-grafana:3000/api/dashboards/import -d @-
+done
+```
+
+A file asks only for the inputs it uses (`__inputs`). The dashboards link to each other by
+uid (`/d/wlmon-noc`, ...), so import all eight. With Loki instead of VictoriaLogs as the log
+store (wlmon's sink speaks the Loki push protocol to either), the three logs panels and two
+annotations need their queries in LogQL: the metrics panels are unaffected.
+"""
+
+
 def shrink(src: Path, dst: Path, width: int = WIDTH) -> None:
     with Image.open(src) as img:
         height = round(img.height * width / img.width)
@@ -66,6 +105,7 @@ def write(shots: Path, out: Path = OUT, page: Path = PAGE) -> list[str]:
         name = f"{model.uid}.png"
         shrink(shots / name, out / name)
         parts.append(section(model, f"{out.name}/{name}"))
+    parts.append(IMPORT)
     page.write_text("\n".join(parts))
     return []
 

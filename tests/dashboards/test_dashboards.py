@@ -377,7 +377,16 @@ def test_dashboard_docs_need_every_screenshot_and_list_every_panel(tmp_path) -> 
     with Image.open(out / "wlmon-noc.png") as small:
         assert small.size == (docs.WIDTH, 120)
     text = page.read_text()
+    assert "## Into your own Grafana" in text and "DS_PROMETHEUS" in text
     for model in models:
         assert f"## {model.title}" in text
         for panel in model.panels:
             assert f"| {panel.title} |" in text
+
+
+def test_the_docs_page_lists_every_panel_as_built() -> None:
+    """docs/dashboards.md's tables are the model's titles and descriptions."""
+    text = (REPO / "docs" / "dashboards.md").read_text()
+    for model in build.dashboards():
+        for panel in model.panels:
+            assert f"| {panel.title} | {' '.join(panel.description.split())} |" in text
