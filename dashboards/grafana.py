@@ -373,17 +373,12 @@ def _table(p: Panel) -> Any:
                 id_val="organize", options={"excludeByName": {"Time": True}}
             )
         )
-    if p.pivot and not p.columns:
-        b = b.override_by_field_type(
-            "number",
-            [
-                dash_m.DynamicConfigValue(
-                    id_val="custom.cellOptions", value=_cell_options("background")
-                )
-            ]
-            if p.thresholds
-            else [],
+    if p.pivot and p.thresholds:
+        # Every number of the matrix is a light: coloured by its own value.
+        cells = dash_m.DynamicConfigValue(
+            id_val="custom.cellOptions", value=_cell_options("background")
         )
+        b = b.override_by_field_type("number", [cells])
     if p.sort_by:
         b = b.sort_by(
             [common_b.TableSortByFieldState().display_name(p.sort_by[0]).desc(p.sort_by[1])]

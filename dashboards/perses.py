@@ -49,11 +49,13 @@ PLUGIN_VERSIONS = {
 # the one the npm registry serves here, and sends LogQL to a Loki query API.
 LOGS_VICTORIALOGS = {
     "panel": "LogsTable",
+    "panel_spec": {"showTime": True, "allowWrap": True},
     "query": "VictoriaLogsLogQuery",
     "datasource": {"kind": "VictoriaLogsDatasource", "name": "logs"},
 }
 LOGS_LOKI_PLUGIN = {
-    "panel": "LogsTable",
+    "panel": "LogsTable",  # the loki plugin's own logs table, of other field names
+    "panel_spec": {"time": True, "wrap": True},
     "query": "LokiLogQuery",
     "datasource": {"kind": "LokiDatasource", "name": "logs"},
 }
@@ -282,8 +284,12 @@ def _table(p: Panel) -> dict:
         ]
     labels = [c.field for c in p.columns if not c.field.startswith("#")]
     if len(p.queries) > 1 and labels:
-        # One row per key: the queries' values side by side, as the rows share the labels.
-        spec["transforms"] = [{"kind": "JoinByColumnValue", "spec": {"columns": labels}}]
+        # One row per key, the queries' values side by side: the table names query k's
+        # labels `label #k`; MergeSeries drops the index, the join then meets on the labels.
+        spec["transforms"] = [
+            {"kind": "MergeSeries", "spec": {}},
+            {"kind": "JoinByColumnValue", "spec": {"columns": labels}},
+        ]
     return {"kind": "Table", "spec": spec}
 
 
@@ -314,7 +320,7 @@ def plugin(p: Panel) -> dict:
         case Kind.HEATMAP:
             return {"kind": "HeatMapChart", "spec": {"yAxisFormat": fmt(p.format)}}
         case Kind.LOGS:
-            return {"kind": LOGS["panel"], "spec": {"showTime": True, "allowWrap": True}}
+            return {"kind": LOGS["panel"], "spec": dict(LOGS["panel_spec"])}
         case Kind.MARKDOWN:
             return {"kind": "Markdown", "spec": {"text": p.text}}
     raise AssertionError(p.kind)

@@ -136,3 +136,29 @@ def test_grafanas_schema_refuses_what_grafana_would_not_read(tsc) -> None:
     ):
         lines = [line for line in out.splitlines() if line.startswith(f"{name}.ts(")]
         assert lines and any(what in line or "string" in line for line in lines), (name, out)
+
+
+def test_the_logs_plugin_constant_switches_to_the_loki_plugin_and_still_lints(
+    tmp_path, monkeypatch
+) -> None:
+    """The logs panels' plugin kinds live in one constant (perses.LOGS): switched to the
+    Loki plugin the npm registry serves (0.2.0), the dashboards still lint against it."""
+    try:
+        binary = percli.percli()
+    except percli.Unavailable as e:
+        pytest.skip(str(e))
+    from dashboards import st05
+
+    monkeypatch.setattr(perses, "LOGS", perses.LOGS_LOKI_PLUGIN)
+    res = perses.dashboard(st05.dashboard())
+    kinds = {
+        q["spec"]["plugin"]["kind"]
+        for p in res["spec"]["panels"].values()
+        for q in p["spec"].get("queries", [])
+    }
+    assert "LokiLogQuery" in kinds and "VictoriaLogsLogQuery" not in kinds
+    path = tmp_path / "st05.json"
+    path.write_text(json.dumps(res))
+    plugins = percli.plugin_dir(tmp_path / "plugins", LOGS_MODULES["LokiLogQuery"])
+    done = percli.lint(binary, path, plugins)
+    assert done.returncode == 0, done.stdout + done.stderr
