@@ -123,7 +123,9 @@ def mappings(values: tuple[ValueText, ...]) -> list[dict]:
 
 
 def _var_param(name: str) -> str:
-    return f"${{{name}:queryparam}}"
+    """Perses reads `var-<name>=a,b` (dashboards' query-params.ts); its `queryparam` format
+    would write `<name>=a&<name>=b`, without the prefix."""
+    return f"var-{name}=${{{name}:csv}}"
 
 
 def url(link: Link) -> str:
