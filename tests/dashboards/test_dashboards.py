@@ -390,3 +390,28 @@ def test_the_docs_page_lists_every_panel_as_built() -> None:
     for model in build.dashboards():
         for panel in model.panels:
             assert f"| {panel.title} | {' '.join(panel.description.split())} |" in text
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_two_panels_overlap_and_ids_are_unique(name: str) -> None:
+    """Drawn where they are meant: Grafana's grid (rows included) and each Perses group."""
+
+    def cells(x: int, y: int, w: int, h: int) -> set[tuple[int, int]]:
+        assert 0 <= x and x + w <= 24, (x, w)
+        return {(i, j) for i in range(x, x + w) for j in range(y, y + h)}
+
+    taken: set[tuple[int, int]] = set()
+    ids = []
+    for p in GRAFANA[name]["panels"]:
+        g = p["gridPos"]
+        mine = cells(g["x"], g["y"], g["w"], g["h"])
+        assert not mine & taken, p["title"]
+        taken |= mine
+        ids += [p["id"], *(q["id"] for q in p.get("panels", []))]
+    assert len(ids) == len(set(ids)) and None not in ids
+    for layout in PERSES[name]["spec"]["layouts"]:
+        taken = set()
+        for item in layout["spec"]["items"]:
+            mine = cells(item["x"], item["y"], item["width"], item["height"])
+            assert not mine & taken, item["content"]
+            taken |= mine
