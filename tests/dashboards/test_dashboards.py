@@ -397,7 +397,7 @@ def test_no_two_panels_overlap_and_ids_are_unique(name: str) -> None:
     """Drawn where they are meant: Grafana's grid (rows included) and each Perses group."""
 
     def cells(x: int, y: int, w: int, h: int) -> set[tuple[int, int]]:
-        assert 0 <= x and x + w <= 24, (x, w)
+        assert x >= 0 and x + w <= 24, (x, w)
         return {(i, j) for i in range(x, x + w) for j in range(y, y + h)}
 
     taken: set[tuple[int, int]] = set()
