@@ -98,12 +98,24 @@ def stale(built: Mapping[Path, dict]) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dashboards.build", description=__doc__)
     parser.add_argument("--check", action="store_true", help="compare, write nothing")
+    parser.add_argument(
+        "--grafana-loki",
+        type=Path,
+        metavar="DIR",
+        help="also write Grafana exports whose logs read Loki (LogQL) into DIR/<folder>/",
+    )
     args = parser.parse_args(argv)
     try:
         built = build()
     except ModelError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.grafana_loki:
+        for d in dashboards():
+            path = args.grafana_loki / FOLDER_DIRS[d.folder] / f"{d.name}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text(grafana.dashboard(d, logs_in_loki=True)))
+            print("wrote", path, file=sys.stderr)
     if args.check:
         differ = stale(built)
         for path in differ:

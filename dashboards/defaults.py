@@ -35,8 +35,9 @@ def prom(expr: str, legend: str = "", instant: bool = False, table: bool = False
     return Query(expr, Lang.PROMQL, legend, instant, table)
 
 
-def logs(expr: str) -> Query:
-    return Query(expr, Lang.LOGSQL)
+def logs(expr: str, logql: str) -> Query:
+    """A log query in LogsQL (VictoriaLogs), and in LogQL for a user's Loki."""
+    return Query(expr, Lang.LOGSQL, logql=logql)
 
 
 def flux(query: str, legend: str = "", table: bool = False) -> Query:

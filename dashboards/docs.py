@@ -70,9 +70,17 @@ done
 ```
 
 A file asks only for the inputs it uses (`__inputs`). The dashboards link to each other by
-uid (`/d/wlmon-noc`, ...), so import all eight. With Loki instead of VictoriaLogs as the log
-store (wlmon's sink speaks the Loki push protocol to either), the three logs panels and two
-annotations need their queries in LogQL: the metrics panels are unaffected.
+uid (`/d/wlmon-noc`, ...), so import all eight.
+
+With Loki instead of VictoriaLogs as the log store (wlmon's sink speaks the Loki push
+protocol to either), write the exports whose logs panels and annotations read Loki in
+LogQL (each log query is defined in both languages), and import those:
+
+```sh
+.venv/bin/python -m dashboards.build --grafana-loki /tmp/wlmon-grafana-loki
+```
+
+`DS_LOGS` then asks for a Loki data source (plugin `loki`); everything else is the same.
 """
 
 

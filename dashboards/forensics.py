@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from alerts.thresholds import threshold_seconds
 from dashboards.defaults import flux, limit_line, logs, prom, traffic, variables
 from dashboards.model import (
@@ -75,14 +77,17 @@ def dashboard() -> Dashboard:
             Annotation(
                 "Run events",
                 "orange",
-                logs(RUN_EVENTS_LOGS + " | unpack_json"),
+                logs(RUN_EVENTS_LOGS + " | unpack_json", RUN_EVENTS_LOGS),
                 title_field="event",
                 tag_fields=("event", "scenario"),
             ),
             Annotation(
                 "Alerts",
                 "red",
-                logs(ALERTS_LOGS + ' status:="firing" | unpack_json'),
+                logs(
+                    ALERTS_LOGS + ' status:="firing" | unpack_json',
+                    ALERTS_LOGS.replace("}", ', status="firing"}'),
+                ),
                 title_field="alertname",
                 tag_fields=("severity",),
             ),
@@ -168,7 +173,12 @@ def dashboard() -> Dashboard:
             Kind.LOGS,
             "Run events",
             "The run's start, faults, steady state and end, as the API logged them.",
-            [logs(f'{RUN_EVENTS_LOGS} | unpack_json | format "{RUN_LINE}"')],
+            [
+                logs(
+                    f'{RUN_EVENTS_LOGS} | unpack_json | format "{RUN_LINE}"',
+                    f"{RUN_EVENTS_LOGS} | json | line_format `{_logql_line(RUN_LINE)}`",
+                )
+            ],
         )
     )
     d.add(
@@ -176,7 +186,12 @@ def dashboard() -> Dashboard:
             Kind.LOGS,
             "Alert notifications",
             "What Alertmanager sent (firing and resolved), with the alert's summary.",
-            [logs(f'{ALERTS_LOGS} | unpack_json | format "{ALERT_LINE}"')],
+            [
+                logs(
+                    f'{ALERTS_LOGS} | unpack_json | format "{ALERT_LINE}"',
+                    f"{ALERTS_LOGS} | json | line_format `{_logql_line(ALERT_LINE)}`",
+                )
+            ],
         )
     )
     d.add(
@@ -214,3 +229,8 @@ def _mean_1m(component: str, agg: str, scale: float = 1) -> str:
         f"{factor}{agg} (rate(sap_workload_{component}_seconds_total{{{sel}}}[1m]))"
         f" / {agg} (rate(sap_workload_steps_total{{{sel}}}[1m]))"
     )
+
+
+def _logql_line(line: str) -> str:
+    """A LogsQL `format` template (<field>) as LogQL's line_format one ({{.field}})."""
+    return re.sub(r"<(\w+)>", r"{{.\1}}", line)

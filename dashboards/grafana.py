@@ -10,6 +10,7 @@ Telegraf and the run events) and fills them in. docs/dashboards.md says how.
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from typing import Any
 
 from grafana_foundation_sdk.builders import (
@@ -79,6 +80,26 @@ INPUTS = {
     ),
 }
 
+# With `--logs loki` (python -m dashboards.build --grafana-loki DIR): the log panels and
+# annotations read a Loki data source, in LogQL (each LogsQL query carries its LogQL twin).
+LOKI_INPUT = (
+    "DS_LOGS",
+    "Logs (Loki)",
+    "loki",
+    "Loki",
+    "Loki holding wlmon's log lines (LogQL)",
+)
+_LOKI: ContextVar[bool] = ContextVar("loki", default=False)
+
+
+def _inputs() -> dict[Lang, tuple[str, str, str, str, str]]:
+    return {**INPUTS, Lang.LOGSQL: LOKI_INPUT} if _LOKI.get() else INPUTS
+
+
+def _logs_expr(q: Query) -> str:
+    return q.logql if _LOKI.get() else q.expr
+
+
 UNITS = {
     Unit.NONE: "none",
     # A suffix, not Grafana's "ms": its time units rescale, 2,086 ms would print as "2 s".
@@ -98,7 +119,7 @@ UNITS = {
 
 
 def ds(lang: Lang) -> dash_m.DataSourceRef:
-    name, _, plugin_id, _, _ = INPUTS[lang]
+    name, _, plugin_id, _, _ = _inputs()[lang]
     return dash_m.DataSourceRef(type_val=plugin_id, uid=f"${{{name}}}")
 
 
@@ -121,7 +142,13 @@ def target(q: Query, n: int) -> cogbuilder.Builder:
     if q.lang is Lang.FLUX:
         return FluxQuery(q.expr, ref)
     if q.lang is Lang.LOGSQL:
-        return loki.Dataquery().expr(q.expr).ref_id(ref).query_type("range").datasource(ds(q.lang))
+        return (
+            loki.Dataquery()
+            .expr(_logs_expr(q))
+            .ref_id(ref)
+            .query_type("range")
+            .datasource(ds(q.lang))
+        )
     t = (
         prometheus.Dataquery()
         .expr(q.expr)
@@ -499,8 +526,18 @@ def build_dashboard(d: Dashboard) -> dash_m.Dashboard:
     return b.build()
 
 
-def dashboard(d: Dashboard) -> dict:
-    """The export Grafana's import reads: the model with `__inputs` for its data sources."""
+def dashboard(d: Dashboard, logs_in_loki: bool = False) -> dict:
+    """The export Grafana's import reads: the model with `__inputs` for its data sources;
+    its logs read from Loki in LogQL with `logs_in_loki`, else VictoriaLogs in LogsQL."""
+    token = _LOKI.set(logs_in_loki)
+    try:
+        return _export(d)
+    finally:
+        _LOKI.reset(token)
+
+
+def _export(d: Dashboard) -> dict:
+    inputs = _inputs()
     model = json.loads(json.dumps(build_dashboard(d), cls=JSONEncoder))
     model["id"] = None
     for v in model["templating"]["list"]:
@@ -510,25 +547,26 @@ def dashboard(d: Dashboard) -> dict:
             v.pop(k, None)
     for a, out in zip(d.annotations, model["annotations"].get("list", []), strict=True):
         if a.query is not None:
-            out["target"] = {"refId": "Anno", "expr": a.query.expr, "queryType": "range"}
+            expr = _logs_expr(a.query)
+            out["target"] = {"refId": "Anno", "expr": expr, "queryType": "range"}
     used = {p.lang for p in d.panels if p.lang} | {
         Lang.FLUX if v.flux else Lang.PROMQL for v in d.variables
     }
     used |= {a.query.lang for a in d.annotations if a.query}
-    order = [lang for lang in INPUTS if lang in used]
+    order = [lang for lang in inputs if lang in used]
     model["__inputs"] = [
         {
-            "name": INPUTS[lang][0],
-            "label": INPUTS[lang][1],
-            "description": INPUTS[lang][4],
+            "name": inputs[lang][0],
+            "label": inputs[lang][1],
+            "description": inputs[lang][4],
             "type": "datasource",
-            "pluginId": INPUTS[lang][2],
-            "pluginName": INPUTS[lang][3],
+            "pluginId": inputs[lang][2],
+            "pluginName": inputs[lang][3],
         }
         for lang in order
     ]
     model["__requires"] = [
         {"type": "grafana", "id": "grafana", "name": "Grafana", "version": GRAFANA_VERSION},
-        *({"type": "datasource", "id": INPUTS[lang][2], "name": INPUTS[lang][3]} for lang in order),
+        *({"type": "datasource", "id": inputs[lang][2], "name": inputs[lang][3]} for lang in order),
     ]
     return model

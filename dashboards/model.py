@@ -121,6 +121,9 @@ class Query:
     instant: bool = False  # one value at the range's end, not a line
     table: bool = False  # one row per series, its labels as columns
     heatmap: bool = False  # histogram buckets by `le`
+    # The same question in LogQL, for a user whose log store is Loki (Grafana exports built
+    # with `--logs loki`); LogsQL queries only.
+    logql: str = ""
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,8 @@ class Panel:
             raise ModelError(f"{where}: queries of one language per panel, got {sorted(langs)}")
         if (self.kind is Kind.LOGS) != (langs == {Lang.LOGSQL}):
             raise ModelError(f"{where}: logs panels, and only they, read LogsQL")
+        if any(q.lang is Lang.LOGSQL and not q.logql for q in self.queries):
+            raise ModelError(f"{where}: a LogsQL query without its LogQL twin (for Loki)")
         if self.thresholds and self.thresholds.lines and self.kind is not Kind.TIMESERIES:
             raise ModelError(f"{where}: threshold lines are for time series")
 

@@ -3,6 +3,8 @@ log store (VictoriaLogs, LogsQL)."""
 
 from __future__ import annotations
 
+import re
+
 from dashboards.defaults import logs, prom, variables
 from dashboards.model import Column, Dashboard, Format, Kind, Legend, Panel, Unit, steps
 
@@ -18,6 +20,11 @@ TRACE_LINE = (
 TRACE = (
     '{source="st05", sid=~"$sid", sap_instance=~"$sap_instance"} | unpack_logfmt'
     f' | format "{TRACE_LINE}"'
+)
+TRACE_LOGQL = (
+    '{source="st05", sid=~"$sid", sap_instance=~"$sap_instance"} | logfmt | line_format `'
+    + re.sub(r"<(\w+)>", r"{{.\1}}", TRACE_LINE)
+    + "`"
 )
 SHARE = "Share of DB time"
 
@@ -103,7 +110,7 @@ def dashboard() -> Dashboard:
             "SQL trace summaries",
             "The compressed ST05 summary of each instance and interval, with the SQL "
             "text of each statement hash (log store, newest first).",
-            [logs(TRACE)],
+            [logs(TRACE, TRACE_LOGQL)],
         )
     )
     return d

@@ -25,6 +25,7 @@ RAW = "@grafana/schema/dist/esm/raw/composable"
 # The dashboard kind's types as generated from its CUE schema (the package's index exports
 # a hand-tuned "veneer" of them for Grafana's frontend instead).
 DASHBOARD = "@grafana/schema/dist/esm/raw/dashboard/x/dashboard_types.gen"
+LOKI = "loki/dataquery/x/LokiDataQuery_types.gen"
 # Panel type -> (module, options type, field config type or None).
 KINDS = {
     "stat": ("stat/panelcfg/x/StatPanelCfg_types.gen", "Options", None),
@@ -113,6 +114,16 @@ def module(name: str, export: dict) -> str:
         names = f"{options} as {kind}Options" + (f", {field} as {kind}Field" if field else "")
         lines.append(f"import type {{ {names} }} from '{RAW}/{path}';")
     lines.append(f"export const dashboard: Loose<Checked> = {json.dumps(model, indent=1)};")
+    loki = [
+        t for p in _panels(model) for t in p.get("targets", []) if t["datasource"]["type"] == "loki"
+    ]
+    if loki:
+        # Loki's query type is published too: its targets are checked against it.
+        lines.append(f"import type {{ LokiDataQuery }} from '{RAW}/{LOKI}';")
+        lines += [
+            f"export const loki{k}: LoosePartial<LokiDataQuery> = {json.dumps(t, indent=1)};"
+            for k, t in enumerate(loki)
+        ]
     for n, p in enumerate(_panels(model)):
         if p["type"] == "row":
             continue

@@ -162,3 +162,24 @@ def test_the_logs_plugin_constant_switches_to_the_loki_plugin_and_still_lints(
     plugins = percli.plugin_dir(tmp_path / "plugins", LOGS_MODULES["LokiLogQuery"])
     done = percli.lint(binary, path, plugins)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_grafana_exports_for_loki_read_logql_and_match_grafanas_schema(tsc, tmp_path) -> None:
+    """`--grafana-loki DIR`: the same dashboards, their logs from a Loki data source in
+    LogQL; Loki's query type (LokiDataQuery) checks those targets."""
+    from dashboards import build
+
+    assert build.main(["--grafana-loki", str(tmp_path)]) == 0
+    exports = {p.stem: json.loads(p.read_text()) for p in sorted(tmp_path.glob("*/*.json"))}
+    assert sorted(exports) == sorted(p.stem for p in GRAFANA)
+    st05 = exports["st05"]
+    assert {"name": "DS_LOGS", "pluginId": "loki"}.items() <= st05["__inputs"][1].items()
+    logs = [p for p in st05["panels"] if p["type"] == "logs"]
+    (target,) = logs[0]["targets"]
+    assert target["datasource"] == {"type": "loki", "uid": "${DS_LOGS}"}
+    assert "| logfmt | line_format `{{.sap_instance}}" in target["expr"]
+    rc, out = tsc(exports)
+    assert rc == 0, out
+    exports["st05"]["panels"][-1]["targets"][0]["editorMode"] = "wysiwyg"  # not a QueryEditorMode
+    rc, out = tsc({"st05": exports["st05"]})
+    assert rc != 0 and "wysiwyg" in out, out
