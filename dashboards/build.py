@@ -1,4 +1,6 @@
-"""Writes the Grafana dashboards (dashboards/<folder>/<slug>.json), one module each.
+"""Writes every dashboard twice from one definition (dashboards.model, one module each):
+the Perses resources wlmon's server reads (dashboards/perses/<name>.json) and Grafana
+exports for a user's own Grafana (dashboards/grafana/<folder>/<slug>.json).
 
 `python -m dashboards.build` writes them; `--check` writes nothing and exits 1 when the
 committed JSON differs from what it would write. Thresholds come from alerts/thresholds.yml
@@ -14,11 +16,23 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from dashboards import dbbuffer, fleet, forensics, instances, noc, oscounters, st03, st05
+from dashboards import (
+    dbbuffer,
+    fleet,
+    forensics,
+    grafana,
+    instances,
+    noc,
+    oscounters,
+    perses,
+    st03,
+    st05,
+)
+from dashboards.model import Dashboard, ModelError
 
 HERE = Path(__file__).resolve().parent
 MODULES = (noc, fleet, st03, st05, dbbuffer, oscounters, forensics, instances)
-# Grafana folder (provisioning/grafana/dashboards) -> directory under dashboards/.
+# Folder -> directory under dashboards/grafana/ (a Grafana folder per directory).
 FOLDER_DIRS = {
     "NOC": "noc",
     "SAP": "sap",
@@ -26,20 +40,39 @@ FOLDER_DIRS = {
     "Hosts": "hosts",
     "Forensics": "forensics",
 }
+OUTPUTS = ("perses/*.json", "grafana/*/*.json")
+
+
+def dashboards() -> list[Dashboard]:
+    """Every dashboard's definition, checked: titles unique, links to dashboards that
+    exist, variables that exist."""
+    out = [m.dashboard() for m in MODULES]
+    uids = {d.uid for d in out}
+    for d in out:
+        d.check()
+        names = {v.name for v in d.variables}
+        for p in d.panels:
+            links = [*p.links, *(c.link for c in p.columns if c.link)]
+            for lk in links:
+                if lk.dashboard and lk.dashboard not in uids:
+                    raise ModelError(f"{d.uid}: {p.title!r} links to {lk.dashboard}, no such")
+                unknown = set(lk.pass_vars) - names
+                if unknown:
+                    raise ModelError(f"{d.uid}: {p.title!r} passes on {sorted(unknown)}")
+    return out
 
 
 def build() -> dict[Path, dict]:
-    """Every dashboard's path and JSON model."""
-    out = {}
-    for module in MODULES:
-        d = module.dashboard()
-        slug = d.uid.removeprefix("wlmon-")
-        out[HERE / FOLDER_DIRS[d.folder] / f"{slug}.json"] = d.json()
+    """Every output file's path and JSON."""
+    out: dict[Path, dict] = {}
+    for d in dashboards():
+        out[HERE / "perses" / f"{d.name}.json"] = perses.dashboard(d)
+        out[HERE / "grafana" / FOLDER_DIRS[d.folder] / f"{d.name}.json"] = grafana.dashboard(d)
     return out
 
 
 def text(model: dict) -> str:
-    return json.dumps(model, indent=2, sort_keys=True) + "\n"
+    return json.dumps(model, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def same(a: object, b: object) -> bool:
@@ -55,7 +88,7 @@ def same(a: object, b: object) -> bool:
 
 def stale(built: Mapping[Path, dict]) -> list[Path]:
     """Dashboards on disk that differ from `built`, are missing, or that nothing builds."""
-    on_disk = set(HERE.glob("*/*.json"))
+    on_disk = {p for pattern in OUTPUTS for p in HERE.glob(pattern)}
     differ = [
         p for p, m in built.items() if not p.is_file() or not same(json.loads(p.read_text()), m)
     ]
@@ -65,13 +98,32 @@ def stale(built: Mapping[Path, dict]) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dashboards.build", description=__doc__)
     parser.add_argument("--check", action="store_true", help="compare, write nothing")
+    parser.add_argument(
+        "--grafana-loki",
+        type=Path,
+        metavar="DIR",
+        help="also write Grafana exports whose logs read Loki (LogQL) into DIR/<folder>/",
+    )
     args = parser.parse_args(argv)
-    built = build()
+    try:
+        built = build()
+    except ModelError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    if args.grafana_loki:
+        for d in dashboards():
+            path = args.grafana_loki / FOLDER_DIRS[d.folder] / f"{d.name}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text(grafana.dashboard(d, logs_in_loki=True)))
+            print("wrote", path, file=sys.stderr)
     if args.check:
         differ = stale(built)
         for path in differ:
             print(f"{path.relative_to(HERE.parent)} differs from dashboards/", file=sys.stderr)
         return 1 if differ else 0
+    for path in stale(built):
+        if path not in built:
+            path.unlink()  # a dashboard no module builds any more
     for path, model in built.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text(model))

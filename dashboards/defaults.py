@@ -1,12 +1,26 @@
-"""What the dashboards share: datasources by uid, template selectors, targets, thresholds."""
+"""What the dashboards share: the template variables, selectors, query and threshold helpers."""
 
 from __future__ import annotations
 
-# Datasources by the fixed uids provisioning/grafana gives them.
-PROM = {"type": "prometheus", "uid": "prometheus"}
-LOKI = {"type": "loki", "uid": "loki"}
-INFLUX = {"type": "influxdb", "uid": "influxdb"}
-# The template variables every dashboard has (layout.VARIABLES).
+from dashboards.model import Lang, Query, Thresholds, Variable, steps
+
+# The template variables every dashboard has: SID, instance, task type, from the ST03 steps.
+SID_MATCHER = "sap_workload_steps_total"
+VARIABLES = (
+    Variable("sid", "SID", matcher=SID_MATCHER),
+    Variable("sap_instance", "instance", matcher='sap_workload_steps_total{sid=~"$sid"}'),
+    Variable("task_type", "task type", matcher='sap_workload_steps_total{sid=~"$sid"}'),
+)
+
+
+def variables(*hidden: str, base: tuple[Variable, ...] = VARIABLES) -> tuple[Variable, ...]:
+    """The shared variables, those no panel of the dashboard reads hidden (kept: links pass
+    them on)."""
+    return tuple(
+        Variable(v.name, v.label, v.matcher, v.flux, v.description, v.name in hidden) for v in base
+    )
+
+
 SEL = 'sid=~"$sid",sap_instance=~"$sap_instance"'
 SEL_TT = SEL + ',task_type=~"$task_type"'
 DIALOG = SEL + ',task_type="dialog"'
@@ -17,62 +31,33 @@ STEPS = "sap_instance_task_type:sap_workload_steps:rate5m"
 EXCEPTED_BUFFERS = 'buffer!~"program|single_record|export_import"'
 
 
-# A legend for one line per instance (30 and more): a table beside the plot, worst first,
-# so every line is named and the ones that matter are on top.
-INSTANCE_LEGEND = {
-    "displayMode": "table",
-    "placement": "right",
-    "calcs": ["lastNotNull", "max"],
-    "sortBy": "Max",
-    "sortDesc": True,
-}
+def prom(expr: str, legend: str = "", instant: bool = False, table: bool = False) -> Query:
+    return Query(expr, Lang.PROMQL, legend, instant, table)
 
 
-def prom(expr: str, legend: str = "", instant: bool = False, fmt: str = "time_series") -> dict:
-    return {
-        "datasource": PROM,
-        "expr": expr,
-        "legendFormat": legend,
-        "range": not instant,
-        "instant": instant,
-        "format": fmt,
-    }
+def logs(expr: str, logql: str) -> Query:
+    """A log query in LogsQL (VictoriaLogs), and in LogQL for a user's Loki."""
+    return Query(expr, Lang.LOGSQL, logql=logql)
 
 
-def loki(expr: str) -> dict:
-    return {"datasource": LOKI, "expr": expr, "queryType": "range"}
+def flux(query: str, legend: str = "", table: bool = False) -> Query:
+    return Query(query, Lang.FLUX, legend, table=table)
 
 
-def flux(query: str) -> dict:
-    return {"datasource": INFLUX, "query": query}
-
-
-def steps(color_at: list[tuple[float | None, str]]) -> dict:
-    return {"mode": "absolute", "steps": [{"value": v, "color": c} for v, c in color_at]}
-
-
-def traffic(limit: float) -> dict:
+def traffic(limit: float, lines: bool = False) -> Thresholds:
     """Green below the whitepaper threshold, red at or above it."""
-    return steps([(None, "green"), (limit, "red")])
+    return steps((None, "green"), (limit, "red"), lines=lines)
 
 
-def floor(limit: float) -> dict:
+def floor(limit: float) -> Thresholds:
     """Red below a hit-ratio floor, green at or above it."""
-    return steps([(None, "red"), (limit, "green")])
+    return steps((None, "red"), (limit, "green"))
 
 
-def limit_line(limit: float) -> dict:
+def limit_line(limit: float) -> Thresholds:
     """One dashed red line at the limit on a time series, nothing else coloured: the
     series keep their own colours, and no healthy stretch is shaded as an alarm."""
-    return steps([(None, "transparent"), (limit, "red")])
-
-
-def stat_options(color_mode: str = "background", graph_mode: str = "none") -> dict:
-    return {
-        "colorMode": color_mode,
-        "graphMode": graph_mode,
-        "reduceOptions": {"calcs": ["lastNotNull"]},
-    }
+    return steps((None, "transparent"), (limit, "red"), lines=True)
 
 
 def ms(component: str, sel: str = SEL_TT, by: str = "") -> str:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from dashboards.build import MODULES
+from dashboards.build import dashboards
+from dashboards.model import Dashboard
 
 REPO = Path(__file__).resolve().parents[1]
 SHOTS = REPO / "tests" / "artifacts" / "dashboards"
@@ -36,6 +37,53 @@ stack built by `wlmon stack install`). Click a picture for the full-size file.
 """
 
 
+IMPORT = """## Into your own Grafana
+
+Every dashboard above is also written as a Grafana export (Grafana 11.x, schema checked
+against `@grafana/schema` 11.6 by `tests/dashboards/test_schemas.py`), one file per
+dashboard under `dashboards/grafana/<folder>/<name>.json` (folders `noc`, `sap`,
+`database`, `hosts`, `forensics`), built from the same definitions as wlmon's own Perses
+dashboards (`dashboards/perses/<name>.json`) by `python -m dashboards.build` with
+grafana-foundation-sdk (Apache-2.0).
+
+Data sources first, in your Grafana (Connections → Data sources):
+
+| input the file asks for | plugin | point it at |
+|---|---|---|
+| `DS_PROMETHEUS` | Prometheus (built in) | the Prometheus that scrapes wlmon's exporters, or Thanos query for a fleet (`wlmon up --profile fleet`): every query is PromQL over `sap_*` series and wlmon's recording rules (`alerts/`) |
+| `DS_LOGS` | VictoriaLogs (`victoriametrics-logs-datasource`, Apache-2.0, installed with `grafana-cli plugins install victoriametrics-logs-datasource`) | the VictoriaLogs wlmon's log sink writes to; the logs panels and the forensics annotations are LogsQL |
+| `DS_INFLUXDB` | InfluxDB (built in), query language **Flux** | the InfluxDB Telegraf writes to, bucket `wlmon/autogen` (OS counters' "This host" panels, the forensics run picker and tables) |
+
+Then Dashboards → New → Import → Upload dashboard JSON file, one file at a time, pick the
+folder and the data source for each input; or with the HTTP API (Grafana fills the inputs
+the file's `__inputs` names from the values given):
+
+```sh
+for f in dashboards/grafana/*/*.json; do
+  jq '{dashboard: ., overwrite: true, inputs: [
+        {name: "DS_PROMETHEUS", type: "datasource", pluginId: "prometheus", value: "<your prometheus uid>"},
+        {name: "DS_LOGS", type: "datasource", pluginId: "victoriametrics-logs-datasource", value: "<your victorialogs uid>"},
+        {name: "DS_INFLUXDB", type: "datasource", pluginId: "influxdb", value: "<your influxdb uid>"}]}' "$f" |
+  curl -sf -u admin:"$GRAFANA_PASSWORD" -H 'Content-Type: application/json' \
+       -X POST http://your-grafana:3000/api/dashboards/import -d @-
+done
+```
+
+A file asks only for the inputs it uses (`__inputs`). The dashboards link to each other by
+uid (`/d/wlmon-noc`, ...), so import all eight.
+
+With Loki instead of VictoriaLogs as the log store (wlmon's sink speaks the Loki push
+protocol to either), write the exports whose logs panels and annotations read Loki in
+LogQL (each log query is defined in both languages), and import those:
+
+```sh
+.venv/bin/python -m dashboards.build --grafana-loki /tmp/wlmon-grafana-loki
+```
+
+`DS_LOGS` then asks for a Loki data source (plugin `loki`); everything else is the same.
+"""
+
+
 def shrink(src: Path, dst: Path, width: int = WIDTH) -> None:
     with Image.open(src) as img:
         height = round(img.height * width / img.width)
@@ -45,26 +93,27 @@ def shrink(src: Path, dst: Path, width: int = WIDTH) -> None:
     small.quantize(256, dither=Image.Dither.NONE).save(dst, optimize=True)
 
 
-def section(model: dict, picture: str) -> str:
-    lines = [f"## {model['title']}", "", f"[![{model['title']}]({picture})]({picture})", ""]
+def section(model: Dashboard, picture: str) -> str:
+    lines = [f"## {model.title}", "", f"[![{model.title}]({picture})]({picture})", ""]
     lines += ["| panel | what it answers |", "|---|---|"]
-    for panel in model["panels"]:
-        answer = " ".join(panel.get("description", "").split()) or "—"
-        lines.append(f"| {panel['title']} | {answer.replace('|', '/')} |")
+    for panel in model.panels:
+        answer = " ".join(panel.description.split()) or "—"
+        lines.append(f"| {panel.title} | {answer.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
 
 def write(shots: Path, out: Path = OUT, page: Path = PAGE) -> list[str]:
     """The page and its pictures; the dashboards that have no screenshot (nothing written)."""
-    models = [m.dashboard().json() for m in MODULES]
-    missing = [m["uid"] for m in models if not (shots / f"{m['uid']}.png").is_file()]
+    models = dashboards()
+    missing = [m.uid for m in models if not (shots / f"{m.uid}.png").is_file()]
     if missing:
         return missing
     parts = [HEAD]
     for model in models:
-        name = f"{model['uid']}.png"
+        name = f"{model.uid}.png"
         shrink(shots / name, out / name)
         parts.append(section(model, f"{out.name}/{name}"))
+    parts.append(IMPORT)
     page.write_text("\n".join(parts))
     return []
 

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 from alerts.thresholds import threshold_seconds
-from dashboards.defaults import INFLUX, INSTANCE_LEGEND, LOKI, flux, limit_line, loki, prom, traffic
-from dashboards.layout import Dashboard
+from dashboards.defaults import flux, limit_line, logs, prom, traffic, variables
+from dashboards.model import (
+    INSTANCE_LEGEND,
+    Annotation,
+    Column,
+    Dashboard,
+    Format,
+    Kind,
+    Link,
+    Panel,
+    Unit,
+    Variable,
+)
 from exporters.vocabulary import DIALOG_RESPONSE, INDICATORS
 
 RUN_EVENTS = (
@@ -27,9 +40,16 @@ RUN_IDS = (
     '|> group() |> sort(columns: ["_value"], desc: true) '
     "|> map(fn: (r) => ({_value: r.run_id})) |> unique()"
 )
-OPEN_RUN = (
-    "/d/wlmon-forensics/run-forensics?var-run=${__data.fields.run_id}"
-    "&from=${__data.fields.start_ms}&to=${__data.fields.end_ms}&${sid:queryparam}"
+RUN_LINE = "<event>  <message>  <faults>  run <run_id>"
+ALERT_LINE = "<status> <alertname> on <sap_instance>: <summary>"
+RUN_EVENTS_LOGS = '{source="run_events", sid=~"$sid"}'
+ALERTS_LOGS = '{source="alertmanager", sid=~"$sid"}'
+# Open a run from the Runs table: this dashboard, the run picked, the time range its window.
+OPEN_RUN = Link(
+    "Open this run",
+    "wlmon-forensics",
+    row_vars=(("run", "run_id"),),
+    row_time=("start_ms", "end_ms"),
 )
 
 
@@ -38,188 +58,166 @@ def dashboard() -> Dashboard:
         "wlmon-forensics",
         "Run forensics",
         "Forensics",
-        ["forensics"],
-        # Its panels read the run's window by SID and instance; no panel is per task type.
-        hidden=("task_type",),
+        ("forensics",),
+        "Pick a run: its window, events, alerts and the indicators during it.",
+        (
+            # Its panels read the run's window by SID and instance; none is per task type.
+            *variables("task_type"),
+            Variable(
+                "run",
+                "run",
+                flux=RUN_IDS,
+                description="Runs from the API (real-time and external), newest first. Open "
+                "one from the Runs table to snap the time range to it.",
+                multi=False,
+            ),
+        ),
+        annotations=(
+            Annotation("Picked run: start, faults, steady state, end", "purple", run_tags="run"),
+            Annotation(
+                "Run events",
+                "orange",
+                logs(RUN_EVENTS_LOGS + " | unpack_json", RUN_EVENTS_LOGS),
+                title_field="event",
+                tag_fields=("event", "scenario"),
+            ),
+            Annotation(
+                "Alerts",
+                "red",
+                logs(
+                    ALERTS_LOGS + ' status:="firing" | unpack_json',
+                    ALERTS_LOGS.replace("}", ', status="firing"}'),
+                ),
+                title_field="alertname",
+                tag_fields=("severity",),
+            ),
+        ),
     )
-    d.extra_variables = [
-        {
-            "name": "run",
-            "label": "run",
-            "description": "Runs from the API (real-time and external), newest first. Open "
-            "one from the Runs table to snap the time range to it.",
-            "type": "query",
-            "datasource": INFLUX,
-            "query": RUN_IDS,
-            "definition": RUN_IDS,
-            "refresh": 2,
-            "includeAll": False,
-            "multi": False,
-            "sort": 0,
-        }
-    ]
-    d.annotations = [
-        {
-            "name": "Picked run: start, faults, steady state, end",
-            "datasource": {"type": "grafana", "uid": "-- Grafana --"},
-            "enable": True,
-            "iconColor": "purple",
-            "target": {"type": "tags", "tags": ["$run"], "matchAny": False, "limit": 100},
-        },
-        {
-            "name": "Run events (Loki)",
-            "datasource": LOKI,
-            "enable": True,
-            "iconColor": "orange",
-            "expr": '{source="run_events", sid=~"$sid"}',
-            "textFormat": "{{event}}",
-            "tagKeys": "event,scenario",
-        },
-        {
-            "name": "Alerts (Loki)",
-            "datasource": LOKI,
-            "enable": True,
-            "iconColor": "red",
-            "expr": '{source="alertmanager", sid=~"$sid", status="firing"}',
-            "tagKeys": "severity",
-        },
-    ]
+    d.group("Runs")
     d.add(
-        "table",
-        "Runs (open one to snap the time range to it)",
-        [flux(RUNS_TABLE)],
-        w=24,
-        h=6,
-        description="Each row links to this dashboard with the run picked and the time range "
-        "set to its window; the shaded region is its steady state (the report's window).",
-        options={"showHeader": True, "cellHeight": "sm"},
-        custom={"filterable": False},
-        links=[{"title": "Open this run", "url": OPEN_RUN}],
-        overrides=[
-            {
-                "matcher": {"id": "byRegexp", "options": ".*_ms"},
-                "properties": [{"id": "unit", "value": "dateTimeAsIso"}],
-            }
-        ],
-        # What a person reads first, first; the event column (always run_end) hidden.
-        transformations=[
-            {
-                "id": "organize",
-                "options": {
-                    "excludeByName": {"event": True},
-                    "indexByName": {name: n for n, name in enumerate(RUN_ORDER)},
-                    "renameByName": {
-                        "label": "Run",
-                        "start_ms": "Start",
-                        "end_ms": "End",
-                        "steady_start_ms": "Steady from",
-                        "kind": "Kind",
-                        "scenario": "Scenario",
-                        "run_id": "Run id",
-                    },
-                },
-            }
-        ],
+        Panel(
+            Kind.TABLE,
+            "Runs (open one to snap the time range to it)",
+            "Each row links to this dashboard with the run picked and the time range "
+            "set to its window; the shaded region is its steady state (the report's window).",
+            [flux(RUNS_TABLE, table=True)],
+            width=24,
+            height=6,
+            links=(OPEN_RUN,),
+            # What a person reads first, first; the event column (always run_end) hidden.
+            columns=(
+                Column("label", "Run"),
+                Column("start_ms", "Start", Format(Unit.DATETIME)),
+                Column("end_ms", "End", Format(Unit.DATETIME)),
+                Column("steady_start_ms", "Steady from", Format(Unit.DATETIME)),
+                Column("kind", "Kind"),
+                Column("scenario", "Scenario"),
+                Column("run_id", "Run id"),
+            ),
+            hide=("event",),
+        )
+    )
+    d.group("The run's indicators")
+    d.add(
+        Panel(
+            Kind.TIMESERIES,
+            "Dialog response and its bound (1-minute mean)",
+            "Average dialog response over 1-minute windows (a short fault shows at its "
+            f"height); the dashed line is the SD benchmark's "
+            f"{threshold_seconds(DIALOG_RESPONSE):g} s bound.",
+            [prom(_mean_1m("response", "sum"), legend="dialog response")],
+            format=Format(Unit.SECONDS, 2),
+            thresholds=traffic(threshold_seconds(DIALOG_RESPONSE), lines=True),
+        )
     )
     d.add(
-        "timeseries",
-        "Dialog response and its bound (1-minute mean)",
-        [prom(_mean_1m("response", "sum"), legend="dialog response")],
-        w=12,
-        unit="s",
-        decimals=2,
-        thresholds=traffic(threshold_seconds(DIALOG_RESPONSE)),
-        show_thresholds=True,
-        description="Average dialog response over 1-minute windows (a short fault shows at its "
-        f"height); the dashed line is the SD benchmark's {threshold_seconds(DIALOG_RESPONSE):g} "
-        "s bound.",
+        Panel(
+            Kind.TIMESERIES,
+            "Dialog steps/s",
+            "Throughput over 1-minute windows: ramp-up, steady state and what a fault cost.",
+            [
+                prom(
+                    'sum(rate(sap_workload_steps_total{sid=~"$sid",task_type="dialog"}[1m]))',
+                    legend="dialog steps/s",
+                )
+            ],
+            format=Format(Unit.REQUESTS_PER_S),
+        )
     )
     d.add(
-        "timeseries",
-        "Dialog steps/s",
-        [
-            prom(
-                'sum(rate(sap_workload_steps_total{sid=~"$sid",task_type="dialog"}[1m]))',
-                legend="dialog steps/s",
-            )
-        ],
-        w=12,
-        unit="reqps",
-        description="Throughput over 1-minute windows: ramp-up, steady state and what a fault "
-        "cost.",
+        Panel(
+            Kind.TIMESERIES,
+            f"The {len(INDICATORS)} whitepaper indicators as a share of their thresholds "
+            "(worst instance, 1-minute mean)",
+            "Each indicator of the worst instance divided by its seed 000 threshold: above "
+            "the dashed 100 % line its alert is due. One scale for all five, so the one that "
+            "moved stands out.",
+            [
+                prom(
+                    f"max({_mean_1m(i.component, 'sum by (sap_instance)', scale=1)})"
+                    f" / {threshold_seconds(i):g}",
+                    legend=i.label,
+                )
+                for i in INDICATORS
+            ],
+            width=24,
+            format=Format(Unit.RATIO),
+            min=0,
+            thresholds=limit_line(1),
+            legend=INSTANCE_LEGEND,
+        )
+    )
+    d.group("Events and notifications")
+    d.add(
+        Panel(
+            Kind.LOGS,
+            "Run events",
+            "The run's start, faults, steady state and end, as the API logged them.",
+            [
+                logs(
+                    f'{RUN_EVENTS_LOGS} | unpack_json | format "{RUN_LINE}"',
+                    f"{RUN_EVENTS_LOGS} | json | line_format `{_logql_line(RUN_LINE)}`",
+                )
+            ],
+        )
     )
     d.add(
-        "timeseries",
-        f"The {len(INDICATORS)} whitepaper indicators as a share of their thresholds "
-        "(worst instance, 1-minute mean)",
-        [
-            prom(
-                f"max({_mean_1m(i.component, 'sum by (sap_instance)', scale=1)})"
-                f" / {threshold_seconds(i):g}",
-                legend=i.label,
-            )
-            for i in INDICATORS
-        ],
-        w=24,
-        unit="percentunit",
-        min_=0,
-        thresholds=limit_line(1),
-        show_thresholds=True,
-        description="Each indicator of the worst instance divided by its seed 000 threshold: "
-        "above the dashed 100 % line its alert is due. One scale for all five, so the one that "
-        "moved stands out.",
-        options={"legend": INSTANCE_LEGEND},
+        Panel(
+            Kind.LOGS,
+            "Alert notifications",
+            "What Alertmanager sent (firing and resolved), with the alert's summary.",
+            [
+                logs(
+                    f'{ALERTS_LOGS} | unpack_json | format "{ALERT_LINE}"',
+                    f"{ALERTS_LOGS} | json | line_format `{_logql_line(ALERT_LINE)}`",
+                )
+            ],
+        )
     )
     d.add(
-        "logs",
-        "Run events",
-        [loki('{source="run_events", sid=~"$sid"} | json | line_format `' + RUN_LINE + "`")],
-        w=12,
-        description="The run's start, faults, steady state and end, as the API logged them.",
-        options={"showTime": True, "wrapLogMessage": True, "sortOrder": "Descending"},
-    )
-    d.add(
-        "logs",
-        "Alert notifications",
-        [loki('{source="alertmanager", sid=~"$sid"} | json | line_format `' + ALERT_LINE + "`")],
-        w=12,
-        description="What Alertmanager sent (firing and resolved), with the alert's summary.",
-        options={"showTime": True, "wrapLogMessage": True, "sortOrder": "Descending"},
-    )
-    d.add(
-        "table",
-        "Run events in InfluxDB",
-        [
-            flux(
-                'from(bucket: "wlmon/autogen") |> range(start: v.timeRangeStart, stop: v.timeRangeStop) '
-                '|> filter(fn: (r) => r._measurement == "wlmon_run_events" and r._field == "message") '
-                '|> group() |> keep(columns: ["_time", "event", "scenario", "_value"]) '
-                '|> sort(columns: ["_time"], desc: true)'
-            )
-        ],
-        w=24,
-        description="The same events as written to InfluxDB (what the run picker reads), "
-        "newest first.",
-        transformations=[
-            {
-                "id": "organize",
-                "options": {
-                    "renameByName": {
-                        "_time": "Time",
-                        "event": "Event",
-                        "scenario": "Scenario",
-                        "_value": "Message",
-                    }
-                },
-            }
-        ],
+        Panel(
+            Kind.TABLE,
+            "Run events in InfluxDB",
+            "The same events as written to InfluxDB (what the run picker reads), newest first.",
+            [
+                flux(
+                    'from(bucket: "wlmon/autogen") |> range(start: v.timeRangeStart, stop: v.timeRangeStop) '
+                    '|> filter(fn: (r) => r._measurement == "wlmon_run_events" and r._field == "message") '
+                    '|> group() |> keep(columns: ["_time", "event", "scenario", "_value"]) '
+                    '|> sort(columns: ["_time"], desc: true)',
+                    table=True,
+                )
+            ],
+            width=24,
+            columns=(
+                Column("_time", "Time"),
+                Column("event", "Event"),
+                Column("scenario", "Scenario"),
+                Column("_value", "Message"),
+            ),
+        )
     )
     return d
-
-
-RUN_ORDER = ("label", "start_ms", "end_ms", "steady_start_ms", "kind", "scenario", "run_id")
-RUN_LINE = "{{.event}}  {{.message}}  {{.faults}}  run {{.run_id}}"
-ALERT_LINE = "{{.status}} {{.alertname}} on {{.sap_instance}}: {{.summary}}"
 
 
 def _mean_1m(component: str, agg: str, scale: float = 1) -> str:
@@ -231,3 +229,8 @@ def _mean_1m(component: str, agg: str, scale: float = 1) -> str:
         f"{factor}{agg} (rate(sap_workload_{component}_seconds_total{{{sel}}}[1m]))"
         f" / {agg} (rate(sap_workload_steps_total{{{sel}}}[1m]))"
     )
+
+
+def _logql_line(line: str) -> str:
+    """A LogsQL `format` template (<field>) as LogQL's line_format one ({{.field}})."""
+    return re.sub(r"<(\w+)>", r"{{.\1}}", line)

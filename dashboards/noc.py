@@ -5,16 +5,8 @@ dashboard that explains it, keeping the time range and the SID."""
 from __future__ import annotations
 
 from alerts.thresholds import threshold_seconds, thresholds
-from dashboards.defaults import (
-    DIALOG,
-    EXCEPTED_BUFFERS,
-    STEPS,
-    floor,
-    prom,
-    stat_options,
-    steps,
-)
-from dashboards.layout import Dashboard
+from dashboards.defaults import DIALOG, EXCEPTED_BUFFERS, STEPS, floor, prom, variables
+from dashboards.model import Column, Dashboard, Format, Kind, Link, Panel, Thresholds, Unit, steps
 from exporters.vocabulary import (
     DIALOG_RESPONSE,
     DIALOG_RESPONSE_MEAN,
@@ -23,31 +15,26 @@ from exporters.vocabulary import (
     per_step_mean,
 )
 
-# Where an operator goes from each light (dashboards by uid; Grafana adds the slug).
-KEEP = "${__url_time_range}&${sid:queryparam}"
-ST03 = "/d/wlmon-st03?" + KEEP + "&var-task_type=dialog"
+# Where an operator goes from each light.
+ST03 = Link("Open ST03 workload (dialog)", "wlmon-st03", set_vars=(("task_type", "dialog"),))
 EXPLAINED_BY = {
-    "dispatcher_wait": ("ST03 workload (dialog)", ST03),
-    "db_request": ("ST05 database time and statements", "/d/wlmon-st05?" + KEEP),
-    "enqueue": ("ST03 workload (dialog)", ST03),
-    "roll_in": ("ST03 workload (dialog)", ST03),
-    "roll_out": ("ST03 workload (dialog)", ST03),
+    "dispatcher_wait": ST03,
+    "db_request": Link("Open ST05 database time and statements", "wlmon-st05"),
+    "enqueue": ST03,
+    "roll_in": ST03,
+    "roll_out": ST03,
 }
-ALERTS_PAGE = "/alerting/list?search=state:firing&view=list"
+ALERTS = Link("Open the firing alerts", path="alerts", pass_vars=())
 
 
-def _link(title: str, url: str) -> list[dict]:
-    return [{"title": f"Open {title}", "url": url}]
-
-
-def lights(i: Indicator) -> dict:
+def lights(i: Indicator) -> Thresholds:
     """Green below the warning threshold, orange from it, red from the critical twin's:
     the light says what the alert says (alerts/thresholds.yml, exporters/vocabulary.py)."""
     warn = threshold_seconds(i) * 1000
-    at = [(None, "green"), (warn, "orange")]
+    at: list[tuple[float | None, str]] = [(None, "green"), (warn, "orange")]
     if i.critical_multiple is not None:
         at.append((warn * i.critical_multiple, "red"))
-    return steps(at)
+    return steps(*at)
 
 
 def _worst_buffer() -> str:
@@ -75,209 +62,193 @@ def _worst_ratio() -> str:
     return "max by (sid, sap_instance, task_type) (" + " or ".join(parts) + ")"
 
 
+def _page_multiple() -> float:
+    """The smallest multiple of its threshold at which an indicator pages."""
+    return min(i.critical_multiple for i in INDICATORS if i.critical_multiple is not None)
+
+
 def dashboard() -> Dashboard:
     # task_type: every panel here reads dialog steps (the whitepaper's indicators).
-    d = Dashboard("wlmon-noc", "NOC overview", "NOC", ["noc"], hidden=("task_type",))
+    d = Dashboard(
+        "wlmon-noc",
+        "NOC overview",
+        "NOC",
+        ("noc",),
+        "The whitepaper indicators as lights, the alerts, throughput, the instances worst first.",
+        variables("task_type"),
+    )
+    d.group("Status")
     for i in INDICATORS:
         warn = threshold_seconds(i) * 1000
-        title, url = EXPLAINED_BY[i.component]
+        link = EXPLAINED_BY[i.component]
         crit = f", red from {warn * i.critical_multiple:g} ms" if i.critical_multiple else ""
         d.add(
-            "stat",
-            f"{i.label} (ms)",
-            [prom(f"max(1000 * {per_step_mean(i.component)}{{{DIALOG}}})", legend=i.label)],
-            w=4,
-            h=5,
-            unit="ms",
-            thresholds=lights(i),
-            decimals=0,
-            description=(
+            Panel(
+                Kind.STAT,
+                f"{i.label} (ms)",
                 f"Worst instance, ms per dialog step (5-minute mean). Orange from the seed 000 "
                 f"threshold of {warn:g} ms{crit}, as {i.alert} warns and pages. "
-                f"Click for {title}."
-            ),
-            options=stat_options("background", "area"),
-            links=_link(title, url),
+                f"Click for {link.title.removeprefix('Open ')}.",
+                [prom(f"max(1000 * {per_step_mean(i.component)}{{{DIALOG}}})", legend=i.label)],
+                width=4,
+                height=5,
+                format=Format(Unit.MS, 0),
+                thresholds=lights(i),
+                sparkline=True,
+                links=(link,),
+            )
         )
     bound = threshold_seconds(DIALOG_RESPONSE)
     d.add(
-        "stat",
-        "Dialog response (s)",
-        [prom(f'{DIALOG_RESPONSE_MEAN}{{sid=~"$sid"}}', legend="dialog response")],
-        w=4,
-        h=5,
-        unit="s",
-        decimals=2,
-        thresholds=steps([(None, "green"), (bound, "red")]),
-        description=(
+        Panel(
+            Kind.STAT,
+            "Dialog response (s)",
             f"Average dialog response; the SD benchmark passes below {bound:g} s (seed 000). "
-            "Click for ST03."
-        ),
-        options=stat_options("background", "area"),
-        links=_link("ST03 workload (dialog)", ST03),
+            "Click for ST03.",
+            [prom(f'{DIALOG_RESPONSE_MEAN}{{sid=~"$sid"}}', legend="dialog response")],
+            width=4,
+            height=5,
+            format=Format(Unit.SECONDS, 2),
+            thresholds=steps((None, "green"), (bound, "red")),
+            sparkline=True,
+            links=(ST03,),
+        )
     )
     d.add(
-        "stat",
-        "Critical alerts",
-        [prom(_firing("critical"), instant=True)],
-        w=4,
-        h=4,
-        decimals=0,
-        thresholds=steps([(None, "green"), (1, "red")]),
-        description="Alert rules firing at severity critical (each counted once, whatever the "
-        "number of instances). Click for the list.",
-        options=stat_options("background", "none"),
-        links=_link("the firing alerts", ALERTS_PAGE),
+        Panel(
+            Kind.STAT,
+            "Critical alerts",
+            "Alert rules firing at severity critical (each counted once, whatever the "
+            "number of instances). Click for the list.",
+            [prom(_firing("critical"), instant=True)],
+            width=4,
+            height=4,
+            format=Format(Unit.NONE, 0),
+            thresholds=steps((None, "green"), (1, "red")),
+            links=(ALERTS,),
+        )
     )
     d.add(
-        "stat",
-        "Warning alerts",
-        [prom(_firing("warning"), instant=True)],
-        w=4,
-        h=4,
-        decimals=0,
-        thresholds=steps([(None, "green"), (1, "orange")]),
-        description="Alert rules firing at severity warning (each counted once). "
-        "Click for the list.",
-        options=stat_options("background", "none"),
-        links=_link("the firing alerts", ALERTS_PAGE),
+        Panel(
+            Kind.STAT,
+            "Warning alerts",
+            "Alert rules firing at severity warning (each counted once). Click for the list.",
+            [prom(_firing("warning"), instant=True)],
+            width=4,
+            height=4,
+            format=Format(Unit.NONE, 0),
+            thresholds=steps((None, "green"), (1, "orange")),
+            links=(ALERTS,),
+        )
     )
     ratio = thresholds()["sap_buffer_hit_ratio_min"]
     d.add(
-        "stat",
-        "Worst SAP buffer hit ratio",
-        [prom(_worst_buffer(), legend="worst buffer")],
-        w=4,
-        h=4,
-        unit="percentunit",
-        decimals=2,
-        thresholds=floor(ratio),
-        description=f"R/3 buffers should hit {100 * ratio:g} % or better (seed 000, 4.3.1). "
-        "Click for the buffers.",
-        options=stat_options("background", "area"),
-        links=_link("Database buffer pools", "/d/wlmon-dbbuffer?" + KEEP),
+        Panel(
+            Kind.STAT,
+            "Worst SAP buffer hit ratio",
+            f"R/3 buffers should hit {100 * ratio:g} % or better (seed 000, 4.3.1). "
+            "Click for the buffers.",
+            [prom(_worst_buffer(), legend="worst buffer")],
+            width=4,
+            height=4,
+            format=Format(Unit.RATIO, 2),
+            thresholds=floor(ratio),
+            sparkline=True,
+            links=(Link("Open Database buffer pools", "wlmon-dbbuffer"),),
+        )
+    )
+    throughput = f"sum(max by (sid, sap_instance) ({STEPS}{{{DIALOG}}}))"
+    d.add(
+        Panel(
+            Kind.STAT,
+            "Dialog steps/s",
+            "Dialog steps per second over all instances (5-minute rate).",
+            [prom(throughput, legend="steps/s")],
+            width=4,
+            height=4,
+            format=Format(Unit.REQUESTS_PER_S, 0),
+            thresholds=steps((None, "blue")),
+            background=False,
+            sparkline=True,
+        )
     )
     d.add(
-        "stat",
-        "Dialog steps/s",
-        [prom(f"sum(max by (sid, sap_instance) ({STEPS}{{{DIALOG}}}))", legend="steps/s")],
-        w=4,
-        h=4,
-        unit="reqps",
-        decimals=0,
-        thresholds=steps([(None, "blue")]),
-        description="Dialog steps per second over all instances (5-minute rate).",
-        options=stat_options("value", "area"),
+        Panel(
+            Kind.STAT,
+            "SAPS",
+            "Dialog steps per hour / 60 (seed 000 Table 5: 29,050).",
+            [prom(f"60 * {throughput}", legend="SAPS")],
+            width=4,
+            height=4,
+            format=Format(Unit.NONE, 0),
+            thresholds=steps((None, "blue")),
+            background=False,
+            sparkline=True,
+        )
     )
     d.add(
-        "stat",
-        "SAPS",
-        [prom(f"60 * sum(max by (sid, sap_instance) ({STEPS}{{{DIALOG}}}))", legend="SAPS")],
-        w=4,
-        h=4,
-        decimals=0,
-        thresholds=steps([(None, "blue")]),
-        description="Dialog steps per hour / 60 (seed 000 Table 5: 29,050).",
-        options=stat_options("value", "area"),
+        Panel(
+            Kind.STAT,
+            "Instances reporting",
+            "SAP instances whose workload is being read (either source).",
+            [prom(f'count(count by (sap_instance) ({STEPS}{{sid=~"$sid"}}))', instant=True)],
+            width=4,
+            height=4,
+            format=Format(Unit.NONE, 0),
+            thresholds=steps((None, "blue")),
+            background=False,
+        )
     )
-    d.add(
-        "stat",
-        "Instances reporting",
-        [
-            prom(
-                f'count(count by (sap_instance) ({STEPS}{{sid=~"$sid"}}))',
-                instant=True,
-            )
-        ],
-        w=4,
-        h=4,
-        decimals=0,
-        thresholds=steps([(None, "blue")]),
-        description="SAP instances whose workload is being read (either source).",
-        options=stat_options("value", "none"),
-    )
-    _instances_table(d)
+    d.group("Instances")
+    d.add(_instances_table())
     return d
 
 
-def _instances_table(d: Dashboard) -> None:
-    columns = {f"Value #{chr(ord('A') + n)}": f"{i.label} (ms)" for n, i in enumerate(INDICATORS)}
-    worst = f"Value #{chr(ord('A') + len(INDICATORS))}"
-    targets = [
-        prom(f"1000 * {per_step_mean(i.component)}{{{DIALOG}}}", instant=True, fmt="table")
+WORST = "Worst vs threshold"
+
+
+def _instances_table() -> Panel:
+    queries = [
+        prom(f"1000 * {per_step_mean(i.component)}{{{DIALOG}}}", instant=True, table=True)
         for i in INDICATORS
     ]
-    targets.append(prom(_worst_ratio(), instant=True, fmt="table"))
-    overrides = [
-        {
-            "matcher": {"id": "byName", "options": columns[f"Value #{chr(ord('A') + n)}"]},
-            "properties": [
-                {"id": "thresholds", "value": lights(i)},
-                {"id": "custom.cellOptions", "value": {"type": "color-background"}},
-            ],
-        }
-        for n, i in enumerate(INDICATORS)
-    ]
-    overrides.append(
-        {
-            "matcher": {"id": "byName", "options": "Worst vs threshold"},
-            "properties": [
-                {"id": "unit", "value": "percentunit"},
-                {"id": "decimals", "value": 0},
-                {"id": "thresholds", "value": steps([(None, "green"), (1, "orange")])},
-                {"id": "custom.cellOptions", "value": {"type": "color-text"}},
-            ],
-        }
-    )
-    overrides.append(
-        {
-            "matcher": {"id": "byName", "options": "Instance"},
-            "properties": [
-                {
-                    "id": "links",
-                    "value": [
-                        {
-                            "title": "Open this instance in ST03",
-                            "url": "/d/wlmon-st03?var-sap_instance=${__value.raw}&"
-                            + KEEP
-                            + "&var-task_type=dialog",
-                        }
-                    ],
-                }
-            ],
-        }
-    )
-    d.add(
-        "table",
+    queries.append(prom(_worst_ratio(), instant=True, table=True))
+    multiple = _page_multiple()
+    return Panel(
+        Kind.TABLE,
         f"Instances, worst first: the {len(INDICATORS)} indicators (ms per dialog step)",
-        targets,
-        w=24,
-        h=22,
-        unit="ms",
-        decimals=0,
-        description="Each instance's 5-minute mean per dialog step, coloured as the lights; "
-        "'Worst vs threshold' is its worst indicator as a share of that indicator's threshold "
-        "(100 % and more: an alert is due). Click an instance for its ST03.",
-        options={
-            "showHeader": True,
-            "sortBy": [{"displayName": "Worst vs threshold", "desc": True}],
-            "footer": {"show": False, "reducer": ["sum"], "fields": ""},
-        },
-        overrides=overrides,
-        transformations=[
-            {"id": "merge", "options": {}},
-            {
-                "id": "organize",
-                "options": {
-                    "excludeByName": {"Time": True, "__name__": True, "task_type": True},
-                    "indexByName": {"sap_instance": 0, worst: 1, "sid": 7},
-                    "renameByName": {
-                        "sap_instance": "Instance",
-                        "sid": "SID",
-                        worst: "Worst vs threshold",
-                        **columns,
-                    },
-                },
-            },
-        ],
+        "Each instance's 5-minute mean per dialog step, coloured as the lights; "
+        f"'{WORST}' is its worst indicator as a share of that indicator's threshold "
+        f"(100 % and more: an alert is due; {100 * multiple:g} %: the first page level). "
+        "Click an instance for its ST03.",
+        queries,
+        width=24,
+        height=22,
+        format=Format(Unit.MS, 0),
+        columns=(
+            Column(
+                "sap_instance",
+                "Instance",
+                link=Link(
+                    "Open this instance in ST03",
+                    "wlmon-st03",
+                    set_vars=(("task_type", "dialog"),),
+                    cell_var="sap_instance",
+                ),
+            ),
+            Column(
+                f"#{len(INDICATORS)}",
+                WORST,
+                Format(Unit.RATIO, 0),
+                steps((None, "green"), (1, "orange"), (multiple, "red")),
+                cell="text",
+            ),
+            *(
+                Column(f"#{n}", f"{i.label} (ms)", Format(Unit.MS, 0), lights(i), "background")
+                for n, i in enumerate(INDICATORS)
+            ),
+            Column("sid", "SID"),
+        ),
+        sort_by=(WORST, True),
+        hide=("task_type",),
     )

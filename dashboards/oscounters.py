@@ -3,10 +3,10 @@ counterparts where a host reports those instead), and this host through Telegraf
 
 from __future__ import annotations
 
-from dashboards.defaults import INSTANCE_LEGEND, flux, prom
-from dashboards.layout import Dashboard
+from dashboards.defaults import flux, prom, variables
+from dashboards.model import INSTANCE_LEGEND, Dashboard, Format, Kind, Panel, Unit
 
-PERCENT = {"unit": "percent", "min_": 0, "max_": 100}
+PERCENT = {"format": Format(Unit.PERCENT), "min": 0, "max": 100}
 # The model's hosts, one line each. A host reports through windows_exporter or
 # node_exporter: `or` keeps one series per host, so the two never show the same data twice.
 PER_HOST = (
@@ -23,13 +23,13 @@ PER_HOST = (
         "Available memory (Memory\\Available MBytes)",
         'max by (host) (windows_memory_available_bytes{sid=~"$sid"})'
         ' or max by (host) (node_memory_MemAvailable_bytes{sid=~"$sid"})',
-        {"unit": "bytes"},
+        {"format": Format(Unit.BYTES)},
         "Memory the host can hand out without paging (node_exporter: MemAvailable).",
     ),
     (
         "Paging (Memory\\Pages/sec)",
         'sum by (host) (rate(windows_memory_swap_page_operations_total{sid=~"$sid"}[5m]))',
-        {"unit": "ops"},
+        {"format": Format(Unit.OPS_PER_S)},
         "Pages read from or written to disk per second: sustained paging means too little "
         "memory (seed 003).",
     ),
@@ -37,23 +37,13 @@ PER_HOST = (
         "Disk queue (PhysicalDisk\\Avg. Disk Queue Length)",
         'sum by (host) (rate(windows_physical_disk_read_seconds_total{sid=~"$sid"}[5m]) + '
         'rate(windows_physical_disk_write_seconds_total{sid=~"$sid"}[5m]))',
-        {"decimals": 2},
+        {"format": Format(Unit.NONE, 2)},
         "I/Os outstanding on average: above about 2 per spindle the disks are the bottleneck.",
     ),
 )
 # This host, from Telegraf's measurements in InfluxDB.
 TELEGRAF = 'from(bucket: "wlmon/autogen") |> range(start: v.timeRangeStart, stop: v.timeRangeStop) '
 MEAN = "|> aggregateWindow(every: v.windowPeriod, fn: mean, createEmpty: false)"
-
-
-def _named(name: str) -> list[dict]:
-    """One series named for a person, not Flux's table keys."""
-    return [
-        {
-            "matcher": {"id": "byType", "options": "number"},
-            "properties": [{"id": "displayName", "value": name}],
-        }
-    ]
 
 
 # What each host runs, from the landscape (sap_host_info, exporters/collectors/oscounters.py):
@@ -80,45 +70,54 @@ def dashboard() -> Dashboard:
         "wlmon-os",
         "OS counters",
         "Hosts",
-        ["os"],
+        ("os",),
+        "The Windows Performance Monitor counters of seed 003 per host, and this host.",
         # Host counters: an SAP instance or task type picker would filter nothing here.
-        hidden=("sap_instance", "task_type"),
+        variables("sap_instance", "task_type"),
     )
+    d.group("The landscape's hosts")
     for title, expr, field_config, description in PER_HOST:
         d.add(
-            "timeseries",
-            title,
-            [prom(named_by_role(expr), legend="{{name}}")],
-            description=description + " Each host is named by what it runs (sap_host_info).",
-            options={"legend": INSTANCE_LEGEND},
-            **field_config,
-        )
-    d.add(
-        "timeseries",
-        "This host: CPU busy (Telegraf, InfluxDB)",
-        [
-            flux(
-                TELEGRAF
-                + '|> filter(fn: (r) => r._measurement == "cpu" and r._field == "usage_idle" and r.cpu == "cpu-total")'
-                " |> map(fn: (r) => ({r with _value: 100.0 - r._value})) " + MEAN
+            Panel(
+                Kind.TIMESERIES,
+                title,
+                description + " Each host is named by what it runs (sap_host_info).",
+                [prom(named_by_role(expr), legend="{{name}}")],
+                legend=INSTANCE_LEGEND,
+                **field_config,  # type: ignore[arg-type]
             )
-        ],
-        description="The machine wlmon runs on (100 % minus Telegraf's usage_idle).",
-        overrides=_named("CPU busy"),
-        **PERCENT,
+        )
+    d.group("This host (Telegraf, InfluxDB)")
+    d.add(
+        Panel(
+            Kind.TIMESERIES,
+            "This host: CPU busy (Telegraf, InfluxDB)",
+            "The machine wlmon runs on (100 % minus Telegraf's usage_idle).",
+            [
+                flux(
+                    TELEGRAF
+                    + '|> filter(fn: (r) => r._measurement == "cpu" and r._field == "usage_idle" and r.cpu == "cpu-total")'
+                    " |> map(fn: (r) => ({r with _value: 100.0 - r._value})) " + MEAN,
+                    legend="CPU busy",
+                )
+            ],
+            **PERCENT,  # type: ignore[arg-type]
+        )
     )
     d.add(
-        "timeseries",
-        "This host: available memory (Telegraf, InfluxDB)",
-        [
-            flux(
-                TELEGRAF
-                + '|> filter(fn: (r) => r._measurement == "mem" and r._field == "available") '
-                + MEAN
-            )
-        ],
-        unit="bytes",
-        description="The machine wlmon runs on: memory available without paging.",
-        overrides=_named("available memory"),
+        Panel(
+            Kind.TIMESERIES,
+            "This host: available memory (Telegraf, InfluxDB)",
+            "The machine wlmon runs on: memory available without paging.",
+            [
+                flux(
+                    TELEGRAF
+                    + '|> filter(fn: (r) => r._measurement == "mem" and r._field == "available") '
+                    + MEAN,
+                    legend="available memory",
+                )
+            ],
+            format=Format(Unit.BYTES),
+        )
     )
     return d

@@ -1,58 +1,105 @@
-"""Dashboards: the committed JSON is what the builder makes, and follows the house rules."""
+"""Dashboards: one definition each, emitted for Perses and for Grafana; the committed JSON
+is what the builder makes, follows the house rules, and keeps the alerts' thresholds."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
-from alerts.thresholds import thresholds
-from dashboards import build, instances, layout
-from exporters.vocabulary import COMPONENT_BY_KEY, INDICATOR_BY_ALERT, INDICATORS, RESPONSE_PARTS
+from dashboards import build, forensics, grafana, perses
+from dashboards.model import Kind, Lang, ModelError, Panel, Query, steps
+from exporters.vocabulary import COMPONENT_BY_KEY, RESPONSE_PARTS
 
 REPO = Path(__file__).resolve().parents[2]
-COMMITTED = {p: json.loads(p.read_text()) for p in sorted((REPO / "dashboards").rglob("*.json"))}
-DATASOURCE_UIDS = {"prometheus", "loki", "influxdb"}
+OUT = REPO / "dashboards"
+PERSES = {p.stem: json.loads(p.read_text()) for p in sorted((OUT / "perses").glob("*.json"))}
+GRAFANA = {p.stem: json.loads(p.read_text()) for p in sorted((OUT / "grafana").glob("*/*.json"))}
+NAMES = ["dbbuffer", "fleet", "forensics", "instances", "noc", "os", "st03", "st05"]
+# Read here, not through alerts.thresholds: what the file says is what must be drawn.
+LIMITS = yaml.safe_load((REPO / "alerts" / "thresholds.yml").read_text())
+# The page levels (the critical twins' multiples of the warning thresholds).
+PAGE_MULTIPLE = {
+    "Dispatcher wait": 4,
+    "DB request": 2,
+    "Enqueue": 4,
+    "Roll-in": 4,
+    "Roll-out": 4,
+}
+KEY = {
+    "Dispatcher wait": "dispatcher_wait_seconds",
+    "DB request": "db_request_seconds",
+    "Enqueue": "enqueue_seconds",
+    "Roll-in": "roll_seconds",
+    "Roll-out": "roll_seconds",
+}
+HEX = {"green": "#73bf69", "orange": "#ff9830", "red": "#f2495c"}
 
 
-def _assert_same(built: object, committed: object, where: str) -> None:
+def _grafana_panels(name: str) -> list[dict]:
+    out = []
+    for p in GRAFANA[name]["panels"]:
+        out += [p, *p.get("panels", [])]
+    return [p for p in out if p["type"] != "row"]
+
+
+def _grafana_panel(name: str, title: str) -> dict:
+    (panel,) = [p for p in _grafana_panels(name) if p["title"] == title]
+    return panel
+
+
+def _perses_panel(name: str, title: str) -> dict:
+    panels = PERSES[name]["spec"]["panels"].values()
+    (panel,) = [p for p in panels if p["spec"]["display"]["name"] == title]
+    return panel
+
+
+def _grafana_steps(panel: dict) -> list[tuple[float | None, str]]:
+    return [
+        (s["value"], s["color"]) for s in panel["fieldConfig"]["defaults"]["thresholds"]["steps"]
+    ]
+
+
+def _perses_steps(panel: dict) -> list[tuple[float | None, str]]:
+    t = panel["spec"]["plugin"]["spec"]["thresholds"]
+    return [(None, t["defaultColor"]), *((s["value"], s["color"]) for s in t["steps"])]
+
+
+def _same(a: object, b: object, where: str) -> None:
     """Structure exactly, floats within a tolerance (their last digits may differ by CPU)."""
-    if isinstance(built, float) or isinstance(committed, float):
-        assert committed == pytest.approx(built), where
-    elif isinstance(built, dict):
-        assert isinstance(committed, dict) and built.keys() == committed.keys(), where
-        for key in built:
-            _assert_same(built[key], committed[key], f"{where}.{key}")
-    elif isinstance(built, list):
-        assert isinstance(committed, list) and len(built) == len(committed), where
-        for i, (b, c) in enumerate(zip(built, committed, strict=True)):
-            _assert_same(b, c, f"{where}[{i}]")
-    else:
-        assert type(built) is type(committed) and built == committed, where
+    assert build.same(a, b), f"{where} differs: run `python -m dashboards.build`"
 
 
 def test_committed_json_is_what_the_builder_makes() -> None:
     built = build.build()
-    assert set(built) == set(COMMITTED), "run `python -m dashboards.build`"
+    on_disk = {p for pattern in build.OUTPUTS for p in OUT.glob(pattern)}
+    assert set(built) == on_disk, "run `python -m dashboards.build`"
     for path, model in built.items():
-        _assert_same(model, COMMITTED[path], str(path.relative_to(REPO)))
+        _same(model, json.loads(path.read_text()), str(path.relative_to(REPO)))
+    assert sorted(PERSES) == NAMES and sorted(GRAFANA) == NAMES
 
 
 def test_check_exits_1_when_a_dashboard_was_edited_by_hand(tmp_path, monkeypatch) -> None:
-    for path in COMMITTED:
-        copy = tmp_path / path.relative_to(REPO / "dashboards")
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, copy)
+    for pattern in build.OUTPUTS:
+        for path in OUT.glob(pattern):
+            copy = tmp_path / path.relative_to(OUT)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, copy)
     monkeypatch.setattr(build, "HERE", tmp_path)
     assert build.main(["--check"]) == 0
-    noc = tmp_path / "noc" / "noc.json"
+    noc = tmp_path / "grafana" / "noc" / "noc.json"
     model = json.loads(noc.read_text())
-    model["panels"][0]["fieldConfig"]["defaults"]["thresholds"]["steps"][1]["value"] = 60.0
+    model["panels"][1]["fieldConfig"]["defaults"]["thresholds"]["steps"][1]["value"] = 60.0
     noc.write_text(json.dumps(model))
+    stray = tmp_path / "perses" / "old.json"
+    stray.write_text("{}")
     assert build.main(["--check"]) == 1
     assert build.main([]) == 0 and build.main(["--check"]) == 0
+    assert not stray.exists(), "a file no module builds was left behind"
 
 
 def test_check_tolerates_floats_that_differ_in_their_last_digits() -> None:
@@ -61,150 +108,255 @@ def test_check_tolerates_floats_that_differ_in_their_last_digits() -> None:
     assert not build.same({"v": 1}, {"v": "1"})
 
 
-def test_eight_dashboards_with_stable_unique_uids() -> None:
-    uids = [d["uid"] for d in COMMITTED.values()]
-    assert sorted(uids) == [
-        "wlmon-dbbuffer",
-        "wlmon-fleet",
-        "wlmon-forensics",
-        "wlmon-instances",
-        "wlmon-noc",
-        "wlmon-os",
-        "wlmon-st03",
-        "wlmon-st05",
+def test_perses_resources_are_dashboards_of_the_wlmon_project() -> None:
+    for name, res in PERSES.items():
+        assert res["kind"] == "Dashboard"
+        assert res["metadata"] == {"name": name, "project": "wlmon"}
+        layouts = res["spec"]["layouts"]
+        assert layouts and all(lay["kind"] == "Grid" for lay in layouts)
+        refs = [i["content"]["$ref"] for lay in layouts for i in lay["spec"]["items"]]
+        assert sorted(refs) == sorted(f"#/spec/panels/{k}" for k in res["spec"]["panels"])
+        assert all("collapse" in lay["spec"]["display"] for lay in layouts)
+
+
+def test_grafana_exports_name_their_data_sources_as_inputs() -> None:
+    """Imported into an existing Grafana, every query asks for a data source of the right
+    plugin: none is bound to a uid of wlmon's own stack."""
+    for name, model in GRAFANA.items():
+        inputs = {i["name"]: i["pluginId"] for i in model["__inputs"]}
+        assert inputs["DS_PROMETHEUS"] == "prometheus"
+        text = json.dumps({k: v for k, v in model.items() if k != "__inputs"})
+        used = set(re.findall(r"\$\{(DS_[A-Z]+)\}", text))
+        assert used == set(inputs), name
+        for p in _grafana_panels(name):
+            for t in p["targets"]:
+                ref = t["datasource"]
+                assert ref["uid"] in {f"${{{k}}}" for k in inputs}, p["title"]
+                assert inputs[ref["uid"][2:-1]] == ref["type"], p["title"]
+
+
+def test_logs_panels_read_the_log_store_in_logsql() -> None:
+    grafana_logs = [p for n in NAMES for p in _grafana_panels(n) if p["type"] == "logs"]
+    assert len(grafana_logs) == 3
+    for p in grafana_logs:
+        assert p["datasource"] == {"type": "victoriametrics-logs-datasource", "uid": "${DS_LOGS}"}
+        # LogsQL pipes, not LogQL's (| logfmt, | json, line_format).
+        assert re.search(r"\| (unpack_logfmt|unpack_json) \| format ", p["targets"][0]["expr"])
+    perses_logs = [
+        p
+        for r in PERSES.values()
+        for p in r["spec"]["panels"].values()
+        if p["spec"]["plugin"]["kind"] == perses.LOGS["panel"]
     ]
+    assert len(perses_logs) == 3
+    for p in perses_logs:
+        (q,) = p["spec"]["queries"]
+        assert q["spec"]["plugin"]["kind"] == perses.LOGS["query"]
+        assert q["spec"]["plugin"]["spec"]["datasource"] == {
+            "kind": "VictoriaLogsDatasource",
+            "name": "logs",
+        }
 
 
-@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
-def test_datasources_by_uid_and_template_variables(path: Path) -> None:
-    dash = COMMITTED[path]
-    names = [v["name"] for v in dash["templating"]["list"]]
-    assert names[:3] == ["sid", "sap_instance", "task_type"]
-    # The forensics dashboard also picks a run (its ids from the run events in InfluxDB).
-    assert names[3:] == (["run"] if dash["uid"] == "wlmon-forensics" else [])
-    for panel in dash["panels"]:
-        assert panel["datasource"]["uid"] in DATASOURCE_UIDS, panel["title"]
-        for target in panel["targets"]:
-            assert target["datasource"]["uid"] in DATASOURCE_UIDS
-            text = target.get("expr", "") + target.get("query", "")
-            assert "instance=" not in text.replace("sap_instance=", ""), (
-                f"{panel['title']}: use sap_instance"
-            )
+def test_every_prometheus_query_reads_the_prometheus_datasource_by_name() -> None:
+    for res in PERSES.values():
+        for p in res["spec"]["panels"].values():
+            for q in p["spec"].get("queries", []):
+                plugin = q["spec"]["plugin"]
+                if plugin["kind"] == "PrometheusTimeSeriesQuery":
+                    assert plugin["spec"]["datasource"] == {
+                        "kind": "PrometheusDatasource",
+                        "name": "prometheus",
+                    }
+                    assert "instance=" not in plugin["spec"]["query"].replace("sap_instance=", "")
 
 
-@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
-def test_every_picker_shown_filters_something(path: Path) -> None:
-    """A picker that no panel reads changes nothing when picked (the OS dashboard showed
-    instance and task type pickers over host counters): it is hidden, kept for links."""
-    dash = COMMITTED[path]
-    text = json.dumps([dash["panels"], dash.get("annotations", {})])
-    for var in dash["templating"]["list"]:
-        if var.get("hide") != 2:
-            assert f"${var['name']}" in text or f"${{{var['name']}" in text, (
-                f"{dash['uid']}: the {var['name']} picker filters no panel"
-            )
+@pytest.mark.parametrize("name", NAMES)
+def test_same_variables_in_both_and_every_shown_picker_filters_something(name: str) -> None:
+    """A picker that no panel reads changes nothing when picked: it is hidden, kept for
+    links."""
+    g_vars = GRAFANA[name]["templating"]["list"]
+    p_vars = PERSES[name]["spec"]["variables"]
+    expected = ["sid", "sap_instance", "task_type", *(["run"] if name == "forensics" else [])]
+    assert [v["name"] for v in g_vars] == expected
+    assert [v["spec"]["name"] for v in p_vars] == expected
+    text = json.dumps([GRAFANA[name]["panels"], GRAFANA[name].get("annotations", {})])
+    for g, p in zip(g_vars, p_vars, strict=True):
+        hidden = g.get("hide") == 2
+        assert p["spec"]["display"]["hidden"] == hidden
+        if not hidden:
+            assert f"${g['name']}" in text or f"${{{g['name']}" in text, g["name"]
+        if p["kind"] == "ListVariable":
+            plugin = p["spec"]["plugin"]
+            assert plugin["kind"] == "PrometheusLabelValuesVariable"
+            assert plugin["spec"]["labelName"] == g["name"]
+            assert g["query"] == f"label_values({plugin['spec']['matchers'][0]}, {g['name']})"
 
 
-def _panel(uid: str, title: str) -> dict:
-    dash = next(d for d in COMMITTED.values() if d["uid"] == uid)
-    return next(p for p in dash["panels"] if p["title"] == title)
+@pytest.mark.parametrize("indicator", list(KEY))
+def test_noc_lights_are_the_alerts_levels_in_both_uis(indicator: str) -> None:
+    """Green below the warning threshold, orange from it, red from the page level."""
+    warn = LIMITS[KEY[indicator]] * 1000
+    title = f"{indicator} (ms)"
+    expected = [(None, "green"), (warn, "orange"), (warn * PAGE_MULTIPLE[indicator], "red")]
+    got = _grafana_steps(_grafana_panel("noc", title))
+    assert [c for _, c in got] == [c for _, c in expected]
+    assert [v for v, _ in got] == pytest.approx([v for v, _ in expected])
+    got_p = _perses_steps(_perses_panel("noc", title))
+    assert [c for _, c in got_p] == [HEX[c] for _, c in expected]
+    assert [v for v, _ in got_p] == pytest.approx([v for v, _ in expected])
+    (link,) = _grafana_panel("noc", title)["fieldConfig"]["defaults"]["links"]
+    assert link["url"].startswith("/d/wlmon-") and "${__url_time_range}" in link["url"]
+    (plink,) = _perses_panel("noc", title)["spec"]["links"]
+    assert (
+        plink["url"].startswith("/projects/wlmon/dashboards/") and "start=$__from" in plink["url"]
+    )
 
 
 @pytest.mark.parametrize(
-    ("uid", "title", "alert_or_key", "scale"),
+    ("name", "title", "key", "scale"),
     [
-        ("wlmon-noc", "Dispatcher wait (ms)", "SAPDispatcherWaitTimeHigh", 1000),
-        ("wlmon-noc", "DB request (ms)", "SAPDatabaseRequestTimeHigh", 1000),
-        ("wlmon-noc", "Enqueue (ms)", "SAPEnqueueTimeHigh", 1000),
-        ("wlmon-noc", "Roll-in (ms)", "SAPRollInTimeHigh", 1000),
-        ("wlmon-noc", "Roll-out (ms)", "SAPRollOutTimeHigh", 1000),
-        ("wlmon-st03", "Dispatcher wait (ms per dialog step)", "SAPDispatcherWaitTimeHigh", 1000),
-        ("wlmon-st03", "DB request (ms per dialog step)", "SAPDatabaseRequestTimeHigh", 1000),
-        ("wlmon-st03", "Enqueue (ms per dialog step)", "SAPEnqueueTimeHigh", 1000),
-        ("wlmon-st03", "Roll-in and roll-out (ms per dialog step)", "SAPRollOutTimeHigh", 1000),
-        ("wlmon-noc", "Dialog response (s)", "dialog_response_seconds", 1),
-        ("wlmon-noc", "Worst SAP buffer hit ratio", "sap_buffer_hit_ratio_min", 1),
-        ("wlmon-dbbuffer", "Data hit ratio per pool", "db2_data_hit_ratio_min", 1),
-        ("wlmon-dbbuffer", "Index hit ratio per pool", "db2_index_hit_ratio_min", 1),
-        ("wlmon-dbbuffer", "SAP buffer hit ratio", "sap_buffer_hit_ratio_min", 1),
+        ("st03", "Dispatcher wait (ms per dialog step)", "dispatcher_wait_seconds", 1000),
+        ("st03", "DB request (ms per dialog step)", "db_request_seconds", 1000),
+        ("st03", "Enqueue (ms per dialog step)", "enqueue_seconds", 1000),
+        ("st03", "Roll-in and roll-out (ms per dialog step)", "roll_seconds", 1000),
+        ("st03", "Dialog response per transaction (s per step)", "dialog_response_seconds", 1),
+        ("noc", "Dialog response (s)", "dialog_response_seconds", 1),
+        ("noc", "Worst SAP buffer hit ratio", "sap_buffer_hit_ratio_min", 1),
+        ("dbbuffer", "Data hit ratio per pool", "db2_data_hit_ratio_min", 1),
+        ("dbbuffer", "Index hit ratio per pool", "db2_index_hit_ratio_min", 1),
+        ("dbbuffer", "SAP buffer hit ratio", "sap_buffer_hit_ratio_min", 1),
+        (
+            "forensics",
+            "Dialog response and its bound (1-minute mean)",
+            "dialog_response_seconds",
+            1,
+        ),
     ],
 )
-def test_panel_threshold_is_the_alerts_threshold(
-    uid: str, title: str, alert_or_key: str, scale: float
+def test_panel_threshold_is_the_alerts_threshold_in_both_uis(
+    name: str, title: str, key: str, scale: float
 ) -> None:
-    """Seed 000 4.3.5.1 thresholds: what the NOC sees turn red is what pages. The rules read
-    the same key of thresholds.yml (tests/alerts); an indicator's alert names its key."""
-    indicator = INDICATOR_BY_ALERT.get(alert_or_key)
-    key = indicator.threshold_key if indicator else alert_or_key
-    steps = _panel(uid, title)["fieldConfig"]["defaults"]["thresholds"]["steps"]
-    limit = next(s["value"] for s in steps if s["value"] is not None)
-    assert limit == pytest.approx(thresholds()[key] * scale)
+    """Seed 000 4.3.5.1: what the NOC sees turn red is what pages."""
+    limit = LIMITS[key] * scale
+    g = _grafana_steps(_grafana_panel(name, title))
+    assert g[1][0] == pytest.approx(limit) and "red" in {g[0][1], g[1][1]}
+    p = _perses_steps(_perses_panel(name, title))
+    assert p[1][0] == pytest.approx(limit) and HEX["red"] in {p[0][1], p[1][1]}
+
+
+def test_fleet_columns_are_red_at_the_thresholds_in_each_cell() -> None:
+    table = _grafana_panel("fleet", "Systems: one row per SID (click a SID for its NOC overview)")
+    overrides = {
+        o["matcher"]["options"]: o["properties"] for o in table["fieldConfig"]["overrides"]
+    }
+    for indicator, key in KEY.items():
+        props = {p["id"]: p["value"] for p in overrides[f"{indicator} (ms)"]}
+        assert props["thresholds"]["steps"][1] == {
+            "color": "red",
+            "value": pytest.approx(LIMITS[key] * 1000),
+        }
+        assert props["custom.cellOptions"]["type"] == "color-background"
+    perses_table = _perses_panel("fleet", table["title"])["spec"]["plugin"]["spec"]
+    cols = {c["header"]: c for c in perses_table["columnSettings"] if "header" in c}
+    db = cols["DB request (ms)"]["plugin"]
+    assert db["kind"] == "StatChart"
+    assert db["spec"]["thresholds"]["steps"][0]["value"] == pytest.approx(
+        LIMITS["db_request_seconds"] * 1000
+    )
+
+
+def test_each_transaction_is_coloured_by_its_own_value() -> None:
+    """Issue 37: a bar per item, each against the 2 s bound (Grafana's bar chart coloured
+    all bars by one value): a bar gauge in Grafana, a stat tile per item in Perses."""
+    title = "Dialog response per transaction (s per step)"
+    g = _grafana_panel("st03", title)
+    assert g["type"] == "bargauge"
+    assert g["fieldConfig"]["defaults"]["color"]["mode"] == "thresholds"
+    p = _perses_panel("st03", title)["spec"]["plugin"]
+    assert p["kind"] == "StatChart" and p["spec"]["metricLabel"] == "transaction"
+
+
+def test_milliseconds_keep_their_digits() -> None:
+    """2,086 ms stays 2,086 ms, not "2 s" (Grafana's ms unit rescales)."""
+    g = _grafana_panel("noc", "DB request (ms)")["fieldConfig"]["defaults"]
+    assert g["unit"] == "suffix: ms" and g["decimals"] == 0
 
 
 def test_response_stack_is_the_parts_the_response_is_made_of() -> None:
     """Roll-out (after the answer) and CPU (within processing) would count twice."""
-    stack = _panel("wlmon-st03", "Response time split into its parts (ms per step)")
+    stack = _grafana_panel("st03", "Response time split into its parts (ms per step)")
     legends = [t["legendFormat"] for t in stack["targets"]]
     assert legends == [COMPONENT_BY_KEY[p].label for p in RESPONSE_PARTS]
     assert not any("roll_out" in t["expr"] or "_cpu_" in t["expr"] for t in stack["targets"])
+    assert stack["fieldConfig"]["defaults"]["custom"]["stacking"]["mode"] == "normal"
+    p = _perses_panel("st03", stack["title"])["spec"]["plugin"]
+    assert p["spec"]["visual"]["stack"] == "all"
 
 
-def test_forensics_snaps_to_the_picked_run_and_marks_its_steady_state() -> None:
+def test_forensics_snaps_to_the_picked_run_in_grafana() -> None:
     """Issue 8: pick a run, the time range snaps to it, start/faults/end annotations."""
-    dash = next(d for d in COMMITTED.values() if d["uid"] == "wlmon-forensics")
-    run_var = dash["templating"]["list"][3]
-    assert run_var["datasource"]["uid"] == "influxdb" and "run_start" in run_var["query"]
-    runs = dash["panels"][0]
+    run_var = GRAFANA["forensics"]["templating"]["list"][3]
+    assert run_var["datasource"]["uid"] == "${DS_INFLUXDB}" and "run_start" in run_var["query"]
+    runs = _grafana_panel("forensics", "Runs (open one to snap the time range to it)")
     link = runs["fieldConfig"]["defaults"]["links"][0]["url"]
-    assert link.startswith("/d/wlmon-forensics/run-forensics?var-run=${__data.fields.run_id}")
+    assert link == grafana.url(forensics.OPEN_RUN)
+    assert link.startswith("/d/wlmon-forensics?var-run=${__data.fields.run_id}")
     assert "from=${__data.fields.start_ms}&to=${__data.fields.end_ms}" in link
-    tagged = [a for a in dash["annotations"]["list"] if a.get("target", {}).get("type") == "tags"]
-    assert tagged and tagged[0]["target"]["tags"] == ["$run"]
-
-
-def test_the_instances_dashboard_is_built_like_the_others() -> None:
-    """Its own variable queries, the shared layout, variables and threshold steps."""
-    d = instances.dashboard()
-    assert isinstance(d, layout.Dashboard)
-    variables = d.json()["templating"]["list"]
-    assert variables == [
-        layout._variable(name, query, hidden=name == "task_type")
-        for name, query in instances.VARIABLES
+    tagged = [
+        a for a in GRAFANA["forensics"]["annotations"]["list"] if a["target"].get("type") == "tags"
     ]
-    assert [v["name"] for v in variables] == [name for name, _ in layout.VARIABLES]
-
-
-def test_noc_lights_say_what_the_alerts_say_and_link_on_with_the_time_range() -> None:
-    """Orange at the warning threshold, red at the critical twin's; a click keeps the range."""
-    for indicator in INDICATORS:
-        panel = _panel("wlmon-noc", f"{indicator.label} (ms)")
-        colours = [
-            (s["value"], s["color"])
-            for s in panel["fieldConfig"]["defaults"]["thresholds"]["steps"]
-        ]
-        warn = thresholds()[indicator.threshold_key] * 1000
-        expected = [(None, "green"), (pytest.approx(warn), "orange")]
-        if indicator.critical_multiple:
-            expected.append((pytest.approx(warn * indicator.critical_multiple), "red"))
-        assert colours == expected
-        assert panel["targets"][0]["range"], "a light without a trend"
-        (link,) = panel["fieldConfig"]["defaults"]["links"]
-        assert link["url"].startswith("/d/wlmon-") and "${__url_time_range}" in link["url"]
+    assert tagged and tagged[0]["target"]["tags"] == ["$run"]
+    overrides = {o["matcher"]["options"]: o["properties"] for o in runs["fieldConfig"]["overrides"]}
+    assert {"id": "unit", "value": "dateTimeAsIso"} in overrides["Start"], "epoch ms shown raw"
 
 
 def test_noc_counts_firing_rules_by_severity_and_names_every_table_column() -> None:
-    critical = _panel("wlmon-noc", "Critical alerts")["targets"][0]["expr"]
-    warning = _panel("wlmon-noc", "Warning alerts")["targets"][0]["expr"]
+    critical = _grafana_panel("noc", "Critical alerts")["targets"][0]["expr"]
+    warning = _grafana_panel("noc", "Warning alerts")["targets"][0]["expr"]
     assert 'severity="critical"' in critical and 'severity="warning"' in warning
-    assert "count by (alertname)" in critical
-    dash = next(d for d in COMMITTED.values() if d["uid"] == "wlmon-noc")
-    (table,) = [p for p in dash["panels"] if p["type"] == "table"]
-    renamed = table["transformations"][1]["options"]["renameByName"]
+    (table,) = [p for p in _grafana_panels("noc") if p["type"] == "table"]
+    organize = next(t for t in table["transformations"] if t["id"] == "organize")
+    renamed = organize["options"]["renameByName"]
     refs = [f"Value #{t['refId']}" for t in table["targets"]]
     assert set(refs) <= set(renamed), "a column left as 'Value #X'"
     assert table["options"]["sortBy"][0]["displayName"] in renamed.values()
-    task_type = next(v for v in dash["templating"]["list"] if v["name"] == "task_type")
-    assert task_type.get("hide") == 2, "a task_type picker that changes nothing"
+    worst = {o["matcher"]["options"]: o for o in table["fieldConfig"]["overrides"]}[
+        "Worst vs threshold"
+    ]
+    colours = [
+        s["color"]
+        for p in worst["properties"]
+        if p["id"] == "thresholds"
+        for s in p["value"]["steps"]
+    ]
+    assert colours[-1] == "red", "a share of the threshold that can never be red"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_panel_says_what_it_answers(name: str) -> None:
+    assert [p["title"] for p in _grafana_panels(name) if not p.get("description")] == []
+    assert [
+        k
+        for k, p in PERSES[name]["spec"]["panels"].items()
+        if not p["spec"]["display"]["description"]
+    ] == []
+
+
+def test_sixty_two_panels_kept_in_both() -> None:
+    assert sum(len(_grafana_panels(n)) for n in NAMES) == 62
+    assert sum(len(r["spec"]["panels"]) for r in PERSES.values()) == 62
+
+
+def test_the_model_refuses_what_no_ui_draws_as_meant() -> None:
+    with pytest.raises(ModelError, match="must rise"):
+        steps((None, "green"), (400, "orange"), (200, "red"))
+    with pytest.raises(ModelError, match="unknown colour"):
+        steps((None, "green"), (400, "crimson"))
+    with pytest.raises(ModelError, match="logs panels, and only they"):
+        Panel(Kind.TIMESERIES, "t", "d", [Query('{source="st05"}', Lang.LOGSQL)])
+    with pytest.raises(ModelError, match="says nothing"):
+        Panel(Kind.STAT, "t", "", [Query("up")])
 
 
 def test_dashboard_docs_need_every_screenshot_and_list_every_panel(tmp_path) -> None:
@@ -214,25 +366,52 @@ def test_dashboard_docs_need_every_screenshot_and_list_every_panel(tmp_path) -> 
 
     shots = tmp_path / "shots"
     shots.mkdir()
-    models = [m.dashboard().json() for m in build.MODULES]
+    models = build.dashboards()
     for model in models[:-1]:
-        Image.new("RGB", (1920, 240), "white").save(shots / f"{model['uid']}.png")
+        Image.new("RGB", (1920, 240), "white").save(shots / f"{model.uid}.png")
     out, page = tmp_path / "dashboards", tmp_path / "dashboards.md"
-    assert docs.write(shots, out, page) == [models[-1]["uid"]]
+    assert docs.write(shots, out, page) == [models[-1].uid]
     assert not page.exists(), "a page written without one dashboard's picture"
-    Image.new("RGB", (1920, 240), "white").save(shots / f"{models[-1]['uid']}.png")
+    Image.new("RGB", (1920, 240), "white").save(shots / f"{models[-1].uid}.png")
     assert docs.write(shots, out, page) == []
     with Image.open(out / "wlmon-noc.png") as small:
         assert small.size == (docs.WIDTH, 120)
     text = page.read_text()
+    assert "## Into your own Grafana" in text and "DS_PROMETHEUS" in text
     for model in models:
-        assert f"## {model['title']}" in text
-        for panel in model["panels"]:
-            assert f"| {panel['title']} |" in text
+        assert f"## {model.title}" in text
+        for panel in model.panels:
+            assert f"| {panel.title} |" in text
 
 
-@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.stem)
-def test_every_panel_says_what_it_answers(path: Path) -> None:
-    """docs/dashboards.md and the panel's (i) read it: no panel without a question."""
-    untold = [p["title"] for p in COMMITTED[path]["panels"] if not p.get("description")]
-    assert untold == []
+def test_the_docs_page_lists_every_panel_as_built() -> None:
+    """docs/dashboards.md's tables are the model's titles and descriptions."""
+    text = (REPO / "docs" / "dashboards.md").read_text()
+    for model in build.dashboards():
+        for panel in model.panels:
+            assert f"| {panel.title} | {' '.join(panel.description.split())} |" in text
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_two_panels_overlap_and_ids_are_unique(name: str) -> None:
+    """Drawn where they are meant: Grafana's grid (rows included) and each Perses group."""
+
+    def cells(x: int, y: int, w: int, h: int) -> set[tuple[int, int]]:
+        assert x >= 0 and x + w <= 24, (x, w)
+        return {(i, j) for i in range(x, x + w) for j in range(y, y + h)}
+
+    taken: set[tuple[int, int]] = set()
+    ids = []
+    for p in GRAFANA[name]["panels"]:
+        g = p["gridPos"]
+        mine = cells(g["x"], g["y"], g["w"], g["h"])
+        assert not mine & taken, p["title"]
+        taken |= mine
+        ids += [p["id"], *(q["id"] for q in p.get("panels", []))]
+    assert len(ids) == len(set(ids)) and None not in ids
+    for layout in PERSES[name]["spec"]["layouts"]:
+        taken = set()
+        for item in layout["spec"]["items"]:
+            mine = cells(item["x"], item["y"], item["width"], item["height"])
+            assert not mine & taken, item["content"]
+            taken |= mine

@@ -38,7 +38,7 @@ def test_a_two_tier_host_runs_all_three() -> None:
 
 
 def _panel_expr(title: str) -> str:
-    doc = json.loads((REPO / "dashboards" / "hosts" / "os.json").read_text())
+    doc = json.loads((REPO / "dashboards" / "grafana" / "hosts" / "os.json").read_text())
     (panel,) = [p for p in doc["panels"] if p["title"] == title]
     (target,) = panel["targets"]
     assert target["legendFormat"] == "{{name}}"

@@ -28,7 +28,7 @@ import psutil
 import pytest
 
 from dashboards import fleet as fleet_dashboard
-from dashboards.layout import VARIABLES
+from dashboards.defaults import VARIABLES
 from tests.integration.fleet_helpers import fleet_environment, kill9, ports, webhook
 from tests.integration.helpers import eventually
 from wlmon.stack.components import COMPONENTS
@@ -204,7 +204,7 @@ def test_a_replica_killed_and_restarted_leaves_no_gap_and_no_double_notification
 def test_the_fleet_overview_has_a_row_per_sid_and_the_faulty_one_is_red(fleet) -> None:
     stack, _ = fleet
     # The sid variable every dashboard has, as Grafana asks Thanos query for it.
-    metric = VARIABLES[0][1].removeprefix("label_values(").split(",")[0]
+    metric = VARIABLES[0].matcher
     sids = _query_data(stack, "/api/v1/label/sid/values", **{"match[]": metric})
     assert sorted(sids) == ["BMK", "PRD", "TWO"]
     rows = {
@@ -221,7 +221,7 @@ def test_the_fleet_overview_has_a_row_per_sid_and_the_faulty_one_is_red(fleet) -
     red = next(
         c[2] for c in fleet_dashboard.columns() if c[0].lower().startswith("dispatcher wait")
     )
-    threshold = red["steps"][1]["value"]
+    threshold = red.limits[0]
     # TWO runs below its benchmark limit (the fleet file's users): healthy, like BMK.
     assert wait["PRD"] >= threshold > max(wait["BMK"], wait["TWO"]), wait
     alerts = next(v for k, v in rows.items() if k == "Firing alerts")

@@ -17,7 +17,8 @@ from tests.integration.helpers import eventually
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = {
-    d["uid"]: d for d in (json.loads(p.read_text()) for p in (REPO / "dashboards").rglob("*.json"))
+    d["uid"]: d
+    for d in (json.loads(p.read_text()) for p in (REPO / "dashboards" / "grafana").rglob("*.json"))
 }
 FOLDERS = {
     "wlmon-noc": "noc",

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from dashboards import forensics
+from dashboards import grafana as grafana_json
 from tests.integration.conftest import grafana, loki, url
 from tests.integration.helpers import (
     eventually,
@@ -177,7 +178,7 @@ def test_the_dashboard_run_picker_lists_the_run_with_its_window_from_influxdb(
     assert row["end_ms"] == _ms(finished_run["end"])
     assert row["steady_start_ms"] == _ms(finished_run["start"]) + 10_000
     for field in ("run_id", "start_ms", "end_ms"):
-        assert f"__data.fields.{field}" in forensics.OPEN_RUN
+        assert f"__data.fields.{field}" in grafana_json.url(forensics.OPEN_RUN)
     ids = [r["_value"] for r in query(forensics.RUN_IDS)]
     assert finished_run["id"] in ids
     assert finished_run["grafana_path"].startswith(
