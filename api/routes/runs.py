@@ -33,6 +33,8 @@ from api.services.workers import Rendered
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 NO_RUN = {404: "no run with this id"}
+# More runs than any database holds, and well inside SQLite's 64-bit integers.
+MAX_OFFSET = 1_000_000_000
 TopQuery = Annotated[int, Query(ge=1, le=1000, description="rows of the transaction profile")]
 IntervalQuery = Annotated[
     float, Query(gt=0, le=86400, description="the time profile's interval in seconds")
@@ -96,7 +98,10 @@ def list_runs(
     store: StoreDep,
     response: Response,
     limit: Annotated[int, Query(ge=1, le=1000, description="runs per page")] = 100,
-    offset: Annotated[int, Query(ge=0, description="runs to skip (newest first)")] = 0,
+    # Bounded: past SQLite's 64-bit integers an offset answered 500 (OverflowError).
+    offset: Annotated[
+        int, Query(ge=0, le=MAX_OFFSET, description="runs to skip (newest first)")
+    ] = 0,
 ) -> list[dict]:
     response.headers["X-Total-Count"] = str(store.runs.count())
     return runs.list_runs(store, limit, offset)
