@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
 import os
+import shutil
 import sqlite3
 import threading
 import time
@@ -66,6 +68,49 @@ COLUMNS = (
     "annotations",
     "forwarded_to_loki",
 )
+
+
+def is_full(exc: BaseException) -> bool:
+    """SQLite's SQLITE_FULL (the disk, or max_page_count) or the OS's ENOSPC. By the text
+    too: an error raised in a worker process reaches the API pickled, without its code."""
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or (
+            "database or disk is full" in str(exc)
+        )
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+# Room the cap leaves before a page of data no longer fits: with more free on the disk, the
+# cap, not the disk, refused the write.
+_DISK_SLACK = 1024 * 1024
+
+
+def limit_met(db_path: Path, max_bytes: int | None, exc: BaseException) -> str:
+    """Which limit refused a write (the cap and the setting that raises it, or the disk),
+    or the error itself when it is not one of room."""
+    if not is_full(exc):
+        return f"the API's database {db_path} failed a write: {exc}"
+    try:
+        free = shutil.disk_usage(db_path.parent).free
+    except OSError:
+        free = 0
+    if max_bytes is not None and free > _DISK_SLACK:
+        why = (
+            f"its size cap of {max_bytes} bytes is reached (WLMON_API_DB_MAX_BYTES; raise it, "
+            "or delete runs)"
+        )
+    else:
+        cap = f", cap WLMON_API_DB_MAX_BYTES={max_bytes}" if max_bytes is not None else ""
+        why = f"the disk is full ({free} bytes free{cap})"
+    return f"the API's database {db_path} cannot grow: {why}"
+
+
+def refusal(db_path: Path, max_bytes: int | None, exc: BaseException) -> str:
+    """What a refused write is answered with (API) or printed as (CLI)."""
+    return (
+        f"{limit_met(db_path, max_bytes, exc)}; nothing of this request was stored, what was "
+        "stored before is kept"
+    )
 
 
 def connect(path: Path, max_bytes: int | None, *, timeout: float = 5.0) -> sqlite3.Connection:

@@ -12,9 +12,7 @@ process from `wlmon_api_storage_write_failures_total`.
 
 from __future__ import annotations
 
-import errno
 import shutil
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +20,9 @@ from pathlib import Path
 from prometheus_client import REGISTRY, Gauge
 from prometheus_client.core import CounterMetricFamily, Metric
 
-from api.store import WriteFailures
+from api.store import WriteFailures, is_full, refusal
+
+__all__ = ["StorageHealth", "is_full", "refusal"]
 
 FREE_BYTES = Gauge(
     "wlmon_api_storage_free_bytes", "Free bytes on the filesystem of the API's database."
@@ -32,43 +32,6 @@ DEGRADED = Gauge(
     "1 while /healthz reports the API's storage degraded (a recent failed write, a nearly "
     "full disk), else 0.",
 )
-
-
-def is_full(exc: BaseException) -> bool:
-    """SQLite's SQLITE_FULL (the disk, or max_page_count) or the OS's ENOSPC."""
-    if isinstance(exc, sqlite3.Error):
-        return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or (
-            "database or disk is full" in str(exc)
-        )
-    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
-
-
-# Room the cap leaves before a page of data no longer fits: below it the cap, not the disk,
-# refused the write.
-_DISK_SLACK = 1024 * 1024
-
-
-def refusal(db_path: Path, max_bytes: int | None, exc: BaseException) -> str:
-    """What a refused write is answered with (API) or printed as (CLI): which limit was
-    met, and the setting that raises it."""
-    if not is_full(exc):
-        return f"the API's database {db_path} failed a write: {exc}"
-    try:
-        free = shutil.disk_usage(db_path.parent).free
-    except OSError:
-        free = 0
-    if max_bytes is not None and free > _DISK_SLACK:
-        why = (
-            f"its size cap of {max_bytes} bytes is reached (WLMON_API_DB_MAX_BYTES; raise it, "
-            "or delete runs)"
-        )
-    else:
-        cap = f", cap WLMON_API_DB_MAX_BYTES={max_bytes}" if max_bytes is not None else ""
-        why = f"the disk is full ({free} bytes free{cap})"
-    return (
-        f"the API's database {db_path} cannot grow: {why}; nothing of this request was "
-        "stored, what was stored before is kept"
-    )
 
 
 class StorageHealth:
