@@ -515,7 +515,7 @@ def store_end(
     *,
     halt: threading.Event | None = None,
     pending: Callable[[str, str], None] | None = None,
-    retry_s: float = END_RETRY_S,
+    retry_s: float | None = None,
 ) -> bool:
     """Store a run's end, whatever it takes: a run must not stay 'running' because its last
     write failed (issue 38: past the cap the driver died on SQLITE_FULL, the run stayed
@@ -526,6 +526,7 @@ def store_end(
     tried again every `retry_s` until the database takes it, `pending` told meanwhile, or
     until `halt` (the API stops: the next API ends the run). Every refusal is counted
     where /healthz and write_failures_total see it. True when stored."""
+    retry_s = END_RETRY_S if retry_s is None else retry_s
     while True:
         try:
             store.runs.finish(run_id, status, end, data, message)
