@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import psutil
 import typer
+from pydantic import ValidationError
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -30,7 +31,12 @@ PROFILE_HELP = "default: one SID, every server once; fleet: many SIDs, HA (docs/
 def _stack(profile: str) -> Stack:
     if profile not in PROFILES:
         fail(f"--profile: {profile!r} is not one of {', '.join(PROFILES)}")
-    return FleetStack() if profile == "fleet" else Stack()
+    try:
+        return FleetStack() if profile == "fleet" else Stack()
+    except ValidationError as exc:  # a WLMON_ setting: one line naming it, not a traceback
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        fail(f"{where + ': ' if where else ''}{first['msg'].removeprefix('Value error, ')}")
 
 
 stack_app = typer.Typer(help="Install and check the real servers wlmon runs.", no_args_is_help=True)
