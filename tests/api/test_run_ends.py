@@ -19,7 +19,14 @@ from api.runs.spec import RealtimeRunRequest
 from api.store import Store
 from tests.api.live_api import live_api
 from tests.api.test_realtime_runs import EXPORTER_TOKEN, _exporter_on
-from tests.api.test_storage_cap import CAP, PERFMON, ballast, fill, small_filesystem
+from tests.api.test_storage_cap import (  # noqa: F401 (the fixture applies here too)
+    CAP,
+    PERFMON,
+    _settings_read_afresh,
+    ballast,
+    fill,
+    small_filesystem,
+)
 from tests.integration.helpers import eventually
 from wlmon.cli import app as cli
 

@@ -13,13 +13,14 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
-from api.config import Settings
+from api.config import Settings, get_settings
 from api.main import create_app
 from api.store import Store
 from tests.api.test_health import _payload
@@ -32,13 +33,32 @@ AUTH = {"Authorization": "Bearer t"}
 runner = CliRunner()
 
 
+@pytest.fixture(autouse=True)
+def _settings_read_afresh():
+    """The CLI reads WLMON_API_* once per process (get_settings is cached): each test's
+    database and cap, not the previous test's."""
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
 def fill(store: Store) -> int:
-    """Notifications until the database refuses one (its cap or the disk): it is full to
-    the page; how many went in."""
+    """Notifications, then finished run rows (label 'filler'), until the database refuses
+    one (its cap or the disk): full to the page in both tables; how many rows went in."""
     n = 0
     with contextlib.suppress(sqlite3.OperationalError):
         while n < 100_000:
             store.add_notifications("filler", "g", [_alert(n)])
+            n += 1
+    now = datetime.now(UTC)
+    with contextlib.suppress(sqlite3.OperationalError):
+        while n < 200_000:
+            store._conn.execute(
+                "INSERT INTO runs (id, kind, status, scenario, label, start, end, ramp_up_s,"
+                " spec, created_at) VALUES (?, 'simulated', 'finished', 's', 'filler', ?, ?,"
+                " 0, '{}', ?)",
+                (f"filler{n}", now.isoformat(), now.isoformat(), now.isoformat()),
+            )
             n += 1
     return n
 
@@ -102,12 +122,13 @@ def test_imports_through_the_api_stop_at_the_cap_in_the_worker(tmp_path) -> None
 def test_a_fast_run_and_the_webhook_past_the_cap_are_507(tmp_path) -> None:
     db = tmp_path / "db.sqlite"
     fill(Store(db, CAP))
+    before = _runs(db)
     with TestClient(create_app(_capped(db, max_fast_run_s=600))) as client:
         r = client.post("/runs", json={"mode": "fast", "duration_s": 300}, headers=AUTH)
         _refused_by_the_cap(r)
         r = client.post("/alerts/webhook", json=_payload(10**6), headers=AUTH)
         _refused_by_the_cap(r)
-        assert client.get("/runs").json() == []
+        assert _runs(db) == before
         _degraded(client, failures=2)
     assert _db_bytes(db) <= CAP
 
@@ -118,6 +139,7 @@ def test_the_cli_stops_at_the_cap_and_the_api_hears_of_it(tmp_path) -> None:
     and counter see the refusals they met."""
     db = tmp_path / "db.sqlite"
     fill(Store(db, CAP))
+    before = _runs(db)
     env = os.environ | {"WLMON_API_DB_PATH": str(db), "WLMON_API_DB_MAX_BYTES": str(CAP)}
     proc = subprocess.run(
         [sys.executable, "-m", "wlmon", "import", "perfmon", str(PERFMON)],
@@ -138,7 +160,7 @@ def test_the_cli_stops_at_the_cap_and_the_api_hears_of_it(tmp_path) -> None:
     )
     assert fast.exit_code == 2, fast.output
     assert f"its size cap of {CAP} bytes is reached (WLMON_API_DB_MAX_BYTES" in fast.output
-    assert _runs(db) == 0
+    assert _runs(db) == before
     with TestClient(create_app(_capped(db))) as client:
         _degraded(client, failures=2)
     assert _db_bytes(db) <= CAP
@@ -197,3 +219,75 @@ def test_a_full_disk_is_a_507_a_cli_line_and_degraded(tmp_path) -> None:
             _degraded(client, failures=2)
         with contextlib.closing(sqlite3.connect(db)) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@contextlib.contextmanager
+def prometheus(tmp_path: Path, target: str) -> Iterator[str]:
+    """A real Prometheus on a free port scraping `target` (host:port) every second."""
+    import time
+
+    import httpx
+
+    from tests.api.live_api import free_port
+    from wlmon.stack.components import COMPONENTS
+
+    binary = COMPONENTS["prometheus"].path("prometheus")
+    if not binary.is_file():
+        pytest.skip(f"{binary} missing: run `wlmon stack install --only prometheus`")
+    conf = tmp_path / "prometheus.yml"
+    conf.write_text(
+        "global: {scrape_interval: 1s}\n"
+        f"scrape_configs: [{{job_name: sap, static_configs: [{{targets: ['{target}']}}]}}]\n"
+    )
+    port = free_port()
+    with (tmp_path / "prometheus.log").open("wb") as log:
+        proc = subprocess.Popen(
+            [
+                str(binary),
+                f"--config.file={conf}",
+                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+            ],
+            stdout=log,
+            stderr=log,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/-/ready", timeout=1).status_code == 200:
+                    break
+            assert proc.poll() is None and time.monotonic() < deadline, "Prometheus did not start"
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_a_real_time_run_past_the_cap_is_a_507_and_touches_nothing(tmp_path) -> None:
+    """Its row is stored before the driver starts: refused, the run does not start, the
+    exporter is not told anything, nothing is stored."""
+    from tests.api.test_realtime_runs import EXPORTER_TOKEN, _exporter_on
+
+    exporter = _exporter_on()
+    try:
+        with prometheus(tmp_path, f"127.0.0.1:{exporter.port}") as prom:
+            db = tmp_path / "db.sqlite"
+            fill(Store(db, CAP))
+            before = _runs(db)
+            settings = _capped(
+                db,
+                exporter_url=f"http://127.0.0.1:{exporter.port}",
+                exporter_token=EXPORTER_TOKEN,
+                prometheus_url=prom,
+            )
+            with TestClient(create_app(settings)) as client:
+                r = client.post("/runs", json={"mode": "realtime", "duration_s": 600}, headers=AUTH)
+                _refused_by_the_cap(r)
+                assert _runs(db) == before
+                _degraded(client, failures=1)
+        assert exporter.live.run_id == "" and exporter.sim.faults == ()
+    finally:
+        exporter.stop()
