@@ -29,7 +29,7 @@ from api.services.loki_forwarder import LokiForwarder
 from api.services.report_cache import ReportCache
 from api.services.storage import StorageHealth, is_full
 from api.services.workers import WorkerPool
-from api.store import Store
+from api.store import Database, Store
 from api.telemetry import RequestTimer, watch_loop_lag
 from exporters import __version__
 from exporters.thresholds import Thresholds
@@ -126,14 +126,18 @@ def create_app(
     # shutdown would break an app served again, as test clients do.)
     app = FastAPI(title=settings.title, version=__version__, lifespan=_lifespan)
     app.state.store = Store(settings.db_path, settings.db_max_bytes)
-    app.state.storage = StorageHealth(settings.db_path, settings.min_free_bytes)
+    app.state.storage = StorageHealth(
+        settings.db_path, settings.min_free_bytes, max_bytes=settings.db_max_bytes
+    )
     app.state.settings = settings
     app.state.thresholds = thresholds
     app.state.runbooks = read_runbooks_md
     app.state.live = LiveRuns()
     # Runs an earlier API left running: resumed, or ended `interrupted` with their data.
     app.state.live.recover(app.state.store, settings)
-    app.state.pool = WorkerPool(settings.db_path, settings.workers, settings.worker_queue)
+    app.state.pool = WorkerPool(
+        Database(settings.db_path, settings.db_max_bytes), settings.workers, settings.worker_queue
+    )
     app.state.report_cache = ReportCache(settings.report_cache_bytes)
     app.state.forwarder = LokiForwarder(app.state.store, settings)
 

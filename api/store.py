@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import logging
+import os
+import shutil
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -65,18 +70,200 @@ COLUMNS = (
 )
 
 
+def is_full(exc: BaseException) -> bool:
+    """SQLite's SQLITE_FULL (the disk, or max_page_count) or the OS's ENOSPC. By the text
+    too: an error raised in a worker process reaches the API pickled, without its code."""
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or (
+            "database or disk is full" in str(exc)
+        )
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+# Room the cap leaves before a page of data no longer fits: with more free on the disk, the
+# cap, not the disk, refused the write.
+_DISK_SLACK = 1024 * 1024
+
+
+def limit_met(db_path: Path, max_bytes: int | None, exc: BaseException) -> str:
+    """Which limit refused a write (the cap and the setting that raises it, or the disk),
+    or the error itself when it is not one of room."""
+    if not is_full(exc):
+        return f"the API's database {db_path} failed a write: {exc}"
+    try:
+        free = shutil.disk_usage(db_path.parent).free
+    except OSError:
+        free = 0
+    if max_bytes is not None and free > _DISK_SLACK:
+        why = (
+            f"its size cap of {max_bytes} bytes is reached (WLMON_API_DB_MAX_BYTES; raise it, "
+            "or delete runs)"
+        )
+    else:
+        cap = f", cap WLMON_API_DB_MAX_BYTES={max_bytes}" if max_bytes is not None else ""
+        why = f"the disk is full ({free} bytes free{cap})"
+    return f"the API's database {db_path} cannot grow: {why}"
+
+
+def refusal(db_path: Path, max_bytes: int | None, exc: BaseException) -> str:
+    """What a refused write is answered with (API) or printed as (CLI)."""
+    return (
+        f"{limit_met(db_path, max_bytes, exc)}; nothing of this request was stored, what was "
+        "stored before is kept"
+    )
+
+
+def connect(path: Path, max_bytes: int | None, *, timeout: float = 5.0) -> sqlite3.Connection:
+    """The one way any process (the API, its workers, the CLI, their threads) opens the
+    runs database: the same pragmas everywhere, and the size cap on every connection.
+
+    SQLite's `max_page_count` holds per connection and is not stored in the file: a
+    connection opened without it grew the database past WLMON_API_DB_MAX_BYTES (issue 38:
+    4 MiB cap, 8.56 MB file, written by the workers and `wlmon run --fast`). Past the cap
+    a write fails with SQLITE_FULL, exactly as on a full disk, and rolls back."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=timeout)
+    # WAL lets readers go on beside a writer; set once per file (it is persistent), asked
+    # first so a connection that must not wait (timeout 0) takes no lock for it.
+    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        conn.execute("PRAGMA journal_mode=WAL")
+    # In WAL mode NORMAL still survives a crash of the process (not of the machine) and
+    # spares a sync of the disk on every commit: one per webhook call.
+    conn.execute("PRAGMA synchronous=NORMAL")
+    if max_bytes is not None:
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {max(1, max_bytes // page)}")
+    return conn
+
+
+@dataclass(frozen=True)
+class Database:
+    """Where the runs database is and how large it may grow: what a process that opens it
+    (a worker, the CLI) is given, so none opens it without the cap."""
+
+    path: Path
+    max_bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class FailureRecord:
+    count: int = 0  # writes refused since the database was created, by any process
+    failed_at: float = 0.0  # wall clock of the last one (0: never)
+    ok_at: float = 0.0  # wall clock of the last write known to succeed after it
+    message: str = ""
+
+
+class WriteFailures:
+    """Failed writes to the database, kept beside it in a file every process shares: the
+    API's /healthz and its `write_failures_total` count a refusal met by a worker, by the
+    CLI or by a run's driver as well as its own.
+
+    One record of RECORD_BYTES, allocated when the database is opened and rewritten in
+    place (under an exclusive lock): updating it needs no new block, so it is still
+    written when the disk itself is full."""
+
+    RECORD_BYTES = 4096
+
+    def __init__(self, db_path: Path) -> None:
+        self.path = db_path.with_name(db_path.name + ".write-failures")
+        self._seen: tuple[int, FailureRecord] | None = None
+
+    def allocate(self) -> None:
+        """Create the record if there is none (at open, while there is room)."""
+        try:
+            with open(self.path, "xb") as f:
+                f.write(self._encode(FailureRecord()))
+        except FileExistsError:
+            pass
+        except OSError as exc:  # the failures will be seen by the process that meets them
+            log.warning("cannot create %s: %s", self.path, exc)
+
+    @classmethod
+    def _encode(cls, rec: FailureRecord) -> bytes:
+        doc = {"count": rec.count, "failed_at": rec.failed_at, "ok_at": rec.ok_at}
+        doc["message"] = rec.message[: cls.RECORD_BYTES - 200]
+        raw = json.dumps(doc).encode()
+        while len(raw) > cls.RECORD_BYTES - 1:  # non-ASCII escapes grow the message
+            doc["message"] = doc["message"][: len(doc["message"]) // 2]
+            raw = json.dumps(doc).encode()
+        return raw.ljust(cls.RECORD_BYTES - 1) + b"\n"
+
+    @staticmethod
+    def _decode(raw: bytes) -> FailureRecord:
+        try:
+            doc = json.loads(raw.decode() or "{}")
+            return FailureRecord(
+                int(doc.get("count", 0)),
+                float(doc.get("failed_at", 0.0)),
+                float(doc.get("ok_at", 0.0)),
+                str(doc.get("message", "")),
+            )
+        except (ValueError, UnicodeDecodeError):
+            return FailureRecord()
+
+    def _update(self, change) -> FailureRecord | None:
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            log.warning("cannot open %s: %s", self.path, exc)
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            old = self._decode(os.pread(fd, self.RECORD_BYTES, 0))
+            new = change(old)
+            if new is not None and new != old:
+                os.pwrite(fd, self._encode(new), 0)
+            return new or old
+        except OSError as exc:
+            log.warning("cannot update %s: %s", self.path, exc)
+            return None
+        finally:
+            os.close(fd)
+
+    def record(self, message: str) -> None:
+        """A write was refused (any process): counted, and the API turns degraded."""
+        now = time.time()
+        self._update(lambda r: FailureRecord(r.count + 1, now, r.ok_at, message))
+
+    def ok(self) -> None:
+        """A write went through: the storage takes data again. Cheap when nothing failed
+        since (one stat of the record), as it follows every webhook insert."""
+        rec = self.read()
+        if rec.failed_at <= rec.ok_at:
+            return
+        now = time.time()
+        self._update(
+            lambda r: (
+                FailureRecord(r.count, r.failed_at, now, r.message)
+                if r.failed_at > r.ok_at
+                else None
+            )
+        )
+
+    def read(self) -> FailureRecord:
+        try:
+            mtime = os.stat(self.path).st_mtime_ns
+        except OSError:
+            return FailureRecord()
+        if self._seen is not None and self._seen[0] == mtime:
+            return self._seen[1]
+        try:
+            with open(self.path, "rb") as f:
+                rec = self._decode(f.read(self.RECORD_BYTES))
+        except OSError:
+            return FailureRecord()
+        self._seen = (mtime, rec)
+        return rec
+
+
 class Store:
     """One SQLite file; a lock serialises writers (FastAPI runs sync routes in threads)."""
 
     def __init__(self, path: Path, max_bytes: int | None = None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn = connect(path, max_bytes)
         self.max_bytes = max_bytes
-        self._cap(self._conn)
-        # In WAL mode NORMAL still survives a crash of the process (not of the machine) and
-        # spares a sync of the disk on every commit: one per webhook call.
-        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self.failures = WriteFailures(path)
+        self.failures.allocate()
         self._lock = threading.Lock()
         with self._lock:
             self._conn.executescript(SCHEMA)
@@ -86,12 +273,13 @@ class Store:
         self._fast_lock = threading.Lock()
         self._checkpointer: sqlite3.Connection | None = None
 
-    def _cap(self, conn: sqlite3.Connection) -> None:
-        """The size cap, per connection: past it a write fails with SQLITE_FULL, exactly
-        as on a full disk."""
-        if self.max_bytes is not None:
-            page = conn.execute("PRAGMA page_size").fetchone()[0]
-            conn.execute(f"PRAGMA max_page_count = {max(1, self.max_bytes // page)}")
+    @classmethod
+    def open(cls, db: Database) -> Store:
+        return cls(db.path, db.max_bytes)
+
+    @property
+    def database(self) -> Database:
+        return Database(self.path, self.max_bytes)
 
     def add_notifications(self, receiver: str, group_key: str, alerts: Iterable[dict]) -> list[int]:
         """All alerts of one webhook call, in one transaction: all stored or none."""
@@ -114,11 +302,7 @@ class Store:
         try:
             if self._fast is None:
                 # timeout 0: SQLITE_BUSY at once instead of sleeping in the busy handler.
-                self._fast = sqlite3.connect(
-                    self.path, check_same_thread=False, isolation_level=None, timeout=0
-                )
-                self._fast.execute("PRAGMA synchronous=NORMAL")
-                self._cap(self._fast)
+                self._fast = connect(self.path, self.max_bytes, timeout=0)
                 self._fast.execute("PRAGMA wal_autocheckpoint=0")
             # IMMEDIATE takes the write lock first, or fails before any work.
             return _insert_notifications(self._fast, "BEGIN IMMEDIATE", receiver, group_key, alerts)
@@ -148,9 +332,7 @@ class Store:
         """Copy the WAL's pages into the database file without waiting for anyone
         (PASSIVE), on a connection of its own: from a thread, away from the requests."""
         if self._checkpointer is None:
-            self._checkpointer = sqlite3.connect(
-                self.path, check_same_thread=False, isolation_level=None
-            )
+            self._checkpointer = connect(self.path, self.max_bytes)
         self._checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
 
     def checkpoint_until(self, stop: threading.Event, every_s: float = 2.0) -> None:

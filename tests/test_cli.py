@@ -355,21 +355,14 @@ def _state_with_a_running_run(tmp_path: Path) -> str:
     )
 
 
-def test_down_asks_before_ending_a_run_in_progress(tmp_path) -> None:
-    """Issue 26: `wlmon down` stopped the API mid-run without a word."""
-    run_id = _state_with_a_running_run(tmp_path)
-    env = {"WLMON_STATE_DIR": str(tmp_path)}
-    refused = runner.invoke(app, ["down"], env=env, input="n\n")
-    assert refused.exit_code == 2
-    said = " ".join(refused.output.split())
-    assert f"1 real-time run(s) in progress: {run_id} (night test)" in said
-    assert "wlmon down --force" in said
-    no_terminal = runner.invoke(app, ["down"], env=env)  # nothing to answer with
-    assert no_terminal.exit_code == 2
-    agreed = runner.invoke(app, ["down"], env=env, input="y\n")
-    assert agreed.exit_code == 0 and "nothing was running" in agreed.output
-    forced = runner.invoke(app, ["down", "--force"], env=env)
-    assert forced.exit_code == 0 and "in progress" not in forced.output
+def test_down_does_not_wait_on_a_run_no_api_drives(tmp_path) -> None:
+    """Issue 38: a run stored as running with no API to drive it (a crash, a driver gone)
+    kept `wlmon down` refusing; the next `wlmon up` resumes or ends it. The question while
+    the stack's API does drive one: tests/api/test_run_ends.py."""
+    _state_with_a_running_run(tmp_path)
+    result = runner.invoke(app, ["down"], env={"WLMON_STATE_DIR": str(tmp_path)})
+    assert result.exit_code == 0, result.output
+    assert "in progress" not in result.output and "nothing was running" in result.output
 
 
 def test_down_without_a_run_in_progress_does_not_ask(tmp_path) -> None:

@@ -33,6 +33,8 @@ from api.services.workers import Rendered
 
 router = APIRouter(prefix="/runs", tags=["runs"])
 NO_RUN = {404: "no run with this id"}
+# More runs than any database holds, and well inside SQLite's 64-bit integers.
+MAX_OFFSET = 1_000_000_000
 TopQuery = Annotated[int, Query(ge=1, le=1000, description="rows of the transaction profile")]
 IntervalQuery = Annotated[
     float, Query(gt=0, le=86400, description="the time profile's interval in seconds")
@@ -94,12 +96,16 @@ async def create_run(
 )
 def list_runs(
     store: StoreDep,
+    live: LiveDep,
     response: Response,
     limit: Annotated[int, Query(ge=1, le=1000, description="runs per page")] = 100,
-    offset: Annotated[int, Query(ge=0, description="runs to skip (newest first)")] = 0,
+    # Bounded: past SQLite's 64-bit integers an offset answered 500 (OverflowError).
+    offset: Annotated[
+        int, Query(ge=0, le=MAX_OFFSET, description="runs to skip (newest first)")
+    ] = 0,
 ) -> list[dict]:
     response.headers["X-Total-Count"] = str(store.runs.count())
-    return runs.list_runs(store, limit, offset)
+    return [live.view(r) for r in runs.list_runs(store, limit, offset)]
 
 
 @router.get(
@@ -148,8 +154,8 @@ async def compare_runs(
     summary="One run",
     responses=refusals(NO_RUN),
 )
-def get_run(run_id: str, store: StoreDep) -> dict:
-    return runs.get_run(store, run_id)
+def get_run(run_id: str, store: StoreDep, live: LiveDep) -> dict:
+    return live.view(runs.get_run(store, run_id))
 
 
 @router.delete(
@@ -170,11 +176,15 @@ def delete_run(run_id: str, store: StoreDep) -> dict:
     response_model=Run,
     response_model_exclude_unset=True,
     dependencies=[WriteAuth],
-    summary="End a real-time run early; its window so far is still read and reported",
-    responses=refusals({**NO_RUN, 409: "the run is not driving the exporter"}, write=True),
+    summary="End a run not finished: a real-time run early (its window so far is still read "
+    "and reported), one no thread drives at once",
+    responses=refusals(
+        {**NO_RUN, 409: "the run has ended", 507: "the database refused the write (full)"},
+        write=True,
+    ),
 )
-def cancel_run(run_id: str, store: StoreDep, live: LiveDep) -> dict:
-    return live.cancel(store, run_id)
+def cancel_run(run_id: str, store: StoreDep, settings: SettingsDep, live: LiveDep) -> dict:
+    return live.cancel(store, settings, run_id)
 
 
 @router.get(

@@ -11,9 +11,10 @@ model.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -25,12 +26,16 @@ from api.runs.fromprom import PrometheusError, read_window, scrape_interval_s
 from api.runs.gaps import describe as describe_gaps
 from api.runs.record import fault_windows
 from api.runs.spec import RealtimeRunRequest
+from api.store import limit_met
 from exporters.control import ControlChange
 from exporters.model.catalog import Catalog, ConfigError
 
 log = logging.getLogger(__name__)
 SCRAPES_PER_STEP = 3
 ALIVE_EVERY_S = 2.0
+# A run's end that the database refused (its cap, a full disk) is written again this often
+# until it goes through (room made: runs deleted, the disk cleaned) or the API stops.
+END_RETRY_S = 5.0
 
 
 class ExporterError(RuntimeError):
@@ -257,6 +262,9 @@ class RealtimeRun(threading.Thread):
         self.check_every_s = min(plan.wall_step_s, self.lease_s / 3)
         self.gaps = ExporterGaps()
         self._alive_at: datetime | None = None
+        # (status, message) of a run that has ended but whose end the database has not
+        # taken yet: what GET /runs/{id} answers meanwhile (api/services/live.py).
+        self.pending: tuple[str, str] | None = None
 
     @property
     def run_id(self) -> str:
@@ -394,14 +402,43 @@ class RealtimeRun(threading.Thread):
         except Exception as exc:  # the run is recorded as failed, with why
             log.exception("run %s failed", self.run_id)
             status = "failed"
-            notes.append(str(exc))
-        notes.extend(self.gaps.notes(datetime.now(UTC)))
-        end = min(datetime.now(UTC), self._at(req.duration_s))
+            notes.append(self._why(exc))
         try:
-            self.control.apply(ControlChange(**plan.restore, run_id=""))
-        except ExporterError as exc:
-            notes.append(f"the exporter was not restored: {exc}")
-        conclude(self.store, self.settings, self.run_row, plan, status, notes, end, ann, req.faults)
+            notes.extend(self.gaps.notes(datetime.now(UTC)))
+            end = min(datetime.now(UTC), self._at(req.duration_s))
+            try:
+                self.control.apply(ControlChange(**plan.restore, run_id=""))
+            except ExporterError as exc:
+                notes.append(f"the exporter was not restored: {exc}")
+        except Exception as exc:  # nothing may keep the run from ending
+            log.exception("run %s: ending it failed", self.run_id)
+            status, end = "failed", datetime.now(UTC)
+            notes.append(f"ending the run failed: {exc}")
+        conclude(
+            self.store,
+            self.settings,
+            self.run_row,
+            plan,
+            status,
+            notes,
+            end,
+            ann,
+            req.faults,
+            halt=self._halt,
+            pending=self._pending,
+        )
+
+    def _why(self, exc: Exception) -> str:
+        """A failure's true reason: a write the database refused names the limit met, and
+        is counted where /healthz and write_failures_total see it."""
+        if isinstance(exc, sqlite3.Error | OSError):
+            why = limit_met(self.store.path, self.store.max_bytes, exc)
+            self.store.failures.record(why)
+            return f"a write of the run's progress was refused: {why}"
+        return f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
+
+    def _pending(self, status: str, message: str) -> None:
+        self.pending = (status, message)
 
 
 def conclude(
@@ -414,13 +451,21 @@ def conclude(
     end: datetime,
     ann: RunAnnotations,
     faults: Sequence = (),
+    *,
+    halt: threading.Event | None = None,
+    pending: Callable[[str, str], None] | None = None,
 ) -> None:
     """End a run: the end event, its window read back from Prometheus (when it reached its
     steady state and did not fail), its status and notes stored with the data; `faults`:
-    the plan's faults, kept in the record as its fault windows."""
+    the plan's faults, kept in the record as its fault windows. The end is stored whatever
+    fails on the way (`store_end`)."""
     start = datetime.fromisoformat(run["start"])
     steady_at = start + timedelta(seconds=plan.wall(run["ramp_up_s"]))
-    ann.end(status, "; ".join(notes), start, steady_at, end)
+    try:
+        ann.end(status, "; ".join(notes), start, steady_at, end)
+    except Exception as exc:  # a side write: the run's own record matters more
+        log.exception("run %s: the end event failed", run["id"])
+        notes.append(f"the end event was not written: {exc}")
     data = None
     if status != "failed" and (end - steady_at).total_seconds() >= plan.wall_step_s:
         # Let Prometheus scrape the run's last interval before reading it back (a run ended
@@ -447,9 +492,58 @@ def conclude(
         except PrometheusError as exc:
             status = "failed" if status != "interrupted" else status
             notes.append(str(exc))
+        except Exception as exc:  # a bug reading the window must not leave it running
+            log.exception("run %s: reading its window failed", run["id"])
+            status = "failed" if status != "interrupted" else status
+            notes.append(f"reading its window failed: {type(exc).__name__}: {exc}")
     elif status != "failed":
         notes.append("ended before its steady state: no data")
     try:
-        store.runs.finish(run["id"], status, end, data, "; ".join(notes + ann.failures))
+        message = "; ".join(notes + ann.failures)
+        store_end(store, run["id"], status, end, data, message, halt=halt, pending=pending)
     finally:
         ann.close()
+
+
+def store_end(
+    store,
+    run_id: str,
+    status: str,
+    end: datetime,
+    data,
+    message: str,
+    *,
+    halt: threading.Event | None = None,
+    pending: Callable[[str, str], None] | None = None,
+    retry_s: float | None = None,
+) -> bool:
+    """Store a run's end, whatever it takes: a run must not stay 'running' because its last
+    write failed (issue 38: past the cap the driver died on SQLITE_FULL, the run stayed
+    running, cancel answered 409 and `wlmon down` waited on it until a restart).
+
+    Refused with its data, the run ends `failed` without it, naming the limit met (what was
+    recorded before stays: the row, the window in Prometheus). Refused even so, the same is
+    tried again every `retry_s` until the database takes it, `pending` told meanwhile, or
+    until `halt` (the API stops: the next API ends the run). Every refusal is counted
+    where /healthz and write_failures_total see it. True when stored."""
+    retry_s = END_RETRY_S if retry_s is None else retry_s
+    while True:
+        try:
+            store.runs.finish(run_id, status, end, data, message)
+        except (sqlite3.Error, OSError) as exc:
+            why = limit_met(store.path, store.max_bytes, exc)
+            store.failures.record(why)
+            log.error("run %s: its end was not stored: %s", run_id, why)
+            if data is not None or status != "failed":
+                data, status = None, "failed"
+                message = "; ".join(filter(None, [message, f"its end was refused: {why}"]))
+                continue
+            if pending is not None:
+                pending(status, message)
+            if halt is not None and halt.wait(retry_s):
+                return False
+            if halt is None:
+                time.sleep(retry_s)
+            continue
+        store.failures.ok()
+        return True

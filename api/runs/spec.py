@@ -157,7 +157,9 @@ class ExternalRunRequest(BaseModel):
     sid: str = Field(default="BMK", pattern=SID_PATTERN, description="SAP system ID, e.g. BMK")
     start: Moment
     end: Moment
-    ramp_up_s: Seconds = Field(default=0.0, ge=0)
+    # Shorter than the window, which Prometheus answers in at most MAX_WINDOW_POINTS steps
+    # of at most an hour: a bound in the schema too, so no number reaches arithmetic unchecked.
+    ramp_up_s: Seconds = Field(default=0.0, ge=0, le=MAX_WINDOW_POINTS * 3600)
     resolution_s: Seconds | None = Field(
         default=None,
         ge=1,

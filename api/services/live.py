@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from datetime import UTC, datetime
 
@@ -18,6 +19,7 @@ from api.runs.realtime import (
     RealtimeRun,
     conclude,
     prepare,
+    store_end,
 )
 from api.runs.spec import RealtimeRunRequest
 from api.services.errors import Conflict, Invalid, Unreachable
@@ -49,10 +51,35 @@ class LiveRuns:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._driver: RealtimeRun | None = None
+        # Drivers of runs that have ended but whose end the database has not taken yet
+        # (full): they no longer drive the exporter, and write the end when room comes.
+        self._ending: dict[str, RealtimeRun] = {}
 
     def _busy(self) -> RealtimeRun | None:
         driver = self._driver
-        return driver if driver is not None and driver.is_alive() else None
+        if driver is None or not driver.is_alive() or driver.pending is not None:
+            return None
+        return driver
+
+    def _ended_unstored(self, run_id: str) -> RealtimeRun | None:
+        for driver in (self._driver, *self._ending.values()):
+            if (
+                driver is not None
+                and driver.run_id == run_id
+                and driver.is_alive()
+                and driver.pending is not None
+            ):
+                return driver
+        return None
+
+    def view(self, run: dict) -> dict:
+        """A run as it is: one that has ended but whose end waits for room in the database
+        is answered with that end, saying it is not stored yet."""
+        if run.get("status") != "running" or (driver := self._ended_unstored(run["id"])) is None:
+            return run
+        status, message = driver.pending or ("failed", "")
+        note = "not stored yet: the database refuses the write; retried until it has room"
+        return {**run, "status": status, "message": f"{message} ({note})"}
 
     def start(self, store: Store, settings: Settings, req: RealtimeRunRequest) -> dict:
         """Check the plan against the live exporter, store the run as running and start the
@@ -68,6 +95,9 @@ class LiveRuns:
                 raise Invalid(str(exc)) from exc
             except (ExporterError, PrometheusError) as exc:
                 raise Unreachable(str(exc)) from exc
+            if self._driver is not None and self._driver.is_alive():
+                self._ending[self._driver.run_id] = self._driver  # ended, end unstored
+            self._ending = {k: d for k, d in self._ending.items() if d.is_alive()}
             spec = req.model_dump(mode="json") | plan.stored()
             run_id = store.runs.begin(
                 kind="realtime",
@@ -83,23 +113,47 @@ class LiveRuns:
             self._driver.start()
         return run
 
-    def cancel(self, store: Store, run_id: str) -> dict:
-        """End the run early; its window so far is still read and reported."""
+    def cancel(self, store: Store, settings: Settings, run_id: str) -> dict:
+        """End the run early; its window so far is still read and reported. A run stored as
+        running that no thread drives (its driver gone) is ended here and now, `cancelled`,
+        saying so: any run not finished can be cancelled."""
         run = get_run(store, run_id)
         busy = self._busy()
-        if busy is None or busy.run_id != run_id:
+        if busy is not None and busy.run_id == run_id:
+            busy.cancel()
+            return run
+        if (ended := self._ended_unstored(run_id)) is not None:
+            status = (ended.pending or ("failed", ""))[0]
+            raise Conflict(
+                f"run {run_id} has ended ({status}); its end waits for room to be stored"
+            )
+        if run["status"] != "running":
             raise Conflict(f"run {run_id} is {run['status']}")
-        busy.cancel()
-        return run
+        now = datetime.now(UTC)
+        notes = [*filter(None, [run["message"]])]
+        notes.append(f"cancelled through the API at {_hms(now)} UTC; no driver was running it")
+        if run["kind"] == "realtime":
+            notes.extend(_release(settings, run_id, LivePlan.from_spec(_spec(store, run_id))))
+        end = min(now, datetime.fromisoformat(run["end"]))
+        store.runs.finish(run_id, "cancelled", end, None, "; ".join(notes))
+        store.failures.ok()
+        return get_run(store, run_id)
 
     def shutdown(self, store: Store) -> None:
         """The API stops on purpose: the run in progress is marked as stopped (not failed)
         and left 'running', the exporter holding its plan under its lease; the next API
         resumes it or ends it `interrupted`, saying it was a planned stop."""
         with self._lock:
+            for driver in self._ending.values():
+                driver.halt(timeout=1.0)  # an end still unstored: the next API ends the run
             if (busy := self._busy()) is None:
+                if self._driver is not None:
+                    self._driver.halt(timeout=1.0)
                 return
-            store.runs.stopped(busy.run_id, datetime.now(UTC), planned_stop(datetime.now(UTC)))
+            try:
+                store.runs.stopped(busy.run_id, datetime.now(UTC), planned_stop(datetime.now(UTC)))
+            except (sqlite3.Error, OSError) as exc:  # the next API calls it a crash
+                log.error("run %s: its planned stop was not stored: %s", busy.run_id, exc)
             busy.halt()
 
     def recover(self, store: Store, settings: Settings) -> threading.Thread | None:
@@ -148,6 +202,11 @@ class LiveRuns:
         return thread
 
 
+def _spec(store: Store, run_id: str) -> dict:
+    run = next((r for r in store.runs.left_running() if r["id"] == run_id), None)
+    return run["spec"] if run is not None else {}
+
+
 def _plan_of(run: dict) -> tuple[RealtimeRunRequest | None, LivePlan | None]:
     """The request and plan a real-time run was started with; (None, None) when the run
     is of another kind or was stored before plans were kept."""
@@ -173,7 +232,7 @@ def _end_interrupted(
         if run["kind"] == "realtime":
             notes.extend(_release(settings, run["id"], plan))
         if plan is None:
-            store.runs.finish(run["id"], "interrupted", end, None, "; ".join(notes))
+            store_end(store, run["id"], "interrupted", end, None, "; ".join(notes))
             continue
         req = _plan_of(run)[0]
         ann = RunAnnotations(settings, run)

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from prometheus_client import Counter
 
 from api.config import Settings
-from api.store import Store
+from api.store import Store, is_full, limit_met
 
 log = logging.getLogger(__name__)
 
@@ -44,5 +44,7 @@ def prune_until(store: Store, settings: Settings, stop: threading.Event) -> None
             prune(store, settings)
         except Exception as exc:  # a full disk, a locked file: the next round tries again
             log.warning("retention pass failed: %s", exc)
+            if is_full(exc):  # a refused write, counted as the requests' are
+                store.failures.record(limit_met(store.path, store.max_bytes, exc))
         if stop.wait(settings.retention_interval_s):
             return

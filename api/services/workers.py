@@ -34,7 +34,7 @@ from api.schemas import CheckResult, Comparison, Report
 from api.services import checks, imports, reports, runs
 from api.services.errors import ServiceError
 from api.services.import_limits import ImportLimits
-from api.store import Store
+from api.store import Database, Store
 from exporters.thresholds import Thresholds
 
 ReportFormat = Literal["json", "html"]
@@ -57,8 +57,9 @@ class Rendered:
 
 # --- in the worker process -----------------------------------------------------------------
 
-# One connection per database file and worker process, opened on its first job.
-_stores: dict[Path, Store] = {}
+# One connection per database and worker process, opened on its first job, with the API's
+# cap (Database carries it: a worker opening the file without it grew it past the cap).
+_stores: dict[Database, Store] = {}
 
 
 # Workers yield the CPU to the API process: on a machine with as many cores as workers, an
@@ -85,18 +86,18 @@ def _watch_parent(parent: int) -> None:
     threading.Thread(target=watch, name="wlmon-worker-watch", daemon=True).start()
 
 
-def _store(db_path: Path) -> Store:
-    if db_path not in _stores:
-        _stores[db_path] = Store(db_path)
-    return _stores[db_path]
+def _store(db: Database) -> Store:
+    if db not in _stores:
+        _stores[db] = Store.open(db)
+    return _stores[db]
 
 
-def record_fast(db_path: Path, spec: RunSpec) -> dict:
-    return runs.record_fast(_store(db_path), spec)
+def record_fast(db: Database, spec: RunSpec) -> dict:
+    return runs.record_fast(_store(db), spec)
 
 
 def import_st03(
-    db_path: Path,
+    db: Database,
     upload: Path,
     label: str,
     limits: ImportLimits,
@@ -105,17 +106,17 @@ def import_st03(
     """Import the uploaded file the API spooled to disk, streamed from there."""
     limits.check_rows(upload)
     with upload.open("rb") as source:
-        return imports.store_st03(_store(db_path), source, label, options)
+        return imports.store_st03(_store(db), source, label, options)
 
 
-def import_perfmon(db_path: Path, upload: Path, label: str, limits: ImportLimits) -> dict:
+def import_perfmon(db: Database, upload: Path, label: str, limits: ImportLimits) -> dict:
     limits.check_rows(upload)
     with upload.open("rb") as source:
-        return imports.store_perfmon(_store(db_path), source, label)
+        return imports.store_perfmon(_store(db), source, label)
 
 
 def render_report(
-    db_path: Path,
+    db: Database,
     thresholds: Thresholds,
     run_id: str,
     fmt: ReportFormat,
@@ -123,7 +124,7 @@ def render_report(
 ) -> Rendered:
     """The report as the route would send it: JSON validated against the answer model once
     here (so a cached copy costs nothing per request), or the HTML page."""
-    store = _store(db_path)
+    store = _store(db)
     if fmt == "html":
         page = reports.page(store, run_id, thresholds, **options)
         body, media_type = page.encode(), "text/html; charset=utf-8"
@@ -141,7 +142,7 @@ def _rendered(body: bytes, media_type: str = "application/json") -> Rendered:
 
 
 def render_compare(
-    db_path: Path,
+    db: Database,
     thresholds: Thresholds,
     base: str,
     new: str,
@@ -150,7 +151,7 @@ def render_compare(
     options: dict[str, float] | None = None,
 ) -> Rendered:
     """GET /runs/compare's answer: two reports and their comparison, one worker job."""
-    store, options = _store(db_path), options or {}
+    store, options = _store(db), options or {}
     if fmt == "html":
         page = reports.compare_page(store, base, new, thresholds, tolerances, **options)
         return _rendered(page.encode(), "text/html; charset=utf-8")
@@ -159,10 +160,10 @@ def render_compare(
 
 
 def render_check(
-    db_path: Path, thresholds: Thresholds, run_id: str, sla: str, baseline: str | None
+    db: Database, thresholds: Thresholds, run_id: str, sla: str, baseline: str | None
 ) -> Rendered:
     """A check's verdicts (the run's report, the baseline's, the SLA's bounds)."""
-    doc = checks.check(_store(db_path), run_id, thresholds, sla, baseline)
+    doc = checks.check(_store(db), run_id, thresholds, sla, baseline)
     return _rendered(CheckResult.model_validate(doc).model_dump_json().encode())
 
 
@@ -173,8 +174,8 @@ class WorkerPool:
     """Processes started on the first job (an app that never needs one starts none) and
     stopped with the app; a pool whose process died is replaced on the next job."""
 
-    def __init__(self, db_path: Path, workers: int, queue: int) -> None:
-        self.db_path = Path(db_path)
+    def __init__(self, db: Database, workers: int, queue: int) -> None:
+        self.db = db
         self.workers = workers
         self.capacity = workers + queue
         self._lock = threading.Lock()
@@ -217,7 +218,7 @@ class WorkerPool:
         _stop(executor)
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """`fn(db_path, *args)` in a worker; its result, or the ServiceError it raised. The
+        """`fn(db, *args)` in a worker; its result, or the ServiceError it raised. The
         slot is held until the job ends, even when the client gives up waiting."""
         return await self._submit(self._take_slot(), fn, args)
 
@@ -244,7 +245,7 @@ class WorkerPool:
         self, executor: ProcessPoolExecutor, fn: Callable[..., Any], args: tuple
     ) -> Any:
         try:
-            future = executor.submit(fn, self.db_path, *args)
+            future = executor.submit(fn, self.db, *args)
         except BaseException:
             self._release()
             raise

@@ -137,3 +137,26 @@ def test_a_90_s_influxdb_outage_leaves_no_hole(stack: Stack) -> None:
     )
     assert points[0] <= window[0] + 3 * interval and points[-1] >= window[1] - 3 * interval
     assert len(points) >= (window[1] - window[0]) / interval * 0.9
+
+
+def test_influxdb_debug_endpoints_are_not_open(influxd: Service) -> None:
+    """Issue 38: /debug/pprof/ and /debug/vars answered anyone (InfluxDB 1.8.10's defaults
+    pprof-enabled = true, pprof-auth-enabled = false; before: 200 for both)."""
+    admin = ("wlmon-admin", "debug-test-password")
+    _prepare_influxdb(influxd, user=admin[0], password=admin[1], retention="30d")
+    seen = {
+        path: httpx.get(f"{influxd.url}{path}", timeout=10).status_code
+        for path in ("/debug/pprof/", "/debug/pprof/heap", "/debug/vars", "/debug/requests")
+    }
+    print("without credentials:", seen)
+    assert seen == {
+        "/debug/pprof/": 404,
+        "/debug/pprof/heap": 404,
+        "/debug/vars": 401,
+        "/debug/requests": 401,
+    }
+    assert httpx.get(f"{influxd.url}/debug/vars", auth=("wlmon-admin", "guess")).status_code == 401
+    vars_ = httpx.get(f"{influxd.url}/debug/vars", auth=admin, timeout=10)
+    assert vars_.status_code == 200 and "memstats" in vars_.text
+    assert httpx.get(f"{influxd.url}/debug/pprof/", auth=admin, timeout=10).status_code == 404
+    assert httpx.get(f"{influxd.url}/ping", timeout=10).status_code == 204  # the health check

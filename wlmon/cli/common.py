@@ -24,7 +24,8 @@ def fail(message: str) -> NoReturn:
     """Print an error naming what was wrong and exit 2 (bad input), never a traceback."""
     # Escaped: a message quotes what it was given ("a[/x]" would be a closing tag to rich,
     # a traceback instead of the error; "[x]" a style, silently dropped).
-    err.print(f"[bold red]error:[/] {escape(message)}")
+    # One line however long (soft_wrap): a script reading stderr gets the whole message.
+    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(2)
 
 

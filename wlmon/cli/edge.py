@@ -7,11 +7,14 @@ passed down). Apart from `wlmon.cli.common` so that the commands that need none 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from pydantic import ValidationError
 
 from alerts.thresholds import ThresholdsError, load_thresholds
 from api.config import get_settings
+from api.services.storage import is_full, refusal
 from api.store import Store
 from exporters.thresholds import Thresholds
 from wlmon.cli.common import fail
@@ -34,10 +37,35 @@ def report_options() -> dict[str, float]:
 
 
 def runs_store() -> Store:
-    """The runs database the API uses (WLMON_API_DB_PATH), or exit 2 naming what is wrong."""
+    """The runs database the API uses (WLMON_API_DB_PATH), opened with its cap
+    (WLMON_API_DB_MAX_BYTES) as the API opens it, or exit 2 naming what is wrong."""
     try:
-        return Store(get_settings().db_path)
+        settings = get_settings()
+        return Store(settings.db_path, settings.db_max_bytes)
     except ValidationError as exc:
         fail(f"the WLMON_API_ settings are wrong: {exc.errors()[0]['msg']}")
     except (OSError, sqlite3.Error) as exc:
         fail(f"cannot open the API's database {get_settings().db_path}: {exc}")
+
+
+@contextmanager
+def storing(store: Store) -> Iterator[None]:
+    """A write to the runs database. Refused (its cap, a full disk, an I/O error): one line
+    naming the cap and its setting, exit 2, and the refusal recorded beside the database,
+    where the API's /healthz and write_failures_total see it. The write's transaction was
+    rolled back: nothing of it is stored."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        fail(_refused(store, exc))
+    except OSError as exc:
+        if not is_full(exc):
+            raise
+        fail(_refused(store, exc))
+    store.failures.ok()
+
+
+def _refused(store: Store, exc: BaseException) -> str:
+    message = refusal(store.path, store.max_bytes, exc)
+    store.failures.record(message)
+    return message

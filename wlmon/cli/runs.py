@@ -32,7 +32,7 @@ from exporters.durations import parse_duration
 from exporters.model.engines import ENGINE_HELP, RUN_ENGINE
 from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, RESPONSE_PARTS
 from wlmon.cli.common import console, err, fail
-from wlmon.cli.edge import report_options, runs_store, thresholds
+from wlmon.cli.edge import report_options, runs_store, storing, thresholds
 from wlmon.stack.settings import Ports, StackSettings
 
 app = typer.Typer()
@@ -160,9 +160,10 @@ def run_command(
     ) as progress:
         task = progress.add_task("run", total=spec.duration_s)
         try:
-            run = runs.record_fast(
-                store, spec, progress=lambda done, total: progress.update(task, completed=done)
-            )
+            with storing(store):
+                run = runs.record_fast(
+                    store, spec, progress=lambda done, total: progress.update(task, completed=done)
+                )
         except ServiceError as exc:
             fail(str(exc))
     print(run["id"])
@@ -265,7 +266,8 @@ def delete_command(
     store = runs_store()
     for run_id in run_ids:
         try:
-            runs.delete_run(store, run_id)
+            with storing(store):
+                runs.delete_run(store, run_id)
         except ServiceError as exc:
             fail(f"{run_id}: {exc}")
         console.print(f"deleted {escape(run_id)}")
@@ -496,7 +498,9 @@ def _import(file: Path, label: str, kind: Kind, store_file) -> None:
             limit.check_size(file.stat().st_size)
             limit.check_rows(file)
         with file.open("rb") as stream:
-            run = store_file(runs_store(), stream, label or file.name)
+            store = runs_store()
+            with storing(store):
+                run = store_file(store, stream, label or file.name)
     except OSError as exc:
         fail(f"{file}: {exc.strerror or exc}")
     except ServiceError as exc:

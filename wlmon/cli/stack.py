@@ -8,7 +8,10 @@ import sqlite3
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+import httpx
+import psutil
 import typer
+from pydantic import ValidationError
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -29,7 +32,12 @@ PROFILE_HELP = "default: one SID, every server once; fleet: many SIDs, HA (docs/
 def _stack(profile: str) -> Stack:
     if profile not in PROFILES:
         fail(f"--profile: {profile!r} is not one of {', '.join(PROFILES)}")
-    return FleetStack() if profile == "fleet" else Stack()
+    try:
+        return FleetStack() if profile == "fleet" else Stack()
+    except ValidationError as exc:  # a WLMON_ setting: one line naming it, not a traceback
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        fail(f"{where + ': ' if where else ''}{first['msg'].removeprefix('Value error, ')}")
 
 
 stack_app = typer.Typer(help="Install and check the real servers wlmon runs.", no_args_is_help=True)
@@ -245,7 +253,7 @@ def down(
     ends `interrupted`, with its data up to the stop)."""
 
     stack = _stack(profile)
-    active = active_runs(stack.data_dir / "api" / "wlmon.sqlite")
+    active = active_runs(stack.data_dir / "api" / "wlmon.sqlite", _api_url(stack))
     if active and not force:
         names = ", ".join(f"{r['id']} ({r['label'] or 'no label'})" for r in active)
         err.print(
@@ -264,9 +272,41 @@ def down(
     console.print(f"stopped: {', '.join(stopped) or 'nothing was running'}")
 
 
-def active_runs(db: Path) -> list[dict]:
-    """Runs the stack's API holds as in progress, read-only (nothing created or migrated);
-    none when there is no database yet."""
+def _api_url(stack: Stack) -> str | None:
+    """The URL of the API `wlmon up` started, while its process runs; None when it does
+    not (then no thread drives any run)."""
+    for r in stack.recorded():
+        if r.name != "api":
+            continue
+        try:
+            if psutil.Process(r.pid).cmdline()[:1] == [r.executable]:
+                return r.url
+        except psutil.Error:
+            return None
+    return None
+
+
+def active_runs(db: Path, api_url: str | None) -> list[dict]:
+    """Runs the stack's API is driving: stored as running (read-only: nothing created or
+    migrated) and, asked, still running for the API. A run no thread drives (the API not
+    running, or its driver gone) is not waited on: the next `wlmon up` resumes or ends it
+    (issue 38: a phantom run kept `wlmon down` refusing until a restart)."""
+    stored = _stored_running(db)
+    if not stored or api_url is None:
+        return []
+    driven = []
+    for run in stored:
+        try:
+            r = httpx.get(f"{api_url}/runs/{run['id']}", timeout=5)
+        except httpx.HTTPError:  # its process runs but does not answer: it may drive it
+            driven.append(run)
+            continue
+        if r.status_code >= 500 or (r.status_code == 200 and r.json().get("status") == "running"):
+            driven.append(run)
+    return driven
+
+
+def _stored_running(db: Path) -> list[dict]:
     if not db.is_file():
         return []
     try:

@@ -183,6 +183,13 @@ class Stack:
         need = scrapes * s.exporter_series + intervals * HOST_METRICS_PER_INTERVAL
         return math.ceil(need * BUFFER_MARGIN)
 
+    def private_dirs(self) -> None:
+        """The state and its secrets, mode 700 (older versions made them 755): the files in
+        them are 600, but a listing told which secrets and runs there are (issue 38)."""
+        for d in (self.state, self.state / "secrets"):
+            d.mkdir(parents=True, exist_ok=True)
+            d.chmod(0o700)
+
     def secret_file(self, filename: str) -> Path:
         """Where the secret `filename` is kept (generated there on the stack's first start)."""
         return self.state / "secrets" / filename
@@ -191,8 +198,8 @@ class Stack:
         if given is not None:
             return given.get_secret_value(), f"environment variable {variable}"
         path = self.secret_file(filename)
+        self.private_dirs()
         if not path.is_file():
-            path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as fh:
                 fh.write(secrets.token_urlsafe(24))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from exporters.sapstartsrv.server import free_port_block
@@ -130,6 +130,29 @@ class StackSettings(BaseSettings):
     fleet_am_peer_timeout: str = "15s"
     # Thanos query's PromQL engine: thanos or prometheus (bench/fleet.py compares them).
     fleet_query_engine: str = Field(default="thanos", pattern="^(thanos|prometheus)$")
+
+    @model_validator(mode="after")
+    def _no_example_secret(self) -> StackSettings:
+        """A secret left at a placeholder (older .env.example files said change-me) is
+        refused before anything is rendered: it is a password anyone can guess."""
+        for name, value in self:
+            if isinstance(value, SecretStr) and _placeholder(value.get_secret_value()):
+                raise ValueError(
+                    f"WLMON_{name.upper()} is a placeholder ({value.get_secret_value()!r}); "
+                    "set a real secret, or unset it and one is generated into the state's "
+                    "secrets"
+                )
+        return self
+
+
+# What example files and habits put where a secret goes (compared without case or
+# separators: Change_Me and CHANGEME too).
+PLACEHOLDERS = {"changeme", "password", "secret", "admin", "example", "xxx", "todo"}
+
+
+def _placeholder(secret: str) -> bool:
+    folded = "".join(c for c in secret.lower() if c.isalnum())
+    return folded in PLACEHOLDERS
 
 
 # Ports held for the model's sapstartsrv: the SD benchmark landscape has 31 instances.
