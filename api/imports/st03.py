@@ -92,6 +92,9 @@ class ST03Table:
     steps: np.ndarray
     seconds: dict[str, np.ndarray]  # field -> total seconds per row (fields in the file)
     counts: dict[str, np.ndarray] = field(default_factory=dict)  # db_requests
+    sizes: dict[str, np.ndarray] = field(default_factory=dict)  # field -> total KB per row
+    derived: dict[str, str] = field(default_factory=dict)  # field -> how (not in the file)
+    precision: dict[str, int] = field(default_factory=dict)  # field -> decimals of its mean
     layout: str = "workload overview"
     file_format: str = "csv"
     number_format: str = "point"
@@ -284,11 +287,13 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
         raise ST03Error(f"line {header_line}: no 'Steps' column ('# Steps', 'Number of Steps')")
     if not any(c.kind in ("avg", "total") for c in columns):
         raise ST03Error(f"line {header_line}: no time column (e.g. 'Ø Time (ms)')")
-    if not any(c.field == "response" for c in columns):
-        # The report's summary and its rules start from the response time per step.
+    if not any(c.field in ("response", "wp_time") for c in columns):
+        # The report's summary and its rules start from the response time per step (or the
+        # time in work processes, from which with the wait it is derived).
         raise ST03Error(
             f"line {header_line}: no response-time column ('Ø Time (ms)', 'Avg. response "
-            "time (ms)', 'T Response Time (s)', 'Ø Antwortzeit (ms)')"
+            "time (ms)', 'T Response Time (s)', 'Ø Antwortzeit (ms)') and no time in work "
+            "processes ('Ø Time in WPs (ms)', 'Ø Zeit in WPs (ms)')"
         )
     # The rows, the Total row kept apart.
     task_col, tx_col, hour_col = (roles.get(r) for r in ("task_type", "transaction", "hour"))
@@ -346,6 +351,8 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
         if c is not steps_col:
             _check_empty(c, values, cells, steps)
     seconds, counts, derived = _fields(columns, values, steps, lines_of)
+    sizes = {k: seconds.pop(k) for k in list(seconds) if k in st03columns.SIZE_FIELDS}
+    derived_fields = _derive(seconds, derived)
     # Task types and transactions per row.
     task_names: dict[str, str] = {}
     tasks: list[str] = []
@@ -365,6 +372,9 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
         steps=steps,
         seconds={k: v for k, v in seconds.items() if k != "db_per_request"},
         counts=counts,
+        sizes=sizes,
+        derived=derived_fields,
+        precision=_precision(columns, values),
         layout="time profile"
         if hour_col is not None
         else ("transaction profile" if tx_col is not None else "workload overview"),
@@ -435,24 +445,44 @@ def _fields(
             counts[name] = v
             continue
         total, avg = kinds.get("total"), kinds.get("avg")
-        if total is not None and not np.isnan(values[total.index][0]).all():
+        # A time's mean is ms per step and its total s; a size's mean KB per step and its
+        # total KB.
+        per = 1.0 if name in st03columns.SIZE_FIELDS else 1000.0
+        has_total = total is not None and not np.isnan(values[total.index][0]).all()
+        has_avg = avg is not None and not np.isnan(values[avg.index][0]).all()
+        if has_total:
             t, t_half = values[total.index]
             secs = t * total.scale
-            if avg is not None and not np.isnan(values[avg.index][0]).all():
+            if has_avg:
                 a, a_half = values[avg.index]
-                implied = a * avg.scale * steps / 1000.0
-                slack = (a_half * avg.scale * steps / 1000.0) + t_half * total.scale
+                implied = a * avg.scale * steps / per
+                implied_slack = a_half * avg.scale * steps / per
+                total_slack = t_half * total.scale
+                slack = implied_slack + total_slack
                 off = np.abs(implied - secs) > slack + 1e-9 * np.maximum(secs, 1.0)
                 if off.any():
                     k = int(np.argmax(off))
+                    unit = "KB" if per == 1.0 else "s"
                     raise ST03Error(
-                        f"line {lines_of[k]}: {avg.heading!r} x steps gives {implied[k]:,.3f} s "
-                        f"but {total.heading!r} says {secs[k]:,.3f} s"
+                        f"line {lines_of[k]}: {avg.heading!r} x steps gives "
+                        f"{implied[k]:,.3f} {unit} but {total.heading!r} says "
+                        f"{secs[k]:,.3f} {unit}, more than the digits shown allow "
+                        f"(± {slack[k]:,.3f} {unit}): the mean and the total disagree"
+                    )
+                # Both agree within their digits: per row the one with fewer digits lost
+                # wins (a total of 0.1 s over 90 steps says less than a mean of 1.0 ms).
+                finer = implied_slack < total_slack
+                if finer.any():
+                    secs = np.where(finer, implied, secs)
+                    notes.append(
+                        f"{avg.label.split(',')[0]}: in {int(finer.sum())} row(s) the mean "
+                        f"{avg.heading!r} shows more digits than the total {total.heading!r}: "
+                        "the mean is used there"
                     )
             seconds[name] = secs
-        elif avg is not None and not np.isnan(values[avg.index][0]).all():
+        elif has_avg:
             a, _ = values[avg.index]
-            seconds[name] = a * avg.scale * steps / 1000.0
+            seconds[name] = a * avg.scale * steps / per
     if "db_per_request" in by_field:
         col = by_field["db_per_request"]["per_request"]
         per, _ = values[col.index]
@@ -475,6 +505,45 @@ def _fields(
             seconds["db_per_request"] = per_s * n
             counts["db_per_request_n"] = n
     return seconds, counts, notes
+
+
+def _derive(seconds: dict[str, np.ndarray], notes: list[str]) -> dict[str, str]:
+    """Fields the file does not hold but two of its fields give exactly, each named in the
+    audit as derived. Response is never taken from another single column: without it, the
+    time in work processes plus the dispatcher wait is the response (SAP's definition),
+    or the response is absent."""
+    derived: dict[str, str] = {}
+    if "response" not in seconds and "wp_time" in seconds:
+        if "dispatcher_wait" in seconds:
+            seconds["response"] = seconds["wp_time"] + seconds["dispatcher_wait"]
+            derived["response"] = "Time in WPs + Wait time (the file has no response time)"
+            notes.append(
+                "response time derived: time in work processes + wait time (the file has "
+                "no response-time column)"
+            )
+        else:
+            notes.append(
+                "the file has no response-time column and no wait time: response time is "
+                "absent (time in work processes is shown as itself, never as the response)"
+            )
+    if "load_gen" not in seconds and "load" in seconds and "generation" in seconds:
+        seconds["load_gen"] = seconds["load"] + seconds["generation"]
+        derived["load_gen"] = "Load time + Generation time"
+    return derived
+
+
+def _precision(columns: list[Column], values: dict) -> dict[str, int]:
+    """Per field, the decimals its mean per step is shown with in the file: what the
+    report shows, never more (a field given only as a total has no such figure)."""
+    out: dict[str, int] = {}
+    for c in columns:
+        if c.kind != "avg" or c.scale != 1.0:
+            continue
+        v, half = values[c.index]
+        shown = half[~np.isnan(v) & (half > 0)]
+        if shown.size:
+            out[c.field] = max(0, round(-float(np.log10(2 * float(shown.min())))))
+    return out
 
 
 def _check_total(

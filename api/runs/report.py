@@ -70,7 +70,22 @@ def _ratio(a: float, b: float) -> float:
 
 
 # ST03N fields an export may hold beyond the recorded components, shown when present.
-ST03_EXTRA: tuple[str, ...] = ("roll_wait", "frontend_net", "db_procedure", "rfc")
+ST03_EXTRA: tuple[str, ...] = (
+    "wp_time",
+    "roll_wait",
+    "roll_in_wait",
+    "load",
+    "generation",
+    "frontend_net",
+    "db_procedure",
+    "rfc",
+)
+# Sizes per step an export may hold (KB): `<field>_kb` in a row.
+ST03_SIZES: dict[str, str] = {
+    "memory": "memory_kb",
+    "extended_memory": "extended_memory_kb",
+    "kbytes": "transferred_kb",
+}
 
 
 def _mean_ms(s: Series, prefix: tuple, comp: str, steps: float, sel=None) -> float | None:
@@ -100,6 +115,11 @@ def _st03_row(s: Series, prefix: tuple, steps: float, sel=None) -> dict:
             row[f"{comp}_ms"] = _mean_ms(s, prefix, comp, steps, sel)
     if s.has(col(*prefix, "db_per_request")):
         row["db_time_per_request_ms"] = _per_request_ms(s, prefix, sel)
+    for size, key in ST03_SIZES.items():
+        if s.has(col(*prefix, size)):
+            v = s.col(col(*prefix, size))
+            total = float((v if sel is None else v[sel]).sum())
+            row[key] = round(_ratio(total, steps), 3)
     if s.has(col(*prefix, "db_requests")):
         v = s.col(col(*prefix, "db_requests"))
         row["db_requests"] = round(float((v if sel is None else v[sel]).sum()))
@@ -212,23 +232,28 @@ def transaction_profile(s: Series, top: int) -> list[dict]:
             n = float(s.col(col("tx", task, tx, "steps")).sum())
             if not n:
                 continue
-            total = float(s.col(col("tx", task, tx, "response")).sum())
+            # An export without a response time (nor the parts to derive it) has no total
+            # response: the profile is ranked by steps and has no shares.
+            has = s.has(col("tx", task, tx, "response"))
+            total = float(s.col(col("tx", task, tx, "response")).sum()) if has else None
             row: dict = {
                 "task_type": task,
                 "transaction": tx,
                 "steps": round(n),
-                "total_response_s": round(total, 3),
+                "total_response_s": None if total is None else round(total, 3),
             }
             row.update(_st03_row(s, ("tx", task, tx), n))
             rows.append(row)
-    grand = sum(r["total_response_s"] for r in rows)
-    rows.sort(key=lambda r: -r["total_response_s"])
+    grand = sum(r["total_response_s"] or 0.0 for r in rows)
+    rows.sort(key=lambda r: (-(r["total_response_s"] or 0.0), -r["steps"]))
     return [
         {
             "rank": k + 1,
             **{key: r[key] for key in ("task_type", "transaction", "steps", "total_response_s")},
-            "share_pct": round(100 * _ratio(r["total_response_s"], grand), 2),
-            **{key: v for key, v in r.items() if key.endswith("_ms")},
+            "share_pct": None
+            if r["total_response_s"] is None
+            else round(100 * _ratio(r["total_response_s"], grand), 2),
+            **{key: v for key, v in r.items() if key.endswith(("_ms", "_kb"))},
         }
         for k, r in enumerate(rows[:top])
     ]
@@ -394,7 +419,7 @@ def breaches(s: Series, thresholds: Thresholds) -> list[dict]:
                     float(values[k : j + 1].max()),
                 )
             )
-    if s.has(col("st03", "dialog", "steps")):
+    if s.has(col("st03", "dialog", "steps")) and s.has(col("st03", "dialog", "response")):
         width = max(1, round(MEAN_WINDOW_S / step)) if step else 1
         mean = _trailing_mean(
             s.data.series(col("st03", "dialog", "response")),
@@ -473,10 +498,13 @@ def benchmark(
     hours = window_s / 3600.0
     measured = window_s > 0
     x = steps / window_s if window_s else 0.0
-    response_ms = dialog["response_ms"] or 0.0
+    response_ms = dialog["response_ms"]
     details = meta.details
-    r, z, n = response_ms / 1000, details.get("think_time_s", 10.0), details.get("users", 0)
-    law = n / (r + z) if (n and (r + z)) else None
+    # The think time is the run's (a model run's scenario) or none: an import does not
+    # know it, and the SD verdict and the response-time law then are not measured.
+    r = None if response_ms is None else response_ms / 1000
+    z, n = details.get("think_time_s"), details.get("users", 0)
+    law = n / (r + z) if (n and r is not None and z is not None and (r + z)) else None
     items = None
     if details.get("line_items"):
         items = 0.0
@@ -502,11 +530,26 @@ def benchmark(
             "not_measured": "no period: the export names none and none was given "
             "(--from/--to or --period; API: from, to, period)"
         }
+    bait_not_measured = dict(sd_not_measured)
+    if measured and meta.source == "st03":
+        # Sums over the period (or per hour) cannot show that it was measured without a
+        # break: 60 consecutive minutes need samples whose spacing shows continuity.
+        bait_not_measured = {
+            "not_measured": "an ST03 export holds sums over its period (or per hour): it "
+            "cannot show continuity, and gaps were not looked for"
+        }
     return {
         "sd": {
             **sd_not_measured,
-            "dialog_response_s": round(r, 4),
-            "dialog_response_below_2s": r < thresholds.seconds(DIALOG_RESPONSE),
+            **(
+                {"response_not_measured": "the file has no response time (see the audit)"}
+                if r is None
+                else {}
+            ),
+            "dialog_response_s": None if r is None else round(r, 4),
+            "dialog_response_below_2s": None
+            if r is None
+            else r < thresholds.seconds(DIALOG_RESPONSE),
             "think_time_s": z,
             "users": n,
             "dialog_steps_per_hour": round(steps / hours) if measured else None,
@@ -529,10 +572,10 @@ def benchmark(
             },
         },
         "bait": {
-            **sd_not_measured,
+            **bait_not_measured,
             "measured_window_s": window_s if measured else None,
-            "longest_gap_free_s": clear if measured else None,
-            "sixty_consecutive_minutes": clear >= BAIT_WINDOW_S if measured else None,
+            "longest_gap_free_s": None if bait_not_measured else clear,
+            "sixty_consecutive_minutes": None if bait_not_measured else clear >= BAIT_WINDOW_S,
             "avg_cpu_pct_by_host": cpu,
             "avg_available_mb_by_host": {
                 h: round(float(np.mean(s.col(col("os", h, "available_mb")))), 1)
@@ -618,6 +661,8 @@ IMPORT_DETAILS = (
     "task_type_names",
     "columns",
     "columns_not_read",
+    "derived_fields",
+    "precision",
     "total_row",
     "status_lines",
     "damaged_lines",
@@ -688,7 +733,7 @@ def figures(report: dict) -> dict[str, tuple[float, bool]]:
             out[f"{task}_steps_per_s"] = (row["steps"] / window, True)
         for key, value in row.items():
             # A component the run does not hold is no figure (absent, never 0).
-            if key.endswith("_ms") and value is not None:
+            if key.endswith(("_ms", "_kb")) and value is not None:
                 out[f"{task}_{key}"] = (value, False)
     for row in report["percentiles"]["by_task_type"]:
         for name in QUANTILES:

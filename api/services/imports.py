@@ -98,7 +98,7 @@ def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[str], np.ndarr
         # then calls throughput, SAPS and BAIT "not measured").
         period = table.period.seconds if table.period else 0.0
         sample, ends = np.zeros(rows, dtype=np.int64), np.array([period])
-    fields = {"steps": table.steps, **table.seconds, **table.counts}
+    fields = {"steps": table.steps, **table.seconds, **table.counts, **table.sizes}
     columns: list[str] = []
     values: list[np.ndarray] = []
 
@@ -123,7 +123,7 @@ def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[str], np.ndarr
         # Every part per transaction while the export is of a usual size; beyond it only
         # steps and response (a month's export of every report has 10^5 of them: all parts
         # would be millions of columns). The run's meta says so.
-        names = list(fields) if len(groups) <= MAX_TX_PARTS else ["steps", "response"]
+        names = list(fields) if len(groups) <= MAX_TX_PARTS else ["steps", "response", "wp_time"]
         for name in names:
             if name not in fields:
                 continue
@@ -151,6 +151,10 @@ def st03_meta(table: st03.ST03Table, ends: np.ndarray, checksum: str) -> RunMeta
             "task_type_names": table.task_names,
             "columns": table.columns,
             "columns_not_read": table.not_read,
+            # Fields the file does not hold, computed from two it does (the audit says how).
+            "derived_fields": table.derived,
+            # Decimals of each mean as the file shows it: the report shows no more.
+            "precision": table.precision,
             "total_row": table.total_row,
         },
     )
@@ -204,7 +208,8 @@ def store_st03(
     meta.transactions = transactions
     if len(transactions) > MAX_TX_PARTS:
         meta.warnings.append(
-            f"{len(transactions):,} transactions: per transaction only steps and response "
+            f"{len(transactions):,} transactions: per transaction only steps, response and time "
+            "in work processes "
             f"are kept (every part up to {MAX_TX_PARTS:,})"
         )
     period = table.period
