@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from api.imports import numbers, st03columns, st03period
+from api.imports import formats, numbers, st03columns, st03period
 from api.imports.st03columns import KEY_COLUMNS, Column, ColumnError, key_name
 from api.imports.st03period import Period, PeriodError
 from api.imports.text import FileError, Lines, csv_column
@@ -57,7 +57,7 @@ TASK_TYPES = {
     "cpic": "cpic",
     "ale": "ale",
 }
-TOTAL_WORDS = {"total", "totals", "sum", "summe", "gesamt", "gesamtsumme", "insgesamt"}
+TOTAL_WORDS = {"total", "totals", "sum", "summe", "gesamt", "gesamtsumme", "insgesamt", "somme"}
 ALL_TASKS = "all"  # the file names no task type
 MAX_VALUE = 1e15  # steps or milliseconds beyond this are a damaged cell
 HEADER_SEARCH = 60  # lines above the table SAP may write (title, period, instance, ...)
@@ -95,6 +95,7 @@ class ST03Table:
     sizes: dict[str, np.ndarray] = field(default_factory=dict)  # field -> total KB per row
     derived: dict[str, str] = field(default_factory=dict)  # field -> how (not in the file)
     precision: dict[str, int] = field(default_factory=dict)  # field -> decimals of its mean
+    text_numbers: bool = True  # some number is written as text (False: XLSX number cells)
     layout: str = "workload overview"
     file_format: str = "csv"
     number_format: str = "point"
@@ -136,6 +137,8 @@ def _split_list(line: str) -> list[str]:
 
 
 def _delimiter(line: str) -> str | None:
+    if formats.CELL in line:
+        return formats.CELL  # a table read from XLSX or HTML: its cells are given
     if line.lstrip().startswith("|"):
         return "|"
     counts = {d: line.count(d) for d in ("\t", ";", ",")}
@@ -153,6 +156,8 @@ def _rows(lines: list[tuple[int, str]], delimiter: str):
     ]
     if delimiter == "|":
         rows = (_split_list(t) for _, t in kept)
+    elif delimiter == formats.CELL:
+        rows = (t.split(formats.CELL) for _, t in kept)
     else:
         rows = csv.reader((t.rstrip("\r\n") for _, t in kept), delimiter=delimiter)
     k = 0
@@ -174,6 +179,8 @@ def _rows(lines: list[tuple[int, str]], delimiter: str):
 def _cells(line: str, delimiter: str, number: int) -> list[str]:
     if delimiter == "|":
         return _split_list(line)
+    if delimiter == formats.CELL:
+        return line.split(formats.CELL)
     if '"' not in line:  # no quoting: a split is what csv would give, and much faster
         return line.rstrip("\r\n").split(delimiter)
     try:
@@ -190,6 +197,7 @@ FORMAT_NAMES = {
     ";": "spreadsheet (;)",
     ",": "csv (,)",
     "|": "unconverted list",
+    formats.CELL: "table",  # XLSX or HTML: parse_table names it
 }
 
 
@@ -210,6 +218,18 @@ def parse(source: BinaryIO | bytes) -> list[ST03Row]:
 def parse_table(source: BinaryIO | bytes, options: Options | None = None) -> ST03Table:
     stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
     try:
+        # The format from the bytes: XLSX, MHTML and HTML as tables, text as it is.
+        tabular, stream = formats.read(stream)
+        if tabular is not None:
+            try:
+                table = _parse(tabular.lines, options or Options())
+            except ST03Error as exc:
+                # Say which file it was: "XLSX (sheet 'Sheet1'): line 1: no 'Task type' ..."
+                raise ST03Error(f"{tabular.kind}: {exc}") from None
+            table.file_format = tabular.kind
+            if tabular.numeric and table.number_format == "point" and not table.text_numbers:
+                table.number_format = "numbers"
+            return table
         lines = Lines(stream, delimiter=None)
         return _parse(list(_numbered(lines)), options or Options())
     except ST03Error:
@@ -237,10 +257,39 @@ def _find_header(lines: list[tuple[int, str]]) -> tuple[int, str, list[str]]:
     first = next((n for n, t in lines if t.strip()), None)
     if first is None:
         raise ST03Error("line 1: empty file")
+    heading = _likely_heading(lines[: HEADER_SEARCH * 2])
+    if heading is not None:
+        number, cells = heading
+        shown = ", ".join(repr(c) for c in cells[:4]) + (", ..." if len(cells) > 4 else "")
+        raise ST03Error(
+            f"line {number}: headings {shown} name no 'Task type', transaction or hour "
+            f"column: {LANGUAGES}"
+        )
     raise ST03Error(
         f"line {first}: no 'Task type', transaction or hour column in the first "
         f"{HEADER_SEARCH} lines (is this an ST03/ST03N export?)"
     )
+
+
+LANGUAGES = (
+    "headings are read in English, German and French (e.g. 'Task Type Name', "
+    "'Tasktypname', 'Type de tâche', '# Steps', 'Ø Response Time (ms)'); export with the "
+    "logon language EN, DE or FR"
+)
+
+
+def _likely_heading(lines: list[tuple[int, str]]) -> tuple[int, list[str]] | None:
+    """The line that looks like a table's heading (3 or more cells, most of them words,
+    not numbers): what a refusal names when no heading is one the parser reads."""
+    for number, text in lines:
+        delimiter = _delimiter(text)
+        if delimiter is None or RULE.match(text):
+            continue
+        cells = [c.strip() for c in _cells(text, delimiter, number) if c.strip()]
+        words = [c for c in cells if re.search(r"[^\W\d_]{2}", c)]
+        if len(cells) >= 3 and len(words) >= 0.7 * len(cells):
+            return number, cells
+    return None
 
 
 def _preamble_task(lines: list[tuple[int, str]]) -> str | None:
@@ -284,7 +333,11 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
             )
     steps_col = next((c for c in columns if c.field == "steps"), None)
     if steps_col is None:
-        raise ST03Error(f"line {header_line}: no 'Steps' column ('# Steps', 'Number of Steps')")
+        unread = ", ".join(repr(h) for h in not_read[:4]) + (", ..." if len(not_read) > 4 else "")
+        raise ST03Error(
+            f"line {header_line}: no 'Steps' column ('# Steps', 'Number of Steps')"
+            + (f"; not read: {unread}; {LANGUAGES}" if not_read else "")
+        )
     if not any(c.kind in ("avg", "total") for c in columns):
         raise ST03Error(f"line {header_line}: no time column (e.g. 'Ø Time (ms)')")
     if not any(c.field in ("response", "wp_time") for c in columns):
@@ -316,7 +369,7 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
             continue  # an unconverted list repeats its heading on every page
         if len(row) < len(header):
             raise ST03Error(f"line {number}: {len(row)} fields, the header has {len(header)}")
-        keys = [row[c].strip(" *").lower() for c in key_cols]
+        keys = [numbers.plain(row[c]).strip(" *").lower() for c in key_cols]
         if any(k in TOTAL_WORDS for k in keys):
             if total is not None:
                 raise ST03Error(f"line {number}: a second Total row (the first is line {total[0]})")
@@ -340,6 +393,9 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
             for c in columns
         ]
     fmt = numbers.detect(every, options.decimal)
+    text_numbers = any(
+        t.strip() and not t.startswith(numbers.NUMERIC) for c in every for t in c.texts
+    )
     values: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for c in columns:
         v, half = numbers.convert(cells[c.index], fmt)
@@ -357,7 +413,7 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
     task_names: dict[str, str] = {}
     tasks: list[str] = []
     for n, r in data:
-        name = fixed_task if task_col is None else r[task_col].strip()
+        name = fixed_task if task_col is None else numbers.plain(r[task_col]).strip()
         if not name:
             raise ST03Error(f"line {n}, column {header[task_col]!r}: no task type")
         key = task_key(name)
@@ -365,7 +421,7 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
             raise ST03Error(f"line {n}, column {header[task_col]!r}: {name!r} is no task type")
         task_names.setdefault(key, name)
         tasks.append(key)
-    txs = [r[tx_col].strip() if tx_col is not None else "" for _, r in data]
+    txs = [numbers.plain(r[tx_col]).strip() if tx_col is not None else "" for _, r in data]
     table = ST03Table(
         task_types=tasks,
         transactions=txs,
@@ -375,6 +431,7 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
         sizes=sizes,
         derived=derived_fields,
         precision=_precision(columns, values),
+        text_numbers=text_numbers,
         layout="time profile"
         if hour_col is not None
         else ("transaction profile" if tx_col is not None else "workload overview"),
@@ -597,7 +654,7 @@ def _hours(table: ST03Table, data: list[tuple[int, list[str]]], col: int, headin
     slots: list[tuple[datetime, datetime]] = []
     dated = None
     for n, r in data:
-        m = HOUR.match(r[col].strip())
+        m = HOUR.match(numbers.plain(r[col]).strip())
         if m is None:
             raise ST03Error(f"line {n}, column {heading!r}: {r[col][:40]!r} is not an hour")
         day = _date(m.group("date")) if m.group("date") else None

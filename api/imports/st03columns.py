@@ -18,7 +18,7 @@ from dataclasses import dataclass
 # only in that the first field whose words all occur wins *and no other field matches*;
 # two matches are an error the caller reports.
 TIME_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
-    "response": ("Response time", (("resp",), ("antwort",))),
+    "response": ("Response time", (("resp",), ("antwort",), ("reponse",))),
     # Time in work processes: the response time less the dispatcher wait (SAP: "Time in
     # WPs", "Zeit in WPs"). Its own field: never read as the response time.
     "wp_time": (
@@ -26,10 +26,13 @@ TIME_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
         (("wp",), ("wps",), ("work", "process"), ("workproz",), ("arbeitsproz",)),
     ),
     "cpu": ("CPU time", (("cpu",),)),
-    "db_request": ("DB time", (("db",), ("database",), ("datenbank",))),
+    "db_request": ("DB time", (("db",), ("database",), ("datenbank",), ("base", "donn"))),
     "db_procedure": ("DB procedure time", (("db", "proc"), ("datenbank", "proz"))),
-    "dispatcher_wait": ("Wait time", (("wait",), ("warte",))),
-    "roll_wait": ("Roll wait time", (("roll", "wait"), ("rollwarte",), ("roll", "warte"))),
+    "dispatcher_wait": ("Wait time", (("wait",), ("warte",), ("attente",))),
+    "roll_wait": (
+        "Roll wait time",
+        (("roll", "wait"), ("rollwarte",), ("roll", "warte"), ("roll", "attente")),
+    ),
     # STAD's "Roll (i+w) time": roll-in and roll wait together, neither alone.
     "roll_in_wait": ("Roll-in+wait time", (("roll", "i", "w"),)),
     "roll_in": ("Roll-in time", (("roll", "in"), ("rollin",))),
@@ -40,7 +43,7 @@ TIME_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
         "Load+generation time",
         (("load", "gen"), ("load", "generat"), ("lade", "gen"), ("lade", "generier")),
     ),
-    "load": ("Load time", (("load",), ("lade",))),
+    "load": ("Load time", (("load",), ("lade",), ("chargement",))),
     "generation": ("Generation time", (("gen",), ("generat",), ("generier",))),
     "enqueue": ("Enqueue time", (("enqueue",), ("lock",), ("sperr",))),
     "gui": ("GUI time", (("gui",),)),
@@ -48,7 +51,10 @@ TIME_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
         "Frontend network time",
         (("frontend", "net"), ("gui", "net"), ("frontend", "netz"), ("gui", "netz")),
     ),
-    "processing": ("Processing time", (("processing",), ("proc",), ("verarbeitung",))),
+    "processing": (
+        "Processing time",
+        (("processing",), ("proc",), ("verarbeitung",), ("traitement",)),
+    ),
     "rfc": ("RFC+CPIC time", (("rfc",),)),
 }
 # A field that names a more specific one wins over the general one it contains
@@ -83,6 +89,8 @@ COUNT_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
             ("schritte",),
             ("dialogschritte",),
             ("schritt",),
+            ("etapes",),
+            ("etape",),
         ),
     ),
     "db_requests": (
@@ -91,7 +99,16 @@ COUNT_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
     ),
 }
 KEY_COLUMNS = {
-    "task_type": {"task type", "task type name", "tasktype", "task", "tasktyp", "tasktypname"},
+    "task_type": {
+        "task type",
+        "task type name",
+        "tasktype",
+        "task",
+        "tasktyp",
+        "tasktypname",
+        "type de tache",
+        "nom du type de tache",
+    },
     "transaction": {
         "transaction",
         "transaction code",
@@ -110,6 +127,8 @@ KEY_COLUMNS = {
         "transaktion report",
         "programm oder transaktion",
         "einstiegspunkt",
+        "programme ou transaction",
+        "nom du programme ou de la transaction",
     },
     "hour": {
         "time",
@@ -121,11 +140,23 @@ KEY_COLUMNS = {
         "stunde",
         "zeitintervall",
         "intervall",
+        "heure",
     },
 }
 # Words that say a heading is an average per step, per database request, or a total.
-AVG_WORDS = {"avg", "average", "mean", "durchschn", "durchschnitt", "mittel", "mittl"}
-TOTAL_WORDS = {"t", "total", "sum", "summe", "ges", "gesamt"}
+AVG_WORDS = {
+    "avg",
+    "average",
+    "mean",
+    "durchschn",
+    "durchschnitt",
+    "mittel",
+    "mittl",
+    "moyen",
+    "moyenne",
+    "moy",
+}
+TOTAL_WORDS = {"t", "total", "sum", "summe", "ges", "gesamt", "somme"}
 PER_REQUEST = re.compile(r"/\s*(db|database)[\s.-]*(req|request|anf|anforderung)", re.I)
 # "(ms)", "(in s)" (the data elements' 40-character headings), "[ms]" (STATS), "(kB)".
 UNIT = re.compile(r"[(\[]\s*(?:in\s+)?(ms|s|sec|kb|kbytes|mb|bytes|%|µs|us)\s*[)\]]", re.I)
@@ -135,7 +166,7 @@ OTHER_DENOMINATOR = re.compile(
     r"(?:\bper\b|/)\s*(?:transaction|transact|transaktion|roundtrip|trip|call|aufruf)", re.I
 )
 MAX_WORDS = {"max", "maximum", "min", "minimum", "peak", "hochstwert", "maximal"}
-TIME_WORDS = {"time", "zeit", "ti"}
+TIME_WORDS = {"time", "zeit", "ti", "temps"}
 
 
 class ColumnError(ValueError):

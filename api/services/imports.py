@@ -147,7 +147,11 @@ def st03_meta(table: st03.ST03Table, ends: np.ndarray, checksum: str) -> RunMeta
         details={
             "layout": table.layout,
             "file_format": table.file_format,
-            "number_format": "decimal comma" if table.number_format == "comma" else "decimal point",
+            "number_format": {
+                "comma": "decimal comma",
+                "point": "decimal point",
+                "numbers": "number cells (XLSX): no decimal separator to read",
+            }[table.number_format],
             "task_type_names": table.task_names,
             "columns": table.columns,
             "columns_not_read": table.not_read,
