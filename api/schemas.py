@@ -500,6 +500,11 @@ class SpreadRow(Answer):
 class Report(Answer):
     """A run's report for its steady-state window (ramp-up excluded)."""
 
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="how the data was read that a reader must see first (the audit's "
+        "warnings): damaged lines skipped, task type 'all', a derived response, ...",
+    )
     run: Run
     steady_state: SteadyState
     st03: list[ST03Row]  # its fields come from the vocabulary
@@ -559,10 +564,23 @@ class Figure(Answer):
     verdict: Literal["same", "better", "worse"] = Field(description="same: within tolerance")
 
 
+class OneSided(Answer):
+    """A figure only one of two compared runs has."""
+
+    figure: str
+    value: float
+
+
 class Comparison(Answer):
     base: str
     new: str
     figures: list[Figure]
+    only_in_base: list[OneSided] = Field(
+        default_factory=list, description="figures the base run has and the new one not"
+    )
+    only_in_new: list[OneSided] = Field(
+        default_factory=list, description="figures the new run has and the base one not"
+    )
     repeatable: bool
     criterion: str
 

@@ -14,7 +14,7 @@ from api.config import get_settings
 from api.runs.junit import junit_error, to_junit
 from api.services import checks
 from api.services.errors import Invalid, ServiceError
-from wlmon.cli.common import console, fail
+from wlmon.cli.common import console, fail, human
 from wlmon.cli.edge import runs_store, thresholds
 
 app = typer.Typer()
@@ -81,12 +81,12 @@ def _print(result: dict) -> None:
     for col in ("criterion", "value", "bound", "status"):
         table.add_column(col, justify="left" if col == "criterion" else "right")
     for c in result["criteria"]:
-        value = "–" if c["value"] is None else f"{c['value']:,.4g} {c['unit']}"
+        value = "–" if c["value"] is None else f"{human(c['value'])} {c['unit']}"
         style = STATUS_STYLE[c["status"]]
         table.add_row(
             escape(c["name"]),
             value,
-            f"{c['op']} {c['bound']:,.4g} {c['unit']}",
+            f"{c['op']} {human(c['bound'])} {c['unit']}",
             f"[{style}]{c['status']}[/]",
         )
     console.print(table)
