@@ -252,7 +252,12 @@ def _find_header(lines: list[tuple[int, str]]) -> tuple[int, str, list[str]]:
         if delimiter is None:
             continue
         cells = [c.strip() for c in _cells(text, delimiter, number)]
-        if any(key_name(c) in names for c in cells for names in KEY_COLUMNS.values()):
+        # "Task type:" is a label above the table (its value beside it), not a heading.
+        if any(
+            key_name(c) in names and not c.endswith(":")
+            for c in cells
+            for names in KEY_COLUMNS.values()
+        ):
             return k, delimiter, cells
     first = next((n for n, t in lines if t.strip()), None)
     if first is None:
@@ -308,7 +313,10 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
         for role, names in KEY_COLUMNS.items():
             if key_name(h) in names and role not in roles:
                 roles[role] = i
-    file_period, notes = st03period.from_preamble(lines[:hk])
+    # A sheet's or HTML table's cells above the heading read as one line of text each
+    # ("Zeitraum" | "25.11.2026" | "10:00:00" | ...: a date and its time in two cells).
+    preamble = [(n, t.replace(formats.CELL, " ")) for n, t in lines[:hk]]
+    file_period, notes = st03period.from_preamble(preamble)
     period = st03period.reconcile(file_period, options.period)
     columns: list[Column] = []
     not_read: list[str] = []
@@ -352,7 +360,7 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
     task_col, tx_col, hour_col = (roles.get(r) for r in ("task_type", "transaction", "hour"))
     fixed_task = None
     if task_col is None:
-        named = options.task_type or _preamble_task(lines[:hk])
+        named = options.task_type or _preamble_task(preamble)
         fixed_task = named or ALL_TASKS
         if not named:
             notes.append("the file names no task type: its rows are stored as task type 'all'")

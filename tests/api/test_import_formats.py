@@ -285,3 +285,25 @@ def test_a_french_export_is_read_and_another_language_refused_naming_the_heading
         parse_table(italian.encode("utf-8"))
     message = str(exc.value)
     assert "'Tipo di task'" in message and "English, German and French" in message
+
+
+@pytest.mark.parametrize(
+    "period",
+    [
+        ["Period:", "25.11.2026 10:00:00", "-", "25.11.2026 10:59:59"],
+        ["Zeitraum", "25.11.2026", "10:00:00", "25.11.2026", "10:59:59"],
+    ],
+)
+def test_a_sheet_s_period_and_task_type_in_cells_above_the_table(period) -> None:
+    """A date and its time in two cells were read as two dates (00:00 to 10:00, 10 h)."""
+    rows = [
+        period,
+        ["Task type:", "DIALOG"],
+        [],
+        ["Report or Transaction Name", *HEADING[1:]],
+        *[[f"T{k}", *r[1:]] for k, r in enumerate(ROWS)],
+    ]
+    table = parse_table(xlsx(rows))
+    assert table.period.seconds == 3600.0
+    assert table.period.start.isoformat() == "2026-11-25T10:00:00"
+    assert table.task_types == ["dialog"] * len(ROWS)
