@@ -209,6 +209,7 @@ class Options:
     period: Period | None = None
     task_type: str | None = None
     decimal: str | None = None  # 'point' or 'comma'
+    tz: str | None = None  # the SAP system's IANA zone (--tz): its local times to UTC
 
 
 def parse(source: BinaryIO | bytes) -> list[ST03Row]:

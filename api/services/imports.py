@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import BinaryIO
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
@@ -170,24 +171,57 @@ def st03_options(
     period: str | None = None,
     task_type: str | None = None,
     decimal: str | None = None,
+    tz: str | None = None,
 ) -> st03.Options:
-    """What the user says about an export (its period, its task type, its number format),
-    checked before the file is read; Invalid naming the option."""
+    """What the user says about an export (its period, its task type, its number format,
+    the SAP system's time zone), checked before the file is read; Invalid naming the
+    option."""
+    if tz:
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            raise Invalid(
+                f"tz {tz!r}: not a time zone of the IANA database (e.g. Europe/Berlin, "
+                "America/New_York, UTC)"
+            ) from None
     try:
         given = st03period.from_options(start or None, end or None, period or None)
     except st03period.PeriodError as exc:
         raise Invalid(str(exc)) from exc
     if decimal not in (None, "", "point", "comma"):
         raise Invalid(f"decimal {decimal!r}: give point or comma")
-    return st03.Options(period=given, task_type=task_type or None, decimal=decimal or None)
+    return st03.Options(
+        period=given, task_type=task_type or None, decimal=decimal or None, tz=tz or None
+    )
 
 
-def _period_warning(period: st03period.Period, now: datetime) -> list[str]:
-    """An ST03 period before 1990 or after the import (its local time taken as UTC)."""
+def _to_utc(local: datetime, tz: str | None, what: str) -> tuple[datetime, list[str]]:
+    """A local time of the SAP system in UTC: by its zone's rules when given (--tz), else
+    taken as UTC (the export names no zone). A time the zone skips is refused; one it
+    repeats is taken at its first occurrence, with a warning."""
+    if not tz:
+        return local.replace(tzinfo=UTC), []
+    zone = ZoneInfo(tz)
+    first, second = local.replace(tzinfo=zone, fold=0), local.replace(tzinfo=zone, fold=1)
+    back = first.astimezone(UTC).astimezone(zone).replace(tzinfo=None)
+    if back != local:
+        raise Invalid(f"{what} {local:%Y-%m-%d %H:%M:%S} does not exist in {tz} (clocks skip it)")
+    notes = []
+    if first.utcoffset() != second.utcoffset():
+        notes.append(
+            f"{what} {local:%Y-%m-%d %H:%M:%S} occurs twice in {tz} (clocks go back): taken "
+            "as the first, before the change"
+        )
+    return first.astimezone(UTC), notes
+
+
+def _period_warning(period: st03period.Period, now: datetime, tz: str | None = None) -> list[str]:
+    """An ST03 period before 1990 or after the import (its local time taken as UTC, or in
+    its zone)."""
     for stamp in (period.start, period.end):
         if stamp is None:
             continue
-        stamp = stamp.replace(tzinfo=UTC)
+        stamp, _ = _to_utc(stamp, tz, "the period")
         why = plausible.out_of_range(stamp, now)
         if why:
             return [plausible.clock_warning(f"the period ({period.source})", stamp, why, 0)]
@@ -217,8 +251,14 @@ def store_st03(
             f"are kept (every part up to {MAX_TX_PARTS:,})"
         )
     period = table.period
+    tz = options.tz if options else None
+    start = datetime.now(UTC)
+    if tz:
+        meta.time_zone = tz  # an IANA key: the report shows the window in UTC and in it
     if period and period.start:
-        meta.warnings += _period_warning(period, datetime.now(UTC))
+        meta.warnings += _period_warning(period, datetime.now(UTC), tz)
+        start, notes = _to_utc(period.start, tz, "the period's start")
+        meta.warnings += notes
     run = RunRecord(
         times=ends,
         columns=columns,
@@ -227,9 +267,9 @@ def store_st03(
         steady_end=None,
         meta=meta,
     )
-    # The period's start in the system's local time, stored as UTC as PerfMon's zone-less
-    # captures are (the meta says so); without one, the import's own time.
-    start = period.start.replace(tzinfo=UTC) if period and period.start else datetime.now(UTC)
+    # The period's start in UTC: by the zone given (--tz), else the system's local time
+    # stored as UTC as PerfMon's zone-less captures are (the meta says so); without a
+    # start, the import's own time.
     run_id = store.runs.add(
         kind="imported",
         scenario="st03",

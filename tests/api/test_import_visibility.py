@@ -159,3 +159,33 @@ def test_the_html_shows_an_import_s_means_with_the_file_s_decimals(tmp_path) -> 
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", st03)
     assert "1.0" in cells and "2.1" in cells and "410.0" in cells
     assert "1.111" not in st03 and "1.000" not in st03
+
+
+def test_tz_stores_the_period_in_utc_and_shows_it_in_both(cli, tmp_path) -> None:
+    """`wlmon runs` listed the SAP system's local time under 'start (UTC)': with --tz the
+    period's local 10:00 in Berlin (UTC+1 in November) is stored as 09:00 UTC."""
+    runner, env = cli
+    path = tmp_path / "overview.txt"
+    path.write_text(OVERVIEW, encoding="utf-8")
+    ok = runner.invoke(app, ["import", "st03", str(path), "--tz", "Europe/Berlin"], env=env)
+    assert ok.exit_code == 0, ok.output
+    doc = json.loads(runner.invoke(app, ["report", ok.stdout.strip(), "--json"], env=env).stdout)
+    assert doc["run"]["start"].startswith("2026-11-25T09:00:00")
+    window = doc["window"]
+    assert window["zone"] == "Europe/Berlin"
+    assert window["start_utc"].startswith("2026-11-25T09:00:00")
+    assert window["start_local"].startswith("2026-11-25T10:00:00+01:00")
+    bad = runner.invoke(app, ["import", "st03", str(path), "--tz", "Mars/Olympus"], env=env)
+    assert bad.exit_code == 2 and "tz 'Mars/Olympus'" in " ".join(bad.output.split())
+    # 02:30 on the night clocks go forward does not exist in Berlin: refused, not guessed.
+    gap = tmp_path / "gap.txt"
+    gap.write_text(
+        OVERVIEW.replace(
+            "25.11.2026 10:00:00 - 25.11.2026 10:59:59", "29.03.2026 02:30:00 - 29.03.2026 03:29:59"
+        ),
+        encoding="utf-8",
+    )
+    skipped = runner.invoke(app, ["import", "st03", str(gap), "--tz", "Europe/Berlin"], env=env)
+    assert skipped.exit_code == 2 and "does not exist in Europe/Berlin" in " ".join(
+        skipped.output.split()
+    )

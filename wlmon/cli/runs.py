@@ -618,11 +618,17 @@ def import_st03(
         "", help="task type of a file without a task-type column (e.g. DIALOG)"
     ),
     decimal: str = typer.Option("", help="point or comma, when no cell of the file tells"),
+    tz: str = typer.Option(
+        "",
+        "--tz",
+        help="the SAP system's time zone (IANA, e.g. Europe/Berlin): the period is stored in "
+        "UTC and shown in both; without it the local time is taken as UTC",
+    ),
 ) -> None:
     """Import an ST03 workload export into the API's database; prints the run id. Without a
     period (in the file or given), throughput, SAPS and BAIT are 'not measured'."""
     try:
-        options = imports.st03_options(start, end, period, task_type, decimal)
+        options = imports.st03_options(start, end, period, task_type, decimal, tz)
     except ServiceError as exc:
         fail(f"{file}: {exc}")
     _import(
