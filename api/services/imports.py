@@ -280,4 +280,10 @@ def store_st03(
         spec={"source": "st03", "rows": len(table.task_types), "layout": table.layout},
         data=run,
     )
+    # What `wlmon runs` lists under "start (UTC)" is not UTC unless a zone was given: said
+    # beside it, not left for the reader to guess.
+    if not (period and period.start):
+        store.runs.note(run_id, "no start in the file or given (--from): placed at the import")
+    elif not tz:
+        store.runs.note(run_id, "start is the SAP system's local time (no --tz)")
     return get_run(store, run_id)

@@ -189,3 +189,18 @@ def test_tz_stores_the_period_in_utc_and_shows_it_in_both(cli, tmp_path) -> None
     assert skipped.exit_code == 2 and "does not exist in Europe/Berlin" in " ".join(
         skipped.output.split()
     )
+
+
+def test_runs_says_when_an_import_s_start_is_not_utc(cli, tmp_path) -> None:
+    runner, env = cli
+    path = tmp_path / "overview.txt"
+    path.write_text(OVERVIEW, encoding="utf-8")
+    local = runner.invoke(app, ["import", "st03", str(path)], env=env).stdout.strip()
+    no_start = tmp_path / "nostart.txt"
+    no_start.write_text(OVERVIEW.split("\n", 1)[1], encoding="utf-8")
+    placed = runner.invoke(app, ["import", "st03", str(no_start), "--period", "1h"], env=env)
+    listed = {
+        r["id"]: r for r in json.loads(runner.invoke(app, ["runs", "--json"], env=env).stdout)
+    }
+    assert "local time (no --tz)" in listed[local]["message"]
+    assert "placed at the import" in listed[placed.stdout.strip()]["message"]
