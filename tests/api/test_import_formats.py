@@ -21,10 +21,13 @@ import zipfile
 from xml.sax.saxutils import escape
 
 import pytest
+from fastapi.testclient import TestClient
 
 from alerts.thresholds import load_thresholds
+from api.config import Settings
 from api.imports import formats
 from api.imports.st03 import ST03Error, parse_table
+from api.main import create_app
 from api.services import imports, reports
 from api.store import Store
 
@@ -307,3 +310,16 @@ def test_a_sheet_s_period_and_task_type_in_cells_above_the_table(period) -> None
     assert table.period.seconds == 3600.0
     assert table.period.start.isoformat() == "2026-11-25T10:00:00"
     assert table.task_types == ["dialog"] * len(ROWS)
+
+
+def test_the_upload_reads_an_xlsx_and_refuses_a_pdf_with_a_422(tmp_path) -> None:
+    auth = {"Authorization": "Bearer t"}
+    with TestClient(create_app(Settings(db_path=tmp_path / "db.sqlite", token="t"))) as c:
+        body = xlsx([[line] for line in PREAMBLE] + [[], HEADING, *ROWS])
+        r = c.post("/imports/st03", content=body, headers=auth)
+        assert r.status_code in (200, 201), r.text
+        rep = c.get(f"/runs/{r.json()['id']}/report").json()
+        _check(rep)
+        assert rep["import"]["file_format"] == "XLSX (sheet 'Sheet1')"
+        pdf = c.post("/imports/st03", content=b"%PDF-1.7\n1 0 obj", headers=auth)
+        assert pdf.status_code == 422 and "a PDF document" in pdf.json()["detail"]
