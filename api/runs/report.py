@@ -189,7 +189,11 @@ def _task_order(names) -> list[str]:
 
 def percentiles(s: Series) -> dict:
     """p50/p90/p95/p99 per task type and per transaction from the recorded histograms
-    (never from means), each with the bucket it lies in."""
+    (never from means), each with the bucket it lies in; a run of single steps (STAD) has
+    them exact, from every step."""
+    exact = s.data.meta.details.get("step_percentiles")
+    if exact:
+        return _exact_percentiles(exact)
     rows = []
     hists = {owner[0]: h for owner, h in _histograms(s, "hist").items()}
     for task in _task_order(hists):
@@ -218,6 +222,26 @@ def percentiles(s: Series) -> dict:
         "by_transaction_missing": ""
         if by_tx
         else "No response-time histogram per transaction in this run: none per transaction.",
+    }
+
+
+def _exact_percentiles(exact: dict) -> dict:
+    def row(r: dict) -> dict:
+        out = {k: v for k, v in r.items() if k not in QUANTILES}
+        for name in QUANTILES:
+            out[f"{name}_s"] = round(r[name], 6)
+        out["buckets"] = {name: [r[name], r[name]] for name in QUANTILES}
+        out["precision"] = f"exact: the nearest rank over {r['steps']:,} steps"
+        return out
+
+    by_task = [row(r) for r in exact["by_task_type"]]
+    by_tx = [row(r) for r in exact["by_transaction"]]
+    return {
+        "by_task_type": by_task,
+        "by_transaction": by_tx,
+        "source": "every step of the statistical records (STAD): exact, the nearest rank",
+        "missing": "" if by_task else "No response time in the records: no percentiles.",
+        "by_transaction_missing": "",
     }
 
 
@@ -531,12 +555,12 @@ def benchmark(
             "(--from/--to or --period; API: from, to, period)"
         }
     bait_not_measured = dict(sd_not_measured)
-    if measured and meta.source == "st03":
+    if measured and meta.source in ("st03", "stad"):
         # Sums over the period (or per hour) cannot show that it was measured without a
         # break: 60 consecutive minutes need samples whose spacing shows continuity.
         bait_not_measured = {
-            "not_measured": "an ST03 export holds sums over its period (or per hour): it "
-            "cannot show continuity, and gaps were not looked for"
+            "not_measured": "an ST03 or STAD export holds work done, not measurements over "
+            "time: a quiet minute and a missing one look alike, so it cannot show continuity"
         }
     return {
         "sd": {
@@ -650,7 +674,7 @@ def build_report(
     report.update(ionet.sections(data, s.mask))
     if data.meta.gaps is not None:  # runs with a clock: where data is missing, and why
         report["gaps"] = data.meta.gaps
-    if data.meta.source in ("st03", "perfmon"):  # how the file was read: the audit
+    if data.meta.source in ("st03", "stad", "perfmon"):  # how the file was read: the audit
         report["import"] = import_audit(data.meta)
     report["not_measured"] = not_measured(report)
     return report

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
-from api.imports import perfmon, plausible, st03, st03period
+from api.imports import perfmon, plausible, st03, st03period, stad
 from api.imports.text import Digest
 from api.runs.gaps import sample_gaps
 from api.runs.record import RunMeta, RunRecord, col
@@ -285,5 +285,51 @@ def store_st03(
     if not (period and period.start):
         store.runs.note(run_id, "no start in the file or given (--from): placed at the import")
     elif not tz:
+        store.runs.note(run_id, "start is the SAP system's local time (no --tz)")
+    return get_run(store, run_id)
+
+
+def store_stad(
+    store: Store,
+    source: BinaryIO | bytes,
+    label: str,
+    options: st03.Options | None = None,
+) -> dict:
+    """A STAD export (one record per dialog step) as a run: per minute, task type and
+    transaction the steps and every part, as an ST03 export's; the exact percentiles of
+    the response per task type and transaction (every step, nearest rank). The run."""
+    digest = Digest(source)
+    try:
+        steps = stad.parse(digest, options)
+    except st03.ST03Error as exc:
+        raise Invalid(str(exc)) from exc
+    table = steps.table
+    ends, columns, values, transactions = _st03_series(table)
+    meta = st03_meta(table, ends, digest.hexdigest())
+    meta.source = "stad"
+    meta.transactions = transactions
+    meta.details["step_percentiles"] = steps.percentiles
+    meta.details["servers"] = steps.servers
+    meta.details["users_seen"] = steps.users
+    tz = options.tz if options else None
+    period = table.period
+    start, notes = _to_utc(period.start, tz, "the period's start")
+    meta.warnings += notes + _period_warning(period, datetime.now(UTC), tz)
+    if tz:
+        meta.time_zone = tz
+    run = RunRecord(
+        times=ends, columns=columns, values=values, steady_start=None, steady_end=None, meta=meta
+    )
+    run_id = store.runs.add(
+        kind="imported",
+        scenario="stad",
+        label=label,
+        start=start,
+        duration_s=float(ends[-1]),
+        ramp_up_s=0.0,
+        spec={"source": "stad", "steps": steps.steps, "servers": steps.servers},
+        data=run,
+    )
+    if not tz:
         store.runs.note(run_id, "start is the SAP system's local time (no --tz)")
     return get_run(store, run_id)

@@ -637,3 +637,33 @@ def import_st03(
         "st03",
         lambda store, stream, name: imports.store_st03(store, stream, name, options),
     )
+
+
+@import_app.command("stad")
+def import_stad(
+    file: Path = typer.Argument(
+        ..., help="STAD/STATS export, one record per step (XLSX, tabs, ;, CSV, HTML, MHTML)"
+    ),
+    label: str = typer.Option("", help="a name for the run"),
+    start: str = typer.Option(
+        "", "--from", help="start of the analysed period, when the file does not say it"
+    ),
+    end: str = typer.Option("", "--to", help="end of the period (with --from)"),
+    decimal: str = typer.Option("", help="point or comma, when no cell of the file tells"),
+    tz: str = typer.Option(
+        "", "--tz", help="the SAP system's time zone (IANA, e.g. Europe/Berlin)"
+    ),
+) -> None:
+    """Import a STAD export (statistical records of single steps) into the API's database;
+    prints the run id, then every warning. Percentiles are exact (every step)."""
+    try:
+        options = imports.st03_options(start, end, None, None, decimal, tz)
+    except ServiceError as exc:
+        fail(f"{file}: {exc}")
+    # The ST03 import's size and row limits (WLMON_API_ST03_MAX_BYTES, _MAX_ROWS).
+    _import(
+        file,
+        label,
+        "st03",
+        lambda store, stream, name: imports.store_stad(store, stream, name, options),
+    )
