@@ -497,6 +497,18 @@ class SpreadRow(Answer):
     max_bucket_s: list[float | None]
 
 
+class TargetVerdict(Answer):
+    """A transaction's target response (an NFR sheet) against the run."""
+
+    transaction: str
+    task_type: str | None = Field(description="the row judged (dialog when it has one)")
+    statistic: Literal["mean", "p50", "p90", "p95", "p99"]
+    target_s: float
+    measured_s: float | None = Field(description="null: no steps of it in the run")
+    passed: bool | None
+    detail: str
+
+
 class Report(Answer):
     """A run's report for its steady-state window (ramp-up excluded)."""
 
@@ -549,6 +561,9 @@ class Report(Answer):
     )
     network: list[IoNetRow] | None = Field(
         default=None, description="network interface bytes and queues; absent without them"
+    )
+    targets: list[TargetVerdict] | None = Field(
+        default=None, description="STAD imports with --targets: per transaction its verdict"
     )
 
 

@@ -141,6 +141,20 @@ def built_in(report: dict, thresholds: Thresholds, think_time_s: float | None = 
             )
             for ind in INDICATORS
         ]
+    for t in report.get("targets") or []:
+        # One criterion (a JUnit test case) per transaction target of the NFR sheet.
+        out.append(
+            _criterion(
+                f"target {t['transaction']} {t['statistic']}",
+                "targets",
+                f"{t['task_type'] or 'dialog'}.{t['transaction']}_{t['statistic']}_s",
+                t["measured_s"],
+                "<=",
+                t["target_s"],
+                "s",
+                t["detail"],
+            )
+        )
     gaps = report.get("gaps") or []
     # Judged on the longest stretch without a hole in the data, not the window's length.
     clear = bait.get("longest_gap_free_s", bait.get("measured_window_s"))

@@ -616,6 +616,43 @@ def benchmark(
     }
 
 
+def target_verdicts(report: dict, goals: list[dict]) -> list[dict]:
+    """Each transaction's target (an NFR sheet's row) against its measured statistic: the
+    mean from the transaction rows, a percentile from the exact ones; the dialog row of a
+    transaction when it has one. A transaction without steps is not measured, not passed."""
+    means = {}
+    for r in report["transactions"]:
+        means.setdefault(r["transaction"], {})[r["task_type"]] = r["response_ms"]
+    pcts = {}
+    for r in report["percentiles"].get("by_transaction", []):
+        pcts.setdefault(r["transaction"], {})[r["task_type"]] = r
+    out = []
+    for g in goals:
+        tx, stat = g["transaction"], g["statistic"]
+        source = means.get(tx) if stat == "mean" else pcts.get(tx)
+        task = ("dialog" if "dialog" in source else next(iter(source))) if source else None
+        if task is None:
+            measured = None
+        elif stat == "mean":
+            ms = source[task]
+            measured = None if ms is None else ms / 1000
+        else:
+            measured = source[task][f"{stat}_s"]
+        out.append(
+            {
+                "transaction": tx,
+                "task_type": task,
+                "statistic": stat,
+                "target_s": g["target_s"],
+                "measured_s": None if measured is None else round(measured, 6),
+                "passed": None if measured is None else measured <= g["target_s"],
+                "detail": f"targets line {g['line']}"
+                + ("" if measured is not None else ": no steps of it in the run (not measured)"),
+            }
+        )
+    return out
+
+
 def apdex_default_s(thresholds: Thresholds) -> float:
     """APDEX's T unless set: a quarter of the SD benchmark's dialog bound (2 s -> 0.5 s), so
     a step over the bound counts as frustrated (over 4 T)."""
@@ -672,6 +709,8 @@ def build_report(
     report["transaction_spread"] = overtime.spread(data, s.mask)
     # Only where the data has them: a run without disks or NICs has no such key at all.
     report.update(ionet.sections(data, s.mask))
+    if data.meta.details.get("targets"):
+        report["targets"] = target_verdicts(report, data.meta.details["targets"])
     if data.meta.gaps is not None:  # runs with a clock: where data is missing, and why
         report["gaps"] = data.meta.gaps
     if data.meta.source in ("st03", "stad", "perfmon"):  # how the file was read: the audit

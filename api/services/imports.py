@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
-from api.imports import perfmon, plausible, st03, st03period, stad
+from api.imports import perfmon, plausible, st03, st03period, stad, targets
 from api.imports.text import Digest
 from api.runs.gaps import sample_gaps
 from api.runs.record import RunMeta, RunRecord, col
@@ -294,12 +294,15 @@ def store_stad(
     source: BinaryIO | bytes,
     label: str,
     options: st03.Options | None = None,
+    target_sheet: bytes | None = None,
 ) -> dict:
     """A STAD export (one record per dialog step) as a run: per minute, task type and
     transaction the steps and every part, as an ST03 export's; the exact percentiles of
-    the response per task type and transaction (every step, nearest rank). The run."""
+    the response per task type and transaction (every step, nearest rank); the targets
+    per transaction of `target_sheet` (an NFR sheet) judged in the report. The run."""
     digest = Digest(source)
     try:
+        goals = targets.parse(target_sheet) if target_sheet is not None else []
         steps = stad.parse(digest, options)
     except st03.ST03Error as exc:
         raise Invalid(str(exc)) from exc
@@ -309,6 +312,8 @@ def store_stad(
     meta.source = "stad"
     meta.transactions = transactions
     meta.details["step_percentiles"] = steps.percentiles
+    if goals:
+        meta.details["targets"] = goals
     meta.details["servers"] = steps.servers
     meta.details["users_seen"] = steps.users
     tz = options.tz if options else None

@@ -24,7 +24,9 @@ from alerts.thresholds import load_thresholds
 from api.config import get_settings
 from api.imports.st03 import ST03Error
 from api.imports.stad import parse
-from api.services import imports, reports
+from api.runs.junit import to_junit
+from api.services import checks, imports, reports
+from api.services.errors import Invalid
 from api.store import Store
 from wlmon.cli import app
 
@@ -232,7 +234,9 @@ def test_wlmon_import_stad_prints_the_run_and_the_report_its_percentiles(tmp_pat
     get_settings.cache_clear()
     try:
         runner = CliRunner()
-        ok = runner.invoke(app, ["import", "stad", str(path)], env=env)
+        goals = tmp_path / "nfr.csv"
+        goals.write_text(TARGETS, encoding="utf-8")
+        ok = runner.invoke(app, ["import", "stad", str(path), "--targets", str(goals)], env=env)
         shown = runner.invoke(app, ["report", ok.stdout.strip()], env=env)
         bad = runner.invoke(app, ["import", "stad", str(path), "--tz", "Nowhere/City"], env=env)
     finally:
@@ -240,4 +244,44 @@ def test_wlmon_import_stad_prints_the_run_and_the_report_its_percentiles(tmp_pat
     assert ok.exit_code == 0, ok.output
     assert shown.exit_code == 0, shown.output
     assert "p95" in shown.stdout and "VA01" in shown.stdout
+    assert (
+        "target ME21N mean" in shown.stdout and "target ZNOTRUN mean: not measured" in shown.stdout
+    )
     assert bad.exit_code == 2
+
+
+# The NFR sheet as the public pipeline writes it (`TCODE`, `Target Response Time
+# (Seconds)`), with an optional statistic column.
+TARGETS = (
+    "TCODE,Target Response Time (Seconds),Statistic\n"
+    "VA01,1.5,p95\n"
+    "VA02,5,mean\n"
+    "ME21N,0.2,mean\n"
+    "ZNOTRUN,1,mean\n"
+)
+
+
+def test_targets_per_transaction_are_judged_in_report_check_and_junit(tmp_path) -> None:
+    steps = _steps(3, 400)
+    store = Store(tmp_path / "db.sqlite")
+    run = imports.store_stad(store, _text(steps).encode(), "stad", None, TARGETS.encode())
+    rep = reports.report(store, run["id"], load_thresholds())
+    got = {t["transaction"]: t for t in rep["targets"]}
+    va01 = [s["response"] for s in steps if s["tx"] == "VA01" and s["typ"] == "DIA"]
+    p95 = _rank(va01, 0.95) / 1000
+    assert got["VA01"]["measured_s"] == pytest.approx(p95)
+    assert got["VA01"]["passed"] is (p95 <= 1.5)
+    va02 = [s["response"] for s in steps if s["tx"] == "VA02"]
+    assert got["VA02"]["measured_s"] == pytest.approx(sum(va02) / len(va02) / 1000, abs=1e-6)
+    assert got["VA02"]["passed"] is True
+    assert got["ME21N"]["passed"] is False
+    assert got["ZNOTRUN"]["measured_s"] is None and got["ZNOTRUN"]["passed"] is None
+    result = checks.check(store, run["id"], load_thresholds())
+    by = {c["name"]: c for c in result["criteria"]}
+    assert by["target VA01 p95"]["status"] == ("passed" if p95 <= 1.5 else "failed")
+    assert by["target ME21N mean"]["status"] == "failed"
+    assert by["target ZNOTRUN mean"]["status"] == "skipped"
+    xml = to_junit(result)
+    assert xml.count('name="target ') == 4
+    with pytest.raises(Invalid, match="no unit"):
+        imports.store_stad(store, _text(steps).encode(), "x", None, b"TCODE;Target\nVA01;1\n")

@@ -35,7 +35,7 @@ from exporters.vocabulary import (
     REPORT_ORDER,
     RESPONSE_PARTS,
 )
-from wlmon.cli.common import console, err, fail
+from wlmon.cli.common import console, err, fail, human
 from wlmon.cli.edge import report_options, runs_store, thresholds
 from wlmon.stack.settings import Ports, StackSettings
 
@@ -545,6 +545,14 @@ def _print_run_report(doc: dict) -> None:
             f"[red]{b['rule']}[/] {b['start_s']:.0f}-{b['end_s']:.0f} s, "
             f"peak {b['peak_ms']:,.1f} ms (threshold {b['threshold_ms']:,.0f} ms): {b['diagnosis']}"
         )
+    for t in doc.get("targets") or []:
+        measured = "not measured" if t["measured_s"] is None else f"{human(t['measured_s'])} s"
+        verdict = {True: "[green]passed[/]", False: "[bold red]failed[/]", None: "skipped"}
+        console.print(
+            f"target {escape(t['transaction'])} {t['statistic']}: {measured} "
+            f"(target {human(t['target_s'])} s) {verdict[t['passed']]}",
+            highlight=False,
+        )
     sd = doc["benchmark"].get("sd", {})
     if sd:
         residual = sd["response_time_law"]["residual_pct"]
@@ -653,6 +661,12 @@ def import_stad(
     tz: str = typer.Option(
         "", "--tz", help="the SAP system's time zone (IANA, e.g. Europe/Berlin)"
     ),
+    target_file: Path | None = typer.Option(
+        None,
+        "--targets",
+        help="target response per transaction (CSV/XLSX: TCODE, Target Response Time "
+        "(Seconds), optionally Statistic mean/p90/p95)",
+    ),
 ) -> None:
     """Import a STAD export (statistical records of single steps) into the API's database;
     prints the run id, then every warning. Percentiles are exact (every step)."""
@@ -660,10 +674,16 @@ def import_stad(
         options = imports.st03_options(start, end, None, None, decimal, tz)
     except ServiceError as exc:
         fail(f"{file}: {exc}")
+    sheet = None
+    if target_file is not None:
+        try:
+            sheet = target_file.read_bytes()
+        except OSError as exc:
+            fail(f"--targets: cannot read {target_file}: {exc.strerror or exc}")
     # The ST03 import's size and row limits (WLMON_API_ST03_MAX_BYTES, _MAX_ROWS).
     _import(
         file,
         label,
         "st03",
-        lambda store, stream, name: imports.store_stad(store, stream, name, options),
+        lambda store, stream, name: imports.store_stad(store, stream, name, options, sheet),
     )
