@@ -173,6 +173,8 @@ def _parse(lines: list[tuple[int, str]], options: st03.Options) -> Steps:
         v, _ = numbers.convert(cells[c.index], fmt)
         v = np.nan_to_num(v, nan=0.0) * c.scale
         (sizes if c.size else per_step)[c.field] = v
+    if "load_gen" not in per_step and "load" in per_step and "generation" in per_step:
+        per_step["load_gen"] = per_step["load"] + per_step["generation"]  # labelled below
     if "response" not in per_step and "dispatcher_wait" in per_step:
         per_step["response"] = per_step["wp_time"] + per_step["dispatcher_wait"]
         notes.append("response time derived per step: time in WPs + wait time")
@@ -227,6 +229,7 @@ def _parse(lines: list[tuple[int, str]], options: st03.Options) -> Steps:
         ],
         not_read=not_read,
         notes=notes,
+        derived={"load_gen": "Load time + Generating time"} if "load" in per_step else {},
     )
     for (_, r), key in zip(rows, tasks, strict=True):
         if "task" in roles:

@@ -107,7 +107,7 @@ SECTIONS = {
 }
 DIALOG_STEPS = col("st03", "dialog", "steps")
 ACRONYMS = {"sap", "sql", "os", "cpu", "db", "id"}
-UNIT_SUFFIXES = {"_ms": "ms", "_s": "s", "_pct": "%", "_mb": "MB"}
+UNIT_SUFFIXES = {"_ms": "ms", "_s": "s", "_pct": "%", "_mb": "MB", "_kb": "KB"}
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,10 @@ class Line:
     steps: bool = False  # a level held until the next sample (users logged on)
 
 
+# Imported fields whose key does not read as their name.
+FIELD_NAMES = {"wp_time": "Time in WPs", "roll_in_wait": "Roll-in + wait", "kbytes": "kBytes"}
+
+
 def heading(key: str) -> str:
     """A column heading from a report key: component labels from the vocabulary, the unit
     suffix in brackets ("dispatcher_wait_ms" -> "Dispatcher wait (ms)")."""
@@ -134,6 +138,8 @@ def heading(key: str) -> str:
     stem = key[: key.rindex("_")] if unit else key
     if stem in COMPONENT_BY_KEY:
         name = COMPONENT_BY_KEY[stem].label
+    elif stem in FIELD_NAMES:
+        name = FIELD_NAMES[stem]
     else:
         words = [w.upper() if w in ACRONYMS else w for w in stem.split("_")]
         name = " ".join(words)

@@ -97,15 +97,14 @@ TASKS = {"DIA": "dialog", "BTC": "batch", "UPD": "update"}
 
 def _steps(seed: int, n: int) -> list[dict]:
     rng = random.Random(seed)
-    out, t = [], 10 * 3600 + 3
-    for _ in range(n):
-        t += rng.randint(1, 3600 // n * 2 - 1)
+    out = []
+    for t in sorted(rng.randint(10 * 3600, 11 * 3600 - 1) for _ in range(n)):
         typ = rng.choice(["DIA"] * 6 + ["BTC", "UPD"])
         wp = round(rng.uniform(50.0, 3000.0), 1)
         wait = round(rng.uniform(0.0, 400.0), 1)
         out.append(
             {
-                "t": min(t, 10 * 3600 + 3599),
+                "t": t,
                 "server": rng.choice(["sapapp1_PRD_00", "sapapp2_PRD_00"]),
                 "typ": typ,
                 "tx": rng.choice(["VA01", "VA02", "ME21N"]) if typ == "DIA" else "RSM13000",
@@ -194,6 +193,9 @@ def test_a_stad_export_gives_exact_percentiles_and_every_part(tmp_path, german) 
         assert rows[key]["memory_kb"] == pytest.approx(
             sum(s["mem"] for s in mine) / len(mine), abs=1e-3
         )
+    # Load (1.0 ms) and generation (0.0 ms) per step: load+gen their sum, labelled derived.
+    assert rows["dialog"]["load_gen_ms"] == pytest.approx(1.0)
+    assert "load_gen" in rep["import"]["derived_fields"]
     pct = {r["task_type"]: r for r in rep["percentiles"]["by_task_type"]}
     for typ, key in TASKS.items():
         values = [s["response"] for s in steps if s["typ"] == typ]
