@@ -415,7 +415,7 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
     for c in columns:
         if c is not steps_col:
             _check_empty(c, values, cells, steps)
-    seconds, counts, derived = _fields(columns, values, steps, lines_of)
+    seconds, counts, derived = _fields(columns, values, steps, lines_of, cells)
     sizes = {k: seconds.pop(k) for k in list(seconds) if k in st03columns.SIZE_FIELDS}
     derived_fields = _derive(seconds, derived)
     # Task types and transactions per row.
@@ -492,7 +492,11 @@ def _check_empty(col: Column, values: dict, cells: dict, steps: np.ndarray | Non
 
 
 def _fields(
-    columns: list[Column], values: dict, steps: np.ndarray, lines_of: list[int]
+    columns: list[Column],
+    values: dict,
+    steps: np.ndarray,
+    lines_of: list[int],
+    cells: dict[int, numbers.Column] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
     """Total seconds per field and row (from the total column, or mean x steps), the counts,
     and notes on what was derived. A field given both as mean and total is checked: the
@@ -529,8 +533,14 @@ def _fields(
                 if off.any():
                     k = int(np.argmax(off))
                     unit = "KB" if per == 1.0 else "s"
+                    shown = (
+                        f" (cells {numbers.plain(cells[avg.index].texts[k])!r} and "
+                        f"{numbers.plain(cells[total.index].texts[k])!r})"
+                        if cells
+                        else ""
+                    )
                     raise ST03Error(
-                        f"line {lines_of[k]}: {avg.heading!r} x steps gives "
+                        f"line {lines_of[k]}{shown}: {avg.heading!r} x steps gives "
                         f"{implied[k]:,.3f} {unit} but {total.heading!r} says "
                         f"{secs[k]:,.3f} {unit}, more than the digits shown allow "
                         f"(± {slack[k]:,.3f} {unit}): the mean and the total disagree"

@@ -264,7 +264,8 @@ def test_a_mean_and_total_beyond_rounding_are_refused_naming_both_cells() -> Non
     with pytest.raises(ST03Error) as exc:
         parse_table(text.encode())
     message = str(exc.value)
-    assert "line 4" in message and "'Ø CPU Time (ms)'" in message and "'T CPU Time (s)'" in message
+    assert "line 4 (cells '1.0' and '0.3')" in message
+    assert "'Ø CPU Time (ms)'" in message and "'T CPU Time (s)'" in message
 
 
 def test_an_import_s_sd_verdict_needs_a_think_time_and_bait_continuity(store, tmp_path) -> None:
