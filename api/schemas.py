@@ -106,7 +106,30 @@ class SteadyState(Answer):
 
 # Fields an ST03N export may hold beyond the recorded components (absent when it does not).
 ST03_EXTRA_FIELDS: dict[str, Any] = {
+    "wp_time_ms": (
+        float | None,
+        Field(
+            default=None,
+            description="'Ø Time in WPs': time in work processes (response less the "
+            "dispatcher wait); never the response time",
+        ),
+    ),
     "roll_wait_ms": (float | None, Field(default=None, description="ST03N 'Ø Roll Wait Time'")),
+    "roll_in_wait_ms": (
+        float | None,
+        Field(default=None, description="STAD 'Roll (i+w) time': roll-in and roll wait"),
+    ),
+    "load_ms": (float | None, Field(default=None, description="'Load time' alone")),
+    "generation_ms": (float | None, Field(default=None, description="'Generating time' alone")),
+    "memory_kb": (float | None, Field(default=None, description="'Memory used (kB)' per step")),
+    "extended_memory_kb": (
+        float | None,
+        Field(default=None, description="'Ø Extended Memory (KB)' per step"),
+    ),
+    "transferred_kb": (
+        float | None,
+        Field(default=None, description="'Transferred kBytes' per step"),
+    ),
     "frontend_net_ms": (
         float | None,
         Field(default=None, description="ST03N 'Ø Frontend Net Time' / GUI network time"),
@@ -200,8 +223,11 @@ TransactionProfileRow = create_model(
     task_type=(str, ...),
     transaction=(str, ...),
     steps=(int, ...),
-    total_response_s=(float, ...),
-    share_pct=(float, Field(description="share of the total response time of all rows")),
+    total_response_s=(float | None, Field(description="null: the file has no response time")),
+    share_pct=(
+        float | None,
+        Field(description="share of the total response time of all rows (null: none)"),
+    ),
     **COMPONENT_FIELDS,
     **ST03_EXTRA_FIELDS,
 )
@@ -293,9 +319,15 @@ class SDCheck(Answer):
     not_measured: str | None = Field(
         default=None, description="why throughput, SAPS and BAIT are not measured (no period)"
     )
-    dialog_response_s: float
-    dialog_response_below_2s: bool
-    think_time_s: float
+    response_not_measured: str | None = Field(
+        default=None, description="why the dialog response is not measured (not in the file)"
+    )
+    dialog_response_s: float | None
+    dialog_response_below_2s: bool | None
+    think_time_s: float | None = Field(
+        description="the run's think time; null: unknown (an import), the SD verdict is "
+        "then not measured unless `wlmon check --think-time` gives it"
+    )
     users: int
     dialog_steps_per_hour: int | None
     saps: int | None
@@ -364,6 +396,12 @@ class ImportAudit(Answer):
     task_type_names: dict[str, str] | None
     columns: list[dict[str, str]] | None = Field(description="each heading and its field")
     columns_not_read: list[str] | None
+    derived_fields: dict[str, str] | None = Field(
+        default=None, description="fields not in the file, computed from two that are: how"
+    )
+    precision: dict[str, int] | None = Field(
+        default=None, description="per field, the decimals the file shows its mean with"
+    )
     total_row: dict[str, Any] | None = Field(description="the Total row checked against the rows")
     standard_sources: dict[str, str] | None = Field(
         description="PerfMon: how each standard row was derived (_Total, mean of 8 CPUs, ...)"
@@ -459,9 +497,26 @@ class SpreadRow(Answer):
     max_bucket_s: list[float | None]
 
 
+class TargetVerdict(Answer):
+    """A transaction's target response (an NFR sheet) against the run."""
+
+    transaction: str
+    task_type: str | None = Field(description="the row judged (dialog when it has one)")
+    statistic: Literal["mean", "p50", "p90", "p95", "p99"]
+    target_s: float
+    measured_s: float | None = Field(description="null: no steps of it in the run")
+    passed: bool | None
+    detail: str
+
+
 class Report(Answer):
     """A run's report for its steady-state window (ramp-up excluded)."""
 
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="how the data was read that a reader must see first (the audit's "
+        "warnings): damaged lines skipped, task type 'all', a derived response, ...",
+    )
     run: Run
     steady_state: SteadyState
     st03: list[ST03Row]  # its fields come from the vocabulary
@@ -507,6 +562,9 @@ class Report(Answer):
     network: list[IoNetRow] | None = Field(
         default=None, description="network interface bytes and queues; absent without them"
     )
+    targets: list[TargetVerdict] | None = Field(
+        default=None, description="STAD imports with --targets: per transaction its verdict"
+    )
 
 
 class Figure(Answer):
@@ -521,10 +579,23 @@ class Figure(Answer):
     verdict: Literal["same", "better", "worse"] = Field(description="same: within tolerance")
 
 
+class OneSided(Answer):
+    """A figure only one of two compared runs has."""
+
+    figure: str
+    value: float
+
+
 class Comparison(Answer):
     base: str
     new: str
     figures: list[Figure]
+    only_in_base: list[OneSided] = Field(
+        default_factory=list, description="figures the base run has and the new one not"
+    )
+    only_in_new: list[OneSided] = Field(
+        default_factory=list, description="figures the new run has and the base one not"
+    )
     repeatable: bool
     criterion: str
 

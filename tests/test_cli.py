@@ -199,9 +199,10 @@ def test_run_import_and_report_through_the_cli(tmp_path) -> None:
         )
         assert screen.exit_code == 0, screen.output
         assert "Time profile (ST03N): per 180 s of the steady state" in screen.stdout
-        # ST03, then the transaction and time profiles with every part
+        # ST03 (every field the run has, issue 32), then the transaction and time profiles
+        # with every part
         assert screen.stdout.count("DB request ms") == 3
-        assert screen.stdout.count("Load+gen ms") == 2
+        assert screen.stdout.count("Load+gen ms") == 3
         va01 = next(
             r
             for r in doc["percentiles"]["by_transaction"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+NUMERIC = "\x1f"  # a cell stored as a number (XLSX): its value follows, no locale to read
 GROUPING = re.compile(r"[\s\u00a0\u202f']")
 POINT = re.compile(r"(\d+|\d{1,3}(?:,\d{3})+)(?:\.(\d+))?")
 COMMA = re.compile(r"(\d+|\d{1,3}(?:\.\d{3})+)(?:,(\d+))?")
@@ -33,7 +34,21 @@ class Cell:
     count: bool = False  # a count (steps, requests): SAP shows it without decimals
 
     def __str__(self) -> str:
-        return f"line {self.line}, column {self.column!r}: {self.text[:40]!r}"
+        return f"line {self.line}, column {self.column!r}: {plain(self.text)[:40]!r}"
+
+
+def plain(text: str) -> str:
+    """A cell's text without the mark of a number cell."""
+    return text.removeprefix(NUMERIC)
+
+
+def _stored(text: str) -> tuple[float, int]:
+    """(value, decimals stored) of a number cell: the digits its shortest repr has."""
+    body = text[len(NUMERIC) :]
+    value = float(body)
+    mantissa, _, exponent = body.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2].rstrip("0")) - (int(exponent) if exponent else 0)
+    return value, max(0, decimals)
 
 
 def _read(text: str, fmt: str) -> tuple[float, int] | None:
@@ -84,6 +99,8 @@ def detect(columns: list[Column], forced: str | None = None) -> str:
     ambiguous: Cell | None = None
     for col in columns:
         for raw in dict.fromkeys(col.texts):
+            if raw.startswith(NUMERIC):
+                continue  # a number cell: no format to read it in
             text = _stripped(raw)
             if not text or text.isdigit():
                 continue  # empty, or digits only: both formats read it alike
@@ -121,6 +138,12 @@ def convert(col: Column, fmt: str) -> tuple[np.ndarray, np.ndarray]:
     NumberError naming the first cell that is not a number in the file's format."""
     lookup: dict[str, tuple[float, float]] = {}
     for raw in dict.fromkeys(col.texts):
+        if raw.startswith(NUMERIC):
+            value, decimals = _stored(raw)
+            if not np.isfinite(value):
+                raise NumberError(f"{col.cell(raw)} is not a finite number")
+            lookup[raw] = (value, 0.5 * 10.0**-decimals)
+            continue
         text = _stripped(raw)
         if not text:
             lookup[raw] = (np.nan, 0.0)

@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from api.imports import numbers, st03columns, st03period
+from api.imports import formats, numbers, st03columns, st03period
 from api.imports.st03columns import KEY_COLUMNS, Column, ColumnError, key_name
 from api.imports.st03period import Period, PeriodError
 from api.imports.text import FileError, Lines, csv_column
@@ -57,7 +57,7 @@ TASK_TYPES = {
     "cpic": "cpic",
     "ale": "ale",
 }
-TOTAL_WORDS = {"total", "totals", "sum", "summe", "gesamt", "gesamtsumme", "insgesamt"}
+TOTAL_WORDS = {"total", "totals", "sum", "summe", "gesamt", "gesamtsumme", "insgesamt", "somme"}
 ALL_TASKS = "all"  # the file names no task type
 MAX_VALUE = 1e15  # steps or milliseconds beyond this are a damaged cell
 HEADER_SEARCH = 60  # lines above the table SAP may write (title, period, instance, ...)
@@ -92,6 +92,10 @@ class ST03Table:
     steps: np.ndarray
     seconds: dict[str, np.ndarray]  # field -> total seconds per row (fields in the file)
     counts: dict[str, np.ndarray] = field(default_factory=dict)  # db_requests
+    sizes: dict[str, np.ndarray] = field(default_factory=dict)  # field -> total KB per row
+    derived: dict[str, str] = field(default_factory=dict)  # field -> how (not in the file)
+    precision: dict[str, int] = field(default_factory=dict)  # field -> decimals of its mean
+    text_numbers: bool = True  # some number is written as text (False: XLSX number cells)
     layout: str = "workload overview"
     file_format: str = "csv"
     number_format: str = "point"
@@ -133,6 +137,8 @@ def _split_list(line: str) -> list[str]:
 
 
 def _delimiter(line: str) -> str | None:
+    if formats.CELL in line:
+        return formats.CELL  # a table read from XLSX or HTML: its cells are given
     if line.lstrip().startswith("|"):
         return "|"
     counts = {d: line.count(d) for d in ("\t", ";", ",")}
@@ -150,6 +156,8 @@ def _rows(lines: list[tuple[int, str]], delimiter: str):
     ]
     if delimiter == "|":
         rows = (_split_list(t) for _, t in kept)
+    elif delimiter == formats.CELL:
+        rows = (t.split(formats.CELL) for _, t in kept)
     else:
         rows = csv.reader((t.rstrip("\r\n") for _, t in kept), delimiter=delimiter)
     k = 0
@@ -171,6 +179,8 @@ def _rows(lines: list[tuple[int, str]], delimiter: str):
 def _cells(line: str, delimiter: str, number: int) -> list[str]:
     if delimiter == "|":
         return _split_list(line)
+    if delimiter == formats.CELL:
+        return line.split(formats.CELL)
     if '"' not in line:  # no quoting: a split is what csv would give, and much faster
         return line.rstrip("\r\n").split(delimiter)
     try:
@@ -187,6 +197,7 @@ FORMAT_NAMES = {
     ";": "spreadsheet (;)",
     ",": "csv (,)",
     "|": "unconverted list",
+    formats.CELL: "table",  # XLSX or HTML: parse_table names it
 }
 
 
@@ -198,6 +209,7 @@ class Options:
     period: Period | None = None
     task_type: str | None = None
     decimal: str | None = None  # 'point' or 'comma'
+    tz: str | None = None  # the SAP system's IANA zone (--tz): its local times to UTC
 
 
 def parse(source: BinaryIO | bytes) -> list[ST03Row]:
@@ -207,6 +219,18 @@ def parse(source: BinaryIO | bytes) -> list[ST03Row]:
 def parse_table(source: BinaryIO | bytes, options: Options | None = None) -> ST03Table:
     stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
     try:
+        # The format from the bytes: XLSX, MHTML and HTML as tables, text as it is.
+        tabular, stream = formats.read(stream)
+        if tabular is not None:
+            try:
+                table = _parse(tabular.lines, options or Options())
+            except ST03Error as exc:
+                # Say which file it was: "XLSX (sheet 'Sheet1'): line 1: no 'Task type' ..."
+                raise ST03Error(f"{tabular.kind}: {exc}") from None
+            table.file_format = tabular.kind
+            if tabular.numeric and table.number_format == "point" and not table.text_numbers:
+                table.number_format = "numbers"
+            return table
         lines = Lines(stream, delimiter=None)
         return _parse(list(_numbered(lines)), options or Options())
     except ST03Error:
@@ -229,15 +253,49 @@ def _find_header(lines: list[tuple[int, str]]) -> tuple[int, str, list[str]]:
         if delimiter is None:
             continue
         cells = [c.strip() for c in _cells(text, delimiter, number)]
-        if any(key_name(c) in names for c in cells for names in KEY_COLUMNS.values()):
+        # "Task type:" is a label above the table (its value beside it), not a heading.
+        if any(
+            key_name(c) in names and not c.endswith(":")
+            for c in cells
+            for names in KEY_COLUMNS.values()
+        ):
             return k, delimiter, cells
     first = next((n for n, t in lines if t.strip()), None)
     if first is None:
         raise ST03Error("line 1: empty file")
+    heading = _likely_heading(lines[: HEADER_SEARCH * 2])
+    if heading is not None:
+        number, cells = heading
+        shown = ", ".join(repr(c) for c in cells[:4]) + (", ..." if len(cells) > 4 else "")
+        raise ST03Error(
+            f"line {number}: headings {shown} name no 'Task type', transaction or hour "
+            f"column: {LANGUAGES}"
+        )
     raise ST03Error(
         f"line {first}: no 'Task type', transaction or hour column in the first "
         f"{HEADER_SEARCH} lines (is this an ST03/ST03N export?)"
     )
+
+
+LANGUAGES = (
+    "headings are read in English, German and French (e.g. 'Task Type Name', "
+    "'Tasktypname', 'Type de tâche', '# Steps', 'Ø Response Time (ms)'); export with the "
+    "logon language EN, DE or FR"
+)
+
+
+def _likely_heading(lines: list[tuple[int, str]]) -> tuple[int, list[str]] | None:
+    """The line that looks like a table's heading (3 or more cells, most of them words,
+    not numbers): what a refusal names when no heading is one the parser reads."""
+    for number, text in lines:
+        delimiter = _delimiter(text)
+        if delimiter is None or RULE.match(text):
+            continue
+        cells = [c.strip() for c in _cells(text, delimiter, number) if c.strip()]
+        words = [c for c in cells if re.search(r"[^\W\d_]{2}", c)]
+        if len(cells) >= 3 and len(words) >= 0.7 * len(cells):
+            return number, cells
+    return None
 
 
 def _preamble_task(lines: list[tuple[int, str]]) -> str | None:
@@ -256,7 +314,10 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
         for role, names in KEY_COLUMNS.items():
             if key_name(h) in names and role not in roles:
                 roles[role] = i
-    file_period, notes = st03period.from_preamble(lines[:hk])
+    # A sheet's or HTML table's cells above the heading read as one line of text each
+    # ("Zeitraum" | "25.11.2026" | "10:00:00" | ...: a date and its time in two cells).
+    preamble = [(n, t.replace(formats.CELL, " ")) for n, t in lines[:hk]]
+    file_period, notes = st03period.from_preamble(preamble)
     period = st03period.reconcile(file_period, options.period)
     columns: list[Column] = []
     not_read: list[str] = []
@@ -281,20 +342,26 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
             )
     steps_col = next((c for c in columns if c.field == "steps"), None)
     if steps_col is None:
-        raise ST03Error(f"line {header_line}: no 'Steps' column ('# Steps', 'Number of Steps')")
+        unread = ", ".join(repr(h) for h in not_read[:4]) + (", ..." if len(not_read) > 4 else "")
+        raise ST03Error(
+            f"line {header_line}: no 'Steps' column ('# Steps', 'Number of Steps')"
+            + (f"; not read: {unread}; {LANGUAGES}" if not_read else "")
+        )
     if not any(c.kind in ("avg", "total") for c in columns):
         raise ST03Error(f"line {header_line}: no time column (e.g. 'Ø Time (ms)')")
-    if not any(c.field == "response" for c in columns):
-        # The report's summary and its rules start from the response time per step.
+    if not any(c.field in ("response", "wp_time") for c in columns):
+        # The report's summary and its rules start from the response time per step (or the
+        # time in work processes, from which with the wait it is derived).
         raise ST03Error(
             f"line {header_line}: no response-time column ('Ø Time (ms)', 'Avg. response "
-            "time (ms)', 'T Response Time (s)', 'Ø Antwortzeit (ms)')"
+            "time (ms)', 'T Response Time (s)', 'Ø Antwortzeit (ms)') and no time in work "
+            "processes ('Ø Time in WPs (ms)', 'Ø Zeit in WPs (ms)')"
         )
     # The rows, the Total row kept apart.
     task_col, tx_col, hour_col = (roles.get(r) for r in ("task_type", "transaction", "hour"))
     fixed_task = None
     if task_col is None:
-        named = options.task_type or _preamble_task(lines[:hk])
+        named = options.task_type or _preamble_task(preamble)
         fixed_task = named or ALL_TASKS
         if not named:
             notes.append("the file names no task type: its rows are stored as task type 'all'")
@@ -311,7 +378,7 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
             continue  # an unconverted list repeats its heading on every page
         if len(row) < len(header):
             raise ST03Error(f"line {number}: {len(row)} fields, the header has {len(header)}")
-        keys = [row[c].strip(" *").lower() for c in key_cols]
+        keys = [numbers.plain(row[c]).strip(" *").lower() for c in key_cols]
         if any(k in TOTAL_WORDS for k in keys):
             if total is not None:
                 raise ST03Error(f"line {number}: a second Total row (the first is line {total[0]})")
@@ -335,6 +402,9 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
             for c in columns
         ]
     fmt = numbers.detect(every, options.decimal)
+    text_numbers = any(
+        t.strip() and not t.startswith(numbers.NUMERIC) for c in every for t in c.texts
+    )
     values: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for c in columns:
         v, half = numbers.convert(cells[c.index], fmt)
@@ -345,12 +415,14 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
     for c in columns:
         if c is not steps_col:
             _check_empty(c, values, cells, steps)
-    seconds, counts, derived = _fields(columns, values, steps, lines_of)
+    seconds, counts, derived = _fields(columns, values, steps, lines_of, cells)
+    sizes = {k: seconds.pop(k) for k in list(seconds) if k in st03columns.SIZE_FIELDS}
+    derived_fields = _derive(seconds, derived)
     # Task types and transactions per row.
     task_names: dict[str, str] = {}
     tasks: list[str] = []
     for n, r in data:
-        name = fixed_task if task_col is None else r[task_col].strip()
+        name = fixed_task if task_col is None else numbers.plain(r[task_col]).strip()
         if not name:
             raise ST03Error(f"line {n}, column {header[task_col]!r}: no task type")
         key = task_key(name)
@@ -358,13 +430,17 @@ def _parse(lines: list[tuple[int, str]], options: Options) -> ST03Table:
             raise ST03Error(f"line {n}, column {header[task_col]!r}: {name!r} is no task type")
         task_names.setdefault(key, name)
         tasks.append(key)
-    txs = [r[tx_col].strip() if tx_col is not None else "" for _, r in data]
+    txs = [numbers.plain(r[tx_col]).strip() if tx_col is not None else "" for _, r in data]
     table = ST03Table(
         task_types=tasks,
         transactions=txs,
         steps=steps,
         seconds={k: v for k, v in seconds.items() if k != "db_per_request"},
         counts=counts,
+        sizes=sizes,
+        derived=derived_fields,
+        precision=_precision(columns, values),
+        text_numbers=text_numbers,
         layout="time profile"
         if hour_col is not None
         else ("transaction profile" if tx_col is not None else "workload overview"),
@@ -416,7 +492,11 @@ def _check_empty(col: Column, values: dict, cells: dict, steps: np.ndarray | Non
 
 
 def _fields(
-    columns: list[Column], values: dict, steps: np.ndarray, lines_of: list[int]
+    columns: list[Column],
+    values: dict,
+    steps: np.ndarray,
+    lines_of: list[int],
+    cells: dict[int, numbers.Column] | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
     """Total seconds per field and row (from the total column, or mean x steps), the counts,
     and notes on what was derived. A field given both as mean and total is checked: the
@@ -435,24 +515,50 @@ def _fields(
             counts[name] = v
             continue
         total, avg = kinds.get("total"), kinds.get("avg")
-        if total is not None and not np.isnan(values[total.index][0]).all():
+        # A time's mean is ms per step and its total s; a size's mean KB per step and its
+        # total KB.
+        per = 1.0 if name in st03columns.SIZE_FIELDS else 1000.0
+        has_total = total is not None and not np.isnan(values[total.index][0]).all()
+        has_avg = avg is not None and not np.isnan(values[avg.index][0]).all()
+        if has_total:
             t, t_half = values[total.index]
             secs = t * total.scale
-            if avg is not None and not np.isnan(values[avg.index][0]).all():
+            if has_avg:
                 a, a_half = values[avg.index]
-                implied = a * avg.scale * steps / 1000.0
-                slack = (a_half * avg.scale * steps / 1000.0) + t_half * total.scale
+                implied = a * avg.scale * steps / per
+                implied_slack = a_half * avg.scale * steps / per
+                total_slack = t_half * total.scale
+                slack = implied_slack + total_slack
                 off = np.abs(implied - secs) > slack + 1e-9 * np.maximum(secs, 1.0)
                 if off.any():
                     k = int(np.argmax(off))
+                    unit = "KB" if per == 1.0 else "s"
+                    shown = (
+                        f" (cells {numbers.plain(cells[avg.index].texts[k])!r} and "
+                        f"{numbers.plain(cells[total.index].texts[k])!r})"
+                        if cells
+                        else ""
+                    )
                     raise ST03Error(
-                        f"line {lines_of[k]}: {avg.heading!r} x steps gives {implied[k]:,.3f} s "
-                        f"but {total.heading!r} says {secs[k]:,.3f} s"
+                        f"line {lines_of[k]}{shown}: {avg.heading!r} x steps gives "
+                        f"{implied[k]:,.3f} {unit} but {total.heading!r} says "
+                        f"{secs[k]:,.3f} {unit}, more than the digits shown allow "
+                        f"(± {slack[k]:,.3f} {unit}): the mean and the total disagree"
+                    )
+                # Both agree within their digits: per row the one with fewer digits lost
+                # wins (a total of 0.1 s over 90 steps says less than a mean of 1.0 ms).
+                finer = implied_slack < total_slack
+                if finer.any():
+                    secs = np.where(finer, implied, secs)
+                    notes.append(
+                        f"{avg.label.split(',')[0]}: in {int(finer.sum())} row(s) the mean "
+                        f"{avg.heading!r} shows more digits than the total {total.heading!r}: "
+                        "the mean is used there"
                     )
             seconds[name] = secs
-        elif avg is not None and not np.isnan(values[avg.index][0]).all():
+        elif has_avg:
             a, _ = values[avg.index]
-            seconds[name] = a * avg.scale * steps / 1000.0
+            seconds[name] = a * avg.scale * steps / per
     if "db_per_request" in by_field:
         col = by_field["db_per_request"]["per_request"]
         per, _ = values[col.index]
@@ -475,6 +581,45 @@ def _fields(
             seconds["db_per_request"] = per_s * n
             counts["db_per_request_n"] = n
     return seconds, counts, notes
+
+
+def _derive(seconds: dict[str, np.ndarray], notes: list[str]) -> dict[str, str]:
+    """Fields the file does not hold but two of its fields give exactly, each named in the
+    audit as derived. Response is never taken from another single column: without it, the
+    time in work processes plus the dispatcher wait is the response (SAP's definition),
+    or the response is absent."""
+    derived: dict[str, str] = {}
+    if "response" not in seconds and "wp_time" in seconds:
+        if "dispatcher_wait" in seconds:
+            seconds["response"] = seconds["wp_time"] + seconds["dispatcher_wait"]
+            derived["response"] = "Time in WPs + Wait time (the file has no response time)"
+            notes.append(
+                "response time derived: time in work processes + wait time (the file has "
+                "no response-time column)"
+            )
+        else:
+            notes.append(
+                "the file has no response-time column and no wait time: response time is "
+                "absent (time in work processes is shown as itself, never as the response)"
+            )
+    if "load_gen" not in seconds and "load" in seconds and "generation" in seconds:
+        seconds["load_gen"] = seconds["load"] + seconds["generation"]
+        derived["load_gen"] = "Load time + Generation time"
+    return derived
+
+
+def _precision(columns: list[Column], values: dict) -> dict[str, int]:
+    """Per field, the decimals its mean per step is shown with in the file: what the
+    report shows, never more (a field given only as a total has no such figure)."""
+    out: dict[str, int] = {}
+    for c in columns:
+        if c.kind != "avg" or c.scale != 1.0:
+            continue
+        v, half = values[c.index]
+        shown = half[~np.isnan(v) & (half > 0)]
+        if shown.size:
+            out[c.field] = max(0, round(-float(np.log10(2 * float(shown.min())))))
+    return out
 
 
 def _check_total(
@@ -528,7 +673,7 @@ def _hours(table: ST03Table, data: list[tuple[int, list[str]]], col: int, headin
     slots: list[tuple[datetime, datetime]] = []
     dated = None
     for n, r in data:
-        m = HOUR.match(r[col].strip())
+        m = HOUR.match(numbers.plain(r[col]).strip())
         if m is None:
             raise ST03Error(f"line {n}, column {heading!r}: {r[col][:40]!r} is not an hour")
         day = _date(m.group("date")) if m.group("date") else None

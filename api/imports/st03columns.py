@@ -18,31 +18,67 @@ from dataclasses import dataclass
 # only in that the first field whose words all occur wins *and no other field matches*;
 # two matches are an error the caller reports.
 TIME_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
-    "response": ("Response time", (("resp",), ("antwort",))),
+    "response": ("Response time", (("resp",), ("antwort",), ("reponse",))),
+    # Time in work processes: the response time less the dispatcher wait (SAP: "Time in
+    # WPs", "Zeit in WPs"). Its own field: never read as the response time.
+    "wp_time": (
+        "Time in WPs",
+        (("wp",), ("wps",), ("work", "process"), ("workproz",), ("arbeitsproz",)),
+    ),
     "cpu": ("CPU time", (("cpu",),)),
-    "db_request": ("DB time", (("db",), ("database",), ("datenbank",))),
+    "db_request": ("DB time", (("db",), ("database",), ("datenbank",), ("base", "donn"))),
     "db_procedure": ("DB procedure time", (("db", "proc"), ("datenbank", "proz"))),
-    "dispatcher_wait": ("Wait time", (("wait",), ("warte",))),
-    "roll_wait": ("Roll wait time", (("roll", "wait"), ("rollwarte",), ("roll", "warte"))),
+    "dispatcher_wait": ("Wait time", (("wait",), ("warte",), ("attente",))),
+    "roll_wait": (
+        "Roll wait time",
+        (("roll", "wait"), ("rollwarte",), ("roll", "warte"), ("roll", "attente")),
+    ),
+    # STAD's "Roll (i+w) time": roll-in and roll wait together, neither alone.
+    "roll_in_wait": ("Roll-in+wait time", (("roll", "i", "w"),)),
     "roll_in": ("Roll-in time", (("roll", "in"), ("rollin",))),
     "roll_out": ("Roll-out time", (("roll", "out"), ("rollout",))),
-    "load_gen": ("Load+generation time", (("load",), ("lade",), ("generierung",), ("gen",))),
+    # "Load+Gen. Time" (ST03N) is one field; "Load time" and "Generating time" (STAD, the
+    # data elements' "Ø Gen.Time") are two others.
+    "load_gen": (
+        "Load+generation time",
+        (("load", "gen"), ("load", "generat"), ("lade", "gen"), ("lade", "generier")),
+    ),
+    "load": ("Load time", (("load",), ("lade",), ("chargement",))),
+    "generation": ("Generation time", (("gen",), ("generat",), ("generier",))),
     "enqueue": ("Enqueue time", (("enqueue",), ("lock",), ("sperr",))),
     "gui": ("GUI time", (("gui",),)),
     "frontend_net": (
         "Frontend network time",
         (("frontend", "net"), ("gui", "net"), ("frontend", "netz"), ("gui", "netz")),
     ),
-    "processing": ("Processing time", (("processing",), ("proc",), ("verarbeitung",))),
+    "processing": (
+        "Processing time",
+        (("processing",), ("proc",), ("verarbeitung",), ("traitement",)),
+    ),
     "rfc": ("RFC+CPIC time", (("rfc",),)),
 }
 # A field that names a more specific one wins over the general one it contains
 # ("Roll wait" is not "Wait", "DB proc." is not "DB", "GUI net" is not "GUI").
 SPECIFIC = {
     "roll_wait": {"dispatcher_wait", "roll_in", "roll_out"},
+    "load_gen": {"load", "generation"},
     "db_procedure": {"db_request", "processing"},
     "frontend_net": {"gui"},
 }
+# Sizes per step in KB (never times, never counts): memory used, extended memory, bytes
+# transferred to and from the front end (STAD "Memory used (kB)", "Transfered kBytes").
+SIZE_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
+    "memory": ("Memory used", (("memory",), ("speicher",))),
+    "extended_memory": (
+        "Extended memory",
+        (("extended", "memory"), ("ext", "mem"), ("erweitert", "speicher")),
+    ),
+    "kbytes": (
+        "Transferred kBytes",
+        (("transfer",), ("kbytes",), ("ubertr",), ("uebertr",)),
+    ),
+}
+SIZE_SPECIFIC = {"extended_memory": {"memory"}}
 COUNT_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
     "steps": (
         "Steps",
@@ -53,6 +89,8 @@ COUNT_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
             ("schritte",),
             ("dialogschritte",),
             ("schritt",),
+            ("etapes",),
+            ("etape",),
         ),
     ),
     "db_requests": (
@@ -61,7 +99,16 @@ COUNT_FIELDS: dict[str, tuple[str, tuple[tuple[str, ...], ...]]] = {
     ),
 }
 KEY_COLUMNS = {
-    "task_type": {"task type", "task type name", "tasktype", "task", "tasktyp", "tasktypname"},
+    "task_type": {
+        "task type",
+        "task type name",
+        "tasktype",
+        "task",
+        "tasktyp",
+        "tasktypname",
+        "type de tache",
+        "nom du type de tache",
+    },
     "transaction": {
         "transaction",
         "transaction code",
@@ -80,6 +127,8 @@ KEY_COLUMNS = {
         "transaktion report",
         "programm oder transaktion",
         "einstiegspunkt",
+        "programme ou transaction",
+        "nom du programme ou de la transaction",
     },
     "hour": {
         "time",
@@ -91,14 +140,33 @@ KEY_COLUMNS = {
         "stunde",
         "zeitintervall",
         "intervall",
+        "heure",
     },
 }
 # Words that say a heading is an average per step, per database request, or a total.
-AVG_WORDS = {"avg", "average", "mean", "durchschn", "durchschnitt", "mittel", "mittl"}
-TOTAL_WORDS = {"t", "total", "sum", "summe", "ges", "gesamt"}
+AVG_WORDS = {
+    "avg",
+    "average",
+    "mean",
+    "durchschn",
+    "durchschnitt",
+    "mittel",
+    "mittl",
+    "moyen",
+    "moyenne",
+    "moy",
+}
+TOTAL_WORDS = {"t", "total", "sum", "summe", "ges", "gesamt", "somme"}
 PER_REQUEST = re.compile(r"/\s*(db|database)[\s.-]*(req|request|anf|anforderung)", re.I)
-UNIT = re.compile(r"\((ms|s|sec|kb|mb|%|µs|us)\)", re.I)
-TIME_WORDS = {"time", "zeit", "ti"}
+# "(ms)", "(in s)" (the data elements' 40-character headings), "[ms]" (STATS), "(kB)".
+UNIT = re.compile(r"[(\[]\s*(?:in\s+)?(ms|s|sec|kb|kbytes|mb|bytes|%|µs|us)\s*[)\]]", re.I)
+# A mean over something else than a step ("per Transaction", "/Roundtrip", "/Trip"): no
+# field the report sums per step; listed as not read.
+OTHER_DENOMINATOR = re.compile(
+    r"(?:\bper\b|/)\s*(?:transaction|transact|transaktion|roundtrip|trip|call|aufruf)", re.I
+)
+MAX_WORDS = {"max", "maximum", "min", "minimum", "peak", "hochstwert", "maximal"}
+TIME_WORDS = {"time", "zeit", "ti", "temps"}
 
 
 class ColumnError(ValueError):
@@ -108,7 +176,8 @@ class ColumnError(ValueError):
 @dataclass(frozen=True)
 class Column:
     """What one heading holds: `field` of `kind` ('avg' ms per step, 'per_request' ms per
-    database request, 'total' s, 'count'), the factor to ms (avg) or s (total)."""
+    database request, 'total' s, 'count'), the factor to ms (avg) or s (total). A size
+    field (SIZE_FIELDS) is 'avg' KB per step or 'total' KB, its factor to KB."""
 
     index: int
     heading: str
@@ -117,9 +186,16 @@ class Column:
     scale: float = 1.0
 
     @property
+    def size(self) -> bool:
+        return self.field in SIZE_FIELDS
+
+    @property
     def label(self) -> str:
         if self.kind == "count":
             return COUNT_FIELDS[self.field][0]
+        if self.size:
+            base = SIZE_FIELDS[self.field][0]
+            return {"avg": f"{base}, mean per step (KB)", "total": f"{base}, total (KB)"}[self.kind]
         base = "DB time" if self.field == "db_per_request" else TIME_FIELDS[self.field][0]
         return {
             "avg": f"{base}, mean per step (ms)",
@@ -161,17 +237,61 @@ def _matches(words: list[str], table: dict) -> list[str]:
     return found
 
 
+def _kind(heading: str, words: list[str], unit: str) -> str:
+    """'avg' or 'total' from the heading's words, else from its unit; ColumnError when
+    neither says or both do."""
+    is_avg = bool(AVG_WORDS & set(words))
+    is_total = bool(TOTAL_WORDS & set(words)) or (words[:1] == ["t"])
+    if is_avg and is_total:
+        raise ColumnError(f"column {heading!r} says both average and total")
+    if is_avg or is_total:
+        return "avg" if is_avg else "total"
+    if unit == "ms":
+        return "avg"
+    if unit in ("s", "sec"):
+        return "total"
+    raise ColumnError(
+        f"column {heading!r}: neither 'Ø'/'Avg.' (ms per step) nor 'T'/'Total' "
+        "(seconds) nor a unit in brackets says what it holds"
+    )
+
+
+def _one(heading: str, found: list[str]) -> str:
+    if len(found) > 1:
+        raise ColumnError(
+            f"column {heading!r} could be any of {', '.join(found)}: rename it to one"
+        )
+    return found[0]
+
+
+def _size(index: int, heading: str, words: list[str], unit: str) -> Column | None:
+    """A size column (memory, kBytes): mean KB per step unless it says total."""
+    sizes = _matches(words, SIZE_FIELDS)
+    for specific, general in SIZE_SPECIFIC.items():
+        if specific in sizes:
+            sizes = [f for f in sizes if f not in general]
+    if not sizes:
+        return None
+    field = _one(heading, sizes)
+    is_total = bool(TOTAL_WORDS & set(words)) or (words[:1] == ["t"])
+    scale = {"mb": 1024.0, "bytes": 1 / 1024}.get(unit, 1.0)
+    return Column(index, heading, field, "total" if is_total else "avg", scale)
+
+
 def classify(index: int, heading: str) -> Column | None:
     """The column a heading names, None if it names no field; ColumnError if it is
     unclear (which kind, or two fields)."""
     unit_match = UNIT.search(heading)
     unit = unit_match.group(1).lower() if unit_match else ""
-    if unit in ("kb", "mb", "%"):
-        return None  # memory and shares: not a time or a count the report reads
     words = _words(heading)
+    if MAX_WORDS & set(words) or OTHER_DENOMINATOR.search(heading):
+        return None  # a maximum, or a mean per transaction/roundtrip: not a per-step sum
+    if unit == "%" or "%" in heading:
+        return None  # shares ("% CPU Time"): not a time or a count the report reads
+    if unit in ("kb", "kbytes", "mb", "bytes") or "kbytes" in words:
+        return _size(index, heading, words, unit)
     per_request = bool(PER_REQUEST.search(heading))
     is_avg = bool(AVG_WORDS & set(words))
-    is_total = bool(TOTAL_WORDS & set(words)) or (words[:1] == ["t"])
     times = _matches(words, TIME_FIELDS)
     for specific, general in SPECIFIC.items():
         if specific in times:
@@ -184,33 +304,25 @@ def classify(index: int, heading: str) -> Column | None:
     if counts and not (times and has_time_word):
         if is_avg:
             return None  # "Ø DB calls": a mean count per step, no figure the report reads
-        if len(counts) > 1:
-            raise ColumnError(f"column {heading!r} could be {' or '.join(counts)}")
-        return Column(index, heading, counts[0], "count")
-    if not times and has_time_word and (is_avg or is_total) and len(words) <= 4:
-        # "Ø Time (ms)", "T Time (s)", "Ø Zeit": ST03N's response time column.
+        return Column(index, heading, _one(heading, counts), "count")
+    rest = [w for w in words if w not in AVG_WORDS | TOTAL_WORDS]
+    if (
+        not times
+        and rest in (["time"], ["zeit"], ["ti"])
+        and (is_avg or unit or bool(TOTAL_WORDS & set(words)) or words[:1] == ["t"])
+    ):
+        # "Ø Time (ms)", "T Time (s)", "Ø Zeit": ST03N's response time column, and only
+        # that: any other word ("Ø Time in WPs") names another field or none.
         times = ["response"]
     if not times:
+        if not has_time_word and _matches(words, SIZE_FIELDS):
+            return _size(index, heading, words, unit)
         return None
-    if len(times) > 1:
-        raise ColumnError(
-            f"column {heading!r} could be any of {', '.join(times)}: rename it to one"
-        )
-    if is_avg and is_total:
-        raise ColumnError(f"column {heading!r} says both average and total")
-    if not (is_avg or is_total):
-        if unit == "ms":
-            is_avg = True
-        elif unit in ("s", "sec"):
-            is_total = True
-        else:
-            raise ColumnError(
-                f"column {heading!r}: neither 'Ø'/'Avg.' (ms per step) nor 'T'/'Total' "
-                "(seconds) nor a unit in brackets says what it holds"
-            )
-    if is_avg:
-        return Column(index, heading, times[0], "avg", _to_ms(unit, heading))
-    return Column(index, heading, times[0], "total", _to_s(unit, heading))
+    field = _one(heading, times)
+    kind = _kind(heading, words, unit)
+    if kind == "avg":
+        return Column(index, heading, field, "avg", _to_ms(unit, heading))
+    return Column(index, heading, field, "total", _to_s(unit, heading))
 
 
 def _to_ms(unit: str, heading: str) -> float:

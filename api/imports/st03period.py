@@ -24,7 +24,7 @@ TOKEN = re.compile(
 WEEK = re.compile(r"\b(?:week|woche|kw)\s*(\d{1,2})\s*[/.]\s*(\d{4})", re.I)
 MONTH = re.compile(r"\b(?:month|monat)\s*(\d{1,2})\s*[/.]\s*(\d{4})", re.I)
 LABEL = re.compile(
-    r"^\s*(period|zeitraum|analy[sz]ed|analyse|from|to|von|bis|start|end|ende|beginn|"
+    r"^\s*(period|zeitraum|analy[sz]ed|analysierte|analyse|from|to|von|bis|start|end|ende|beginn|"
     r"first record|last record|erster satz|letzter satz|time interval|zeitintervall|"
     r"interval|intervall|day|tag|week|woche|month|monat)\b",
     re.I,

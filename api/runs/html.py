@@ -107,7 +107,7 @@ SECTIONS = {
 }
 DIALOG_STEPS = col("st03", "dialog", "steps")
 ACRONYMS = {"sap", "sql", "os", "cpu", "db", "id"}
-UNIT_SUFFIXES = {"_ms": "ms", "_s": "s", "_pct": "%", "_mb": "MB"}
+UNIT_SUFFIXES = {"_ms": "ms", "_s": "s", "_pct": "%", "_mb": "MB", "_kb": "KB"}
 
 
 @dataclass(frozen=True)
@@ -127,6 +127,10 @@ class Line:
     steps: bool = False  # a level held until the next sample (users logged on)
 
 
+# Imported fields whose key does not read as their name.
+FIELD_NAMES = {"wp_time": "Time in WPs", "roll_in_wait": "Roll-in + wait", "kbytes": "kBytes"}
+
+
 def heading(key: str) -> str:
     """A column heading from a report key: component labels from the vocabulary, the unit
     suffix in brackets ("dispatcher_wait_ms" -> "Dispatcher wait (ms)")."""
@@ -134,6 +138,8 @@ def heading(key: str) -> str:
     stem = key[: key.rindex("_")] if unit else key
     if stem in COMPONENT_BY_KEY:
         name = COMPONENT_BY_KEY[stem].label
+    elif stem in FIELD_NAMES:
+        name = FIELD_NAMES[stem]
     else:
         words = [w.upper() if w in ACRONYMS else w for w in stem.split("_")]
         name = " ".join(words)
@@ -141,17 +147,57 @@ def heading(key: str) -> str:
     return f"{name} ({unit})" if unit else name
 
 
+class Shown(float):
+    """A figure read from a file, with the decimals the file shows it with: the page shows
+    no more (a mean of 1.0 ms in the export is not "1.000")."""
+
+    decimals: int = 3
+
+    def __new__(cls, value: float, decimals: int) -> Shown:
+        out = super().__new__(cls, value)
+        out.decimals = decimals
+        return out
+
+
 def number(value: object) -> str:
-    """Thousands separators; three decimals below 1,000, one above; a dash for none."""
+    """Thousands separators; three decimals below 1,000, one above (a figure read from a
+    file: the decimals it shows); a dash for none."""
     if value is None:
         return "–"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
         return f"{value:,}"
+    if isinstance(value, Shown):
+        return f"{value:,.{value.decimals}f}"
     if isinstance(value, float):
         return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.1f}"
     return str(value)
+
+
+def as_shown(report: dict) -> dict:
+    """The report with each ST03 mean an import read as the file shows it (its decimals,
+    the audit's `precision`); other runs' figures as they are."""
+    precision = (report.get("import") or {}).get("precision") or {}
+    if not precision:
+        return report
+
+    def rows(items: list[dict]) -> list[dict]:
+        return [
+            {
+                k: Shown(v, precision[k[:-3]])
+                if isinstance(v, float) and k.endswith("_ms") and k[:-3] in precision
+                else v
+                for k, v in r.items()
+            }
+            for r in items
+        ]
+
+    shown = dict(report)
+    shown["st03"] = rows(report["st03"])
+    shown["transaction_profile"] = rows(report["transaction_profile"])
+    shown["time_profile"] = {**report["time_profile"], "rows": rows(report["time_profile"]["rows"])}
+    return shown
 
 
 def is_number(value: object) -> bool:
@@ -649,10 +695,19 @@ def benchmark_checks(report: dict, thresholds: Thresholds) -> list[dict]:
     bound = thresholds.seconds(DIALOG_RESPONSE)
     return [
         {
-            "check": f"average dialog response < {bound:g} s (seed 000)",
+            "check": f"average dialog response < {bound:g} s at 10 s think time (seed 000)",
             "value": sd["dialog_response_s"],
             "unit": "s",
             "passed": sd["dialog_response_below_2s"],
+            # Judged only on a measured response at a known think time (an import knows
+            # neither by itself: `wlmon check --think-time` judges it).
+            **(
+                {"value": "not measured", "unit": sd["response_not_measured"], "passed": None}
+                if sd.get("response_not_measured")
+                else {"unit": "s; think time unknown: not judged", "passed": None}
+                if sd.get("think_time_s") is None
+                else {}
+            ),
         },
         {
             "check": "X = N / (R + Z) within 1 %",
@@ -741,7 +796,7 @@ def render(report: dict, data: RunRecord, thresholds: Thresholds) -> str:
         _templates()
         .get_template("report.html")
         .render(
-            doc=report,
+            doc=as_shown(report),
             run=report["run"],
             steady=report["steady_state"],
             sections=shown,

@@ -223,7 +223,8 @@ def window(run: dict, meta: RunMeta) -> dict:
     start, end = datetime.fromisoformat(run["start"]), datetime.fromisoformat(run["end"])
     out: dict = {"start_utc": start.isoformat(), "end_utc": end.isoformat(), "zone": None}
     zone = _zone(meta)
-    if meta.source == "st03":
+    if meta.source in ("st03", "stad") and zone is None:
+        # No zone given (--tz): the export's local times, as written.
         period = meta.period or {}
         out.update(
             start_utc=None,

@@ -70,7 +70,22 @@ def _ratio(a: float, b: float) -> float:
 
 
 # ST03N fields an export may hold beyond the recorded components, shown when present.
-ST03_EXTRA: tuple[str, ...] = ("roll_wait", "frontend_net", "db_procedure", "rfc")
+ST03_EXTRA: tuple[str, ...] = (
+    "wp_time",
+    "roll_wait",
+    "roll_in_wait",
+    "load",
+    "generation",
+    "frontend_net",
+    "db_procedure",
+    "rfc",
+)
+# Sizes per step an export may hold (KB): `<field>_kb` in a row.
+ST03_SIZES: dict[str, str] = {
+    "memory": "memory_kb",
+    "extended_memory": "extended_memory_kb",
+    "kbytes": "transferred_kb",
+}
 
 
 def _mean_ms(s: Series, prefix: tuple, comp: str, steps: float, sel=None) -> float | None:
@@ -100,6 +115,11 @@ def _st03_row(s: Series, prefix: tuple, steps: float, sel=None) -> dict:
             row[f"{comp}_ms"] = _mean_ms(s, prefix, comp, steps, sel)
     if s.has(col(*prefix, "db_per_request")):
         row["db_time_per_request_ms"] = _per_request_ms(s, prefix, sel)
+    for size, key in ST03_SIZES.items():
+        if s.has(col(*prefix, size)):
+            v = s.col(col(*prefix, size))
+            total = float((v if sel is None else v[sel]).sum())
+            row[key] = round(_ratio(total, steps), 3)
     if s.has(col(*prefix, "db_requests")):
         v = s.col(col(*prefix, "db_requests"))
         row["db_requests"] = round(float((v if sel is None else v[sel]).sum()))
@@ -169,7 +189,11 @@ def _task_order(names) -> list[str]:
 
 def percentiles(s: Series) -> dict:
     """p50/p90/p95/p99 per task type and per transaction from the recorded histograms
-    (never from means), each with the bucket it lies in."""
+    (never from means), each with the bucket it lies in; a run of single steps (STAD) has
+    them exact, from every step."""
+    exact = s.data.meta.details.get("step_percentiles")
+    if exact:
+        return _exact_percentiles(exact)
     rows = []
     hists = {owner[0]: h for owner, h in _histograms(s, "hist").items()}
     for task in _task_order(hists):
@@ -201,6 +225,26 @@ def percentiles(s: Series) -> dict:
     }
 
 
+def _exact_percentiles(exact: dict) -> dict:
+    def row(r: dict) -> dict:
+        out = {k: v for k, v in r.items() if k not in QUANTILES}
+        for name in QUANTILES:
+            out[f"{name}_s"] = round(r[name], 6)
+        out["buckets"] = {name: [r[name], r[name]] for name in QUANTILES}
+        out["precision"] = f"exact: the nearest rank over {r['steps']:,} steps"
+        return out
+
+    by_task = [row(r) for r in exact["by_task_type"]]
+    by_tx = [row(r) for r in exact["by_transaction"]]
+    return {
+        "by_task_type": by_task,
+        "by_transaction": by_tx,
+        "source": "every step of the statistical records (STAD): exact, the nearest rank",
+        "missing": "" if by_task else "No response time in the records: no percentiles.",
+        "by_transaction_missing": "",
+    }
+
+
 def transaction_profile(s: Series, top: int) -> list[dict]:
     """ST03N's transaction profile: per transaction and task type the steps, the total
     response time and its share, the mean of every part; the top N by total time."""
@@ -212,23 +256,28 @@ def transaction_profile(s: Series, top: int) -> list[dict]:
             n = float(s.col(col("tx", task, tx, "steps")).sum())
             if not n:
                 continue
-            total = float(s.col(col("tx", task, tx, "response")).sum())
+            # An export without a response time (nor the parts to derive it) has no total
+            # response: the profile is ranked by steps and has no shares.
+            has = s.has(col("tx", task, tx, "response"))
+            total = float(s.col(col("tx", task, tx, "response")).sum()) if has else None
             row: dict = {
                 "task_type": task,
                 "transaction": tx,
                 "steps": round(n),
-                "total_response_s": round(total, 3),
+                "total_response_s": None if total is None else round(total, 3),
             }
             row.update(_st03_row(s, ("tx", task, tx), n))
             rows.append(row)
-    grand = sum(r["total_response_s"] for r in rows)
-    rows.sort(key=lambda r: -r["total_response_s"])
+    grand = sum(r["total_response_s"] or 0.0 for r in rows)
+    rows.sort(key=lambda r: (-(r["total_response_s"] or 0.0), -r["steps"]))
     return [
         {
             "rank": k + 1,
             **{key: r[key] for key in ("task_type", "transaction", "steps", "total_response_s")},
-            "share_pct": round(100 * _ratio(r["total_response_s"], grand), 2),
-            **{key: v for key, v in r.items() if key.endswith("_ms")},
+            "share_pct": None
+            if r["total_response_s"] is None
+            else round(100 * _ratio(r["total_response_s"], grand), 2),
+            **{key: v for key, v in r.items() if key.endswith(("_ms", "_kb"))},
         }
         for k, r in enumerate(rows[:top])
     ]
@@ -394,7 +443,7 @@ def breaches(s: Series, thresholds: Thresholds) -> list[dict]:
                     float(values[k : j + 1].max()),
                 )
             )
-    if s.has(col("st03", "dialog", "steps")):
+    if s.has(col("st03", "dialog", "steps")) and s.has(col("st03", "dialog", "response")):
         width = max(1, round(MEAN_WINDOW_S / step)) if step else 1
         mean = _trailing_mean(
             s.data.series(col("st03", "dialog", "response")),
@@ -473,10 +522,13 @@ def benchmark(
     hours = window_s / 3600.0
     measured = window_s > 0
     x = steps / window_s if window_s else 0.0
-    response_ms = dialog["response_ms"] or 0.0
+    response_ms = dialog["response_ms"]
     details = meta.details
-    r, z, n = response_ms / 1000, details.get("think_time_s", 10.0), details.get("users", 0)
-    law = n / (r + z) if (n and (r + z)) else None
+    # The think time is the run's (a model run's scenario) or none: an import does not
+    # know it, and the SD verdict and the response-time law then are not measured.
+    r = None if response_ms is None else response_ms / 1000
+    z, n = details.get("think_time_s"), details.get("users", 0)
+    law = n / (r + z) if (n and r is not None and z is not None and (r + z)) else None
     items = None
     if details.get("line_items"):
         items = 0.0
@@ -502,11 +554,26 @@ def benchmark(
             "not_measured": "no period: the export names none and none was given "
             "(--from/--to or --period; API: from, to, period)"
         }
+    bait_not_measured = dict(sd_not_measured)
+    if measured and meta.source in ("st03", "stad"):
+        # Sums over the period (or per hour) cannot show that it was measured without a
+        # break: 60 consecutive minutes need samples whose spacing shows continuity.
+        bait_not_measured = {
+            "not_measured": "an ST03 or STAD export holds work done, not measurements over "
+            "time: a quiet minute and a missing one look alike, so it cannot show continuity"
+        }
     return {
         "sd": {
             **sd_not_measured,
-            "dialog_response_s": round(r, 4),
-            "dialog_response_below_2s": r < thresholds.seconds(DIALOG_RESPONSE),
+            **(
+                {"response_not_measured": "the file has no response time (see the audit)"}
+                if r is None
+                else {}
+            ),
+            "dialog_response_s": None if r is None else round(r, 4),
+            "dialog_response_below_2s": None
+            if r is None
+            else r < thresholds.seconds(DIALOG_RESPONSE),
             "think_time_s": z,
             "users": n,
             "dialog_steps_per_hour": round(steps / hours) if measured else None,
@@ -529,10 +596,10 @@ def benchmark(
             },
         },
         "bait": {
-            **sd_not_measured,
+            **bait_not_measured,
             "measured_window_s": window_s if measured else None,
-            "longest_gap_free_s": clear if measured else None,
-            "sixty_consecutive_minutes": clear >= BAIT_WINDOW_S if measured else None,
+            "longest_gap_free_s": None if bait_not_measured else clear,
+            "sixty_consecutive_minutes": None if bait_not_measured else clear >= BAIT_WINDOW_S,
             "avg_cpu_pct_by_host": cpu,
             "avg_available_mb_by_host": {
                 h: round(float(np.mean(s.col(col("os", h, "available_mb")))), 1)
@@ -547,6 +614,43 @@ def benchmark(
             "network": "not measured by the model; real hosts report it through Telegraf (net)",
         },
     }
+
+
+def target_verdicts(report: dict, goals: list[dict]) -> list[dict]:
+    """Each transaction's target (an NFR sheet's row) against its measured statistic: the
+    mean from the transaction rows, a percentile from the exact ones; the dialog row of a
+    transaction when it has one. A transaction without steps is not measured, not passed."""
+    means = {}
+    for r in report["transactions"]:
+        means.setdefault(r["transaction"], {})[r["task_type"]] = r["response_ms"]
+    pcts = {}
+    for r in report["percentiles"].get("by_transaction", []):
+        pcts.setdefault(r["transaction"], {})[r["task_type"]] = r
+    out = []
+    for g in goals:
+        tx, stat = g["transaction"], g["statistic"]
+        source = means.get(tx) if stat == "mean" else pcts.get(tx)
+        task = ("dialog" if "dialog" in source else next(iter(source))) if source else None
+        if task is None:
+            measured = None
+        elif stat == "mean":
+            ms = source[task]
+            measured = None if ms is None else ms / 1000
+        else:
+            measured = source[task][f"{stat}_s"]
+        out.append(
+            {
+                "transaction": tx,
+                "task_type": task,
+                "statistic": stat,
+                "target_s": g["target_s"],
+                "measured_s": None if measured is None else round(measured, 6),
+                "passed": None if measured is None else measured <= g["target_s"],
+                "detail": f"targets line {g['line']}"
+                + ("" if measured is not None else ": no steps of it in the run (not measured)"),
+            }
+        )
+    return out
 
 
 def apdex_default_s(thresholds: Thresholds) -> float:
@@ -572,6 +676,9 @@ def build_report(
     summary, transactions = st03(s)
     sql, pools = sql_and_buffers(data)
     report = {
+        # How the data was read that a reader must see before any figure (a damaged line
+        # skipped, task type 'all', a derived response, a print date): first, not last.
+        "warnings": list(data.meta.warnings or []),
         "run": run,
         "steady_state": {
             "start_s": s.start_s,
@@ -602,9 +709,11 @@ def build_report(
     report["transaction_spread"] = overtime.spread(data, s.mask)
     # Only where the data has them: a run without disks or NICs has no such key at all.
     report.update(ionet.sections(data, s.mask))
+    if data.meta.details.get("targets"):
+        report["targets"] = target_verdicts(report, data.meta.details["targets"])
     if data.meta.gaps is not None:  # runs with a clock: where data is missing, and why
         report["gaps"] = data.meta.gaps
-    if data.meta.source in ("st03", "perfmon"):  # how the file was read: the audit
+    if data.meta.source in ("st03", "stad", "perfmon"):  # how the file was read: the audit
         report["import"] = import_audit(data.meta)
     report["not_measured"] = not_measured(report)
     return report
@@ -618,6 +727,8 @@ IMPORT_DETAILS = (
     "task_type_names",
     "columns",
     "columns_not_read",
+    "derived_fields",
+    "precision",
     "total_row",
     "status_lines",
     "damaged_lines",
@@ -688,7 +799,7 @@ def figures(report: dict) -> dict[str, tuple[float, bool]]:
             out[f"{task}_steps_per_s"] = (row["steps"] / window, True)
         for key, value in row.items():
             # A component the run does not hold is no figure (absent, never 0).
-            if key.endswith("_ms") and value is not None:
+            if key.endswith(("_ms", "_kb")) and value is not None:
                 out[f"{task}_{key}"] = (value, False)
     for row in report["percentiles"]["by_task_type"]:
         for name in QUANTILES:
@@ -738,21 +849,34 @@ def compare(base: dict, new: dict, tolerances: dict[str, float] | None = None) -
             "tolerance_pct": tol,
             "verdict": verdict,
         }
-    # Without a dialog row (imports of update or batch work only) there is no throughput
-    # and response to judge repeatability by: not repeatable, rather than an error.
     thr, resp = rows.get("dialog_steps_per_hour"), rows.get("dialog_response_s")
-    repeatable = bool(
-        thr
-        and resp
-        and all(
+    if thr and resp:
+        repeatable = all(
             r["delta_pct"] is not None and abs(r["delta_pct"]) <= REPEATABLE_PCT
             for r in (thr, resp)
         )
-    )
+        criterion = "throughput and response within 5 % (seed 001, certification criterion 8)"
+    else:
+        # Without dialog throughput and response in both (PerfMon captures, imports of
+        # update or batch work) runs are repeatable when every figure both have agrees
+        # within its tolerance; none in common: nothing to judge, not repeatable.
+        shared = list(rows.values())
+        repeatable = bool(shared) and all(r["verdict"] == "same" for r in shared)
+        criterion = (
+            "no dialog throughput and response in both runs: every figure both have within "
+            "its tolerance"
+            if shared
+            else "no figure in both runs: nothing to compare"
+        )
+    # Figures only one run has are listed, never dropped without a word.
+    only_base = sorted(n for n in fb if n not in fn and n != "breaches")
+    only_new = sorted(n for n in fn if n not in fb and n != "breaches")
     return {
         "base": base["run"]["id"],
         "new": new["run"]["id"],
         "figures": list(rows.values()),
+        "only_in_base": [{"figure": n, "value": fb[n][0]} for n in only_base],
+        "only_in_new": [{"figure": n, "value": fn[n][0]} for n in only_new],
         "repeatable": repeatable,
-        "criterion": "throughput and response within 5 % (seed 001, certification criterion 8)",
+        "criterion": criterion,
     }

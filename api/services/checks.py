@@ -16,6 +16,7 @@ def check(
     thresholds: Thresholds,
     sla_text: str = "",
     baseline: str | None = None,
+    think_time_s: float | None = None,
 ) -> dict:
     """The run's verdicts against `thresholds` (handed down from the edge); Invalid (422)
     for an SLA file that is wrong, naming its line."""
@@ -26,6 +27,6 @@ def check(
     doc = report(store, run_id, thresholds)
     base = report(store, baseline, thresholds) if baseline else None
     try:
-        return evaluate(doc, thresholds, sla, base)
+        return evaluate(doc, thresholds, sla, base, think_time_s)
     except SlaError as exc:
         raise Invalid(f"SLA: {exc}") from exc

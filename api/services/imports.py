@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import BinaryIO
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
-from api.imports import perfmon, plausible, st03, st03period
+from api.imports import perfmon, plausible, st03, st03period, stad, targets
 from api.imports.text import Digest
 from api.runs.gaps import sample_gaps
 from api.runs.record import RunMeta, RunRecord, col
@@ -98,7 +99,7 @@ def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[str], np.ndarr
         # then calls throughput, SAPS and BAIT "not measured").
         period = table.period.seconds if table.period else 0.0
         sample, ends = np.zeros(rows, dtype=np.int64), np.array([period])
-    fields = {"steps": table.steps, **table.seconds, **table.counts}
+    fields = {"steps": table.steps, **table.seconds, **table.counts, **table.sizes}
     columns: list[str] = []
     values: list[np.ndarray] = []
 
@@ -123,7 +124,7 @@ def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[str], np.ndarr
         # Every part per transaction while the export is of a usual size; beyond it only
         # steps and response (a month's export of every report has 10^5 of them: all parts
         # would be millions of columns). The run's meta says so.
-        names = list(fields) if len(groups) <= MAX_TX_PARTS else ["steps", "response"]
+        names = list(fields) if len(groups) <= MAX_TX_PARTS else ["steps", "response", "wp_time"]
         for name in names:
             if name not in fields:
                 continue
@@ -147,10 +148,18 @@ def st03_meta(table: st03.ST03Table, ends: np.ndarray, checksum: str) -> RunMeta
         details={
             "layout": table.layout,
             "file_format": table.file_format,
-            "number_format": "decimal comma" if table.number_format == "comma" else "decimal point",
+            "number_format": {
+                "comma": "decimal comma",
+                "point": "decimal point",
+                "numbers": "number cells (XLSX): no decimal separator to read",
+            }[table.number_format],
             "task_type_names": table.task_names,
             "columns": table.columns,
             "columns_not_read": table.not_read,
+            # Fields the file does not hold, computed from two it does (the audit says how).
+            "derived_fields": table.derived,
+            # Decimals of each mean as the file shows it: the report shows no more.
+            "precision": table.precision,
             "total_row": table.total_row,
         },
     )
@@ -162,24 +171,57 @@ def st03_options(
     period: str | None = None,
     task_type: str | None = None,
     decimal: str | None = None,
+    tz: str | None = None,
 ) -> st03.Options:
-    """What the user says about an export (its period, its task type, its number format),
-    checked before the file is read; Invalid naming the option."""
+    """What the user says about an export (its period, its task type, its number format,
+    the SAP system's time zone), checked before the file is read; Invalid naming the
+    option."""
+    if tz:
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            raise Invalid(
+                f"tz {tz!r}: not a time zone of the IANA database (e.g. Europe/Berlin, "
+                "America/New_York, UTC)"
+            ) from None
     try:
         given = st03period.from_options(start or None, end or None, period or None)
     except st03period.PeriodError as exc:
         raise Invalid(str(exc)) from exc
     if decimal not in (None, "", "point", "comma"):
         raise Invalid(f"decimal {decimal!r}: give point or comma")
-    return st03.Options(period=given, task_type=task_type or None, decimal=decimal or None)
+    return st03.Options(
+        period=given, task_type=task_type or None, decimal=decimal or None, tz=tz or None
+    )
 
 
-def _period_warning(period: st03period.Period, now: datetime) -> list[str]:
-    """An ST03 period before 1990 or after the import (its local time taken as UTC)."""
+def _to_utc(local: datetime, tz: str | None, what: str) -> tuple[datetime, list[str]]:
+    """A local time of the SAP system in UTC: by its zone's rules when given (--tz), else
+    taken as UTC (the export names no zone). A time the zone skips is refused; one it
+    repeats is taken at its first occurrence, with a warning."""
+    if not tz:
+        return local.replace(tzinfo=UTC), []
+    zone = ZoneInfo(tz)
+    first, second = local.replace(tzinfo=zone, fold=0), local.replace(tzinfo=zone, fold=1)
+    back = first.astimezone(UTC).astimezone(zone).replace(tzinfo=None)
+    if back != local:
+        raise Invalid(f"{what} {local:%Y-%m-%d %H:%M:%S} does not exist in {tz} (clocks skip it)")
+    notes = []
+    if first.utcoffset() != second.utcoffset():
+        notes.append(
+            f"{what} {local:%Y-%m-%d %H:%M:%S} occurs twice in {tz} (clocks go back): taken "
+            "as the first, before the change"
+        )
+    return first.astimezone(UTC), notes
+
+
+def _period_warning(period: st03period.Period, now: datetime, tz: str | None = None) -> list[str]:
+    """An ST03 period before 1990 or after the import (its local time taken as UTC, or in
+    its zone)."""
     for stamp in (period.start, period.end):
         if stamp is None:
             continue
-        stamp = stamp.replace(tzinfo=UTC)
+        stamp, _ = _to_utc(stamp, tz, "the period")
         why = plausible.out_of_range(stamp, now)
         if why:
             return [plausible.clock_warning(f"the period ({period.source})", stamp, why, 0)]
@@ -204,12 +246,19 @@ def store_st03(
     meta.transactions = transactions
     if len(transactions) > MAX_TX_PARTS:
         meta.warnings.append(
-            f"{len(transactions):,} transactions: per transaction only steps and response "
+            f"{len(transactions):,} transactions: per transaction only steps, response and time "
+            "in work processes "
             f"are kept (every part up to {MAX_TX_PARTS:,})"
         )
     period = table.period
+    tz = options.tz if options else None
+    start = datetime.now(UTC)
+    if tz:
+        meta.time_zone = tz  # an IANA key: the report shows the window in UTC and in it
     if period and period.start:
-        meta.warnings += _period_warning(period, datetime.now(UTC))
+        meta.warnings += _period_warning(period, datetime.now(UTC), tz)
+        start, notes = _to_utc(period.start, tz, "the period's start")
+        meta.warnings += notes
     run = RunRecord(
         times=ends,
         columns=columns,
@@ -218,9 +267,9 @@ def store_st03(
         steady_end=None,
         meta=meta,
     )
-    # The period's start in the system's local time, stored as UTC as PerfMon's zone-less
-    # captures are (the meta says so); without one, the import's own time.
-    start = period.start.replace(tzinfo=UTC) if period and period.start else datetime.now(UTC)
+    # The period's start in UTC: by the zone given (--tz), else the system's local time
+    # stored as UTC as PerfMon's zone-less captures are (the meta says so); without a
+    # start, the import's own time.
     run_id = store.runs.add(
         kind="imported",
         scenario="st03",
@@ -231,4 +280,61 @@ def store_st03(
         spec={"source": "st03", "rows": len(table.task_types), "layout": table.layout},
         data=run,
     )
+    # What `wlmon runs` lists under "start (UTC)" is not UTC unless a zone was given: said
+    # beside it, not left for the reader to guess.
+    if not (period and period.start):
+        store.runs.note(run_id, "no start in the file or given (--from): placed at the import")
+    elif not tz:
+        store.runs.note(run_id, "start is the SAP system's local time (no --tz)")
+    return get_run(store, run_id)
+
+
+def store_stad(
+    store: Store,
+    source: BinaryIO | bytes,
+    label: str,
+    options: st03.Options | None = None,
+    target_sheet: bytes | None = None,
+) -> dict:
+    """A STAD export (one record per dialog step) as a run: per minute, task type and
+    transaction the steps and every part, as an ST03 export's; the exact percentiles of
+    the response per task type and transaction (every step, nearest rank); the targets
+    per transaction of `target_sheet` (an NFR sheet) judged in the report. The run."""
+    digest = Digest(source)
+    try:
+        goals = targets.parse(target_sheet) if target_sheet is not None else []
+        steps = stad.parse(digest, options)
+    except st03.ST03Error as exc:
+        raise Invalid(str(exc)) from exc
+    table = steps.table
+    ends, columns, values, transactions = _st03_series(table)
+    meta = st03_meta(table, ends, digest.hexdigest())
+    meta.source = "stad"
+    meta.transactions = transactions
+    meta.details["step_percentiles"] = steps.percentiles
+    if goals:
+        meta.details["targets"] = goals
+    meta.details["servers"] = steps.servers
+    meta.details["users_seen"] = steps.users
+    tz = options.tz if options else None
+    period = table.period
+    start, notes = _to_utc(period.start, tz, "the period's start")
+    meta.warnings += notes + _period_warning(period, datetime.now(UTC), tz)
+    if tz:
+        meta.time_zone = tz
+    run = RunRecord(
+        times=ends, columns=columns, values=values, steady_start=None, steady_end=None, meta=meta
+    )
+    run_id = store.runs.add(
+        kind="imported",
+        scenario="stad",
+        label=label,
+        start=start,
+        duration_s=float(ends[-1]),
+        ramp_up_s=0.0,
+        spec={"source": "stad", "steps": steps.steps, "servers": steps.servers},
+        data=run,
+    )
+    if not tz:
+        store.runs.note(run_id, "start is the SAP system's local time (no --tz)")
     return get_run(store, run_id)

@@ -285,7 +285,8 @@ def test_a_mean_and_a_total_that_disagree_are_refused() -> None:
     text = "Task type\t# Steps\tT Response Time (s)\tØ Time (ms)\nDIALOG\t1000\t2.0\t1960.0\n"
     with pytest.raises(
         ST03Error,
-        match=r"line 2: 'Ø Time \(ms\)' x steps gives 1,960\.000 s but "
+        match=r"line 2 \(cells '1960.0' and '2.0'\): 'Ø Time \(ms\)' x steps gives "
+        r"1,960\.000 s but "
         r"'T Response Time \(s\)' says 2\.000 s",
     ):
         parse_table(text.encode())

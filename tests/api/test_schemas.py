@@ -164,6 +164,7 @@ def test_a_fast_runs_report_matches_the_document(client, openapi, run_ids) -> No
     # The answer is the report as built: nothing added, nothing dropped (no alerts_fired
     # for a simulated run, no grafana_path).
     assert set(rep) == {
+        "warnings",
         "run",
         "steady_state",
         "st03",

@@ -14,7 +14,7 @@ from api.config import get_settings
 from api.runs.junit import junit_error, to_junit
 from api.services import checks
 from api.services.errors import Invalid, ServiceError
-from wlmon.cli.common import console, fail
+from wlmon.cli.common import console, fail, human
 from wlmon.cli.edge import runs_store, thresholds
 
 app = typer.Typer()
@@ -28,6 +28,14 @@ def check_command(
     baseline: str | None = typer.Option(None, "--baseline", help="run to compare with"),
     junit: Path | None = typer.Option(None, "--junit", help="write JUnit XML to this file"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
+    think_time: float | None = typer.Option(
+        None,
+        "--think-time",
+        min=0.0,
+        max=3600.0,
+        help="think time in s of a run that does not record it (an import): the SD check "
+        "is judged only at a known think time",
+    ),
 ) -> None:
     """Check a stored run: SD, whitepaper indicators, BAIT, an SLA file's bounds and the
     repeatability against a baseline. Exit 0 all pass, 1 one fails, 2 bad input."""
@@ -42,7 +50,7 @@ def check_command(
             fail(message)
     store = runs_store()
     try:
-        result = checks.check(store, run_id, thresholds(), text, baseline)
+        result = checks.check(store, run_id, thresholds(), text, baseline, think_time)
     except Invalid as exc:
         _write_junit(junit, junit_error(run_id, f"--sla {sla}: {exc}"))
         fail(f"--sla {sla}: {exc}")
@@ -73,12 +81,12 @@ def _print(result: dict) -> None:
     for col in ("criterion", "value", "bound", "status"):
         table.add_column(col, justify="left" if col == "criterion" else "right")
     for c in result["criteria"]:
-        value = "–" if c["value"] is None else f"{c['value']:,.4g} {c['unit']}"
+        value = "–" if c["value"] is None else f"{human(c['value'])} {c['unit']}"
         style = STATUS_STYLE[c["status"]]
         table.add_row(
             escape(c["name"]),
             value,
-            f"{c['op']} {c['bound']:,.4g} {c['unit']}",
+            f"{c['op']} {human(c['bound'])} {c['unit']}",
             f"[{style}]{c['status']}[/]",
         )
     console.print(table)

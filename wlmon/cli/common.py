@@ -4,6 +4,7 @@ database is in `wlmon.cli.edge`)."""
 
 from __future__ import annotations
 
+import math
 import textwrap
 from typing import TYPE_CHECKING, NoReturn
 
@@ -65,3 +66,16 @@ def warn_unconverged_solves(scenario: str, solves: list[UnconvergedSolve]) -> No
         faults = ", ".join(solve.faults) or "no faults"
         what = f"{scenario} ({faults}), users={solve.users}"
         warn_unconverged(what, solve.iterations, solve.residual)
+
+
+def human(value: float | None) -> str:
+    """A figure for people: thousands separated, no exponent (29,050, not 2.905e+04), about
+    four significant digits below 1,000 and no trailing zeros; a dash for none."""
+    if value is None:
+        return "–"
+    size = abs(value)
+    if size >= 1000 or value == int(value):
+        return f"{value:,.0f}"
+    decimals = 3 if size >= 1 else min(12, 3 - math.floor(math.log10(size)))
+    text = f"{value:,.{decimals}f}".rstrip("0")
+    return text.rstrip(".")

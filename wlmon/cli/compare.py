@@ -13,7 +13,7 @@ from api.config import get_settings
 from api.runs.html import render_compare
 from api.services import reports
 from api.services.errors import ServiceError
-from wlmon.cli.common import console, err, fail
+from wlmon.cli.common import console, err, fail, human
 from wlmon.cli.edge import report_options, runs_store, thresholds
 
 app = typer.Typer()
@@ -56,8 +56,8 @@ def compare_command(
     for f in doc["figures"]:
         table.add_row(
             escape(f["figure"]),
-            f"{f['base']:,.4g}",
-            f"{f['new']:,.4g}",
+            human(f["base"]),
+            human(f["new"]),
             f"{f['delta_pct']:+,.2f}" if f["delta_pct"] is not None else "from 0",
             f"{f['tolerance_pct']:g}",
             f"[{VERDICT_STYLE[f['verdict']]}]{f['verdict']}[/]"
@@ -65,5 +65,9 @@ def compare_command(
             else "same",
         )
     console.print(table)
+    for key, run in (("only_in_base", base), ("only_in_new", new)):
+        if doc.get(key):
+            shown = ", ".join(f"{f['figure']} {human(f['value'])}" for f in doc[key])
+            console.print(escape(f"only in {run}: {shown}"), highlight=False)
     verdict = "repeatable" if doc["repeatable"] else "not repeatable"
     console.print(f"{verdict}: {escape(doc['criterion'])}")

@@ -23,15 +23,19 @@ from alerts.thresholds import threshold_seconds
 from api.config import get_settings
 from api.runs.gaps import EXPORTER_DOWN
 from api.runs.html import render
-from api.runs.report import COMPARED
 from api.runs.spec import RealtimeRunRequest, RunSpec
 from api.services import imports, reports, runs
 from api.services.errors import ServiceError
 from api.services.import_limits import Kind, limits
 from exporters.durations import parse_duration
 from exporters.model.engines import ENGINE_HELP, RUN_ENGINE
-from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, RESPONSE_PARTS
-from wlmon.cli.common import console, err, fail
+from exporters.vocabulary import (
+    COMPONENT_BY_KEY,
+    DIALOG_RESPONSE,
+    REPORT_ORDER,
+    RESPONSE_PARTS,
+)
+from wlmon.cli.common import console, err, fail, human
 from wlmon.cli.edge import report_options, runs_store, storing, thresholds
 from wlmon.stack.settings import Ports, StackSettings
 
@@ -387,8 +391,8 @@ def _print_profiles(doc: dict) -> None:
             escape(row["task_type"]),
             escape(row["transaction"]),
             f"{row['steps']:,}",
-            f"{row['total_response_s']:,.1f}",
-            f"{row['share_pct']:.2f}",
+            "–" if row["total_response_s"] is None else f"{row['total_response_s']:,.1f}",
+            "–" if row["share_pct"] is None else f"{row['share_pct']:.2f}",
             *_part_cells(row),
         )
     console.print(
@@ -397,6 +401,10 @@ def _print_profiles(doc: dict) -> None:
         else "Transaction profile: no per-transaction ST03 data in this run."
     )
     profile = doc["time_profile"]
+    if len({r["start_s"] for r in profile["rows"]}) == 1:
+        # One interval (an ST03N overview of its period): the ST03 table above, again.
+        console.print("Time profile: one interval, the ST03 table above.")
+        return
     time_table = Table(
         title=f"Time profile (ST03N): per {profile['interval_s']:,g} s of the steady state"
     )
@@ -432,28 +440,94 @@ def _print_faults_and_apdex(doc: dict) -> None:
         console.print(f"APDEX (T = {apdex['t_s']:g} s): {scores}")
 
 
-def _print_run_report(doc: dict) -> None:
+# Labels of the ST03 fields beyond the vocabulary's components (report keys).
+ST03_LABELS = {
+    "wp_time_ms": "Time in WPs ms",
+    "roll_wait_ms": "Roll wait ms",
+    "roll_in_wait_ms": "Roll-in+wait ms",
+    "load_ms": "Load ms",
+    "generation_ms": "Generation ms",
+    "frontend_net_ms": "Frontend net ms",
+    "db_procedure_ms": "DB procedure ms",
+    "rfc_ms": "RFC+CPIC ms",
+    "db_time_per_request_ms": "DB ms per request",
+    "db_requests": "DB requests",
+    "memory_kb": "Memory KB",
+    "extended_memory_kb": "Ext. memory KB",
+    "transferred_kb": "Transferred KB",
+}
+TABLE_WIDTH = 80  # the ST03 table fits an 80-column terminal: task types in chunks
+
+
+def _st03_fields(rows: list[dict]) -> list[tuple[str, str]]:
+    """(report key, label) of every field some row has a value for, in report order: what
+    the file had, nothing it had not."""
+    keys = [f"{c}_ms" for c in REPORT_ORDER] + list(ST03_LABELS)
+    out = []
+    for key in keys:
+        if any(r.get(key) is not None for r in rows):
+            comp = key.removesuffix("_ms")
+            label = f"{COMPONENT_BY_KEY[comp].label} ms" if comp in COMPONENT_BY_KEY else None
+            out.append((key, label or ST03_LABELS[key]))
+    return out
+
+
+def _value(row: dict, key: str) -> str:
+    value = row.get(key)
+    if value is None:
+        return "–"
+    return f"{value:,.0f}" if key == "db_requests" else f"{value:,.1f}"
+
+
+def st03_tables(doc: dict, width: int = TABLE_WIDTH) -> list[Table]:
+    """The ST03 summary as field rows by task-type columns, as many task types per table
+    as fit `width` columns, every field the run has (none it lacks)."""
+    rows = doc["st03"]
+    fields = [("steps", "Steps"), *_st03_fields(rows)]
+    label_w = max(len(label) for _, label in fields)
+    cells = {
+        r["task_type"]: [f"{r['steps']:,}"] + [_value(r, k) for k, _ in fields[1:]] for r in rows
+    }
+    chunks: list[list[str]] = [[]]
+    used = label_w + 4  # the label column with its border and padding
+    for task, values in cells.items():
+        w = max(len(task), *(len(v) for v in values)) + 3
+        if chunks[-1] and used + w > width:
+            chunks.append([])
+            used = label_w + 4
+        chunks[-1].append(task)
+        used += w
     ss = doc["steady_state"]
-    steady = f"steady state {ss['start_s']:.0f}-{ss['end_s']:.0f} s"
-    table = Table(title=f"Run {escape(doc['run']['id'])} — {steady}")
-    table.add_column("task type")
-    table.add_column("steps", justify="right")
-    for comp in COMPARED:
-        table.add_column(f"{COMPONENT_BY_KEY[comp].label} ms", justify="right")
-    for row in doc["st03"]:
-        table.add_row(
-            escape(row["task_type"]),
-            f"{row['steps']:,}",
-            *[
-                "—" if row[f"{comp}_ms"] is None else f"{row[f'{comp}_ms']:,.1f}"
-                for comp in COMPARED
-            ],
-        )
+    title = f"Run {escape(doc['run']['id'])} — steady state {ss['start_s']:.0f}-{ss['end_s']:.0f} s"
+    tables = []
+    for k, tasks in enumerate(chunks):
+        table = Table(title=title if k == 0 else None, width=None)
+        table.add_column("ST03 (mean per step)", no_wrap=True)
+        for task in tasks:
+            table.add_column(escape(task), justify="right", no_wrap=True)
+        for i, (_, label) in enumerate(fields):
+            table.add_row(label, *[cells[t][i] for t in tasks])
+        tables.append(table)
+    return tables
+
+
+def _print_warnings(doc: dict) -> None:
+    """How the data was read, before any figure: what a reader must see first."""
+    for warning in doc.get("warnings") or []:
+        console.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)
+
+
+def _print_run_report(doc: dict) -> None:
+    _print_warnings(doc)
     _print_gaps(doc)
     _print_faults_and_apdex(doc)
     # A section without data is one line, not an empty table (PerfMon imports have no
     # ST03, ST03 exports no OS counters).
-    console.print(table if doc["st03"] else "ST03: no ST03 data in this run.")
+    if doc["st03"]:
+        for table in st03_tables(doc, min(console.width, TABLE_WIDTH)):
+            console.print(table)
+    else:
+        console.print("ST03: no ST03 data in this run.")
     _print_percentiles(doc["percentiles"])
     _print_profiles(doc)
     os_table = Table(title="OS counters (average / minimum / maximum)")
@@ -473,15 +547,35 @@ def _print_run_report(doc: dict) -> None:
             f"[red]{b['rule']}[/] {b['start_s']:.0f}-{b['end_s']:.0f} s, "
             f"peak {b['peak_ms']:,.1f} ms (threshold {b['threshold_ms']:,.0f} ms): {b['diagnosis']}"
         )
+    for t in doc.get("targets") or []:
+        measured = "not measured" if t["measured_s"] is None else f"{human(t['measured_s'])} s"
+        verdict = {True: "[green]passed[/]", False: "[bold red]failed[/]", None: "skipped"}
+        console.print(
+            f"target {escape(t['transaction'])} {t['statistic']}: {measured} "
+            f"(target {human(t['target_s'])} s) {verdict[t['passed']]}",
+            highlight=False,
+        )
     sd = doc["benchmark"].get("sd", {})
     if sd:
         residual = sd["response_time_law"]["residual_pct"]
         law = f"{residual:+.2f} %" if residual is not None else "n/a (users unknown)"
         saps = f"not measured ({sd['not_measured']})" if sd["saps"] is None else f"{sd['saps']:,}"
+        bound = threshold_seconds(DIALOG_RESPONSE)
+        if sd["dialog_response_s"] is None:
+            response = f"response not measured ({sd.get('response_not_measured', '')})"
+        elif sd["think_time_s"] is None:
+            response = (
+                f"response {sd['dialog_response_s']:.3f} s (< {bound:g} s not judged: think "
+                "time unknown; wlmon check --think-time)"
+            )
+        else:
+            response = (
+                f"response {sd['dialog_response_s']:.3f} s "
+                f"(< {bound:g} s: {sd['dialog_response_below_2s']})"
+            )
         console.print(
-            f"SD: response {sd['dialog_response_s']:.3f} s "
-            f"(< {threshold_seconds(DIALOG_RESPONSE):g} s: {sd['dialog_response_below_2s']}), "
-            f"SAPS {saps}, response-time law residual {law}"
+            escape(f"SD: {response}, SAPS {saps}, response-time law residual {law}"),
+            highlight=False,
         )
 
 
@@ -505,7 +599,11 @@ def _import(file: Path, label: str, kind: Kind, store_file) -> None:
         fail(f"{file}: {exc.strerror or exc}")
     except ServiceError as exc:
         fail(f"{file}: {exc}")
+    # The run id alone on stdout (scripts take it), then every warning of how the file was
+    # read on stderr: nothing the report would say is hidden at import.
     print(run["id"])
+    for warning in runs_store().runs.data(run["id"]).meta.warnings or []:
+        err.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)
 
 
 @import_app.command("perfmon")
@@ -532,11 +630,17 @@ def import_st03(
         "", help="task type of a file without a task-type column (e.g. DIALOG)"
     ),
     decimal: str = typer.Option("", help="point or comma, when no cell of the file tells"),
+    tz: str = typer.Option(
+        "",
+        "--tz",
+        help="the SAP system's time zone (IANA, e.g. Europe/Berlin): the period is stored in "
+        "UTC and shown in both; without it the local time is taken as UTC",
+    ),
 ) -> None:
     """Import an ST03 workload export into the API's database; prints the run id. Without a
     period (in the file or given), throughput, SAPS and BAIT are 'not measured'."""
     try:
-        options = imports.st03_options(start, end, period, task_type, decimal)
+        options = imports.st03_options(start, end, period, task_type, decimal, tz)
     except ServiceError as exc:
         fail(f"{file}: {exc}")
     _import(
@@ -544,4 +648,46 @@ def import_st03(
         label,
         "st03",
         lambda store, stream, name: imports.store_st03(store, stream, name, options),
+    )
+
+
+@import_app.command("stad")
+def import_stad(
+    file: Path = typer.Argument(
+        ..., help="STAD/STATS export, one record per step (XLSX, tabs, ;, CSV, HTML, MHTML)"
+    ),
+    label: str = typer.Option("", help="a name for the run"),
+    start: str = typer.Option(
+        "", "--from", help="start of the analysed period, when the file does not say it"
+    ),
+    end: str = typer.Option("", "--to", help="end of the period (with --from)"),
+    decimal: str = typer.Option("", help="point or comma, when no cell of the file tells"),
+    tz: str = typer.Option(
+        "", "--tz", help="the SAP system's time zone (IANA, e.g. Europe/Berlin)"
+    ),
+    target_file: Path | None = typer.Option(
+        None,
+        "--targets",
+        help="target response per transaction (CSV/XLSX: TCODE, Target Response Time "
+        "(Seconds), optionally Statistic mean/p90/p95)",
+    ),
+) -> None:
+    """Import a STAD export (statistical records of single steps) into the API's database;
+    prints the run id, then every warning. Percentiles are exact (every step)."""
+    try:
+        options = imports.st03_options(start, end, None, None, decimal, tz)
+    except ServiceError as exc:
+        fail(f"{file}: {exc}")
+    sheet = None
+    if target_file is not None:
+        try:
+            sheet = target_file.read_bytes()
+        except OSError as exc:
+            fail(f"--targets: cannot read {target_file}: {exc.strerror or exc}")
+    # The ST03 import's size and row limits (WLMON_API_ST03_MAX_BYTES, _MAX_ROWS).
+    _import(
+        file,
+        label,
+        "st03",
+        lambda store, stream, name: imports.store_stad(store, stream, name, options, sheet),
     )

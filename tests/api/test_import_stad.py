@@ -1,0 +1,289 @@
+"""STAD exports (issue 32, item 3): SAP's statistical records, one line per dialog step,
+imported as a run with exact percentiles.
+
+The layout is the one a public pipeline of an SAP load-test team reads (GitHub, a CGI
+upload script for STAD text and XLSX downloads): an `Analysed time:` line above the table,
+the heading `Started, Server, Step, Typ, Transaction or jobname, User, Response time (ms),
+Time in WPs (ms), Wait time (ms), CPU time (ms), DB req. time (ms), VMC elapsed time (ms),
+Memory used (kB), Transfered kBytes, Processing time (ms), Load time (ms), Generating time
+(ms), Roll (i+w) time (ms), Enqueue time (ms), GUI time (ms)`, which the text download splits
+over two lines aligned at their right end (that script pairs them from the right), rows
+starting with a tab, German files with decimal commas. Every expected figure (sums, exact
+percentiles by nearest rank, steps per minute) is computed here from the generated steps.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from typer.testing import CliRunner
+
+from alerts.thresholds import load_thresholds
+from api.config import get_settings
+from api.imports.st03 import ST03Error
+from api.imports.stad import parse
+from api.runs.junit import to_junit
+from api.services import checks, imports, reports
+from api.services.errors import Invalid
+from api.store import Store
+from wlmon.cli import app
+
+EN_TOP = [
+    "Started",
+    "Server",
+    "Step",
+    "Typ",
+    "Transaction or",
+    "User",
+    "Response",
+    "Time in",
+    "Wait",
+    "CPU time",
+    "DB req.",
+    "VMC elapsed",
+    "Memory used",
+    "Transfered",
+    "Processing",
+    "Load time",
+    "Generating",
+    "Roll (i+w)",
+    "Enqueue",
+    "GUI time",
+]
+EN_LOW = [
+    "jobname",
+    "",
+    "time (ms)",
+    "WPs (ms)",
+    "time (ms)",
+    "(ms)",
+    "time (ms)",
+    "time (ms)",
+    "(kB)",
+    "kBytes",
+    "time (ms)",
+    "(ms)",
+    "time (ms)",
+    "time (ms)",
+    "time (ms)",
+    "(ms)",
+]
+DE_HEAD = [
+    "Startzeit",
+    "Server",
+    "Schritt",
+    "Typ",
+    "Transaktion oder Jobname",
+    "Benutzer",
+    "Antwortzeit (ms)",
+    "Zeit in WPs (ms)",
+    "Wartezeit (ms)",
+    "CPU-Zeit (ms)",
+    "DB-Anf.-Zeit (ms)",
+    "VMC-Zeit (ms)",
+    "Belegter Speicher (kB)",
+    "Übertragene kBytes",
+    "Verarbeitungszeit (ms)",
+    "Ladezeit (ms)",
+    "Generierungszeit (ms)",
+    "Roll (i+w) time (ms)",
+    "Enqueue-Zeit (ms)",
+    "GUI-Zeit (ms)",
+]
+TASKS = {"DIA": "dialog", "BTC": "batch", "UPD": "update"}
+
+
+def _steps(seed: int, n: int) -> list[dict]:
+    rng = random.Random(seed)
+    out = []
+    for t in sorted(rng.randint(10 * 3600, 11 * 3600 - 1) for _ in range(n)):
+        typ = rng.choice(["DIA"] * 6 + ["BTC", "UPD"])
+        wp = round(rng.uniform(50.0, 3000.0), 1)
+        wait = round(rng.uniform(0.0, 400.0), 1)
+        out.append(
+            {
+                "t": t,
+                "server": rng.choice(["sapapp1_PRD_00", "sapapp2_PRD_00"]),
+                "typ": typ,
+                "tx": rng.choice(["VA01", "VA02", "ME21N"]) if typ == "DIA" else "RSM13000",
+                "user": f"USER{rng.randint(1, 9):02d}",
+                "wp": wp,
+                "wait": wait,
+                "response": round(wp + wait, 1),
+                "cpu": round(wp * 0.4, 1),
+                "db": round(wp * 0.3, 1),
+                "mem": float(rng.randint(1000, 90000)),
+            }
+        )
+    return out
+
+
+def _num(v: float, comma: bool, decimals: int = 1) -> str:
+    text = f"{v:,.{decimals}f}"
+    return text.replace(",", "_").replace(".", ",").replace("_", ".") if comma else text
+
+
+def _text(steps: list[dict], german: bool = False) -> str:
+    lines = [
+        ("Analysierte Zeit: 25.11.2026 / 10:00:00 - 25.11.2026 / 11:00:00")
+        if german
+        else "Analysed time: 25.11.2026 / 10:00:00 - 25.11.2026 / 11:00:00",
+        "",
+    ]
+    if german:
+        lines.append("\t" + "\t".join(DE_HEAD))
+    else:
+        lines.append("\t" + "\t".join(EN_TOP))
+        lines.append("\t" * (len(EN_TOP) - len(EN_LOW) + 1) + "\t".join(EN_LOW))
+    for k, s in enumerate(steps):
+        h, m, sec = s["t"] // 3600, s["t"] // 60 % 60, s["t"] % 60
+        cells = [
+            f"{h:02d}:{m:02d}:{sec:02d}",
+            s["server"],
+            str(k + 1),
+            s["typ"],
+            s["tx"],
+            s["user"],
+        ]
+        values = [
+            s["response"],
+            s["wp"],
+            s["wait"],
+            s["cpu"],
+            s["db"],
+            0.0,
+            s["mem"],
+            12.5,
+            s["wp"] - s["cpu"],
+            1.0,
+            0.0,
+            2.0,
+            0.5,
+            0.0,
+        ]
+        cells += [_num(v, german) for v in values]
+        lines.append("\t" + "\t".join(cells))
+    return "\r\n".join(lines) + "\r\n"
+
+
+def _rank(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+@pytest.mark.parametrize("german", [False, True], ids=["en", "de"])
+def test_a_stad_export_gives_exact_percentiles_and_every_part(tmp_path, german) -> None:
+    steps = _steps(3, 400)
+    store = Store(tmp_path / "db.sqlite")
+    run = imports.store_stad(store, _text(steps, german).encode("utf-8"), "stad")
+    rep = reports.report(store, run["id"], load_thresholds())
+    assert rep["steady_state"]["duration_s"] == 3600.0
+    rows = {r["task_type"]: r for r in rep["st03"]}
+    for typ, key in TASKS.items():
+        mine = [s for s in steps if s["typ"] == typ]
+        assert rows[key]["steps"] == len(mine)
+        assert rows[key]["response_ms"] == pytest.approx(
+            sum(s["response"] for s in mine) / len(mine), abs=1e-3
+        )
+        assert rows[key]["wp_time_ms"] == pytest.approx(
+            sum(s["wp"] for s in mine) / len(mine), abs=1e-3
+        )
+        assert rows[key]["memory_kb"] == pytest.approx(
+            sum(s["mem"] for s in mine) / len(mine), abs=1e-3
+        )
+    # Load (1.0 ms) and generation (0.0 ms) per step: load+gen their sum, labelled derived.
+    assert rows["dialog"]["load_gen_ms"] == pytest.approx(1.0)
+    assert "load_gen" in rep["import"]["derived_fields"]
+    pct = {r["task_type"]: r for r in rep["percentiles"]["by_task_type"]}
+    for typ, key in TASKS.items():
+        values = [s["response"] for s in steps if s["typ"] == typ]
+        for name, q in (("p50", 0.5), ("p90", 0.9), ("p95", 0.95), ("p99", 0.99)):
+            assert pct[key][f"{name}_s"] == pytest.approx(_rank(values, q) / 1000, abs=1e-9)
+    by_tx = {(r["task_type"], r["transaction"]): r for r in rep["percentiles"]["by_transaction"]}
+    va01 = [s["response"] for s in steps if s["tx"] == "VA01"]
+    assert by_tx[("dialog", "VA01")]["p95_s"] == pytest.approx(_rank(va01, 0.95) / 1000)
+    assert "exact" in rep["percentiles"]["source"]
+    # Steps per minute: the run's series, one sample a minute.
+    per_minute = [0] * 60
+    for s in steps:
+        per_minute[(s["t"] - 36000) // 60] += 1
+    over = rep["time_profile"]
+    assert sum(r["steps"] for r in over["rows"]) == len(steps)
+    assert rep["import"]["layout"].startswith("STAD")
+    assert rep["benchmark"]["bait"]["sixty_consecutive_minutes"] is None
+
+
+def test_steps_past_midnight_start_the_next_day_and_a_missing_date_is_refused() -> None:
+    text = (
+        "Analysed time: 25.11.2026 / 23:00:00 - 26.11.2026 / 01:00:00\n"
+        "Started\tTyp\tTransaction or jobname\tResponse time (ms)\n"
+        "23:59:58\tDIA\tVA01\t100.0\n"
+        "00:00:03\tDIA\tVA01\t300.0\n"
+    )
+    steps = parse(text.encode())
+    assert steps.steps == 2
+    assert list(steps.table.sample) == [59, 60]  # minute 59 of the period, then minute 60
+    with pytest.raises(ST03Error, match="names no date"):
+        parse(text.split("\n", 1)[1].encode())
+
+
+def test_wlmon_import_stad_prints_the_run_and_the_report_its_percentiles(tmp_path) -> None:
+    path = tmp_path / "stad.txt"
+    path.write_text(_text(_steps(5, 120)), encoding="utf-8")
+    env = {"WLMON_API_DB_PATH": str(tmp_path / "db.sqlite"), "COLUMNS": "120"}
+    get_settings.cache_clear()
+    try:
+        runner = CliRunner()
+        goals = tmp_path / "nfr.csv"
+        goals.write_text(TARGETS, encoding="utf-8")
+        ok = runner.invoke(app, ["import", "stad", str(path), "--targets", str(goals)], env=env)
+        shown = runner.invoke(app, ["report", ok.stdout.strip()], env=env)
+        bad = runner.invoke(app, ["import", "stad", str(path), "--tz", "Nowhere/City"], env=env)
+    finally:
+        get_settings.cache_clear()
+    assert ok.exit_code == 0, ok.output
+    assert shown.exit_code == 0, shown.output
+    assert "p95" in shown.stdout and "VA01" in shown.stdout
+    assert (
+        "target ME21N mean" in shown.stdout and "target ZNOTRUN mean: not measured" in shown.stdout
+    )
+    assert bad.exit_code == 2
+
+
+# The NFR sheet as the public pipeline writes it (`TCODE`, `Target Response Time
+# (Seconds)`), with an optional statistic column.
+TARGETS = (
+    "TCODE,Target Response Time (Seconds),Statistic\n"
+    "VA01,1.5,p95\n"
+    "VA02,5,mean\n"
+    "ME21N,0.2,mean\n"
+    "ZNOTRUN,1,mean\n"
+)
+
+
+def test_targets_per_transaction_are_judged_in_report_check_and_junit(tmp_path) -> None:
+    steps = _steps(3, 400)
+    store = Store(tmp_path / "db.sqlite")
+    run = imports.store_stad(store, _text(steps).encode(), "stad", None, TARGETS.encode())
+    rep = reports.report(store, run["id"], load_thresholds())
+    got = {t["transaction"]: t for t in rep["targets"]}
+    va01 = [s["response"] for s in steps if s["tx"] == "VA01" and s["typ"] == "DIA"]
+    p95 = _rank(va01, 0.95) / 1000
+    assert got["VA01"]["measured_s"] == pytest.approx(p95)
+    assert got["VA01"]["passed"] is (p95 <= 1.5)
+    va02 = [s["response"] for s in steps if s["tx"] == "VA02"]
+    assert got["VA02"]["measured_s"] == pytest.approx(sum(va02) / len(va02) / 1000, abs=1e-6)
+    assert got["VA02"]["passed"] is True
+    assert got["ME21N"]["passed"] is False
+    assert got["ZNOTRUN"]["measured_s"] is None and got["ZNOTRUN"]["passed"] is None
+    result = checks.check(store, run["id"], load_thresholds())
+    by = {c["name"]: c for c in result["criteria"]}
+    assert by["target VA01 p95"]["status"] == ("passed" if p95 <= 1.5 else "failed")
+    assert by["target ME21N mean"]["status"] == "failed"
+    assert by["target ZNOTRUN mean"]["status"] == "skipped"
+    xml = to_junit(result)
+    assert xml.count('name="target ') == 4
+    with pytest.raises(Invalid, match="no unit"):
+        imports.store_stad(store, _text(steps).encode(), "x", None, b"TCODE;Target\nVA01;1\n")
