@@ -1,0 +1,242 @@
+"""A sapstartsrv that misbehaves on demand: a real HTTP server on 127.0.0.1 answering
+SAPControl SOAP, one per SAP instance, with a system of them whose instance list names
+SAP host names (mapped to 127.0.0.1 by WLMON_SAPCONTROL_HOSTS).
+
+Each method of each instance can be told to answer normally, slowly, byte by byte
+(trickle), with HTTP 401, with an HTTP 500 without a SOAP body, with a SOAP fault (as
+sapstartsrv sends "DpAttachStartService failed" while disp+work is down), or with a
+truncated envelope. Every request is counted by method and answer, so tests prove what
+the exporter asked and how often.
+"""
+
+from __future__ import annotations
+
+import ssl
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+
+from exporters.sapcontrol.schema import decode_request, encode_fault, encode_response
+
+RECORDED = Path(__file__).parents[1] / "fixtures" / "sapcontrol"
+FILES = {
+    "ABAPGetWPTable": "ABAPGetWPTable.xml",
+    "GetQueueStatistic": "GetQueueStatistic.xml",
+    "GetAlertTree": "GetAlertTree.xml",
+    "EnqGetStatistic": "EnqGetStatistic.xml",
+    "ICMGetThreadList": "ICMGetThreadList.xml",
+    "ICMGetConnectionList": "ICMGetConnectionList.xml",
+}
+# service/protectedwebmethods = SDEFAULT: what the exporter calls that needs the user.
+PROTECTED = set(FILES)
+SID = "MIS"
+
+
+@dataclass
+class Instance:
+    """One SAP instance as its sapstartsrv describes it."""
+
+    host: str  # SAP's host name (SAPLOCALHOST)
+    nr: int
+    features: str
+    name: str
+    disp_work: str = "SAPControl-GREEN"  # the dispstatus of disp+work (ABAP instances)
+    # method -> behaviour: "ok", "slow", "trickle", "401", "500", "fault", "truncated"
+    behave: dict[str, str] = field(default_factory=dict)
+    down: bool = False  # sapstartsrv stopped: the connection is closed at once
+
+
+class System:
+    """The misbehaving sapstartsrvs of one SAP system, one HTTP server per instance."""
+
+    def __init__(
+        self,
+        instances: list[Instance],
+        user: str = "misadm",
+        password: str = "pw-Secret!",
+        slow_s: float = 5.0,
+        trickle_s: float = 0.2,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        self.instances = instances
+        self.user, self.password = user, password
+        self.slow_s, self.trickle_s = slow_s, trickle_s
+        self.calls: Counter = Counter()  # (instance name, method, answer) -> count
+        self.listing: list[Instance] | None = None  # what GetSystemInstanceList names
+        self.hosted: dict[str, tuple[str, int]] = {}  # SAP host name -> listening port
+        self._servers: list[ThreadingHTTPServer] = []
+        self._stop = threading.Event()
+        self._tls = tls
+        self.ports: dict[str, int] = {}
+        for inst in instances:
+            self._serve(inst)
+
+    # ------------------------------------------------------------------ servers
+    def _serve(self, inst: Instance) -> None:
+        system = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                system._answer(self, inst, body)
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        if self._tls is not None:
+            server.socket = self._tls.wrap_socket(server.socket, server_side=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self._servers.append(server)
+        self.ports[inst.name] = server.server_address[1]
+
+    def stop(self) -> None:
+        self._stop.set()
+        for server in self._servers:
+            server.shutdown()
+            server.server_close()
+
+    def port(self, name: str) -> int:
+        return self.ports[name]
+
+    def url(self, name: str, scheme: str = "http") -> str:
+        inst = next(i for i in self.instances if i.name == name)
+        return f"{scheme}://{inst.host}:{self.port(name)}/"
+
+    def count(self, name: str | None = None, method: str | None = None, answer: str | None = None):
+        return sum(
+            n
+            for (i, m, a), n in self.calls.items()
+            if (name is None or i == name)
+            and (method is None or m == method)
+            and (answer is None or a == answer)
+        )
+
+    # ------------------------------------------------------------------ answers
+    def _answer(self, handler: BaseHTTPRequestHandler, inst: Instance, body: bytes) -> None:
+        if inst.down:
+            handler.close_connection = True
+            handler.connection.close()
+            return
+        operation, _ = decode_request(body)
+        how = inst.behave.get(operation, "ok")
+        expected = httpx.BasicAuth(self.user, self.password)._auth_header
+        if how == "ok" and operation in PROTECTED:
+            if handler.headers.get("Authorization") != expected:
+                how = "401"
+        self.calls[(inst.name, operation, how)] += 1
+        if how == "401":
+            fault = encode_fault("Invalid Credentials", "SOAP-ENV:Client")
+            return self._send(handler, 401, fault, {"WWW-Authenticate": 'Basic realm="SAPControl"'})
+        if how == "500":
+            return self._send(handler, 500, b"Internal Server Error", {"Content-Type": "text/plain"})
+        if how == "fault":
+            return self._send(handler, 500, encode_fault("DpAttachStartService failed"))
+        payload = self._payload(inst, operation)
+        if how == "truncated":
+            return self._send(handler, 200, payload[: len(payload) // 2])
+        if how == "slow":
+            self._stop.wait(self.slow_s)
+        if how == "trickle":
+            return self._trickle(handler, payload)
+        return self._send(handler, 200, payload)
+
+    def _payload(self, inst: Instance, operation: str) -> bytes:
+        if operation == "GetSystemInstanceList":
+            rows = [
+                {
+                    "hostname": i.host,
+                    "instanceNr": i.nr,
+                    "httpPort": self.port(i.name) if self._tls is None else 0,
+                    "httpsPort": self.port(i.name) if self._tls is not None else 0,
+                    "startPriority": "1",
+                    "features": i.features,
+                    "dispstatus": "SAPControl-GREEN",
+                }
+                for i in (self.listing if self.listing is not None else self.instances)
+            ]
+            return encode_response(operation, rows)
+        if operation == "GetInstanceProperties":
+            props = {
+                "SAPSYSTEMNAME": SID,
+                "SAPSYSTEM": f"{inst.nr:02d}",
+                "SAPLOCALHOST": inst.host,
+                "INSTANCE_NAME": inst.name,
+            }
+            rows = [{"property": k, "propertytype": "Attribute", "value": v} for k, v in props.items()]
+            return encode_response(operation, rows)
+        if operation == "GetProcessList":
+            if "ABAP" in inst.features:
+                procs = [("disp+work", inst.disp_work), ("igswd_mt", "SAPControl-GREEN")]
+            else:
+                procs = [("msg_server", "SAPControl-GREEN"), ("enserver", "SAPControl-GREEN")]
+            rows = [
+                {
+                    "name": n,
+                    "description": n,
+                    "dispstatus": c,
+                    "textstatus": "Running",
+                    "starttime": "",
+                    "elapsedtime": "",
+                    "pid": 1000 + k,
+                }
+                for k, (n, c) in enumerate(procs)
+            ]
+            return encode_response(operation, rows)
+        return (RECORDED / FILES[operation]).read_bytes()
+
+    def _send(self, handler, status: int, body: bytes, headers: dict | None = None) -> None:
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", "text/xml; charset=utf-8")
+            for k, v in (headers or {}).items():
+                handler.send_header(k, v)
+            handler.send_header("Content-Length", str(len(body)))
+            handler.end_headers()
+            handler.wfile.write(body)
+        except OSError:
+            pass  # the client gave up: what a real sapstartsrv sees too
+
+    def _trickle(self, handler, body: bytes) -> None:
+        """The whole answer, one byte every `trickle_s`: every read gets something in time,
+        the answer takes len(body) * trickle_s."""
+        try:
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/xml; charset=utf-8")
+            handler.send_header("Content-Length", str(len(body)))
+            handler.end_headers()
+            handler.wfile.flush()
+            for k in range(len(body)):
+                if self._stop.wait(self.trickle_s):
+                    return
+                handler.wfile.write(body[k : k + 1])
+                handler.wfile.flush()
+        except OSError:
+            pass
+
+
+def ascs_d00_d01() -> list[Instance]:
+    """Three instances on three hosts: an ASCS and two dialog instances."""
+    return [
+        Instance("misascs", 1, "MESSAGESERVER|ENQUE", "ASCS01"),
+        Instance("misapp1", 0, "ABAP|GATEWAY|ICMAN|IGS", "D00"),
+        Instance("misapp2", 2, "ABAP|GATEWAY|ICMAN|IGS", "D02"),
+    ]
+
+
+def wait_until(check, timeout_s: float = 10.0) -> bool:
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if check():
+            return True
+        time.sleep(0.05)
+    return check()
