@@ -5,7 +5,13 @@ within the scrape's own deadline, so a hung discovery instance costs no more tha
 deadline. While an instance list is known it runs in the background and the scrape reads
 the known list; only with no list at all does the scrape wait for it. A failed discovery
 is retried after `discovery_retry_s`, doubling up to `discovery_interval_s`; the last good
-list stays in use, and in `state_file` across restarts.
+list stays in use, and in `state_file` across restarts. `refresh()` asks at once (an
+instance stopped answering: it may have failed over), at most once per
+`discovery_retry_s`; a list naming an instance number on another host than before is a
+failover, logged and counted by the scraper.
+
+Host names of the list are kept in the URLs; `HOSTS` gives only the address connected to
+(Endpoint.address), so TLS still checks SAP's certificate against SAP's host name.
 
 Instances are reached the way discovery was: over HTTPS (their httpsPort) when the
 discovery URL is https, and never with credentials over plain HTTP then. A Unix socket
@@ -67,6 +73,9 @@ class Discovery:
         self._next = float("-inf")
         self._failures = 0
         self._order = list(self.settings.discover)
+        self._refreshed = float("-inf")
+        # (instance number, features, old host, new host) since the scraper last took them.
+        self._failovers: list[tuple[int, str, str, str]] = []
         # None until a discovery finished; then whether the last one answered.
         self.ok: bool | None = None
         self._load()
@@ -86,6 +95,22 @@ class Discovery:
                 future.result(timeout=max(deadline - self.reader.clock(), 0.0))
         with self._lock:
             return list(self._targets)
+
+    def refresh(self) -> None:
+        """Discover now, in the background (an instance stopped answering: it may have
+        moved), unless that was asked less than `discovery_retry_s` ago."""
+        now = self.reader.clock()
+        with self._lock:
+            if now - self._refreshed < self.settings.discovery_retry_s:
+                return
+            self._refreshed = now
+            self._next = min(self._next, now)
+        self._start(now + self.settings.timeout_s)
+
+    def take_failovers(self) -> list[tuple[int, str, str, str]]:
+        with self._lock:
+            out, self._failovers = self._failovers, []
+        return out
 
     def _start(self, deadline: float) -> Future | None:
         with self._lock:
@@ -147,6 +172,7 @@ class Discovery:
 
     def _succeeded(self, url: str, targets: list[Target]) -> None:
         with self._lock:
+            self._failovers += self._moved(self._targets, targets)
             self._targets = targets
             self.ok = True
             self._failures = 0
@@ -170,6 +196,20 @@ class Discovery:
             kept,
             wait,
         )
+
+    @staticmethod
+    def _moved(old: list[Target], new: list[Target]) -> list[tuple[int, str, str, str]]:
+        """Instance numbers listed on another host than before, and no longer on the old
+        one: an HA failover (an instance number is unique within a system)."""
+        hosts = {(t.nr, t.hostname.lower()) for t in new}
+        before = {t.nr: t.hostname for t in old if t.nr >= 0}
+        return [
+            (t.nr, t.features, before[t.nr], t.hostname)
+            for t in new
+            if t.nr in before
+            and t.hostname.lower() != before[t.nr].lower()
+            and (t.nr, before[t.nr].lower()) not in hosts
+        ]
 
     # ------------------------------------------------------------------ targets
     def build(self, url: str, rows: list[Record], local: tuple = ()) -> list[Target]:
@@ -206,11 +246,14 @@ class Discovery:
         # Found over HTTPS but only reachable over HTTP: read what needs no password.
         credentials = not (found_by == "https" and scheme == "http")
         address = self._address(row["hostname"])
-        return Target(Endpoint(f"{scheme}://{address}:{port}/"), credentials=credentials, **where)
+        url = f"{scheme}://{row['hostname']}:{port}/"
+        return Target(Endpoint(url, address=address), credentials=credentials, **where)
 
-    def _address(self, hostname: str) -> str:
+    def _address(self, hostname: str) -> str | None:
+        """The mapped address of an instance list's host name; None: DNS resolves it."""
         hosts = self.settings.hosts
-        return hosts.get(hostname, hosts.get("*", hostname))
+        address = hosts.get(hostname, hosts.get("*"))
+        return None if address == hostname else address
 
     # ------------------------------------------------------------------ state file
     def _save(self, url: str, rows: list[Record], local: tuple) -> None:

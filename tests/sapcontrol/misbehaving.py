@@ -50,6 +50,10 @@ class Instance:
     behave: dict[str, str] = field(default_factory=dict)
     down: bool = False  # sapstartsrv stopped: the connection is closed at once
 
+    @property
+    def key(self) -> str:
+        return f"{self.host}_{self.name}"
+
 
 class System:
     """The misbehaving sapstartsrvs of one SAP system, one HTTP server per instance."""
@@ -66,10 +70,13 @@ class System:
         self.instances = instances
         self.user, self.password = user, password
         self.slow_s, self.trickle_s = slow_s, trickle_s
-        self.calls: Counter = Counter()  # (instance name, method, answer) -> count
+        self.calls: Counter = Counter()  # (host_NAME, method, answer) -> count
+        self.active = 0  # requests being answered now (a client that gave up ends its own)
+        self.most_active = 0
+        self._active_lock = threading.Lock()
         self.listing: list[Instance] | None = None  # what GetSystemInstanceList names
         self.hosted: dict[str, tuple[str, int]] = {}  # SAP host name -> listening port
-        self._servers: list[ThreadingHTTPServer] = []
+        self._servers: dict[str, ThreadingHTTPServer] = {}
         self._stop = threading.Event()
         self._tls = tls
         self.ports: dict[str, int] = {}
@@ -89,34 +96,60 @@ class System:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length)
-                system._answer(self, inst, body)
+                with system._active_lock:
+                    system.active += 1
+                    system.most_active = max(system.most_active, system.active)
+                try:
+                    system._answer(self, inst, body)
+                finally:
+                    with system._active_lock:
+                        system.active -= 1
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         if self._tls is not None:
             server.socket = self._tls.wrap_socket(server.socket, server_side=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        self._servers.append(server)
-        self.ports[inst.name] = server.server_address[1]
+        self._servers[inst.key] = server
+        self.ports[inst.key] = server.server_address[1]
 
     def stop(self) -> None:
         self._stop.set()
-        for server in self._servers:
+        for key in list(self._servers):
+            self._close(key)
+
+    def stop_instance(self, name: str) -> None:
+        """sapstartsrv stopped: its port refuses connections from now on, and the
+        connections a client kept open are closed."""
+        inst = self.instance(name)
+        inst.down = True
+        self._close(inst.key)
+
+    def _close(self, key: str) -> None:
+        server = self._servers.pop(key, None)
+        if server is not None:
             server.shutdown()
             server.server_close()
 
+    def instance(self, name: str) -> Instance:
+        """By `host_NAME`, or by NAME where one instance has it."""
+        return next(i for i in self.instances if name in (i.key, i.name))
+
     def port(self, name: str) -> int:
-        return self.ports[name]
+        return self.ports[self.instance(name).key]
 
     def url(self, name: str, scheme: str = "http") -> str:
-        inst = next(i for i in self.instances if i.name == name)
-        return f"{scheme}://{inst.host}:{self.port(name)}/"
+        """The URL by SAP's host name (HOSTS maps it to 127.0.0.1)."""
+        return f"{scheme}://{self.instance(name).host}:{self.port(name)}/"
+
+    def local_url(self, name: str, scheme: str = "http") -> str:
+        return f"{scheme}://127.0.0.1:{self.port(name)}/"
 
     def count(self, name: str | None = None, method: str | None = None, answer: str | None = None):
         return sum(
             n
             for (i, m, a), n in self.calls.items()
-            if (name is None or i == name)
+            if (name is None or i == self.instance(name).key)
             and (method is None or m == method)
             and (answer is None or a == answer)
         )
@@ -130,15 +163,20 @@ class System:
         operation, _ = decode_request(body)
         how = inst.behave.get(operation, "ok")
         expected = httpx.BasicAuth(self.user, self.password)._auth_header
-        if how == "ok" and operation in PROTECTED:
-            if handler.headers.get("Authorization") != expected:
-                how = "401"
-        self.calls[(inst.name, operation, how)] += 1
+        if (
+            how == "ok"
+            and operation in PROTECTED
+            and handler.headers.get("Authorization") != expected
+        ):
+            how = "401"
+        self.calls[(inst.key, operation, how)] += 1
         if how == "401":
             fault = encode_fault("Invalid Credentials", "SOAP-ENV:Client")
             return self._send(handler, 401, fault, {"WWW-Authenticate": 'Basic realm="SAPControl"'})
         if how == "500":
-            return self._send(handler, 500, b"Internal Server Error", {"Content-Type": "text/plain"})
+            return self._send(
+                handler, 500, b"Internal Server Error", {"Content-Type": "text/plain"}
+            )
         if how == "fault":
             return self._send(handler, 500, encode_fault("DpAttachStartService failed"))
         payload = self._payload(inst, operation)
@@ -156,8 +194,8 @@ class System:
                 {
                     "hostname": i.host,
                     "instanceNr": i.nr,
-                    "httpPort": self.port(i.name) if self._tls is None else 0,
-                    "httpsPort": self.port(i.name) if self._tls is not None else 0,
+                    "httpPort": self.port(i.key) if self._tls is None else 0,
+                    "httpsPort": self.port(i.key) if self._tls is not None else 0,
                     "startPriority": "1",
                     "features": i.features,
                     "dispstatus": "SAPControl-GREEN",
@@ -172,7 +210,9 @@ class System:
                 "SAPLOCALHOST": inst.host,
                 "INSTANCE_NAME": inst.name,
             }
-            rows = [{"property": k, "propertytype": "Attribute", "value": v} for k, v in props.items()]
+            rows = [
+                {"property": k, "propertytype": "Attribute", "value": v} for k, v in props.items()
+            ]
             return encode_response(operation, rows)
         if operation == "GetProcessList":
             if "ABAP" in inst.features:
