@@ -125,7 +125,10 @@ class SAPControlScraper:
         """The configured endpoints and the discovered system. Discovery, when due, runs
         within `deadline` (the scrape's): in the background while an instance list is
         known, waited for when none is."""
-        static = [Target(endpoint(e), configured=True) for e in self.settings.endpoints]
+        static = [
+            Target(endpoint(e, self.settings.hosts), configured=True)
+            for e in self.settings.endpoints
+        ]
         if not self.settings.discover:
             return self._distinct(static)
         if deadline is None:
@@ -256,8 +259,12 @@ class SAPControlScraper:
         client = self.client(target.endpoint, target.credentials)
         result = InstanceResult(target, self._fallback_identity(target))
         answered = attempted = False
+        asked = target.endpoint not in self._identities  # GetInstanceProperties, once
         try:
             identity = self._identity(target, client, deadline)
+            if asked:
+                guard.record("GetInstanceProperties", "ok", time.monotonic())
+                answered = attempted = True
         except SAPControlError as exc:
             guard.record("GetInstanceProperties", outcome(exc), time.monotonic())
             self._note(target, "GetInstanceProperties", str(exc))
@@ -387,7 +394,7 @@ class SAPControlScraper:
         self._last_complete = not self.settings.discover or self._discovery.known
         if not self._last_complete:
             for url in self.settings.discover:
-                target = Target(endpoint(url))
+                target = Target(endpoint(url, self.settings.hosts))
                 res = InstanceResult(target, self._fallback_identity(target))
                 res.error = "discovery failed and no instance list is known"
                 results.append(res)

@@ -44,11 +44,15 @@ ClientFactory = Callable[[Endpoint, "tuple[str, str] | None"], SAPControlClient]
 UNIX = "unix:"
 
 
-def endpoint(text: str) -> Endpoint:
-    """The Endpoint of a configured address: http(s)://host:port/ or unix:/path."""
+def endpoint(text: str, hosts: dict[str, str] | None = None) -> Endpoint:
+    """The Endpoint of a configured address: http(s)://host:port/ or unix:/path. A host
+    named in `hosts` (by its name: '*' is for the instance list's names only) is
+    connected to at its mapped address, and TLS still checks the name."""
     if text.startswith(UNIX):
         return Endpoint("http://localhost/", uds=text.removeprefix(UNIX))
-    return Endpoint(text if text.endswith("/") else text + "/")
+    url = text if text.endswith("/") else text + "/"
+    address = (hosts or {}).get(urlsplit(url).hostname or "")
+    return Endpoint(url, address=address)
 
 
 class Reader(Protocol):
@@ -144,7 +148,7 @@ class Discovery:
         self._failed(errors)
 
     def _ask(self, url: str, timeout: float, deadline: float) -> list[Target]:
-        client = self.reader.client(endpoint(url))
+        client = self.reader.client(endpoint(url, self.settings.hosts))
         rows = client.system_instance_list(timeout)
         local = self._local(url, client, deadline)
         targets = self.build(url, rows, local)
@@ -232,7 +236,7 @@ class Discovery:
             dispstatus=row["dispstatus"],
         )
         if local and (row["hostname"], int(row["instanceNr"])) == local:
-            return Target(endpoint(url), **where)
+            return Target(endpoint(url, self.settings.hosts), **where)
         found_by = "http" if url.startswith(UNIX) else urlsplit(url).scheme
         tls = found_by == "https" or self.settings.prefer_https
         http, https = int(row["httpPort"] or 0), int(row["httpsPort"] or 0)

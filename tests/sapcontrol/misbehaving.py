@@ -280,3 +280,54 @@ def wait_until(check, timeout_s: float = 10.0) -> bool:
             return True
         time.sleep(0.05)
     return check()
+
+
+def tls_pair(directory: Path, names: list[str]) -> tuple[Path, ssl.SSLContext]:
+    """A self-signed CA (its PEM file) and a server context whose certificate, issued by
+    it, names `names` only (no IP address: a client connecting by 127.0.0.1 that checks
+    the address instead of the host name fails)."""
+    import datetime as dt
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = dt.datetime.now(dt.UTC)
+
+    def cert(subject, issuer, key, signer, ca: bool, sans: list[str]):
+        b = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if ca:
+            b = b.add_extension(
+                x509.KeyUsage(False, False, False, False, False, True, True, False, False),
+                critical=True,
+            )
+        if sans:
+            b = b.add_extension(
+                x509.SubjectAlternativeName([x509.DNSName(n) for n in sans]), critical=False
+            )
+        return b.sign(signer, hashes.SHA256())
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = cert("wlmon test SAP CA", "wlmon test SAP CA", ca_key, ca_key, True, [])
+    key = ec.generate_private_key(ec.SECP256R1())
+    leaf = cert(names[0], "wlmon test SAP CA", key, ca_key, False, names)
+    pem = serialization.Encoding.PEM
+    ca_file, cert_file, key_file = (directory / n for n in ("ca.pem", "cert.pem", "key.pem"))
+    ca_file.write_bytes(ca.public_bytes(pem))
+    cert_file.write_bytes(leaf.public_bytes(pem))
+    key_file.write_bytes(
+        key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(cert_file, key_file)
+    return ca_file, server
