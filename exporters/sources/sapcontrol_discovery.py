@@ -105,7 +105,9 @@ class Discovery:
         moved), unless that was asked less than `discovery_retry_s` ago."""
         now = self.reader.clock()
         with self._lock:
-            if now - self._refreshed < self.settings.discovery_retry_s:
+            # Not while discovery itself fails: its own backoff holds (a failover is
+            # followed through a discovery URL that answers; name several).
+            if self._failures or now - self._refreshed < self.settings.discovery_retry_s:
                 return
             self._refreshed = now
             self._next = min(self._next, now)
