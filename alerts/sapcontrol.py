@@ -221,11 +221,11 @@ def monitoring_rules() -> list[dict]:
         ),
         alert(
             "SAPInstanceFailedOver",
-            "max by (sid, instance) (increase(sap_sapcontrol_failovers_total[15m])) > 0",
+            "max by (sid, instance_name) (increase(sap_sapcontrol_failovers_total[15m])) > 0",
             for_="0s",
             severity="warning",
             summary="An SAP instance moved to another host (HA failover).",
-            description="{{ $labels.instance }} of {{ $labels.sid }} is listed on another host "
+            description="{{ $labels.instance_name }} of {{ $labels.sid }} is listed on another host "
             "than before (GetSystemInstanceList) in the last 15 minutes; wlmon reads it "
             "there now.",
             diagnosis="The cluster moved the instance (a node failure, a planned switch). "

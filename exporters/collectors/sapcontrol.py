@@ -351,8 +351,9 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             "sap_sapcontrol_failovers",
             "Times discovery found the instance (by SID and instance name, e.g. ASCS01) on "
             "another host than before (an HA failover): rediscovery runs at once when an "
-            "instance stops answering.",
-            ["sid", "instance"],
+            "instance stops answering. `instance_name`, not `instance`: that is Prometheus's "
+            "target label.",
+            ["sid", "instance_name"],
         )
         for (sid, instance), count in sorted(reading.failovers.items()):
             failovers.add_metric([sid, instance], float(count))

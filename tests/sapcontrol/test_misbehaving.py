@@ -284,7 +284,7 @@ def test_an_ascs_failover_is_followed_within_seconds(make, caplog) -> None:
     _, scrape = make(system, discover=system.local_url("D00"), discovery_interval_s=150)
     m = scrape()
     assert set(up(m)) == {"misascs_ASCS01", D00, "misapp2_D02"}
-    assert value(m, "sap_sapcontrol_failovers_total", instance="ASCS01") == 0
+    assert value(m, "sap_sapcontrol_failovers_total", instance_name="ASCS01") == 0
     # The cluster moves ASCS01 to misascs2: the old node's sapstartsrv is gone.
     system.stop_instance("misascs_ASCS01")
     system.listing = [insts[3], insts[1], insts[2]]
@@ -300,7 +300,7 @@ def test_an_ascs_failover_is_followed_within_seconds(make, caplog) -> None:
     took = time.monotonic() - start
     assert up(m) == {"misascs2_ASCS01": 1.0, D00: 1.0, "misapp2_D02": 1.0}, up(m)
     assert took < 5.0 and seen_down <= 2
-    assert value(m, "sap_sapcontrol_failovers_total", sid="MIS", instance="ASCS01") == 1
+    assert value(m, "sap_sapcontrol_failovers_total", sid="MIS", instance_name="ASCS01") == 1
     assert "failover: MIS ASCS01 moved from misascs to misascs2" in caplog.text
 
 
