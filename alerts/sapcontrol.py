@@ -225,8 +225,8 @@ def monitoring_rules() -> list[dict]:
             for_="0s",
             severity="warning",
             summary="An SAP instance moved to another host (HA failover).",
-            description="{{ $labels.instance_name }} of {{ $labels.sid }} is listed on another host "
-            "than before (GetSystemInstanceList) in the last 15 minutes; wlmon reads it "
+            description="{{ $labels.instance_name }} of {{ $labels.sid }} is listed on another "
+            "host than before (GetSystemInstanceList) in the last 15 minutes; wlmon reads it "
             "there now.",
             diagnosis="The cluster moved the instance (a node failure, a planned switch). "
             "Check the node it left, the cluster's log (crm_mon, the HA provider), and the "
