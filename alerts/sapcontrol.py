@@ -193,7 +193,9 @@ def monitoring_rules() -> list[dict]:
         ),
         alert(
             "SAPControlMethodFailing",
-            f"{METHOD_BY} (sap_sapcontrol_method_failing) == 1",
+            f"{METHOD_BY} (sap_sapcontrol_method_failing) == 1\n"
+            # A hung sapstartsrv times every method out: SAPStartSrvUnreachable's page.
+            f'unless on(sid, sap_instance) {HEALTH_BY} (sap_up{{source="sapcontrol"}}) == 0\n',
             for_="5m",
             severity="warning",
             summary="A SAPControl web method keeps failing on an instance.",

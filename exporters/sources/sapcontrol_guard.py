@@ -138,9 +138,9 @@ class Guard:
                 self.s.auth_backoff_s, self._auth_failures, self.s.auth_backoff_max_s
             )
             return
-        state.failing = True
         if result == "unreachable":
-            return
+            return  # the instance is down (sap_up 0 says so), not this method
+        state.failing = True
         state.failures += 1
         state.until = now + self._delay(self.s.backoff_s, state.failures, self.s.backoff_max_s)
 
