@@ -163,6 +163,81 @@ def health_rules() -> list[dict]:
     ]
 
 
+MONITORING_WHY = """
+The source's own health (exporters/sources/sapcontrol_guard.py): a refused monitoring user
+(`sap_sapcontrol_auth_refused`, its protected methods held back to one login attempt per
+AUTH_BACKOFF_S), a method that fails other than by 401 (`sap_sapcontrol_method_failing`,
+kept at 1 while it is backed off), discovery that does not answer, and failovers discovery
+saw. None of them says the SAP instance is down: sap_up and the process lights say that.
+"""
+# Telegraf re-exposes the exporter's series: `max by` gives one alert per instance/method.
+METHOD_BY = "max by (sid, sap_instance, method)"
+
+
+def monitoring_rules() -> list[dict]:
+    """Alerts on the source itself: what it cannot read, and why."""
+    return [
+        alert(
+            "SAPControlUserRefused",
+            f"{HEALTH_BY} (sap_sapcontrol_auth_refused) == 1",
+            for_="1m",
+            severity="warning",
+            summary="sapstartsrv refuses the monitoring user (HTTP 401).",
+            description=f"sapstartsrv of {INSTANCE} answers its protected methods with HTTP "
+            "401: the work-process table, queues, CCMS values and lock statistics are not "
+            "read. wlmon retries once per WLMON_SAPCONTROL_AUTH_BACKOFF_S, not per scrape.",
+            diagnosis="The password expired or changed, the OS user is locked (pam_faillock, "
+            "AD lockout) or lost its sapstartsrv permission (Unix: write on the instance's "
+            "sapstartsrv socket group; Windows: execute). Check with `sapcontrol -nr <NN> "
+            "-user <user> - -function ABAPGetWPTable` on the host.",
+        ),
+        alert(
+            "SAPControlMethodFailing",
+            f"{METHOD_BY} (sap_sapcontrol_method_failing) == 1\n"
+            # A hung sapstartsrv times every method out: SAPStartSrvUnreachable's page.
+            f'unless on(sid, sap_instance) {HEALTH_BY} (sap_up{{source="sapcontrol"}}) == 0\n',
+            for_="5m",
+            severity="warning",
+            summary="A SAPControl web method keeps failing on an instance.",
+            description=f"{{{{ $labels.method }}}} on {INSTANCE} has failed for 5 minutes "
+            "(SOAP fault, HTTP 5xx, a truncated or malformed answer, or no answer in time); "
+            "what it reads is missing while sapstartsrv answers the rest.",
+            diagnosis="sap_sapcontrol_calls_total{outcome} says how it fails; the exporter's "
+            "log names the fault. A timeout is a slow dispatcher or sapstartsrv (raise "
+            "WLMON_SAPCONTROL_TIMEOUT_S only if the answer is merely late); HTTP 5xx without "
+            "a fault is sapstartsrv failing inside (its sapstartsrv.log; restart it with "
+            "`sapcontrol -nr <NN> -function RestartService`).",
+        ),
+        alert(
+            "SAPControlDiscoveryFailing",
+            "max by (sid) (sap_sapcontrol_discovery_success) == 0",
+            for_="5m",
+            severity="warning",
+            summary="No discovery instance answers GetSystemInstanceList.",
+            description="For 5 minutes none of WLMON_SAPCONTROL_DISCOVER has listed the "
+            "instances of {{ $labels.sid }}: instances added, removed or moved (an HA "
+            "failover) are not followed; the last list found stays in use.",
+            diagnosis="The discovery instances are down or unreachable, or their list names "
+            "nothing readable (ports, HOSTS). Name more than one instance in DISCOVER, "
+            "ideally on different hosts.",
+        ),
+        alert(
+            "SAPInstanceFailedOver",
+            "max by (sid, instance_name) (increase(sap_sapcontrol_failovers_total[15m])) > 0",
+            for_="0s",
+            severity="warning",
+            summary="An SAP instance moved to another host (HA failover).",
+            description="{{ $labels.instance_name }} of {{ $labels.sid }} is listed on another "
+            "host than before (GetSystemInstanceList) in the last 15 minutes; wlmon reads it "
+            "there now.",
+            diagnosis="The cluster moved the instance (a node failure, a planned switch). "
+            "Check the node it left, the cluster's log (crm_mon, the HA provider), and the "
+            "enqueue replication state (sap_enqueue_replication_state) while the ERS "
+            "catches up.",
+        ),
+    ]
+
+
 def _labelled(name: str, expr: str, labels: Mapping[str, str]) -> dict:
     return {**record(name, expr), "labels": dict(labels)}
 
@@ -241,7 +316,7 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
     ]
     return RuleFile(
         "sapcontrol.rules.yml",
-        WHY + HEALTH_WHY,
+        WHY + HEALTH_WHY + MONITORING_WHY,
         [
             # The critical twins last in the group that records what they read: rules of one
             # group run in order, so a twin sees this evaluation's means, not the last one's.
@@ -250,5 +325,6 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
                 "rules": [*rules, *(critical_twin_of(i, limits) for i in FAST_INDICATORS)],
             },
             {"name": "sap-sapcontrol-health", "rules": health_rules()},
+            {"name": "sap-sapcontrol-monitoring", "rules": monitoring_rules()},
         ],
     )

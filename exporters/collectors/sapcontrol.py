@@ -146,10 +146,27 @@ class Identity:
         return (self.sid, self.nr, self.host.lower())
 
 
+@dataclass(frozen=True)
+class CallHealth:
+    """How the source has been calling one sapstartsrv (exporters.sources.sapcontrol_guard):
+    counts since start, what is backed off now, and what is insecure about the transport."""
+
+    calls: dict[tuple[str, str], int] = field(default_factory=dict)  # (method, outcome)
+    skipped: dict[tuple[str, str], int] = field(default_factory=dict)  # (method, reason)
+    backoff_s: dict[str, float] = field(default_factory=dict)  # method -> seconds left
+    failing: dict[str, bool] = field(default_factory=dict)  # method -> last call failed
+    auth_refused: bool = False
+    budget_exhausted: int = 0
+    budget_left: int = 0
+    insecure: tuple[str, ...] = ()
+
+
 @dataclass
 class InstanceResult:
     target: Target
     identity: Identity
+    # sapstartsrv answered at least one call in this scrape (a fault or a 401 is an answer;
+    # a slow method that ran out of time after others answered does not make it down).
     up: bool = False
     error: str = ""
     duration: float = 0.0
@@ -157,6 +174,7 @@ class InstanceResult:
     data: dict[str, list[Record] | Record] = field(default_factory=dict)
     # The instance answered with no identity (empty GetInstanceProperties): not exported.
     anonymous: bool = False
+    health: CallHealth | None = None
 
 
 def guess_instance_name(features: str, nr: int) -> str:
@@ -183,6 +201,8 @@ class SAPControlReading:
     # The systems' decimal notation for CCMS values ('point', 'comma'; WLMON_SAPCONTROL_
     # DECIMAL), None: decided per alert tree from its own values (exporters.sapcontrol.ccms).
     notation: str | None = None
+    # Instances discovery found moved to another host since start: (sid, instance) -> count.
+    failovers: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
 class SAPControlSource(Protocol):
@@ -327,9 +347,79 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
         )
         if reading.discovery is not None:
             disc.add_metric([], 1.0 if reading.discovery else 0.0)
+        failovers = g.counter(
+            "sap_sapcontrol_failovers",
+            "Times discovery found the instance (by SID and instance name, e.g. ASCS01) on "
+            "another host than before (an HA failover): rediscovery runs at once when an "
+            "instance stops answering. `instance_name`, not `instance`: that is Prometheus's "
+            "target label.",
+            ["sid", "instance_name"],
+        )
+        for (sid, instance), count in sorted(reading.failovers.items()):
+            failovers.add_metric([sid, instance], float(count))
         for r in reading.instances:
             self._instance_families(g, r, reading.notation)
+            if r.health is not None:
+                self._call_health(g, [r.identity.sid, r.identity.sap_instance], r.health)
         return iter(g.all)
+
+    @staticmethod
+    def _call_health(g: _Families, base: list[str], h: CallHealth) -> None:
+        calls = g.counter(
+            "sap_sapcontrol_calls",
+            "Web-method calls made to the instance's sapstartsrv since start, by outcome: ok, "
+            "unauthorized (HTTP 401), fault (SOAP fault), server_error (HTTP 5xx), invalid "
+            "(truncated or malformed answer), timeout (no complete answer by the deadline), "
+            "unreachable (no connection).",
+            [*LABELS, "method", "outcome"],
+        )
+        for (method, result), n in sorted(h.calls.items()):
+            calls.add_metric([*base, method, result], float(n))
+        skipped = g.counter(
+            "sap_sapcontrol_calls_skipped",
+            "Calls not made, by reason: backoff (the method failed lately), auth (the "
+            "monitoring user was refused lately), budget (the instance's calls per minute "
+            "used up), state (disp+work not running: no ABAP method), deadline (no time left).",
+            [*LABELS, "method", "reason"],
+        )
+        for (method, reason), n in sorted(h.skipped.items()):
+            skipped.add_metric([*base, method, reason], float(n))
+        backoff = g.gauge(
+            "sap_sapcontrol_backoff_seconds",
+            "Seconds until the method is called again on the instance (0: not backed off).",
+            [*LABELS, "method"],
+        )
+        failing = g.gauge(
+            "sap_sapcontrol_method_failing",
+            "1 if the method's last call on the instance failed other than by HTTP 401 (a "
+            "fault, HTTP 5xx, a malformed answer, no answer); kept while it is backed off.",
+            [*LABELS, "method"],
+        )
+        for method in sorted(h.backoff_s):
+            backoff.add_metric([*base, method], h.backoff_s[method])
+        for method in sorted(h.failing):
+            failing.add_metric([*base, method], 1.0 if h.failing[method] else 0.0)
+        g.gauge(
+            "sap_sapcontrol_auth_refused",
+            "1 while the monitoring user is refused (HTTP 401) by the instance's sapstartsrv: "
+            "its protected methods are held back, one login attempt per AUTH_BACKOFF_S.",
+        ).add_metric(base, 1.0 if h.auth_refused else 0.0)
+        g.counter(
+            "sap_sapcontrol_call_budget_exhausted",
+            "Minutes in which the instance's call budget (CALL_BUDGET_PER_MINUTE) ran out.",
+        ).add_metric(base, float(h.budget_exhausted))
+        g.gauge(
+            "sap_sapcontrol_call_budget_remaining",
+            "Calls the instance's budget allows in the current 60 s window.",
+        ).add_metric(base, float(h.budget_left))
+        insecure = g.gauge(
+            "sap_sapcontrol_insecure",
+            "1 for each weakness of how the instance is reached: basic_auth_over_http (the "
+            "password crosses the network in clear), tls_verify_off (VERIFY=false).",
+            [*LABELS, "reason"],
+        )
+        for reason in h.insecure:
+            insecure.add_metric([*base, reason], 1.0)
 
     def _instance_families(self, g: _Families, r: InstanceResult, notation: str | None) -> None:
         base = [r.identity.sid, r.identity.sap_instance]

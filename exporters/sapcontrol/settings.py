@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from exporters.sapcontrol.client import scrub
+
 
 def _secret_from_file(password: SecretStr | None, path: Path | None, name: str) -> SecretStr | None:
     if password is not None or path is None:
@@ -28,17 +30,18 @@ def address_problem(text: str) -> str:
     if text.startswith("unix:"):
         return "" if text.removeprefix("unix:").startswith("/") else "need unix:/absolute/path"
     parts = urlsplit(text)
+    if parts.username or parts.password:
+        return "credentials do not belong in the URL (use USERNAME and PASSWORD_FILE)"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "need http(s)://host:port/ or unix:/path"
-    if parts.username or parts.password:
-        return "credentials do not belong in the URL (use USERNAME and PASSWORD)"
     return ""
 
 
 class SAPControlSettings(BaseSettings):
     """Where the sapcontrol collector finds sapstartsrv and how it talks to it."""
 
-    model_config = SettingsConfigDict(env_prefix="WLMON_SAPCONTROL_")
+    # hide_input_in_errors: a refused value (a URL with a password in it) is not echoed.
+    model_config = SettingsConfigDict(env_prefix="WLMON_SAPCONTROL_", hide_input_in_errors=True)
 
     # Endpoints, comma separated: http(s)://host:5NN13/ or unix:/tmp/.sapstream5NN13.
     endpoints: Annotated[list[str], NoDecode] = Field(default_factory=list)
@@ -59,6 +62,23 @@ class SAPControlSettings(BaseSettings):
     # scrape_timeout so one dead instance never costs the whole scrape.
     timeout_s: float = Field(default=3.0, gt=0)
     max_parallel: int = Field(default=32, gt=0)
+    # A method answering HTTP 5xx, a SOAP fault, a malformed answer or none in time is not
+    # called again on that instance for this long, doubling with each failure up to
+    # BACKOFF_MAX_S (+- BACKOFF_JITTER of it, from a generator seeded by the endpoint, so
+    # instances that failed together do not come back together).
+    backoff_s: float = Field(default=30.0, gt=0)
+    backoff_max_s: float = Field(default=900.0, gt=0)
+    backoff_jitter: float = Field(default=0.1, ge=0, lt=1)
+    # After HTTP 401 (the monitoring user refused) no protected method of the instance is
+    # called for this long, doubling up to AUTH_BACKOFF_MAX_S: one failed OS login per
+    # period, where a retry per scrape locks the user out (pam_faillock: 3 in 15 min).
+    auth_backoff_s: float = Field(default=600.0, gt=0)
+    auth_backoff_max_s: float = Field(default=3600.0, gt=0)
+    # Web-method calls per instance in any 60 s: the calls over it wait (the process list
+    # first, so liveness is the last thing given up). Prometheus and Telegraf scraping every
+    # 15 s without sharing a reading make 8 readings a minute: ~56 calls of an ABAP instance
+    # today, so 120 leaves room for more methods and stops a runaway (a scraper every second).
+    call_budget_per_minute: int = Field(default=120, gt=0)
     # Reuse a reading younger than this for the next scrape (several scrapers, one exporter).
     cache_s: float = Field(default=0.0, ge=0)
     discovery_interval_s: float = Field(default=300.0, gt=0)
@@ -89,7 +109,9 @@ class SAPControlSettings(BaseSettings):
         for text in value:
             problem = address_problem(text)
             if problem:
-                raise ValueError(f"WLMON_SAPCONTROL_{info.field_name.upper()}: {text!r}: {problem}")
+                raise ValueError(
+                    f"WLMON_SAPCONTROL_{info.field_name.upper()}: {scrub(text)!r}: {problem}"
+                )
         return value
 
     @model_validator(mode="after")
@@ -97,6 +119,12 @@ class SAPControlSettings(BaseSettings):
         self.password = _secret_from_file(self.password, self.password_file, "password_file")
         if self.password is not None and not self.username:
             raise ValueError("WLMON_SAPCONTROL_USERNAME is needed with a password")
+        if not self.verify and self.ca_file is not None:
+            # Which one was meant cannot be told: refuse rather than let one silently win.
+            raise ValueError(
+                "WLMON_SAPCONTROL_VERIFY=false and WLMON_SAPCONTROL_CA_FILE contradict each "
+                "other: a CA file is for verifying; drop one of them"
+            )
         return self
 
     @property

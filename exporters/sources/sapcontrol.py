@@ -6,7 +6,14 @@ GetSystemInstanceList (exporters.sources.sapcontrol_discovery, within the same d
 Each reading asks
 every instance in parallel, each within that deadline: a dead or hung instance costs at
 most the deadline and is read as down, the others are complete. Which methods are called
-follows what the instance runs (its `features`).
+follows what the instance runs (its `features`) and its state (no ABAP method while
+disp+work is not running), and what its guard allows (exporters.sources.sapcontrol_guard:
+backoff, the monitoring user's refusal, the call budget).
+
+One method's failure is that method's: `sap_up` says only whether sapstartsrv answered at
+all in this scrape, and what the other methods answered is kept. An instance that stops
+answering starts a rediscovery at once, so an ASCS that failed over to another node is
+read there by the next scrape, and its old name leaves with the list that no longer names it.
 """
 
 from __future__ import annotations
@@ -29,11 +36,14 @@ from exporters.sapcontrol.client import (
     Endpoint,
     SAPControlClient,
     SAPControlError,
+    SAPControlTimeout,
     SAPControlUnavailable,
+    scrub,
     tls_verify,
 )
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.sapcontrol_discovery import ClientFactory, Discovery, endpoint
+from exporters.sources.sapcontrol_guard import Guard, outcome
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +74,17 @@ class SAPControlScraper:
         self._errors: dict[tuple[Endpoint, str], str] = {}
         self._scrape_lock = threading.Lock()
         self._last_at: float | None = None
+        self._guards: dict[Endpoint, Guard] = {}
+        # Instances whose last read has not returned: never a second worker for one.
+        self._running: set[Endpoint] = set()
+        self._warned: set[tuple[str, str]] = set()
+        self._failovers: dict[tuple[str, str], int] = {}
+        if not settings.verify:
+            log.warning(
+                "sapcontrol: WLMON_SAPCONTROL_VERIFY=false: sapstartsrv's TLS certificates "
+                "are not checked, so anyone on the path can read the monitoring user's "
+                "password; trust SAP's CA with WLMON_SAPCONTROL_CA_FILE instead"
+            )
 
     def read(self) -> SAPControlReading:
         instances = self.scrape()
@@ -71,7 +92,11 @@ class SAPControlScraper:
         if discovery is None and not self._last_complete:
             discovery = False  # still no answer, and nothing known to read
         return SAPControlReading(
-            instances, discovery, complete=self._last_complete, notation=self.settings.decimal
+            instances,
+            discovery,
+            complete=self._last_complete,
+            notation=self.settings.decimal,
+            failovers=dict(self._failovers),
         )
 
     def _make_client(self, endpoint: Endpoint, auth: tuple[str, str] | None) -> SAPControlClient:
@@ -100,7 +125,10 @@ class SAPControlScraper:
         """The configured endpoints and the discovered system. Discovery, when due, runs
         within `deadline` (the scrape's): in the background while an instance list is
         known, waited for when none is."""
-        static = [Target(endpoint(e), configured=True) for e in self.settings.endpoints]
+        static = [
+            Target(endpoint(e, self.settings.hosts), configured=True)
+            for e in self.settings.endpoints
+        ]
         if not self.settings.discover:
             return self._distinct(static)
         if deadline is None:
@@ -198,55 +226,123 @@ class SAPControlScraper:
             out.append("EnqGetStatistic")
         return out
 
+    def guard(self, endpoint: Endpoint) -> Guard:
+        with self._lock:
+            if endpoint not in self._guards:
+                self._guards[endpoint] = Guard(self.settings, endpoint.url + (endpoint.uds or ""))
+            return self._guards[endpoint]
+
+    def insecure(self, target: Target) -> tuple[str, ...]:
+        """How the instance's transport is weak, each said once in the log."""
+        out = []
+        if self.settings.auth and target.credentials and target.endpoint.plain_http:
+            out.append("basic_auth_over_http")
+        if not self.settings.verify and target.endpoint.url.startswith("https:"):
+            out.append("tls_verify_off")
+        for reason in out:
+            if (target.endpoint.url, reason) not in self._warned:
+                self._warned.add((target.endpoint.url, reason))
+                log.warning(
+                    "sapcontrol %s: %s",
+                    target.endpoint.label,
+                    "basic auth over plain HTTP: the monitoring user's password crosses the "
+                    "network readable by anyone on the path; use the HTTPS port (5NN14, "
+                    "PREFER_HTTPS) or the Unix socket"
+                    if reason == "basic_auth_over_http"
+                    else "TLS certificate not verified (VERIFY=false)",
+                )
+        return tuple(out)
+
     def scrape_instance(self, target: Target, deadline: float) -> InstanceResult:
         start = self.clock()
+        guard = self.guard(target.endpoint)
         client = self.client(target.endpoint, target.credentials)
         result = InstanceResult(target, self._fallback_identity(target))
+        answered = attempted = False
+        asked = target.endpoint not in self._identities  # GetInstanceProperties, once
         try:
             identity = self._identity(target, client, deadline)
-            if identity is None:
-                result.anonymous = True
-                result.up = True
-                self._note(
-                    target,
-                    "GetInstanceProperties",
-                    f"{target.endpoint.label}: GetInstanceProperties names no SAPLOCALHOST "
-                    "and SAPSYSTEM; the instance is skipped",
-                )
-                result.duration = self.clock() - start
-                return result
-            result.identity = identity
-            for method in self.methods(result.identity.features):
-                remaining = deadline - self.clock()
-                if remaining <= 0:
-                    raise SAPControlUnavailable(f"{target.endpoint.label}: deadline passed")
-                t0 = self.clock()
-                try:
-                    result.data[method] = client.call(method, remaining)
-                    result.calls[method] = (True, self.clock() - t0)
-                except SAPControlUnavailable:
-                    result.calls[method] = (False, self.clock() - t0)
-                    raise
-                except SAPControlError as exc:
-                    # The instance answered (a fault, a 401): it is up, this method failed.
-                    self._note(target, method, str(exc))
-                    result.calls[method] = (False, self.clock() - t0)
-                else:
-                    self._note(target, method, "")
-            result.up = True
-            self._note(target, "", "")
+            if asked:
+                guard.record("GetInstanceProperties", "ok", time.monotonic())
+                answered = attempted = True
         except SAPControlError as exc:
-            self._note(target, "", f"instance down: {exc}")
-            result.error = str(exc)
+            guard.record("GetInstanceProperties", outcome(exc), time.monotonic())
+            self._note(target, "GetInstanceProperties", str(exc))
+            if isinstance(exc, SAPControlUnavailable):
+                return self._down(result, guard, str(exc), start)
+            identity = result.identity  # it answered (a 401, a fault): named by convention
+        if identity is None:
+            result.anonymous = True
+            result.up = True
+            self._note(
+                target,
+                "GetInstanceProperties",
+                f"{target.endpoint.label}: GetInstanceProperties names no SAPLOCALHOST "
+                "and SAPSYSTEM; the instance is skipped",
+            )
+            result.duration = self.clock() - start
+            return result
+        result.identity = identity
+        for method in self.methods(identity.features):
+            now = time.monotonic()
+            remaining = deadline - self.clock()
+            reason = guard.skip(method, now) or ("deadline" if remaining <= 0 else None)
+            if reason is not None:
+                guard.skipped_call(method, reason)
+                continue
+            attempted = True
+            t0 = self.clock()
+            try:
+                payload = client.call(method, remaining)
+            except SAPControlError as exc:
+                result.calls[method] = (False, self.clock() - t0)
+                guard.record(method, outcome(exc), time.monotonic())
+                self._note(target, method, str(exc))
+                if isinstance(exc, SAPControlUnavailable) and not isinstance(
+                    exc, SAPControlTimeout
+                ):
+                    break  # no connection: the other methods would find none either
+                # A fault, a 401, a 5xx or a malformed answer is an answer.
+                answered = answered or not isinstance(exc, SAPControlUnavailable)
+                continue
+            answered = True
+            result.calls[method] = (True, self.clock() - t0)
+            result.data[method] = payload
+            guard.record(method, "ok", time.monotonic())
+            self._note(target, method, "")
+            if method == "GetProcessList":
+                guard.processes = {r["name"]: r["dispstatus"] for r in payload if r["name"]}
+        if not attempted:
+            answered = guard.last_up  # everything held back: what the last calls said
+        guard.last_up = answered
+        if not answered:
+            errors = [e for (t, m), e in self._errors.items() if t == target.endpoint and e]
+            return self._down(result, guard, errors[-1] if errors else "no answer", start)
+        result.up = True
+        self._note(target, "", "")
+        result.health = guard.health(time.monotonic(), self.insecure(target))
         result.duration = self.clock() - start
         return result
+
+    def _down(self, result: InstanceResult, guard: Guard, error: str, start: float):
+        guard.last_up = False
+        self._note(result.target, "", f"instance down: {error}")
+        result.error = error
+        result.health = guard.health(time.monotonic(), self.insecure(result.target))
+        result.duration = self.clock() - start
+        return result
+
+    @property
+    def _secrets(self) -> tuple[str, ...]:
+        auth = self.settings.auth
+        return (auth[1],) if auth else ()
 
     def _note(self, target: Target, method: str, error: str) -> None:
         """Log a failure when it starts and when it ends, not at every scrape."""
         key = (target.endpoint, method)
         before = self._errors.get(key, "")
         if error and not before:
-            log.warning("sapcontrol %s", error)
+            log.warning("sapcontrol %s", scrub(error, self._secrets))
         elif before and not error:
             log.info("sapcontrol %s %s answers again", target.endpoint.label, method or "")
         self._errors[key] = error
@@ -268,9 +364,19 @@ class SAPControlScraper:
         # One deadline for everything this scrape asks, discovery included.
         deadline = self.clock() + timeout
         targets = self.targets(deadline)
-        futures = {self._pool.submit(self.scrape_instance, t, deadline): t for t in targets}
-        done, _ = wait(futures, timeout=max(deadline - self.clock(), 0.0) + 0.25)
+        futures = {}
         results = []
+        for t in targets:
+            with self._lock:
+                busy = t.endpoint in self._running
+                self._running.add(t.endpoint)
+            if busy:  # its last read has not returned: no second worker for it
+                res = InstanceResult(t, self._fallback_identity(t))
+                res.error = "the previous read has not returned"
+                results.append(res)
+                continue
+            futures[self._pool.submit(self._read_one, t, deadline)] = t
+        done, _ = wait(futures, timeout=max(deadline - self.clock(), 0.0) + 0.25)
         for future, target in futures.items():
             if future in done and future.exception() is None:
                 results.append(future.result())
@@ -279,11 +385,16 @@ class SAPControlScraper:
                 res.error = "no answer within the deadline"
                 res.duration = timeout
                 results.append(res)
+        # An instance discovered and now not answering may have moved (an HA failover):
+        # ask for the instance list now, not at the next interval.
+        if any(not r.up and not r.target.configured and r.target.hostname for r in results):
+            self._discovery.refresh()
+        self._count_failovers()
         # No instance list at all: the discovery instances read down, the collector failed.
         self._last_complete = not self.settings.discover or self._discovery.known
         if not self._last_complete:
             for url in self.settings.discover:
-                target = Target(endpoint(url))
+                target = Target(endpoint(url, self.settings.hosts))
                 res = InstanceResult(target, self._fallback_identity(target))
                 res.error = "discovery failed and no instance list is known"
                 results.append(res)
@@ -295,6 +406,43 @@ class SAPControlScraper:
         results = self._merged(results)
         self._last = results
         return results
+
+    def _read_one(self, target: Target, deadline: float) -> InstanceResult:
+        try:
+            return self.scrape_instance(target, deadline)
+        finally:
+            with self._lock:
+                self._running.discard(target.endpoint)
+
+    def _count_failovers(self) -> None:
+        """Failovers discovery saw, by SID and instance name; every identified instance
+        has its series from the start (0), so the first failover is an increase."""
+        sid = next((i.sid for i in self._identities.values() if i.sid), "")
+        for ident in list(self._identities.values()):
+            name = ident.sap_instance.removeprefix(f"{ident.host}_")
+            self._failovers.setdefault((ident.sid or sid, name), 0)
+        for nr, features, old, new in self._discovery.take_failovers():
+            known = next(
+                (
+                    i
+                    for i in self._identities.values()
+                    if i.nr == nr and i.host.lower() == old.lower()
+                ),
+                None,
+            )
+            if known is not None:
+                name = known.sap_instance.removeprefix(f"{known.host}_")
+            else:
+                name = guess_instance_name(features, nr)
+            key = (known.sid if known is not None and known.sid else sid, name)
+            self._failovers[key] = self._failovers.get(key, 0) + 1
+            log.warning(
+                "sapcontrol: failover: %s %s moved from %s to %s (instance list)",
+                key[0],
+                name,
+                old,
+                new,
+            )
 
     @staticmethod
     def _merged(results: list[InstanceResult]) -> list[InstanceResult]:

@@ -5,7 +5,13 @@ within the scrape's own deadline, so a hung discovery instance costs no more tha
 deadline. While an instance list is known it runs in the background and the scrape reads
 the known list; only with no list at all does the scrape wait for it. A failed discovery
 is retried after `discovery_retry_s`, doubling up to `discovery_interval_s`; the last good
-list stays in use, and in `state_file` across restarts.
+list stays in use, and in `state_file` across restarts. `refresh()` asks at once (an
+instance stopped answering: it may have failed over), at most once per
+`discovery_retry_s`; a list naming an instance number on another host than before is a
+failover, logged and counted by the scraper.
+
+Host names of the list are kept in the URLs; `HOSTS` gives only the address connected to
+(Endpoint.address), so TLS still checks SAP's certificate against SAP's host name.
 
 Instances are reached the way discovery was: over HTTPS (their httpsPort) when the
 discovery URL is https, and never with credentials over plain HTTP then. A Unix socket
@@ -38,11 +44,15 @@ ClientFactory = Callable[[Endpoint, "tuple[str, str] | None"], SAPControlClient]
 UNIX = "unix:"
 
 
-def endpoint(text: str) -> Endpoint:
-    """The Endpoint of a configured address: http(s)://host:port/ or unix:/path."""
+def endpoint(text: str, hosts: dict[str, str] | None = None) -> Endpoint:
+    """The Endpoint of a configured address: http(s)://host:port/ or unix:/path. A host
+    named in `hosts` (by its name: '*' is for the instance list's names only) is
+    connected to at its mapped address, and TLS still checks the name."""
     if text.startswith(UNIX):
         return Endpoint("http://localhost/", uds=text.removeprefix(UNIX))
-    return Endpoint(text if text.endswith("/") else text + "/")
+    url = text if text.endswith("/") else text + "/"
+    address = (hosts or {}).get(urlsplit(url).hostname or "")
+    return Endpoint(url, address=address)
 
 
 class Reader(Protocol):
@@ -67,6 +77,9 @@ class Discovery:
         self._next = float("-inf")
         self._failures = 0
         self._order = list(self.settings.discover)
+        self._refreshed = float("-inf")
+        # (instance number, features, old host, new host) since the scraper last took them.
+        self._failovers: list[tuple[int, str, str, str]] = []
         # None until a discovery finished; then whether the last one answered.
         self.ok: bool | None = None
         self._load()
@@ -86,6 +99,24 @@ class Discovery:
                 future.result(timeout=max(deadline - self.reader.clock(), 0.0))
         with self._lock:
             return list(self._targets)
+
+    def refresh(self) -> None:
+        """Discover now, in the background (an instance stopped answering: it may have
+        moved), unless that was asked less than `discovery_retry_s` ago."""
+        now = self.reader.clock()
+        with self._lock:
+            # Not while discovery itself fails: its own backoff holds (a failover is
+            # followed through a discovery URL that answers; name several).
+            if self._failures or now - self._refreshed < self.settings.discovery_retry_s:
+                return
+            self._refreshed = now
+            self._next = min(self._next, now)
+        self._start(now + self.settings.timeout_s)
+
+    def take_failovers(self) -> list[tuple[int, str, str, str]]:
+        with self._lock:
+            out, self._failovers = self._failovers, []
+        return out
 
     def _start(self, deadline: float) -> Future | None:
         with self._lock:
@@ -119,7 +150,7 @@ class Discovery:
         self._failed(errors)
 
     def _ask(self, url: str, timeout: float, deadline: float) -> list[Target]:
-        client = self.reader.client(endpoint(url))
+        client = self.reader.client(endpoint(url, self.settings.hosts))
         rows = client.system_instance_list(timeout)
         local = self._local(url, client, deadline)
         targets = self.build(url, rows, local)
@@ -147,6 +178,7 @@ class Discovery:
 
     def _succeeded(self, url: str, targets: list[Target]) -> None:
         with self._lock:
+            self._failovers += self._moved(self._targets, targets)
             self._targets = targets
             self.ok = True
             self._failures = 0
@@ -171,6 +203,20 @@ class Discovery:
             wait,
         )
 
+    @staticmethod
+    def _moved(old: list[Target], new: list[Target]) -> list[tuple[int, str, str, str]]:
+        """Instance numbers listed on another host than before, and no longer on the old
+        one: an HA failover (an instance number is unique within a system)."""
+        hosts = {(t.nr, t.hostname.lower()) for t in new}
+        before = {t.nr: t.hostname for t in old if t.nr >= 0}
+        return [
+            (t.nr, t.features, before[t.nr], t.hostname)
+            for t in new
+            if t.nr in before
+            and t.hostname.lower() != before[t.nr].lower()
+            and (t.nr, before[t.nr].lower()) not in hosts
+        ]
+
     # ------------------------------------------------------------------ targets
     def build(self, url: str, rows: list[Record], local: tuple = ()) -> list[Target]:
         out = []
@@ -192,7 +238,7 @@ class Discovery:
             dispstatus=row["dispstatus"],
         )
         if local and (row["hostname"], int(row["instanceNr"])) == local:
-            return Target(endpoint(url), **where)
+            return Target(endpoint(url, self.settings.hosts), **where)
         found_by = "http" if url.startswith(UNIX) else urlsplit(url).scheme
         tls = found_by == "https" or self.settings.prefer_https
         http, https = int(row["httpPort"] or 0), int(row["httpsPort"] or 0)
@@ -206,11 +252,14 @@ class Discovery:
         # Found over HTTPS but only reachable over HTTP: read what needs no password.
         credentials = not (found_by == "https" and scheme == "http")
         address = self._address(row["hostname"])
-        return Target(Endpoint(f"{scheme}://{address}:{port}/"), credentials=credentials, **where)
+        url = f"{scheme}://{row['hostname']}:{port}/"
+        return Target(Endpoint(url, address=address), credentials=credentials, **where)
 
-    def _address(self, hostname: str) -> str:
+    def _address(self, hostname: str) -> str | None:
+        """The mapped address of an instance list's host name; None: DNS resolves it."""
         hosts = self.settings.hosts
-        return hosts.get(hostname, hosts.get("*", hostname))
+        address = hosts.get(hostname, hosts.get("*"))
+        return None if address == hostname else address
 
     # ------------------------------------------------------------------ state file
     def _save(self, url: str, rows: list[Record], local: tuple) -> None:

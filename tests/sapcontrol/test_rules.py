@@ -147,3 +147,42 @@ def _seconds(text: str) -> float:
             total += int(number) * {"h": 3600, "m": 60, "s": 1}[ch]
             number = ""
     return total
+
+
+MONITORING_ALERTS = {
+    "SAPControlUserRefused",
+    "SAPControlMethodFailing",
+    "SAPControlDiscoveryFailing",
+    "SAPInstanceFailedOver",
+}
+
+
+def test_promtool_source_health_alert_tests_pass() -> None:
+    result = subprocess.run(
+        [promtool_path(), "test", "rules", "sapcontrol_monitoring.test.yml"],
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_source_health_alert_is_tested_firing_silent_and_resolved() -> None:
+    doc = yaml.safe_load((TESTS / "sapcontrol_monitoring.test.yml").read_text())
+    fired, silent, resolved = set(), set(), set()
+    for case in doc["tests"]:
+        seen: set[str] = set()
+        for art in sorted(case["alert_rule_test"], key=lambda a: _seconds(a["eval_time"])):
+            name = art["alertname"]
+            if art["exp_alerts"]:
+                fired.add(name)
+                seen.add(name)
+            else:
+                silent.add(name)
+                if name in seen:
+                    resolved.add(name)
+    rules = yaml.safe_load(RULES.read_text())["groups"][2]["rules"]
+    assert {r["alert"] for r in rules} == MONITORING_ALERTS
+    assert fired & MONITORING_ALERTS == resolved == MONITORING_ALERTS
+    assert silent >= MONITORING_ALERTS | {"SAPStartSrvUnreachable"}

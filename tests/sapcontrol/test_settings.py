@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from exporters.config import load_config
 from exporters.registry import Sources
-from exporters.sapcontrol.client import Endpoint
+from exporters.sapcontrol.client import Endpoint, scrub
 from exporters.sapcontrol.settings import SAPControlSettings, SapStartSrvSettings
 from exporters.sources.sapcontrol import SAPControlScraper
 
@@ -122,3 +122,27 @@ def test_collectors_switched_by_name_over_the_environment(monkeypatch) -> None:
     monkeypatch.setenv("WLMON_EXPORTER_COLLECTOR_ST05", "false")
     config = load_config(collectors={"st05": True, "st03": False})
     assert config.exporter.collector_st05 is True and config.exporter.collector_st03 is False
+
+
+def test_verify_false_with_a_ca_file_is_refused_naming_both(tmp_path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("x")
+    with pytest.raises(ValidationError) as err:
+        SAPControlSettings(discover="https://sapci:50014/", verify=False, ca_file=ca)
+    [problem] = err.value.errors()
+    assert "WLMON_SAPCONTROL_VERIFY=false" in problem["msg"]
+    assert "WLMON_SAPCONTROL_CA_FILE" in problem["msg"]
+
+
+def test_a_password_in_a_url_is_never_echoed() -> None:
+    """The refusal names the setting and the URL without its credentials; pydantic's own
+    text (a traceback's) does not carry the input either."""
+    with pytest.raises(ValidationError) as err:
+        SAPControlSettings(discover="http://misadm:TopSecret9@sapci:50013/")
+    assert "TopSecret9" not in str(err.value)
+    assert "http://***@sapci:50013/" in err.value.errors()[0]["msg"]
+
+
+def test_scrub_removes_url_credentials_and_secrets() -> None:
+    text = "GET https://u:p%40ss@host:50014/ failed for s3cret"
+    assert scrub(text, ["s3cret"]) == "GET https://***@host:50014/ failed for ***"
