@@ -21,6 +21,7 @@ from wlmon.stack import pki
 from wlmon.stack.components import Component
 from wlmon.stack.fleet import FleetStack
 from wlmon.stack.install import InstallError, install, select, status
+from wlmon.stack.licences import Verdict, everything
 from wlmon.stack.runtime import Stack, StackError
 
 app = typer.Typer()
@@ -141,8 +142,6 @@ def stack_licences(
 ) -> None:
     """The licence of every server, Python package and npm package the stack uses; exits 1
     when one is AGPL, SSPL, BUSL or unknown (docs/licences.md)."""
-    from wlmon.stack.licences import Verdict, everything
-
     rows = everything()
     shown = [r for r in rows if r.verdict is not Verdict.allowed] if refused_only else rows
     if as_json:
