@@ -13,7 +13,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from wlmon.cli.common import console, err, fail
-from wlmon.stack import pki
+from wlmon.stack import perses, pki
 from wlmon.stack.components import Component
 from wlmon.stack.fleet import FleetStack
 from wlmon.stack.install import InstallError, install, select, status
@@ -83,7 +83,7 @@ def stack_install(
 
 
 def _build(components: list[Component], jobs: int) -> None:
-    """Build what is missing, `jobs` components at once: the fetch-bound ones (Grafana's
+    """Build what is missing, `jobs` components at once: the fetch-bound ones (Perses'
     UI) first, so their downloads overlap the Go compiles instead of adding to them. A
     failed component does not stop the others (what built stays cached); all failures are
     named at the end."""
@@ -192,10 +192,12 @@ def up(
     for what, source in stack.secret_sources().items():
         secrets.add_row(what, source)
     console.print(secrets)
-    if any(r.name == "grafana" for r in running):
+    home = next((r for r in running if r.name == "perses"), None)
+    if home is not None:
         console.print(
-            "Grafana runs API-only natively (its web frontend cannot be built here); "
-            "for the web UI use docker-compose (see README)."
+            f"Home page (Perses, user {perses.PERSES_ADMIN_USER}): "
+            f"{home.url}{perses.dashboard_path()}",
+            soft_wrap=True,
         )
     console.print(f"State, data and logs: {stack.state}")
     console.print(f"Runs database (API and CLI): {stack.data_dir / 'api' / 'wlmon.sqlite'}")

@@ -43,6 +43,9 @@ class PersesInputs:
     admin_password: str
     encryption_key_file: Path  # 32 bytes: Perses encrypts stored secrets with it
     provisioning_interval: str = "1m"
+    # Where the plugins are extracted (default: data_dir/plugins); the official image
+    # ships them extracted in /etc/perses/plugins.
+    plugin_path: Path | None = None
 
 
 def dashboard_path(name: str = HOME_DASHBOARD, project: str = PROJECT) -> str:
@@ -50,9 +53,9 @@ def dashboard_path(name: str = HOME_DASHBOARD, project: str = PROJECT) -> str:
     return f"/projects/{project}/dashboards/{name}"
 
 
-def config(inputs: PersesInputs, provisioning_dir: Path) -> dict:
+def config(inputs: PersesInputs, provisioning_dir: Path, check_dirs: bool = True) -> dict:
     folders = [str(provisioning_dir)]
-    if inputs.dashboards_dir.is_dir():
+    if not check_dirs or inputs.dashboards_dir.is_dir():
         folders.append(str(inputs.dashboards_dir))
     return {
         "security": {
@@ -69,7 +72,7 @@ def config(inputs: PersesInputs, provisioning_dir: Path) -> dict:
         "database": {"file": {"folder": str(inputs.data_dir / "db"), "extension": "json"}},
         "provisioning": {"interval": inputs.provisioning_interval, "folders": folders},
         "plugin": {
-            "path": str(inputs.data_dir / "plugins"),
+            "path": str(inputs.plugin_path or inputs.data_dir / "plugins"),
             "archive_paths": [str(inputs.plugins_archive)],
         },
     }
@@ -132,8 +135,11 @@ def admin_user(password: str) -> dict:
     }
 
 
-def render(repo_dir: Path, out_dir: Path, inputs: PersesInputs) -> Path:
-    """config.yaml and its provisioning folder under out_dir/perses; the config's path."""
+def render(
+    repo_dir: Path, out_dir: Path, inputs: PersesInputs, seen_as: Path | None = None
+) -> Path:
+    """config.yaml and its provisioning folder under out_dir/perses; the config's path.
+    `seen_as`: where the Perses process finds out_dir (docker-compose mounts it elsewhere)."""
     if not inputs.admin_password:
         raise ValueError("Perses: the admin password is empty")
     root = out_dir / "perses"
@@ -146,7 +152,8 @@ def render(repo_dir: Path, out_dir: Path, inputs: PersesInputs) -> Path:
     # The password in clear until Perses hashes it: readable by the stack's user only.
     _write(prov / "admin-user.yaml", yaml.safe_dump(admin_user(inputs.admin_password)))
     path = root / "config.yaml"
-    _write(path, yaml.safe_dump(config(inputs, prov), sort_keys=False))
+    seen = prov if seen_as is None else seen_as / "perses" / "provisioning"
+    _write(path, yaml.safe_dump(config(inputs, seen, check_dirs=seen_as is None), sort_keys=False))
     return path
 
 
