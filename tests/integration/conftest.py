@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -119,14 +120,16 @@ def exporter_auth(stack: Stack) -> dict[str, str]:
     return {"Authorization": f"Bearer {stack.exporter_token()}"}
 
 
-def perses(stack: Stack) -> httpx.Client:
+@contextmanager
+def perses(stack: Stack) -> Iterator[httpx.Client]:
     """A client signed in to Perses (native auth: the session cookies it sets at login)."""
-    client = httpx.Client(base_url=url(stack, "perses"), timeout=30)
-    r = client.post(
-        "/api/auth/providers/native/login", json={"login": "admin", "password": PERSES_PASSWORD}
-    )
-    r.raise_for_status()
-    return client
+    with httpx.Client(base_url=url(stack, "perses"), timeout=30) as client:
+        r = client.post(
+            "/api/auth/providers/native/login",
+            json={"login": "admin", "password": PERSES_PASSWORD},
+        )
+        r.raise_for_status()
+        yield client
 
 
 def influx_token(stack: Stack) -> str:

@@ -97,7 +97,7 @@ def browser(stack, faulted) -> Iterator[webdriver.Chrome]:
 def login(driver, base: str, password: str = PERSES_PASSWORD) -> None:
     """Through the UI: a dashboard's URL without a session leads to the sign-in form."""
     driver.get(f"{base}{perses_config.dashboard_path()}")
-    user = eventually(lambda: driver.find_element(By.NAME, "login"), timeout=30)
+    (user,) = eventually(lambda: driver.find_elements(By.NAME, "login"), timeout=30)
     assert "/sign-in" in driver.current_url
     user.send_keys(perses_config.PERSES_ADMIN_USER)
     driver.find_element(By.NAME, "password").send_keys(password)

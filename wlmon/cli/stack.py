@@ -16,7 +16,7 @@ from wlmon.cli.common import console, err, fail
 from wlmon.stack import perses, pki
 from wlmon.stack.components import Component
 from wlmon.stack.fleet import FleetStack
-from wlmon.stack.install import InstallError, install, select, status
+from wlmon.stack.install import InstallError, install, prune, select, stale, status
 from wlmon.stack.runtime import Stack, StackError
 
 app = typer.Typer()
@@ -123,6 +123,23 @@ def _build(components: list[Component], jobs: int) -> None:
             )
     if failures:
         fail("; ".join(failures))
+
+
+@stack_app.command("prune")
+def stack_prune(
+    dry_run: bool = typer.Option(False, "--dry-run", help="only list what would go"),
+) -> None:
+    """Delete from the cache what no component uses (other versions, retired servers such
+    as Grafana, their build logs). The cache is shared by every checkout of this machine:
+    one on another branch rebuilds what it still needs."""
+
+    paths = stale()
+    for path in paths:
+        console.print(f"{'would delete' if dry_run else 'deleted'} {path}")
+    if not dry_run:
+        prune(paths)
+    if not paths:
+        console.print("nothing to delete: the cache holds only what is used")
 
 
 @stack_app.command("loki-certs")

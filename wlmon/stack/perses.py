@@ -146,7 +146,8 @@ def render(
     prov = root / "provisioning"
     if prov.exists():
         shutil.rmtree(prov)
-    prov.mkdir(parents=True)
+    prov.mkdir(parents=True, mode=0o700)
+    prov.chmod(0o700)  # whatever the umask
     shutil.copy(repo_dir / "provisioning" / "perses" / "resources" / "wlmon.yaml", prov)
     _write(prov / "datasources.yaml", yaml.safe_dump(datasources(inputs), sort_keys=False))
     # The password in clear until Perses hashes it: readable by the stack's user only.
