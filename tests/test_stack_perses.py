@@ -152,7 +152,9 @@ def test_an_archive_holds_the_served_files_the_schemas_and_a_vendored_cue_mod(tm
 
 def test_schemas_of_another_release_than_the_package_are_refused(tmp_path) -> None:
     pkg = _fake_package(tmp_path, version="0.11.0")
-    with pytest.raises(persesplugins.PluginError, match=r"npm 0\.11\.0, but the schemas are of 0\.10\.0"):
+    with pytest.raises(
+        persesplugins.PluginError, match=r"npm 0\.11\.0, but the schemas are of 0\.10\.0"
+    ):
         persesplugins.assemble(
             pkg, SCHEMAS / "statchart", SCHEMAS / persesplugins.CUE_PKG, tmp_path / "work"
         )
