@@ -15,7 +15,7 @@ from wlmon.cli import app
 from wlmon.stack import perses, persesplugins
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.install import prune, stale
-from wlmon.stack.runtime import Stack
+from wlmon.stack.runtime import Running, Stack
 from wlmon.stack.settings import REPO_DIR, StackSettings
 
 SCHEMAS = REPO_DIR / "provisioning" / "perses" / "plugin-schemas"
@@ -191,3 +191,14 @@ def test_the_cache_keeps_only_what_is_used(tmp_path, monkeypatch) -> None:
     assert old.is_dir()
     prune(gone)
     assert sorted(p.name for p in tmp_path.iterdir()) == [used.name, f"{used.name}.build.log"]
+
+
+def test_up_prints_perses_as_the_home_page_with_the_nocs_url(tmp_path, monkeypatch) -> None:
+    running = [Running("perses", 1, "http://127.0.0.1:3999", "h", "perses", "log")]
+    monkeypatch.setattr(Stack, "up", lambda self, only=None, on_event=None: running)
+    env = {"WLMON_STATE_DIR": str(tmp_path), "COLUMNS": "300"}
+    result = CliRunner().invoke(app, ["up", "--no-install-missing"], env=env)
+    assert result.exit_code == 0, result.output
+    home = "Home page (Perses, user admin): http://127.0.0.1:3999/projects/wlmon/dashboards/noc"
+    assert home in result.output
+    assert "Grafana" not in result.output

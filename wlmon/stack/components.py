@@ -39,7 +39,7 @@ class Component:
     version: str
     binaries: tuple[str, ...]  # paths relative to the component directory
     steps: tuple[Step, ...]
-    # Most of its cold build is fetching packages (Perses' UI: ~360 from npm), not
+    # Most of its cold build is fetching packages (Perses' UI: ~410 from npm), not
     # compiling: `wlmon stack install` starts it first so the fetch overlaps the compiles.
     fetch_bound: bool = False
     # Not a server of the stack: built only when named (`wlmon stack install --only NAME`);
