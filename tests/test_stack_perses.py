@@ -202,3 +202,31 @@ def test_up_prints_perses_as_the_home_page_with_the_nocs_url(tmp_path, monkeypat
     home = "Home page (Perses, user admin): http://127.0.0.1:3999/projects/wlmon/dashboards/noc"
     assert home in result.output
     assert "Grafana" not in result.output
+
+
+def test_compose_renders_perses_for_the_official_image(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("WLMON_PERSES_ADMIN_PASSWORD", raising=False)
+    args = ["render-config", "perses", "--out", str(tmp_path), "--seen-as", "/etc/perses/config"]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 2 and "set WLMON_PERSES_ADMIN_PASSWORD" in refused.output
+    assert not (tmp_path / "perses").exists()
+    env = {"WLMON_PERSES_ADMIN_PASSWORD": "c-pw", "WLMON_PERSES_PROMETHEUS_URL": "http://q:10902"}
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load((tmp_path / "perses" / "config.yaml").read_text())
+    # Paths as the container sees them: the mounted volume, the image's plugin folders.
+    assert doc["provisioning"]["folders"] == [
+        "/etc/perses/config/perses/provisioning",
+        "/etc/perses/dashboards",
+    ]
+    assert doc["plugin"] == {
+        "path": "/etc/perses/plugins",
+        "archive_paths": ["/etc/perses/plugins-archive"],
+    }
+    assert doc["security"]["encryption_key_file"] == "/run/secrets/perses_encryption_key"
+    prov = tmp_path / "perses" / "provisioning"
+    ds = yaml.safe_load((prov / "datasources.yaml").read_text())
+    prom = next(d for d in ds if d["metadata"]["name"] == "prometheus")
+    assert prom["spec"]["plugin"]["spec"]["proxy"]["spec"]["url"] == "http://q:10902"
+    user = yaml.safe_load((prov / "admin-user.yaml").read_text())
+    assert user["spec"]["nativeProvider"]["password"] == "c-pw"
