@@ -22,6 +22,7 @@ from exporters.sinks.loki import LokiTLS
 from wlmon.cli.common import console, err, fail
 from wlmon.cli.edge import thresholds
 from wlmon.cli.simulate import DATA_DIR_HELP, LANDSCAPE_HELP, SET_HELP, open_catalog
+from wlmon.stack import perses
 from wlmon.stack.fleet import SID
 from wlmon.stack.render import render_alertmanager
 from wlmon.stack.runtime import EXPORTER_TOKEN_FILE, Stack
@@ -266,8 +267,6 @@ def render_config(
 
 def _render_perses(out: Path, seen_as: Path | None) -> None:
     """Perses' config for the official image: its paths, the compose services' names."""
-    from wlmon.stack import perses  # only this command needs it
-
     env = os.environ
     password = env.get("WLMON_PERSES_ADMIN_PASSWORD", "")
     if not password:
