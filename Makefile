@@ -20,7 +20,7 @@ install: $(STAMP)
 	$(BIN)/python -m exporters.model.compile_des
 
 # Debian packages, each installed only when missing (needs root, as on CI):
-# - build-deps: what `wlmon stack install` builds Grafana's web UI with (Node.js, npm, curl);
+# - build-deps: what `wlmon stack install` builds Perses' web UI with (Node.js, npm; curl);
 # - system-deps: what the tests use besides: PostgreSQL (the real-database source),
 #   Chromium (the HTML report opened headless) and chromium-driver (the browser test).
 PG_BINDIR := /usr/lib/postgresql/15/bin
@@ -37,7 +37,7 @@ system-deps: build-deps
 	  if [ -n "$$missing" ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; fi
 
 # The servers, built once into ~/.cache/wlmon (or $$WLMON_CACHE); ~30 min the first time
-# on an idle 2-core machine (Thanos and Grafana's web UI included; README).
+# on an idle 2-core machine (Thanos and Perses with its web UI included; README).
 stack: install build-deps
 	$(BIN)/wlmon stack install
 
@@ -59,8 +59,6 @@ down: install
 # docs/dashboards.md: the browser test's screenshots (during a db-bottleneck run), shrunk.
 dashboard-docs: stack system-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/integration/test_browser.py
-	# The fleet overview from a real fleet (`wlmon up --profile fleet`: three SIDs, PRD faulted).
-	WLMON_FLEET_BROWSER=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/integration/test_fleet_thanos.py -k grafana_shows_every_sid
 	$(BIN)/python -m dashboards.docs
 
 bench: install

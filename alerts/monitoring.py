@@ -84,11 +84,11 @@ SERVERS = (
         "No operating-system counters (CPU, memory, paging, disk) reach InfluxDB.",
     ),
     Server(
-        "SAPGrafanaDown",
-        "grafana",
-        "Grafana",
+        "SAPPersesDown",
+        "perses",
+        "Perses",
         "warning",
-        "Dashboards are unavailable; alerting does not depend on Grafana.",
+        "Dashboards are unavailable; alerting does not depend on Perses.",
     ),
 )
 

@@ -118,7 +118,7 @@ def _value(url: str, expr: str) -> float:
 
 
 def _time_queries(url: str, exprs: list[str], extra: dict) -> float:
-    """Wall seconds to run the overview's queries as Grafana does (in parallel)."""
+    """Wall seconds to run the overview's queries as a dashboard UI does (in parallel)."""
     t0 = time.perf_counter()
     with httpx.Client(timeout=60) as client:
         threads = []
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             "WLMON_SCRAPE_INTERVAL": args.scrape,
             "WLMON_API_TOKEN": "bench",
             "WLMON_EXPORTER_TOKEN": "bench",
-            "WLMON_GRAFANA_ADMIN_PASSWORD": "bench",
+            "WLMON_PERSES_ADMIN_PASSWORD": "bench",
         }
     )
     ports = FleetPorts(base)

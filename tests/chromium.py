@@ -1,5 +1,5 @@
 """Debian's headless Chromium driven through chromium-driver (selenium), for the tests that
-look at a page as its reader does: Grafana's dashboards and the HTML run report."""
+look at a page as its reader does: Perses' dashboards and the HTML run report."""
 
 from __future__ import annotations
 

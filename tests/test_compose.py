@@ -20,7 +20,9 @@ from wlmon.stack.settings import StackSettings
 REPO = Path(__file__).resolve().parents[1]
 COMPOSE = REPO / "docker-compose.yml"
 SECRETS = {
-    "GRAFANA_ADMIN_PASSWORD": "from-test",
+    "PERSES_ADMIN_PASSWORD": "from-test",
+    "PERSES_ENCRYPTION_KEY": "0123456789abcdef0123456789abcdef",
+    "WLMON_VICTORIALOGS_PASSWORD": "vl-from-test",
     "WLMON_API_TOKEN": "from-test",
     "WLMON_EXPORTER_TOKEN": "from-test",
     "WLMON_INFLUXDB_ADMIN_PASSWORD": "influx-from-test",
@@ -60,7 +62,8 @@ def test_project_has_a_name_and_every_server(project) -> None:
         "api",
         "prometheus",
         "telegraf",
-        "grafana",
+        "perses-config",
+        "perses",
     }
 
 
@@ -71,7 +74,9 @@ def test_images_are_pinned(project) -> None:
         assert repo and tag and tag != "latest", f"{name}: {image}"
 
 
-ONE_SHOT = {"alertmanager-config"}  # renders a config and exits
+ONE_SHOT = {"alertmanager-config", "perses-config"}  # render a config and exit
+# Distroless images (no shell, no HTTP client to ask with): Prometheus scrapes them.
+NO_HEALTHCHECK = {"perses"}
 
 
 def test_every_service_has_a_healthcheck_and_waits_for_healthy_dependencies(project) -> None:
@@ -79,18 +84,19 @@ def test_every_service_has_a_healthcheck_and_waits_for_healthy_dependencies(proj
         if name in ONE_SHOT:
             assert svc["restart"] == "no"
             continue
-        assert svc.get("healthcheck", {}).get("test"), name
+        if name not in NO_HEALTHCHECK:
+            assert svc.get("healthcheck", {}).get("test"), name
         for dep, cond in (svc.get("depends_on") or {}).items():
             wanted = "service_completed_successfully" if dep in ONE_SHOT else "service_healthy"
             assert cond["condition"] == wanted, f"{name} -> {dep}"
             assert dep in project["services"]
 
 
-def test_only_grafana_and_the_api_are_published_on_loopback(project) -> None:
+def test_only_perses_and_the_api_are_published_on_loopback(project) -> None:
     published = {
         name: svc["ports"] for name, svc in project["services"].items() if svc.get("ports")
     }
-    assert set(published) == {"grafana", "api"}
+    assert set(published) == {"perses", "api"}
     for ports in published.values():
         for port in ports:
             assert port["host_ip"] == "127.0.0.1"
@@ -101,7 +107,7 @@ def test_config_files_are_the_repos_mounted_read_only(project) -> None:
         for vol in svc.get("volumes", []):
             if (
                 vol["type"] == "volume"
-                and vol["source"] == "alertmanager-config"
+                and vol["source"] in ("alertmanager-config", "perses-config")
                 and name in ONE_SHOT
             ):
                 continue  # the job writes the rendered config; everyone else reads it
@@ -117,9 +123,13 @@ def test_config_files_are_the_repos_mounted_read_only(project) -> None:
 def test_secrets_come_from_the_environment_or_dot_env(project) -> None:
     result = _load({})
     assert result.returncode != 0
-    assert "GRAFANA_ADMIN_PASSWORD" in result.stderr or "WLMON_API_TOKEN" in result.stderr
-    grafana_env = project["services"]["grafana"]["environment"]
-    assert grafana_env["GF_SECURITY_ADMIN_PASSWORD"] == "from-test"
+    assert "PERSES_ADMIN_PASSWORD" in result.stderr or "WLMON_API_TOKEN" in result.stderr
+    perses_env = project["services"]["perses-config"]["environment"]
+    assert perses_env["WLMON_PERSES_ADMIN_PASSWORD"] == "from-test"
+    assert {s["source"] for s in project["services"]["perses"]["secrets"]} == {
+        "perses_encryption_key",
+        "victorialogs_password",
+    }
     assert (REPO / ".env.example").is_file()
     tracked = subprocess.run(["git", "ls-files", ".env"], cwd=REPO, capture_output=True, text=True)
     assert tracked.stdout.strip() == ""
@@ -134,15 +144,14 @@ def test_influxdb_runs_with_auth_and_every_client_has_its_credentials(project) -
     token = f"{user}:{password}"
     assert services["exporter"]["environment"]["WLMON_INFLUX_TOKEN"] == token
     assert services["api"]["environment"]["WLMON_API_INFLUX_TOKEN"] == token
-    assert services["grafana"]["environment"]["WLMON_INFLUXDB_TOKEN"] == token
     telegraf = services["telegraf"]["environment"]
     assert (telegraf["INFLUX_USERNAME"], telegraf["INFLUX_PASSWORD"]) == (user, password)
 
 
 def test_alertmanager_asks_for_basic_auth_and_every_client_has_it(project) -> None:
     """Alertmanager's web config comes from the password in .env; Prometheus (alerts and
-    scrape, provisioning/) reads it as a secret file, Grafana's datasource from its
-    environment, the healthchecks log in with the file."""
+    scrape, provisioning/) reads it as a secret file, the healthchecks log in with the
+    file."""
     services = project["services"]
     secret = project["secrets"]["alertmanager_password"]
     assert secret["environment"] == "WLMON_ALERTMANAGER_PASSWORD"
@@ -157,9 +166,6 @@ def test_alertmanager_asks_for_basic_auth_and_every_client_has_it(project) -> No
     assert "alertmanager_password" in {s["source"] for s in services["prometheus"]["secrets"]}
     for name in ("alertmanager-1", "alertmanager-2", "prometheus-a", "prometheus-b"):
         assert fleet[name]["secrets"] == ["alertmanager_password"], name
-    assert services["grafana"]["environment"]["WLMON_ALERTMANAGER_PASSWORD"] == "am-from-test"
-    password = fleet["grafana-fleet"]["environment"]["WLMON_ALERTMANAGER_PASSWORD"]
-    assert password.startswith("${WLMON_ALERTMANAGER_PASSWORD:?")
     for path in ("prometheus/prometheus.yml", "fleet/prometheus.yml"):
         doc = yaml.safe_load((REPO / "provisioning" / path).read_text())
         (scrape,) = [j for j in doc["scrape_configs"] if j["job_name"] == "alertmanager"]
@@ -192,7 +198,6 @@ def test_compose_keeps_what_the_native_stack_keeps(project, tmp_path) -> None:
 LOKI_CLIENTS = {
     "api": "api",
     "exporter": "exporter",
-    "grafana": "grafana",
     "prometheus": "prometheus",
 }
 
@@ -221,9 +226,6 @@ def test_loki_speaks_mutual_tls_and_each_client_has_its_own_certificate(project)
     configs = {
         "loki": loki_yml,
         "prometheus": (REPO / "provisioning" / "prometheus" / "prometheus.yml").read_text(),
-        "grafana": (
-            REPO / "provisioning" / "grafana" / "datasources" / "datasources.yml"
-        ).read_text(),
     }
     for service, kind in LOKI_CLIENTS.items():
         loki_secrets = {s for s in given(service) if s.startswith("loki_")}
@@ -234,5 +236,4 @@ def test_loki_speaks_mutual_tls_and_each_client_has_its_own_certificate(project)
     assert set(re.findall(r"/run/secrets/(loki_\w+)", loki_yml)) == given("loki")
     assert "RequireAndVerifyClientCert" in loki_yml
     assert services["api"]["environment"]["WLMON_API_LOKI_URL"] == "https://loki:3100"
-    assert services["grafana"]["environment"]["WLMON_LOKI_URL"] == "https://loki:3100"
     assert "https://loki:3100" in services["exporter"]["command"]

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from exporters.model.catalog import Catalog
 from wlmon.cli import app
 from wlmon.stack import fleet as fleet_module
-from wlmon.stack.components import COMPONENTS
+from wlmon.stack.components import COMPONENTS, PERSES_VERSION
 from wlmon.stack.fleet import (
     DEFAULT_FLEET_FILE,
     FleetError,
@@ -23,15 +23,14 @@ from wlmon.stack.fleet import (
     FleetLayout,
     FleetPorts,
     FleetSid,
+    FleetStack,
     add_sid,
     load_fleet,
 )
 from wlmon.stack.settings import REPO_DIR, StackSettings
 
 SCENARIOS = Catalog().scenarios()
-SECRETS = dict.fromkeys(
-    ("api_token", "exporter_token", "grafana_password", "alertmanager_password"), "s"
-)
+SECRETS = dict.fromkeys(("api_token", "exporter_token", "alertmanager_password"), "s")
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -255,7 +254,7 @@ def test_ports_never_collide_for_the_largest_fleet_one_host_runs() -> None:
 def layout(tmp_path) -> FleetLayout:
     settings = StackSettings(state_dir=tmp_path, fleet_port_base=30000)
     layout = FleetLayout(settings, load_fleet(DEFAULT_FLEET_FILE), tmp_path / "fleet")
-    layout.render("token", "am-pw")
+    layout.render("token", "am-pw", FleetStack(settings).perses_inputs())
     return layout
 
 
@@ -316,8 +315,8 @@ def test_every_fleet_service_binds_loopback_and_peers_know_each_other(layout, tm
         assert svc.health_auth == ("wlmon", "s")
     web = yaml.safe_load((layout.config / "alertmanager" / "web.yml").read_text())
     assert bcrypt.checkpw(b"am-pw", web["basic_auth_users"]["wlmon"].encode())
-    grafana = next(s for s in services if s.name == "grafana")
-    assert grafana.env["WLMON_ALERTMANAGER_PASSWORD"] == "s"
+    perses = next(s for s in services if s.name == "perses")
+    assert f"127.0.0.1:{layout.ports.perses}" in perses.argv
     query = next(s for s in services if s.name == "query")
     endpoints = [a for a in query.argv if a.startswith("--endpoint=")]
     assert len(endpoints) == 3 and "--query.replica-label=replica" in query.argv
@@ -326,12 +325,14 @@ def test_every_fleet_service_binds_loopback_and_peers_know_each_other(layout, tm
     assert bucket == {"type": "FILESYSTEM", "config": {"directory": str(layout.bucket)}}
 
 
-def test_grafana_reads_thanos_query(layout) -> None:
+def test_perses_reads_thanos_query(layout) -> None:
     ds = yaml.safe_load(
-        (layout.config / "grafana" / "datasources" / "datasources.yml").read_text()
-    )["datasources"]
-    prom = next(d for d in ds if d["uid"] == "prometheus")
-    assert prom["url"] == "${WLMON_THANOS_QUERY_URL}" and prom["isDefault"]
+        (layout.config / "perses" / "provisioning" / "datasources.yaml").read_text()
+    )
+    prom = next(d for d in ds if d["metadata"]["name"] == "prometheus")
+    assert prom["spec"]["default"]
+    url = prom["spec"]["plugin"]["spec"]["proxy"]["spec"]["url"]
+    assert url == f"http://127.0.0.1:{layout.ports.query_http}"
 
 
 # ------------------------------------------------------------------ docker-compose
@@ -347,13 +348,16 @@ def test_the_compose_fleet_profile_pins_the_versions_wlmon_builds() -> None:
         "prom/prometheus": COMPONENTS["prometheus"].version,
         "prom/alertmanager": COMPONENTS["alertmanager"].version,
         "quay.io/thanos/thanos": COMPONENTS["thanos"].version,
+        "persesdev/perses": PERSES_VERSION,
     }
     for name, svc in FLEET_SERVICES.items():
         repo, _, tag = svc["image"].rpartition(":")
         assert tag and tag != "latest", name
         if repo in versions:
             assert tag == f"v{versions[repo]}", name
-        assert svc.get("healthcheck", {}).get("test"), name
+        # A one-shot config job, and Perses' distroless image (no shell to check with).
+        if name not in ("perses-fleet-config", "perses-fleet"):
+            assert svc.get("healthcheck", {}).get("test"), name
 
 
 def test_the_compose_fleet_runs_the_shipped_fleet_file() -> None:
@@ -393,7 +397,7 @@ def test_compose_go_validates_the_fleet_profile_it_does_not_start(tmp_path) -> N
     assert binary.is_file(), f"{binary} missing: run `wlmon stack install --only composecheck`"
     env = {
         **os.environ,
-        **dict.fromkeys(("GRAFANA_ADMIN_PASSWORD", "WLMON_API_TOKEN", "WLMON_EXPORTER_TOKEN"), "t"),
+        **dict.fromkeys(("PERSES_ADMIN_PASSWORD", "WLMON_API_TOKEN", "WLMON_EXPORTER_TOKEN"), "t"),
         "WLMON_INFLUXDB_ADMIN_PASSWORD": "t",
         "WLMON_ALERTMANAGER_PASSWORD": "t",
     }

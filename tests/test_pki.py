@@ -133,10 +133,10 @@ def test_damaged_or_foreign_leaves_are_reissued(issued, tmp_path) -> None:
     # Another CA's certificate (with its own key), a key that is not the certificate's, junk.
     shutil.copy(other.cert("exporter"), issued.cert("exporter"))
     shutil.copy(other.key("exporter"), issued.key("exporter"))
-    shutil.copy(other.key("grafana"), issued.key("grafana"))
+    shutil.copy(other.key("prometheus"), issued.key("prometheus"))
     issued.cert("wlmon").write_text("not a certificate")
     _, names = pki.ensure(issued.directory, now=NOW)
-    assert names == ["exporter", "grafana", "wlmon"]
+    assert names == ["exporter", "prometheus", "wlmon"]
     for kind in names:
         _cert(issued.cert(kind)).verify_directly_issued_by(_cert(issued.ca))
 
@@ -192,7 +192,7 @@ def test_compose_secret_names_cover_every_file(issued) -> None:
     files = issued.compose_secrets()
     assert files["loki_ca"] == issued.ca
     assert files["loki_server_key"] == issued.key("server")
-    assert files["loki_grafana_cert"] == issued.cert("grafana")
+    assert files["loki_prometheus_cert"] == issued.cert("prometheus")
     assert set(files.values()) == {p for p in issued.directory.iterdir()} - {issued.ca_key}
 
 
@@ -200,10 +200,10 @@ def test_the_cli_makes_them_for_compose_and_keeps_them(tmp_path) -> None:
     target = tmp_path / "secrets" / "loki-tls"
     first = runner.invoke(app, ["stack", "loki-certs", "--dir", str(target), "--compose"])
     assert first.exit_code == 0, first.output
-    assert "issued now: ca, server, api, exporter, grafana, prometheus, wlmon" in first.output
+    assert "issued now: ca, server, api, exporter, prometheus, wlmon" in first.output
     made = pki.LokiPKI(target)
     # Readable by the containers' own users; the directory keeps other host users out.
-    assert made.key("grafana").stat().st_mode & 0o777 == pki.COMPOSE_KEY_MODE
+    assert made.key("prometheus").stat().st_mode & 0o777 == pki.COMPOSE_KEY_MODE
     assert made.ca_key.stat().st_mode & 0o777 == 0o600
     assert target.stat().st_mode & 0o777 == 0o700
     again = runner.invoke(app, ["stack", "loki-certs", "--dir", str(target)])
@@ -211,7 +211,7 @@ def test_the_cli_makes_them_for_compose_and_keeps_them(tmp_path) -> None:
     assert "issued now: none" in again.output
     assert f"--cert {made.cert('wlmon')}" in again.output
     # Without --compose the keys are private again.
-    assert made.key("grafana").stat().st_mode & 0o777 == 0o600
+    assert made.key("prometheus").stat().st_mode & 0o777 == 0o600
 
 
 def test_the_exporter_wants_all_three_loki_tls_files(tmp_path) -> None:

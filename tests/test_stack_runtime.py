@@ -108,19 +108,20 @@ def test_unknown_service_is_refused(tmp_path) -> None:
         Stack(StackSettings(state_dir=tmp_path)).up(only=["oracle"])
 
 
-def test_generated_grafana_password_is_private_and_stable(tmp_path) -> None:
-    stack = Stack(StackSettings(state_dir=tmp_path, grafana_admin_password=None))
-    first, source = stack.grafana_password()
-    again, _ = stack.grafana_password()
+def test_generated_perses_password_is_private_and_stable(tmp_path) -> None:
+    stack = Stack(StackSettings(state_dir=tmp_path, perses_admin_password=None))
+    first, source = stack.perses_password()
+    again, _ = stack.perses_password()
     assert first == again and len(first) >= 20
-    path = tmp_path / "secrets" / "grafana-admin-password"
+    path = tmp_path / "secrets" / "perses-admin-password"
     assert str(path) in source
     assert path.stat().st_mode & 0o777 == 0o600
 
 
 def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
     for name in (
-        "GRAFANA_ADMIN_PASSWORD",
+        "PERSES_ADMIN_PASSWORD",
+        "VICTORIALOGS_PASSWORD",
         "API_TOKEN",
         "INFLUXDB_ADMIN_PASSWORD",
         "EXPORTER_TOKEN",
@@ -130,20 +131,21 @@ def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
         monkeypatch.delenv(f"WLMON_{name}", raising=False)
     stack = Stack(StackSettings(state_dir=tmp_path, api_token=SecretStr("given")))
     sources = stack.secret_sources()
-    assert len(sources) == 7
-    grafana, api, influx, exporter, sapstartsrv, alertmanager, loki = sources.values()
+    assert len(sources) == 8
+    perses, victorialogs, api, influx, exporter, sapstartsrv, alertmanager, loki = sources.values()
     assert str(tmp_path / "secrets" / "loki-tls") in loki
     path = tmp_path / "secrets" / "alertmanager-password"
     assert str(path) in alertmanager and path.stat().st_mode & 0o777 == 0o600
     assert stack.alertmanager_auth() == ("wlmon", path.read_text())
-    # Its consumers get the same password: Grafana's datasource and the health check.
+    # Its consumers get the same password: the health check.
     services = {svc.name: svc for svc in stack.services()}
-    assert services["grafana"].env["WLMON_ALERTMANAGER_PASSWORD"] == path.read_text()
     assert services["alertmanager"].health_auth == stack.alertmanager_auth()
     path = tmp_path / "secrets" / "sapstartsrv-password"
     assert str(path) in sapstartsrv and path.stat().st_mode & 0o777 == 0o600
     assert str(tmp_path / "secrets" / "exporter-token") in exporter
-    assert str(tmp_path / "secrets" / "grafana-admin-password") in grafana
+    assert str(tmp_path / "secrets" / "perses-admin-password") in perses
+    path = tmp_path / "secrets" / "victorialogs-password"
+    assert str(path) in victorialogs and path.stat().st_mode & 0o777 == 0o600
     assert api == "environment variable WLMON_API_TOKEN"
     path = tmp_path / "secrets" / "influxdb-admin-password"
     assert str(path) in influx and path.stat().st_mode & 0o777 == 0o600
@@ -154,7 +156,6 @@ def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
     token = f"{user}:{password}"
     assert env["exporter"]["WLMON_INFLUX_TOKEN"] == token
     assert env["api"]["WLMON_API_INFLUX_TOKEN"] == token
-    assert env["grafana"]["WLMON_INFLUXDB_TOKEN"] == token
     assert (env["telegraf"]["INFLUX_USERNAME"], env["telegraf"]["INFLUX_PASSWORD"]) == (
         user,
         password,
@@ -184,12 +185,13 @@ def test_a_missing_server_binary_says_how_to_install_it(tmp_path, monkeypatch) -
 # Every port differs from its default and from the others, so a port read from the wrong
 # setting shows; paths are fixed so the table below is the whole answer.
 PINNED_PORTS = Ports(
-    grafana=10001,
+    perses=10001,
     prometheus=10002,
     alertmanager=10003,
     alertmanager_cluster=0,
     loki=10005,
     loki_grpc=10006,
+    victorialogs=10012,
     influxdb=10007,
     influxdb_rpc=10008,
     telegraf=10009,
@@ -212,7 +214,7 @@ def _pinned_settings(**changes) -> StackSettings:
         # Pinned, not left to the environment: the integration stack sets 0.1 for its
         # whole session, and the rendered for-grace flags scale with it.
         rules_time_scale=1.0,
-        grafana_admin_password=SecretStr("gpw"),
+        perses_admin_password=SecretStr("gpw"),
         api_token=SecretStr("tok"),
         exporter_token=SecretStr("etok"),
         influxdb_admin_password=SecretStr("ipw"),
@@ -247,6 +249,7 @@ def _rendered(settings: StackSettings) -> list[dict]:
 
 
 # What `wlmon up` started before the services became data: argv, env, urls and order.
+PERSES_DIR = f"perses-{COMPONENTS['perses'].version}"
 PINNED_SERVICES = [
     {
         "name": "influxdb",
@@ -378,8 +381,6 @@ PINNED_SERVICES = [
             "WLMON_API_INFLUX_TOKEN": "wlmon-admin:ipw",
             "WLMON_API_EXPORTER_URL": "http://127.0.0.1:10010",
             "WLMON_API_EXPORTER_TOKEN": "etok",
-            "WLMON_API_GRAFANA_URL": "http://127.0.0.1:10001",
-            "WLMON_API_GRAFANA_PASSWORD": "gpw",
             "WLMON_API_SID": "QAS",
         },
         "ready_timeout": 60.0,
@@ -431,37 +432,19 @@ PINNED_SERVICES = [
         "after_start": False,
     },
     {
-        "name": "grafana",
+        "name": "perses",
         "argv": [
-            "/cache/grafana-10.1.0-pre.20230609/grafana",
-            "server",
-            "--homepath",
-            "/cache/grafana-10.1.0-pre.20230609/home",
+            f"/cache/{PERSES_DIR}/perses",
             "--config",
-            "/state/config/grafana/grafana.ini",
+            "/state/config/perses/config.yaml",
+            "--web.listen-address",
+            "127.0.0.1:10001",
+            "--web.hide-port",
         ],
         "port": 10001,
         "url": "http://127.0.0.1:10001",
-        "health_url": "http://127.0.0.1:10001/api/health",
-        "env": {
-            "GF_PATHS_DATA": "/state/data/grafana",
-            "GF_PATHS_LOGS": "/state/logs/grafana",
-            "GF_LOG_MODE": "console",
-            "GF_PATHS_PLUGINS": "/state/data/grafana/plugins",
-            "GF_PATHS_PROVISIONING": "/state/config/grafana",
-            "GF_SERVER_HTTP_ADDR": "127.0.0.1",
-            "GF_SERVER_HTTP_PORT": "10001",
-            "GF_SECURITY_ADMIN_PASSWORD": "gpw",
-            "WLMON_PROMETHEUS_URL": "http://127.0.0.1:10002",
-            "WLMON_LOKI_URL": "https://127.0.0.1:10005",
-            "WLMON_ALERTMANAGER_URL": "http://127.0.0.1:10003",
-            "WLMON_ALERTMANAGER_PASSWORD": "apw",
-            "WLMON_INFLUXDB_URL": "http://127.0.0.1:10007",
-            "WLMON_INFLUXDB_TOKEN": "wlmon-admin:ipw",
-            "WLMON_DASHBOARDS_DIR": "/repo/dashboards",
-            "GF_SERVER_STATIC_ROOT_PATH": "/cache/grafana-ui-10.1.0-pre.20230609/public",
-            "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH": "/repo/dashboards/noc/noc.json",
-        },
+        "health_url": "http://127.0.0.1:10001/api/v1/health",
+        "env": {},
         "ready_timeout": 60.0,
         "after_start": False,
     },
@@ -511,9 +494,7 @@ def test_an_unknown_placeholder_names_the_service_and_the_template() -> None:
 def test_the_table_and_the_fleet_start_every_server_that_wlmon_builds(tmp_path) -> None:
     built = {s.component for s in read_table()} - {None}
     layout = FleetLayout(StackSettings(), load_fleet(DEFAULT_FLEET_FILE), tmp_path)
-    secrets = dict.fromkeys(
-        ("api_token", "exporter_token", "grafana_password", "alertmanager_password"), "x"
-    )
+    secrets = dict.fromkeys(("api_token", "exporter_token", "alertmanager_password"), "x")
     built |= {s.component for s in layout.services(secrets, tmp_path)} - {None}
 
     built |= {name for s in read_table() for name in s.uses}
@@ -527,9 +508,7 @@ def test_no_prometheus_of_the_stack_or_the_fleet_takes_orders_over_http(tmp_path
     them (a reload is SIGHUP; the Thanos sidecars run without their reloader), so no
     Prometheus, the stack's or a fleet replica, is started with them."""
     layout = FleetLayout(StackSettings(), load_fleet(DEFAULT_FLEET_FILE), tmp_path)
-    secrets = dict.fromkeys(
-        ("api_token", "exporter_token", "grafana_password", "alertmanager_password"), "x"
-    )
+    secrets = dict.fromkeys(("api_token", "exporter_token", "alertmanager_password"), "x")
     services = Stack(StackSettings(state_dir=tmp_path)).services()
     services += layout.services(secrets, tmp_path)
     proms = [s for s in services if s.component == "prometheus"]
@@ -685,7 +664,7 @@ def test_up_of_some_services_builds_only_the_servers_they_run(tmp_path, busy_por
     assert result.exit_code == 2
     assert f"exporter: port {busy_port} on 127.0.0.1 is already in use" in result.output
     stack = Stack(StackSettings(state_dir=tmp_path))
-    assert stack.components(["api", "loki", "grafana"]) == ["loki", "grafana", "grafana-ui"]
+    assert stack.components(["api", "loki", "perses"]) == ["loki", "perses"]
     assert "composecheck" not in stack.components()
 
 
@@ -710,12 +689,12 @@ def test_a_failed_influx_database_creation_is_a_stack_error() -> None:
 
 def test_up_prints_where_every_secret_and_the_runs_database_are(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(Stack, "up", lambda self, only=None, on_event=None: [])
-    for name in ("GRAFANA_ADMIN_PASSWORD", "API_TOKEN", "INFLUXDB_ADMIN_PASSWORD"):
+    for name in ("PERSES_ADMIN_PASSWORD", "API_TOKEN", "INFLUXDB_ADMIN_PASSWORD"):
         monkeypatch.delenv(f"WLMON_{name}", raising=False)
     env = {"WLMON_STATE_DIR": str(tmp_path), "COLUMNS": "300"}
     result = CliRunner().invoke(app, ["up", "--no-install-missing"], env=env)
     assert result.exit_code == 0, result.output
-    for name in ("grafana-admin-password", "api-token", "influxdb-admin-password"):
+    for name in ("perses-admin-password", "api-token", "influxdb-admin-password"):
         assert str(tmp_path / "secrets" / name) in result.output
     assert str(tmp_path / "data" / "api" / "wlmon.sqlite") in result.output
 
@@ -733,7 +712,7 @@ def test_the_cli_and_the_stacks_api_share_one_database(tmp_path, monkeypatch, st
     assert Path(api_env["WLMON_API_DB_PATH"]) == ApiSettings().db_path
 
 
-# Exits naming a race the first time (as Grafana does on a fresh database), serves after.
+# Exits naming a race the first time (as some servers do on a fresh database), serves after.
 RACY_SERVER = """
 import http.server, pathlib, sys
 marker = pathlib.Path(sys.argv[1])
@@ -774,10 +753,10 @@ def test_a_start_that_fails_otherwise_is_not_retried(tmp_path, monkeypatch) -> N
 def test_up_names_a_used_component_that_is_not_installed(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("WLMON_CACHE", str(tmp_path / "cache"))
     web = _web_service()
-    web.uses = ["grafana-ui"]
+    web.uses = ["sap_host_exporter"]
     web.argv[0] = sys.executable
     stack = _stack_of(tmp_path, monkeypatch, web)
-    with pytest.raises(StackError, match="web: needs grafana-ui, which is not installed"):
+    with pytest.raises(StackError, match="web: needs sap_host_exporter, which is not installed"):
         stack.up()
 
 

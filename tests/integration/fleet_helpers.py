@@ -110,7 +110,7 @@ def fleet_environment(state: Path, hook: Webhook, **extra: str) -> Iterator[Flee
         "WLMON_FLEET_WEBHOOK_BASE": f"http://127.0.0.1:{hook.port}",
         "WLMON_API_TOKEN": TOKEN,
         "WLMON_EXPORTER_TOKEN": "fleet-exporter-token",
-        "WLMON_GRAFANA_ADMIN_PASSWORD": "fleet-test-password",
+        "WLMON_PERSES_ADMIN_PASSWORD": "fleet-test-password",
         **extra,
     }
     with pytest.MonkeyPatch.context() as patch:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
-import os
 import socket
 import subprocess
 import time
@@ -33,6 +32,7 @@ from tests.integration.fleet_helpers import fleet_environment, kill9, ports, web
 from tests.integration.helpers import eventually
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.fleet import SERIES_PER_INSTANCE_BUDGET, SERIES_PER_SID_BUDGET
+from wlmon.stack.settings import REPO_DIR
 
 pytestmark = pytest.mark.integration
 
@@ -44,7 +44,7 @@ SEND_MARGIN_S = 5  # gossip, the webhook round trip, Alertmanager's 1 s-granular
 FAULTY = "PRD"
 FAULT = "too-few-work-processes"
 ALERT = "SAPDispatcherWaitTimeHigh"
-# Services the tests need: Grafana and the API are left out (the webhook is ours).
+# Services the tests need: Perses and the API are left out (the webhook is ours).
 NEEDED = [
     "alertmanager-1", "alertmanager-2", "exporter-bmk", "exporter-two", "exporter-prd",
     "prometheus-A", "sidecar-A", "prometheus-B", "sidecar-B", "store", "query", "compact",
@@ -230,128 +230,36 @@ def test_the_fleet_overview_has_a_row_per_sid_and_the_faulty_one_is_red(fleet) -
     assert not firing, [r["metric"] for r in firing]
 
 
-def test_grafana_shows_every_sid_through_thanos_query(fleet) -> None:
-    """The fleet's Grafana: its default datasource is Thanos query, and the fleet overview's
-    first column, asked through Grafana's own /api/ds/query, has a row per SID."""
+def test_perses_shows_every_sid_through_thanos_query(fleet) -> None:
+    """The fleet's Perses: its default datasource `prometheus` is Thanos query, and the fleet
+    overview's first query, asked through Perses' proxy with its session, has a row per SID."""
     stack, _ = fleet
-    stack.up(only=["grafana"])
-    base = f"http://127.0.0.1:{ports(stack).grafana}"
-    auth = ("admin", "fleet-test-password")
-    health = httpx.get(f"{base}/api/datasources/uid/prometheus/health", auth=auth, timeout=30)
-    assert health.status_code == 200 and health.json()["status"] == "OK", health.text
-    # Grafana provisions its dashboards just after it answers: "not found" until then.
-    served = eventually(
-        lambda: (
-            "dashboard"
-            in (
-                d := httpx.get(
-                    f"{base}/api/dashboards/uid/wlmon-fleet", auth=auth, timeout=30
-                ).json()
+    stack.up(only=["perses"])
+    base = f"http://127.0.0.1:{ports(stack).perses}"
+    try:
+        with httpx.Client(base_url=base, timeout=30) as client:
+            r = client.post(
+                "/api/auth/providers/native/login",
+                json={"login": "admin", "password": "fleet-test-password"},
             )
-            and d
-        ),
-        timeout=60,
-    )
-    target = served["dashboard"]["panels"][0]["targets"][0]
-    query = {**target, "expr": target["expr"].replace("$sid", ".*"), "intervalMs": 15000}
-    body = {"from": "now-5m", "to": "now", "queries": [query]}
+            r.raise_for_status()
+            ds = client.get("/api/v1/globaldatasources/prometheus").json()
+            url = ds["spec"]["plugin"]["spec"]["proxy"]["spec"]["url"]
+            assert url == f"http://127.0.0.1:{ports(stack).query_http}"
+            committed = json.loads((REPO_DIR / "dashboards" / "noc" / "fleet.json").read_text())
+            expr = committed["panels"][0]["targets"][0]["expr"].replace("$sid", ".*")
 
-    def sids() -> set[str]:
-        r = httpx.post(f"{base}/api/ds/query", json=body, auth=auth, timeout=30)
-        r.raise_for_status()
-        frames = r.json()["results"]["A"]["frames"]
-        found = set()
-        for frame in frames:
-            for f in frame["schema"]["fields"]:
-                found |= {(f.get("labels") or {}).get("sid")} - {None}
-            names = [f["name"] for f in frame["schema"]["fields"]]
-            if "sid" in names:  # table format: a sid column
-                found |= set(frame["data"]["values"][names.index("sid")])
-        return found if found == {"BMK", "PRD", "TWO"} else set()
+            def sids() -> set[str]:
+                q = client.get(
+                    "/proxy/globaldatasources/prometheus/api/v1/query", params={"query": expr}
+                )
+                q.raise_for_status()
+                found = {s["metric"].get("sid") for s in q.json()["data"]["result"]} - {None}
+                return found if found == {"BMK", "PRD", "TWO"} else set()
 
-    assert eventually(sids, timeout=60)
-    try:
-        # The browser's look (and docs/dashboards.md's PNG) only under `make dashboard-docs`:
-        # in 1 of 4 full runs Grafana's web UI kept a "Error updating options" toast over
-        # the table for 120 s while the same queries answered over its HTTP API (cause not
-        # found), so the suite keeps the API's assertions here and in the overview test.
-        if os.environ.get("WLMON_FLEET_BROWSER") == "1":
-            _fleet_overview_in_a_browser(base, auth[1], served["dashboard"])
+            assert eventually(sids, timeout=60)
     finally:
-        stack.stop_service("grafana")
-
-
-def _fleet_overview_in_a_browser(base: str, password: str, model: dict) -> None:
-    """The fleet overview as an operator sees it, through the login form: a row per SID,
-    the faulted PRD's dispatcher wait in the critical colour. Its PNG is the one
-    docs/dashboards.md shows (`make dashboard-docs`)."""
-    # Imported here: the browser module skips itself where selenium is missing.
-    from tests.integration import test_browser as ui
-
-    driver = ui.chrome()
-
-    def shown() -> list[dict] | None:
-        panels = ui.open_dashboard(driver, base, f"/d/wlmon-fleet?{ui.RANGE}", model, "wlmon-fleet")
-        # A variable Grafana could not fill shows a red toast over the table: look again.
-        body = driver.find_element(ui.By.TAG_NAME, "body").text
-        return None if "Error updating options" in body else panels
-
-    try:
-        ui.login(driver, base, password)
-        (table, *_) = eventually(shown, timeout=120, every=1)
-        cells = driver.execute_script(FLEET_CELLS_JS)
-        clipped = driver.execute_script(CLIPPED_HEADERS_JS)
-    finally:
-        driver.quit()
-    for sid in ("BMK", "PRD", "TWO"):
-        assert sid in table["text"], table["text"]
-    wait = [c for c in cells if c["column"].lower().startswith("dispatcher wait")]
-    by_sid = {c["sid"]: c for c in wait}
-    assert set(by_sid) == {"BMK", "PRD", "TWO"}, cells
-    assert ui._critical(by_sid["PRD"]["fill"]), by_sid["PRD"]
-    assert not ui._critical(by_sid["BMK"]["fill"]), by_sid["BMK"]
-    assert not ui._critical(by_sid["TWO"]["fill"]), by_sid["TWO"]
-    assert not clipped, f"column headers cut off: {clipped}"
-
-
-# Column headers whose text does not fit (Grafana cuts it at the cell's edge).
-CLIPPED_HEADERS_JS = """
-return [...document.querySelectorAll('[role="columnheader"]')].filter(h => {
-  const box = h.getBoundingClientRect();
-  const walk = document.createTreeWalker(h, NodeFilter.SHOW_TEXT);
-  for (let node = walk.nextNode(); node; node = walk.nextNode()) {
-    if (!node.textContent.trim()) continue;
-    const range = document.createRange();
-    range.selectNodeContents(node);
-    const text = range.getBoundingClientRect();  // the whole text, shown or not
-    if (text.right > box.right + 1 || text.left < box.left - 1) return true;
-  }
-  return false;
-}).map(h => h.innerText);
-"""
-
-
-# Each cell of the fleet table: its row's SID (the first cell), its column header and fill.
-FLEET_CELLS_JS = """
-const heads = [...document.querySelectorAll('[role="columnheader"]')].map(h => h.innerText);
-const out = [];
-for (const row of document.querySelectorAll('[role="row"]')) {
-  const cells = [...row.querySelectorAll('[role="cell"]')];
-  if (cells.length === 0) continue;
-  cells.forEach((cell, i) => {
-    // color-background paints the cell or its inner div, as a colour or a gradient.
-    let fill = null;
-    for (const el of [cell, ...cell.querySelectorAll('*')]) {
-      const style = getComputedStyle(el);
-      const image = style.backgroundImage, colour = style.backgroundColor;
-      if (image.startsWith('linear-gradient')) { fill = image; break; }
-      if (colour !== 'rgba(0, 0, 0, 0)') { fill = colour; break; }
-    }
-    out.push({sid: cells[0].innerText.trim(), column: heads[i] || '', fill: fill});
-  });
-}
-return out;
-"""
+        stack.stop_service("perses")
 
 
 def _duplicates(hook, since: float) -> list:

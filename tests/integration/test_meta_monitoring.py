@@ -1,6 +1,6 @@
 """The stack watches itself (alerts/monitoring.py), on the live stack:
 
-- every server of the stack answers its scrape (InfluxDB's and Grafana's /metrics too);
+- every server of the stack answers its scrape (InfluxDB's and Perses' /metrics too);
 - the watchdog's heartbeats reach the heartbeat receiver, again and again, and never people;
 - the API stopped: SAPAPIDown is mailed to on-call although the webhook is the API itself,
   and the failing webhook raises SAPAlertmanagerNotificationsFailing;
@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from alerts.monitoring import SERVERS
-from tests.integration.conftest import exporter_auth, grafana, loki, url
+from tests.integration.conftest import exporter_auth, loki, url
 from tests.integration.helpers import eventually
 from wlmon.stack import pki
 from wlmon.stack.runtime import Stack
@@ -68,7 +68,7 @@ def test_prometheus_cannot_be_stopped_over_http(stack: Stack) -> None:
 def test_alertmanager_asks_for_its_password_and_every_client_has_it(stack: Stack) -> None:
     """Issue 26: Alertmanager's silences needed no auth on loopback. Now a silence without
     the password is refused (401) and makes nothing, one with it works; Prometheus (alerts
-    and scrape) and Grafana's datasource log in."""
+    and scrape) log in."""
     am = url(stack, "alertmanager")
     user, password = stack.alertmanager_auth()
     now = datetime.now(UTC)
@@ -102,10 +102,6 @@ def test_alertmanager_asks_for_its_password_and_every_client_has_it(stack: Stack
     eventually(lambda: _query(stack, 'up{job="alertmanager"}')[0]["value"][1] == "1", 30)
     errors = _query(stack, "sum(prometheus_notifications_errors_total)")
     assert errors[0]["value"][1] == "0", errors
-    # Grafana's Alertmanager datasource, through Grafana's proxy (which adds the login).
-    with grafana(stack) as client:
-        r = client.get("/api/datasources/proxy/uid/alertmanager/api/v2/status")
-        assert r.status_code == 200, r.text
 
 
 def test_the_watchdog_beats_to_its_receiver_and_never_to_people(stack, heartbeats) -> None:
@@ -234,7 +230,7 @@ def test_loki_asks_for_a_client_certificate_and_every_client_has_one(stack, tmp_
     """Issue 26: Loki's push needed no auth on loopback. Now Loki serves mutual TLS only: a
     push without a client certificate, with one of another CA, or in plain HTTP is refused
     and stores nothing; with a certificate of the stack's CA it is taken and queryable.
-    Prometheus scrapes it (its own certificate) and Grafana's datasource queries it."""
+    Prometheus scrapes it (its own certificate)."""
     base = stack.loki_url()
     marker = f"tls-probe-{time.time_ns()}"
     trust_only = stack.loki_pki().client("wlmon").ca_file
@@ -277,8 +273,3 @@ def test_loki_asks_for_a_client_certificate_and_every_client_has_one(stack, tmp_
         assert eventually(stored, timeout=30) == [f"{marker}-good"]
     # Prometheus's scrape of Loki (LokiDown's source) goes through with its certificate.
     eventually(lambda: _query(stack, 'up{job="loki"}')[0]["value"][1] == "1", 30)
-    # Grafana's Loki datasource, through Grafana's proxy (which presents Grafana's certificate).
-    with grafana(stack) as client:
-        r = client.get("/api/datasources/proxy/uid/loki/loki/api/v1/labels")
-        assert r.status_code == 200, r.text
-        assert "source" in r.json()["data"]

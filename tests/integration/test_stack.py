@@ -17,7 +17,7 @@ from influxdb_client import InfluxDBClient, Point
 from influxdb_client.client.write_api import SYNCHRONOUS
 from typer.testing import CliRunner
 
-from tests.integration.conftest import grafana, influx_token, loki, url
+from tests.integration.conftest import influx_token, loki, url
 from tests.integration.helpers import eventually
 from wlmon.cli import app
 
@@ -31,7 +31,7 @@ SERVICES = {
     "api",
     "prometheus",
     "telegraf",
-    "grafana",
+    "perses",
 }
 
 
@@ -110,45 +110,11 @@ def test_prometheus_scrapes_every_target(stack) -> None:
             "wlmon-api",
             # Their own /metrics, for the stack's down alerts (alerts/monitoring.py).
             "influxdb",
-            "grafana",
+            "perses",
         }
         return all(h == "up" for h in health.values()) and health
 
     eventually(all_up)
-
-
-@pytest.mark.parametrize("uid", ["prometheus", "loki", "influxdb"])
-def test_grafana_datasource_health(stack, uid: str) -> None:
-    """/api/datasources/uid/<uid>/health. Grafana ~10.1's Loki plugin has no backend health
-    check yet (it answers 404 "method not implemented"; its frontend tests the datasource by
-    querying it), so for Loki the same round trip runs through Grafana's /api/ds/query."""
-    with grafana(stack) as client:
-
-        def healthy():
-            r = client.get(f"/api/datasources/uid/{uid}/health")
-            if uid == "loki" and r.status_code == 404:
-                q = client.post(
-                    "/api/ds/query",
-                    json={
-                        "from": "now-5m",
-                        "to": "now",
-                        "queries": [
-                            {
-                                "refId": "A",
-                                "datasource": {"uid": "loki"},
-                                "queryType": "range",
-                                "expr": 'count_over_time({source=~".+"}[1m])',
-                            }
-                        ],
-                    },
-                )
-                assert q.status_code == 200, q.text
-                result = q.json()["results"]["A"]
-                return result.get("status") == 200 and "error" not in result
-            assert r.status_code == 200, r.text
-            return r.json()["status"] == "OK"
-
-        eventually(healthy, timeout=60)
 
 
 def test_a_line_pushed_to_loki_is_queried_back(stack) -> None:

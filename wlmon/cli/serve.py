@@ -22,6 +22,7 @@ from exporters.sinks.loki import LokiTLS
 from wlmon.cli.common import console, err, fail
 from wlmon.cli.edge import thresholds
 from wlmon.cli.simulate import DATA_DIR_HELP, LANDSCAPE_HELP, SET_HELP, open_catalog
+from wlmon.stack import perses
 from wlmon.stack.fleet import SID
 from wlmon.stack.render import render_alertmanager
 from wlmon.stack.runtime import EXPORTER_TOKEN_FILE, Stack
@@ -242,17 +243,50 @@ def api(
 
 @app.command("render-config")
 def render_config(
-    server: str = typer.Argument(..., help="alertmanager"),
+    server: str = typer.Argument(..., help="alertmanager or perses"),
     out: str = typer.Option(..., "--out", help="directory to write the config into"),
     template_dir: str = typer.Option(None, help="template folder (default: provisioning/<server>)"),
+    seen_as: str = typer.Option(
+        None, help="perses: where the Perses container mounts --out (default: --out)"
+    ),
 ) -> None:
     """Fill a config template from WLMON_* environment variables (docker-compose uses it)."""
 
+    if server == "perses":
+        _render_perses(Path(out), Path(seen_as) if seen_as else None)
+        return
     if server != "alertmanager":
-        fail(f"render-config: no template for {server!r} (known: alertmanager)")
+        fail(f"render-config: no template for {server!r} (known: alertmanager, perses)")
     src = Path(template_dir) if template_dir else REPO_DIR / "provisioning" / server
     try:
         path = render_alertmanager(src, dict(os.environ), Path(out))
     except TemplateError as exc:
         fail(str(exc))
+    console.print(f"wrote {path}")
+
+
+def _render_perses(out: Path, seen_as: Path | None) -> None:
+    """Perses' config for the official image: its paths, the compose services' names."""
+    env = os.environ
+    password = env.get("WLMON_PERSES_ADMIN_PASSWORD", "")
+    if not password:
+        fail("render-config perses: set WLMON_PERSES_ADMIN_PASSWORD (Perses' admin user)")
+    inputs = perses.PersesInputs(
+        data_dir=Path("/perses"),
+        plugins_archive=Path("/etc/perses/plugins-archive"),
+        plugin_path=Path("/etc/perses/plugins"),
+        dashboards_dir=Path("/etc/perses/dashboards"),
+        prometheus_url=env.get("WLMON_PERSES_PROMETHEUS_URL", "http://prometheus:9090"),
+        logs_url=env.get("WLMON_PERSES_LOGS_URL", "https://victorialogs:9428"),
+        logs_user=env.get("WLMON_VICTORIALOGS_USERNAME", "wlmon"),
+        logs_password_file=Path("/run/secrets/victorialogs_password"),
+        logs_ca_file=None,
+        admin_password=password,
+        encryption_key_file=Path("/run/secrets/perses_encryption_key"),
+        provisioning_interval=env.get("WLMON_PERSES_PROVISIONING_INTERVAL", "1m"),
+    )
+    path = perses.render(REPO_DIR, out, inputs, seen_as=seen_as)
+    # The image runs Perses as its own user (nobody): it reads, never writes, these.
+    for item in [out / "perses", *(out / "perses").rglob("*")]:
+        item.chmod(0o755 if item.is_dir() else 0o644)
     console.print(f"wrote {path}")

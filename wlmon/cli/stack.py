@@ -17,10 +17,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from wlmon.cli.common import console, err, fail
-from wlmon.stack import pki
+from wlmon.stack import perses, pki
 from wlmon.stack.components import Component
 from wlmon.stack.fleet import FleetStack
-from wlmon.stack.install import InstallError, install, select, status
+from wlmon.stack.install import InstallError, install, prune, select, stale, status
 from wlmon.stack.licences import Verdict, everything
 from wlmon.stack.runtime import Stack, StackError
 
@@ -93,7 +93,7 @@ def stack_install(
 
 
 def _build(components: list[Component], jobs: int) -> None:
-    """Build what is missing, `jobs` components at once: the fetch-bound ones (Grafana's
+    """Build what is missing, `jobs` components at once: the fetch-bound ones (Perses'
     UI) first, so their downloads overlap the Go compiles instead of adding to them. A
     failed component does not stop the others (what built stays cached); all failures are
     named at the end."""
@@ -164,6 +164,23 @@ def stack_licences(
     raise typer.Exit(0 if all(r.verdict is Verdict.allowed for r in rows) else 1)
 
 
+@stack_app.command("prune")
+def stack_prune(
+    dry_run: bool = typer.Option(False, "--dry-run", help="only list what would go"),
+) -> None:
+    """Delete from the cache what no component uses (other versions, retired servers such
+    as Grafana, their build logs). The cache is shared by every checkout of this machine:
+    one on another branch rebuilds what it still needs."""
+
+    paths = stale()
+    for path in paths:
+        console.print(f"{'would delete' if dry_run else 'deleted'} {path}")
+    if not dry_run:
+        prune(paths)
+    if not paths:
+        console.print("nothing to delete: the cache holds only what is used")
+
+
 @stack_app.command("loki-certs")
 def loki_certs(
     directory: Path = typer.Option(
@@ -231,10 +248,12 @@ def up(
     for what, source in stack.secret_sources().items():
         secrets.add_row(what, source)
     console.print(secrets)
-    if any(r.name == "grafana" for r in running):
+    home = next((r for r in running if r.name == "perses"), None)
+    if home is not None:
         console.print(
-            "Grafana runs API-only natively (its web frontend cannot be built here); "
-            "for the web UI use docker-compose (see README)."
+            f"Home page (Perses, user {perses.PERSES_ADMIN_USER}): "
+            f"{home.url}{perses.dashboard_path()}",
+            soft_wrap=True,
         )
     console.print(f"State, data and logs: {stack.state}")
     console.print(f"Runs database (API and CLI): {stack.data_dir / 'api' / 'wlmon.sqlite'}")

@@ -8,6 +8,7 @@ before it builds is copied out of it first (`moddir`).
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,20 +39,26 @@ class Component:
     version: str
     binaries: tuple[str, ...]  # paths relative to the component directory
     steps: tuple[Step, ...]
-    # Most of its cold build is fetching packages (Grafana's UI: ~3,200 from npm), not
+    # Most of its cold build is fetching packages (Perses' UI: ~410 from npm), not
     # compiling: `wlmon stack install` starts it first so the fetch overlaps the compiles.
     fetch_bound: bool = False
     # Not a server of the stack: built only when named (`wlmon stack install --only NAME`);
     # the tests that need it skip, saying how to build it, while it is absent.
     optional: bool = False
-    # npm lock files kept in the component directory (relative paths): the licences of the
-    # npm packages its build used are read from them.
+    # npm lock files its build installs from (paths in the repository): the licences of
+    # the npm packages it is built with are read from them.
     npm_lockfiles: tuple[str, ...] = ()
+    # The upstream release, where `version` also keys the cache by wlmon's own inputs.
+    release: str = ""
     # SPDX id of the software's own licence and where it comes from (docs/licences.md).
     # Left empty it reads as unknown, which wlmon/stack/licences.py refuses as it refuses
     # AGPL, SSPL and BUSL.
     licence: str = ""
     source: str = ""
+
+    @property
+    def released(self) -> str:
+        return self.release or self.version
 
     @property
     def directory(self) -> Path:
@@ -75,70 +82,79 @@ TELEGRAF_TAGS = ",".join(
     ]
 )  # fmt: skip
 
-# A served 2023 main commit, about 10.1; the proxy refuses Grafana's tags.
-GRAFANA_MODULE = "github.com/grafana/grafana@v1.9.2-0.20230609164553-81d85ce8028d"
-GRAFANA_COMMIT = "81d85ce8028d"
-GRAFANA_VERSION = "10.1.0-pre.20230609"
-YARN = "node .yarn/releases/yarn-3.4.1.cjs"
-
 SAP_HOST_EXPORTER_VERSION = "0.7.0"
 SAP_HOST_EXPORTER_COMMIT = "9a0ef435c4dd576b54b19430e8e20942395e1953"
 SAP_HOST_EXPORTER_MODULE = (
     "github.com/SUSE/sap_host_exporter@v0.0.0-20241220112800-" + SAP_HOST_EXPORTER_COMMIT[:12]
 )
 
-FRONTEND_STEPS = (
+PERSES_VERSION = "0.54.0"
+PERSES_COMMIT = "4c719fc19fa2"  # the v0.54.0 tag, as the module proxy reports it
+PERSES_LDFLAGS = " ".join(
+    f"-X github.com/prometheus/common/version.{k}={v}"
+    for k, v in (("Version", PERSES_VERSION), ("Revision", PERSES_COMMIT), ("Branch", "v0.54.0"))
+)
+# What the perses component is built from besides the module: wlmon's UI and the plugins'
+# schemas. Their digest is part of its version, so a changed UI is built again.
+PERSES_INPUTS = (
+    "webui/package.json",
+    "webui/package-lock.json",
+    "webui/build.mjs",
+    "webui/index.html",
+    "webui/src",
+)
+PERSES_INPUTS += ("webui/vendor", "provisioning/perses/plugin-schemas")
+
+
+def _digest(root: Path, parts: tuple[str, ...]) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        top = root / part
+        for path in sorted([top] if top.is_file() else top.rglob("*")):
+            if path.is_file():
+                h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()[:10]
+
+
+_REPO = Path(__file__).resolve().parents[2]
+
+# Upstream's web UI (ui/app) needs @perses-dev/client and @perses-dev/spec, which the npm
+# registry does not serve, and `make generate` fetches the plugins from GitHub: the server
+# embeds wlmon's own UI instead (webui/: the @perses-dev packages from npm), where upstream's
+# build puts its app (ui/app/dist, compressed and embedded by scripts/compress_assets.sh),
+# and loads the plugins from archives assembled from npm (wlmon/stack/persesplugins.py).
+PERSES_STEPS = (
     Step(
-        "find Node.js >= 18, npm and curl (Debian: nodejs npm curl)",
-        "command -v node && command -v npm && command -v curl\n"
+        "find Node.js >= 18 and npm (Debian: nodejs npm)",
+        "command -v node && command -v npm\n"
         "node -e 'process.exit(+process.versions.node.split(\".\")[0] < 18 ? 1 : 0)'",
     ),
     Step(
-        "copy module sources, pin xlsx to the registry's 0.18.5, set the version",
-        f"copymod {GRAFANA_MODULE} {{work}}/src\n"
-        "{python} -m wlmon.stack.frontend pin-xlsx {work}/src/package.json\n"
-        "{python} -m wlmon.stack.frontend set-version {work}/src/package.json"
-        f" {GRAFANA_VERSION}",
+        "copy module sources and wlmon's UI (webui/)",
+        f"copymod github.com/perses/perses@v{PERSES_VERSION} {{work}}/src\n"
+        "mkdir -p {work}/webui\n"
+        "cd {repo}/webui && cp -r package.json package-lock.json build.mjs index.html src vendor"
+        " {work}/webui/",
     ),
     Step(
-        "yarn install from the npm registry (no browser downloads)",
-        # Yarn's global folder (and its mirror) inside the scratch directory: nothing lands
-        # in ~. The mirror stays on: without it Yarn 3 looks for git packages (tether-drop,
-        # shipped in .yarn/cache) under another file name and tries to clone them.
-        f"export YARN_GLOBAL_FOLDER={{work}}/yarn-global\ncd {{work}}/src && {YARN} install",
-        env={
-            "CYPRESS_INSTALL_BINARY": "0",
-            "PUPPETEER_SKIP_DOWNLOAD": "1",
-            "PUPPETEER_SKIP_CHROMIUM_DOWNLOAD": "1",
-            "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1",
-            "YARN_ENABLE_IMMUTABLE_INSTALLS": "false",  # package.json's xlsx changed
-            "YARN_ENABLE_TELEMETRY": "0",
-            "YARN_ENABLE_PROGRESS_BARS": "false",
-        },
+        "npm ci: the @perses-dev packages and plugins from the npm registry",
+        "cd {work}/webui && npm ci --no-audit --no-fund --cache {work}/npm-cache",
     ),
     Step(
-        "patch Yarn 3.4.1's .pnp.loader.mjs for Node 20 (yarnpkg/berry#5677)",
-        "{python} -m wlmon.stack.frontend patch-pnp-loader {work}/src/.pnp.loader.mjs",
+        "bundle the UI (esbuild) where the server embeds its app",
+        "rm -rf {work}/src/ui/app/dist\ncd {work}/webui && node build.mjs {work}/src/ui/app/dist",
     ),
     Step(
-        "fill public/vendor: flot and bootstrap-tagsinput from npm, bootstrap from Maven Central",
-        "mkdir -p {work}/dl/flot {work}/dl/bootstrap-tagsinput && cd {work}/dl\n"
-        "npm pack --silent --cache {work}/npm-cache flot@0.8.3 bootstrap-tagsinput@0.7.1\n"
-        "tar xzf flot-0.8.3.tgz -C flot\n"
-        "tar xzf bootstrap-tagsinput-0.7.1.tgz -C bootstrap-tagsinput\n"
-        "curl -fsSL -o bootstrap.jar"
-        " https://repo1.maven.org/maven2/org/webjars/bootstrap/2.3.2/bootstrap-2.3.2.jar\n"
-        "{python} -m wlmon.stack.frontend fill-vendor {work}/src/public {work}/dl",
+        "plugin archives: npm builds with their CUE schemas",
+        "{python} -m wlmon.stack.persesplugins archives {work}/webui/node_modules"
+        " {repo}/provisioning/perses/plugin-schemas {dest}/plugins-archive",
     ),
     Step(
-        "yarn build (webpack, production), then delete webpack's cache",
-        f"cd {{work}}/src && {YARN} build\n"
-        "rm -rf {work}/src/.yarn/.cache {work}/src/node_modules/.cache",
-        env={"NODE_OPTIONS": "--max-old-space-size=8192", "YARN_ENABLE_TELEMETRY": "0"},
-    ),
-    Step(
-        "copy public/ (without source maps) into the cache",
-        "find {work}/src/public/build -name '*.map' -delete\ncp -r {work}/src/public {dest}/public",
+        "embed the UI, generate the API, go build perses and percli",
+        "cd {work}/src && bash scripts/compress_assets.sh >/dev/null\n"
+        "go generate ./internal/api\n"
+        f"go build -ldflags '-s -w {PERSES_LDFLAGS}' -o {{dest}}/perses ./cmd/perses\n"
+        f"go build -ldflags '-s -w {PERSES_LDFLAGS}' -o {{dest}}/percli ./cmd/percli",
     ),
 )
 
@@ -308,44 +324,17 @@ COMPONENTS: dict[str, Component] = {
             ),
         ),
     ),
-    "grafana": Component(
-        name="grafana",
-        licence="AGPL-3.0-only",
-        source="github.com/grafana/grafana (commit 81d85ce8028d)",
-        version=GRAFANA_VERSION,
-        # version.txt: written with the version ldflags, so a build without them is redone.
-        binaries=("grafana", "home/conf/defaults.ini", "version.txt"),
-        steps=(
-            Step(
-                "copy module (it is also Grafana's home path)",
-                f"copymod {GRAFANA_MODULE} {{dest}}/home",
-            ),
-            Step(
-                "generate wire_gen.go",
-                # wire < 0.7 fails on Go 1.26.
-                "GOBIN={work}/bin go install github.com/google/wire/cmd/wire@v0.7.0\n"
-                "cd {dest}/home && {work}/bin/wire gen -tags oss ./pkg/server",
-            ),
-            Step(
-                "go build grafana (cgo)",
-                # The version the UI and /api/health report is the one built (else 9.2.0).
-                "cd {dest}/home && go build -o {dest}/grafana"
-                f" -ldflags '-X main.version={GRAFANA_VERSION} -X main.commit={GRAFANA_COMMIT}'"
-                " ./pkg/cmd/grafana\n"
-                f"echo {GRAFANA_VERSION} > {{dest}}/version.txt",
-                env={"CGO_ENABLED": "1"},
-            ),
-        ),
-    ),
-    # The web UI of the same commit (wlmon/stack/frontend.py says why each step is there).
-    "grafana-ui": Component(
-        name="grafana-ui",
-        licence="AGPL-3.0-only",
-        source="github.com/grafana/grafana (commit 81d85ce8028d)",
+    # The dashboards' web UI (wlmon/stack/perses.py): Perses' server with wlmon's UI
+    # embedded and its plugins as archives it extracts at start.
+    "perses": Component(
+        name="perses",
+        licence="Apache-2.0",
+        source="github.com/perses/perses@v0.54.0 (UI: webui/, @perses-dev 0.52.0 from npm)",
+        release=PERSES_VERSION,
+        npm_lockfiles=("webui/package-lock.json",),
+        version=f"{PERSES_VERSION}-ui{_digest(_REPO, PERSES_INPUTS)}",
+        binaries=("perses", "percli", "plugins-archive/Prometheus-0.53.4.tar.gz"),
+        steps=PERSES_STEPS,
         fetch_bound=True,
-        version=GRAFANA_VERSION,
-        # Both generated by `yarn build` (the module has only their templates).
-        binaries=("public/views/index.html", "public/views/error.html"),
-        steps=FRONTEND_STEPS,
     ),
 }

@@ -9,7 +9,7 @@ names the SIDs; every config below is rendered from it. Topology (docs/fleet.md)
     Thanos sidecar per replica -> bucket (filesystem; S3 by WLMON_FLEET_OBJSTORE_CONFIG)
     Thanos store gateway <- bucket;  Thanos query over both sidecars and the store,
     de-duplicating on `replica`;  Thanos compactor (retention, downsampling) on the bucket
-    Grafana's Prometheus datasource -> Thanos query
+    Perses' `prometheus` datasource -> Thanos query
 
 Services are built here rather than read from services.yml because their number follows
 the fleet file (an exporter per SID, a sidecar per replica, a peer per Alertmanager).
@@ -22,7 +22,7 @@ import re
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from exporters.config import DEFAULT_MAX_USERS
 from exporters.model.catalog import Catalog
-from wlmon.stack import render
+from wlmon.stack import perses, render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.runtime import Stack, StackError
 from wlmon.stack.services import Service
@@ -246,7 +246,7 @@ class FleetPorts:
         return self.base + 5
 
     @property
-    def grafana(self) -> int:
+    def perses(self) -> int:
         return self.base + 6
 
     def prometheus(self, i: int) -> int:
@@ -308,7 +308,9 @@ class FleetLayout:
         return given if given is not None else self.config / "thanos" / "bucket.yml"
 
     # ---------------------------------------------------------------- rendering
-    def render(self, api_token: str, alertmanager_password: str) -> None:
+    def render(
+        self, api_token: str, alertmanager_password: str, perses_inputs: perses.PersesInputs
+    ) -> None:
         src = self.settings.repo_dir / "provisioning" / "fleet"
         password_file = render.prometheus_alertmanager_password(
             self.config / "prometheus", alertmanager_password
@@ -330,15 +332,13 @@ class FleetLayout:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(yaml.safe_dump(bucket, sort_keys=False))
         self.bucket.mkdir(parents=True, exist_ok=True)
-        grafana = self.config / "grafana"
-        if grafana.exists():
-            shutil.rmtree(grafana)
-        shutil.copytree(self.settings.repo_dir / "provisioning" / "grafana", grafana)
-        # The fleet's datasources replace the single stack's (same uids, so every
-        # dashboard reads Thanos query unchanged).
-        shutil.copy(src / "grafana" / "datasources.yml", grafana / "datasources")
-        for sub in ("plugins", "alerting", "notifiers"):
-            (grafana / sub).mkdir(exist_ok=True)
+        # The single stack's Perses, its `prometheus` datasource on Thanos query: every
+        # dashboard reads the fleet unchanged.
+        perses.render(
+            self.settings.repo_dir,
+            self.config,
+            replace(perses_inputs, prometheus_url=http(self.ports.query_http)),
+        )
 
     def _render_prometheus(self, template: Path, i: int, replica: str, password_file: Path) -> Path:
         doc = yaml.safe_load(template.read_text())
@@ -487,8 +487,6 @@ class FleetLayout:
                     "WLMON_API_TOKEN": secrets["api_token"],
                     "WLMON_API_DB_PATH": f"{self.data}/api/wlmon.sqlite",
                     "WLMON_API_PROMETHEUS_URL": http(p.query_http),
-                    "WLMON_API_GRAFANA_URL": http(p.grafana),
-                    "WLMON_API_GRAFANA_PASSWORD": secrets["grafana_password"],
                     "WLMON_API_EXPORTER_TOKEN": secrets["exporter_token"],
                 },
             )
@@ -608,43 +606,20 @@ class FleetLayout:
         )
         out.append(
             Service(
-                name="grafana",
-                component="grafana",
-                uses=["grafana-ui"],
-                retry_on="UNIQUE constraint failed: org.id",
+                name="perses",
+                component="perses",
                 argv=[
-                    _bin("grafana"),
-                    "server",
-                    "--homepath",
-                    str(COMPONENTS["grafana"].directory / "home"),
+                    _bin("perses"),
                     "--config",
-                    f"{self.config}/grafana/grafana.ini",
+                    f"{self.config}/perses/config.yaml",
+                    "--web.listen-address",
+                    f"127.0.0.1:{p.perses}",
+                    "--web.hide-port",
                 ],
-                port=p.grafana,
-                url=http(p.grafana),
-                health_url=f"{http(p.grafana)}/api/health",
-                dirs=[f"{self.data}/grafana", f"{logs}/grafana"],
-                env={
-                    "GF_PATHS_DATA": f"{self.data}/grafana",
-                    "GF_PATHS_LOGS": f"{logs}/grafana",
-                    "GF_LOG_MODE": "console",  # one log per service, rotated (logpipe)
-                    "GF_PATHS_PLUGINS": f"{self.data}/grafana/plugins",
-                    "GF_PATHS_PROVISIONING": f"{self.config}/grafana",
-                    "GF_SERVER_HTTP_ADDR": "127.0.0.1",
-                    "GF_SERVER_HTTP_PORT": str(p.grafana),
-                    # The same web UI as the single-SID stack; the fleet overview as home.
-                    "GF_SERVER_STATIC_ROOT_PATH": str(
-                        COMPONENTS["grafana-ui"].directory / "public"
-                    ),
-                    "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH": str(
-                        s.repo_dir / "dashboards" / "noc" / "fleet.json"
-                    ),
-                    "GF_SECURITY_ADMIN_PASSWORD": secrets["grafana_password"],
-                    "WLMON_THANOS_QUERY_URL": http(p.query_http),
-                    "WLMON_ALERTMANAGER_URL": http(p.alertmanager(0)),
-                    "WLMON_ALERTMANAGER_PASSWORD": secrets["alertmanager_password"],
-                    "WLMON_DASHBOARDS_DIR": str(s.repo_dir / "dashboards"),
-                },
+                port=p.perses,
+                url=http(p.perses),
+                health_url=f"{http(p.perses)}/api/v1/health",
+                dirs=[f"{self.data}/perses"],
             )
         )
         return out
@@ -675,13 +650,12 @@ class FleetStack(Stack):
         secrets = {
             "api_token": self.api_token(),
             "exporter_token": self.exporter_token(),
-            "grafana_password": self.grafana_password()[0],
             "alertmanager_password": self.alertmanager_auth()[1],
         }
         return self.layout().services(secrets, self.log_dir)
 
     def render(self) -> None:
-        self.layout().render(self.api_token(), self.alertmanager_auth()[1])
+        self.layout().render(self.api_token(), self.alertmanager_auth()[1], self.perses_inputs())
 
     def secret_sources(self) -> dict[str, str]:
         sources = super().secret_sources()

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from wlmon.stack.components import COMPONENTS, PRELUDE, Component
+from wlmon.stack.components import COMPONENTS, PRELUDE, Component, cache_root
 from wlmon.stack.settings import REPO_DIR
 
 
@@ -105,3 +105,23 @@ def install(
 def _ensure(path: Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def stale(root: Path | None = None) -> list[Path]:
+    """What the cache holds that no component of this checkout uses: other versions of a
+    component (a rebuilt UI, an older pin), retired components (Grafana's), their build
+    logs and leftover staging directories of interrupted builds."""
+    root = root or cache_root()
+    if not root.is_dir():
+        return []
+    keep = {c.directory.name for c in COMPONENTS.values()}
+    keep |= {f"{name}.build.log" for name in keep}
+    return sorted(p for p in root.iterdir() if p.name not in keep)
+
+
+def prune(paths: list[Path]) -> None:
+    for path in paths:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)

@@ -125,7 +125,7 @@ def python_packages(distributions: Iterable[metadata.Distribution] | None = None
 
 def servers() -> list[Licence]:
     return [
-        Licence("server", c.name, c.version, c.licence, judge(c.licence), f"recipe: {c.source}")
+        Licence("server", c.name, c.released, c.licence, judge(c.licence), f"recipe: {c.source}")
         for c in COMPONENTS.values()
     ]
 
@@ -144,14 +144,14 @@ def npm_lockfile(path: Path) -> Iterator[Licence]:
 
 
 def npm_packages() -> list[Licence]:
-    """The npm packages of every installed component that keeps its lock file."""
+    """The npm packages every component is built with, from the lock files it installs from."""
+    from wlmon.stack.settings import REPO_DIR
+
     rows: dict[tuple[str, str], Licence] = {}
     for component in COMPONENTS.values():
         for relative in component.npm_lockfiles:
-            path = component.path(relative)
-            if path.is_file():
-                for row in npm_lockfile(path):
-                    rows.setdefault((row.name, row.version), row)
+            for row in npm_lockfile(REPO_DIR / relative):
+                rows.setdefault((row.name, row.version), row)
     return sorted(rows.values(), key=lambda r: (r.name, r.version))
 
 

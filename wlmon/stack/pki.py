@@ -4,7 +4,7 @@ kind of client, kept in the state's secrets (`<state>/secrets/loki-tls`, keys mo
 Loki has no authentication of its own (`auth_enabled` only picks a tenant from a header), so
 without this anyone on the machine could push lines into it or read every log. It serves HTTP
 only to a client presenting a certificate this CA signed (client_auth_type
-RequireAndVerifyClientCert). One certificate per kind (the API, the exporter, Grafana,
+RequireAndVerifyClientCert). One certificate per kind (the API, the exporter,
 Prometheus, the `wlmon` command) so a log line's origin is a certificate, and a kind whose key
 leaked is re-issued alone (Loki reads no revocation list: removing the directory makes a new
 CA, which retires every old certificate at once).
@@ -31,7 +31,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from exporters.sinks.loki import LokiTLS
 
 # Every client kind that talks to Loki; `wlmon` is the CLI (`up`/`status` readiness, tests).
-CLIENTS = ("api", "exporter", "grafana", "prometheus", "wlmon")
+CLIENTS = ("api", "exporter", "prometheus", "wlmon")
 # Loki's names: the loopback address the native stack uses, and docker-compose's service name.
 SERVER_DNS = ("localhost", "loki")
 SERVER_IPS = ("127.0.0.1",)
@@ -82,7 +82,7 @@ class LokiPKI:
 
 
 # docker-compose's file secrets are bind mounts that keep the host file's owner and mode, and
-# each server's image runs as its own user (Loki 10001, Grafana 472, Prometheus nobody): a
+# each server's image runs as its own user (Loki 10001, Prometheus nobody): a
 # 0600 key of the host user is unreadable there. For compose the keys are 0644 inside this
 # 0700 directory, which no other host user can enter; each container sees only its secrets.
 COMPOSE_KEY_MODE = 0o644

@@ -1,6 +1,6 @@
 """Turns provisioning/ (written for docker-compose) into the native stack's configs.
 
-Servers that expand environment variables themselves (Loki, Telegraf, Grafana,
+Servers that expand environment variables themselves (Loki, Telegraf,
 InfluxDB's INFLUXDB_* overrides) get the files unchanged plus variables. Prometheus does
 not, so its compose service names are rewritten to 127.0.0.1 and the configured ports.
 Alertmanager's file is a template filled from WLMON_* values (also in docker-compose,
@@ -37,7 +37,7 @@ SERVICE_ADDRESSES = {
     "telegraf:9273": "telegraf",
     "api:8000": "api",
     "influxdb:8086": "influxdb",
-    "grafana:3000": "grafana",
+    "perses:8080": "perses",
 }
 
 
@@ -68,7 +68,7 @@ def render_prometheus(
     doc.setdefault("global", {})["scrape_interval"] = settings.scrape_interval
     doc["global"]["evaluation_interval"] = settings.scrape_interval
     # Relative to the config's directory, where `wlmon up` starts Prometheus: the rule
-    # files' names (Grafana's alert list shows them as namespaces) are then
+    # files' names (Prometheus' alert list shows them as groups' files) are then
     # rules/workload.rules.yml, not the state directory's absolute path.
     rules = render_rules(settings, out_dir)
     doc["rule_files"] = [f"{rules.name}/*.rules.yml"]
@@ -109,7 +109,7 @@ def native_secret_paths(text: str, files: Mapping[str, Path], origin: str) -> st
 
 
 def native_secret_files(path: Path, files: Mapping[str, Path]) -> Path:
-    """A copied config (Grafana's datasources) with its secret paths pointed at the state."""
+    """A copied config with its secret paths pointed at the state."""
     path.write_text(native_secret_paths(path.read_text(), files, str(path)))
     return path
 

@@ -31,7 +31,7 @@ from pydantic import SecretStr
 
 from exporters.durations import parse_duration
 from exporters.sinks.loki import LokiTLS
-from wlmon.stack import logpipe, pki, render
+from wlmon.stack import logpipe, perses, pki, render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.install import status
 from wlmon.stack.services import Service, fill, read_table
@@ -68,6 +68,9 @@ class Running:
 EXPORTER_TOKEN_FILE = "exporter-token"
 # Loki's CA, server and client certificates (wlmon/stack/pki.py), a folder of the secrets.
 LOKI_TLS_DIR = "loki-tls"
+PERSES_PASSWORD_FILE = "perses-admin-password"
+PERSES_ENCRYPTION_KEY_FILE = "perses-encryption-key"
+VICTORIALOGS_PASSWORD_FILE = "victorialogs-password"
 
 
 class Stack:
@@ -80,12 +83,40 @@ class Stack:
         self.run_file = self.state / "run" / "services.json"
 
     # ------------------------------------------------------------------ services
-    def grafana_password(self) -> tuple[str, str]:
-        """The admin password and a sentence saying where it comes from."""
+    def perses_password(self) -> tuple[str, str]:
+        """Perses' admin password and a sentence saying where it comes from."""
         return self._secret(
-            self.settings.grafana_admin_password,
-            "WLMON_GRAFANA_ADMIN_PASSWORD",
-            "grafana-admin-password",
+            self.settings.perses_admin_password,
+            "WLMON_PERSES_ADMIN_PASSWORD",
+            PERSES_PASSWORD_FILE,
+        )
+
+    def victorialogs_password(self) -> tuple[str, str]:
+        """VictoriaLogs' basic-auth password (Perses' `logs` datasource sends it)."""
+        return self._secret(
+            self.settings.victorialogs_password,
+            "WLMON_VICTORIALOGS_PASSWORD",
+            VICTORIALOGS_PASSWORD_FILE,
+        )
+
+    def perses_inputs(self) -> perses.PersesInputs:
+        """What Perses' config is rendered from (wlmon/stack/perses.py)."""
+        s = self.settings
+        self.victorialogs_password()  # its file exists before Perses reads it
+        # 32 bytes, as Perses' AES-256 wants (token_urlsafe(24) is 32 characters).
+        self._secret(None, "", PERSES_ENCRYPTION_KEY_FILE)
+        return perses.PersesInputs(
+            data_dir=self.data_dir / "perses",
+            plugins_archive=COMPONENTS["perses"].directory / "plugins-archive",
+            dashboards_dir=s.perses_dashboards_dir or s.repo_dir / "dashboards" / "perses",
+            prometheus_url=f"http://{LOCAL}:{s.ports.prometheus}",
+            logs_url=f"https://{LOCAL}:{s.ports.victorialogs}",
+            logs_user=s.victorialogs_username,
+            logs_password_file=self.secret_file(VICTORIALOGS_PASSWORD_FILE),
+            logs_ca_file=None,
+            admin_password=self.perses_password()[0],
+            encryption_key_file=self.secret_file(PERSES_ENCRYPTION_KEY_FILE),
+            provisioning_interval=s.perses_provisioning_interval,
         )
 
     def api_token(self) -> str:
@@ -129,7 +160,10 @@ class Stack:
         """Every secret the stack uses and where an operator finds it."""
         user, _, influx = self.influx_credentials()
         return {
-            "Grafana admin password (user admin)": self.grafana_password()[1],
+            f"Perses admin password (user {perses.PERSES_ADMIN_USER})": self.perses_password()[1],
+            f"VictoriaLogs basic auth (user {self.settings.victorialogs_username})": (
+                self.victorialogs_password()[1]
+            ),
             "API token (WLMON_API_TOKEN for `wlmon run` and the webhook)": self._secret(
                 self.settings.api_token, "WLMON_API_TOKEN", "api-token"
             )[1],
@@ -220,7 +254,6 @@ class Stack:
             "logs": self.log_dir,
             "repo": s.repo_dir,
             "python": sys.executable,
-            "grafana_password": self.grafana_password()[0],
             "api_token": self.api_token(),
             "exporter_token": self.exporter_token(),
             "sapstartsrv_password": self.sapstartsrv_password(),
@@ -275,11 +308,7 @@ class Stack:
         )
         for server in ("loki", "influxdb", "telegraf"):
             render.copy_tree(self.settings, server, self.config_dir)
-        grafana = render.copy_tree(self.settings, "grafana", self.config_dir)
-        render.native_secret_files(grafana / "datasources" / "datasources.yml", secrets_paths)
-        # Grafana wants plugins/ and alerting/ beside the provisioning it is given.
-        for sub in ("plugins", "alerting", "notifiers"):
-            (grafana / sub).mkdir(exist_ok=True)
+        perses.render(self.settings.repo_dir, self.config_dir, self.perses_inputs())
 
     # ------------------------------------------------------------------ lifecycle
     def recorded(self) -> list[Running]:
@@ -338,8 +367,8 @@ class Stack:
         try:
             return self._start_once(svc, log_path)
         except StackError:
-            # A known race on a fresh database (Grafana: "UNIQUE constraint failed:
-            # org.id" creating the default organisation): the second start works.
+            # A known race at a server's first start (services.yml's retry_on): the
+            # second start works.
             if svc.retry_on is None or svc.retry_on not in _read_from(log_path, offset):
                 raise
         return self._start_once(svc, log_path)

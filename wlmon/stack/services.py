@@ -30,7 +30,7 @@ class Service:
     after_start: Callable[[Service], None] | None = None
     dirs: list[str] = field(default_factory=list)
     component: str | None = None
-    # Other built components whose files the service reads (Grafana: its web UI).
+    # Other built components whose files the service reads (none today).
     uses: list[str] = field(default_factory=list)
     # A line in the log after which a failed start is tried once more (a known race).
     retry_on: str | None = None

@@ -14,16 +14,18 @@ REPO_DIR = Path(__file__).resolve().parents[2]
 
 
 class Ports(BaseSettings):
-    """The servers' usual ports, each overridable (WLMON_PORT_GRAFANA=3001, ...)."""
+    """The servers' usual ports, each overridable (WLMON_PORT_PERSES=3001, ...)."""
 
     model_config = SettingsConfigDict(env_prefix="WLMON_PORT_")
 
-    grafana: int = 3000
+    perses: int = 3000
     prometheus: int = 9090
     alertmanager: int = 9093
     alertmanager_cluster: int = 0  # 0: clustering off, so nothing binds 0.0.0.0:9094
     loki: int = 3100
     loki_grpc: int = 9096
+    # VictoriaLogs (the log store replacing Loki): Perses' `logs` datasource points there.
+    victorialogs: int = 9428
     influxdb: int = 8086
     influxdb_rpc: int = 8088
     telegraf: int = 9273
@@ -54,7 +56,15 @@ class StackSettings(BaseSettings):
     rules_for_grace_period: str = "20s"
     rules_for_outage_tolerance: str = "1h"
     telegraf_interval: str = "10s"
-    grafana_admin_password: SecretStr | None = None
+    # Perses' one user, `admin` (native auth); generated into the state's secrets unless given.
+    perses_admin_password: SecretStr | None = None
+    # VictoriaLogs' basic auth, which Perses' `logs` datasource sends (the log store's user).
+    victorialogs_username: str = "wlmon"
+    victorialogs_password: SecretStr | None = None
+    # How often Perses reads its provisioning folders again (dashboards are code).
+    perses_provisioning_interval: str = "1m"
+    # The Perses dashboards provisioned at start: dashboards/perses/ of the repo unless set.
+    perses_dashboards_dir: Path | None = None
     api_token: SecretStr | None = None
     # The exporter's control token (its writes: faults, users, runs); the API is given it.
     exporter_token: SecretStr | None = None

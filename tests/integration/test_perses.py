@@ -1,0 +1,176 @@
+"""Perses (native) with wlmon's provisioning, through its real HTTP API: its native auth,
+the plugins it loaded, every provisioned dashboard as written, and each panel's PromQL run
+through Perses' datasource proxy, compared with the same query asked of Prometheus itself."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+
+from tests.integration.conftest import PERSES_DASHBOARDS, PERSES_PASSWORD, perses, url
+from tests.integration.helpers import eventually
+from wlmon.stack import perses as perses_config
+from wlmon.stack.persesplugins import PLUGINS, SOURCE_PLUGINS
+
+pytestmark = pytest.mark.integration
+
+# What a dashboard's variables stand for when its queries are run outside the UI.
+VARIABLES = {
+    "$sid": "BMK",
+    "${sid}": "BMK",
+    "$sap_instance": ".*",
+    "${sap_instance}": ".*",
+    "$task_type": "dialog",
+    "${task_type}": "dialog",
+    "$__rate_interval": "1m",
+    "$__range": "15m",
+    "$__interval": "30s",
+}
+
+
+def _dashboards() -> dict[str, dict]:
+    """The dashboard files provisioned (YAML or JSON, one resource or a list per file)."""
+    found = {}
+    for path in sorted(Path(PERSES_DASHBOARDS).iterdir()):
+        if path.suffix not in (".yaml", ".yml", ".json"):
+            continue
+        doc = yaml.safe_load(path.read_text())
+        for res in doc if isinstance(doc, list) else [doc]:
+            if res.get("kind") == "Dashboard":
+                found[res["metadata"]["name"]] = res
+    return found
+
+
+DASHBOARDS = _dashboards()
+
+
+def _resolve(text: str) -> str:
+    for name in sorted(VARIABLES, key=len, reverse=True):
+        text = text.replace(name, VARIABLES[name])
+    return text
+
+
+def _prometheus_queries() -> list[tuple[str, str, str]]:
+    out = []
+    for name, dash in DASHBOARDS.items():
+        for key, panel in dash["spec"]["panels"].items():
+            for q in panel["spec"].get("queries", []):
+                plugin = q["spec"]["plugin"]
+                if plugin["kind"] == "PrometheusTimeSeriesQuery":
+                    out.append((name, key, plugin["spec"]["query"]))
+    return out
+
+
+def test_anonymous_requests_and_a_wrong_password_are_refused(stack) -> None:
+    base = url(stack, "perses")
+    r = httpx.get(f"{base}/api/v1/projects/wlmon/dashboards", timeout=10)
+    assert r.status_code == 401, r.text
+    r = httpx.get(f"{base}/proxy/globaldatasources/prometheus/api/v1/query?query=up", timeout=10)
+    assert r.status_code == 401, r.text
+    r = httpx.post(
+        f"{base}/api/auth/providers/native/login",
+        json={"login": "admin", "password": PERSES_PASSWORD + "x"},
+        timeout=10,
+    )
+    assert 400 <= r.status_code < 500, r.text
+    # Sign-up is off: nobody creates an account of their own.
+    r = httpx.post(
+        f"{base}/api/v1/users",
+        json={"kind": "User", "metadata": {"name": "eve"}, "spec": {"nativeProvider": {}}},
+        timeout=10,
+    )
+    # disable_sign_up leaves the route out altogether (405); never 200.
+    assert r.status_code in (401, 403, 405), r.text
+    assert httpx.get(f"{base}/api/v1/health", timeout=10).json()["version"] == "0.54.0"
+
+
+def test_the_plugins_are_loaded(stack) -> None:
+    with perses(stack) as client:
+        modules = client.get("/api/v1/plugins").json()
+    loaded = {m["metadata"]["name"]: m["status"] for m in modules}
+    expected = {
+        "Prometheus",
+        "Loki",
+        "StatChart",
+        "TimeSeriesChart",
+        "Table",
+        "BarChart",
+        "GaugeChart",
+        "Markdown",
+        "VictoriaLogs",
+    }
+    assert len(PLUGINS) + len(SOURCE_PLUGINS) == len(expected)
+    assert set(loaded) == expected, loaded
+    assert all(s["isLoaded"] and not s.get("error") for s in loaded.values()), loaded
+
+
+def test_the_log_has_no_provisioning_error(stack) -> None:
+    log = (stack.log_dir / "perses.log").read_text()
+    bad = [
+        line
+        for line in log.splitlines()
+        if "level=error" in line or "unable to provision" in line or "unable to load" in line
+    ]
+    assert not bad, "\n".join(bad[:10])
+
+
+def test_the_project_and_datasources_are_provisioned(stack) -> None:
+    with perses(stack) as client:
+        project = client.get(f"/api/v1/projects/{perses_config.PROJECT}")
+        assert project.status_code == 200, project.text
+        names = {d["metadata"]["name"]: d for d in client.get("/api/v1/globaldatasources").json()}
+    assert set(names) == {"prometheus", "logs"}
+    prom = names["prometheus"]["spec"]
+    assert prom["default"] and prom["plugin"]["kind"] == "PrometheusDatasource"
+    proxy = prom["plugin"]["spec"]["proxy"]["spec"]
+    assert proxy["url"] == url(stack, "prometheus")
+    logs = names["logs"]["spec"]["plugin"]
+    assert logs["kind"] == "VictoriaLogsDatasource"
+    assert logs["spec"]["proxy"]["spec"]["url"].startswith("https://127.0.0.1:")
+
+
+@pytest.mark.parametrize("name", sorted(DASHBOARDS))
+def test_every_provisioned_dashboard_loads_as_written(stack, name: str) -> None:
+    written = DASHBOARDS[name]
+    with perses(stack) as client:
+        r = client.get(f"/api/v1/projects/{written['metadata']['project']}/dashboards/{name}")
+    assert r.status_code == 200, r.text
+    served = r.json()["spec"]
+    assert set(served["panels"]) == set(written["spec"]["panels"])
+    for key, panel in written["spec"]["panels"].items():
+        assert served["panels"][key]["spec"]["plugin"] == panel["spec"]["plugin"], key
+    assert len(served["layouts"]) == len(written["spec"]["layouts"])
+
+
+def test_the_home_page_serves_the_ui(stack) -> None:
+    base = url(stack, "perses")
+    page = httpx.get(f"{base}{perses_config.dashboard_path()}", timeout=10)
+    assert page.status_code == 200 and '<div id="root">' in page.text
+    script = httpx.get(f"{base}/main.js", timeout=30)
+    assert script.status_code == 200 and len(script.content) > 1_000_000
+
+
+@pytest.mark.parametrize(("dashboard", "panel", "query"), _prometheus_queries())
+def test_a_panel_query_runs_through_perses_proxy(stack, dashboard, panel, query) -> None:
+    """The UI's path (Perses' proxy adds nothing the browser must know) against Prometheus
+    asked directly: the same series come back."""
+    expr = _resolve(query)
+    prom = url(stack, "prometheus")
+
+    def both():
+        end = time.time()
+        params = {"query": expr, "start": end - 300, "end": end, "step": 15}
+        with perses(stack) as client:
+            via = client.get(
+                "/proxy/globaldatasources/prometheus/api/v1/query_range", params=params
+            )
+        direct = httpx.get(f"{prom}/api/v1/query_range", params=params, timeout=30)
+        assert via.status_code == 200, f"{dashboard}/{panel}: {via.status_code} {via.text[:300]}"
+        a, b = via.json()["data"]["result"], direct.json()["data"]["result"]
+        return a and {str(s["metric"]) for s in a} == {str(s["metric"]) for s in b} and a
+
+    assert eventually(both, timeout=90, every=3), f"{dashboard}/{panel}: no data for {expr}"

@@ -1,0 +1,4 @@
+export { getPluginModule } from './getPluginModule';
+export * from './model';
+export * from './queries';
+export * from './datasources';

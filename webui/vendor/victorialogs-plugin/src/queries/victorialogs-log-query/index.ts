@@ -1,0 +1,4 @@
+export * from './query';
+export * from './VictoriaLogsLogQuery';
+export * from './VictoriaLogsLogQueryEditor';
+export * from './types';
