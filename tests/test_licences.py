@@ -115,12 +115,21 @@ def test_npm_lock_files_are_read(tmp_path):
                     "node_modules/react": {"version": "18.3.1", "license": "MIT"},
                     "node_modules/@x/y": {"version": "1.0.0", "license": "AGPL-3.0"},
                     "node_modules/z": {"version": "2.0.0"},
+                    # Read by hand (REVIEWED) only where nothing is declared:
+                    "node_modules/@perses-dev/table-plugin": {"version": "0.8.1"},
+                    "node_modules/typed-function": {"version": "2.1.0", "license": "SSPL-1.0"},
                 },
             }
         )
     )
     rows = {r.name: r.verdict for r in licences.npm_lockfile(lock)}
-    assert rows == {"react": Verdict.allowed, "@x/y": Verdict.forbidden, "z": Verdict.unknown}
+    assert rows == {
+        "react": Verdict.allowed,
+        "@x/y": Verdict.forbidden,
+        "z": Verdict.unknown,
+        "@perses-dev/table-plugin": Verdict.allowed,
+        "typed-function": Verdict.forbidden,
+    }
 
 
 def test_every_npm_package_a_component_is_built_with_is_allowed():

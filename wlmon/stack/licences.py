@@ -19,6 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from wlmon.stack.components import COMPONENTS
+from wlmon.stack.settings import REPO_DIR
 
 
 class Verdict(StrEnum):
@@ -53,6 +54,30 @@ _ALLOWED_WORDS = re.compile(
 )
 # A classifier that names no licence ("OSI Approved" alone) says nothing.
 _EMPTY_CLASSIFIERS = {"License :: OSI Approved", "License :: Other/Proprietary License"}
+
+
+# Packages whose metadata declares no licence, read by hand: (ecosystem, name) -> (SPDX id,
+# where it was read). Used only where the declaration is empty: a declared licence is never
+# overridden. A new version of one of these is read again (the entry names the versions).
+REVIEWED: dict[tuple[str, str], tuple[str, str]] = {
+    **{
+        ("npm", f"@perses-dev/{plugin}"): (
+            "Apache-2.0",
+            "package/LICENSE of the npm tarball (Apache License 2.0), perses/plugins",
+        )
+        for plugin in (
+            "bar-chart-plugin",
+            "gauge-chart-plugin",
+            "loki-plugin",
+            "markdown-plugin",
+            "prometheus-plugin",
+            "stat-chart-plugin",
+            "table-plugin",
+            "timeseries-chart-plugin",
+        )
+    },  # fmt: skip
+    ("npm", "typed-function"): ("MIT", "package/LICENSE of the npm tarball 2.1.0 (MIT)"),
+}
 
 
 @dataclass(frozen=True)
@@ -140,13 +165,14 @@ def npm_lockfile(path: Path) -> Iterator[Licence]:
         declared = entry.get("license") or ""
         if isinstance(declared, dict):  # the old {"type": ...} form
             declared = declared.get("type", "")
-        yield Licence("npm", name, entry.get("version", "?"), declared, judge(declared), str(path))
+        source = str(path)
+        if not declared and ("npm", name) in REVIEWED:
+            declared, source = REVIEWED[("npm", name)]
+        yield Licence("npm", name, entry.get("version", "?"), declared, judge(declared), source)
 
 
 def npm_packages() -> list[Licence]:
     """The npm packages every component is built with, from the lock files it installs from."""
-    from wlmon.stack.settings import REPO_DIR
-
     rows: dict[tuple[str, str], Licence] = {}
     for component in COMPONENTS.values():
         for relative in component.npm_lockfiles:
