@@ -106,9 +106,10 @@ class Indicator:
     component: str  # the ST03 time component it reads (a key of COMPONENTS)
     alert: str  # the alert that fires on it
     threshold_key: str  # its key in alerts/thresholds.yml (seconds): the paper's, the warning level
-    # Deprecated: the page level is thresholds.yml's `page_key`. Kept, equal to the shipped
-    # page / warning ratio (tests/alerts/test_thresholds.py pins it), only until the
-    # dashboards read Thresholds.page_seconds; nothing in alerts/ reads it.
+    # Deprecated: the old critical twins' "much higher" multiple, which the dashboards' red
+    # and the model's CCMS node colours still read. The alerts page at thresholds.yml's
+    # `page_key` (Thresholds.page_seconds), which those should read instead; nothing in
+    # alerts/ reads this.
     critical_multiple: float | None
     summary: str
     diagnosis: str
@@ -159,7 +160,7 @@ INDICATORS: tuple[Indicator, ...] = (
         cause=CAUSE_WORK_PROCESSES,
         alert="SAPDispatcherWaitTimeHigh",
         threshold_key="dispatcher_wait_seconds",
-        critical_multiple=2,
+        critical_multiple=4,
         summary="Dialog steps wait in the dispatcher queue for a work process.",
         description="Dialog steps on {inst} wait {value} ms on average for a free work process",
         diagnosis=(
@@ -174,7 +175,7 @@ INDICATORS: tuple[Indicator, ...] = (
         cause=CAUSE_DATABASE,
         alert="SAPDatabaseRequestTimeHigh",
         threshold_key="db_request_seconds",
-        critical_multiple=1.5,
+        critical_multiple=2,
         summary="Database requests of dialog steps are slow.",
         description="Dialog steps on {inst} spend {value} ms on average in database requests",
         diagnosis=(
@@ -189,7 +190,7 @@ INDICATORS: tuple[Indicator, ...] = (
         cause=CAUSE_ENQUEUE,
         alert="SAPEnqueueTimeHigh",
         threshold_key="enqueue_seconds",
-        critical_multiple=1.5,
+        critical_multiple=4,
         summary="Lock requests to the enqueue server are slow.",
         description=(
             "Dialog steps on {inst} spend {value} ms on average waiting for the enqueue server"
@@ -206,7 +207,7 @@ INDICATORS: tuple[Indicator, ...] = (
         cause=CAUSE_ROLL_AREA,
         alert="SAPRollInTimeHigh",
         threshold_key="roll_seconds",
-        critical_multiple=2,
+        critical_multiple=4,
         summary="User contexts are slow to roll in.",
         description="Roll-in on {inst} takes {value} ms per dialog step on average",
         diagnosis=_ROLL_DIAGNOSIS,
@@ -217,7 +218,7 @@ INDICATORS: tuple[Indicator, ...] = (
         cause=CAUSE_ROLL_AREA,
         alert="SAPRollOutTimeHigh",
         threshold_key="roll_seconds",
-        critical_multiple=2,
+        critical_multiple=4,
         summary="User contexts are slow to roll out.",
         description="Roll-out on {inst} takes {value} ms per dialog step on average",
         diagnosis=_ROLL_DIAGNOSIS,
