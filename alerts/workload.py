@@ -188,4 +188,3 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
         *roll_area_alerts(limits),
     ]
     return RuleFile("workload.rules.yml", WHY, [{"name": "sap-workload", "rules": rules}])
-

@@ -163,7 +163,10 @@ def test_alerts_with_a_cause_are_grouped_by_it_at_each_receiver(tmp_path, no_sta
     cfg = tmp_path / "config" / "alertmanager" / "alertmanager.yml"
     amtool = str(COMPONENTS["alertmanager"].path("amtool"))
     for labels, receiver in (
-        (["severity=critical", "cause=roll-area", "alertname=SAPRollInTimeHigh"], "oncall-critical"),
+        (
+            ["severity=critical", "cause=roll-area", "alertname=SAPRollInTimeHigh"],
+            "oncall-critical",
+        ),
         (["severity=warning", "cause=roll-area", "alertname=SAPRollFileInUse"], "noc-warning"),
         (["severity=warning", "alertname=SAPBufferSwaps"], "noc-warning"),
     ):

@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, runbook_url
-from alerts.thresholds import load_thresholds, threshold_seconds
+from alerts.thresholds import load_thresholds
 from exporters.vocabulary import INDICATORS, Indicator
 
 OUT = Path(__file__).parent
@@ -90,7 +90,9 @@ def _fast_case(
             {
                 "expr": f'ALERTS{{alertname="{alertname}",alertstate="firing"}}',
                 "eval_time": t,
-                "exp_samples": [{"labels": _alerts_series(alertname, lab), "value": 1} for lab in labs],
+                "exp_samples": [
+                    {"labels": _alerts_series(alertname, lab), "value": 1} for lab in labs
+                ],
             }
             for t, labs in firing.items()
         ]
@@ -196,7 +198,10 @@ def part_alert_tests(a: Indicator) -> list[dict]:
             name,
             # Under the level from +30 s on; kept firing 45 s more (keep_firing_for): resolved
             # at +75 s (at +90 s where an evaluation comes a moment late: not asserted).
-            {_at(removed): [expected(fault)], **{_at(removed + 90 + 15 * k): [] for k in range(40)}},
+            {
+                _at(removed): [expected(fault)],
+                **{_at(removed + 90 + 15 * k): [] for k in range(40)},
+            },
             {_at(removed + 15 * k): [labels] for k in range(5)},
         ),
         _fast_case(
@@ -241,8 +246,9 @@ def _explained_by_database(a: Indicator, steps: str, n: int) -> list[dict]:
     recover, when an Alertmanager inhibition would have lifted and let it through."""
     limits = load_thresholds()
     db = next(i for i in INDICATORS if i.component == "db_request")
-    wait_ms, db_ms = 2 * float(limits.page_seconds(a) or 0) * 1000, 2 * 1000 * float(
-        limits.page_seconds(db) or 0
+    wait_ms, db_ms = (
+        2 * float(limits.page_seconds(a) or 0) * 1000,
+        2 * 1000 * float(limits.page_seconds(db) or 0),
     )
     series = [
         *_series(a.component, _fast_values([(1.0, 40), (wait_ms, 34), (1.0, n - 74)]), steps),

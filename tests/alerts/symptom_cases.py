@@ -16,7 +16,9 @@ from pathlib import Path
 from tests.alerts.cases import SID, _alerts_series, _annotations, _at, _fast_case
 
 TRACES = Path(__file__).parent / "traces"
-CAUSE_NOTE = ", and no alert on a cause (dispatcher wait, DB request, enqueue, roll area) explains it."
+CAUSE_NOTE = (
+    ", and no alert on a cause (dispatcher wait, DB request, enqueue, roll area) explains it."
+)
 PER_15S = 150  # dialog steps per 15 s sample: 10 steps/s
 N = 160  # 40 minutes of 15 s samples
 
@@ -126,7 +128,7 @@ def response_tests() -> list[dict]:
 def throughput_tests() -> list[dict]:
     """At 1-minute samples: yesterday needs a day of them."""
     name = "SAPDialogThroughputLow"
-    lab = f'sap_workload_steps_total{{{_inst_labels("penguin2_D00")}}}'
+    lab = f"sap_workload_steps_total{{{_inst_labels('penguin2_D00')}}}"
     day = 1440
 
     def case(title: str, per_min: list[tuple[int, int]], minute: int, fires: int | None) -> dict:
@@ -152,7 +154,9 @@ def throughput_tests() -> list[dict]:
             "name": title,
             "interval": "1m",
             "input_series": [{"series": lab, "values": _counter(per_min)}],
-            "alert_rule_test": [{"eval_time": f"{minute}m", "alertname": name, "exp_alerts": alerts}],
+            "alert_rule_test": [
+                {"eval_time": f"{minute}m", "alertname": name, "exp_alerts": alerts}
+            ],
         }
 
     return [
@@ -194,7 +198,12 @@ def roll_file_tests() -> list[dict]:
         "The roll file should not be used; keep the roll area in memory by setting rdisp/ROLL_MAXFS equal "
         "to rdisp/ROLL_SHM and sizing it for the users (seed 000, 4.3.1 guideline 3).",
     )
-    labels = {"severity": "warning", "cause": "roll-area", "sid": SID, "sap_instance": "penguin2_D00"}
+    labels = {
+        "severity": "warning",
+        "cause": "roll-area",
+        "sid": SID,
+        "sap_instance": "penguin2_D00",
+    }
 
     def series(values: str) -> list[dict]:
         return [{"series": f"sap_roll_file_written_bytes_total{lab}", "values": values}]
@@ -246,7 +255,12 @@ def extended_memory_tests() -> list[dict]:
         "Performance drops sharply when extended memory runs full (seed 000, 4.3.1 guideline 4). Enlarge "
         "em/initial_size_MB; unused extended memory costs little because the operating system pages it out.",
     )
-    labels = {"severity": "warning", "cause": "roll-area", "sid": SID, "sap_instance": "penguin2_D00"}
+    labels = {
+        "severity": "warning",
+        "cause": "roll-area",
+        "sid": SID,
+        "sap_instance": "penguin2_D00",
+    }
 
     def series(used: str, sz: str = f"{size}x{N}") -> list[dict]:
         return [
@@ -311,7 +325,7 @@ def db_host_tests() -> list[dict]:
                 "values": f"0+{queue * 15:g}x{N}",
             },
             {
-                "series": f'sap_workload_steps_total{{{_inst_labels("penguin2_D00")}}}',
+                "series": f"sap_workload_steps_total{{{_inst_labels('penguin2_D00')}}}",
                 "values": f"0+{PER_15S}x{N}",
             },
             {
@@ -499,7 +513,10 @@ def trace_tests() -> list[dict]:
                 "interval": "15s",
                 "input_series": trace_series(trace),
                 "promql_expr_test": [
-                    *({"expr": "ALERTS", "eval_time": _at(t), "exp_samples": []} for t in (WARM_S, on)),
+                    *(
+                        {"expr": "ALERTS", "eval_time": _at(t), "exp_samples": []}
+                        for t in (WARM_S, on)
+                    ),
                     *(
                         {"expr": count, "eval_time": _at(t), "exp_samples": _firing_counts(fires)}
                         for t in during

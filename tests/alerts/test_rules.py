@@ -157,7 +157,11 @@ def test_each_indicator_has_one_page_at_its_page_level(alert: str) -> None:
         r for g in yaml.safe_load(text)["groups"] for r in g["rules"] if r.get("alert") == alert
     ]
     assert rule["labels"] == {"severity": "critical", "cause": indicator.cause}
-    assert rule["expr"].splitlines()[0].endswith(":mean1m{" + 'task_type="dialog",source!="sapcontrol"} > 70')
+    assert (
+        rule["expr"]
+        .splitlines()[0]
+        .endswith(":mean1m{" + 'task_type="dialog",source!="sapcontrol"} > 70')
+    )
     assert (rule["for"], rule["keep_firing_for"]) == ("30s", "45s")
 
 

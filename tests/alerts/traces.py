@@ -50,7 +50,7 @@ def sample(fault: str | None, seed: int = 1) -> dict:
         if t % SCRAPE_S == 0:
             snap = sim.snapshot()
             tot = snap.totals
-            db = [i for i, r in enumerate(snap.os_roles) if "database" in r.split("+")][0]
+            db = next(i for i, r in enumerate(snap.os_roles) if "database" in r.split("+"))
             steps = tot.steps[:, 0, :].sum(axis=1)  # dialog steps per instance
             secs = {c: tot.seconds[:, 0, :, COMPONENTS.index(c)].sum(axis=1) for c in COMPONENTS}
             rows.append(
@@ -86,7 +86,9 @@ def sample(fault: str | None, seed: int = 1) -> dict:
         "seconds": {c: split([r["secs"][c] for r in rows]) for c in COMPONENTS_KEPT},
         "roll_file_bytes": split([r["roll_file"] for r in rows]),
         # Idle seconds of one of the host's CPUs (their mean), as node_cpu_seconds_total has.
-        "db_cpu_idle_seconds": _round(np.array([r["t"] - r["db_cpu_busy"] / db_cpus for r in rows])),
+        "db_cpu_idle_seconds": _round(
+            np.array([r["t"] - r["db_cpu_busy"] / db_cpus for r in rows])
+        ),
         "db_disk_queue_seconds": _round(np.array([r["db_disk_queue"] for r in rows])),
         "physical_reads": _round(np.array([r["physical"] for r in rows])),
     }
