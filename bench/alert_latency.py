@@ -79,7 +79,7 @@ def main() -> None:
             alert = FAULTS[fault]
             if i:
                 # The previous fault's fast window empties and its page resolves
-                # (keep_firing_for 45 s, not scaled); each fault has its own alert.
+                # (keep_firing_for 40 s, not scaled); each fault has its own alert.
                 time.sleep((WINDOW_S["critical"] + FOR_S["critical"]) * scale + scrape + 45)
             seen = max(
                 (n["id"] for n in httpx.get(f"{api}/alerts/notifications").json()), default=0

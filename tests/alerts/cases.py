@@ -196,8 +196,8 @@ def part_alert_tests(a: Indicator) -> list[dict]:
                 fast_steps,
             ),
             name,
-            # Under the level from +30 s on; kept firing 45 s more (keep_firing_for): resolved
-            # at +75 s (at +90 s where an evaluation comes a moment late: not asserted).
+            # Under the level from +30 s on; kept firing 40 s more (keep_firing_for): resolved
+            # at the third evaluation after, +75 s; asserted from +90 s.
             {
                 _at(removed): [expected(fault)],
                 **{_at(removed + 90 + 15 * k): [] for k in range(40)},

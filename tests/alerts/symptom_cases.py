@@ -292,7 +292,7 @@ def extended_memory_tests() -> list[dict]:
             f"{name} resolves 45-60 s after extended memory is enlarged and does not fire again",
             series(f"{full}x{N}", f"{size}x39 {2 * size}x{N - 40}"),
             name,
-            # Under 98 % from 600 s on, kept firing 45 s more (keep_firing_for).
+            # Under 98 % from 600 s on, kept firing 40 s more (keep_firing_for): resolved at +45 s.
             {_at(600 + 60 + 15 * k): [] for k in range(40)},
             {_at(600 + 30): [labels]},
         ),

@@ -162,7 +162,7 @@ def test_each_indicator_has_one_page_at_its_page_level(alert: str) -> None:
         .splitlines()[0]
         .endswith(":mean1m{" + 'task_type="dialog",source!="sapcontrol"} > 70')
     )
-    assert (rule["for"], rule["keep_firing_for"]) == ("30s", "45s")
+    assert (rule["for"], rule["keep_firing_for"]) == ("30s", "40s")
 
 
 def test_every_alert_on_a_cause_names_one_the_vocabulary_knows() -> None:
