@@ -176,3 +176,25 @@ def test_every_compose_image_is_documented_and_allowed():
     assert images <= set(rows), sorted(images - set(rows))
     refused = {image: rows[image] for image in images if judge(rows[image]) is not Verdict.allowed}
     assert not refused, refused
+
+
+def test_docs_name_every_pinned_python_library_with_its_version():
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pins = project["dependencies"] + [
+        d for ds in project["optional-dependencies"].values() for d in ds
+    ]
+    expected = {}
+    for pin in pins:
+        name, _, version = re.split(r"\[.*?\]", pin)[0].partition("==")
+        expected[name.strip().lower()] = version.strip()
+    section = (
+        DOC.read_text(encoding="utf-8").split("## Python libraries", 1)[1].split("\n## ", 1)[0]
+    )
+    documented = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0] not in ("package", "") and not set(cells[0]) <= {"-"}:
+            documented[cells[0].lower()] = cells[1]
+    assert documented == expected
