@@ -28,8 +28,12 @@ class RunAnnotations:
         self.settings = settings
         self.run = run
         self.loki = (
-            LokiSink(settings.loki_url, tls=settings.loki_tls).start()
-            if settings.loki_url
+            LokiSink(
+                settings.logs_url,
+                access=settings.logs_access,
+                push_path=settings.logs_push_path,
+            ).start()
+            if settings.logs_url
             else None
         )
         token = settings.influx_token.get_secret_value() if settings.influx_token else ""

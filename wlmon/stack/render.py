@@ -6,9 +6,9 @@ not, so its compose service names are rewritten to 127.0.0.1 and the configured 
 Alertmanager's file is a template filled from WLMON_* values (also in docker-compose,
 by the alertmanager-config job); without an SMTP smarthost its e-mail parts are dropped.
 Alertmanager asks for basic auth (its web config, with a bcrypt hash of the password):
-Prometheus gets the password as a file beside its config. Loki speaks mutual TLS only: the
-configs name docker-compose's secrets (/run/secrets/loki_ca, ...), which the native stack
-points at the state's certificates (wlmon/stack/pki.py).
+Prometheus gets the password as a file beside its config. VictoriaLogs (the log store)
+serves HTTPS with basic auth: the configs name docker-compose's secrets
+(/run/secrets/victorialogs_ca, ...), which the native stack points at the state's files.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ SERVICE_ADDRESSES = {
     "exporter:9300": "exporter",
     "prometheus:9090": "prometheus",
     "alertmanager:9093": "alertmanager",
-    "loki:3100": "loki",
+    "victorialogs:9428": "victorialogs",
     "telegraf:9273": "telegraf",
     "api:8000": "api",
     "influxdb:8086": "influxdb",
@@ -95,13 +95,14 @@ _SECRET_PATH = re.compile(r"/run/secrets/([A-Za-z0-9_]+)")
 
 def native_secret_paths(text: str, files: Mapping[str, Path], origin: str) -> str:
     """docker-compose's /run/secrets/<name> -> the state's file, for the names in `files`
-    (Loki's certificates); a loki_* secret the native stack does not have is an error."""
+    (the log store's CA and password); a victorialogs_* secret the native stack does not have
+    is an error."""
 
     def sub(match: re.Match) -> str:
         name = match[1]
         if name in files:
             return str(files[name])
-        if name.startswith("loki_"):
+        if name.startswith("victorialogs_"):
             raise TemplateError(f"{origin}: names secret {name}, which wlmon does not make")
         return match[0]
 
