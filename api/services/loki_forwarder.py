@@ -20,7 +20,7 @@ from prometheus_client import Counter
 
 from api.config import Settings
 from api.store import Store
-from exporters.sinks.loki import LokiPusher
+from exporters.sinks.loki import LokiPusher, retryable
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def push_pending(store: Store, settings: Settings, pusher: LokiPusher) -> tuple[
         pusher.push(lines)
     except httpx.HTTPStatusError as exc:
         code = exc.response.status_code
-        if code == 429 or code >= 500:
+        if retryable(code):
             raise
         # Loki's final word (malformed, too old): pushing them again would block every
         # later notification behind them. They stay in the API's store.

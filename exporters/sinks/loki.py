@@ -304,7 +304,7 @@ class LokiSink:
                 self._pusher.push([(dict(item.labels), item.ts_ns, item.line) for item in batch])
             except httpx.HTTPStatusError as exc:
                 self.failures += 1
-                if not _retryable(exc.response.status_code):
+                if not retryable(exc.response.status_code):
                     # The store took the lines it could and says the rest will never do (too
                     # old, outside retention): retrying would block every later line.
                     log.warning(
@@ -336,5 +336,12 @@ class LokiSink:
             self._buffer.extendleft(reversed(batch))
 
 
-def _retryable(status: int) -> bool:
-    return status == 429 or status >= 500
+# Refusals of the request, not of the lines: credentials or a path to fix (VictoriaLogs
+# answers 401 without basic auth), a store busy or down. The lines wait for the fix.
+RETRY_STATUSES = frozenset({401, 403, 404, 407, 429})
+
+
+def retryable(status: int) -> bool:
+    """Whether a refused push is to be sent again (else its lines are refused for good:
+    malformed, too old, outside retention)."""
+    return status in RETRY_STATUSES or status >= 500
