@@ -184,6 +184,13 @@ class Stack:
             os.chmod(path, 0o600)
         return path
 
+    def logs_secret_files(self) -> dict[str, Path]:
+        """docker-compose's victorialogs_* secret names -> the state's files (CA, server
+        certificate and key, password), for the configs that name /run/secrets/..."""
+        return self.logs_pki().compose_secrets() | {
+            "victorialogs_password": self.logs_password_file()
+        }
+
     def logs_url(self) -> str:
         """The log store (VictoriaLogs) serves HTTPS only, with basic auth."""
         return f"https://{LOCAL}:{self.settings.ports.victorialogs}"
@@ -289,9 +296,7 @@ class Stack:
     def render(self) -> None:
         password = self.alertmanager_auth()[1]
         self.ensure_logs_pki()
-        secrets_paths = self.logs_pki().compose_secrets() | {
-            "victorialogs_password": self.logs_password_file()
-        }
+        secrets_paths = self.logs_secret_files()
         render.render_prometheus(self.settings, self.config_dir, password, secrets_paths)
         render.render_alertmanager(
             self.settings.repo_dir / "provisioning" / "alertmanager",
