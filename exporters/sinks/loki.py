@@ -79,7 +79,7 @@ def log_store_client(url: str, access: LogStoreAccess | None, timeout_s: float) 
     return httpx.Client(timeout=timeout_s, verify=False, auth=access.auth if access else None)
 
 
-def _rfc3339_ns(ts: str) -> int:
+def rfc3339_ns(ts: str) -> int:
     """VictoriaLogs' `_time` (RFC 3339, up to 9 fraction digits, Z) as Unix nanoseconds."""
     whole, _, frac = ts.rstrip("Z").partition(".")
     seconds = int(datetime.fromisoformat(whole).replace(tzinfo=UTC).timestamp())
@@ -179,7 +179,7 @@ class LokiPusher:
             if row.strip():
                 doc = json.loads(row)
                 labels = tuple(sorted((n, doc[n]) for n in names if doc.get(n, "") != ""))
-                have.add((labels, _rfc3339_ns(doc["_time"]), doc.get("_msg", "")))
+                have.add((labels, rfc3339_ns(doc["_time"]), doc.get("_msg", "")))
         left = [x for x in lines if (tuple(sorted(x[0].items())), x[1], x[2]) not in have]
         if len(left) < len(lines):
             self.skipped += len(lines) - len(left)

@@ -1,5 +1,5 @@
 """A real-time run on the live stack: the API drives the exporter through ramp-up and a
-fault, the run's events reach Loki, InfluxDB and Grafana, and the report is read back from
+fault, the run's events reach the log store, InfluxDB and Grafana, and the report is read back from
 Prometheus. The model runs 10x real time here (and rule windows and for: are scaled by
 0.1): 1,000 simulated seconds take 100 s."""
 
@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from dashboards import forensics
-from tests.integration.conftest import grafana, loki, url
+from tests.integration.conftest import grafana, logsql, url
 from tests.integration.helpers import (
     eventually,
     exporter_scraped_cleanly,
@@ -128,18 +128,18 @@ def test_grafana_has_the_run_start_faults_steady_state_and_end(stack, finished_r
     assert "slow-enqueue-link" in by_event["fault_injected"]["tags"]
 
 
-def test_loki_has_the_run_events_tagged_with_the_run(stack, finished_run) -> None:
-    query = f'{{source="run_events", sid="BMK"}} | json | run_id="{finished_run["id"]}"'
+def test_the_log_store_has_the_run_events_in_the_runs_stream(stack, finished_run) -> None:
+    """The run is a stream field (run_id), and in the line for a reader that unpacks it."""
+    run = finished_run["id"]
+    since = _ms(finished_run["start"]) * 10**6 - 60 * 10**9
 
     def events():
-        with loki(stack) as client:
-            r = client.get(
-                "/loki/api/v1/query_range",
-                params={"query": query, "start": _ms(finished_run["start"]) * 10**6 - 60 * 10**9},
-            )
-        r.raise_for_status()
-        found = {s["stream"]["event"] for s in r.json()["data"]["result"]}
-        return found if found >= RUN_EVENTS else None
+        rows = logsql(stack, f'{{source="run_events", sid="BMK", run_id="{run}"}}', since)
+        unpacked = logsql(
+            stack, f'{{source="run_events"}} | unpack_json fields (run_id) | run_id:="{run}"', since
+        )
+        found = {row["event"] for row in rows}
+        return found if found >= RUN_EVENTS and len(unpacked) == len(rows) else None
 
     assert eventually(events, timeout=30) == RUN_EVENTS
 

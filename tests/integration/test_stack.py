@@ -17,7 +17,7 @@ from influxdb_client import InfluxDBClient, Point
 from influxdb_client.client.write_api import SYNCHRONOUS
 from typer.testing import CliRunner
 
-from tests.integration.conftest import grafana, influx_token, loki, url
+from tests.integration.conftest import grafana, influx_token, logs, logsql, url
 from tests.integration.helpers import eventually
 from wlmon.cli import app
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 
 SERVICES = {
     "influxdb",
-    "loki",
+    "victorialogs",
     "alertmanager",
     "exporter",
     "api",
@@ -49,8 +49,8 @@ def test_status_json_lists_name_pid_url_healthy(stack) -> None:
     for row in rows:
         assert set(row) == {"name", "pid", "url", "healthy"}
         assert row["healthy"] is True
-        # Loki serves mutual TLS only (its readiness is checked with wlmon's certificate).
-        scheme = "https" if row["name"] == "loki" else "http"
+        # VictoriaLogs serves HTTPS only (its readiness checked against the stack's CA).
+        scheme = "https" if row["name"] == "victorialogs" else "http"
         assert row["url"].startswith(f"{scheme}://127.0.0.1:"), row
 
 
@@ -105,7 +105,7 @@ def test_prometheus_scrapes_every_target(stack) -> None:
             "wlmon-exporter",
             "prometheus",
             "alertmanager",
-            "loki",
+            "victorialogs",
             "telegraf",
             "wlmon-api",
             # Their own /metrics, for the stack's down alerts (alerts/monitoring.py).
@@ -117,60 +117,31 @@ def test_prometheus_scrapes_every_target(stack) -> None:
     eventually(all_up)
 
 
-@pytest.mark.parametrize("uid", ["prometheus", "loki", "influxdb"])
+@pytest.mark.parametrize("uid", ["prometheus", "influxdb"])
 def test_grafana_datasource_health(stack, uid: str) -> None:
-    """/api/datasources/uid/<uid>/health. Grafana ~10.1's Loki plugin has no backend health
-    check yet (it answers 404 "method not implemented"; its frontend tests the datasource by
-    querying it), so for Loki the same round trip runs through Grafana's /api/ds/query."""
+    """/api/datasources/uid/<uid>/health (Grafana reads no log store any more: its Loki
+    datasource went with Loki; the logs UI is the open-licence one's)."""
     with grafana(stack) as client:
 
         def healthy():
             r = client.get(f"/api/datasources/uid/{uid}/health")
-            if uid == "loki" and r.status_code == 404:
-                q = client.post(
-                    "/api/ds/query",
-                    json={
-                        "from": "now-5m",
-                        "to": "now",
-                        "queries": [
-                            {
-                                "refId": "A",
-                                "datasource": {"uid": "loki"},
-                                "queryType": "range",
-                                "expr": 'count_over_time({source=~".+"}[1m])',
-                            }
-                        ],
-                    },
-                )
-                assert q.status_code == 200, q.text
-                result = q.json()["results"]["A"]
-                return result.get("status") == 200 and "error" not in result
             assert r.status_code == 200, r.text
             return r.json()["status"] == "OK"
 
         eventually(healthy, timeout=60)
 
 
-def test_a_line_pushed_to_loki_is_queried_back(stack) -> None:
+def test_a_line_pushed_to_the_log_store_is_queried_back(stack) -> None:
+    """Loki's push protocol in, LogsQL out, with the stack's own credentials."""
     now = time.time_ns()
     line = f"wlmon integration test {now}"
     push = {"streams": [{"stream": {"sid": "BMK", "source": "test"}, "values": [[str(now), line]]}]}
-    with loki(stack) as client:
-        r = client.post("/loki/api/v1/push", json=push)
+    with logs(stack) as client:
+        r = client.post("/insert/loki/api/v1/push", json=push)
     assert r.status_code == 204, r.text
 
     def found():
-        with loki(stack) as client:
-            r = client.get(
-                "/loki/api/v1/query_range",
-                params={
-                    "query": '{sid="BMK", source="test"}',
-                    "start": str(now - 10**9),
-                    "end": str(now + 10**9),
-                },
-            ).json()
-        values = [v[1] for s in r["data"]["result"] for v in s["values"]]
-        return line in values
+        return line in [row["_msg"] for row in logsql(stack, '{sid="BMK", source="test"}', now)]
 
     eventually(found, timeout=30)
 
