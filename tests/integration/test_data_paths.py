@@ -75,13 +75,13 @@ def test_run_events_reach_influxdb_and_the_log_store_with_the_same_labels(stack)
         return {r["event"] for r in rows} >= {"fault_injected", "fault_removed"} and rows
 
     rows = eventually(in_influx, timeout=60, every=2)
-    in_loki = eventually(
+    in_logs = eventually(
         lambda: _log_lines(stack, '{source="run_events", event=~"fault_.*"}', since),
         timeout=60,
         every=2,
     )
     influx_labels = {k: rows[0][k] for k in ("sid", "source", "scenario")}
-    assert {k: in_loki[0][2][k] for k in influx_labels} == influx_labels
+    assert {k: in_logs[0][2][k] for k in influx_labels} == influx_labels
 
 
 def test_telegraf_keeps_the_exporter_in_influxdb(stack) -> None:

@@ -42,7 +42,7 @@ VARIABLES = {
 @pytest.fixture(scope="module")
 def with_logs(stack):
     """Make sure every log stream a panel reads has lines: a fault toggled (run events) and
-    a notification posted to the API's webhook (forwarded to Loki)."""
+    a notification posted to the API's webhook (forwarded to the log store)."""
     exporter = url(stack, "exporter")
     auth = exporter_auth(stack)
     httpx.put(

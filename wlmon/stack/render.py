@@ -1,6 +1,6 @@
 """Turns provisioning/ (written for docker-compose) into the native stack's configs.
 
-Servers that expand environment variables themselves (Loki, Telegraf, Grafana,
+Servers that expand environment variables themselves (Telegraf, Grafana,
 InfluxDB's INFLUXDB_* overrides) get the files unchanged plus variables. Prometheus does
 not, so its compose service names are rewritten to 127.0.0.1 and the configured ports.
 Alertmanager's file is a template filled from WLMON_* values (also in docker-compose,
