@@ -249,14 +249,27 @@ def test_the_log_store_refuses_every_write_without_its_password(stack, tmp_path)
         refusals["wrong password"] = _push(client, base, f"{marker}-wrong").status_code
     with httpx.Client(verify=only_ca, auth=("admin", stack.logs_access().password)) as client:
         refusals["wrong user"] = _push(client, base, f"{marker}-user").status_code
-    plain = httpx.post(
-        f"http://127.0.0.1:{port}/insert/loki/api/v1/push",
-        auth=stack.logs_access().auth,
-        content=b'{"streams": []}',
-        headers={"Content-Type": "application/json"},
-        timeout=10,
-    )
-    refusals["plain HTTP"] = plain.status_code
+    # Plain HTTP with the right password: Go's TLS server answers 400 and closes, which a
+    # client still sending its body may see as a reset instead; either way nothing is taken.
+    plain_body = {
+        "streams": [
+            {
+                "stream": {"source": "tls-probe"},
+                "values": [[str(time.time_ns()), f"{marker}-plain"]],
+            }
+        ]
+    }
+    try:
+        refusals["plain HTTP"] = httpx.post(
+            f"http://127.0.0.1:{port}/insert/loki/api/v1/push",
+            auth=stack.logs_access().auth,
+            json=plain_body,
+            timeout=10,
+        ).status_code
+    except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError):
+        refusals["plain HTTP"] = 400
+    bare = httpx.get(f"http://127.0.0.1:{port}/health", timeout=10)
+    assert bare.status_code == 400 and "HTTP request to an HTTPS server" in bare.text
     foreign, _ = pki.ensure(tmp_path / "foreign-ca")
     stranger = ssl.create_default_context(cafile=str(foreign.ca))
     with (
@@ -271,7 +284,6 @@ def test_the_log_store_refuses_every_write_without_its_password(stack, tmp_path)
         "wrong user": 401,
         "plain HTTP": 400,  # Go: "Client sent an HTTP request to an HTTPS server."
     }, refusals
-    assert "HTTP request to an HTTPS server" in plain.text
     # Its only listening socket is the one HTTPS port, on loopback.
     pid = next(r.pid for r in stack.recorded() if r.name == "victorialogs")
     listening = {
