@@ -136,6 +136,7 @@ def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
     assert str(tmp_path / "secrets" / "victorialogs-tls") in logs_tls
     path = tmp_path / "secrets" / "victorialogs-password"
     assert str(path) in logs and path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
     # Every client of the log store logs in with it; the server reads it from the file.
     services = {svc.name: svc for svc in stack.services()}
     assert services["victorialogs"].health_auth == ("wlmon-logs", path.read_text())

@@ -177,7 +177,7 @@ class Stack:
         password, _ = self._logs_password()
         path = self.secret_file(LOGS_PASSWORD_FILE)
         if not path.is_file() or path.read_text().strip() != password:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _private_dir(path.parent)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as fh:
                 fh.write(password)
@@ -224,7 +224,7 @@ class Stack:
             return given.get_secret_value(), f"environment variable {variable}"
         path = self.secret_file(filename)
         if not path.is_file():
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _private_dir(path.parent)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as fh:
                 fh.write(secrets.token_urlsafe(24))
@@ -454,6 +454,12 @@ class Stack:
                 }
             )
         return rows
+
+
+def _private_dir(directory: Path) -> None:
+    """The secrets' directory, mode 700 (its files are 600): no other user lists it either."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(directory, 0o700)
 
 
 def _influx_query(svc: Service, text: str, auth: tuple[str, str] | None) -> httpx.Response:
