@@ -165,12 +165,17 @@ class LokiPusher:
         names = sorted({k for labels, _, _ in lines for k in labels})
         first = min(ts for _, ts, _ in lines)
         last = max(ts for _, ts, _ in lines)
+        # Only the batch's own streams, and no row limit: other writers' lines in the same
+        # seconds (31 instances' ST05 summaries) must not crowd out the ones asked about.
+        streams = sorted({tuple(sorted(labels.items())) for labels, _, _ in lines})
+        selector = " OR ".join(
+            "{" + ",".join(f"{k}={json.dumps(v)}" for k, v in stream) + "}" for stream in streams
+        )
         r = self._client.post(
             self.base + "/select/logsql/query",
             data={
-                "query": f"_time:[{_rfc3339(first)}, {_rfc3339(last)}] | fields "
+                "query": f"_time:[{_rfc3339(first)}, {_rfc3339(last)}] ({selector}) | fields "
                 + ", ".join(["_time", "_msg", *(_quoted(n) for n in names)]),
-                "limit": str(len(lines) * 4 + 100),
             },
         )
         r.raise_for_status()

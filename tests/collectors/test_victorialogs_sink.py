@@ -109,7 +109,14 @@ def test_the_store_keeps_duplicates_so_the_pusher_asks_after_a_stall(store) -> N
     # Its connection is up (kept alive, as a sink's is): the stalled request is sent whole.
     pusher.push([({"source": "dup", "sid": "BMK"}, time.time_ns(), f"warm {marker}")])
     now = time.time_ns()
-    lines = [({"source": "dup", "sid": "BMK"}, now + k, f"stalled {marker} {k}") for k in range(50)]
+    # Another writer's lines in the same nanoseconds' range (the live stack's ST05 summaries):
+    # the question must be about the batch's own streams, not crowded out by these.
+    other = [({"source": "st05", "sap_instance": f"i{k % 31}"}, now + k, "x") for k in range(600)]
+    pusher.push(other)
+    lines = [
+        ({"source": "dup", "sid": "BMK"}, now + 12 * k + 1, f"stalled {marker} {k}")
+        for k in range(50)
+    ]
     store.freeze()
     try:
         with pytest.raises(httpx.ReadTimeout):
