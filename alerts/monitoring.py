@@ -58,15 +58,15 @@ SERVERS = (
         "the wlmon API",
         "critical",
         "Alertmanager's webhook fails, so notifications are neither stored nor forwarded to "
-        "Loki, and runs cannot be started or reported.",
+        "the log store, and runs cannot be started or reported.",
     ),
     Server(
-        "SAPLokiDown",
-        "loki",
-        "Loki",
+        "SAPLogStoreDown",
+        "victorialogs",
+        "VictoriaLogs (the log store)",
         "warning",
-        "SQL trace lines, run events and notification logs are buffered by their senders "
-        "and are lost once the buffers fill.",
+        "SQL trace lines and run events are buffered by their senders and are lost once the "
+        "buffers fill; notifications wait in the API's database.",
     ),
     Server(
         "SAPInfluxDBDown",

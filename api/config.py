@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import Field, FilePath, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from exporters.sinks.loki import LokiTLS
+from exporters.sinks.loki import DEFAULT_PUSH_PATH, LogStoreAccess
 
 
 def default_db_path() -> Path:
@@ -39,17 +39,24 @@ class Settings(BaseSettings):
     db_max_bytes: int | None = Field(default=None, ge=1024 * 1024)
     # /healthz reports degraded below this much free space on the database's disk.
     min_free_bytes: int = Field(default=100 * 1024 * 1024, ge=0)
-    # Retention (0: keep for ever): ended runs and their data, and notifications Loki has
-    # (as long as Loki keeps them, 30 days), checked at start and every interval.
+    # Retention (0: keep for ever): ended runs and their data, and notifications the log
+    # store has (as long as it keeps them, 30 days), checked at start and every interval.
     run_retention_days: float = Field(default=365.0, ge=0)
     notification_retention_days: float = Field(default=30.0, ge=0)
     retention_interval_s: float = Field(default=3600.0, gt=0)
-    loki_url: str | None = None
-    # Loki speaks mutual TLS (`wlmon up`, wlmon/stack/pki.py): its CA and the API's own
-    # client certificate and key, all three or none.
-    loki_ca_file: FilePath | None = None
-    loki_cert_file: FilePath | None = None
-    loki_key_file: FilePath | None = None
+    # The log store run events and notifications go to, in Loki's push protocol:
+    # VictoriaLogs (`wlmon up`), or a Loki of your own with logs_push_path
+    # "/loki/api/v1/push" (docs/operations.md).
+    logs_url: str | None = None
+    logs_push_path: str = DEFAULT_PUSH_PATH
+    # Its HTTPS: the CA its certificate is signed by (`wlmon up`: wlmon/stack/pki.py), basic
+    # auth (VictoriaLogs' -httpAuth.*), and a client certificate and key only for a Loki
+    # behind mutual TLS.
+    logs_ca_file: FilePath | None = None
+    logs_username: str = ""
+    logs_password: SecretStr | None = None
+    logs_cert_file: FilePath | None = None
+    logs_key_file: FilePath | None = None
     influx_url: str | None = None
     # "user:password" when InfluxDB runs with auth (the native stack and docker-compose do).
     influx_token: SecretStr | None = None
@@ -86,7 +93,7 @@ class Settings(BaseSettings):
     # a step over the bound is frustrated (docs/reports.md).
     apdex_t_s: float | None = Field(default=None, gt=0, le=60)
     max_fast_run_s: float = Field(default=86_400.0, gt=0, le=86_400.0)
-    # Notifications reach Loki from a background thread: at most this many per push, and
+    # Notifications reach the log store from a background thread: at most this many per push, and
     # after a failed push it waits up to `loki_max_backoff_s`.
     loki_batch: int = Field(default=1000, ge=1, le=10_000)
     loki_max_backoff_s: float = Field(default=30.0, gt=0)
@@ -98,32 +105,41 @@ class Settings(BaseSettings):
     loki_linger_s: float = Field(default=0.5, ge=0, le=10)
 
     @model_validator(mode="after")
-    def _loki_tls_whole(self) -> Settings:
-        files = (self.loki_ca_file, self.loki_cert_file, self.loki_key_file)
-        if any(files) and not all(files):
+    def _logs_access_whole(self) -> Settings:
+        if (self.logs_cert_file is None) != (self.logs_key_file is None):
             raise ValueError(
-                "WLMON_API_LOKI_CA_FILE, WLMON_API_LOKI_CERT_FILE and WLMON_API_LOKI_KEY_FILE "
-                "go together (Loki's mutual TLS needs the CA, certificate and key)"
+                "WLMON_API_LOGS_CERT_FILE and WLMON_API_LOGS_KEY_FILE go together "
+                "(a client certificate and its key)"
             )
-        tls = self.loki_tls
-        if tls is not None:
+        if self.logs_password is not None and not self.logs_username:
+            raise ValueError("WLMON_API_LOGS_PASSWORD is set, but WLMON_API_LOGS_USERNAME is not")
+        access = self.logs_access
+        if access is not None:
             # Loaded now, at the edge: a key of another certificate or a file that is not
             # PEM would otherwise pass here and fail every run's annotations (a 500 after
             # the run was stored) and the notification forwarder, one by one.
             try:
-                tls.context()
+                access.context()
             except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
                 raise ValueError(
-                    "WLMON_API_LOKI_CA_FILE, WLMON_API_LOKI_CERT_FILE, WLMON_API_LOKI_KEY_FILE "
-                    f"({tls.ca_file}, {tls.cert_file}, {tls.key_file}) do not load: {exc}"
+                    "WLMON_API_LOGS_CA_FILE, WLMON_API_LOGS_CERT_FILE, WLMON_API_LOGS_KEY_FILE "
+                    f"({access.ca_file}, {access.cert_file}, {access.key_file}) do not load: "
+                    f"{exc}"
                 ) from exc
         return self
 
     @property
-    def loki_tls(self) -> LokiTLS | None:
-        if self.loki_ca_file is None or self.loki_cert_file is None or self.loki_key_file is None:
+    def logs_access(self) -> LogStoreAccess | None:
+        files = (self.logs_ca_file, self.logs_cert_file, self.logs_key_file)
+        if not self.logs_username and not any(files):
             return None
-        return LokiTLS(self.loki_ca_file, self.loki_cert_file, self.loki_key_file)
+        return LogStoreAccess(
+            ca_file=self.logs_ca_file,
+            username=self.logs_username,
+            password=self.logs_password.get_secret_value() if self.logs_password else "",
+            cert_file=self.logs_cert_file,
+            key_file=self.logs_key_file,
+        )
 
 
 @lru_cache

@@ -1,5 +1,5 @@
 """Shared dependencies: settings, the store, the real-time run holder, the worker pool, the
-report cache, the Loki forwarder, the token check on writes.
+report cache, the log forwarder, the token check on writes.
 
 All `async def`: they only look things up, and FastAPI runs a plain `def` dependency in the
 thread pool, a hop each, several per request."""

@@ -85,7 +85,7 @@ def _freeze_startup_heap() -> None:
 
 @asynccontextmanager
 async def _lifespan(app: FastAPI) -> AsyncIterator[None]:
-    # What an earlier API left unforwarded goes to Loki now.
+    # What an earlier API left unforwarded goes to the log store now.
     app.state.forwarder.notify()
     # The WAL's checkpoints, away from the requests (the loop's inserts make none).
     stop = threading.Event()

@@ -702,6 +702,6 @@ class WebhookResult(Answer):
     forwarded_to_loki: int
     queued_for_loki: int = Field(
         default=0,
-        description="notifications a background thread pushes to Loki after the answer "
+        description="notifications a background thread pushes to the log store after the answer "
         "(forwarded_to_loki stays 0: the call no longer waits for Loki)",
     )

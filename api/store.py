@@ -344,8 +344,8 @@ class Store:
                 log.warning("WAL checkpoint failed: %s", exc)
 
     def prune_notifications(self, before: datetime) -> int:
-        """Notifications received before `before` that Loki has (retention); how many. One
-        not yet forwarded stays, so a long Loki outage loses nothing to retention."""
+        """Notifications received before `before` that the log store has (retention); how many. One
+        not yet forwarded stays, so a long outage of the log store loses nothing to retention."""
         with self._lock:
             cur = self._conn.execute(
                 "DELETE FROM notifications WHERE received_at < ? AND forwarded_to_loki = 1",

@@ -65,7 +65,7 @@ def main() -> None:
     p = stack.settings.ports
     api, exporter = f"http://127.0.0.1:{p.api}", f"http://127.0.0.1:{p.exporter}"
     auth = {"Authorization": f"Bearer {stack.exporter_token()}"}
-    stack.up(only=["loki", "alertmanager", "exporter", "api", "prometheus"])
+    stack.up(only=["victorialogs", "alertmanager", "exporter", "api", "prometheus"])
     floors = {sev: scrape + FOR_S[sev] * scale + group_wait for sev in FOR_S}
     try:
         # Healthy data first: the fast window full (what the page reads), at least a minute.

@@ -11,7 +11,7 @@ the same run, is the baseline the other routes' p99 is set against.
 
     python bench/api.py                 # 200 requests/s, 60 s per route
     python bench/api.py --seconds 20    # shorter
-    python bench/api.py --loki          # notifications forwarded to a real Loki
+    python bench/api.py --logs          # notifications forwarded to the real VictoriaLogs
 
     python bench/api.py --only beside   # just the webhook beside two imports
     python bench/api.py --api-root DIR  # another checkout's API (a before/after comparison)
@@ -127,12 +127,12 @@ def start_api(
     env = os.environ | {"WLMON_API_DB_PATH": str(db_path), "WLMON_API_TOKEN": TOKEN}
     # The API's code from `root` (another checkout, for a before/after), never this one's.
     env["PYTHONPATH"] = str(root)
-    for name in ("URL", "CA_FILE", "CERT_FILE", "KEY_FILE"):
-        env.pop(f"WLMON_API_LOKI_{name}", None)
+    for name in ("URL", "CA_FILE", "USERNAME", "PASSWORD", "CERT_FILE", "KEY_FILE"):
+        env.pop(f"WLMON_API_LOGS_{name}", None)
     if loki_url:
-        # Every notification is forwarded to a real Loki, as on the stack (mutual TLS, the
-        # API's own certificate: loki_env).
-        env["WLMON_API_LOKI_URL"] = loki_url
+        # Every notification is forwarded to the real log store, as on the stack (HTTPS with
+        # its CA, basic auth: loki_env).
+        env["WLMON_API_LOGS_URL"] = loki_url
         env |= loki_env or {}
     proc = subprocess.Popen(
         [
@@ -165,27 +165,27 @@ def start_api(
 
 
 def start_loki(state: Path):
-    """The stack's own Loki on free loopback ports, in `state`."""
+    """The stack's own log store (VictoriaLogs) on a free loopback port, in `state`."""
     from wlmon.stack.runtime import Stack
     from wlmon.stack.settings import StackSettings, free_port_environment
 
     os.environ.update(free_port_environment() | {"WLMON_STATE_DIR": str(state / "stack")})
     stack = Stack(StackSettings())
-    stack.up(only=["loki"])
+    stack.up(only=["victorialogs"])
     return stack
 
 
 def loki_url(stack) -> str:
-    return stack.loki_url()
+    return stack.logs_url()
 
 
 def loki_env(stack) -> dict[str, str]:
-    """The API's client certificate for the stack's Loki (mutual TLS), as `wlmon up` sets."""
-    tls = stack.loki_tls("api")
+    """The API's access to the stack's log store (its CA, basic auth), as `wlmon up` sets."""
+    access = stack.logs_access()
     return {
-        "WLMON_API_LOKI_CA_FILE": str(tls.ca_file),
-        "WLMON_API_LOKI_CERT_FILE": str(tls.cert_file),
-        "WLMON_API_LOKI_KEY_FILE": str(tls.key_file),
+        "WLMON_API_LOGS_CA_FILE": str(access.ca_file),
+        "WLMON_API_LOGS_USERNAME": access.username,
+        "WLMON_API_LOGS_PASSWORD": access.password,
     }
 
 
@@ -352,7 +352,7 @@ def histograms(url: str) -> dict[tuple[str, str], list[tuple[float, float]]]:
 
 
 def counters(url: str) -> tuple[float, float]:
-    """The API's pushes to Loki so far, and its webhook calls that found the database busy
+    """The API's pushes to the log store so far, and its webhook calls that found the database busy
     (NaN: an API that does not count them)."""
     text = httpx.get(f"{url}/metrics/", timeout=30).text
     found = {}
@@ -482,7 +482,7 @@ async def beside_imports(
         print(
             f"  the API's loop thread over {wall:.1f} s: on a CPU {run1 - run0:.1f} s,"
             f" runnable but waiting for a CPU {wait1 - wait0:.1f} s, the rest blocked or"
-            f" idle; pushes to Loki {pushes:.1f}/s; webhook calls that found the database"
+            f" idle; pushes to the log store {pushes:.1f}/s; webhook calls that found the database"
             f" busy {busy1 - busy0:g}; this client's own loop lag p99 {client_p99 * 1e3:.1f} ms",
             flush=True,
         )
@@ -547,9 +547,10 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=60.0, help="per route")
     ap.add_argument("--cap", type=int, default=32, help="connections at most")
     ap.add_argument(
-        "--loki",
+        "--logs",
         action="store_true",
-        help="forward notifications to a real Loki (wlmon stack install), as the stack does",
+        help="forward notifications to the real VictoriaLogs (wlmon stack install), as the "
+        "stack does",
     )
     ap.add_argument(
         "--only",
@@ -568,7 +569,7 @@ def main() -> None:
     if not (0 < args.rate <= 2000 and 0 < args.seconds <= 600 and 0 < args.cap <= 1000):
         ap.error("--rate in (0, 2000], --seconds in (0, 600], --cap in (0, 1000]")
     with tempfile.TemporaryDirectory(prefix="wlmon-bench-api-") as tmp:
-        loki = start_loki(Path(tmp)) if args.loki else None
+        loki = start_loki(Path(tmp)) if args.logs else None
         try:
             proc, url = start_api(
                 Path(tmp) / "api.sqlite",

@@ -2,13 +2,13 @@
 
 Starts the native stack on free loopback ports in a fresh state directory with production
 intervals (model at real time, Prometheus every 15 s, Telegraf every 10 s), waits
---warmup seconds so start-up writes (Perses' database, Loki's index, InfluxDB's first
+--warmup seconds so start-up writes (Perses' database, VictoriaLogs' first parts, InfluxDB's first
 shards) do not count, then measures each server's data directory at the start and the
 end of --minutes and extrapolates linearly to a day. The baseline in the same run is the
 whole state directory: the ratio column is each server's share of it.
 
 Linear extrapolation over minutes measures what is written before compaction (Prometheus'
-WAL, InfluxDB's WAL and cache snapshots, Loki's open chunks): an upper bound, since
+WAL, InfluxDB's WAL and cache snapshots, VictoriaLogs' in-memory parts): an upper bound, since
 compacted blocks are smaller. Usage:
     python bench/disk_growth.py [--minutes 5] [--warmup 60]
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 from wlmon.stack.runtime import Stack
 from wlmon.stack.settings import StackSettings, free_port_environment
 
-SERVERS = ("prometheus", "influxdb", "loki", "alertmanager", "perses", "api")
+SERVERS = ("prometheus", "influxdb", "victorialogs", "alertmanager", "perses", "api")
 DAY_S = 86_400
 MIB = 1024 * 1024
 

@@ -1,4 +1,5 @@
-"""CPU per Loki push: one pooled client per sink against a client per push (issue 26).
+"""CPU per push of the Loki protocol: one pooled client per sink against a client per push
+(issue 26).
 
 A loopback HTTP server (in this process, so its CPU counts in both variants) answers
 like Loki's push API (204); each variant pushes the same one-line batches `--pushes`
@@ -6,11 +7,11 @@ times and the process CPU per push is printed with the ratio.
 The baseline is what exporters/sinks/loki.py did before: `httpx.post()` per push, which
 builds a client and an SSL context loading the CA bundle each time.
 
-A second round measures mutual TLS (Loki's only mode under `wlmon up`): the same server
-behind TLS asking for a client certificate of a CA made here (wlmon/stack/pki.py), pushed
-to by the pooled client with the certificate (the sink as it is), against plain HTTP
-(the same pooled client, the first round's figure) and against a client with the
-certificate built per push (a full handshake each time).
+A second round measures HTTPS with basic auth (the log store's only mode under `wlmon up`:
+VictoriaLogs): the same server behind TLS with a certificate of a CA made here
+(wlmon/stack/pki.py), pushed to by the pooled client trusting that CA and logging in (the
+sink as it is), against plain HTTP (the same pooled client, the first round's figure) and
+against a client built per push (a full handshake each time).
 
     python bench/loki_push.py [--pushes 400]
 """
@@ -31,7 +32,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from exporters.sinks.loki import LokiPusher
+from exporters.sinks.loki import LogStoreAccess, LokiPusher
 from wlmon.stack import pki
 
 
@@ -97,30 +98,29 @@ def tls_round(pushes: int, plain: float) -> None:
     with tempfile.TemporaryDirectory(prefix="wlmon-bench-tls-") as tmp:
         made, _ = pki.ensure(Path(tmp))
         server = ThreadingHTTPServer(("127.0.0.1", 0), _Loki)
-        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(made.ca))
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         ctx.load_cert_chain(str(made.cert("server")), str(made.key("server")))
-        ctx.verify_mode = ssl.CERT_REQUIRED
         server.socket = ctx.wrap_socket(server.socket, server_side=True)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         url = f"https://127.0.0.1:{server.server_port}"
-        tls = made.client("api")
+        access = LogStoreAccess(ca_file=made.ca, username="wlmon-logs", password="bench")
 
         def per_call(lines) -> None:  # a client (and handshake) per push
-            p = LokiPusher(url, tls=tls)
+            p = LokiPusher(url, access=access)
             try:
                 p.push(lines)
             finally:
                 p.close()
 
-        pusher = LokiPusher(url, tls=tls)
+        pusher = LokiPusher(url, access=access)
         try:
             pooled = per_push_cpu_ms(pusher.push, pushes)
             fresh = per_push_cpu_ms(per_call, max(pushes // 4, 10))
         finally:
             pusher.close()
             server.shutdown()
-    print(f"mutual TLS, pooled client:   {pooled:6.2f} ms CPU per push (now)")
-    print(f"mutual TLS, client per push: {fresh:6.2f} ms CPU per push")
+    print(f"HTTPS + basic auth, pooled client:   {pooled:6.2f} ms CPU per push (now)")
+    print(f"HTTPS + basic auth, client per push: {fresh:6.2f} ms CPU per push")
     print(
         f"ratio TLS pooled / plain pooled: {pooled / plain:.3f}; at 200 pushes/s: "
         f"{plain * 0.2:.2f} -> {pooled * 0.2:.2f} cores (per-push clients: {fresh * 0.2:.2f})"

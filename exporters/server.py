@@ -33,7 +33,7 @@ from exporters.model.engine import RealTimeRunner, Simulation
 from exporters.registry import exporter_collector
 from exporters.sapstartsrv.server import fleet_from_settings
 from exporters.sinks.events import RunEvents
-from exporters.sinks.loki import LokiSink, LokiTLS
+from exporters.sinks.loki import DEFAULT_PUSH_PATH, LogStoreAccess, LokiSink
 from exporters.sinks.st05trace import TracePublisher
 from exporters.thresholds import Thresholds
 
@@ -353,7 +353,8 @@ class _QuietHandler(WSGIRequestHandler):
 class ExporterServer:
     """The exporter as an object: start in a thread (tests) or serve forever (CLI).
 
-    With `loki_url`, ST05 summaries go to Loki every `trace_interval_s`; with `loki_url` or
+    With `logs_url`, ST05 summaries go to the log store (Loki's push protocol: VictoriaLogs,
+    or a Loki with `logs_push_path`) every `trace_interval_s`; with `logs_url` or
     `influx_url`, run events (start, faults, end) go there too.
     """
 
@@ -363,7 +364,7 @@ class ExporterServer:
         host: str = "127.0.0.1",
         port: int = 9300,
         speed: float = 1.0,
-        loki_url: str | None = None,
+        logs_url: str | None = None,
         influx_url: str | None = None,
         trace_interval_s: float = 60.0,
         control_token: str | None = None,
@@ -372,7 +373,8 @@ class ExporterServer:
         *,
         config: ExporterConfig,
         thresholds: Thresholds | None = None,
-        loki_tls: LokiTLS | None = None,
+        logs_access: LogStoreAccess | None = None,
+        logs_push_path: str = DEFAULT_PUSH_PATH,
     ) -> None:
         # `config` is read at the edge (the CLI, a test: exporters.config.load_config) and
         # only passed down: nothing from here on reads the environment.
@@ -407,7 +409,11 @@ class ExporterServer:
                 # the exporter; it starts as its options say.
                 log.warning("ignoring the control state in %s: %s", state_file, exc)
                 restored = None
-        self.loki = LokiSink(loki_url, tls=loki_tls).start() if loki_url else None
+        self.loki = (
+            LokiSink(logs_url, access=logs_access, push_path=logs_push_path).start()
+            if logs_url
+            else None
+        )
         self.events = (
             RunEvents(
                 sim.snapshot().sid,
@@ -415,7 +421,7 @@ class ExporterServer:
                 influx_token=influx_token,
                 loki=self.loki,
             )
-            if (loki_url or influx_url)
+            if (logs_url or influx_url)
             else None
         )
         self.live = LiveModel(
@@ -506,7 +512,7 @@ def serve(
     port: int,
     speed: float,
     console,
-    loki_url: str | None = None,
+    logs_url: str | None = None,
     influx_url: str | None = None,
     trace_interval_s: float = 60.0,
     state_file: Path | None = None,
@@ -515,14 +521,15 @@ def serve(
     config: ExporterConfig,
     control_token: str | None = None,
     thresholds: Thresholds | None = None,
-    loki_tls: LokiTLS | None = None,
+    logs_access: LogStoreAccess | None = None,
+    logs_push_path: str = DEFAULT_PUSH_PATH,
 ) -> None:
     server = ExporterServer(
         sim,
         host=host,
         port=port,
         speed=speed,
-        loki_url=loki_url,
+        logs_url=logs_url,
         influx_url=influx_url,
         trace_interval_s=trace_interval_s,
         state_file=state_file,
@@ -530,7 +537,8 @@ def serve(
         config=config,
         control_token=control_token,
         thresholds=thresholds,
-        loki_tls=loki_tls,
+        logs_access=logs_access,
+        logs_push_path=logs_push_path,
     )
     server.start_model()
     # Everything loaded so far (the catalog, the model's arrays, the libraries) lives as long

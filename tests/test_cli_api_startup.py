@@ -28,28 +28,29 @@ def never_serve(monkeypatch):
     get_settings.cache_clear()
 
 
-def test_a_missing_loki_tls_file_is_one_error_line(tmp_path) -> None:
+def test_a_missing_log_store_ca_file_is_one_error_line(tmp_path) -> None:
     env = {
         "COLUMNS": "1000",
         "WLMON_API_DB_PATH": str(tmp_path / "db.sqlite"),
-        "WLMON_API_LOKI_CA_FILE": str(tmp_path / "missing.pem"),
+        "WLMON_API_LOGS_CA_FILE": str(tmp_path / "missing.pem"),
     }
     result = runner.invoke(app, ["api", "--port", "0"], env=env)
     assert result.exit_code == 2, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:"), result.output
-    assert "WLMON_API_LOKI_CA_FILE" in lines[0]
+    assert "WLMON_API_LOGS_CA_FILE" in lines[0]
 
 
 def test_a_key_of_another_certificate_is_one_error_line(tmp_path) -> None:
-    made, _ = pki.ensure(tmp_path / "loki-tls")
+    made, _ = pki.ensure(tmp_path / "tls")
+    other, _ = pki.ensure(tmp_path / "other")
     env = {
         "COLUMNS": "1000",
         "WLMON_API_DB_PATH": str(tmp_path / "db.sqlite"),
-        "WLMON_API_LOKI_CA_FILE": str(made.ca),
-        "WLMON_API_LOKI_CERT_FILE": str(made.cert("api")),
-        "WLMON_API_LOKI_KEY_FILE": str(made.key("exporter")),
+        "WLMON_API_LOGS_CA_FILE": str(made.ca),
+        "WLMON_API_LOGS_CERT_FILE": str(made.cert("server")),
+        "WLMON_API_LOGS_KEY_FILE": str(other.key("server")),
     }
     result = runner.invoke(app, ["api", "--port", "0"], env=env)
     assert result.exit_code == 2, result.output

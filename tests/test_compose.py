@@ -13,7 +13,7 @@ import yaml
 
 from exporters.durations import parse_duration
 from wlmon.stack.components import COMPONENTS
-from wlmon.stack.pki import LokiPKI
+from wlmon.stack.pki import LogStorePKI
 from wlmon.stack.runtime import Stack
 from wlmon.stack.settings import StackSettings
 
@@ -22,11 +22,11 @@ COMPOSE = REPO / "docker-compose.yml"
 SECRETS = {
     "PERSES_ADMIN_PASSWORD": "from-test",
     "PERSES_ENCRYPTION_KEY": "0123456789abcdef0123456789abcdef",
-    "WLMON_VICTORIALOGS_PASSWORD": "vl-from-test",
     "WLMON_API_TOKEN": "from-test",
     "WLMON_EXPORTER_TOKEN": "from-test",
     "WLMON_INFLUXDB_ADMIN_PASSWORD": "influx-from-test",
     "WLMON_ALERTMANAGER_PASSWORD": "am-from-test",
+    "WLMON_VICTORIALOGS_PASSWORD": "logs-from-test",
 }
 
 
@@ -55,7 +55,7 @@ def test_project_has_a_name_and_every_server(project) -> None:
     assert project["name"] == "wlmon"
     assert set(project["services"]) == {
         "influxdb",
-        "loki",
+        "victorialogs",
         "alertmanager-config",
         "alertmanager",
         "exporter",
@@ -75,8 +75,10 @@ def test_images_are_pinned(project) -> None:
 
 
 ONE_SHOT = {"alertmanager-config", "perses-config"}  # render a config and exit
-# Distroless images (no shell, no HTTP client to ask with): Prometheus scrapes them.
-NO_HEALTHCHECK = {"perses"}
+# Images with nothing to run a healthcheck with (distroless: no shell, no HTTP client):
+# Prometheus scrapes them; who depends on them waits for the start and buffers until they
+# answer.
+NO_HEALTHCHECK = {"perses", "victorialogs"}
 
 
 def test_every_service_has_a_healthcheck_and_waits_for_healthy_dependencies(project) -> None:
@@ -84,10 +86,18 @@ def test_every_service_has_a_healthcheck_and_waits_for_healthy_dependencies(proj
         if name in ONE_SHOT:
             assert svc["restart"] == "no"
             continue
-        if name not in NO_HEALTHCHECK:
+        if name in NO_HEALTHCHECK:
+            assert "healthcheck" not in svc or svc["healthcheck"].get("disable"), name
+        else:
             assert svc.get("healthcheck", {}).get("test"), name
         for dep, cond in (svc.get("depends_on") or {}).items():
-            wanted = "service_completed_successfully" if dep in ONE_SHOT else "service_healthy"
+            wanted = (
+                "service_completed_successfully"
+                if dep in ONE_SHOT
+                else "service_started"
+                if dep in NO_HEALTHCHECK
+                else "service_healthy"
+            )
             assert cond["condition"] == wanted, f"{name} -> {dep}"
             assert dep in project["services"]
 
@@ -129,6 +139,7 @@ def test_secrets_come_from_the_environment_or_dot_env(project) -> None:
     assert {s["source"] for s in project["services"]["perses"]["secrets"]} == {
         "perses_encryption_key",
         "victorialogs_password",
+        "victorialogs_ca",  # its logs datasource trusts the log store's CA
     }
     assert (REPO / ".env.example").is_file()
     tracked = subprocess.run(["git", "ls-files", ".env"], cwd=REPO, capture_output=True, text=True)
@@ -186,7 +197,9 @@ def test_compose_keeps_what_the_native_stack_keeps(project, tmp_path) -> None:
     command = services["prometheus"]["command"]
     assert f"--storage.tsdb.retention.time={native.prometheus_retention_time}" in command
     assert f"--storage.tsdb.retention.size={native.prometheus_retention_size}" in command
-    assert services["loki"]["environment"]["LOKI_RETENTION_PERIOD"] == native.loki_retention
+    logs = services["victorialogs"]["command"]
+    assert f"-retentionPeriod={native.victorialogs_retention}" in logs
+    assert f"-retention.maxDiskSpaceUsageBytes={native.victorialogs_max_disk}" in logs
     iql = (REPO / "provisioning" / "influxdb" / "initdb" / "retention.iql").read_text()
     duration = re.search(r"DURATION (\S+)", iql)
     assert duration and parse_duration(duration[1]) == parse_duration(native.influxdb_retention)
@@ -194,46 +207,47 @@ def test_compose_keeps_what_the_native_stack_keeps(project, tmp_path) -> None:
     assert f"TELEGRAF_METRIC_BUFFER_LIMIT:-{telegraf['TELEGRAF_METRIC_BUFFER_LIMIT']}}}" in conf
 
 
-# Who talks to Loki in docker-compose, and with which certificate (wlmon/stack/pki.py).
-LOKI_CLIENTS = {
-    "api": "api",
-    "exporter": "exporter",
-    "prometheus": "prometheus",
-}
+# Who talks to the log store in docker-compose: each trusts its CA and logs in.
+LOG_CLIENTS = ("api", "exporter", "prometheus")
 
 
-def test_loki_speaks_mutual_tls_and_each_client_has_its_own_certificate(project) -> None:
-    """The secrets are the files `wlmon stack loki-certs --dir ./secrets/loki-tls` makes;
-    Loki gets the server's, each client only its own key; every path a config names is a
-    secret the service is given; every URL is https."""
+def test_the_log_store_serves_tls_with_basic_auth_and_only_it_has_the_key(project) -> None:
+    """The TLS secrets are the files `wlmon stack logs-certs --dir ./secrets/victorialogs-tls`
+    makes; VictoriaLogs gets its key and the password file, each client only the CA (and
+    Prometheus the password file); every path a config names is a secret the service is
+    given; every URL is https; the image is the version `wlmon up` builds."""
     services, secrets = project["services"], project["secrets"]
-    # The `wlmon` certificate stays on the host (curl by hand): no container is given it.
-    expected = {
-        name: path
-        for name, path in LokiPKI(REPO / "secrets" / "loki-tls").compose_secrets().items()
-        if not name.startswith("loki_wlmon_")
-    }
-    assert {k: Path(v["file"]) for k, v in secrets.items() if k.startswith("loki_")} == expected
+    expected = LogStorePKI(REPO / "secrets" / "victorialogs-tls").compose_secrets()
+    files = {k: Path(v["file"]) for k, v in secrets.items() if "file" in v}
+    assert {k: v for k, v in files.items() if k.startswith("victorialogs_")} == expected
+    assert secrets["victorialogs_password"]["environment"] == "WLMON_VICTORIALOGS_PASSWORD"
 
     def given(service: str) -> set[str]:
         return {s["source"] for s in services[service].get("secrets", [])}
 
-    loki = services["loki"]
-    assert given("loki") == {"loki_ca", "loki_server_cert", "loki_server_key"}
-    assert "-internal-server.enable=true" in loki["command"]
-    assert "http://localhost:3101/ready" in loki["healthcheck"]["test"]
-    loki_yml = (REPO / "provisioning" / "loki" / "loki.yml").read_text()
-    configs = {
-        "loki": loki_yml,
-        "prometheus": (REPO / "provisioning" / "prometheus" / "prometheus.yml").read_text(),
+    logs = services["victorialogs"]
+    version = COMPONENTS["victorialogs"].version
+    assert logs["image"] == f"victoriametrics/victoria-logs:v{version}"
+    assert given("victorialogs") == {
+        "victorialogs_server_cert",
+        "victorialogs_server_key",
+        "victorialogs_password",
     }
-    for service, kind in LOKI_CLIENTS.items():
-        loki_secrets = {s for s in given(service) if s.startswith("loki_")}
-        assert loki_secrets == {"loki_ca", f"loki_{kind}_cert", f"loki_{kind}_key"}, service
-        text = configs.get(service, "") + json.dumps(services[service])
-        named = set(re.findall(r"/run/secrets/(loki_\w+)", text))
-        assert named == loki_secrets, service
-    assert set(re.findall(r"/run/secrets/(loki_\w+)", loki_yml)) == given("loki")
-    assert "RequireAndVerifyClientCert" in loki_yml
-    assert services["api"]["environment"]["WLMON_API_LOKI_URL"] == "https://loki:3100"
-    assert "https://loki:3100" in services["exporter"]["command"]
+    command = logs["command"]
+    assert "-tls" in command and "-httpAuth.username=wlmon-logs" in command
+    assert "-httpAuth.password=file:///run/secrets/victorialogs_password" in command
+    assert not any("logs-from-test" in arg for arg in command)  # a file, not the value
+    named = set(re.findall(r"/run/secrets/(victorialogs_\w+)", json.dumps(logs)))
+    assert named == given("victorialogs")
+    prometheus_yml = (REPO / "provisioning" / "prometheus" / "prometheus.yml").read_text()
+    for service in LOG_CLIENTS:
+        text = json.dumps(services[service]) + (prometheus_yml if service == "prometheus" else "")
+        assert set(re.findall(r"/run/secrets/(victorialogs_\w+)", text)) == given(service) - {
+            "alertmanager_password"
+        }, service
+        assert "victorialogs_server_key" not in given(service), service
+    assert services["api"]["environment"]["WLMON_API_LOGS_URL"] == "https://victorialogs:9428"
+    assert services["api"]["environment"]["WLMON_API_LOGS_PASSWORD"] == "logs-from-test"
+    assert services["exporter"]["environment"]["WLMON_LOGS_PASSWORD"] == "logs-from-test"
+    assert "https://victorialogs:9428" in services["exporter"]["command"]
+    assert "victorialogs:9428" in prometheus_yml

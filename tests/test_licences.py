@@ -187,7 +187,7 @@ def test_docs_name_every_pinned_python_library_with_its_version():
     ]
     expected = {}
     for pin in pins:
-        name, _, version = re.split(r"\[.*?\]", pin)[0].partition("==")
+        name, _, version = re.sub(r"\[.*?\]", "", pin).partition("==")
         expected[name.strip().lower()] = version.strip()
     section = (
         DOC.read_text(encoding="utf-8").split("## Python libraries", 1)[1].split("\n## ", 1)[0]

@@ -25,7 +25,7 @@ def _inputs(tmp_path: Path, **changes) -> perses.PersesInputs:
     values = {
         "data_dir": tmp_path / "data",
         "plugins_archive": tmp_path / "archive",
-        "dashboards_dir": REPO_DIR / "tests" / "fixtures" / "perses",
+        "dashboards_dir": REPO_DIR / "dashboards" / "perses",
         "prometheus_url": "http://127.0.0.1:9090",
         "logs_url": "https://127.0.0.1:9428",
         "logs_user": "wlmon",
@@ -48,7 +48,7 @@ def test_the_config_turns_native_auth_on_and_provisions_both_folders(tmp_path) -
     prov = tmp_path / "config" / "perses" / "provisioning"
     assert doc["provisioning"]["folders"] == [
         str(prov),
-        str(REPO_DIR / "tests" / "fixtures" / "perses"),
+        str(REPO_DIR / "dashboards" / "perses"),
     ]
     assert doc["plugin"] == {
         "path": str(tmp_path / "data" / "plugins"),
@@ -94,7 +94,9 @@ def test_the_stack_renders_perses_with_its_secrets(tmp_path, monkeypatch) -> Non
     key = stack.secret_file("perses-encryption-key").read_text()
     assert len(key.encode()) == 32  # AES-256, as Perses requires
     assert inputs.admin_password == stack.perses_password()[0]
-    assert inputs.logs_password_file.read_text() == stack.victorialogs_password()[0]
+    assert inputs.logs_password_file.read_text() == stack.logs_access().password
+    assert inputs.logs_user == stack.logs_access().username
+    assert inputs.logs_ca_file == stack.logs_pki().ca
     assert inputs.plugins_archive == COMPONENTS["perses"].directory / "plugins-archive"
     (svc,) = [s for s in stack.services() if s.name == "perses"]
     assert svc.health_url.endswith("/api/v1/health")

@@ -19,12 +19,11 @@ from typer.testing import CliRunner
 
 from api.config import Settings as ApiSettings
 from exporters.durations import parse_duration
-from exporters.sinks.loki import LokiTLS
 from wlmon.cli import app
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.fleet import DEFAULT_FLEET_FILE, FleetLayout, load_fleet
-from wlmon.stack.pki import LokiPKI
+from wlmon.stack.pki import LogStorePKI
 from wlmon.stack.runtime import Stack, StackError, _port_free, _prepare_influxdb
 from wlmon.stack.services import Service, fill, read_table
 from wlmon.stack.settings import REPO_DIR, Ports, StackSettings
@@ -33,8 +32,10 @@ from wlmon.stack.template import TemplateError, expand
 
 def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:
     settings = StackSettings(state_dir=tmp_path, ports=Ports(exporter=19300, alertmanager=19093))
-    loki_tls = LokiPKI(tmp_path / "loki-tls")
-    out = render.render_prometheus(settings, tmp_path, "am-secret", loki_tls.compose_secrets())
+    logs_tls = LogStorePKI(tmp_path / "victorialogs-tls")
+    logs_password = tmp_path / "victorialogs-password"
+    secret_files = logs_tls.compose_secrets() | {"victorialogs_password": logs_password}
+    out = render.render_prometheus(settings, tmp_path, "am-secret", secret_files)
     doc = yaml.safe_load(out.read_text())
     targets = {j["job_name"]: j["static_configs"][0]["targets"] for j in doc["scrape_configs"]}
     assert targets["wlmon-exporter"] == ["127.0.0.1:19300"]
@@ -48,16 +49,15 @@ def test_prometheus_config_is_rendered_for_loopback(tmp_path) -> None:
         assert auth == {"username": "wlmon", "password_file": str(password_file)}
     assert password_file.read_text() == "am-secret"
     assert password_file.stat().st_mode & 0o777 == 0o600
-    assert all("basic_auth" not in j for j in doc["scrape_configs"] if j is not scrape)
-    # Loki is scraped over mutual TLS with Prometheus's own certificate, the state's files.
-    (loki,) = [j for j in doc["scrape_configs"] if j["job_name"] == "loki"]
-    assert loki["scheme"] == "https"
-    assert loki["tls_config"] == {
-        "ca_file": str(loki_tls.ca),
-        "cert_file": str(loki_tls.cert("prometheus")),
-        "key_file": str(loki_tls.key("prometheus")),
-    }
-    assert all("tls_config" not in j for j in doc["scrape_configs"] if j is not loki)
+    # VictoriaLogs is scraped over HTTPS (its CA) with its own basic auth, the state's files.
+    (logs,) = [j for j in doc["scrape_configs"] if j["job_name"] == "victorialogs"]
+    assert logs["scheme"] == "https"
+    assert logs["tls_config"] == {"ca_file": str(logs_tls.ca)}
+    assert logs["basic_auth"] == {"username": "wlmon-logs", "password_file": str(logs_password)}
+    assert logs["static_configs"][0]["targets"] == [f"127.0.0.1:{settings.ports.victorialogs}"]
+    authed = (scrape, logs)
+    assert all("basic_auth" not in j for j in doc["scrape_configs"] if j not in authed)
+    assert all("tls_config" not in j for j in doc["scrape_configs"] if j is not logs)
     # Relative: Prometheus starts in its config directory (short rule namespaces).
     assert doc["rule_files"] == ["rules/*.rules.yml"]
     assert (tmp_path / "prometheus" / "rules" / "workload.rules.yml").is_file()
@@ -81,7 +81,10 @@ def test_rules_time_scale_compresses_windows_and_for(tmp_path) -> None:
     rec = yaml.safe_load((out / "recording.rules.yml").read_text())["groups"][0]["rules"]
     assert "[30s]" in rec[0]["expr"] and "[5m]" not in rec[0]["expr"]
     alerts = yaml.safe_load((out / "workload.rules.yml").read_text())["groups"][0]["rules"]
-    assert {r["for"] for r in alerts} == {"3s", "30s", "60s"}
+    assert {r["for"] for r in alerts} == {"3s", "30s", "6s"}  # 30s, 5m, 1m
+    assert {r.get("keep_firing_for") for r in alerts} == {"4s", None}  # 40s
+    sapcontrol = yaml.safe_load((out / "sapcontrol.rules.yml").read_text())["groups"]
+    assert "0s" in {r.get("for") for g in sapcontrol for r in g["rules"]}  # zero stays zero
     assert render.scale_duration("1h30m", 0.5) == "2700s"
 
 
@@ -127,13 +130,25 @@ def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
         "EXPORTER_TOKEN",
         "SAPSTARTSRV_PASSWORD",
         "ALERTMANAGER_PASSWORD",
+        "VICTORIALOGS_PASSWORD",
     ):
         monkeypatch.delenv(f"WLMON_{name}", raising=False)
     stack = Stack(StackSettings(state_dir=tmp_path, api_token=SecretStr("given")))
     sources = stack.secret_sources()
     assert len(sources) == 8
-    perses, victorialogs, api, influx, exporter, sapstartsrv, alertmanager, loki = sources.values()
-    assert str(tmp_path / "secrets" / "loki-tls") in loki
+    perses, api, influx, exporter, sapstartsrv, alertmanager, logs, logs_tls = sources.values()
+    assert str(tmp_path / "secrets" / "victorialogs-tls") in logs_tls
+    path = tmp_path / "secrets" / "victorialogs-password"
+    assert str(path) in logs and path.stat().st_mode & 0o777 == 0o600
+    assert path.parent.stat().st_mode & 0o777 == 0o700
+    # Every client of the log store logs in with it; the server reads it from the file.
+    services = {svc.name: svc for svc in stack.services()}
+    assert services["victorialogs"].health_auth == ("wlmon-logs", path.read_text())
+    assert f"-httpAuth.password=file://{path}" in services["victorialogs"].argv
+    assert not any(path.read_text() in a for a in services["victorialogs"].argv)
+    assert services["exporter"].env["WLMON_LOGS_PASSWORD"] == path.read_text()
+    assert services["api"].env["WLMON_API_LOGS_PASSWORD"] == path.read_text()
+    assert stack.logs_access().auth == ("wlmon-logs", path.read_text())
     path = tmp_path / "secrets" / "alertmanager-password"
     assert str(path) in alertmanager and path.stat().st_mode & 0o777 == 0o600
     assert stack.alertmanager_auth() == ("wlmon", path.read_text())
@@ -144,8 +159,6 @@ def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
     assert str(path) in sapstartsrv and path.stat().st_mode & 0o777 == 0o600
     assert str(tmp_path / "secrets" / "exporter-token") in exporter
     assert str(tmp_path / "secrets" / "perses-admin-password") in perses
-    path = tmp_path / "secrets" / "victorialogs-password"
-    assert str(path) in victorialogs and path.stat().st_mode & 0o777 == 0o600
     assert api == "environment variable WLMON_API_TOKEN"
     path = tmp_path / "secrets" / "influxdb-admin-password"
     assert str(path) in influx and path.stat().st_mode & 0o777 == 0o600
@@ -177,9 +190,11 @@ def test_telegrafs_buffer_holds_the_outage_it_is_sized_for(tmp_path, scrape, int
 def test_a_missing_server_binary_says_how_to_install_it(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("WLMON_CACHE", str(tmp_path / "empty-cache"))
     with pytest.raises(
-        StackError, match=r"loki: .*loki-3.7.8/loki is not installed; run `wlmon stack install`"
+        StackError,
+        match=r"victorialogs: .*victorialogs-1.52.1/victoria-logs is not installed; "
+        r"run `wlmon stack install`",
     ):
-        Stack(StackSettings(state_dir=tmp_path)).up(only=["loki"])
+        Stack(StackSettings(state_dir=tmp_path)).up(only=["victorialogs"])
 
 
 # Every port differs from its default and from the others, so a port read from the wrong
@@ -189,9 +204,7 @@ PINNED_PORTS = Ports(
     prometheus=10002,
     alertmanager=10003,
     alertmanager_cluster=0,
-    loki=10005,
-    loki_grpc=10006,
-    victorialogs=10012,
+    victorialogs=10005,
     influxdb=10007,
     influxdb_rpc=10008,
     telegraf=10009,
@@ -220,6 +233,7 @@ def _pinned_settings(**changes) -> StackSettings:
         influxdb_admin_password=SecretStr("ipw"),
         sapstartsrv_password=SecretStr("spw"),
         alertmanager_password=SecretStr("apw"),
+        victorialogs_password=SecretStr("vpw"),
         # Pinned: the integration stack sets its own cache and deadline.
         model_sapstartsrv=True,
         sapcontrol_cache_s=5.0,
@@ -242,7 +256,7 @@ def _rendered(settings: StackSettings) -> list[dict]:
             "after_start": svc.after_start is not None,
             **({"cwd": svc.cwd} if svc.cwd else {}),
             **({"health_auth": svc.health_auth} if svc.health_auth else {}),
-            **({"health_tls": svc.health_tls} if svc.health_tls else {}),
+            **({"health_ca": svc.health_ca} if svc.health_ca else {}),
         }
         for svc in Stack(settings).services()
     ]
@@ -272,33 +286,29 @@ PINNED_SERVICES = [
         "after_start": True,
     },
     {
-        "name": "loki",
+        "name": "victorialogs",
         "argv": [
-            "/cache/loki-3.7.8/loki",
-            "-config.file=/state/config/loki/loki.yml",
-            "-config.expand-env=true",
+            "/cache/victorialogs-1.52.1/victoria-logs",
+            "-httpListenAddr=127.0.0.1:10005",
+            "-storageDataPath=/state/data/victorialogs",
+            "-tls",
+            "-tlsCertFile=/state/secrets/victorialogs-tls/server.pem",
+            "-tlsKeyFile=/state/secrets/victorialogs-tls/server.key",
+            "-tlsMinVersion=TLS12",
+            "-httpAuth.username=wlmon-logs",
+            "-httpAuth.password=file:///state/secrets/victorialogs-password",
+            "-retentionPeriod=30d",
+            "-retention.maxDiskSpaceUsageBytes=10GiB",
+            "-loggerLevel=WARN",
         ],
         "port": 10005,
         "url": "https://127.0.0.1:10005",
-        "health_url": "https://127.0.0.1:10005/ready",
-        "env": {
-            "LOKI_DIR": "/state/data/loki",
-            "LOKI_HTTP_ADDRESS": "127.0.0.1",
-            "LOKI_HTTP_PORT": "10005",
-            "LOKI_GRPC_ADDRESS": "127.0.0.1",
-            "LOKI_GRPC_PORT": "10006",
-            "LOKI_RETENTION_PERIOD": "720h",
-            "LOKI_TLS_CERT_FILE": "/state/secrets/loki-tls/server.pem",
-            "LOKI_TLS_KEY_FILE": "/state/secrets/loki-tls/server.key",
-            "LOKI_TLS_CA_FILE": "/state/secrets/loki-tls/ca.pem",
-        },
-        "ready_timeout": 120.0,
+        "health_url": "https://127.0.0.1:10005/insert/loki/ready",
+        "health_auth": ("wlmon-logs", "vpw"),
+        "health_ca": Path("/state/secrets/victorialogs-tls/ca.pem"),
+        "env": {},
+        "ready_timeout": 60.0,
         "after_start": False,
-        "health_tls": LokiTLS(
-            Path("/state/secrets/loki-tls/ca.pem"),
-            Path("/state/secrets/loki-tls/wlmon.pem"),
-            Path("/state/secrets/loki-tls/wlmon.key"),
-        ),
     },
     {
         "name": "alertmanager",
@@ -334,7 +344,7 @@ PINNED_SERVICES = [
             "demo",
             "--speed",
             "2.5",
-            "--loki-url",
+            "--logs-url",
             "https://127.0.0.1:10005",
             "--influx-url",
             "http://127.0.0.1:10007",
@@ -349,9 +359,9 @@ PINNED_SERVICES = [
         "env": {
             "WLMON_INFLUX_TOKEN": "wlmon-admin:ipw",
             "WLMON_EXPORTER_CONTROL_TOKEN": "etok",
-            "WLMON_LOKI_CA_FILE": "/state/secrets/loki-tls/ca.pem",
-            "WLMON_LOKI_CERT_FILE": "/state/secrets/loki-tls/exporter.pem",
-            "WLMON_LOKI_KEY_FILE": "/state/secrets/loki-tls/exporter.key",
+            "WLMON_LOGS_CA_FILE": "/state/secrets/victorialogs-tls/ca.pem",
+            "WLMON_LOGS_USERNAME": "wlmon-logs",
+            "WLMON_LOGS_PASSWORD": "vpw",
             "WLMON_SAPSTARTSRV_ENABLED": "True",
             "WLMON_SAPSTARTSRV_BASE_PORT": "52013",
             "WLMON_SAPSTARTSRV_USERNAME": "wlmon",
@@ -372,10 +382,10 @@ PINNED_SERVICES = [
         "env": {
             "WLMON_API_TOKEN": "tok",
             "WLMON_API_DB_PATH": "/state/data/api/wlmon.sqlite",
-            "WLMON_API_LOKI_URL": "https://127.0.0.1:10005",
-            "WLMON_API_LOKI_CA_FILE": "/state/secrets/loki-tls/ca.pem",
-            "WLMON_API_LOKI_CERT_FILE": "/state/secrets/loki-tls/api.pem",
-            "WLMON_API_LOKI_KEY_FILE": "/state/secrets/loki-tls/api.key",
+            "WLMON_API_LOGS_URL": "https://127.0.0.1:10005",
+            "WLMON_API_LOGS_CA_FILE": "/state/secrets/victorialogs-tls/ca.pem",
+            "WLMON_API_LOGS_USERNAME": "wlmon-logs",
+            "WLMON_API_LOGS_PASSWORD": "vpw",
             "WLMON_API_PROMETHEUS_URL": "http://127.0.0.1:10002",
             "WLMON_API_INFLUX_URL": "http://127.0.0.1:10007",
             "WLMON_API_INFLUX_TOKEN": "wlmon-admin:ipw",
@@ -664,7 +674,7 @@ def test_up_of_some_services_builds_only_the_servers_they_run(tmp_path, busy_por
     assert result.exit_code == 2
     assert f"exporter: port {busy_port} on 127.0.0.1 is already in use" in result.output
     stack = Stack(StackSettings(state_dir=tmp_path))
-    assert stack.components(["api", "loki", "perses"]) == ["loki", "perses"]
+    assert stack.components(["api", "victorialogs", "perses"]) == ["victorialogs", "perses"]
     assert "composecheck" not in stack.components()
 
 
@@ -807,12 +817,14 @@ def test_up_and_status_log_in_to_a_health_endpoint_behind_basic_auth(tmp_path, m
     assert stack.recorded() == []
 
 
-def test_a_missing_client_certificate_is_named_at_start_and_unhealthy_in_status(tmp_path) -> None:
+def test_a_missing_ca_is_named_at_start_and_unhealthy_in_status(tmp_path) -> None:
     from wlmon.stack import runtime
 
-    gone = LokiTLS(tmp_path / "ca.pem", tmp_path / "wlmon.pem", tmp_path / "wlmon.key")
-    svc = Service("loki", ["loki"], 1, "https://127.0.0.1:1", "https://127.0.0.1:1/ready")
-    svc.health_tls = gone
-    with pytest.raises(StackError, match=r"loki: the client certificate .*wlmon\.pem"):
-        runtime._client_certificate_loads(svc)
-    assert runtime._healthy(svc.health_url, tls=gone) is False
+    gone = tmp_path / "ca.pem"
+    svc = Service(
+        "victorialogs", ["victoria-logs"], 1, "https://127.0.0.1:1", "https://127.0.0.1:1/health"
+    )
+    svc.health_ca = gone
+    with pytest.raises(StackError, match=r"victorialogs: the CA for .* cannot be loaded .*ca\.pem"):
+        runtime._ca_loads(svc)
+    assert runtime._healthy(svc.health_url, ca=gone) is False

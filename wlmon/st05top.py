@@ -72,7 +72,7 @@ def from_prometheus(url: str, window: str, texts: dict[str, str]) -> list[dict]:
     rows = [
         _row(
             st,
-            texts.get(st, '(text in Loki: {source="st05"})'),
+            texts.get(st, '(text in the log store: {source="st05"})'),
             table,
             op,
             values["executions"].get(key, 0.0),

@@ -3,7 +3,7 @@
 Kept, not refused: the figures of a capture rest on its samples' spacing, which a wrong
 clock on the captured server (a VM restored from a snapshot, a dead BIOS battery) leaves
 intact, and a measurement cannot be repeated. What a wrong clock breaks is placing the
-run beside other data (Prometheus, Loki, a second capture), so the run says so loudly."""
+run beside other data (Prometheus, the log store, a second capture), so the run says so loudly."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Alertmanager's webhook: every notification stored and listed; forwarded to Loki behind
+"""Alertmanager's webhook: every notification stored and listed; forwarded to the log store behind
 the answer."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ async def webhook(
             status.HTTP_422_UNPROCESSABLE_CONTENT, f"{where}: {first['msg']}"
         ) from exc
     # On the loop when the database is free (an insert: 0.2 ms; a hop to a thread costs
-    # more); when a writer holds it, waiting for it happens in a thread. Loki gets it
+    # more); when a writer holds it, waiting for it happens in a thread. The log store gets it
     # later, from a thread.
     answer = alerts.receive_now(store, forwarder, payload)
     if answer is None:

@@ -1,4 +1,4 @@
-"""A run's events where people look: InfluxDB and Loki (run events, labelled like the
+"""A run's events where people look: InfluxDB and the log store (run events, labelled like the
 exporter's) and, where Grafana runs, Grafana annotations tagged with the run id, which the
 forensics dashboard shows for the run picked."""
 
@@ -21,15 +21,19 @@ def _ms(at: datetime) -> int:
 
 
 class RunAnnotations:
-    """Open for the life of one run; `close()` flushes what is buffered (Loki and InfluxDB
+    """Open for the life of one run; `close()` flushes what is buffered (the log store and InfluxDB
     writes retry in the background, so an outage shorter than the run loses nothing)."""
 
     def __init__(self, settings: Settings, run: dict) -> None:
         self.settings = settings
         self.run = run
         self.loki = (
-            LokiSink(settings.loki_url, tls=settings.loki_tls).start()
-            if settings.loki_url
+            LokiSink(
+                settings.logs_url,
+                access=settings.logs_access,
+                push_path=settings.logs_push_path,
+            ).start()
+            if settings.logs_url
             else None
         )
         token = settings.influx_token.get_secret_value() if settings.influx_token else ""
@@ -46,7 +50,7 @@ class RunAnnotations:
         *,
         details: dict | None = None,
     ) -> None:
-        """One event: to InfluxDB and Loki, and to Grafana as an annotation."""
+        """One event: to InfluxDB and the log store, and to Grafana as an annotation."""
         window = {"label": self.run["label"], "kind": self.run["kind"], **(details or {})}
         self.events.emit(
             event,

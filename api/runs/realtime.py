@@ -1,6 +1,6 @@
 """Real-time runs: the API drives the live exporter through the run's plan (users ramped in
 levels, faults switched at their offsets), marks start, faults, steady state and end in
-InfluxDB, Loki and Grafana, and when the run is over reads its window back from Prometheus,
+InfluxDB, the log store and Grafana, and when the run is over reads its window back from Prometheus,
 so the report shows what the monitoring saw.
 
 Offsets are in the model's time; the exporter's speed (simulated seconds per wall second,
@@ -380,7 +380,7 @@ class RealtimeRun(threading.Thread):
                     log.warning("run %s: %s", self.run_id, exc)
                     self.gaps.unreachable(datetime.now(UTC))
                 now = datetime.now(UTC)
-                # The exporter writes its own fault events (tagged with the run id) to Loki
+                # The exporter writes its own fault events (tagged with the run id) to the log store
                 # and InfluxDB; Grafana hears of them from here.
                 for name in new_faults:
                     if name not in faults:

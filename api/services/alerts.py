@@ -1,4 +1,4 @@
-"""Alertmanager's notifications: every one stored; the Loki forwarder (api/services/
+"""Alertmanager's notifications: every one stored; the log forwarder (api/services/
 loki_forwarder.py) pushes them from there, behind the webhook's answer."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ RECEIVED = Counter(
 BUSY = Counter(
     "wlmon_api_webhook_database_busy_total",
     "Webhook calls whose insert found another writer holding the database (a worker storing"
-    " an import or a run, the Loki forwarder marking), so they stored from a thread.",
+    " an import or a run, the log forwarder marking), so they stored from a thread.",
 )
 
 

@@ -1,10 +1,11 @@
-"""Stored notifications on their way to Loki, behind the webhook: a thread pushes what Loki
-has not got yet in batches and marks it, so Alertmanager's call never waits for Loki (a
-stopped or frozen Loki used to hold every call for the push's timeout).
+"""Stored notifications on their way to the log store (Loki's push protocol: VictoriaLogs, or a
+user's Loki), behind the webhook: a thread pushes what the store has not got yet in batches
+and marks it, so Alertmanager's call never waits for the store (a stopped or frozen store
+used to hold every call for the push's timeout).
 
-The store is the queue: a notification is marked forwarded only once Loki took it, so what
-a failed push, a refusal or a restart of the API leaves behind goes with a later push.
-After a failure the thread waits, doubling up to `loki_max_backoff_s`.
+The API's database is the queue: a notification is marked forwarded only once the log store
+took it, so what a failed push, a refusal or a restart of the API leaves behind goes with a
+later push. After a failure the thread waits, doubling up to `loki_max_backoff_s`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from prometheus_client import Counter
 
 from api.config import Settings
 from api.store import Store
-from exporters.sinks.loki import LokiPusher
+from exporters.sinks.loki import LokiPusher, retryable
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +47,11 @@ FIRST_BACKOFF_S = 1.0
 
 
 def line_timestamp_ns(notification: dict) -> int:
-    """A notification's Loki timestamp, a function of the notification alone: when a push
-    timed out but Loki took it (a stalled Loki), the retry sends the same entries and Loki
-    keeps one copy. (The time of the push, as before, made each retry new lines: 60
-    notifications became 227 lines.) Its receipt time, and its id in the last nanoseconds
+    """A notification's timestamp in the log store, a function of the notification alone:
+    when a push timed out but the store took it (a stalled store), the retry sends the same
+    entries, which Loki keeps once and VictoriaLogs is asked about first (LokiPusher). (The
+    time of the push, as before, made each retry new lines: 60 notifications became 227
+    lines.) Its receipt time, and its id in the last nanoseconds
     so two notifications of one microsecond stay two entries."""
     received = datetime.fromisoformat(notification["received_at"])
     micros = round(received.timestamp() * 1_000_000)
@@ -79,11 +81,11 @@ def push_pending(store: Store, settings: Settings, pusher: LokiPusher) -> tuple[
         pusher.push(lines)
     except httpx.HTTPStatusError as exc:
         code = exc.response.status_code
-        if code == 429 or code >= 500:
+        if retryable(code):
             raise
         # Loki's final word (malformed, too old): pushing them again would block every
         # later notification behind them. They stay in the API's store.
-        log.warning("Loki refused %d notification(s) for good: %s", len(pending), exc)
+        log.warning("the log store refused %d notification(s) for good: %s", len(pending), exc)
     store.mark_forwarded(n["id"] for n in pending)
     LOKI_FORWARDED.inc(len(pending))
     return len(pending), len(pending) == batch
@@ -102,7 +104,7 @@ class LokiForwarder:
 
     @property
     def enabled(self) -> bool:
-        return bool(self.settings.loki_url)
+        return bool(self.settings.logs_url)
 
     def notify(self) -> None:
         """New notifications are stored: push them soon."""
@@ -126,12 +128,17 @@ class LokiForwarder:
             thread.join(timeout_s)
 
     def _run(self) -> None:
-        assert self.settings.loki_url
+        assert self.settings.logs_url
         try:
-            pusher = LokiPusher(self.settings.loki_url, timeout_s=3.0, tls=self.settings.loki_tls)
+            pusher = LokiPusher(
+                self.settings.logs_url,
+                timeout_s=3.0,
+                access=self.settings.logs_access,
+                push_path=self.settings.logs_push_path,
+            )
         except (OSError, ValueError) as exc:  # a certificate or key that does not load
             LOKI_FAILURES.inc()
-            log.error("cannot forward notifications to Loki: its TLS files: %s", exc)
+            log.error("cannot forward notifications to the log store: its TLS files: %s", exc)
             return
         try:
             self._loop(pusher)
@@ -150,7 +157,9 @@ class LokiForwarder:
                 LOKI_FAILURES.inc()
                 backoff = min(max(2 * backoff, FIRST_BACKOFF_S), self.settings.loki_max_backoff_s)
                 log.warning(
-                    "forwarding notifications to Loki failed (%s); next try in %g s", exc, backoff
+                    "forwarding notifications to the log store failed (%s); next try in %g s",
+                    exc,
+                    backoff,
                 )
                 more = False
             if more and not backoff:

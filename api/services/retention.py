@@ -1,6 +1,6 @@
 """Retention of the API's database: ended runs and notifications older than their settings
 go, so the file stops growing (637 MB after the test suite, issue 26). Runs in progress and
-notifications Loki has not taken yet are never pruned."""
+notifications the log store has not taken yet are never pruned."""
 
 from __future__ import annotations
 

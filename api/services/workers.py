@@ -197,7 +197,7 @@ class WorkerPool:
                 )
             self._in_flight += 1
             if self._executor is None:
-                # spawn, not fork: the API process has threads (the thread pool, the Loki
+                # spawn, not fork: the API process has threads (the thread pool, the log
                 # forwarder) whose locks a forked child would inherit held.
                 self._executor = ProcessPoolExecutor(
                     self.workers,

@@ -1,6 +1,6 @@
 """ST05 SQL trace, compressed: executions, rows and elapsed DB time per statement.
 
-Statements are identified by a hash of their text (the text itself goes to Loki with the
+Statements are identified by a hash of their text (the text itself goes to the log store with the
 trace records, never into a label). Only the top N statements by elapsed time are
 exported, so the series count stays bounded; per-table totals cover everything. Sample::
 

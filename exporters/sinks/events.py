@@ -1,9 +1,10 @@
 """Run events (start, fault injected, fault removed, scenario switched, end) to InfluxDB and
-Loki with the same labels, so a dashboard can annotate either way.
+the log store (Loki's push protocol) with the same labels, so a dashboard can annotate
+either way.
 
 InfluxDB writes go through influxdb-client's batching write API, which retries with
 exponential backoff for up to `max_retry_time_ms`, so an outage of InfluxDB shorter than
-that loses no event; Loki lines go through the buffered LokiSink.
+that loses no event; log lines go through the buffered LokiSink.
 """
 
 from __future__ import annotations
@@ -92,7 +93,9 @@ class RunEvents:
                 },
                 sort_keys=True,
             )
-            self.loki.emit(labels, line, ts)
+            # The run as a stream label too (a VictoriaLogs stream field): a run's events are
+            # one stream lookup, `{source="run_events", run_id="..."}`. Runs are few a day.
+            self.loki.emit(labels | ({"run_id": run_id} if run_id else {}), line, ts)
 
     def close(self) -> None:
         if self._write is not None:

@@ -1,12 +1,17 @@
-"""A buffered Loki pusher: lines survive an outage of Loki and arrive when it is back.
+"""A buffered pusher in Loki's push protocol: lines survive an outage of the log store and
+arrive when it is back.
 
-Lines queue in memory (bounded); a background thread pushes them in batches through
-Loki's push API and keeps a failed batch for the next attempt, backing off up to
-`max_backoff_s`. Only when the buffer is full are the oldest lines dropped, and counted.
+The protocol is Loki's (`POST .../loki/api/v1/push`, JSON streams); the store wlmon runs is
+VictoriaLogs, which takes it on `/insert/loki/api/v1/push` (DEFAULT_PUSH_PATH). A user's own
+Loki takes the same lines on LOKI_PUSH_PATH: one sink for both, the path a setting.
+
+Lines queue in memory (bounded); a background thread pushes them in batches and keeps a
+failed batch for the next attempt, backing off up to `max_backoff_s`. Only when the buffer
+is full are the oldest lines dropped, and counted.
 
 A batch leaves the buffer before it is pushed, so lines that arrive during the push (and
-may push the oldest out of a full buffer) are never mistaken for the batch; a batch Loki
-should get again goes back in front of the buffer.
+may push the oldest out of a full buffer) are never mistaken for the batch; a batch the
+store should get again goes back in front of the buffer.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ import ssl
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -25,71 +31,177 @@ import httpx
 
 log = logging.getLogger(__name__)
 
+# VictoriaLogs' Loki endpoint. disable_message_parsing: a line is stored whole as `_msg`
+# (otherwise a JSON line is split into fields and `_msg` is left empty), so what a reader
+# gets back is the line pushed, as from Loki; LogsQL's unpack_json/unpack_logfmt split it
+# at query time. No _stream_fields: every Loki label becomes a stream field, as in Loki.
+DEFAULT_PUSH_PATH = "/insert/loki/api/v1/push?disable_message_parsing=1"
+LOKI_PUSH_PATH = "/loki/api/v1/push"
+
 
 @dataclass(frozen=True)
-class LokiTLS:
-    """Loki's mutual TLS as a client sees it: the CA that signed Loki's certificate and this
-    client's own certificate and key (PEM files; wlmon/stack/pki.py makes them)."""
+class LogStoreAccess:
+    """How a client reaches the log store: the CA its server certificate is signed by, basic
+    auth (VictoriaLogs' -httpAuth.*), and optionally a client certificate and key (a user's
+    own Loki behind mutual TLS). The password never appears in a repr, URL or log line."""
 
-    ca_file: Path
-    cert_file: Path
-    key_file: Path
+    ca_file: Path | None = None
+    username: str = ""
+    password: str = field(default="", repr=False)
+    cert_file: Path | None = None
+    key_file: Path | None = None
 
     def context(self) -> ssl.SSLContext:
-        """An SSL context trusting only the CA and presenting the client certificate. Built
-        once per client: loading certificates is the costly part of TLS set-up."""
-        ctx = ssl.create_default_context(cafile=str(self.ca_file))
-        ctx.load_cert_chain(str(self.cert_file), str(self.key_file))
+        """An SSL context trusting the CA (else the system's), presenting the client
+        certificate when one is set. Built once per client: loading certificates is the
+        costly part of TLS set-up."""
+        ctx = ssl.create_default_context(cafile=str(self.ca_file) if self.ca_file else None)
+        if self.cert_file is not None:
+            ctx.load_cert_chain(str(self.cert_file), str(self.key_file) if self.key_file else None)
         return ctx
 
+    @property
+    def auth(self) -> tuple[str, str] | None:
+        return (self.username, self.password) if self.username else None
+
     def client(self, **kwargs) -> httpx.Client:
-        """An HTTP client for Loki (queries, readiness) presenting this certificate."""
-        return httpx.Client(verify=self.context(), **kwargs)
+        """An HTTP client for the store (pushes, queries, readiness) with these credentials."""
+        return httpx.Client(verify=self.context(), auth=self.auth, **kwargs)
 
 
-def loki_client(url: str, tls: LokiTLS | None, timeout_s: float) -> httpx.Client:
-    """One pooled client for a Loki at `url`: with `tls` it presents the client certificate
-    and trusts only Loki's CA; for plain http:// it loads no certificates at all (a CA bundle
-    costs milliseconds of CPU per context)."""
-    if tls is not None:
-        return tls.client(timeout=timeout_s)
+def log_store_client(url: str, access: LogStoreAccess | None, timeout_s: float) -> httpx.Client:
+    """One pooled client for the store at `url`. For plain http:// no certificates are loaded
+    at all (a CA bundle costs milliseconds of CPU per context)."""
     plain = urlsplit(url).scheme == "http"
+    if access is not None and not plain:
+        return access.client(timeout=timeout_s)
     # verify=False builds a bare context (no CA bundle); http:// never uses it.
-    return httpx.Client(timeout=timeout_s, verify=not plain)
+    return httpx.Client(timeout=timeout_s, verify=False, auth=access.auth if access else None)
+
+
+def rfc3339_ns(ts: str) -> int:
+    """VictoriaLogs' `_time` (RFC 3339, up to 9 fraction digits, Z) as Unix nanoseconds."""
+    whole, _, frac = ts.rstrip("Z").partition(".")
+    seconds = int(datetime.fromisoformat(whole).replace(tzinfo=UTC).timestamp())
+    return seconds * 1_000_000_000 + int((frac + "000000000")[:9])
+
+
+def _rfc3339(ns: int) -> str:
+    seconds, rest = divmod(ns, 1_000_000_000)
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{rest:09d}Z"
 
 
 class LokiPusher:
-    """Loki's push API through one pooled HTTP client (kept-alive connections).
+    """The Loki push protocol through one pooled HTTP client (kept-alive connections).
 
     A client per push cost 16.8 ms of CPU, nearly all of it `ssl.create_default_context`
     loading the CA bundle, even for plain http://: at 200 webhooks/s that was a core. So one
     client per sink (its TLS context and connections reused), and for plain HTTP one that
     loads no certificates at all.
+
+    Loki keeps one copy of an entry it already has (same stream, timestamp and line);
+    VictoriaLogs keeps every copy. So towards VictoriaLogs (a push path under /insert/), a
+    push whose outcome is unknown (it timed out or the connection broke after the request
+    went: a stalled store may still take it) makes the next push of those lines ask the
+    store first which of them it has, and send only the others.
     """
 
-    def __init__(self, url: str, timeout_s: float = 5.0, tls: LokiTLS | None = None) -> None:
-        self.endpoint = url.rstrip("/") + "/loki/api/v1/push"
-        self._client = loki_client(self.endpoint, tls, timeout_s)
+    def __init__(
+        self,
+        url: str,
+        timeout_s: float = 5.0,
+        access: LogStoreAccess | None = None,
+        push_path: str = DEFAULT_PUSH_PATH,
+        settle_s: float = 2.0,
+    ) -> None:
+        self.base = url.rstrip("/")
+        self.endpoint = self.base + "/" + push_path.lstrip("/")
+        self._client = log_store_client(self.endpoint, access, timeout_s)
+        # What VictoriaLogs takes is searchable within a second (its docs, "Forced flush");
+        # a request the store held while stalled is taken within milliseconds of its thaw.
+        self.settle_s = settle_s
+        self._verify = urlsplit(self.endpoint).path.startswith("/insert/")
+        self._uncertain = False
+        self.skipped = 0  # lines not sent again: the store had them from an unknown push
 
     def push(self, lines: list[tuple[dict[str, str], int, str]]) -> None:
         """One request: (labels, timestamp ns, line) grouped into streams. Raises
-        httpx.HTTPError when Loki does not take them.
+        httpx.HTTPError when the store does not take them.
 
-        Loki keeps one copy of an entry whose stream, timestamp and line it already has, so
-        a batch sent again after a push that timed out but landed (a stalled Loki) adds no
-        duplicates, as long as the caller gives each line the same timestamp again.
+        The caller gives each line the same timestamp again when it pushes it again, so a
+        line is known by (labels, timestamp, line) in Loki and VictoriaLogs alike.
         """
+        if self._uncertain and self._verify:
+            lines = self._not_stored(lines)
+            self._uncertain = False
+            if not lines:
+                return
         streams: dict[tuple, list[list[str]]] = {}
         for labels, ts_ns, line in lines:
             streams.setdefault(tuple(sorted(labels.items())), []).append([str(ts_ns), line])
         body = {"streams": [{"stream": dict(k), "values": v} for k, v in streams.items()]}
+        try:
+            r = self._client.post(
+                self.endpoint,
+                content=json.dumps(body),
+                headers={"Content-Type": "application/json"},
+            )
+        except httpx.TransportError as exc:
+            # Sent, perhaps taken: ask before sending again. (Not when no connection was made.)
+            if not isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+                self._uncertain = True
+            raise
+        r.raise_for_status()
+
+    def _not_stored(
+        self, lines: list[tuple[dict[str, str], int, str]]
+    ) -> list[tuple[dict[str, str], int, str]]:
+        """Those of `lines` the store does not have. Raises httpx.HTTPError while it does not
+        answer (the caller keeps the batch and asks again later)."""
+        self._client.get(self.base + "/internal/force_flush").raise_for_status()
+        # Answering again: what it held from before the stall is being taken now.
+        time.sleep(self.settle_s)
+        self._client.get(self.base + "/internal/force_flush").raise_for_status()
+        names = sorted({k for labels, _, _ in lines for k in labels})
+        first = min(ts for _, ts, _ in lines)
+        last = max(ts for _, ts, _ in lines)
+        # Only the batch's own streams, and no row limit: other writers' lines in the same
+        # seconds (31 instances' ST05 summaries) must not crowd out the ones asked about.
+        streams = sorted({tuple(sorted(labels.items())) for labels, _, _ in lines})
+        selector = " OR ".join(
+            "{" + ",".join(f"{k}={json.dumps(v)}" for k, v in stream) + "}" for stream in streams
+        )
         r = self._client.post(
-            self.endpoint, content=json.dumps(body), headers={"Content-Type": "application/json"}
+            self.base + "/select/logsql/query",
+            data={
+                "query": f"_time:[{_rfc3339(first)}, {_rfc3339(last)}] ({selector}) | fields "
+                + ", ".join(["_time", "_msg", *(_quoted(n) for n in names)]),
+            },
         )
         r.raise_for_status()
+        have = set()
+        for row in r.text.splitlines():
+            if row.strip():
+                doc = json.loads(row)
+                labels = tuple(sorted((n, doc[n]) for n in names if doc.get(n, "") != ""))
+                have.add((labels, rfc3339_ns(doc["_time"]), doc.get("_msg", "")))
+        left = [x for x in lines if (tuple(sorted(x[0].items())), x[1], x[2]) not in have]
+        if len(left) < len(lines):
+            self.skipped += len(lines) - len(left)
+            log.info(
+                "log store already had %d of %d line(s) from a push that timed out",
+                len(lines) - len(left),
+                len(lines),
+            )
+        return left
 
     def close(self) -> None:
         self._client.close()
+
+
+def _quoted(name: str) -> str:
+    """A field name as LogsQL takes it (quoted: a label may be named like a keyword)."""
+    return json.dumps(name)
 
 
 @dataclass(frozen=True)
@@ -109,7 +221,8 @@ class LokiSink:
         max_buffer: int = 200_000,
         max_backoff_s: float = 10.0,
         timeout_s: float = 5.0,
-        tls: LokiTLS | None = None,
+        access: LogStoreAccess | None = None,
+        push_path: str = DEFAULT_PUSH_PATH,
     ) -> None:
         self.url = url
         self.flush_interval_s = flush_interval_s
@@ -119,12 +232,12 @@ class LokiSink:
         self.max_buffer = max_buffer
         self._buffer: deque[LogLine] = deque(maxlen=max_buffer)
         self._lock = threading.Lock()
-        # One push at a time (the thread and flush()), so batches reach Loki in order.
+        # One push at a time (the thread and flush()), so batches reach the store in order.
         self._push_lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="wlmon-loki", daemon=True)
-        self._pusher = LokiPusher(url, timeout_s, tls)
+        self._thread = threading.Thread(target=self._run, name="wlmon-logpush", daemon=True)
+        self._pusher = LokiPusher(url, timeout_s, access, push_path)
         self._last_ts = 0
         self.sent = 0
         self.dropped = 0
@@ -136,7 +249,8 @@ class LokiSink:
 
     def emit(self, labels: dict[str, str], line: str, ts_ns: int | None = None) -> None:
         with self._lock:
-            # Loki wants increasing timestamps within a stream; keep ours strictly so.
+            # Loki wants increasing timestamps within a stream, and a line is known by its
+            # timestamp when a push is retried: keep ours strictly increasing.
             ts = max(ts_ns or time.time_ns(), self._last_ts + 1)
             self._last_ts = ts
             if len(self._buffer) == self.max_buffer:
@@ -195,19 +309,21 @@ class LokiSink:
                 self._pusher.push([(dict(item.labels), item.ts_ns, item.line) for item in batch])
             except httpx.HTTPStatusError as exc:
                 self.failures += 1
-                if not _retryable(exc.response.status_code):
-                    # Loki took the lines it could and says the rest will never do (too old,
-                    # too far out of order): retrying would block every later line.
-                    log.warning("Loki refused %d line(s), dropping them: %s", len(batch), exc)
+                if not retryable(exc.response.status_code):
+                    # The store took the lines it could and says the rest will never do (too
+                    # old, outside retention): retrying would block every later line.
+                    log.warning(
+                        "The log store refused %d line(s), dropping them: %s", len(batch), exc
+                    )
                     with self._lock:
                         self.dropped += len(batch)
                     return True
-                log.warning("Loki push of %d line(s) failed, will retry: %s", len(batch), exc)
+                log.warning("Log push of %d line(s) failed, will retry: %s", len(batch), exc)
                 self._put_back(batch)
                 return False
             except httpx.HTTPError as exc:
                 self.failures += 1
-                log.warning("Loki push of %d line(s) failed, will retry: %s", len(batch), exc)
+                log.warning("Log push of %d line(s) failed, will retry: %s", len(batch), exc)
                 self._put_back(batch)
                 return False
             self.sent += len(batch)
@@ -225,5 +341,12 @@ class LokiSink:
             self._buffer.extendleft(reversed(batch))
 
 
-def _retryable(status: int) -> bool:
-    return status == 429 or status >= 500
+# Refusals of the request, not of the lines: credentials or a path to fix (VictoriaLogs
+# answers 401 without basic auth), a store busy or down. The lines wait for the fix.
+RETRY_STATUSES = frozenset({401, 403, 404, 407, 429})
+
+
+def retryable(status: int) -> bool:
+    """Whether a refused push is to be sent again (else its lines are refused for good:
+    malformed, too old, outside retention)."""
+    return status in RETRY_STATUSES or status >= 500

@@ -1,4 +1,4 @@
-"""ST05 compressed summaries per instance and interval, pushed to Loki as logfmt lines.
+"""ST05 compressed summaries per instance and interval, pushed to the log store as logfmt lines.
 
 Each interval, per instance, the statements with the longest elapsed DB time in that
 interval: statement hash, table, operation, executions, records, elapsed and time per
@@ -64,7 +64,8 @@ def _line(key: str, text: str, table: str, op: str, execs: float, recs: float, s
 
 
 class TracePublisher:
-    """Every `interval_s` (wall clock), the interval's ST05 summary of every instance to Loki."""
+    """Every `interval_s` (wall clock), the interval's ST05 summary of every instance to the
+    log store."""
 
     def __init__(
         self,

@@ -56,7 +56,7 @@ PAYLOAD = {
 
 @pytest.fixture
 def client(tmp_path):
-    settings = Settings(db_path=tmp_path / "db.sqlite", token=TOKEN, loki_url="http://127.0.0.1:9")
+    settings = Settings(db_path=tmp_path / "db.sqlite", token=TOKEN, logs_url="http://127.0.0.1:9")
     with TestClient(create_app(settings)) as c:
         yield c
 
@@ -83,7 +83,7 @@ def test_firing_and_resolved_notifications_are_stored_and_listed(client) -> None
     )
 
 
-def test_loki_down_keeps_the_notification_and_flags_it(client) -> None:
+def test_log_store_down_keeps_the_notification_and_flags_it(client) -> None:
     r = client.post("/alerts/webhook", json=PAYLOAD, headers=AUTH)
     assert r.json()["forwarded_to_loki"] == 0
     assert client.get("/alerts/notifications").json()[0]["forwarded_to_loki"] is False

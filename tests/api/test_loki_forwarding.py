@@ -1,12 +1,12 @@
-"""The webhook stores and answers; a thread forwards to Loki behind it (issue 17: with Loki
-frozen each call held the event loop ~3 s). A fake Loki on a free port takes the pushes; a
-frozen one accepts connections and never answers."""
+"""The webhook stores and answers; a thread forwards to the log store behind it (issue 17:
+with the store frozen each call held the event loop ~3 s). A fake Loki-protocol receiver on
+a free port takes the pushes (counting them); a frozen one accepts connections and never
+answers; the real VictoriaLogs (HTTPS + basic auth) takes them as `wlmon up` runs it."""
 
 from __future__ import annotations
 
 import json
 import socket
-import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,7 +18,9 @@ from pydantic import ValidationError
 from api.config import Settings
 from api.main import create_app
 from api.services.loki_forwarder import LOKI_FAILURES
+from exporters.sinks.loki import LogStoreAccess
 from tests.api.test_alerts_webhook import PAYLOAD
+from tests.victorialogs import victorialogs
 from wlmon.stack import pki
 
 AUTH = {"Authorization": "Bearer t"}
@@ -56,76 +58,83 @@ def loki():
     server.shutdown()
 
 
-def _client(tmp_path, loki_url: str, linger_s: float = 0.5, tls=None) -> TestClient:
-    files = (
+def _client(
+    tmp_path, logs_url: str, linger_s: float = 0.5, access: LogStoreAccess | None = None
+) -> TestClient:
+    given = (
         {
-            "loki_ca_file": tls.ca_file,
-            "loki_cert_file": tls.cert_file,
-            "loki_key_file": tls.key_file,
+            "logs_ca_file": access.ca_file,
+            "logs_username": access.username,
+            "logs_password": access.password,
         }
-        if tls
+        if access
         else {}
     )
     settings = Settings(
         db_path=tmp_path / "db.sqlite",
         token="t",
-        loki_url=loki_url,
+        logs_url=logs_url,
         loki_max_backoff_s=0.5,
         loki_linger_s=linger_s,
-        **files,
+        **given,
     )
     return TestClient(create_app(settings))
 
 
 @pytest.fixture
-def tls_loki(tmp_path):
-    """The fake Loki as `wlmon up` runs the real one: TLS, a client certificate of the CA
-    required (a refused handshake never reaches the handler: no push is counted)."""
-    made, _ = pki.ensure(tmp_path / "loki-tls")
-    server = FakeLoki()
-    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(made.ca))
-    ctx.load_cert_chain(str(made.cert("server")), str(made.key("server")))
-    ctx.verify_mode = ssl.CERT_REQUIRED
-    server.socket = ctx.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server, made
-    server.shutdown()
+def store(tmp_path):
+    with victorialogs(tmp_path / "victorialogs") as running:
+        yield running
 
 
-def test_notifications_reach_a_loki_asking_for_the_apis_certificate(tmp_path, tls_loki) -> None:
-    server, made = tls_loki
-    url = f"https://127.0.0.1:{server.server_port}"
-    with _client(tmp_path, url, tls=made.client("api")) as c:
+def test_notifications_reach_victorialogs_with_its_password(tmp_path, store) -> None:
+    with _client(tmp_path, store.url, access=store.access) as c:
         assert c.post("/alerts/webhook", json=PAYLOAD, headers=AUTH).status_code == 200
         assert _until(lambda: c.get("/alerts/notifications").json()[0]["forwarded_to_loki"])
-    assert [line["alertname"] for line in server.lines] == ["SAPEnqueueTimeHigh"]
+    (row,) = store.rows('{source="alertmanager", sid="BMK", severity="warning"}')
+    assert json.loads(row["_msg"])["alertname"] == "SAPEnqueueTimeHigh"
+    assert json.loads(row["_msg"])["diagnosis"] == "The enqueue server is a bottleneck."
 
 
-def test_a_certificate_of_another_ca_forwards_nothing_and_keeps_it(tmp_path, tls_loki) -> None:
-    server, _ = tls_loki
-    foreign, _ = pki.ensure(tmp_path / "foreign")
-    # It trusts the server's CA (so the refusal is Loki's, not the client's), shows another's.
-    stranger = foreign.client("api")
-    tls = type(stranger)(tls_loki[1].ca, stranger.cert_file, stranger.key_file)
+def test_a_wrong_password_forwards_nothing_and_keeps_it(tmp_path, store) -> None:
+    """VictoriaLogs answers 401: a refusal of the request, not of the lines, so they stay
+    queued in the API's store until the password is fixed (they were once dropped as a 4xx)."""
+    wrong = LogStoreAccess(ca_file=store.access.ca_file, username="wlmon-logs", password="no")
     before = LOKI_FAILURES._value.get()
-    with _client(tmp_path, f"https://127.0.0.1:{server.server_port}", tls=tls) as c:
+    with _client(tmp_path, store.url, access=wrong) as c:
         assert c.post("/alerts/webhook", json=PAYLOAD, headers=AUTH).status_code == 200
         assert _until(lambda: LOKI_FAILURES._value.get() >= before + 2)  # tried, and again
         assert not c.get("/alerts/notifications").json()[0]["forwarded_to_loki"]
-    assert server.pushes == 0
+    assert store.count('{source="alertmanager"}') == 0
+    with _client(tmp_path, store.url, access=store.access) as c:  # fixed: they go now
+        assert _until(lambda: c.get("/alerts/notifications").json()[0]["forwarded_to_loki"])
+    assert store.count('{source="alertmanager"}') == 1
 
 
-def test_loki_tls_settings_go_together_and_name_files_that_exist(tmp_path) -> None:
+def test_a_stranger_ca_forwards_nothing_and_keeps_it(tmp_path, store) -> None:
+    """A client trusting another CA does not send its password to the port at all."""
+    foreign, _ = pki.ensure(tmp_path / "foreign")
+    stranger = LogStoreAccess(ca_file=foreign.ca, username="wlmon-logs", password="x")
+    before = LOKI_FAILURES._value.get()
+    with _client(tmp_path, store.url, access=stranger) as c:
+        assert c.post("/alerts/webhook", json=PAYLOAD, headers=AUTH).status_code == 200
+        assert _until(lambda: LOKI_FAILURES._value.get() >= before + 2)
+        assert not c.get("/alerts/notifications").json()[0]["forwarded_to_loki"]
+    assert store.count('{source="alertmanager"}') == 0
+
+
+def test_log_store_settings_go_together_and_name_files_that_exist(tmp_path) -> None:
     ca = tmp_path / "ca.pem"
     ca.write_text("")
-    with pytest.raises(ValidationError, match="WLMON_API_LOKI_CERT_FILE"):
-        Settings(db_path=tmp_path / "db.sqlite", loki_ca_file=ca)
-    with pytest.raises(ValidationError, match="loki_key_file"):
+    with pytest.raises(ValidationError, match="WLMON_API_LOGS_KEY_FILE"):
+        Settings(db_path=tmp_path / "db.sqlite", logs_cert_file=ca)
+    with pytest.raises(ValidationError, match="WLMON_API_LOGS_USERNAME"):
+        Settings(db_path=tmp_path / "db.sqlite", logs_password="pw")
+    with pytest.raises(ValidationError, match="logs_key_file"):
         Settings(
             db_path=tmp_path / "db.sqlite",
-            loki_ca_file=ca,
-            loki_cert_file=ca,
-            loki_key_file=tmp_path / "missing.key",
+            logs_cert_file=ca,
+            logs_key_file=tmp_path / "missing.key",
         )
 
 
@@ -213,21 +222,25 @@ def test_a_burst_goes_to_loki_in_few_pushes(tmp_path, loki) -> None:
         assert len(loki.lines) == 30
 
 
-def test_loki_tls_files_that_do_not_load_are_refused_with_the_settings(tmp_path) -> None:
+def test_log_store_tls_files_that_do_not_load_are_refused_with_the_settings(tmp_path) -> None:
     """A key of another certificate passes FilePath; refused here, not at the first run's
     annotations (which raised ssl.SSLError after the run was stored)."""
-    made, _ = pki.ensure(tmp_path / "loki-tls")
+    made, _ = pki.ensure(tmp_path / "tls")
+    other, _ = pki.ensure(tmp_path / "other")
     with pytest.raises(ValidationError, match="do not load"):
         Settings(
             db_path=tmp_path / "db.sqlite",
-            loki_ca_file=made.ca,
-            loki_cert_file=made.cert("api"),
-            loki_key_file=made.key("exporter"),
+            logs_ca_file=made.ca,
+            logs_cert_file=made.cert("server"),
+            logs_key_file=other.key("server"),
         )
-    good = made.client("api")
-    Settings(
+    with pytest.raises(ValidationError, match="do not load"):
+        Settings(db_path=tmp_path / "db.sqlite", logs_ca_file=made.key("server"))
+    settings = Settings(
         db_path=tmp_path / "db.sqlite",
-        loki_ca_file=good.ca_file,
-        loki_cert_file=good.cert_file,
-        loki_key_file=good.key_file,
+        logs_ca_file=made.ca,
+        logs_username="wlmon-logs",
+        logs_password="pw",
     )
+    assert settings.logs_access.auth == ("wlmon-logs", "pw")
+    assert "pw" not in repr(settings.logs_access)

@@ -1,6 +1,6 @@
 """Real-time runs without the stack: the plan's schedule, the checks made against a real
 exporter (started here on 127.0.0.1) before anything is stored, the run store's life cycle.
-The whole path, with Prometheus, Loki, InfluxDB and Grafana, is tests/integration."""
+The whole path, with Prometheus, the log store, InfluxDB and Grafana, is tests/integration."""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ def test_retention_prunes_old_ended_runs_and_forwarded_notifications(tmp_path) -
     assert store.runs.get(old_ended) is None
     assert store.runs.get(old_running) is not None  # in progress: never pruned
     left = [n["id"] for n in store.notifications(limit=10)]
-    assert left == waiting  # Loki has not got it yet: kept
+    assert left == waiting  # the log store has not got it yet: kept
     assert retention.prune(store, settings, now=datetime.now(UTC)) == {
         "runs": 0,
         "notifications": 0,

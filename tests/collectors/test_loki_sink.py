@@ -4,15 +4,17 @@ the lines behind them; lines refused for now (5xx) are kept and sent later."""
 
 from __future__ import annotations
 
+import base64
 import json
 import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 
-from exporters.sinks.loki import LokiPusher, LokiSink
+from exporters.sinks.loki import LOKI_PUSH_PATH, LogStoreAccess, LokiPusher, LokiSink
 
 
 class FakeLoki:
@@ -23,6 +25,7 @@ class FakeLoki:
         self.answers = answers
         self.received: list[str] = []
         self.peers: list[tuple[str, int]] = []  # the client's address of each push
+        self.requests: list[tuple[str, str, str | None]] = []  # method, path, Authorization
         self.arrived = threading.Event()
         self.release = threading.Event()
         if not hold:
@@ -34,6 +37,7 @@ class FakeLoki:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append(("POST", self.path, self.headers.get("Authorization")))
                 outer.peers.append(self.client_address)
                 outer.arrived.set()
                 outer.release.wait(10)
@@ -152,3 +156,35 @@ def test_a_put_back_batch_keeps_its_timestamps(monkeypatch) -> None:
     sink.emit({"job": "t"}, "b")
     assert sink.flush(timeout_s=5)
     assert len(sent) == 2 and sent[0] == sent[1]
+
+
+def test_the_push_path_and_basic_auth_are_the_settings(monkeypatch) -> None:
+    """VictoriaLogs' Loki endpoint (whole lines, no JSON splitting) by default; a Loki of
+    one's own on its own path; the basic auth on every push, never in the URL."""
+    loki = FakeLoki([])
+    access = LogStoreAccess(username="wlmon-logs", password="s3cret")
+    for path in (None, LOKI_PUSH_PATH):
+        pusher = LokiPusher(loki.url, access=access, **({"push_path": path} if path else {}))
+        pusher.push([({"job": "t"}, 1, "x")])
+        pusher.close()
+    loki.httpd.shutdown()
+    auth = "Basic " + base64.b64encode(b"wlmon-logs:s3cret").decode()
+    assert loki.requests == [
+        ("POST", "/insert/loki/api/v1/push?disable_message_parsing=1", auth),
+        ("POST", "/loki/api/v1/push", auth),
+    ]
+    assert "s3cret" not in repr(access)
+
+
+def test_towards_a_loki_a_timed_out_push_is_sent_again_without_asking() -> None:
+    """Loki keeps one copy of a line it has (same stream, timestamp, line): the pusher asks
+    only VictoriaLogs (whose /select it would otherwise call on a Loki, which has none)."""
+    loki = FakeLoki([], hold=True)
+    pusher = LokiPusher(loki.url, timeout_s=0.5, push_path=LOKI_PUSH_PATH)
+    with pytest.raises(httpx.ReadTimeout):
+        pusher.push([({"job": "t"}, 1, "x")])
+    loki.release.set()
+    pusher.push([({"job": "t"}, 1, "x")])
+    pusher.close()
+    loki.httpd.shutdown()
+    assert [r[:2] for r in loki.requests] == [("POST", "/loki/api/v1/push")] * 2

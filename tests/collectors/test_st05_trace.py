@@ -1,4 +1,4 @@
-"""ST05 summaries for Loki: per instance, the interval's longest statements, in logfmt."""
+"""ST05 summaries for the log store: per instance, the interval's longest statements, in logfmt."""
 
 from __future__ import annotations
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import os
+import json
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,16 +19,8 @@ from wlmon.stack.settings import StackSettings, free_port_environment
 
 PERSES_PASSWORD = "integration-test-password"
 REPO = Path(__file__).resolve().parents[2]
-# The Perses dashboards provisioned: the repository's (generated from wlmon's dashboard
-# definitions) once it has them, else the test fixture (not shipped).
-PERSES_DASHBOARDS = next(
-    (
-        d
-        for d in (REPO / "dashboards" / "perses", REPO / "tests" / "fixtures" / "perses")
-        if d.is_dir() and any(d.glob("*.y*ml")) | any(d.glob("*.json"))
-    ),
-    REPO / "tests" / "fixtures" / "perses",
-)
+# The Perses dashboards provisioned: the repository's, as `wlmon up` provisions them.
+PERSES_DASHBOARDS = REPO / "dashboards" / "perses"
 
 
 def _free_port() -> int:
@@ -77,7 +70,6 @@ def stack(tmp_path_factory, mailbox, heartbeats) -> Iterator[Stack]:
         "WLMON_WATCHDOG_URL": heartbeats.url,
         "WLMON_WATCHDOG_INTERVAL": "5s",
         "WLMON_PERSES_ADMIN_PASSWORD": PERSES_PASSWORD,
-        "WLMON_PERSES_DASHBOARDS_DIR": str(PERSES_DASHBOARDS),
         "WLMON_API_TOKEN": "integration-test-token",
         "WLMON_EXPORTER_TOKEN": "integration-exporter-token",
         # The model's sapstartsrv is read as `wlmon up` reads it; Prometheus and Telegraf
@@ -93,26 +85,40 @@ def stack(tmp_path_factory, mailbox, heartbeats) -> Iterator[Stack]:
         for key, value in env.items():
             patch.setenv(key, value)
         stack = Stack(StackSettings())
-        # WLMON_TEST_WITHOUT=loki: a server left out (Loki is AGPL: not built or started here
-        # while the log store moves to VictoriaLogs); every other one starts as `wlmon up`.
-        without = {n for n in os.environ.get("WLMON_TEST_WITHOUT", "").split(",") if n}
-        only = [s.name for s in stack.services() if s.name not in without] if without else None
         try:
-            stack.up(only=only)
+            stack.up()
             yield stack
         finally:
             stack.down()
 
 
 def url(stack: Stack, service: str) -> str:
-    if service == "loki":  # mutual TLS only: query it through loki(stack)
-        return stack.loki_url()
+    if service == "victorialogs":  # HTTPS with basic auth: query it through logs(stack)
+        return stack.logs_url()
     return f"http://127.0.0.1:{getattr(stack.settings.ports, service)}"
 
 
-def loki(stack: Stack) -> httpx.Client:
-    """Loki serves mutual TLS only: a client with the `wlmon` certificate, base URL set."""
-    return stack.loki_client()
+def logs(stack: Stack) -> httpx.Client:
+    """The log store serves HTTPS with basic auth: a client trusting its CA, logged in."""
+    return stack.logs_client()
+
+
+def logsql(stack: Stack, query: str, since_ns: int | None = None) -> list[dict]:
+    """The rows of a LogsQL query (/select/logsql/query, one JSON object per line), from
+    `since_ns` (default: the last hour) until a minute from now."""
+    start = since_ns if since_ns is not None else time.time_ns() - 3600 * 10**9
+    with logs(stack) as client:
+        r = client.post(
+            "/select/logsql/query",
+            data={
+                "query": query,
+                "start": str(start // 10**9 - 1),
+                "end": str(int(time.time()) + 60),
+                "limit": "100000",
+            },
+        )
+    r.raise_for_status()
+    return [json.loads(line) for line in r.text.splitlines() if line.strip()]
 
 
 def exporter_auth(stack: Stack) -> dict[str, str]:

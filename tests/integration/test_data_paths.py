@@ -1,6 +1,7 @@
-"""The paths that do not go through Prometheus: ST05 trace lines and run events to Loki and
-InfluxDB, the exporter kept in InfluxDB by Telegraf, and a 60-second outage of InfluxDB and
-Loki that loses nothing (real servers stopped and restarted)."""
+"""The paths that do not go through Prometheus: ST05 trace lines and run events to the log
+store (VictoriaLogs, read back in LogsQL) and InfluxDB, the exporter kept in InfluxDB by
+Telegraf, and a 60-second outage of InfluxDB and VictoriaLogs that loses nothing (real
+servers stopped and restarted)."""
 
 from __future__ import annotations
 
@@ -10,27 +11,23 @@ import httpx
 import pytest
 from influxdb_client import InfluxDBClient
 
-from tests.integration.conftest import exporter_auth, influx_token, loki, url
+from exporters.sinks.loki import rfc3339_ns
+from tests.integration.conftest import exporter_auth, influx_token, logsql, url
 from tests.integration.helpers import eventually
 
 pytestmark = pytest.mark.integration
 
 
-def _loki_lines(stack, query: str, since_ns: int) -> list[tuple[int, str, dict]]:
-    with loki(stack) as client:
-        r = client.get(
-            "/loki/api/v1/query_range",
-            params={
-                "query": query,
-                "start": str(since_ns),
-                "end": str(time.time_ns() + 10**9),
-                "limit": 5000,
-            },
-        )
-    r.raise_for_status()
-    return [
-        (int(ts), line, s["stream"]) for s in r.json()["data"]["result"] for ts, line in s["values"]
-    ]
+def _log_lines(stack, query: str, since_ns: int) -> list[tuple[int, str, dict]]:
+    """(timestamp ns, line, stream fields) of every row of a LogsQL query since `since_ns`."""
+    rows = logsql(stack, query, since_ns)
+    out = []
+    for row in rows:
+        ts = rfc3339_ns(row["_time"])
+        if ts >= since_ns:
+            fields = {k: v for k, v in row.items() if not k.startswith("_")}
+            out.append((ts, row["_msg"], fields))
+    return sorted(out)
 
 
 def _flux(stack, query: str) -> list[dict]:
@@ -49,11 +46,13 @@ def _set_faults(stack, faults: list[str]) -> None:
     ).raise_for_status()
 
 
-def test_st05_summaries_arrive_in_loki_per_instance(stack) -> None:
+def test_st05_summaries_arrive_in_the_log_store_per_instance(stack) -> None:
     since = time.time_ns() - 600 * 10**9
 
     def lines():
-        found = _loki_lines(stack, '{source="st05", sid="BMK"} | logfmt | table="VBAP"', since)
+        found = _log_lines(
+            stack, '{source="st05", sid="BMK"} | unpack_logfmt | table:="VBAP"', since
+        )
         return found if len({labels["sap_instance"] for _, _, labels in found}) >= 10 else None
 
     found = eventually(lines, timeout=60, every=2)
@@ -62,7 +61,7 @@ def test_st05_summaries_arrive_in_loki_per_instance(stack) -> None:
     assert "statement=" in line and 'sql="SELECT' in line and "elapsed_ms=" in line
 
 
-def test_run_events_reach_influxdb_and_loki_with_the_same_labels(stack) -> None:
+def test_run_events_reach_influxdb_and_the_log_store_with_the_same_labels(stack) -> None:
     since = time.time_ns()
     _set_faults(stack, ["slow-enqueue-link"])
     _set_faults(stack, [])
@@ -76,13 +75,13 @@ def test_run_events_reach_influxdb_and_loki_with_the_same_labels(stack) -> None:
         return {r["event"] for r in rows} >= {"fault_injected", "fault_removed"} and rows
 
     rows = eventually(in_influx, timeout=60, every=2)
-    in_loki = eventually(
-        lambda: _loki_lines(stack, '{source="run_events", event=~"fault_.*"}', since),
+    in_logs = eventually(
+        lambda: _log_lines(stack, '{source="run_events", event=~"fault_.*"}', since),
         timeout=60,
         every=2,
     )
     influx_labels = {k: rows[0][k] for k in ("sid", "source", "scenario")}
-    assert {k: in_loki[0][2][k] for k in influx_labels} == influx_labels
+    assert {k: in_logs[0][2][k] for k in influx_labels} == influx_labels
 
 
 def test_telegraf_keeps_the_exporter_in_influxdb(stack) -> None:
@@ -96,10 +95,10 @@ def test_telegraf_keeps_the_exporter_in_influxdb(stack) -> None:
     assert rows[0]["sap_instance"].startswith("penguin")
 
 
-def test_a_60_second_outage_of_influxdb_and_loki_loses_nothing(stack) -> None:
+def test_a_60_second_outage_of_influxdb_and_victorialogs_loses_nothing(stack) -> None:
     """Both servers stopped for 60 s while events and trace lines are produced; after the
     restart every event and every trace interval of the outage is there."""
-    assert stack.stop_service("influxdb") and stack.stop_service("loki")
+    assert stack.stop_service("influxdb") and stack.stop_service("victorialogs")
     down_at = time.time_ns()
     try:
         _set_faults(stack, ["db-bottleneck"])
@@ -107,7 +106,7 @@ def test_a_60_second_outage_of_influxdb_and_loki_loses_nothing(stack) -> None:
         _set_faults(stack, [])
         time.sleep(40)
     finally:
-        stack.up(only=["influxdb", "loki"])
+        stack.up(only=["influxdb", "victorialogs"])
     up_at = time.time_ns()
     flux = (
         'from(bucket: "wlmon/autogen") |> range(start: -15m) '
@@ -120,12 +119,12 @@ def test_a_60_second_outage_of_influxdb_and_loki_loses_nothing(stack) -> None:
 
     eventually(events_back, timeout=120, every=3)
 
-    def loki_back():
-        events = _loki_lines(stack, '{source="run_events", event=~"fault_.*"}', down_at)
-        traces = _loki_lines(stack, '{source="st05", sap_instance="penguin2_D00"}', down_at)
+    def logs_back():
+        events = _log_lines(stack, '{source="run_events", event=~"fault_.*"}', down_at)
+        traces = _log_lines(stack, '{source="st05", sap_instance="penguin2_D00"}', down_at)
         during = [ts for ts, _, _ in traces if ts <= up_at]
         # One summary per instance every 5 s: the outage holds about 12 intervals.
         intervals = {round((ts - down_at) / 5e9) for ts in during}
         return len([e for e in events if e[0] <= up_at]) >= 2 and len(intervals) >= 10
 
-    eventually(loki_back, timeout=120, every=3)
+    eventually(logs_back, timeout=120, every=3)

@@ -20,10 +20,11 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import httpx
+import psutil
 import pytest
 
 from alerts.monitoring import SERVERS
-from tests.integration.conftest import exporter_auth, loki, url
+from tests.integration.conftest import exporter_auth, logs, logsql, url
 from tests.integration.helpers import eventually
 from wlmon.stack import pki
 from wlmon.stack.runtime import Stack
@@ -223,53 +224,77 @@ def test_a_pending_alert_keeps_its_for_state_across_a_prometheus_kill(stack: Sta
 def _push(client: httpx.Client, base: str, marker: str) -> httpx.Response:
     line = [str(time.time_ns()), marker]
     body = {"streams": [{"stream": {"source": "tls-probe", "sid": "BMK"}, "values": [line]}]}
-    return client.post(f"{base}/loki/api/v1/push", json=body, timeout=10)
+    return client.post(f"{base}/insert/loki/api/v1/push", json=body, timeout=10)
 
 
-def test_loki_asks_for_a_client_certificate_and_every_client_has_one(stack, tmp_path) -> None:
-    """Issue 26: Loki's push needed no auth on loopback. Now Loki serves mutual TLS only: a
-    push without a client certificate, with one of another CA, or in plain HTTP is refused
-    and stores nothing; with a certificate of the stack's CA it is taken and queryable.
-    Prometheus scrapes it (its own certificate)."""
-    base = stack.loki_url()
+def test_the_log_store_refuses_every_write_without_its_password(stack, tmp_path) -> None:
+    """Issue 38 item 3 for the log store: VictoriaLogs has one listener (no gRPC port, unlike
+    Loki's, which took a forged plaintext push). A push without credentials, with a wrong
+    password, or in plain HTTP is refused and stores nothing; a client trusting another CA
+    does not send its password at all; with the stack's CA and password it is taken. Every
+    port the stack listens on that is the log store's is that one port. Prometheus scrapes it
+    with the same password (SAPLogStoreDown's source)."""
+    base = stack.logs_url()
+    port = stack.settings.ports.victorialogs
     marker = f"tls-probe-{time.time_ns()}"
-    trust_only = stack.loki_pki().client("wlmon").ca_file
-    foreign, _ = pki.ensure(tmp_path / "foreign-ca")
+    only_ca = ssl.create_default_context(cafile=str(stack.logs_pki().ca))
     refusals = {}
-    only_ca = ssl.create_default_context(cafile=str(trust_only))
-    with httpx.Client(verify=only_ca) as client:  # trusts Loki, shows no certificate
-        with pytest.raises(httpx.TransportError) as no_cert:
-            _push(client, base, f"{marker}-none")
-        refusals["no certificate"] = str(no_cert.value)
-    # A well-formed client certificate, but of a CA Loki does not know.
-    stranger = foreign.client("wlmon")
-    ctx = ssl.create_default_context(cafile=str(trust_only))
-    ctx.load_cert_chain(str(stranger.cert_file), str(stranger.key_file))
-    with httpx.Client(verify=ctx) as client:
-        with pytest.raises(httpx.TransportError) as other_ca:
-            _push(client, base, f"{marker}-foreign")
-        refusals["another CA"] = str(other_ca.value)
-    print(f"\nLoki's refusals: {refusals}")
-    assert "certificate required" in refusals["no certificate"], refusals
-    assert "unknown ca" in refusals["another CA"], refusals
-    plain = httpx.post(f"http://127.0.0.1:{stack.settings.ports.loki}/loki/api/v1/push", timeout=10)
-    assert plain.status_code == 400, plain.text  # Go: "client sent an HTTP request to HTTPS"
-    # The right certificate: taken, and only that line is there.
-    with loki(stack) as client:
+    with httpx.Client(verify=only_ca) as client:  # trusts the store, no password
+        refusals["no password"] = _push(client, base, f"{marker}-none").status_code
+    with httpx.Client(verify=only_ca, auth=("wlmon-logs", "wrong")) as client:
+        refusals["wrong password"] = _push(client, base, f"{marker}-wrong").status_code
+    with httpx.Client(verify=only_ca, auth=("admin", stack.logs_access().password)) as client:
+        refusals["wrong user"] = _push(client, base, f"{marker}-user").status_code
+    # Plain HTTP with the right password: Go's TLS server answers 400 and closes, which a
+    # client still sending its body may see as a reset instead; either way nothing is taken.
+    plain_body = {
+        "streams": [
+            {
+                "stream": {"source": "tls-probe"},
+                "values": [[str(time.time_ns()), f"{marker}-plain"]],
+            }
+        ]
+    }
+    try:
+        refusals["plain HTTP"] = httpx.post(
+            f"http://127.0.0.1:{port}/insert/loki/api/v1/push",
+            auth=stack.logs_access().auth,
+            json=plain_body,
+            timeout=10,
+        ).status_code
+    except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError):
+        refusals["plain HTTP"] = 400
+    bare = httpx.get(f"http://127.0.0.1:{port}/health", timeout=10)
+    assert bare.status_code == 400 and "HTTP request to an HTTPS server" in bare.text
+    foreign, _ = pki.ensure(tmp_path / "foreign-ca")
+    stranger = ssl.create_default_context(cafile=str(foreign.ca))
+    with (
+        httpx.Client(verify=stranger, auth=stack.logs_access().auth) as client,
+        pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"),
+    ):
+        _push(client, base, f"{marker}-foreign")
+    print(f"\nVictoriaLogs' refusals: {refusals}")
+    assert refusals == {
+        "no password": 401,
+        "wrong password": 401,
+        "wrong user": 401,
+        "plain HTTP": 400,  # Go: "Client sent an HTTP request to an HTTPS server."
+    }, refusals
+    # Its only listening socket is the one HTTPS port, on loopback.
+    pid = next(r.pid for r in stack.recorded() if r.name == "victorialogs")
+    listening = {
+        (c.laddr.ip, c.laddr.port)
+        for c in psutil.Process(pid).net_connections(kind="inet")
+        if c.status == psutil.CONN_LISTEN
+    }
+    assert listening == {("127.0.0.1", port)}, listening
+    # The right password: taken, and only that line is there.
+    with logs(stack) as client:
         assert _push(client, base, f"{marker}-good").status_code == 204
-
-        def stored() -> list[str]:
-            r = client.get(
-                "/loki/api/v1/query_range",
-                params={
-                    "query": f'{{source="tls-probe"}} |= "{marker}"',
-                    "start": str(time.time_ns() - 600 * 10**9),
-                },
-            )
-            r.raise_for_status()
-            lines = [v[1] for s in r.json()["data"]["result"] for v in s["values"]]
-            return lines or None
-
-        assert eventually(stored, timeout=30) == [f"{marker}-good"]
-    # Prometheus's scrape of Loki (LokiDown's source) goes through with its certificate.
-    eventually(lambda: _query(stack, 'up{job="loki"}')[0]["value"][1] == "1", 30)
+    assert eventually(
+        lambda: [r["_msg"] for r in logsql(stack, f'{{source="tls-probe"}} "{marker}"')] or None,
+        timeout=30,
+    ) == [f"{marker}-good"]
+    # Prometheus's scrape of VictoriaLogs goes through with the password file.
+    eventually(lambda: _query(stack, 'up{job="victorialogs"}')[0]["value"][1] == "1", 30)
+    assert _query(stack, 'vl_data_size_bytes{job="victorialogs"}')

@@ -1,5 +1,5 @@
 """A real-time run on the live stack: the API drives the exporter through ramp-up and a
-fault, the run's events reach Loki and InfluxDB, and the report is read back from
+fault, the run's events reach the log store and InfluxDB, and the report is read back from
 Prometheus. The model runs 10x real time here (and rule windows and for: are scaled by
 0.1): 1,000 simulated seconds take 100 s."""
 
@@ -16,7 +16,7 @@ import pytest
 
 from dashboards import forensics
 from dashboards import grafana as grafana_json
-from tests.integration.conftest import influx_token, loki, url
+from tests.integration.conftest import influx_token, logsql, url
 from tests.integration.helpers import (
     eventually,
     exporter_scraped_cleanly,
@@ -115,18 +115,18 @@ def test_the_report_read_from_prometheus_shows_the_fault_and_passes_the_sd_check
     assert 85 < db_cpu["avg"] <= 100  # seed 000 Table 5: DB server 94 % (rates in model time)
 
 
-def test_loki_has_the_run_events_tagged_with_the_run(stack, finished_run) -> None:
-    query = f'{{source="run_events", sid="BMK"}} | json | run_id="{finished_run["id"]}"'
+def test_the_log_store_has_the_run_events_in_the_runs_stream(stack, finished_run) -> None:
+    """The run is a stream field (run_id), and in the line for a reader that unpacks it."""
+    run = finished_run["id"]
+    since = _ms(finished_run["start"]) * 10**6 - 60 * 10**9
 
     def events():
-        with loki(stack) as client:
-            r = client.get(
-                "/loki/api/v1/query_range",
-                params={"query": query, "start": _ms(finished_run["start"]) * 10**6 - 60 * 10**9},
-            )
-        r.raise_for_status()
-        found = {s["stream"]["event"] for s in r.json()["data"]["result"]}
-        return found if found >= RUN_EVENTS else None
+        rows = logsql(stack, f'{{source="run_events", sid="BMK", run_id="{run}"}}', since)
+        unpacked = logsql(
+            stack, f'{{source="run_events"}} | unpack_json fields (run_id) | run_id:="{run}"', since
+        )
+        found = {row["event"] for row in rows}
+        return found if found >= RUN_EVENTS and len(unpacked) == len(rows) else None
 
     assert eventually(events, timeout=30) == RUN_EVENTS
 

@@ -17,7 +17,7 @@ from influxdb_client import InfluxDBClient, Point
 from influxdb_client.client.write_api import SYNCHRONOUS
 from typer.testing import CliRunner
 
-from tests.integration.conftest import influx_token, loki, url
+from tests.integration.conftest import influx_token, logs, logsql, url
 from tests.integration.helpers import eventually
 from wlmon.cli import app
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 
 SERVICES = {
     "influxdb",
-    "loki",
+    "victorialogs",
     "alertmanager",
     "exporter",
     "api",
@@ -49,8 +49,8 @@ def test_status_json_lists_name_pid_url_healthy(stack) -> None:
     for row in rows:
         assert set(row) == {"name", "pid", "url", "healthy"}
         assert row["healthy"] is True
-        # Loki serves mutual TLS only (its readiness is checked with wlmon's certificate).
-        scheme = "https" if row["name"] == "loki" else "http"
+        # VictoriaLogs serves HTTPS only (its readiness checked against the stack's CA).
+        scheme = "https" if row["name"] == "victorialogs" else "http"
         assert row["url"].startswith(f"{scheme}://127.0.0.1:"), row
 
 
@@ -105,7 +105,7 @@ def test_prometheus_scrapes_every_target(stack) -> None:
             "wlmon-exporter",
             "prometheus",
             "alertmanager",
-            "loki",
+            "victorialogs",
             "telegraf",
             "wlmon-api",
             # Their own /metrics, for the stack's down alerts (alerts/monitoring.py).
@@ -117,26 +117,17 @@ def test_prometheus_scrapes_every_target(stack) -> None:
     eventually(all_up)
 
 
-def test_a_line_pushed_to_loki_is_queried_back(stack) -> None:
+def test_a_line_pushed_to_the_log_store_is_queried_back(stack) -> None:
+    """Loki's push protocol in, LogsQL out, with the stack's own credentials."""
     now = time.time_ns()
     line = f"wlmon integration test {now}"
     push = {"streams": [{"stream": {"sid": "BMK", "source": "test"}, "values": [[str(now), line]]}]}
-    with loki(stack) as client:
-        r = client.post("/loki/api/v1/push", json=push)
+    with logs(stack) as client:
+        r = client.post("/insert/loki/api/v1/push", json=push)
     assert r.status_code == 204, r.text
 
     def found():
-        with loki(stack) as client:
-            r = client.get(
-                "/loki/api/v1/query_range",
-                params={
-                    "query": '{sid="BMK", source="test"}',
-                    "start": str(now - 10**9),
-                    "end": str(now + 10**9),
-                },
-            ).json()
-        values = [v[1] for s in r["data"]["result"] for v in s["values"]]
-        return line in values
+        return line in [row["_msg"] for row in logsql(stack, '{sid="BMK", source="test"}', now)]
 
     eventually(found, timeout=30)
 

@@ -18,14 +18,14 @@ from exporters.model.catalog import ConfigError
 from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simulation
 from exporters.registry import COLLECTORS
 from exporters.server import serve
-from exporters.sinks.loki import LokiTLS
+from exporters.sinks.loki import DEFAULT_PUSH_PATH, LOKI_PUSH_PATH, LogStoreAccess
 from wlmon.cli.common import console, err, fail
 from wlmon.cli.edge import thresholds
 from wlmon.cli.simulate import DATA_DIR_HELP, LANDSCAPE_HELP, SET_HELP, open_catalog
 from wlmon.stack import perses
 from wlmon.stack.fleet import SID
 from wlmon.stack.render import render_alertmanager
-from wlmon.stack.runtime import EXPORTER_TOKEN_FILE, Stack
+from wlmon.stack.runtime import EXPORTER_TOKEN_FILE, LOGS_USER, Stack
 from wlmon.stack.settings import REPO_DIR
 from wlmon.stack.template import TemplateError
 
@@ -44,20 +44,42 @@ def exporter(
     users: int = typer.Option(
         None, help="override the scenario's users (a fleet member below its benchmark limit)"
     ),
-    loki_url: str = typer.Option(None, help="push ST05 summaries and run events to this Loki"),
-    loki_ca_file: Path = typer.Option(
+    logs_url: str = typer.Option(
         None,
-        envvar="WLMON_LOKI_CA_FILE",
-        help="Loki speaks mutual TLS: the CA its certificate is signed by (PEM)",
+        help="push ST05 summaries and run events to this log store (Loki's push protocol: "
+        "VictoriaLogs, or a Loki with --logs-push-path)",
     ),
-    loki_cert_file: Path = typer.Option(
-        None, envvar="WLMON_LOKI_CERT_FILE", help="the client certificate shown to Loki (PEM)"
+    logs_push_path: str = typer.Option(
+        DEFAULT_PUSH_PATH,
+        envvar="WLMON_LOGS_PUSH_PATH",
+        help=f"the push endpoint under --logs-url (a Loki: {LOKI_PUSH_PATH})",
     ),
-    loki_key_file: Path = typer.Option(
-        None, envvar="WLMON_LOKI_KEY_FILE", help="that certificate's private key (PEM)"
+    logs_ca_file: Path = typer.Option(
+        None,
+        envvar="WLMON_LOGS_CA_FILE",
+        help="trust the log store's certificate by this CA (PEM; default: the system's)",
+    ),
+    logs_username: str = typer.Option(
+        "", envvar="WLMON_LOGS_USERNAME", help="basic auth user of the log store"
+    ),
+    logs_password: str = typer.Option(
+        "",
+        envvar="WLMON_LOGS_PASSWORD",
+        show_default=False,
+        help="its password (from the environment, not the command line)",
+    ),
+    logs_cert_file: Path = typer.Option(
+        None,
+        envvar="WLMON_LOGS_CERT_FILE",
+        help="a client certificate (PEM), for a Loki of your own behind mutual TLS",
+    ),
+    logs_key_file: Path = typer.Option(
+        None, envvar="WLMON_LOGS_KEY_FILE", help="that certificate's private key (PEM)"
     ),
     influx_url: str = typer.Option(None, help="write run events to this InfluxDB"),
-    trace_interval: float = typer.Option(60.0, help="seconds between ST05 summaries sent to Loki"),
+    trace_interval: float = typer.Option(
+        60.0, help="seconds between ST05 summaries sent to the log store"
+    ),
     state_file: Path = typer.Option(
         None,
         help="keep the control state (faults, users, run, lease) here across restarts; "
@@ -128,7 +150,9 @@ def exporter(
         thresholds = load_thresholds()
     except ThresholdsError as exc:
         fail(str(exc))
-    loki_tls = _loki_tls(loki_ca_file, loki_cert_file, loki_key_file)
+    logs_access = _logs_access(
+        logs_ca_file, logs_username, logs_password, logs_cert_file, logs_key_file
+    )
     token, token_source = _control_token(config)
     err.print(f"control writes: token from {token_source}")
     try:
@@ -139,35 +163,43 @@ def exporter(
             speed=speed,
             console=err,
             control_token=token,
-            loki_url=loki_url,
+            logs_url=logs_url,
             influx_url=influx_url,
             trace_interval_s=trace_interval,
             state_file=state_file,
             influx_token=influx_token,
             config=config,
             thresholds=thresholds,
-            loki_tls=loki_tls,
+            logs_access=logs_access,
+            logs_push_path=logs_push_path,
         )
     except OSError as exc:
         fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
-def _loki_tls(ca: Path | None, cert: Path | None, key: Path | None) -> LokiTLS | None:
-    """All three files or none; each one readable (a typo fails here, not at the first push)."""
-    given = {"--loki-ca-file": ca, "--loki-cert-file": cert, "--loki-key-file": key}
-    if not any(given.values()):
+def _logs_access(
+    ca: Path | None, user: str, password: str, cert: Path | None, key: Path | None
+) -> LogStoreAccess | None:
+    """Each file given readable (a typo fails here, not at the first push); a client
+    certificate with its key; a password only with a user."""
+    if password and not user:
+        fail("WLMON_LOGS_PASSWORD: set, but --logs-username (WLMON_LOGS_USERNAME) is not")
+    if (cert is None) != (key is None):
+        fail("--logs-cert-file/--logs-key-file: give both (a client certificate and its key)")
+    given = {"--logs-ca-file": ca, "--logs-cert-file": cert, "--logs-key-file": key}
+    if not user and not any(given.values()):
         return None
     for option, path in given.items():
-        if path is None:
-            fail(f"{option}: missing (Loki's TLS needs the CA, certificate and key together)")
-        if not path.is_file():
+        if path is not None and not path.is_file():
             fail(f"{option}: {path} is not a readable file")
-    tls = LokiTLS(ca_file=ca, cert_file=cert, key_file=key)
+    access = LogStoreAccess(
+        ca_file=ca, username=user, password=password, cert_file=cert, key_file=key
+    )
     try:
-        tls.context()
+        access.context()
     except (OSError, ssl.SSLError) as exc:
-        fail(f"--loki-cert-file/--loki-key-file/--loki-ca-file: {exc}")
-    return tls
+        fail(f"--logs-ca-file/--logs-cert-file/--logs-key-file: {exc}")
+    return access
 
 
 def _config(port: int | None, on: list[str], off: list[str]) -> ExporterConfig:
@@ -278,9 +310,9 @@ def _render_perses(out: Path, seen_as: Path | None) -> None:
         dashboards_dir=Path("/etc/perses/dashboards"),
         prometheus_url=env.get("WLMON_PERSES_PROMETHEUS_URL", "http://prometheus:9090"),
         logs_url=env.get("WLMON_PERSES_LOGS_URL", "https://victorialogs:9428"),
-        logs_user=env.get("WLMON_VICTORIALOGS_USERNAME", "wlmon"),
+        logs_user=LOGS_USER,
         logs_password_file=Path("/run/secrets/victorialogs_password"),
-        logs_ca_file=None,
+        logs_ca_file=Path("/run/secrets/victorialogs_ca"),
         admin_password=password,
         encryption_key_file=Path("/run/secrets/perses_encryption_key"),
         provisioning_interval=env.get("WLMON_PERSES_PROVISIONING_INTERVAL", "1m"),

@@ -22,7 +22,7 @@ from wlmon.stack.components import Component
 from wlmon.stack.fleet import FleetStack
 from wlmon.stack.install import InstallError, install, prune, select, stale, status
 from wlmon.stack.licences import Verdict, everything
-from wlmon.stack.runtime import Stack, StackError
+from wlmon.stack.runtime import LOGS_PASSWORD_FILE, LOGS_USER, Stack, StackError
 
 app = typer.Typer()
 
@@ -181,40 +181,40 @@ def stack_prune(
         console.print("nothing to delete: the cache holds only what is used")
 
 
-@stack_app.command("loki-certs")
-def loki_certs(
+@stack_app.command("logs-certs")
+def logs_certs(
     directory: Path = typer.Option(
         None,
         "--dir",
-        help="where (default: the native stack's <state>/secrets/loki-tls, which `wlmon up` "
-        "makes itself); docker-compose reads ./secrets/loki-tls",
+        help="where (default: the native stack's <state>/secrets/victorialogs-tls, which "
+        "`wlmon up` makes itself); docker-compose reads ./secrets/victorialogs-tls",
     ),
     compose: bool = typer.Option(
         False,
         "--compose",
-        help="leaf keys mode 0644 in the 0700 directory: docker-compose's containers run as "
-        "other users (docs/operations.md)",
+        help="the server key mode 0644 in the 0700 directory: docker-compose's containers run "
+        "as other users (docs/operations.md)",
     ),
 ) -> None:
-    """Loki's private CA, server and client certificates (mutual TLS): issued when missing,
-    near expiry or not of the CA; kept otherwise. Delete the directory to retire them all."""
+    """The log store's private CA and VictoriaLogs' server certificate (HTTPS): issued when
+    missing, near expiry or not of the CA; kept otherwise. Delete the directory to retire
+    them all."""
 
     stack = Stack()
-    target = directory or stack.loki_pki().directory
+    target = directory or stack.logs_pki().directory
     key_mode = pki.COMPOSE_KEY_MODE if compose else 0o600
     try:
         made, issued = pki.ensure(target, key_mode=key_mode)
     except pki.PKIError as exc:
         fail(str(exc))
-    kept = [n for n in ("ca", "server", *pki.CLIENTS) if n not in issued]
-    console.print(f"Loki's certificates in {made.directory}")
+    kept = [n for n in ("ca", "server") if n not in issued]
+    console.print(f"The log store's certificates in {made.directory}")
     console.print(f"  issued now: {', '.join(issued) or 'none'}")
     console.print(f"  kept: {', '.join(kept) or 'none'}")
-    tls = made.client("wlmon")
     console.print(
-        "Query Loki by hand: curl --cacert "
-        f"{tls.ca_file} --cert {tls.cert_file} --key {tls.key_file} "
-        f"{stack.loki_url()}/loki/api/v1/labels",
+        f"Query VictoriaLogs by hand (user {LOGS_USER}, password in "
+        f"{stack.secret_file(LOGS_PASSWORD_FILE)}): curl --cacert {made.ca} "
+        f"-u {LOGS_USER} {stack.logs_url()}/select/logsql/query -d 'query=_time:5m'",
         soft_wrap=True,
     )
 

@@ -82,6 +82,8 @@ TELEGRAF_TAGS = ",".join(
     ]
 )  # fmt: skip
 
+VICTORIALOGS_VERSION = "1.52.1"
+
 SAP_HOST_EXPORTER_VERSION = "0.7.0"
 SAP_HOST_EXPORTER_COMMIT = "9a0ef435c4dd576b54b19430e8e20942395e1953"
 SAP_HOST_EXPORTER_MODULE = (
@@ -225,29 +227,23 @@ COMPONENTS: dict[str, Component] = {
             ),
         ),
     ),
-    "loki": Component(
-        name="loki",
-        licence="AGPL-3.0-only",
-        source="github.com/grafana/loki/v3@v3.7.8",
-        version="3.7.8",
-        binaries=("loki",),
+    # The log store (Apache-2.0; Loki, which it replaces, is AGPL): one HTTP port, the Loki
+    # push protocol on /insert/loki/api/v1/push, LogsQL on /select/logsql/*. cgo for gozstd.
+    "victorialogs": Component(
+        name="victorialogs",
+        licence="Apache-2.0",
+        source=f"github.com/VictoriaMetrics/VictoriaLogs@v{VICTORIALOGS_VERSION}",
+        version=VICTORIALOGS_VERSION,
+        binaries=("victoria-logs",),
         steps=(
             Step(
-                "copy module and its nested pkg/push module",
-                # go.mod replaces pkg/push with ./pkg/push, which the zip lacks: fetch the
-                # version go.mod requires and put it there.
-                "copymod github.com/grafana/loki/v3@v3.7.8 {work}/loki\n"
-                "ver=$(awk '$1==\"github.com/grafana/loki/pkg/push\" {{print $2; exit}}'"
-                " {work}/loki/go.mod)\n"
-                'test -n "$ver"\n'
-                "rm -rf {work}/loki/pkg/push\n"
-                'copymod "github.com/grafana/loki/pkg/push@$ver" {work}/loki/pkg/push',
-            ),
-            Step(
-                "go build loki",
-                "cd {work}/loki && go build -tags netgo"
-                " -ldflags '-s -w -X github.com/grafana/loki/v3/pkg/util/build.Version=3.7.8'"
-                " -o {dest}/loki ./cmd/loki",
+                "go install victoria-logs",
+                "GOBIN={dest} go install"
+                " -ldflags '-s -w -X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo"
+                f".Version=victoria-logs-v{VICTORIALOGS_VERSION}'"
+                " github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs"
+                f"@v{VICTORIALOGS_VERSION}",
+                env={"CGO_ENABLED": "1"},
             ),
         ),
     ),

@@ -59,23 +59,22 @@ _EMPTY_CLASSIFIERS = {"License :: OSI Approved", "License :: Other/Proprietary L
 # Packages whose metadata declares no licence, read by hand: (ecosystem, name) -> (SPDX id,
 # where it was read). Used only where the declaration is empty: a declared licence is never
 # overridden. A new version of one of these is read again (the entry names the versions).
+_PERSES_PLUGINS = (
+    "bar-chart-plugin", "gauge-chart-plugin", "loki-plugin", "markdown-plugin",
+    "prometheus-plugin", "stat-chart-plugin", "table-plugin", "timeseries-chart-plugin",
+)  # fmt: skip
+_PERSES_PLUGINS = (
+    "bar-chart-plugin", "gauge-chart-plugin", "loki-plugin", "markdown-plugin",
+    "prometheus-plugin", "stat-chart-plugin", "table-plugin", "timeseries-chart-plugin",
+)  # fmt: skip
 REVIEWED: dict[tuple[str, str], tuple[str, str]] = {
     **{
         ("npm", f"@perses-dev/{plugin}"): (
             "Apache-2.0",
             "package/LICENSE of the npm tarball (Apache License 2.0), perses/plugins",
         )
-        for plugin in (
-            "bar-chart-plugin",
-            "gauge-chart-plugin",
-            "loki-plugin",
-            "markdown-plugin",
-            "prometheus-plugin",
-            "stat-chart-plugin",
-            "table-plugin",
-            "timeseries-chart-plugin",
-        )
-    },  # fmt: skip
+        for plugin in _PERSES_PLUGINS
+    },
     ("npm", "typed-function"): ("MIT", "package/LICENSE of the npm tarball 2.1.0 (MIT)"),
 }
 

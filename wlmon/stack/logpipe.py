@@ -1,6 +1,6 @@
 """A service's output into `<state>/logs/<name>.log`, rotated by size.
 
-Prometheus, Alertmanager, Loki and InfluxDB only log to stderr, and the stack's servers run
+Prometheus, Alertmanager, VictoriaLogs and InfluxDB only log to stderr, and the stack's servers run
 detached (nothing of `wlmon up` stays to rotate a file they hold open): each server writes
 into a pipe read by this process, which writes through the standard library's
 RotatingFileHandler (at `max_bytes` the file becomes `.1`, `.1` becomes `.2`, ... and only

@@ -1,13 +1,10 @@
-"""Loki's mutual TLS: a private CA, Loki's server certificate and one client certificate per
-kind of client, kept in the state's secrets (`<state>/secrets/loki-tls`, keys mode 0600).
+"""The log store's TLS: a private CA and VictoriaLogs' server certificate, kept in the state's
+secrets (`<state>/secrets/victorialogs-tls`, keys mode 0600).
 
-Loki has no authentication of its own (`auth_enabled` only picks a tenant from a header), so
-without this anyone on the machine could push lines into it or read every log. It serves HTTP
-only to a client presenting a certificate this CA signed (client_auth_type
-RequireAndVerifyClientCert). One certificate per kind (the API, the exporter,
-Prometheus, the `wlmon` command) so a log line's origin is a certificate, and a kind whose key
-leaked is re-issued alone (Loki reads no revocation list: removing the directory makes a new
-CA, which retires every old certificate at once).
+VictoriaLogs serves HTTPS only (`-tls`) and asks every request for basic auth
+(`-httpAuth.*`, a generated password in the secrets). Its open-source build has no mutual TLS,
+so clients present no certificate: they trust this CA, so a password is only ever sent to
+the store itself, never to whatever else took its port (docs/operations.md).
 
 `ensure()` is idempotent: what is there and still good is kept (a restart changes nothing); a
 certificate that expires within RENEW_BEFORE, does not match its key, names other hosts or was
@@ -28,12 +25,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from exporters.sinks.loki import LokiTLS
-
-# Every client kind that talks to Loki; `wlmon` is the CLI (`up`/`status` readiness, tests).
-CLIENTS = ("api", "exporter", "prometheus", "wlmon")
-# Loki's names: the loopback address the native stack uses, and docker-compose's service name.
-SERVER_DNS = ("localhost", "loki")
+# The server's names: the loopback address the native stack uses, and docker-compose's
+# service name.
+SERVER_DNS = ("localhost", "victorialogs")
 SERVER_IPS = ("127.0.0.1",)
 CA_DAYS = 3650
 LEAF_DAYS = 397  # what public CAs may issue at most: a yearly renewal nobody has to remember
@@ -46,8 +40,8 @@ class PKIError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class LokiPKI:
-    """Where the files are (PEM): ca.pem/ca.key, server.pem/server.key, <kind>.pem/<kind>.key."""
+class LogStorePKI:
+    """Where the files are (PEM): ca.pem/ca.key, server.pem/server.key."""
 
     directory: Path
 
@@ -65,24 +59,18 @@ class LokiPKI:
     def key(self, name: str) -> Path:
         return self.directory / f"{name}.key"
 
-    def client(self, kind: str) -> LokiTLS:
-        """What a client of this kind presents to Loki and trusts Loki by."""
-        if kind not in CLIENTS:
-            raise ValueError(f"no Loki client certificate for {kind!r}: one of {CLIENTS}")
-        return LokiTLS(ca_file=self.ca, cert_file=self.cert(kind), key_file=self.key(kind))
-
     def compose_secrets(self) -> dict[str, Path]:
         """docker-compose's secret name -> file: the configs name /run/secrets/<name>, which
         the native stack's renderer points at these files."""
-        names = {"loki_ca": self.ca}
-        for leaf in ("server", *CLIENTS):
-            names[f"loki_{leaf}_cert"] = self.cert(leaf)
-            names[f"loki_{leaf}_key"] = self.key(leaf)
-        return names
+        return {
+            "victorialogs_ca": self.ca,
+            "victorialogs_server_cert": self.cert("server"),
+            "victorialogs_server_key": self.key("server"),
+        }
 
 
 # docker-compose's file secrets are bind mounts that keep the host file's owner and mode, and
-# each server's image runs as its own user (Loki 10001, Prometheus nobody): a
+# each server's image runs as its own user (VictoriaLogs root, Prometheus nobody): a
 # 0600 key of the host user is unreadable there. For compose the keys are 0644 inside this
 # 0700 directory, which no other host user can enter; each container sees only its secrets.
 COMPOSE_KEY_MODE = 0o644
@@ -90,12 +78,12 @@ COMPOSE_KEY_MODE = 0o644
 
 def ensure(
     directory: Path, now: dt.datetime | None = None, key_mode: int = 0o600
-) -> tuple[LokiPKI, list[str]]:
-    """The CA, server and client certificates in `directory`, kept when still good; with the
+) -> tuple[LogStorePKI, list[str]]:
+    """The CA and server certificate in `directory`, kept when still good; with the
     names of those issued now (empty when everything was kept). Leaf keys get `key_mode`
     (COMPOSE_KEY_MODE for docker-compose); the CA's key is always 0600."""
     now = now or dt.datetime.now(dt.UTC)
-    pki = LokiPKI(directory)
+    pki = LogStorePKI(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(directory, 0o700)
@@ -105,18 +93,18 @@ def ensure(
             ca = _new_ca(pki, now)
             issued.append("ca")
         ca_cert, ca_key = ca
-        # Whoever reads the CA's key can mint client certificates Loki accepts: a kept one
-        # is put back to 0600 as the leaf keys are put back to key_mode below.
+        # Whoever reads the CA's key can mint a certificate clients take for the store's: a
+        # kept one is put back to 0600 as the leaf key is put back to key_mode below.
         if pki.ca_key.stat().st_mode & 0o777 != 0o600:
             os.chmod(pki.ca_key, 0o600)
-        for leaf in ("server", *CLIENTS):
+        for leaf in ("server",):
             if "ca" in issued or not _leaf_good(pki, leaf, ca_cert, now):
                 _new_leaf(pki, leaf, ca_cert, ca_key, now)
                 issued.append(leaf)
             if pki.key(leaf).stat().st_mode & 0o777 != key_mode:
                 os.chmod(pki.key(leaf), key_mode)
     except OSError as exc:
-        raise PKIError(f"Loki's certificates in {directory}: {exc}") from exc
+        raise PKIError(f"the log store's certificates in {directory}: {exc}") from exc
     return pki, issued
 
 
@@ -143,14 +131,14 @@ def _matches(cert: x509.Certificate, key: ec.EllipticCurvePrivateKey | None) -> 
     return key is not None and cert.public_key() == key.public_key()
 
 
-def _load_ca(pki: LokiPKI, now: dt.datetime):
+def _load_ca(pki: LogStorePKI, now: dt.datetime):
     cert, key = _load(pki.ca), _load_key(pki.ca_key)
     if cert is None or not _matches(cert, key) or not _fresh(cert, now):
         return None
     return cert, key
 
 
-def _leaf_good(pki: LokiPKI, leaf: str, ca: x509.Certificate, now: dt.datetime) -> bool:
+def _leaf_good(pki: LogStorePKI, leaf: str, ca: x509.Certificate, now: dt.datetime) -> bool:
     cert = _load(pki.cert(leaf))
     if cert is None or not _matches(cert, _load_key(pki.key(leaf))) or not _fresh(cert, now):
         return False
@@ -206,9 +194,9 @@ def _usage(*, digital_signature: bool = False, cert_sign: bool = False) -> x509.
     )
 
 
-def _new_ca(pki: LokiPKI, now: dt.datetime):
+def _new_ca(pki: LogStorePKI, now: dt.datetime):
     key = ec.generate_private_key(ec.SECP256R1())
-    name = _name("wlmon Loki CA")
+    name = _name("wlmon log store CA")
     cert = (
         _builder(name, name, key.public_key(), now, CA_DAYS)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
@@ -220,11 +208,11 @@ def _new_ca(pki: LokiPKI, now: dt.datetime):
     return cert, key
 
 
-def _new_leaf(pki: LokiPKI, leaf: str, ca: x509.Certificate, ca_key, now: dt.datetime) -> None:
+def _new_leaf(pki: LogStorePKI, leaf: str, ca: x509.Certificate, ca_key, now: dt.datetime) -> None:
     key = ec.generate_private_key(ec.SECP256R1())
     server = leaf == "server"
     builder = (
-        _builder(_name(f"wlmon-loki-{leaf}"), ca.subject, key.public_key(), now, LEAF_DAYS)
+        _builder(_name(f"wlmon-victorialogs-{leaf}"), ca.subject, key.public_key(), now, LEAF_DAYS)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(_usage(digital_signature=True), critical=True)
         .add_extension(

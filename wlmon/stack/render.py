@@ -1,14 +1,14 @@
 """Turns provisioning/ (written for docker-compose) into the native stack's configs.
 
-Servers that expand environment variables themselves (Loki, Telegraf,
+Servers that expand environment variables themselves (Telegraf,
 InfluxDB's INFLUXDB_* overrides) get the files unchanged plus variables. Prometheus does
 not, so its compose service names are rewritten to 127.0.0.1 and the configured ports.
 Alertmanager's file is a template filled from WLMON_* values (also in docker-compose,
 by the alertmanager-config job); without an SMTP smarthost its e-mail parts are dropped.
 Alertmanager asks for basic auth (its web config, with a bcrypt hash of the password):
-Prometheus gets the password as a file beside its config. Loki speaks mutual TLS only: the
-configs name docker-compose's secrets (/run/secrets/loki_ca, ...), which the native stack
-points at the state's certificates (wlmon/stack/pki.py).
+Prometheus gets the password as a file beside its config. VictoriaLogs (the log store)
+serves HTTPS with basic auth: the configs name docker-compose's secrets
+(/run/secrets/victorialogs_ca, ...), which the native stack points at the state's files.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ SERVICE_ADDRESSES = {
     "exporter:9300": "exporter",
     "prometheus:9090": "prometheus",
     "alertmanager:9093": "alertmanager",
-    "loki:3100": "loki",
+    "victorialogs:9428": "victorialogs",
     "telegraf:9273": "telegraf",
     "api:8000": "api",
     "influxdb:8086": "influxdb",
@@ -95,13 +95,14 @@ _SECRET_PATH = re.compile(r"/run/secrets/([A-Za-z0-9_]+)")
 
 def native_secret_paths(text: str, files: Mapping[str, Path], origin: str) -> str:
     """docker-compose's /run/secrets/<name> -> the state's file, for the names in `files`
-    (Loki's certificates); a loki_* secret the native stack does not have is an error."""
+    (the log store's CA and password); a victorialogs_* secret the native stack does not have
+    is an error."""
 
     def sub(match: re.Match) -> str:
         name = match[1]
         if name in files:
             return str(files[name])
-        if name.startswith("loki_"):
+        if name.startswith("victorialogs_"):
             raise TemplateError(f"{origin}: names secret {name}, which wlmon does not make")
         return match[0]
 
@@ -159,7 +160,7 @@ def _link_runbooks(doc: dict, base: str) -> None:
 
 
 def render_rules(settings: StackSettings, out_dir: Path) -> Path:
-    """alerts/*.rules.yml, with windows and for: compressed when rules_time_scale < 1 and
+    """alerts/*.rules.yml, with windows, for: and keep_firing_for: compressed when rules_time_scale < 1 and
     runbook links to where this stack serves the runbooks."""
     dst = out_dir / "prometheus" / "rules"
     if dst.exists():
@@ -177,8 +178,11 @@ def render_rules(settings: StackSettings, out_dir: Path) -> Path:
                         lambda m: f"[{scale_duration(m.group(1), factor)}]",
                         rule["expr"],
                     )
-                    if "for" in rule:
-                        rule["for"] = scale_duration(rule["for"], factor)
+                    # keep_firing_for is a window of the same clock as for:; a zero
+                    # (fire at once) stays zero.
+                    for key in ("for", "keep_firing_for"):
+                        if key in rule and parse_duration(rule[key], allow_zero=True) > 0:
+                            rule[key] = scale_duration(rule[key], factor)
         (dst / src.name).write_text(yaml.safe_dump(doc, sort_keys=False, width=1000))
     return dst
 

@@ -17,6 +17,7 @@ import math
 import os
 import secrets
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -30,7 +31,7 @@ import psutil
 from pydantic import SecretStr
 
 from exporters.durations import parse_duration
-from exporters.sinks.loki import LokiTLS
+from exporters.sinks.loki import LogStoreAccess
 from wlmon.stack import logpipe, perses, pki, render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.install import status
@@ -66,11 +67,13 @@ class Running:
 
 # The exporter's control token in the state's secrets; `wlmon exporter` reads it too.
 EXPORTER_TOKEN_FILE = "exporter-token"
-# Loki's CA, server and client certificates (wlmon/stack/pki.py), a folder of the secrets.
-LOKI_TLS_DIR = "loki-tls"
+# The log store's CA and server certificate (wlmon/stack/pki.py), a folder of the secrets.
+LOGS_TLS_DIR = "victorialogs-tls"
+# The one user VictoriaLogs lets in (-httpAuth.username); its password is a secret file.
+LOGS_USER = "wlmon-logs"
+LOGS_PASSWORD_FILE = "victorialogs-password"
 PERSES_PASSWORD_FILE = "perses-admin-password"
 PERSES_ENCRYPTION_KEY_FILE = "perses-encryption-key"
-VICTORIALOGS_PASSWORD_FILE = "victorialogs-password"
 
 
 class Stack:
@@ -91,18 +94,9 @@ class Stack:
             PERSES_PASSWORD_FILE,
         )
 
-    def victorialogs_password(self) -> tuple[str, str]:
-        """VictoriaLogs' basic-auth password (Perses' `logs` datasource sends it)."""
-        return self._secret(
-            self.settings.victorialogs_password,
-            "WLMON_VICTORIALOGS_PASSWORD",
-            VICTORIALOGS_PASSWORD_FILE,
-        )
-
     def perses_inputs(self) -> perses.PersesInputs:
         """What Perses' config is rendered from (wlmon/stack/perses.py)."""
         s = self.settings
-        self.victorialogs_password()  # its file exists before Perses reads it
         # 32 bytes, as Perses' AES-256 wants (token_urlsafe(24) is 32 characters).
         self._secret(None, "", PERSES_ENCRYPTION_KEY_FILE)
         return perses.PersesInputs(
@@ -111,9 +105,11 @@ class Stack:
             dashboards_dir=s.perses_dashboards_dir or s.repo_dir / "dashboards" / "perses",
             prometheus_url=f"http://{LOCAL}:{s.ports.prometheus}",
             logs_url=f"https://{LOCAL}:{s.ports.victorialogs}",
-            logs_user=s.victorialogs_username,
-            logs_password_file=self.secret_file(VICTORIALOGS_PASSWORD_FILE),
-            logs_ca_file=None,
+            logs_user=LOGS_USER,
+            # Written now, so it exists before Perses reads it.
+            logs_password_file=self.logs_password_file(),
+            # The stack's own CA signed the log store's certificate (wlmon/stack/pki.py).
+            logs_ca_file=self.logs_pki().ca,
             admin_password=self.perses_password()[0],
             encryption_key_file=self.secret_file(PERSES_ENCRYPTION_KEY_FILE),
             provisioning_interval=s.perses_provisioning_interval,
@@ -161,9 +157,6 @@ class Stack:
         user, _, influx = self.influx_credentials()
         return {
             f"Perses admin password (user {perses.PERSES_ADMIN_USER})": self.perses_password()[1],
-            f"VictoriaLogs basic auth (user {self.settings.victorialogs_username})": (
-                self.victorialogs_password()[1]
-            ),
             "API token (WLMON_API_TOKEN for `wlmon run` and the webhook)": self._secret(
                 self.settings.api_token, "WLMON_API_TOKEN", "api-token"
             )[1],
@@ -179,33 +172,61 @@ class Stack:
             f"Alertmanager basic auth (user {render.ALERTMANAGER_USER})": (
                 self._alertmanager_password()[1]
             ),
-            "Loki mutual TLS (CA, server and client certificates; wlmon stack loki-certs)": (
-                f"made by `wlmon up` in {self.loki_pki().directory} (keys mode 600)"
+            f"VictoriaLogs basic auth (user {LOGS_USER})": self._logs_password()[1],
+            "VictoriaLogs TLS (CA and server certificate; wlmon stack logs-certs)": (
+                f"made by `wlmon up` in {self.logs_pki().directory} (keys mode 600)"
             ),
         }
 
-    def loki_pki(self) -> pki.LokiPKI:
-        """Where Loki's certificates are (`up` makes them: ensure_loki_pki)."""
-        return pki.LokiPKI(self.secret_file(LOKI_TLS_DIR))
+    def logs_pki(self) -> pki.LogStorePKI:
+        """Where the log store's certificates are (`up` makes them: ensure_logs_pki)."""
+        return pki.LogStorePKI(self.secret_file(LOGS_TLS_DIR))
 
-    def ensure_loki_pki(self) -> list[str]:
-        """Loki's CA and certificates, kept when still good; the names issued now."""
+    def ensure_logs_pki(self) -> list[str]:
+        """The log store's CA and certificate, kept when still good; the names issued now."""
         try:
-            return pki.ensure(self.secret_file(LOKI_TLS_DIR))[1]
+            return pki.ensure(self.secret_file(LOGS_TLS_DIR))[1]
         except pki.PKIError as exc:
             raise StackError(str(exc)) from exc
 
-    def loki_url(self) -> str:
-        """Loki serves HTTPS only, to clients with a certificate of its CA."""
-        return f"https://{LOCAL}:{self.settings.ports.loki}"
+    def _logs_password(self) -> tuple[str, str]:
+        return self._secret(
+            self.settings.victorialogs_password, "WLMON_VICTORIALOGS_PASSWORD", LOGS_PASSWORD_FILE
+        )
 
-    def loki_tls(self, kind: str = "wlmon") -> LokiTLS:
-        """What a client of `kind` (pki.CLIENTS) presents to Loki; `wlmon`: this command."""
-        return self.loki_pki().client(kind)
+    def logs_password_file(self) -> Path:
+        """VictoriaLogs reads its password from this 0600 file (-httpAuth.password=file://),
+        so it is on no command line: the secret itself, or a copy of the one given."""
+        password, _ = self._logs_password()
+        path = self.secret_file(LOGS_PASSWORD_FILE)
+        if not path.is_file() or path.read_text().strip() != password:
+            _private_dir(path.parent)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(password)
+            os.chmod(path, 0o600)
+        return path
 
-    def loki_client(self, timeout_s: float = 30.0) -> httpx.Client:
-        """An HTTP client for this stack's Loki (queries by hand, tests), base URL set."""
-        return self.loki_tls().client(base_url=self.loki_url(), timeout=timeout_s)
+    def logs_secret_files(self) -> dict[str, Path]:
+        """docker-compose's victorialogs_* secret names -> the state's files (CA, server
+        certificate and key, password), for the configs that name /run/secrets/..."""
+        return self.logs_pki().compose_secrets() | {
+            "victorialogs_password": self.logs_password_file()
+        }
+
+    def logs_url(self) -> str:
+        """The log store (VictoriaLogs) serves HTTPS only, with basic auth."""
+        return f"https://{LOCAL}:{self.settings.ports.victorialogs}"
+
+    def logs_access(self) -> LogStoreAccess:
+        """What every client of the stack's log store shows it: trust in its CA, basic auth."""
+        return LogStoreAccess(
+            ca_file=self.logs_pki().ca, username=LOGS_USER, password=self._logs_password()[0]
+        )
+
+    def logs_client(self, timeout_s: float = 30.0) -> httpx.Client:
+        """An HTTP client for this stack's log store (LogsQL by hand, tests), base URL set."""
+        return self.logs_access().client(base_url=self.logs_url(), timeout=timeout_s)
 
     def telegraf_buffer(self) -> int:
         """metric_buffer_limit holding settings.telegraf_outage_s of everything Telegraf
@@ -234,6 +255,7 @@ class Stack:
         path = self.secret_file(filename)
         self.private_dirs()
         if not path.is_file():
+            _private_dir(path.parent)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as fh:
                 fh.write(secrets.token_urlsafe(24))
@@ -266,8 +288,13 @@ class Stack:
                 grace=render.scale_duration(s.rules_for_grace_period, s.rules_time_scale),
                 tolerance=render.scale_duration(s.rules_for_outage_tolerance, s.rules_time_scale),
             ),
-            "loki_url": self.loki_url(),
-            "loki_tls": _pki_values(self.loki_pki()),
+            "logs_url": self.logs_url(),
+            "logs_tls": _pki_values(self.logs_pki()),
+            "logs_auth": SimpleNamespace(
+                user=LOGS_USER,
+                password=self._logs_password()[0],
+                password_file=self.secret_file(LOGS_PASSWORD_FILE),
+            ),
             "alertmanager_cluster": f"{LOCAL}:{p.alertmanager_cluster}"
             if p.alertmanager_cluster
             else "",
@@ -298,15 +325,15 @@ class Stack:
 
     def render(self) -> None:
         password = self.alertmanager_auth()[1]
-        self.ensure_loki_pki()
-        secrets_paths = self.loki_pki().compose_secrets()
+        self.ensure_logs_pki()
+        secrets_paths = self.logs_secret_files()
         render.render_prometheus(self.settings, self.config_dir, password, secrets_paths)
         render.render_alertmanager(
             self.settings.repo_dir / "provisioning" / "alertmanager",
             render.alertmanager_values(self.settings, self.config_dir, self.api_token(), password),
             self.config_dir / "alertmanager",
         )
-        for server in ("loki", "influxdb", "telegraf"):
+        for server in ("influxdb", "telegraf"):
             render.copy_tree(self.settings, server, self.config_dir)
         perses.render(self.settings.repo_dir, self.config_dir, self.perses_inputs())
 
@@ -455,6 +482,12 @@ class Stack:
         return rows
 
 
+def _private_dir(directory: Path) -> None:
+    """The secrets' directory, mode 700 (its files are 600): no other user lists it either."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(directory, 0o700)
+
+
 def _influx_query(svc: Service, text: str, auth: tuple[str, str] | None) -> httpx.Response:
     try:
         return httpx.post(f"{svc.url}/query", data={"q": text}, auth=auth, timeout=10)
@@ -543,8 +576,8 @@ def _wait_healthy(
     svc: Service, proc: subprocess.Popen, log_path: Path, writer: subprocess.Popen
 ) -> None:
     deadline = time.monotonic() + svc.ready_timeout
-    _client_certificate_loads(svc)
-    while not _healthy(svc.health_url, svc.health_auth, svc.health_tls):
+    _ca_loads(svc)
+    while not _healthy(svc.health_url, svc.health_auth, svc.health_ca):
         if proc.poll() is not None:
             # Its last lines may still be in the pipe: let the writer finish them.
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -571,42 +604,38 @@ def _port_free(port: int) -> bool:
     return True
 
 
-def _healthy(url: str, auth: tuple[str, str] | None = None, tls: LokiTLS | None = None) -> bool:
-    """200 or 204 from the health endpoint; False also when the client certificate it asks
-    for cannot be loaded (`wlmon status` of a stack whose certificates were deleted)."""
+def _healthy(url: str, auth: tuple[str, str] | None = None, ca: Path | None = None) -> bool:
+    """200 or 204 from the health endpoint; False also when the CA it is checked by cannot be
+    loaded (`wlmon status` of a stack whose certificates were deleted)."""
     try:
-        verify = tls.context() if tls is not None else True
+        verify = ssl.create_default_context(cafile=str(ca)) if ca is not None else True
         return httpx.get(url, auth=auth, verify=verify, timeout=2.0).status_code in (200, 204)
     except (httpx.HTTPError, OSError, ValueError):  # ssl.SSLError is an OSError
         return False
 
 
-def _client_certificate_loads(svc: Service) -> None:
-    """A health check that can never pass (a certificate file gone) fails now, naming it."""
-    if svc.health_tls is None:
+def _ca_loads(svc: Service) -> None:
+    """A health check that can never pass (a CA file gone) fails now, naming it."""
+    if svc.health_ca is None:
         return
     try:
-        svc.health_tls.context()
+        ssl.create_default_context(cafile=str(svc.health_ca))
     except (OSError, ValueError) as exc:
         raise StackError(
-            f"{svc.name}: the client certificate for {svc.health_url} cannot be loaded "
-            f"({svc.health_tls.cert_file}): {exc}"
+            f"{svc.name}: the CA for {svc.health_url} cannot be loaded ({svc.health_ca}): {exc}"
         ) from exc
 
 
 def _healthy_service(r: Running, svc: Service | None) -> bool:
     if svc is None:
         return _healthy(r.health_url)
-    return _healthy(r.health_url, svc.health_auth, svc.health_tls)
+    return _healthy(r.health_url, svc.health_auth, svc.health_ca)
 
 
-def _pki_values(loki: pki.LokiPKI) -> SimpleNamespace:
-    """{loki_tls.ca}, {loki_tls.server.cert}, {loki_tls.api.key}, ... for services.yml."""
-    leaves = {
-        name: SimpleNamespace(cert=str(loki.cert(name)), key=str(loki.key(name)))
-        for name in ("server", *pki.CLIENTS)
-    }
-    return SimpleNamespace(ca=str(loki.ca), **leaves)
+def _pki_values(store: pki.LogStorePKI) -> SimpleNamespace:
+    """{logs_tls.ca}, {logs_tls.server.cert}, {logs_tls.server.key} for services.yml."""
+    server = SimpleNamespace(cert=str(store.cert("server")), key=str(store.key("server")))
+    return SimpleNamespace(ca=str(store.ca), server=server)
 
 
 def _alive(r: Running) -> psutil.Process | None:

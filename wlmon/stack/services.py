@@ -11,7 +11,6 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from exporters.sinks.loki import LokiTLS
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.settings import Ports
 
@@ -38,8 +37,8 @@ class Service:
     cwd: str | None = None
     # Basic auth (user, password) the health endpoint asks for (Alertmanager's /-/ready).
     health_auth: tuple[str, str] | None = None
-    # Mutual TLS the health endpoint asks for (Loki's /ready): CA, client cert and key files.
-    health_tls: LokiTLS | None = None
+    # The CA the health endpoint's HTTPS certificate is signed by (VictoriaLogs').
+    health_ca: Path | None = None
 
 
 class Spec(BaseModel):
@@ -61,7 +60,7 @@ class Spec(BaseModel):
     retry_on: str | None = None
     cwd: str | None = None
     health_auth: tuple[str, str] | None = None
-    health_tls: tuple[str, str, str] | None = None
+    health_ca: str | None = None
 
 
 def read_table(text: str | None = None) -> list[Spec]:
@@ -119,9 +118,7 @@ def fill(
                 health_auth=tuple(_format(a, own, spec.name) for a in spec.health_auth)
                 if spec.health_auth
                 else None,
-                health_tls=LokiTLS(*(Path(_format(f, own, spec.name)) for f in spec.health_tls))
-                if spec.health_tls
-                else None,
+                health_ca=Path(_format(spec.health_ca, own, spec.name)) if spec.health_ca else None,
             )
         )
     return services

@@ -22,10 +22,7 @@ class Ports(BaseSettings):
     prometheus: int = 9090
     alertmanager: int = 9093
     alertmanager_cluster: int = 0  # 0: clustering off, so nothing binds 0.0.0.0:9094
-    loki: int = 3100
-    loki_grpc: int = 9096
-    # VictoriaLogs (the log store replacing Loki): Perses' `logs` datasource points there.
-    victorialogs: int = 9428
+    victorialogs: int = 9428  # its only listener: HTTPS (no gRPC port)
     influxdb: int = 8086
     influxdb_rpc: int = 8088
     telegraf: int = 9273
@@ -58,9 +55,6 @@ class StackSettings(BaseSettings):
     telegraf_interval: str = "10s"
     # Perses' one user, `admin` (native auth); generated into the state's secrets unless given.
     perses_admin_password: SecretStr | None = None
-    # VictoriaLogs' basic auth, which Perses' `logs` datasource sends (the log store's user).
-    victorialogs_username: str = "wlmon"
-    victorialogs_password: SecretStr | None = None
     # How often Perses reads its provisioning folders again (dashboards are code).
     perses_provisioning_interval: str = "1m"
     # The Perses dashboards provisioned at start: dashboards/perses/ of the repo unless set.
@@ -77,11 +71,16 @@ class StackSettings(BaseSettings):
     alertmanager_password: SecretStr | None = None
     # Retention: what a NOC keeps on one host (docs/operations.md has the growth per day).
     # Prometheus: its own default 15 days, and a size cap so a burst of series cannot
-    # fill the disk; InfluxDB keeps runs longer (forensics), Loki as long as InfluxDB.
+    # fill the disk; InfluxDB keeps runs longer (forensics), the log store (VictoriaLogs) as
+    # long as InfluxDB, with a size cap too (its oldest days go first).
     prometheus_retention_time: str = "15d"
     prometheus_retention_size: str = "10GB"
     influxdb_retention: str = "30d"
-    loki_retention: str = "720h"
+    victorialogs_retention: str = "30d"
+    victorialogs_max_disk: str = "10GiB"
+    # VictoriaLogs asks for basic auth (user VICTORIALOGS_USER) on every endpoint but /health;
+    # generated into the state's secrets unless given.
+    victorialogs_password: SecretStr | None = None
     # Telegraf keeps in memory what InfluxDB does not take: sized for this long an outage
     # of everything it ships (the exporter's series every scrape, the host counters).
     telegraf_outage_s: int = Field(default=600, ge=60)
