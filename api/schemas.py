@@ -92,9 +92,14 @@ class Run(Answer):
     ramp_up_s: float
     created_at: Timestamp
     message: str = Field(description="why a run failed or ended early; empty when fine")
+    dashboard_path: str | None = Field(
+        default=None,
+        description="runs of the monitored system: the stack's forensics dashboard (Perses) at "
+        "the run's window",
+    )
     grafana_path: str | None = Field(
         default=None,
-        description="runs of the monitored system: the forensics dashboard at the run's window",
+        description="the same in a Grafana of your own that imported dashboards/grafana/",
     )
 
 

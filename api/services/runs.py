@@ -22,15 +22,20 @@ from exporters.model.catalog import ConfigError
 # 4 s on a 2 s scrape).
 MIN_SCRAPES_PER_STEP = 3
 
-# Runs of the system this stack monitors: in Prometheus, Grafana and Alertmanager's record.
+# Runs of the system this stack monitors: in Prometheus and Alertmanager's record.
 MONITORED = ("realtime", "external")
 
 
 def with_link(run: dict) -> dict:
-    """Runs on the monitored system open in the forensics dashboard at their window."""
+    """Runs on the monitored system open in the forensics dashboard at their window: in the
+    stack's Perses (`dashboard_path`) and in a Grafana of the user's own that imported
+    dashboards/grafana/ (`grafana_path`, the same dashboard by its uid)."""
     if run["kind"] in MONITORED:
         start = int(datetime.fromisoformat(run["start"]).timestamp() * 1000)
         end = int(datetime.fromisoformat(run["end"]).timestamp() * 1000)
+        run["dashboard_path"] = (
+            f"/projects/wlmon/dashboards/forensics?start={start}&end={end}&var-run={run['id']}"
+        )
         run["grafana_path"] = (
             f"/d/wlmon-forensics/run-forensics?var-run={run['id']}&from={start}&to={end}"
         )

@@ -187,7 +187,7 @@ def test_a_fast_runs_report_matches_the_document(client, openapi, run_ids) -> No
         "transaction_spread",
     }
     assert rep["not_measured"] == {}  # a recorded run measures its throughput
-    assert "grafana_path" not in rep["run"]
+    assert "grafana_path" not in rep["run"] and "dashboard_path" not in rep["run"]
 
 
 def test_what_the_cli_prints_matches_the_document_too(app, client, openapi, run_ids) -> None:
@@ -242,6 +242,8 @@ def test_a_monitored_runs_report_with_its_alerts_matches_the_document(app, clien
     store.add_notifications("noc", "g", [alert])
     run = client.get(f"/runs/{run_id}").json()
     assert run["grafana_path"].startswith(f"/d/wlmon-forensics/run-forensics?var-run={run_id}")
+    assert run["dashboard_path"].startswith("/projects/wlmon/dashboards/forensics?start=")
+    assert run["dashboard_path"].endswith(f"&var-run={run_id}")
     assert violations(openapi, "/runs/{run_id}", "get", 200, run) == []
     rep = client.get(f"/runs/{run_id}/report").json()
     assert [a["alertname"] for a in rep["alerts_fired"]] == ["SAPEnqueueTimeHigh"]
