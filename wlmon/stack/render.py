@@ -160,8 +160,8 @@ def _link_runbooks(doc: dict, base: str) -> None:
 
 
 def render_rules(settings: StackSettings, out_dir: Path) -> Path:
-    """alerts/*.rules.yml, with windows, for: and keep_firing_for: compressed when rules_time_scale < 1 and
-    runbook links to where this stack serves the runbooks."""
+    """alerts/*.rules.yml, with windows, for: and keep_firing_for: compressed when
+    rules_time_scale < 1 and runbook links to where this stack serves the runbooks."""
     dst = out_dir / "prometheus" / "rules"
     if dst.exists():
         shutil.rmtree(dst)
