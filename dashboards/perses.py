@@ -1,7 +1,7 @@
 """Perses resources from the dashboard model: one `Dashboard` per wlmon dashboard, in the
 project `wlmon`, read by the Perses server wlmon runs (v0.54, its plugins from the npm
 registry). Plugin specs follow the CUE schemas of github.com/perses/plugins (StatChart,
-TimeSeriesChart, Table, BarChart, HeatMapChart, Markdown, LogsTable; PrometheusTimeSeriesQuery,
+TimeSeriesChart, Table, BarChart, Markdown, LogsTable (a heatmap as its quantiles); PrometheusTimeSeriesQuery,
 VictoriaLogsLogQuery; PrometheusLabelValuesVariable); tests/dashboards lints the output
 with percli against those schemas.
 
@@ -31,14 +31,13 @@ from dashboards.model import (
 
 PROJECT = "wlmon"
 PROMETHEUS = {"kind": "PrometheusDatasource", "name": "prometheus"}
-# The plugin versions the specs follow: those the npm registry serves for Perses v0.54
-# (tests/dashboards/perses_plugins holds their schemas, percli lints against them).
+# The plugin versions the specs follow: those the stack's Perses loads (the npm registry's
+# for v0.54; tests/dashboards lints against the archives of the perses component).
 PLUGIN_VERSIONS = {
     "@perses-dev/stat-chart-plugin": "0.10.0",  # no colorMode: the value takes the colour
     "@perses-dev/timeseries-chart-plugin": "0.10.2",
     "@perses-dev/table-plugin": "0.8.1",  # no per-column cell colours nor data links
     "@perses-dev/bar-chart-plugin": "0.10.0",  # no thresholds, no orientation
-    "@perses-dev/heatmap-chart-plugin": "0.3.0",
     "@perses-dev/markdown-plugin": "0.9.1",
     "@perses-dev/prometheus-plugin": "0.53.4",  # no instant queries: stats take the last
 }
@@ -48,8 +47,10 @@ PLUGIN_VERSIONS = {
 # reads LogsQL; @perses-dev/loki-plugin 0.2.0 (LogsTable, LokiLogQuery, LokiDatasource) is
 # the one the npm registry serves here, and sends LogQL to a Loki query API.
 LOGS_VICTORIALOGS = {
+    # The logs table the stack's Perses carries is the Loki plugin's (0.2.0: `time`, `wrap`);
+    # VictoriaLogs' plugin (0.1.0, built from source) adds its datasource and query.
     "panel": "LogsTable",
-    "panel_spec": {"showTime": True, "allowWrap": True},
+    "panel_spec": {"time": True, "wrap": True},
     "query": "VictoriaLogsLogQuery",
     "datasource": {"kind": "VictoriaLogsDatasource", "name": "logs"},
 }
@@ -320,12 +321,26 @@ def plugin(p: Panel) -> dict:
         case Kind.BARS:
             return _bars(p)
         case Kind.HEATMAP:
-            return {"kind": "HeatMapChart", "spec": {"yAxisFormat": fmt(p.format)}}
+            # No heatmap plugin on the npm registry for this Perses: the same buckets drawn
+            # as their quantiles (heatmap_quantiles), the distribution's shape as lines.
+            return _timeseries(p)
         case Kind.LOGS:
             return {"kind": LOGS["panel"], "spec": dict(LOGS["panel_spec"])}
         case Kind.MARKDOWN:
             return {"kind": "Markdown", "spec": {"text": p.text}}
     raise AssertionError(p.kind)
+
+
+# What a heatmap's `le` buckets become where no heatmap can be drawn.
+HEATMAP_QUANTILES = (0.5, 0.9, 0.99)
+
+
+def heatmap_quantiles(q: Query) -> list[Query]:
+    """The bucket query (`sum by (le) (...)`) as p50/p90/p99 lines of the same buckets."""
+    return [
+        Query(f"histogram_quantile({x:g}, {q.expr})", legend=f"p{round(x * 100)}")
+        for x in HEATMAP_QUANTILES
+    ]
 
 
 def panel(p: Panel) -> dict:
@@ -334,7 +349,11 @@ def panel(p: Panel) -> dict:
         "plugin": plugin(p),
     }
     if p.lang is not Lang.FLUX and p.queries:
-        spec["queries"] = [query(q) for q in p.queries]
+        queries = p.queries
+        if p.kind is Kind.HEATMAP:
+            queries = [x for q in queries for x in heatmap_quantiles(q)]
+            spec["display"]["description"] += " Drawn here as p50, p90 and p99 of the same bands."
+        spec["queries"] = [query(q) for q in queries]
     # Links to another dashboard only: Perses has no page of firing alerts (`path`), and a
     # link from a row's fields (row_vars, row_time) needs a data link.
     links = [lk for lk in p.links if lk.dashboard and not (lk.row_vars or lk.row_time)]

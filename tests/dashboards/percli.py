@@ -1,77 +1,48 @@
-"""percli, Perses' CLI at the server's version, and its offline lint of resources against
-the plugin schemas in tests/dashboards/perses_plugins (CUE, from github.com/perses/plugins).
-
-Built once from the Go module proxy into ~/.cache/wlmon (or $WLMON_CACHE), keyed by
-version; without Go the lint is skipped with the reason.
-"""
+"""percli, Perses' CLI as the stack builds it, and its offline lint of resources against
+exactly the plugins the stack's Perses loads: their archives in the `perses` component
+(wlmon/stack/persesplugins.py packs them, CUE schemas included), unpacked as Perses
+unpacks them at start. A dashboard that lints clean here is one the server provisions."""
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
-VERSION = "v0.54.0"
-MODULE = "github.com/perses/perses"
-CACHE = Path(os.environ.get("WLMON_CACHE", Path.home() / ".cache" / "wlmon"))
-BINARY = CACHE / f"percli-{VERSION}" / "percli"
-PLUGINS = Path(__file__).resolve().parent / "perses_plugins"
+from wlmon.stack.components import COMPONENTS
+
+PERSES = COMPONENTS["perses"]
 
 
 class Unavailable(Exception):
-    """No Go toolchain, or the module could not be had (the reason)."""
+    """The perses component is not built (the reason)."""
 
 
 def percli() -> Path:
-    if BINARY.is_file():
-        return BINARY
-    go = shutil.which("go")
-    if not go:
-        raise Unavailable("go not found: cannot build percli to lint the Perses dashboards")
-    work = BINARY.parent / "mod"
-    work.mkdir(parents=True, exist_ok=True)
-    if not (work / "go.mod").is_file():
-        subprocess.run(
-            [go, "mod", "init", "wlmon/percli"], cwd=work, check=True, capture_output=True
-        )
-    # The proxy serves this exact version but lists none: ask for it by name.
-    got = subprocess.run(
-        [go, "mod", "download", "-json", f"{MODULE}@{VERSION}"],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    if got.returncode != 0:
-        raise Unavailable(f"go mod download {MODULE}@{VERSION} failed: {got.stdout[-400:]}")
-    source = json.loads(got.stdout)["Dir"]
-    built = subprocess.run(
-        [go, "build", "-o", str(BINARY), "./cmd/percli"],
-        cwd=source,
-        env={**os.environ, "GOFLAGS": "-mod=mod"},
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    if built.returncode != 0:
-        raise Unavailable(f"go build percli failed: {built.stderr[-800:]}")
-    return BINARY
+    binary = PERSES.path("percli")
+    if not binary.is_file():
+        raise Unavailable(f"perses {PERSES.version} not built: wlmon stack install --only perses")
+    return binary
 
 
-def plugin_dir(dest: Path, logs_modules: tuple[str, ...]) -> Path:
-    """The checked-in plugin schemas laid out as Perses loads plugins: one folder each,
-    its CUE dependencies vendored under cue.mod/pkg (as `percli plugin build` does). Of
-    the logs plugins only `logs_modules` (two would both define LogsTable)."""
-    logs = {"victorialogs", "logstable", "loki"}
-    for src in sorted(PLUGINS.iterdir()):
-        if not src.is_dir() or src.name == "_vendor":
-            continue
-        if src.name in logs and src.name not in logs_modules:
-            continue
-        shutil.copytree(src, dest / src.name)
-        shutil.copytree(PLUGINS / "_vendor", dest / src.name / "cue.mod" / "pkg")
+def plugin_dir(dest: Path) -> Path:
+    """Every plugin archive of the component, one folder each, as Perses' plugin loader
+    lays them out."""
+    archives = sorted((PERSES.directory / "plugins-archive").glob("*.tar.gz"))
+    if not archives:
+        raise Unavailable(f"no plugin archives in {PERSES.directory}")
+    for archive in archives:
+        target = dest / archive.name.removesuffix(".tar.gz")
+        target.mkdir(parents=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(target, filter="data")
+        # An archive holding one top folder is that plugin's folder.
+        inner = list(target.iterdir())
+        if len(inner) == 1 and inner[0].is_dir() and (inner[0] / "package.json").exists():
+            for child in inner[0].iterdir():
+                child.rename(target / child.name)
+            inner[0].rmdir()
     return dest
 
 

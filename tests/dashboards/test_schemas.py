@@ -1,6 +1,6 @@
 """The emitted dashboards against the UIs' own schemas: Perses resources linted by percli
-v0.54.0 with the plugins' CUE schemas, Grafana exports type-checked against
-@grafana/schema. Each check is shown to fail on a resource it must refuse."""
+v0.54.0 with the CUE schemas of exactly the plugins the stack's Perses loads, Grafana
+exports type-checked against @grafana/schema. Each check is shown to fail on a resource it must refuse."""
 
 from __future__ import annotations
 
@@ -16,10 +16,6 @@ from tests.dashboards import grafana_schema, percli
 REPO = Path(__file__).resolve().parents[2]
 PERSES = sorted((REPO / "dashboards" / "perses").glob("*.json"))
 GRAFANA = sorted((REPO / "dashboards" / "grafana").glob("*/*.json"))
-LOGS_MODULES = {
-    "VictoriaLogsLogQuery": ("victorialogs", "logstable"),
-    "LokiLogQuery": ("loki",),
-}
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +24,7 @@ def lint(tmp_path_factory):
         binary = percli.percli()
     except percli.Unavailable as e:
         pytest.skip(str(e))
-    plugins = percli.plugin_dir(
-        tmp_path_factory.mktemp("perses") / "plugins", LOGS_MODULES[perses.LOGS["query"]]
-    )
+    plugins = percli.plugin_dir(tmp_path_factory.mktemp("perses") / "plugins")
 
     def run(resource: Path):
         return percli.lint(binary, resource, plugins)
@@ -159,7 +153,7 @@ def test_the_logs_plugin_constant_switches_to_the_loki_plugin_and_still_lints(
     assert "LokiLogQuery" in kinds and "VictoriaLogsLogQuery" not in kinds
     path = tmp_path / "st05.json"
     path.write_text(json.dumps(res))
-    plugins = percli.plugin_dir(tmp_path / "plugins", LOGS_MODULES["LokiLogQuery"])
+    plugins = percli.plugin_dir(tmp_path / "plugins")
     done = percli.lint(binary, path, plugins)
     assert done.returncode == 0, done.stdout + done.stderr
 
