@@ -1,6 +1,7 @@
 """The emitted dashboards against the UIs' own schemas: Perses resources linted by percli
 v0.54.0 with the CUE schemas of exactly the plugins the stack's Perses loads, Grafana
-exports type-checked against @grafana/schema. Each check is shown to fail on a resource it must refuse."""
+exports type-checked against @grafana/schema. Each check is shown to fail on a resource it
+must refuse."""
 
 from __future__ import annotations
 
