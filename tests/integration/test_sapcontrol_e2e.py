@@ -52,7 +52,8 @@ VARIABLES_OK = {"wlmon-noc", "wlmon-instances"}
 # The committed dashboards (Grafana JSON, the format users' own Grafana imports); their
 # PromQL is asked of Prometheus itself, the variables set as the dashboard would.
 COMMITTED = {
-    d["uid"]: d for d in (json.loads(p.read_text()) for p in (REPO / "dashboards").rglob("*.json"))
+    d["uid"]: d
+    for d in (json.loads(p.read_text()) for p in (REPO / "dashboards" / "grafana").rglob("*.json"))
 }
 VARIABLES = {
     "$sid": "BMK",
