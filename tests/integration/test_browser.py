@@ -45,6 +45,10 @@ FAULTED_LIGHT = "DB request"
 HEALTHY_LIGHTS = ("Dispatcher wait", "Enqueue", "Roll-in", "Roll-out")
 WIDTH = 1920
 GRID_ROW_PX = 30  # Perses' grid: 30 px a row (react-grid-layout, its default row height)
+# and react-grid-layout's 10 px margin between rows: a row is 40 px down the page. Perses draws
+# only the panels in the viewport (lazily, as they scroll in): a window too short by that
+# margin left forensics' last panel (Run events in InfluxDB) out of the page for good.
+GRID_MARGIN_PX = 10
 CHROME_PX = 200  # the title, toolbar and variables above the grid
 
 
@@ -118,7 +122,7 @@ def _page_height(dashboard: dict) -> int:
     for layout in dashboard["spec"]["layouts"]:
         items = layout["spec"].get("items", [])
         rows += 2 + max((i["y"] + i["height"] for i in items), default=0)
-    return CHROME_PX + rows * GRID_ROW_PX
+    return CHROME_PX + rows * (GRID_ROW_PX + GRID_MARGIN_PX)
 
 
 def _logs_panels(dashboard: dict) -> set[str]:
@@ -133,17 +137,19 @@ def _logs_panels(dashboard: dict) -> set[str]:
 
 # Each panel: its title, whether it shows an error (Perses' "panel errors" button in the
 # header, or an error alert in place of the chart), whether it is still loading, its text,
-# whether it drew a chart (a canvas), and the colour that fills it (the first coloured box
-# inside: a stat's background).
+# whether it drew a chart (a canvas), and the colour its value is drawn in: StatChart 0.10.0
+# colours the value's text by its thresholds, not a background, so `value_colour` is the
+# computed `color` of the largest-font leaf element whose text holds a digit (the stat).
 PANELS_JS = """
 const out = [];
 for (const el of document.querySelectorAll('section[data-testid="panel"]')) {
   const head = el.querySelector('[id$="-header-title"]');
-  let fill = null;
-  for (const child of el.querySelectorAll('div, canvas')) {
-    const colour = getComputedStyle(child).backgroundColor;
-    if (colour && colour !== 'rgba(0, 0, 0, 0)' && colour !== 'rgb(255, 255, 255)'
-        && child.offsetWidth > 40 && child.offsetHeight > 40) { fill = colour; break; }
+  let value = null, size = 0;
+  for (const leaf of el.querySelectorAll('*')) {
+    if (leaf.children.length || (head && head.contains(leaf))) continue;
+    if (!/[0-9]/.test(leaf.textContent || '')) continue;
+    const px = parseFloat(getComputedStyle(leaf).fontSize) || 0;
+    if (px > size) { size = px; value = leaf; }
   }
   out.push({
     title: head ? (head.getAttribute('aria-label') || head.innerText) : '',
@@ -155,7 +161,8 @@ for (const el of document.querySelectorAll('section[data-testid="panel"]')) {
     ) !== null,
     text: el.innerText,
     chart: el.querySelector('canvas') !== null,
-    fill: fill,
+    value: value ? value.textContent : null,
+    value_colour: value ? getComputedStyle(value).color : null,
   });
 }
 return out;
@@ -166,17 +173,30 @@ def _panels(driver) -> list[dict]:
     return driver.execute_script(PANELS_JS)
 
 
-def _settled(driver, expected: int) -> list[dict] | None:
-    """The panels once all `expected` are drawn and none is loading, twice in a row."""
+def _settled(driver, name: str, expected: int) -> list[dict]:
+    """The panels once all `expected` are drawn and none is loading, their text the same
+    twice in a row; else an AssertionError naming the dashboard and the panels not settled
+    (eventually() keeps the last one for its message)."""
     first = _panels(driver)
-    if len(first) < expected or any(p["loading"] for p in first):
-        return None
+    if len(first) < expected:
+        # Bring a panel below the window in, should the height above still fall short.
+        driver.execute_script(
+            "const s = document.querySelectorAll('section[data-testid=\"panel\"]');"
+            "if (s.length) s[s.length - 1].scrollIntoView();"
+        )
+        raise AssertionError(
+            f"{name}: {len(first)} of {expected} panels in the page: {[p['title'] for p in first]}"
+        )
     time.sleep(2)
     second = _panels(driver)
-    if any(p["loading"] for p in second) or [p["text"] for p in first] != [
-        p["text"] for p in second
-    ]:
-        return None
+    loading = [p["title"] for p in first + second if p["loading"]]
+    changing = [
+        f"{a['title']}: {a['text'][:80]!r} -> {b['text'][:80]!r}"
+        for a, b in zip(first, second, strict=False)
+        if a["text"] != b["text"]
+    ]
+    if loading or changing:
+        raise AssertionError(f"{name}: loading {sorted(set(loading))}, text changing {changing}")
     return second
 
 
@@ -185,7 +205,7 @@ def open_dashboard(driver, base: str, dashboard: dict, name: str, query: str = "
     meta = dashboard["metadata"]
     driver.get(f"{base}{perses_config.dashboard_path(meta['name'], meta['project'])}{query}")
     expected = len(dashboard["spec"]["panels"])
-    panels = eventually(lambda: _settled(driver, expected), timeout=90, every=2)
+    panels = eventually(lambda: _settled(driver, name, expected), timeout=90, every=2)
     driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
     return panels
 
@@ -264,12 +284,23 @@ def test_the_noc_shows_the_faulted_light_red_and_the_others_not(stack, browser) 
     lights = {f"{label} (ms)" for label in (FAULTED_LIGHT, *HEALTHY_LIGHTS)}
     if not lights <= titles:
         pytest.skip(f"the NOC provisioned ({noc['spec']['display']['name']}) has no lights")
-    panels = {p["title"]: p for p in open_dashboard(browser, url(stack, "perses"), noc, "noc")}
+    open_dashboard(browser, url(stack, "perses"), noc, "noc")
 
     def light(label: str) -> dict:
-        (match,) = [p for t, p in panels.items() if t.startswith(label)]
+        (match,) = [p for p in _panels(browser) if p["title"].startswith(label)]
         return match
 
-    assert _critical(light(FAULTED_LIGHT)["fill"]), light(FAULTED_LIGHT)
+    # The alert fires on the 1-minute mean; the light shows the 5-minute mean, which follows
+    # it later: wait (the dashboard refreshes every 30 s) for the light to turn red.
+    def red() -> dict:
+        p = light(FAULTED_LIGHT)
+        assert _critical(p["value_colour"]), f"{FAULTED_LIGHT} not red: {p}"
+        return p
+
+    try:
+        faulted = eventually(red, timeout=240, every=5)
+    finally:
+        browser.save_screenshot(str(ARTIFACTS / "noc.png"))
+    assert faulted["value"], faulted
     for label in HEALTHY_LIGHTS:
-        assert _green(light(label)["fill"]), light(label)
+        assert _green(light(label)["value_colour"]), light(label)
