@@ -15,6 +15,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from dashboards import perses
 from dashboards.build import dashboards
 from dashboards.model import Dashboard
 
@@ -27,8 +28,10 @@ WIDTH = 960  # half of the 1920 px the test renders at: small, still legible
 HEAD = """# The dashboards, as a NOC operator sees them
 
 Screenshots taken by the browser test (`tests/integration/test_browser.py`: Debian's
-Chromium at 1920 px wide, logged in through Grafana's login form) while a real-time run
+Chromium at 1920 px wide, logged in through Perses' sign-in form) while a real-time run
 holds the **db-bottleneck** fault: the DB request light is red, the other indicators green.
+That run is at 10 times real speed, so the throughput figures (steps/s, SAPS) read ten
+times what the landscape does at real speed (about 460 steps/s and 28,000 SAPS).
 The fleet overview is the fleet's (`wlmon up --profile fleet`, seen through Thanos query by
 `tests/integration/test_fleet_thanos.py`): three SIDs, PRD with too few work processes.
 Rebuilt by one command, `make dashboard-docs` (about 5 minutes on 2 cores; it needs the
@@ -105,12 +108,14 @@ def section(model: Dashboard, picture: str) -> str:
 def write(shots: Path, out: Path = OUT, page: Path = PAGE) -> list[str]:
     """The page and its pictures; the dashboards that have no screenshot (nothing written)."""
     models = dashboards()
-    missing = [m.uid for m in models if not (shots / f"{m.uid}.png").is_file()]
+    # The browser test saves each as the Perses resource it opened (`<name>.png`).
+    names = {m.uid: perses.dashboard(m)["metadata"]["name"] for m in models}
+    missing = [names[m.uid] for m in models if not (shots / f"{names[m.uid]}.png").is_file()]
     if missing:
         return missing
     parts = [HEAD]
     for model in models:
-        name = f"{model.uid}.png"
+        name = f"{names[model.uid]}.png"
         shrink(shots / name, out / name)
         parts.append(section(model, f"{out.name}/{name}"))
     parts.append(IMPORT)
