@@ -125,16 +125,6 @@ def _page_height(dashboard: dict) -> int:
     return CHROME_PX + rows * (GRID_ROW_PX + GRID_MARGIN_PX)
 
 
-def _logs_panels(dashboard: dict) -> set[str]:
-    """Panels that read the `logs` datasource (VictoriaLogs)."""
-    out = set()
-    for panel in dashboard["spec"]["panels"].values():
-        kinds = {q["spec"]["plugin"]["kind"] for q in panel["spec"].get("queries", [])}
-        if any(k.startswith("VictoriaLogs") for k in kinds):
-            out.add(panel["spec"]["display"]["name"])
-    return out
-
-
 # Each panel: its title, whether it shows an error (Perses' "panel errors" button in the
 # header, or an error alert in place of the chart), whether it is still loading, its text,
 # whether it drew a chart (a canvas), and the colour its value is drawn in: StatChart 0.10.0
@@ -238,20 +228,12 @@ def test_every_dashboard_opens_without_a_panel_error(stack, browser) -> None:
     base = url(stack, "perses")
     found = _dashboards(stack)
     assert found, "no dashboard provisioned"
-    # VictoriaLogs replaces Loki in a change of its own: until the stack starts it, the
-    # `logs` datasource has nothing to answer, and only those panels are excused.
-    has_logs = any(s.name == "victorialogs" for s in stack.services())
-    problems, excused = [], []
+    problems = []
     for dashboard in found:
         name = dashboard["metadata"]["name"]
-        logs = set() if has_logs else _logs_panels(dashboard)
         for p in open_dashboard(browser, base, dashboard, name):
-            if p["error"] and p["title"] in logs:
-                excused.append(f"{name} / {p['title']}")
-            elif p["error"]:
+            if p["error"]:
                 problems.append(f"{name} / {p['title']}: panel error: {p['text'][:200]!r}")
-    if excused:
-        print(f"\nlogs panels without VictoriaLogs in this stack: {excused}")
     assert problems == []
 
 
