@@ -34,6 +34,7 @@ _COMMANDS: dict[str, tuple[str, str, bool]] = {
     "status": ("stack", "app", False),
     "stack": ("stack", "stack_app", True),
     "fleet": ("fleet", "app", True),
+    "config": ("config", "config_app", True),
 }
 
 

@@ -23,6 +23,7 @@ from wlmon.stack.fleet import FleetStack
 from wlmon.stack.install import InstallError, install, prune, select, stale, status
 from wlmon.stack.licences import Verdict, everything
 from wlmon.stack.runtime import LOGS_PASSWORD_FILE, LOGS_USER, Stack, StackError
+from wlmon.stack.stored import Origin, StoredSettingsError, masked
 
 app = typer.Typer()
 
@@ -39,6 +40,8 @@ def _stack(profile: str) -> Stack:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         fail(f"{where + ': ' if where else ''}{first['msg'].removeprefix('Value error, ')}")
+    except StoredSettingsError as exc:
+        fail(str(exc))
 
 
 stack_app = typer.Typer(help="Install and check the real servers wlmon runs.", no_args_is_help=True)
@@ -257,6 +260,29 @@ def up(
         )
     console.print(f"State, data and logs: {stack.state}")
     console.print(f"Runs database (API and CLI): {stack.data_dir / 'api' / 'wlmon.sqlite'}")
+    _settings_banner(stack)
+
+
+def _settings_banner(stack: Stack) -> None:
+    """Which settings are not at their default and where each came from (a WLMON_*
+    variable of this shell or the state's settings.yml), and the warning while the dead
+    man's switch has no target."""
+    table = Table(title=f"settings (kept: wlmon config set; {stack.state / 'settings.yml'})")
+    for col in ("setting", "value", "from"):
+        table.add_column(col, overflow="fold")
+    for key, origin in stack.origins.items():
+        if origin is not Origin.default:
+            name, _, sub = key.partition(".")
+            value = getattr(stack.settings, name)
+            value = getattr(value, sub) if sub else value
+            table.add_row(key, escape(masked(value)), origin.value)
+    if table.row_count:
+        console.print(table)
+    if not stack.settings.watchdog_url:
+        console.print(
+            "[bold red]warning: no watchdog target: nothing outside this host hears when "
+            "the alerting stops. Set one: wlmon config set watchdog_url URL[/]"
+        )
 
 
 @app.command()

@@ -225,7 +225,13 @@ def render_alertmanager(template_dir: Path, values: Mapping[str, str], out: Path
             f"{src}: set WLMON_ALERTMANAGER_PASSWORD (Alertmanager asks for basic auth)"
         )
     out.mkdir(parents=True, exist_ok=True)
-    values = {**values, "WLMON_ALERTMANAGER_DIR": values.get("WLMON_ALERTMANAGER_DIR") or str(out)}
+    values = {
+        **values,
+        "WLMON_ALERTMANAGER_DIR": values.get("WLMON_ALERTMANAGER_DIR") or str(out),
+        "WLMON_WATCHDOG_REPEAT_INTERVAL": watchdog_repeat(
+            values.get("WLMON_WATCHDOG_INTERVAL") or "1m"
+        ),
+    }
     text = expand(src.read_text(), values, str(src))
     if not values.get("WLMON_SMTP_SMARTHOST"):
         text = without_email(text)
@@ -237,6 +243,15 @@ def render_alertmanager(template_dir: Path, values: Mapping[str, str], out: Path
     path = out / "alertmanager.yml"
     path.write_text(text)
     return path
+
+
+def watchdog_repeat(interval: str) -> str:
+    """The watchdog route's repeat_interval: half its group_interval (the template says why),
+    whole seconds, at least 1 s."""
+    try:
+        return f"{max(1, parse_duration(interval) // 2):.0f}s"
+    except ValueError as exc:
+        raise TemplateError(f"WLMON_WATCHDOG_INTERVAL={interval!r}: {exc}") from exc
 
 
 def render_web_config(path: Path, password: str) -> Path:

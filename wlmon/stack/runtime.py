@@ -32,7 +32,7 @@ from pydantic import SecretStr
 
 from exporters.durations import parse_duration
 from exporters.sinks.loki import LogStoreAccess
-from wlmon.stack import logpipe, perses, pki, render
+from wlmon.stack import logpipe, perses, pki, reload, render, stored
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.install import status
 from wlmon.stack.services import Service, fill, read_table
@@ -63,6 +63,8 @@ class Running:
     # With the pid, the start time names the process: pids are handed out again. 0 in a
     # record written before it was kept: then the executable alone is compared.
     started: float = 0.0
+    # What it was started with (wlmon/stack/reload.py): `up` reloads it when this changes.
+    fingerprint: str = ""
 
 
 # The exporter's control token in the state's secrets; `wlmon exporter` reads it too.
@@ -84,6 +86,8 @@ class Stack:
         self.data_dir = self.state / "data"
         self.log_dir = self.state / "logs"
         self.run_file = self.state / "run" / "services.json"
+        # Where each setting came from (environment, kept in the state, default): `up` says.
+        self.origins = stored.origins(self.settings, self.state)
 
     # ------------------------------------------------------------------ services
     def perses_password(self) -> tuple[str, str]:
@@ -250,9 +254,12 @@ class Stack:
         return self.state / "secrets" / filename
 
     def _secret(self, given: SecretStr | None, variable: str, filename: str) -> tuple[str, str]:
-        if given is not None:
-            return given.get_secret_value(), f"environment variable {variable}"
         path = self.secret_file(filename)
+        if given is not None:
+            origin = self.origins.get(filename.replace("-", "_"))
+            if origin is stored.Origin.state and path.is_file():
+                return given.get_secret_value(), f"kept in {path} (mode 600)"
+            return given.get_secret_value(), f"environment variable {variable}"
         self.private_dirs()
         if not path.is_file():
             _private_dir(path.parent)
@@ -377,15 +384,78 @@ class Stack:
                 Path(d).mkdir(parents=True, exist_ok=True)
         running = list(already.values())
         try:
+            for svc in services:
+                if svc.name in already:
+                    self._refresh(svc, running, on_event)
             for svc in to_start:
                 on_event(f"starting {svc.name}")
                 running.append(self._start(svc))
                 self._record(running)
                 on_event(f"{svc.name} healthy at {svc.url}")
+            self.verify({r.name for r in running} & {s.name for s in services})
+            on_event("the running Alertmanager and Prometheus hold the rendered configuration")
         except Exception:
             self._record(running)
             raise
         return running
+
+    def _fingerprint(self, svc: Service) -> str:
+        return reload.fingerprint(svc.argv, svc.env, self.config_dir / svc.name)
+
+    def _refresh(
+        self, svc: Service, running: list[Running], on_event: Callable[[str], None]
+    ) -> None:
+        """A running service whose rendered configuration changed: reloaded (Alertmanager,
+        Prometheus) or restarted (the rest read theirs only at start)."""
+        index = next(i for i, r in enumerate(running) if r.name == svc.name)
+        old = running[index]
+        now = self._fingerprint(svc)
+        if old.fingerprint == now:
+            return
+        if not old.fingerprint and svc.name not in reload.RELOADABLE:
+            # Started by a wlmon that kept no fingerprint: what it runs is not known to
+            # differ; adopted as it is (`wlmon down` and `up` restart it for certain).
+            running[index].fingerprint = now
+            self._record(running)
+            return
+        try:
+            if svc.name == "alertmanager":
+                on_event("alertmanager: configuration changed, reloading (POST /-/reload)")
+                reload.reload_alertmanager(svc.url, self.alertmanager_auth())
+            elif svc.name == "prometheus":
+                on_event("prometheus: configuration changed, reloading (SIGHUP)")
+                reload.reload_prometheus(old.pid, svc.url)
+            else:
+                on_event(f"{svc.name}: configuration changed, restarting")
+                proc = _alive(old)
+                if proc:
+                    _terminate(proc)
+                running[index] = self._start(svc)
+                running[index].fingerprint = now
+                self._record(running)
+                return
+        except (reload.ReloadError, httpx.HTTPError, psutil.Error) as exc:
+            raise StackError(f"{svc.name}: reloading its changed configuration: {exc}") from exc
+        running[index].fingerprint = now
+        self._record(running)
+
+    def verify(self, names: set[str]) -> None:
+        """The running Alertmanager and Prometheus hold what was rendered, or a StackError."""
+        p = self.settings.ports
+        try:
+            if "alertmanager" in names:
+                reload.verify_alertmanager(
+                    f"http://{LOCAL}:{p.alertmanager}",
+                    self.alertmanager_auth(),
+                    self.config_dir / "alertmanager" / "alertmanager.yml",
+                )
+            if "prometheus" in names:
+                reload.verify_prometheus(
+                    f"http://{LOCAL}:{p.prometheus}",
+                    self.config_dir / "prometheus" / "prometheus.yml",
+                )
+        except (reload.ReloadError, httpx.HTTPError) as exc:
+            raise StackError(str(exc)) from exc
 
     def _start(self, svc: Service) -> Running:
         log_path = self.log_dir / f"{svc.name}.log"
@@ -435,7 +505,14 @@ class Stack:
                 _terminate(psutil.Process(proc.pid))
             raise
         return Running(
-            svc.name, proc.pid, svc.url, svc.health_url, svc.argv[0], str(log_path), started
+            svc.name,
+            proc.pid,
+            svc.url,
+            svc.health_url,
+            svc.argv[0],
+            str(log_path),
+            started,
+            self._fingerprint(svc),
         )
 
     def down(self, on_event: Callable[[str], None] = lambda _: None) -> list[str]:

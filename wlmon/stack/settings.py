@@ -6,9 +6,10 @@ import socket
 from pathlib import Path
 
 from pydantic import Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from exporters.sapstartsrv.server import free_port_block
+from wlmon.stack.stored import StateSource, default_state_dir
 
 REPO_DIR = Path(__file__).resolve().parents[2]
 
@@ -34,9 +35,24 @@ class Ports(BaseSettings):
 
 
 class StackSettings(BaseSettings):
+    """Every value: given > WLMON_* variable > kept in the state (wlmon/stack/stored.py,
+    `wlmon config set`) > the default here."""
+
     model_config = SettingsConfigDict(env_prefix="WLMON_")
 
-    state_dir: Path = Field(default_factory=lambda: Path.home() / ".local" / "state" / "wlmon")
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        state = StateSource(settings_cls, init_settings, env_settings)
+        return init_settings, env_settings, dotenv_settings, state, file_secret_settings
+
+    state_dir: Path = Field(default_factory=default_state_dir)
     repo_dir: Path = REPO_DIR
     sid: str = "BMK"
     scenario: str = "sd-benchmark-2003"
@@ -109,6 +125,9 @@ class StackSettings(BaseSettings):
     alert_email_critical: str = "oncall@localhost"
     alert_email_warning: str = "noc@localhost"
     am_group_wait: str = "30s"
+    # How often Alertmanager snapshots its notification log and silences to the state (its
+    # --data.maintenance-interval, default 15m): what a kill -9 can lose of them.
+    am_maintenance_interval: str = "10s"
     am_group_interval: str = "5m"
     # The dead man's switch: where SAPWatchdog's heartbeats go (empty: nowhere) and how often.
     watchdog_url: str = ""
