@@ -7,9 +7,8 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-import httpx
-
 from api.config import Settings
+from api.outbox import OUTBOX
 from exporters.sinks.events import RunEvents
 from exporters.sinks.loki import LokiSink
 
@@ -77,18 +76,18 @@ class RunAnnotations:
         }
         if end is not None:
             body["timeEnd"] = _ms(end)
-        try:
-            r = httpx.post(
-                f"{s.grafana_url.rstrip('/')}/api/annotations",
-                json=body,
-                auth=(s.grafana_user, s.grafana_password.get_secret_value()),
-                timeout=10,
-            )
-            r.raise_for_status()
-        except httpx.HTTPError as exc:
-            # Annotations decorate a run; failing to add one must not fail the run.
-            self.failures.append(f"Grafana annotation {event}: {exc}")
-            log.warning("cannot annotate run %s in Grafana: %s", self.run["id"], exc)
+        # Queued and retried (api/outbox.py): the user's Grafana may be down or not up yet
+        # (a run resumed at the API's start); failing to add one must not fail the run.
+        queued = OUTBOX.put(
+            "grafana_annotations",
+            method="POST",
+            url=f"{s.grafana_url.rstrip('/')}/api/annotations",
+            json=body,
+            auth=(s.grafana_user, s.grafana_password.get_secret_value()),
+        )
+        if not queued:
+            self.failures.append(f"Grafana annotation {event}: the side-write queue is full")
+            log.warning("cannot annotate run %s in Grafana: queue full", self.run["id"])
 
     @staticmethod
     def window(start: datetime, steady_at: datetime, end: datetime) -> dict[str, int]:
