@@ -324,6 +324,69 @@ async def client_lag(out: list[float], tick_s: float = 0.02) -> None:
         out.append(max(0.0, loop.time() - t0 - tick_s))
 
 
+def listen_queue(port: int) -> int | None:
+    """Connections waiting in the API's accept queue now: a LISTEN socket's rx_queue in
+    /proc/net/tcp (Linux; None elsewhere)."""
+    try:
+        lines = Path("/proc/net/tcp").read_text().splitlines()[1:]
+    except OSError:
+        return None
+    for line in lines:
+        f = line.split()
+        if f[3] == "0A" and int(f[1].split(":")[1], 16) == port:  # 0A: LISTEN
+            return int(f[4].split(":")[1], 16)
+    return None
+
+
+def listen_overflows() -> int:
+    """TcpExt ListenOverflows + ListenDrops: connections an accept queue turned away."""
+    try:
+        rows = [r.split() for r in Path("/proc/net/netstat").read_text().splitlines()]
+    except OSError:
+        return 0
+    for names, values in zip(rows[::2], rows[1::2], strict=False):
+        if names[0] == "TcpExt:":
+            got = dict(zip(names[1:], map(int, values[1:]), strict=False))
+            return got.get("ListenOverflows", 0) + got.get("ListenDrops", 0)
+    return 0
+
+
+def workers_sched(pid: int) -> tuple[float, float, str]:
+    """The API's worker processes together: (seconds on a CPU, seconds waiting for one,
+    their scheduling as `policy/nice`)."""
+    run = wait = 0.0
+    seen: set[str] = set()
+    for child in psutil.Process(pid).children(recursive=True):
+        for task in Path(f"/proc/{child.pid}/task").glob("*"):
+            try:
+                r, w, _ = (task / "schedstat").read_text().split()
+            except (OSError, ValueError):
+                continue
+            run, wait = run + int(r) / 1e9, wait + int(w) / 1e9
+        try:
+            policy = {0: "other", 3: "batch", 5: "idle"}.get(os.sched_getscheduler(child.pid), "?")
+            seen.add(f"{policy}/{child.nice()}")
+        except (OSError, psutil.Error):
+            pass
+    return run, wait, ",".join(sorted(seen)) or "-"
+
+
+async def machine_sampler(port: int, out: dict, tick_s: float = 0.05) -> None:
+    """Until cancelled: the deepest accept queue seen and the machine's runnable threads
+    (procs_running of /proc/stat: beyond the core count, someone waits for a CPU)."""
+    while True:
+        depth = listen_queue(port)
+        if depth is not None:
+            out["accept_max"] = max(out.get("accept_max", 0), depth)
+        try:
+            stat = Path("/proc/stat").read_text()
+            running = int(stat.split("procs_running ")[1].split()[0])
+            out.setdefault("running", []).append(running)
+        except (OSError, IndexError, ValueError):
+            pass
+        await asyncio.sleep(tick_s)
+
+
 @dataclass
 class AppView:
     """The API's own p99s over a drive, read off its /metrics histograms (the upper bound
@@ -461,6 +524,10 @@ async def beside_imports(
         cpu0, t0 = cpu_seconds(pid), time.perf_counter()
         lags: list[float] = []
         watcher = asyncio.create_task(client_lag(lags))
+        machine: dict = {}
+        sampler = asyncio.create_task(machine_sampler(int(url.rsplit(":", 1)[1]), machine))
+        overflows0 = listen_overflows()
+        w_run0, w_wait0, _ = workers_sched(pid)
         run0, wait0 = sched(pid)
         drives = [
             drive(url, "webhook", routes["POST /alerts/webhook"], rate, seconds, cap),
@@ -471,7 +538,19 @@ async def beside_imports(
         else:
             (hook, health), imported = await asyncio.gather(*drives), 0
         watcher.cancel()
+        sampler.cancel()
         run1, wait1 = sched(pid)
+        w_run1, w_wait1, w_sched = workers_sched(pid)
+        running = machine.get("running", [0])
+        r50, r99 = np.percentile(running, 50), np.percentile(running, 99)
+        print(
+            f"  accept queue: deepest {machine.get('accept_max', 'n/a')} waiting, turned away"
+            f" {listen_overflows() - overflows0} (machine-wide); runnable threads on the"
+            f" machine ({os.cpu_count()} cores) p50 {r50:.0f} p99 {r99:.0f}; the workers"
+            f" ({w_sched}):"
+            f" on a CPU {w_run1 - w_run0:.1f} s, waiting for one {w_wait1 - w_wait0:.1f} s",
+            flush=True,
+        )
         wall = time.perf_counter() - t0
         cpu = (cpu_seconds(pid) - cpu0) / wall
         # Where the loop thread's time went: running, waiting for a CPU (the machine's
