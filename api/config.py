@@ -7,8 +7,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from pydantic import Field, FilePath, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from exporters.secretfiles import with_secret_files
 from exporters.sinks.loki import DEFAULT_PUSH_PATH, LogStoreAccess
 
 
@@ -29,8 +30,23 @@ ST03_MAX_ROWS = 100_000  # an ST03N export of every transaction of a month: tens
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="WLMON_API_")
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # docker-compose's secrets as files (exporters/secretfiles.py), after the environment.
+        return with_secret_files(
+            settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
+        )
+
     title: str = "wlmon API"
-    # Secrets only from the environment. Without a token every write is refused.
+    # Secrets only from the environment or secret files (WLMON_SECRETS_DIR). Without a
+    # token every write is refused.
     token: SecretStr | None = None
     # The database `wlmon up` gives the API, so the CLI and the API see the same runs.
     db_path: Path = Field(default_factory=lambda: default_db_path())

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import SecretStr, create_model
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from exporters.registry import COLLECTORS
 from exporters.sapcontrol.settings import SAPControlSettings, SapStartSrvSettings
+from exporters.secretfiles import with_secret_files
 
 # The largest `users` the control endpoint accepts. The solver works the finite-source
 # queue of each instance as arrays of (its users + 1) elements, solved many times: 10^5
@@ -42,6 +43,21 @@ _CollectorFlags = create_model(
 
 class ExporterSettings(_CollectorFlags):
     model_config = SettingsConfigDict(env_prefix="WLMON_EXPORTER_")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # docker-compose's secrets as files (exporters/secretfiles.py), after the environment.
+        return with_secret_files(
+            settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
+        )
+
     # A real PostgreSQL as the dbbuffer collector's source (WLMON_EXPORTER_POSTGRES_DSN),
     # instead of the model's DB2 pools; the DSN may hold a password, so it is a secret.
     postgres_dsn: SecretStr | None = None

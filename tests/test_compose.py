@@ -223,7 +223,13 @@ def test_the_log_store_serves_tls_with_basic_auth_and_only_it_has_the_key(projec
     assert secrets["victorialogs_password"]["environment"] == "WLMON_VICTORIALOGS_PASSWORD"
 
     def given(service: str) -> set[str]:
-        return {s["source"] for s in services[service].get("secrets", [])}
+        """The secrets mounted under their own name (a `target` renames one into a
+        settings file, which no config names by path)."""
+        return {
+            s["source"]
+            for s in services[service].get("secrets", [])
+            if Path(s.get("target") or s["source"]).name == s["source"]
+        }
 
     logs = services["victorialogs"]
     version = COMPONENTS["victorialogs"].version
@@ -247,7 +253,50 @@ def test_the_log_store_serves_tls_with_basic_auth_and_only_it_has_the_key(projec
         }, service
         assert "victorialogs_server_key" not in given(service), service
     assert services["api"]["environment"]["WLMON_API_LOGS_URL"] == "https://victorialogs:9428"
-    assert services["api"]["environment"]["WLMON_API_LOGS_PASSWORD"] == "logs-from-test"
+    assert "WLMON_API_LOGS_PASSWORD" not in services["api"]["environment"]  # a file now
     assert services["exporter"]["environment"]["WLMON_LOGS_PASSWORD"] == "logs-from-test"
     assert "https://victorialogs:9428" in services["exporter"]["command"]
     assert "victorialogs:9428" in prometheus_yml
+
+
+def test_wlmons_own_containers_get_their_secrets_as_files_not_variables(project) -> None:
+    """Issue 38 item 3: the API's and the exporter's tokens and the log store's password
+    reach them as compose secrets under /run/secrets, each file named as the variable its
+    settings class reads (pydantic-settings' secrets_dir, WLMON_SECRETS_DIR), so
+    `docker inspect` shows no value. Checked against the settings classes' own fields."""
+    from pydantic import SecretStr
+
+    from api.config import Settings
+    from exporters.config import ExporterSettings
+
+    services = project["services"]
+    for name, cls, prefix in (
+        ("api", Settings, "wlmon_api_"),
+        ("exporter", ExporterSettings, "wlmon_exporter_"),
+    ):
+        env = services[name]["environment"]
+        assert env["WLMON_SECRETS_DIR"] == "/run/secrets", name
+        renamed = {
+            Path(s["target"]).name: s
+            for s in services[name]["secrets"]
+            if Path(s["target"]).name != s["source"]
+        }
+        assert renamed, name
+        for target, secret in renamed.items():
+            # A relative target is a file in /run/secrets (compose's rule), WLMON_SECRETS_DIR.
+            assert secret["target"] in (target, f"/run/secrets/{target}"), secret
+            field = target.removeprefix(prefix)
+            assert target.startswith(prefix) and field in cls.model_fields, secret
+            annotation = cls.model_fields[field].annotation
+            assert SecretStr in getattr(annotation, "__args__", (annotation,)), secret
+        # No token of wlmon's own in the container's environment (the exporter still takes
+        # the log store's password and InfluxDB's token as variables: its command-line
+        # options read them; the API takes the log store's password as a file).
+        assert "from-test" not in env.values(), name
+    assert "logs-from-test" not in services["api"]["environment"].values()
+    api_targets = {Path(s["target"]).name for s in services["api"]["secrets"]}
+    assert api_targets - {"victorialogs_ca"} == {
+        "wlmon_api_token",
+        "wlmon_api_logs_password",
+        "wlmon_api_exporter_token",
+    }

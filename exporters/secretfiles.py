@@ -1,0 +1,29 @@
+"""Secrets as files (docker-compose secrets, /run/secrets), read by pydantic-settings.
+
+docker-compose gave the API and the exporter their tokens and passwords as environment
+variables, which `docker inspect` shows to anyone who may run it (issue 38 item 3). With
+WLMON_SECRETS_DIR set (compose sets /run/secrets), a settings class also reads each field
+from the file named as its variable (wlmon_api_token for WLMON_API_TOKEN, any case); a
+variable of the environment still wins. Unset: the environment alone, as before.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SecretsSettingsSource
+
+SECRETS_DIR_VARIABLE = "WLMON_SECRETS_DIR"
+
+
+def with_secret_files(
+    settings_cls: type[BaseSettings], *sources: PydanticBaseSettingsSource
+) -> tuple[PydanticBaseSettingsSource, ...]:
+    """`sources` (init, env, dotenv, file secrets), plus WLMON_SECRETS_DIR's files after the
+    environment when that variable names a directory."""
+    directory = os.environ.get(SECRETS_DIR_VARIABLE)
+    if not directory:
+        return sources
+    if not os.path.isdir(directory):
+        raise ValueError(f"{SECRETS_DIR_VARIABLE}={directory}: not a directory")
+    return (*sources, SecretsSettingsSource(settings_cls, secrets_dir=directory))

@@ -1,0 +1,34 @@
+"""Secrets as files (WLMON_SECRETS_DIR, docker-compose's /run/secrets): read by the API's and
+the exporter's settings, the environment still winning; a wrong directory is named."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from api.config import Settings
+from exporters.config import ExporterSettings
+
+
+def test_settings_read_their_secrets_from_files_and_the_environment_wins(
+    tmp_path, monkeypatch
+) -> None:
+    (tmp_path / "wlmon_api_token").write_text("token-from-file")
+    (tmp_path / "wlmon_api_exporter_token").write_text("exporter-from-file")
+    (tmp_path / "wlmon_exporter_control_token").write_text("control-from-file")
+    for name in ("WLMON_API_TOKEN", "WLMON_API_EXPORTER_TOKEN", "WLMON_EXPORTER_CONTROL_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    assert Settings().token is None  # no directory named: the environment alone
+    monkeypatch.setenv("WLMON_SECRETS_DIR", str(tmp_path))
+    settings = Settings()
+    assert settings.token.get_secret_value() == "token-from-file"
+    assert settings.exporter_token.get_secret_value() == "exporter-from-file"
+    assert ExporterSettings().control_token.get_secret_value() == "control-from-file"
+    monkeypatch.setenv("WLMON_API_TOKEN", "from-env")
+    assert Settings().token.get_secret_value() == "from-env"
+
+
+def test_a_secrets_dir_that_is_not_there_is_named(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("WLMON_SECRETS_DIR", str(tmp_path / "nope"))
+    with pytest.raises((ValueError, ValidationError), match=r"WLMON_SECRETS_DIR=.*nope"):
+        Settings()
