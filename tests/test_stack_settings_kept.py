@@ -179,3 +179,7 @@ def test_the_running_configuration_is_compared_value_by_value() -> None:
     loaded["scrape_configs"][0]["job_name"] = "b"
     assert reload._first_difference(loaded, rendered, subset=True) == "/scrape_configs[0]/job_name"
     assert reload._first_difference({"a": 1, "b": 2}, {"a": 1}) == "/b"
+    # An empty value the server leaves out when it writes its config back is no difference;
+    # a value it lacks is.
+    assert reload._first_difference({"a": 1}, {"a": 1, "user": ""}, subset=True) is None
+    assert reload._first_difference({"a": 1}, {"a": 1, "user": "x"}, subset=True) == "/user"

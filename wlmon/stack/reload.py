@@ -129,6 +129,9 @@ def _first_difference(loaded: Any, rendered: Any, subset: bool = False, at: str 
             return f"{at}/{sorted(set(loaded) ^ set(rendered))[0]}"
         for key, value in rendered.items():
             if key not in loaded:
+                # Written back without its empty values (Go's omitempty): '', null, [], false.
+                if subset and value in (None, "", [], {}, False):
+                    continue
                 return f"{at}/{key}"
             found = _first_difference(loaded[key], value, subset, f"{at}/{key}")
             if found is not None:
