@@ -183,3 +183,22 @@ def test_the_running_configuration_is_compared_value_by_value() -> None:
     # a value it lacks is.
     assert reload._first_difference({"a": 1}, {"a": 1, "user": ""}, subset=True) is None
     assert reload._first_difference({"a": 1}, {"a": 1, "user": "x"}, subset=True) == "/user"
+
+
+def test_rendering_again_unchanged_changes_no_fingerprint_and_a_kept_setting_does(
+    clean_env,
+) -> None:
+    """A second `up` with nothing changed reloads and restarts nothing; a setting kept
+    since changes exactly the services that render it."""
+    _, state = clean_env
+
+    def fingerprints() -> dict[str, str]:
+        stack = Stack(StackSettings(state_dir=state))
+        stack.render()
+        return {svc.name: stack._fingerprint(svc) for svc in stack.services()}
+
+    first = fingerprints()
+    assert fingerprints() == first
+    stored.write_file(state, {"watchdog_url": WATCHDOG})
+    changed = fingerprints()
+    assert [n for n in first if first[n] != changed[n]] == ["alertmanager"]
