@@ -417,6 +417,8 @@ class FleetLayout:
                         _bin("alertmanager"),
                         f"--config.file={self.config}/alertmanager/alertmanager.yml",
                         f"--storage.path={self.data}/alertmanager-{j + 1}",
+                        # Its notification log snapshotted as the stack's (services.yml).
+                        f"--data.maintenance-interval={s.am_maintenance_interval}",
                         f"--web.listen-address=127.0.0.1:{p.alertmanager(j)}",
                         f"--web.external-url={http(p.alertmanager(j))}",
                         f"--web.config.file={self.config}/alertmanager/web.yml",
@@ -510,6 +512,8 @@ class FleetLayout:
                         f"--storage.tsdb.min-block-duration={block}",
                         f"--storage.tsdb.max-block-duration={block}",
                         f"--storage.tsdb.retention.time={s.fleet_prometheus_retention}",
+                        # Alerts expire 4 evaluations after a replica dies (services.yml).
+                        f"--rules.alert.resend-delay={s.scrape_interval}",
                     ],
                     port=p.prometheus(i),
                     url=http(p.prometheus(i)),
