@@ -123,26 +123,52 @@ def test_a_yellow_dispatcher_is_muted_by_the_st03_alert_that_names_its_cause(
     tmp_path, no_stack_env
 ) -> None:
     """The model's sapstartsrv, read like a real system's, turns the dispatcher YELLOW when
-    its queue does not drain: SAPProcessDegraded is muted where a workload cause alert of the
-    same instance fires, and each cause named there is a real alert of workload.rules.yml."""
+    its queue does not drain: SAPProcessDegraded is muted where a workload page of the same
+    instance names a cause, and each cause named there is the cause label of a real page
+    of workload.rules.yml."""
     doc = _alertmanager(tmp_path)
     (rule,) = [
         r for r in doc["inhibit_rules"] if 'alertname="SAPProcessDegraded"' in r["target_matchers"]
     ]
     assert rule["equal"] == ["sid", "sap_instance"]
     assert 'process="disp+work"' in rule["target_matchers"]
-    (source,) = rule["source_matchers"]
-    causes = set(source.split('"')[1].split("|"))
+    cause_matcher, severity = rule["source_matchers"]
+    assert severity == 'severity="critical"'
+    causes = set(cause_matcher.split('"')[1].split("|"))
     workload = yaml.safe_load((REPO_DIR / "alerts" / "workload.rules.yml").read_text())
-    alerts = {r["alert"] for g in workload["groups"] for r in g["rules"] if "alert" in r}
-    assert causes == alerts & {
-        "SAPDispatcherWaitTimeHigh",
-        "SAPDatabaseRequestTimeHigh",
-        "SAPEnqueueTimeHigh",
-        "SAPRollInTimeHigh",
-        "SAPRollOutTimeHigh",
+    pages = {
+        r["labels"]["cause"]
+        for g in workload["groups"]
+        for r in g["rules"]
+        if "alert" in r and r["labels"]["severity"] == "critical"
     }
-    assert len(causes) == 5
+    assert causes == pages == {"work-processes", "database", "enqueue", "roll-area"}
+
+
+def test_alerts_with_a_cause_are_grouped_by_it_at_each_receiver(tmp_path, no_stack_env) -> None:
+    """One fault, one message per receiver: under both people's routes, alerts with a cause
+    label are grouped by cause and SID (not alert name), with a group_wait and
+    group_interval short enough for a page within 2 minutes and a resolved message within
+    3 minutes of the fault's removal (docs/alerts.md); amtool routes them there."""
+    doc = _alertmanager(tmp_path)
+    for receiver in ("oncall-critical", "noc-warning"):
+        (route,) = [r for r in doc["route"]["routes"] if r["receiver"] == receiver]
+        (child,) = route["routes"]
+        assert child["matchers"] == ['cause=~".+"']
+        assert child["group_by"] == ["cause", "sid"]
+        assert (child["group_wait"], child["group_interval"]) == ("15s", "30s")
+    cfg = tmp_path / "config" / "alertmanager" / "alertmanager.yml"
+    amtool = str(COMPONENTS["alertmanager"].path("amtool"))
+    for labels, receiver in (
+        (
+            ["severity=critical", "cause=roll-area", "alertname=SAPRollInTimeHigh"],
+            "oncall-critical",
+        ),
+        (["severity=warning", "cause=roll-area", "alertname=SAPRollFileInUse"], "noc-warning"),
+        (["severity=warning", "alertname=SAPBufferSwaps"], "noc-warning"),
+    ):
+        result = _run([amtool, "config", "routes", "test", f"--config.file={cfg}", *labels])
+        assert result.returncode == 0 and result.stdout.strip() == receiver, result.stdout
 
 
 def test_without_a_watchdog_url_the_heartbeats_go_nowhere(tmp_path, no_stack_env) -> None:

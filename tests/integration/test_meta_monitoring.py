@@ -7,7 +7,7 @@
 - Prometheus killed (SIGKILL) while an alert is pending: the restarted Prometheus restores
   its `for` state, so it fires without waiting a whole `for` again, and people are told.
 
-Rules are compressed by 0.1 (conftest): for: 2m is 12 s, the warning's for: 5m is 30 s.
+Rules are compressed by 0.1 (conftest): for: 2m is 12 s, for: 5m 30 s.
 """
 
 from __future__ import annotations
@@ -164,14 +164,16 @@ def _ts(text: str) -> float:
 
 
 def test_a_pending_alert_keeps_its_for_state_across_a_prometheus_kill(stack: Stack) -> None:
-    name, for_s = "SAPEnqueueTimeHigh", 30.0  # the warning: for 5m scaled by 0.1
+    # The alert of the longest for: a fault raises: the sapcontrol-read enqueue time (for 2m,
+    # scaled by 0.1; the model-read one confirms in 30 s, too short to kill in between).
+    name, for_s = "SAPEnqueueTimeHigh", 12.0
     _set_faults(stack, ["slow-enqueue-link"])
     try:
 
         def warning_pending_for(at_least: float) -> dict | None:
             for a in _alerts(stack, name, "pending"):
                 pending_s = time.time() - _ts(a["activeAt"])
-                if a["labels"]["severity"] == "warning" and pending_s >= at_least:
+                if a["labels"].get("source") == "sapcontrol" and pending_s >= at_least:
                     return a
             return None
 
@@ -188,7 +190,9 @@ def test_a_pending_alert_keeps_its_for_state_across_a_prometheus_kill(stack: Sta
         # fresh data): until then the alert shows a new activeAt, so read it once firing.
         firing = eventually(
             lambda: [
-                a for a in _alerts(stack, name, "firing") if a["labels"]["severity"] == "warning"
+                a
+                for a in _alerts(stack, name, "firing")
+                if a["labels"].get("source") == "sapcontrol"
             ],
             timeout=60,
             every=0.5,
@@ -203,15 +207,16 @@ def test_a_pending_alert_keeps_its_for_state_across_a_prometheus_kill(stack: Sta
         # Restored: the time pending before the kill counts (activeAt moved by the outage
         # and the restore's two evaluations only), so it fires well before a fresh for:.
         assert moved <= (restarted - killed) + 10
-        assert fired_after < for_s - 5
-        # And handed to Alertmanager (active, or suppressed by a critical twin's page).
+        # A fresh for: could fire no sooner than for_s after its first evaluation.
+        assert fired_after < for_s
+        # And handed to Alertmanager (active, or suppressed by an inhibition).
         at_am = eventually(
             lambda: [
                 a
                 for a in httpx.get(
                     f"{url(stack, 'alertmanager')}/api/v2/alerts", auth=stack.alertmanager_auth()
                 ).json()
-                if a["labels"]["alertname"] == name and a["labels"]["severity"] == "warning"
+                if a["labels"]["alertname"] == name and a["labels"].get("source") == "sapcontrol"
             ],
             timeout=30,
             every=1,
