@@ -63,6 +63,10 @@ def fleet(tmp_path_factory):
             WLMON_RULES_TIME_SCALE="0.1",
             WLMON_AM_GROUP_WAIT=f"{GROUP_WAIT_S}s",
             WLMON_AM_GROUP_INTERVAL=f"{GROUP_INTERVAL_S}s",
+            # The threshold alerts carry a cause and take the cause routes, which have
+            # their own timers (provisioning/alertmanager/alertmanager.yml).
+            WLMON_AM_CAUSE_GROUP_WAIT=f"{GROUP_WAIT_S}s",
+            WLMON_AM_CAUSE_GROUP_INTERVAL=f"{GROUP_INTERVAL_S}s",
             WLMON_FLEET_AM_PEER_TIMEOUT=f"{PEER_TIMEOUT_S}s",
             WLMON_FLEET_BLOCK_DURATION="1m",
             WLMON_FLEET_STORE_SYNC="5s",

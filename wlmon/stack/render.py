@@ -207,6 +207,8 @@ def alertmanager_values(
         "WLMON_ALERT_EMAIL_WARNING": settings.alert_email_warning,
         "WLMON_AM_GROUP_WAIT": settings.am_group_wait,
         "WLMON_AM_GROUP_INTERVAL": settings.am_group_interval,
+        "WLMON_AM_CAUSE_GROUP_WAIT": settings.am_cause_group_wait,
+        "WLMON_AM_CAUSE_GROUP_INTERVAL": settings.am_cause_group_interval,
         "WLMON_WATCHDOG_URL": settings.watchdog_url,
         "WLMON_WATCHDOG_INTERVAL": settings.watchdog_interval,
     }

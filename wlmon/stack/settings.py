@@ -110,6 +110,10 @@ class StackSettings(BaseSettings):
     alert_email_warning: str = "noc@localhost"
     am_group_wait: str = "30s"
     am_group_interval: str = "5m"
+    # The cause routes' own (provisioning/alertmanager/alertmanager.yml): all instances of
+    # one fault fire in the same evaluation, and the resolved message should follow quickly.
+    am_cause_group_wait: str = "15s"
+    am_cause_group_interval: str = "30s"
     # The dead man's switch: where SAPWatchdog's heartbeats go (empty: nowhere) and how often.
     watchdog_url: str = ""
     watchdog_interval: str = "1m"
