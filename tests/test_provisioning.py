@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import bcrypt
 import pytest
@@ -102,6 +103,10 @@ def no_stack_env(monkeypatch) -> None:
             monkeypatch.delenv(name)
 
 
+def cfg_text(tmp_path) -> str:
+    return (tmp_path / "config" / "alertmanager" / "alertmanager.yml").read_text()
+
+
 def _alertmanager(tmp_path, **settings) -> dict:
     stack = Stack(StackSettings(state_dir=tmp_path, api_token="t", **settings))
     stack.render()
@@ -182,7 +187,11 @@ def test_the_watchdog_beats_to_its_url_at_its_interval(tmp_path, no_stack_env) -
         tmp_path, watchdog_url="https://hc.example/ping/abc", watchdog_interval="2m"
     )
     (watchdog,) = [r for r in doc["receivers"] if r["name"] == "watchdog"]
-    assert [w["url"] for w in watchdog["webhook_configs"]] == ["https://hc.example/ping/abc"]
+    # The URL is the check's token: in a 0600 file, never in the config.
+    (hook,) = watchdog["webhook_configs"]
+    assert "url" not in hook and "ping/abc" not in cfg_text(tmp_path)
+    assert Path(hook["url_file"]).read_text() == "https://hc.example/ping/abc"
+    assert Path(hook["url_file"]).stat().st_mode & 0o777 == 0o600
     (route,) = [r for r in doc["route"]["routes"] if r["receiver"] == "watchdog"]
     assert (route["group_interval"], route["repeat_interval"]) == ("2m", "2m")
     assert "continue" not in route  # a heartbeat never reaches people
@@ -255,7 +264,7 @@ def test_alertmanager_routes_by_severity(rendered, labels: list[str], receiver: 
 
 
 def test_rendered_alertmanager_secrets_are_private(rendered) -> None:
-    for name in ("api-token", "smtp-password"):
+    for name in ("api-token",):
         path = rendered.config_dir / "alertmanager" / name
         assert path.stat().st_mode & 0o777 == 0o600
     assert (rendered.config_dir / "alertmanager" / "api-token").read_text() == rendered.api_token()
@@ -345,3 +354,27 @@ def test_render_config_writes_docker_composes_web_config(tmp_path, monkeypatch) 
     assert result.exit_code == 0, result.output
     web = yaml.safe_load((tmp_path / "web.yml").read_text())
     assert bcrypt.checkpw(b"from-env", web["basic_auth_users"]["wlmon"].encode())
+
+
+def test_one_external_host_sets_every_link_operators_follow(tmp_path, no_stack_env) -> None:
+    """WLMON_EXTERNAL_HOST: Prometheus' and Alertmanager's --web.external-url (the alerts'
+    generator and Alertmanager links), the runbook links in the rules and the dashboard
+    links of the notification templates all name the address operators use."""
+    stack = Stack(StackSettings(state_dir=tmp_path, api_token="t", external_host="noc.example"))
+    stack.render()
+    p = stack.settings.ports
+    argv = {s.name: s.argv for s in stack.services()}
+    assert f"--web.external-url=http://noc.example:{p.prometheus}" in argv["prometheus"]
+    assert f"--web.external-url=http://noc.example:{p.alertmanager}" in argv["alertmanager"]
+    rules = yaml.safe_load(
+        (stack.config_dir / "prometheus" / "rules" / "workload.rules.yml").read_text()
+    )
+    links = {r["annotations"]["runbook_url"] for g in rules["groups"] for r in g["rules"]}
+    assert links and all(u.startswith(f"http://noc.example:{p.api}/runbooks#") for u in links)
+    tmpl = (stack.config_dir / "alertmanager" / "dashboards.tmpl").read_text()
+    assert f'{{{{ define "wlmon.perses_url" }}}}http://noc.example:{p.perses}{{{{ end }}}}' in tmpl
+
+
+def test_an_external_host_with_a_scheme_or_path_is_refused(tmp_path, no_stack_env) -> None:
+    with pytest.raises(ValueError, match="external_host"):
+        StackSettings(state_dir=tmp_path, external_host="http://noc.example/x")

@@ -403,6 +403,7 @@ PINNED_SERVICES = [
             "--config.file=prometheus.yml",
             "--storage.tsdb.path=/state/data/prometheus",
             "--web.listen-address=127.0.0.1:10002",
+            "--web.external-url=http://127.0.0.1:10002",
             "--rules.alert.for-grace-period=20s",
             "--rules.alert.for-outage-tolerance=3600s",
             "--storage.tsdb.retention.time=15d",
