@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import ssl
 import time
@@ -118,8 +119,10 @@ def test_the_watchdog_beats_to_its_receiver_and_never_to_people(stack, heartbeat
 
 
 def test_the_api_down_is_mailed_and_its_failing_webhook_alerts(stack, mailbox) -> None:
+    """The API killed (SIGKILL): its own death is mailed while it is dead, straight from
+    Alertmanager, with what the reader needs (since when, diagnosis, runbook link)."""
     t0 = time.time()
-    assert stack.stop_service("api")
+    _kill(stack, "api")
     try:
 
         def mailed(alert: str) -> list[dict]:
@@ -130,7 +133,15 @@ def test_the_api_down_is_mailed_and_its_failing_webhook_alerts(stack, mailbox) -
             ]
 
         down = eventually(lambda: mailed("SAPAPIDown"), timeout=120, every=2)
-        print(f"\nAPI stopped: SAPAPIDown mailed after {down[0]['received'] - t0:.0f} s")
+        print(f"\nAPI killed: SAPAPIDown mailed after {down[0]['received'] - t0:.0f} s")
+        with pytest.raises(httpx.TransportError):  # told while it is dead
+            httpx.get(f"{url(stack, 'api')}/healthz", timeout=5)
+        text = down[0]["text"].split("<pre>")[0]
+        print(text)
+        assert down[0]["subject"].startswith("[FIRING:1] SAPAPIDown")
+        assert re.search(r"Since: \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", text)
+        assert f"Runbook: {url(stack, 'api')}/runbooks#sapapidown" in text
+        assert "Diagnosis: " in text and "Dashboard: none" in text
         failing = eventually(
             lambda: mailed("SAPAlertmanagerNotificationsFailing"), timeout=120, every=2
         )

@@ -271,7 +271,7 @@ def _print_receivers(stack: Stack) -> None:
             "[yellow]warning:[/] only the API's webhook receives alerts: nobody is told "
             "unless they look, and the API's own death (SAPAPIDown) is told to no one; set "
             "WLMON_SMTP_SMARTHOST, WLMON_SLACK_WEBHOOK_URL, WLMON_TEAMS_WEBHOOK_URL or "
-            "WLMON_PAGERDUTY_ROUTING_KEY (docs/alerts.md, Receivers)",
+            "WLMON_PAGERDUTY_ROUTING_KEY (docs/operations.md, Receivers)",
             soft_wrap=True,
         )
     if not any(r.startswith("dead man") for r in others):

@@ -106,7 +106,7 @@ class StackSettings(BaseSettings):
     external_host: str = Field(
         default="127.0.0.1", pattern=r"^[A-Za-z0-9.\-]+$|^\[[0-9A-Fa-f:]+\]$"
     )
-    # Receivers beside the API's webhook (docs/alerts.md has a worked example of each):
+    # Receivers beside the API's webhook (docs/operations.md, Receivers: an example each):
     # each is rendered only when its secret or its secret's file is given. Secrets come
     # from the environment or a file (the *_file settings); Alertmanager reads them from
     # 0600 files, never from its config, and they are never printed.
