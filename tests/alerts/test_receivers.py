@@ -174,7 +174,12 @@ def _page(inst: str, starts: dt.datetime, ends: dt.datetime) -> dict:
 
 def _api_down(starts: dt.datetime) -> dict:
     return {
-        "labels": {"alertname": "SAPAPIDown", "severity": "critical", "job": "wlmon-api"},
+        "labels": {
+            "alertname": "SAPAPIDown",
+            "severity": "critical",
+            "job": "wlmon-api",
+            "instance": "127.0.0.1:8000",
+        },
         "annotations": {
             "summary": "The wlmon API does not answer.",
             "description": "Prometheus could not scrape the API for 2 minutes.",
@@ -271,6 +276,8 @@ def test_every_receiver_tells_a_person_what_to_act_on(alertmanager) -> None:
     # The API is dead (its webhook fails) and SAPAPIDown reaches every person regardless.
     mails, slack, teams, pager = eventually(lambda: firing("SAPAPIDown"), 60, 1)
     assert "Dashboard: none (an alert about wlmon's own parts" in mails[0]["text"]
+    assert "SID: none: an alert about wlmon itself" in mails[0]["text"]
+    assert "Instances: 127.0.0.1:8000 (wlmon-api)" in mails[0]["text"]
     assert f"{RUNBOOKS}#sapapidown" in _strings(slack[0])
 
     # The fault removed: a resolved message to each, the link closing at the alert's end.
