@@ -205,6 +205,7 @@ def _strings(value) -> str:
 
 def _check_page(text: str, starts: dt.datetime, status: str, ends: dt.datetime | None) -> None:
     text = text.split("<pre>")[0]  # an e-mail's plain part (its HTML part says the same)
+    text = text.replace("**", "")  # Teams' Markdown
     assert "BMK" in text and all(i in text for i in INSTANCES), text
     assert f"spend {VALUE_MS:.0f} ms" in text and "600 ms page level" in text, text
     assert f"Since: {starts:%Y-%m-%d %H:%M:%S} UTC" in text, text
@@ -267,6 +268,9 @@ def test_every_receiver_tells_a_person_what_to_act_on(alertmanager) -> None:
     assert s["channel"] == "#sap-noc"
     _check_page(_strings(s), starts, "firing", None)
     _check_page(_strings(teams[0]), starts, "firing", None)
+    # In an Adaptive Card a single newline joins lines: each line is a paragraph.
+    card_text = teams[0]["attachments"][0]["content"]["body"][1]["text"]
+    assert "\n\nSince: " in card_text and "\n\nRunbook: " in card_text
     (p,) = pager
     assert p["routing_key"] == ROUTING_KEY and p["event_action"] == "trigger"
     assert p["payload"]["summary"].startswith("[FIRING:2] BMK cause database")
