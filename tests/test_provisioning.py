@@ -378,3 +378,45 @@ def test_one_external_host_sets_every_link_operators_follow(tmp_path, no_stack_e
 def test_an_external_host_with_a_scheme_or_path_is_refused(tmp_path, no_stack_env) -> None:
     with pytest.raises(ValueError, match="external_host"):
         StackSettings(state_dir=tmp_path, external_host="http://noc.example/x")
+
+
+def test_alerts_about_wlmon_itself_reach_a_person_without_the_api(tmp_path, no_stack_env) -> None:
+    """Every alert of monitoring.rules.yml and exporter.rules.yml (the API, its storage,
+    Alertmanager, the exporter...) is routed (amtool, on the rendered config) to a receiver
+    that has an integration besides the API's webhook: e-mail, chat or pager straight from
+    Alertmanager, so the API's death is told while it is dead. The watchdog excepted: it
+    goes to the dead man's switch, outside too."""
+    doc = _alertmanager(
+        tmp_path,
+        smtp_smarthost="mail.example:587",
+        slack_webhook_url="https://hooks.slack.example/services/T/B/x1",
+        pagerduty_routing_key="k" * 32,
+        watchdog_url="https://hc.example/ping/abc",
+    )
+    direct = {
+        r["name"]
+        for r in doc["receivers"]
+        if set(r) - {"name", "webhook_configs"} or r["name"] == "watchdog"
+    }
+    assert direct == {"watchdog", "oncall-critical", "noc-warning"}
+    cfg = tmp_path / "config" / "alertmanager" / "alertmanager.yml"
+    amtool = str(COMPONENTS["alertmanager"].path("amtool"))
+    own = [
+        r
+        for name in ("monitoring", "exporter")
+        for g in yaml.safe_load((REPO_DIR / "alerts" / f"{name}.rules.yml").read_text())["groups"]
+        for r in g["rules"]
+        if "alert" in r
+    ]
+    assert {"SAPAPIDown", "SAPAPIStorageDegraded", "SAPExporterDown"} <= {r["alert"] for r in own}
+    for rule in own:
+        labels = [f"alertname={rule['alert']}", *(f"{k}={v}" for k, v in rule["labels"].items())]
+        result = _run([amtool, "config", "routes", "test", f"--config.file={cfg}", *labels])
+        assert result.returncode == 0, result.stdout + result.stderr
+        (receiver,) = result.stdout.split()
+        assert receiver in direct, (rule["alert"], receiver)
+        if rule["labels"]["severity"] == "critical":
+            # Pages page: PagerDuty is on the on-call receiver only.
+            assert receiver == "oncall-critical" or rule["alert"] == "SAPWatchdog"
+    (oncall,) = [r for r in doc["receivers"] if r["name"] == "oncall-critical"]
+    assert {"email_configs", "slack_configs", "pagerduty_configs"} <= set(oncall)
