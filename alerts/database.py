@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from alerts.rules import SID, RuleFile, alert, number, record, value
+from alerts.workload import KEEP_FIRING, PAGE_FOR
+from exporters.vocabulary import CAUSE_DATABASE
 
 WHY = """
 DB2 buffer pools (seed 000 section 4.2.3 and Table 3), from the snapshot counters the
@@ -12,7 +14,21 @@ dbbuffer collector exports. Hit ratio = 1 - physical / logical reads, data and i
 apart, where at least 10 logical reads/s ran. The paper gives no DB2 floor: the usual DB2
 OLTP floors (thresholds.yml) sit below the healthy benchmark model (MIX4K data 94 %,
 MIX4KIX index 97 %).
+
+The database host behind slow DB requests (seed 000 4.3.5.1 rule 2 and 4.2.3), as
+warnings labelled cause="database", so they travel in one message with each other, to
+the NOC, while SAPDatabaseRequestTimeHigh pages: its CPU (5-minute busy share, node
+exporter names), its disk queue (outstanding I/Os, node_disk_io_time_weighted_seconds)
+and the buffer pools' physical reads per dialog step (load-independent). The host is the
+one sap_host_info names with the role database. Disk queue and physical reads read 1-minute
+rates with the pages' for: and keep_firing_for, so they arrive with the DB page and
+resolve with it; the CPU's 5 minutes, because a busy database host is no fault by itself.
+Telegraf re-exposes the exporter's host counters under its own job: `max by` keeps one.
 """
+DB_HOST = 'sap_host_info{role=~"(.*[+])?database([+].*)?"}'
+CPU_BUSY = "sid_host:sap_db_host_cpu_busy:ratio5m"
+DISK_QUEUE = "sid_host:sap_db_host_disk_queue:rate1m"
+READS_PER_STEP = "sid:sap_db_physical_reads_per_dialog_step:rate1m"
 # Texts per page type: what the pool misses and what the benchmark did about it (Table 4).
 PAGE_TYPES = {
     "data": (
@@ -62,7 +78,7 @@ def _hit_ratio_alert(page_type: str, floor: float) -> dict:
         f"100 * {hit_ratio(page_type)} < {pct}",
         for_="10m",
         severity="warning",
-        labels={"page_type": page_type},
+        labels={"page_type": page_type, "cause": CAUSE_DATABASE},
         summary=f"A DB2 buffer pool misses too many {page_type} pages.",
         description=f"Buffer pool {{{{ $labels.bufferpool }}}} of {SID} finds "
         f"{value('%.1f')} % of {page_type} pages in memory (below {pct} %).",
@@ -83,6 +99,7 @@ def _cleaners_alert() -> dict:
         "\nand on(sid)\n".join(behind) + "\n",
         for_="10m",
         severity="warning",
+        labels={"cause": CAUSE_DATABASE},
         summary="DB2 agents write dirty pages themselves because the I/O cleaners fall behind.",
         description=f"{SID}: {value('%.0f')} data pages/s are written "
         "synchronously (pool_data_writes > pool_async_data_writes, and likewise for index pages).",
@@ -92,13 +109,95 @@ def _cleaners_alert() -> dict:
     )
 
 
+def _host_recording(limits: Mapping[str, float]) -> list[dict]:
+    guard = number(limits["min_steps_per_second"])
+    on_db = f"and on(sid, host) {DB_HOST}"
+    reads = " + ".join(
+        f"sum by (sid) (max by (sid, bufferpool) "
+        f"(rate(sap_db_bufferpool_{p}_physical_reads_total[1m])))"
+        for p in PAGE_TYPES
+    )
+    return [
+        record(
+            CPU_BUSY,
+            "1 - avg by (sid, host) (max by (sid, host, cpu) "
+            f'(rate(node_cpu_seconds_total{{mode="idle"}}[5m])))\n{on_db}\n',
+        ),
+        record(
+            DISK_QUEUE,
+            "sum by (sid, host) (max by (sid, host, device) "
+            f"(rate(node_disk_io_time_weighted_seconds_total[1m])))\n{on_db}\n",
+        ),
+        record(
+            READS_PER_STEP,
+            f"({reads})\n  / (sum by (sid) (rate(sap_workload_steps_total"
+            f'{{task_type="dialog"}}[1m])) >= {guard})\n',
+        ),
+    ]
+
+
+def _host_alerts(limits: Mapping[str, float]) -> list[dict]:
+    cause = {"cause": CAUSE_DATABASE}
+    host = "{{ $labels.host }} ({{ $labels.sid }})"
+    cpu, queue = limits["db_host_cpu_busy_max"], limits["db_disk_queue_max"]
+    reads = limits["db_physical_reads_per_step_max"]
+    return [
+        alert(
+            "SAPDatabaseHostCPUBusy",
+            f"{CPU_BUSY} >= {number(cpu)}",
+            for_="5m",
+            keep_firing_for=KEEP_FIRING,
+            severity="warning",
+            labels=cause,
+            summary="The database host has no CPU left.",
+            description=f"The database host {host} is {{{{ $value | humanizePercentage }}}} busy "
+            f"over 5 minutes (warns from {number(100 * cpu)} %).",
+            diagnosis="Every DB request queues for a processor: expensive statements (ST05, "
+            "the SQL cache), too many work processes in total (seed 000, 4.3.2), or other "
+            "work on the host. Physical reads cost CPU too (the I/O path).",
+        ),
+        alert(
+            "SAPDatabaseDiskQueueHigh",
+            f"{DISK_QUEUE} > {number(queue)}",
+            for_=PAGE_FOR,
+            keep_firing_for=KEEP_FIRING,
+            severity="warning",
+            labels=cause,
+            summary="I/Os queue on the database host's disks.",
+            description=f"The disks of the database host {host} have {value('%.0f')} I/Os "
+            f"outstanding on average over the last minute (warns above {number(queue)}).",
+            diagnosis="The disks cannot serve the reads and writes asked of them: more physical "
+            "reads than usual (a buffer pool too small, a new expensive statement), or a slow "
+            "or failing disk. More than 2 outstanding I/Os per spindle is a bottleneck; spread "
+            "the tablespaces over more disks or enlarge the buffer pools (seed 000, 4.2.3).",
+        ),
+        alert(
+            "SAPDatabasePhysicalReadsHigh",
+            f"{READS_PER_STEP} > {number(reads)}",
+            for_=PAGE_FOR,
+            keep_firing_for=KEEP_FIRING,
+            severity="warning",
+            labels=cause,
+            summary="The buffer pools read more pages from disk per dialog step than usual.",
+            description=f"{SID} reads {value('%.1f')} pages from disk per dialog step over the "
+            f"last minute (warns above {number(reads)}).",
+            diagnosis="The buffer pools miss pages they used to hold: a pool shrank or a table "
+            "grew past it (seed 000, 4.2.3 and Table 4), or a statement scans (ST05). Each "
+            "miss is a disk read a DB request waits for; compare the pools' hit ratios.",
+        ),
+    ]
+
+
 def rule_file(limits: Mapping[str, float]) -> RuleFile:
     alerts = [_hit_ratio_alert(p, limits[f"db2_{p}_hit_ratio_min"]) for p in PAGE_TYPES]
     return RuleFile(
         "database.rules.yml",
         WHY,
         [
-            {"name": "sap-database-recording", "rules": _recording()},
-            {"name": "sap-database", "rules": [*alerts, _cleaners_alert()]},
+            {"name": "sap-database-recording", "rules": [*_recording(), *_host_recording(limits)]},
+            {
+                "name": "sap-database",
+                "rules": [*alerts, _cleaners_alert(), *_host_alerts(limits)],
+            },
         ],
     )

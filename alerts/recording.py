@@ -5,11 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from alerts.rules import RuleFile, number, record
-from exporters.vocabulary import DIALOG_RESPONSE, DIALOG_RESPONSE_MEAN, INDICATORS, per_step_mean
+from exporters.vocabulary import (
+    DIALOG_RESPONSE,
+    DIALOG_RESPONSE_MEAN,
+    INDICATORS,
+    Indicator,
+    per_step_mean,
+)
 
 STEPS = "sap_instance_task_type:sap_workload_steps:rate5m"
 STEPS_GUARDED = f"{STEPS}_guarded"
-# The critical twins' fast window: four 15 s scrapes, so a page comes within two minutes.
+# The pages' fast window: four 15 s scrapes, so a page comes within two minutes.
 FAST = "1m"
 STEPS_FAST = f"sap_instance_task_type:sap_workload_steps:rate{FAST}"
 STEPS_FAST_GUARDED = f"{STEPS_FAST}_guarded"
@@ -19,13 +25,51 @@ BY = "sum by (sid, sap_instance, task_type)"
 DIALOG = '{task_type="dialog"}'
 # The indicators' components, and the response (the dialog-response bound, dashboards).
 MEANS = (*(i.component for i in INDICATORS), DIALOG_RESPONSE.component)
+# The thresholds as series, so a dashboard draws the warning and the page level of an
+# indicator from the same numbers its alert reads (alerts/thresholds.yml):
+# sap_workload_threshold_seconds{component="db_request", level="warning"|"page"}.
+LEVELS = "sap_workload_threshold_seconds"
+# A SID's dialog throughput over 2 minutes (steps/s; SAPS = 60 x this, SD steps), and what
+# it is expected to be now: the same time yesterday, else a week ago, else the mean of the
+# hour before the last quarter (a fresh stack, or one whose history is gone).
+THROUGHPUT = "sid:sap_workload_dialog_steps:rate2m"
+THROUGHPUT_EXPECTED = "sid:sap_workload_dialog_steps:expected"
 
 WHY = """
 Per-step means over 5 minutes, idle-safe and reset-safe: the rate of a time counter over
 the rate of steps, only where at least min_steps_per_second steps ran (no traffic, no
-series; rate() absorbs counter resets). Values in seconds per step. The indicators also get
-a 1-minute mean, read by their critical twins so a page comes within two minutes.
+series; rate() absorbs counter resets). Values in seconds per step: the 5-minute mean is
+the whitepaper's (what ST03 shows). The indicators also get a 1-minute mean, what their
+alerts page on so a page comes within two minutes (docs/alerts.md). Each indicator's
+warning (the paper's) and page level are recorded as sap_workload_threshold_seconds, so a
+dashboard draws them from alerts/thresholds.yml as the alert reads them. A SID's dialog
+throughput and the throughput expected at this time feed SAPDialogThroughputLow.
 """
+
+
+def levels(indicator: Indicator, limits: Mapping[str, float]) -> list[dict]:
+    """The warning and the page level of an indicator as constant series."""
+    keys = {"warning": indicator.threshold_key, "page": indicator.page_key}
+    return [
+        {
+            "record": LEVELS,
+            "expr": f"vector({number(limits[key])})",
+            "labels": {"component": indicator.component, "level": level},
+        }
+        for level, key in keys.items()
+        if key is not None
+    ]
+
+
+def throughput() -> list[dict]:
+    return [
+        record(THROUGHPUT, f"sum by (sid) (rate(sap_workload_steps_total{DIALOG}[2m]))"),
+        record(
+            THROUGHPUT_EXPECTED,
+            f"{THROUGHPUT} offset 1d\n  or {THROUGHPUT} offset 1w\n"
+            f"  or avg_over_time({THROUGHPUT}[1h] offset 15m)\n",
+        ),
+    ]
 
 
 def rule_file(limits: Mapping[str, float]) -> RuleFile:
@@ -56,6 +100,8 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
             f"sum by (sid) (rate(sap_workload_{response}_seconds_total{DIALOG}[5m]))\n"
             f"  / (sum by (sid) (rate(sap_workload_steps_total{DIALOG}[5m])) >= {guard})\n",
         ),
+        *throughput(),
+        *(r for i in (*INDICATORS, DIALOG_RESPONSE) for r in levels(i, limits)),
     ]
     return RuleFile(
         "recording.rules.yml", WHY, [{"name": "sap-workload-recording", "rules": rules}]

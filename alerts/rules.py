@@ -37,12 +37,16 @@ def alert(
     diagnosis: str,
     for_: str = "5m",
     labels: dict[str, str] | None = None,
+    keep_firing_for: str | None = None,
 ) -> dict:
-    """An alert in house style; its runbook_url is added when the file is written."""
+    """An alert in house style; its runbook_url is added when the file is written.
+    `keep_firing_for`: how long it stays firing after its expression stops holding
+    (Prometheus 2.42+), so a value hovering around its level does not flap."""
+    rule = {"alert": name, "expr": expr, "for": for_}
+    if keep_firing_for is not None:
+        rule["keep_firing_for"] = keep_firing_for
     return {
-        "alert": name,
-        "expr": expr,
-        "for": for_,
+        **rule,
         "labels": {"severity": severity, **(labels or {})},
         "annotations": {"summary": summary, "description": description, "diagnosis": diagnosis},
     }

@@ -7,8 +7,14 @@ from collections.abc import Mapping
 
 from alerts.recording import FAST, SAPCONTROL_SOURCE, STEPS
 from alerts.rules import INSTANCE, RuleFile, alert, number, record
-from alerts.workload import critical_twin, mean_ms
-from exporters.vocabulary import DIALOG_RESPONSE_MEAN, INDICATORS, Indicator, per_step_mean
+from alerts.workload import DB_EXPLAINS, explained_by, mean_ms, page_alert
+from exporters.vocabulary import (
+    DIALOG_RESPONSE_MEAN,
+    INDICATOR_BY_COMPONENT,
+    INDICATORS,
+    Indicator,
+    per_step_mean,
+)
 
 BY = "sum by (sid, sap_instance)"
 CCMS_STEPS = "sap_ccms_dialog_steps_per_second"
@@ -35,17 +41,19 @@ CCMS_AVERAGES = {
 ST03_COUNTERS = f'{STEPS}{{source!="sapcontrol"}}'
 # Components read by Little's law from the SM50 work-process table: component -> activity.
 WP_ACTIVITIES = {"enqueue": "enqueue", "roll_in": "roll_in", "roll_out": "roll_out"}
-# The indicators with a critical twin: this source records their 1-minute means too, and
-# pages on them (critical_twin_of) only while the 5-minute mean is over the paper's threshold
+# The indicators with a page level: this source records their 1-minute means too, and
+# pages on them (page_of) only while the 5-minute mean is over the paper's threshold
 # as well, for CONFIRM. A CCMS value is a trailing average over CCMS's own interval and an
 # SM50 sample a handful of work processes: a minute of either carries brief bursts and the
 # secondary symptoms of another fault's onset (a DB bottleneck's first minute queues dialog
 # steps in the dispatcher), which the exact counters' twins (for: 30s) would page on.
-FAST_INDICATORS = tuple(i for i in INDICATORS if i.critical_multiple is not None)
+FAST_INDICATORS = tuple(i for i in INDICATORS if i.page_key is not None)
 FAST_COMPONENTS = {i.component for i in FAST_INDICATORS}
-# A 30 s burst lifts a gauge's 1-minute mean (four 15 s samples) for three evaluations,
-# 30 s: for: 1m lets it pass; a sustained breach waits 30 s more than on exact counters.
-CONFIRM = "1m"
+# At the page levels (below the old 4x twins) the onset of another fault lifts a gauge's
+# 1-minute mean over a page level for up to 75 s (a DB bottleneck's first dispatcher wait,
+# a roll fault's first DB requests: tests/sapcontrol/rules/sapcontrol_fast.test.yml):
+# for: 2m lets those pass; a sustained breach waits 90 s more than on exact counters.
+CONFIRM = "2m"
 
 WHY = """
 Per-step series from the sapcontrol source (sapstartsrv's SAPControl web service), under
@@ -67,13 +75,13 @@ a system read both ways keeps two distinguishable series. docs/sapcontrol.md der
   dialog step, in wall-clock time.
 - Dialog steps per second for the NOC: the rate of requests written into the ABAP/DIA
   dispatcher queue (GetQueueStatistic Writes, a real counter, so rate() absorbs resets).
-- The components with a critical twin are also recorded over 1 minute (mean1m). This
-  source's critical twins (below; workload.rules.yml's read only exact counters) page
-  when the 1-minute mean is over the critical multiple m and the 5-minute mean over the
-  paper's threshold, for 1 minute: CCMS interval averages and SM50 samples carry brief
-  bursts and the secondary symptoms of another fault's onset, which neither survive. A
-  sustained breach from a healthy level pages after max(1 minute, 5/m minutes) of CCMS
-  values plus the minute of for: (docs/operations.md states the latency).
+- The components with a page level are also recorded over 1 minute (mean1m). This
+  source's pages (below; workload.rules.yml's read only exact counters) fire when the
+  1-minute mean is over the page level and the 5-minute mean over the paper's threshold,
+  for 2 minutes: CCMS interval averages and SM50 samples carry brief bursts and the
+  secondary symptoms of another fault's onset, which neither survive. They are the same
+  alerts as the exact counters' (one severity, the cause label, keep_firing_for), so a
+  system read either way sends the same messages (docs/alerts.md states the latency).
 - Only for instances without ST03 counters (sap_workload_steps_total, read through their
   recorded 5-minute step rate so a failed scrape does not let a copy through): where those exist
   (the model, or an ST03 reader beside sapstartsrv) they are exact and their series are the
@@ -256,19 +264,22 @@ def _per_step(
     )
 
 
-def critical_twin_of(indicator: Indicator, limits: Mapping[str, float]) -> dict:
-    """The critical twin on this source's series: the 1-minute mean over the critical
-    multiple, confirmed by the 5-minute mean over the paper's threshold (the value printed
+def page_of(indicator: Indicator, limits: Mapping[str, float]) -> dict:
+    """The indicator's page on this source's series: the 1-minute mean over the page
+    level, confirmed by the 5-minute mean over the paper's threshold (the value printed
     stays the 1-minute mean: `and` keeps the left side)."""
     warn_ms = 1000 * limits[indicator.threshold_key]
-    crit = number(warn_ms * indicator.critical_multiple)
+    page = number(1000 * limits[str(indicator.page_key)])
     mine = f'task_type="dialog",source="{SAPCONTROL_SOURCE}"'
     expr = (
-        f"{mean_ms(indicator, FAST, mine)} > {crit}\n"
+        f"{mean_ms(indicator, FAST, mine)} > {page}\n"
         "and on(sid, sap_instance, task_type)\n"
         f"  {mean_ms(indicator, '5m', mine)} > {number(warn_ms)}\n"
     )
-    return critical_twin(indicator, limits, expr, CONFIRM)
+    if indicator.component == "dispatcher_wait":
+        db = INDICATOR_BY_COMPONENT["db_request"].alert
+        expr += explained_by(f'ALERTS{{alertname="{db}"}}', DB_EXPLAINS)
+    return page_alert(indicator, limits, expr, CONFIRM)
 
 
 def rule_file(limits: Mapping[str, float]) -> RuleFile:
@@ -318,11 +329,11 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
         "sapcontrol.rules.yml",
         WHY + HEALTH_WHY + MONITORING_WHY,
         [
-            # The critical twins last in the group that records what they read: rules of one
-            # group run in order, so a twin sees this evaluation's means, not the last one's.
+            # The pages last in the group that records what they read: rules of one group
+            # run in order, so a page sees this evaluation's means, not the last one's.
             {
                 "name": "sap-sapcontrol-recording",
-                "rules": [*rules, *(critical_twin_of(i, limits) for i in FAST_INDICATORS)],
+                "rules": [*rules, *(page_of(i, limits) for i in FAST_INDICATORS)],
             },
             {"name": "sap-sapcontrol-health", "rules": health_rules()},
             {"name": "sap-sapcontrol-monitoring", "rules": monitoring_rules()},

@@ -31,7 +31,13 @@ def load_thresholds(path: Path = THRESHOLDS_FILE) -> Thresholds:
     try:
         return Thresholds.model_validate(doc)
     except ValidationError as exc:
-        where = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        # A check across keys (page above warning) has no location: its message names them.
+        where = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            if e["loc"]
+            else e["msg"].removeprefix("Value error, ")
+            for e in exc.errors()
+        )
         raise ThresholdsError(f"{path}: {where}") from exc
 
 

@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     # (killed), the exporter drops the run's faults after this many wall seconds.
     exporter_lease_s: float = Field(default=30.0, gt=0, le=3600)
     # Where Grafana runs, run events become annotations (admin password from the environment).
+    # Where operators open the dashboards (Perses; WLMON_EXTERNAL_HOST and its port in the
+    # native stack): the stored notifications' and log lines' dashboard links.
+    dashboards_url: str = "http://127.0.0.1:3000"
     grafana_url: str | None = None
     grafana_user: str = "admin"
     grafana_password: SecretStr | None = None

@@ -699,6 +699,14 @@ class Notification(Answer):
     labels: dict[str, str]
     annotations: dict[str, str]
     forwarded_to_loki: bool
+    generator_url: str = Field(
+        default="", description="Prometheus' graph of the rule that fired (its generatorURL)"
+    )
+    dashboard_url: str = Field(
+        default="",
+        description="the alert's Perses dashboard at its time range and instance (empty for "
+        "alerts about wlmon's own parts)",
+    )
 
 
 class WebhookResult(Answer):

@@ -36,7 +36,9 @@ CREATE TABLE IF NOT EXISTS notifications (
     ends_at TEXT,
     labels TEXT NOT NULL,
     annotations TEXT NOT NULL,
-    forwarded_to_loki INTEGER NOT NULL DEFAULT 0
+    forwarded_to_loki INTEGER NOT NULL DEFAULT 0,
+    generator_url TEXT NOT NULL DEFAULT '',
+    dashboard_url TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS notifications_alertname ON notifications (alertname, status);
 CREATE INDEX IF NOT EXISTS notifications_sid ON notifications (sid, status);
@@ -47,8 +49,8 @@ CREATE INDEX IF NOT EXISTS notifications_unforwarded ON notifications (id)
 
 INSERT_SQL = (
     "INSERT INTO notifications (received_at, receiver, group_key, status, alertname, severity,"
-    " sid, sap_instance, fingerprint, starts_at, ends_at, labels, annotations)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " sid, sap_instance, fingerprint, starts_at, ends_at, labels, annotations, generator_url,"
+    " dashboard_url) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 
 COLUMNS = (
@@ -67,7 +69,14 @@ COLUMNS = (
     "labels",
     "annotations",
     "forwarded_to_loki",
+    "generator_url",
+    "dashboard_url",
 )
+# Columns added after the first release: a database of an older API gains them at open.
+ADDED_COLUMNS = {
+    "generator_url": "TEXT NOT NULL DEFAULT ''",
+    "dashboard_url": "TEXT NOT NULL DEFAULT ''",
+}
 
 
 def is_full(exc: BaseException) -> bool:
@@ -267,6 +276,10 @@ class Store:
         self._lock = threading.Lock()
         with self._lock:
             self._conn.executescript(SCHEMA)
+            have = {r[1] for r in self._conn.execute("PRAGMA table_info(notifications)")}
+            for name, decl in ADDED_COLUMNS.items():
+                if name not in have:
+                    self._conn.execute(f"ALTER TABLE notifications ADD COLUMN {name} {decl}")
         self.runs = RunStore(self._conn, self._lock)
         self.path = path
         self._fast: sqlite3.Connection | None = None
@@ -457,6 +470,8 @@ def _insert_notifications(
                     a.get("ends_at"),
                     json.dumps(labels, sort_keys=True),
                     json.dumps(a.get("annotations", {}), sort_keys=True),
+                    a.get("generator_url", ""),
+                    a.get("dashboard_url", ""),
                 ),
             )
             ids.append(int(cur.lastrowid))

@@ -27,13 +27,18 @@ EXPLAINED_BY = {
 ALERTS = Link("Open the firing alerts", path="alerts", pass_vars=())
 
 
+def page_ms(i: Indicator) -> float | None:
+    """Where the indicator's alert pages (alerts/thresholds.yml `*_page_seconds`), in ms."""
+    return thresholds()[i.page_key] * 1000 if i.page_key else None
+
+
 def lights(i: Indicator) -> Thresholds:
-    """Green below the warning threshold, orange from it, red from the critical twin's:
-    the light says what the alert says (alerts/thresholds.yml, exporters/vocabulary.py)."""
+    """Green below the warning threshold, orange from it, red from the page level: the
+    light says what the alert says (alerts/thresholds.yml, exporters/vocabulary.py)."""
     warn = threshold_seconds(i) * 1000
     at: list[tuple[float | None, str]] = [(None, "green"), (warn, "orange")]
-    if i.critical_multiple is not None:
-        at.append((warn * i.critical_multiple, "red"))
+    if (page := page_ms(i)) is not None:
+        at.append((page, "red"))
     return steps(*at)
 
 
@@ -64,7 +69,7 @@ def _worst_ratio() -> str:
 
 def _page_multiple() -> float:
     """The smallest multiple of its threshold at which an indicator pages."""
-    return min(i.critical_multiple for i in INDICATORS if i.critical_multiple is not None)
+    return min(page / (threshold_seconds(i) * 1000) for i in INDICATORS if (page := page_ms(i)))
 
 
 def dashboard() -> Dashboard:
@@ -81,7 +86,7 @@ def dashboard() -> Dashboard:
     for i in INDICATORS:
         warn = threshold_seconds(i) * 1000
         link = EXPLAINED_BY[i.component]
-        crit = f", red from {warn * i.critical_multiple:g} ms" if i.critical_multiple else ""
+        crit = f", red from {page:g} ms" if (page := page_ms(i)) else ""
         d.add(
             Panel(
                 Kind.STAT,

@@ -8,7 +8,7 @@ it) and the edge (CLI, app factory, a test) hands the result down.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, PositiveFloat
+from pydantic import BaseModel, ConfigDict, PositiveFloat, model_validator
 
 from exporters.vocabulary import Indicator
 
@@ -24,15 +24,42 @@ class Thresholds(BaseModel):
     enqueue_seconds: PositiveFloat
     roll_seconds: PositiveFloat
     dialog_response_seconds: PositiveFloat
+    # The page levels (seconds): where each indicator's alert fires.
+    dispatcher_wait_page_seconds: PositiveFloat
+    db_request_page_seconds: PositiveFloat
+    enqueue_page_seconds: PositiveFloat
+    roll_page_seconds: PositiveFloat
     min_steps_per_second: PositiveFloat
+    throughput_min_ratio: PositiveFloat
     sap_buffer_hit_ratio_min: PositiveFloat
     extended_memory_full_ratio: PositiveFloat
     db2_data_hit_ratio_min: PositiveFloat
     db2_index_hit_ratio_min: PositiveFloat
+    db_host_cpu_busy_max: PositiveFloat
+    db_disk_queue_max: PositiveFloat
+    db_physical_reads_per_step_max: PositiveFloat
+
+    @model_validator(mode="after")
+    def _page_above_warning(self) -> Thresholds:
+        for warn, page in (
+            ("dispatcher_wait_seconds", "dispatcher_wait_page_seconds"),
+            ("db_request_seconds", "db_request_page_seconds"),
+            ("enqueue_seconds", "enqueue_page_seconds"),
+            ("roll_seconds", "roll_page_seconds"),
+        ):
+            if getattr(self, page) <= getattr(self, warn):
+                raise ValueError(f"{page} must be above {warn} (the page level is the higher)")
+        if self.throughput_min_ratio >= 1:
+            raise ValueError("throughput_min_ratio must be below 1 (a share of the expected)")
+        return self
 
     def seconds(self, indicator: Indicator) -> float:
         """The indicator's warning threshold in seconds."""
         return float(getattr(self, indicator.threshold_key))
+
+    def page_seconds(self, indicator: Indicator) -> float | None:
+        """The indicator's page level in seconds; None where it has none."""
+        return None if indicator.page_key is None else float(getattr(self, indicator.page_key))
 
     def mapping(self) -> dict[str, float]:
         """Key -> number, as the rule builders index them."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import bcrypt
 import pytest
@@ -102,6 +103,10 @@ def no_stack_env(monkeypatch) -> None:
             monkeypatch.delenv(name)
 
 
+def cfg_text(tmp_path) -> str:
+    return (tmp_path / "config" / "alertmanager" / "alertmanager.yml").read_text()
+
+
 def _alertmanager(tmp_path, **settings) -> dict:
     stack = Stack(StackSettings(state_dir=tmp_path, api_token="t", **settings))
     stack.render()
@@ -123,26 +128,52 @@ def test_a_yellow_dispatcher_is_muted_by_the_st03_alert_that_names_its_cause(
     tmp_path, no_stack_env
 ) -> None:
     """The model's sapstartsrv, read like a real system's, turns the dispatcher YELLOW when
-    its queue does not drain: SAPProcessDegraded is muted where a workload cause alert of the
-    same instance fires, and each cause named there is a real alert of workload.rules.yml."""
+    its queue does not drain: SAPProcessDegraded is muted where a workload page of the same
+    instance names a cause, and each cause named there is the cause label of a real page
+    of workload.rules.yml."""
     doc = _alertmanager(tmp_path)
     (rule,) = [
         r for r in doc["inhibit_rules"] if 'alertname="SAPProcessDegraded"' in r["target_matchers"]
     ]
     assert rule["equal"] == ["sid", "sap_instance"]
     assert 'process="disp+work"' in rule["target_matchers"]
-    (source,) = rule["source_matchers"]
-    causes = set(source.split('"')[1].split("|"))
+    cause_matcher, severity = rule["source_matchers"]
+    assert severity == 'severity="critical"'
+    causes = set(cause_matcher.split('"')[1].split("|"))
     workload = yaml.safe_load((REPO_DIR / "alerts" / "workload.rules.yml").read_text())
-    alerts = {r["alert"] for g in workload["groups"] for r in g["rules"] if "alert" in r}
-    assert causes == alerts & {
-        "SAPDispatcherWaitTimeHigh",
-        "SAPDatabaseRequestTimeHigh",
-        "SAPEnqueueTimeHigh",
-        "SAPRollInTimeHigh",
-        "SAPRollOutTimeHigh",
+    pages = {
+        r["labels"]["cause"]
+        for g in workload["groups"]
+        for r in g["rules"]
+        if "alert" in r and r["labels"]["severity"] == "critical"
     }
-    assert len(causes) == 5
+    assert causes == pages == {"work-processes", "database", "enqueue", "roll-area"}
+
+
+def test_alerts_with_a_cause_are_grouped_by_it_at_each_receiver(tmp_path, no_stack_env) -> None:
+    """One fault, one message per receiver: under both people's routes, alerts with a cause
+    label are grouped by cause and SID (not alert name), with a group_wait and
+    group_interval short enough for a page within 2 minutes and a resolved message within
+    3 minutes of the fault's removal (docs/alerts.md); amtool routes them there."""
+    doc = _alertmanager(tmp_path)
+    for receiver in ("oncall-critical", "noc-warning"):
+        (route,) = [r for r in doc["route"]["routes"] if r["receiver"] == receiver]
+        (child,) = route["routes"]
+        assert child["matchers"] == ['cause=~".+"']
+        assert child["group_by"] == ["cause", "sid"]
+        assert (child["group_wait"], child["group_interval"]) == ("15s", "30s")
+    cfg = tmp_path / "config" / "alertmanager" / "alertmanager.yml"
+    amtool = str(COMPONENTS["alertmanager"].path("amtool"))
+    for labels, receiver in (
+        (
+            ["severity=critical", "cause=roll-area", "alertname=SAPRollInTimeHigh"],
+            "oncall-critical",
+        ),
+        (["severity=warning", "cause=roll-area", "alertname=SAPRollFileInUse"], "noc-warning"),
+        (["severity=warning", "alertname=SAPBufferSwaps"], "noc-warning"),
+    ):
+        result = _run([amtool, "config", "routes", "test", f"--config.file={cfg}", *labels])
+        assert result.returncode == 0 and result.stdout.strip() == receiver, result.stdout
 
 
 def test_without_a_watchdog_url_the_heartbeats_go_nowhere(tmp_path, no_stack_env) -> None:
@@ -156,7 +187,11 @@ def test_the_watchdog_beats_to_its_url_at_its_interval(tmp_path, no_stack_env) -
         tmp_path, watchdog_url="https://hc.example/ping/abc", watchdog_interval="2m"
     )
     (watchdog,) = [r for r in doc["receivers"] if r["name"] == "watchdog"]
-    assert [w["url"] for w in watchdog["webhook_configs"]] == ["https://hc.example/ping/abc"]
+    # The URL is the check's token: in a 0600 file, never in the config.
+    (hook,) = watchdog["webhook_configs"]
+    assert "url" not in hook and "ping/abc" not in cfg_text(tmp_path)
+    assert Path(hook["url_file"]).read_text() == "https://hc.example/ping/abc"
+    assert Path(hook["url_file"]).stat().st_mode & 0o777 == 0o600
     (route,) = [r for r in doc["route"]["routes"] if r["receiver"] == "watchdog"]
     # A repeat at every flush: half the interval (the log's time is after each delivery).
     assert (route["group_interval"], route["repeat_interval"]) == ("2m", "60s")
@@ -230,7 +265,7 @@ def test_alertmanager_routes_by_severity(rendered, labels: list[str], receiver: 
 
 
 def test_rendered_alertmanager_secrets_are_private(rendered) -> None:
-    for name in ("api-token", "smtp-password"):
+    for name in ("api-token",):
         path = rendered.config_dir / "alertmanager" / name
         assert path.stat().st_mode & 0o777 == 0o600
     assert (rendered.config_dir / "alertmanager" / "api-token").read_text() == rendered.api_token()
@@ -320,3 +355,69 @@ def test_render_config_writes_docker_composes_web_config(tmp_path, monkeypatch) 
     assert result.exit_code == 0, result.output
     web = yaml.safe_load((tmp_path / "web.yml").read_text())
     assert bcrypt.checkpw(b"from-env", web["basic_auth_users"]["wlmon"].encode())
+
+
+def test_one_external_host_sets_every_link_operators_follow(tmp_path, no_stack_env) -> None:
+    """WLMON_EXTERNAL_HOST: Prometheus' and Alertmanager's --web.external-url (the alerts'
+    generator and Alertmanager links), the runbook links in the rules and the dashboard
+    links of the notification templates all name the address operators use."""
+    stack = Stack(StackSettings(state_dir=tmp_path, api_token="t", external_host="noc.example"))
+    stack.render()
+    p = stack.settings.ports
+    argv = {s.name: s.argv for s in stack.services()}
+    assert f"--web.external-url=http://noc.example:{p.prometheus}" in argv["prometheus"]
+    assert f"--web.external-url=http://noc.example:{p.alertmanager}" in argv["alertmanager"]
+    rules = yaml.safe_load(
+        (stack.config_dir / "prometheus" / "rules" / "workload.rules.yml").read_text()
+    )
+    links = {r["annotations"]["runbook_url"] for g in rules["groups"] for r in g["rules"]}
+    assert links and all(u.startswith(f"http://noc.example:{p.api}/runbooks#") for u in links)
+    tmpl = (stack.config_dir / "alertmanager" / "dashboards.tmpl").read_text()
+    assert f'{{{{ define "wlmon.perses_url" }}}}http://noc.example:{p.perses}{{{{ end }}}}' in tmpl
+
+
+def test_an_external_host_with_a_scheme_or_path_is_refused(tmp_path, no_stack_env) -> None:
+    with pytest.raises(ValueError, match="external_host"):
+        StackSettings(state_dir=tmp_path, external_host="http://noc.example/x")
+
+
+def test_alerts_about_wlmon_itself_reach_a_person_without_the_api(tmp_path, no_stack_env) -> None:
+    """Every alert of monitoring.rules.yml and exporter.rules.yml (the API, its storage,
+    Alertmanager, the exporter...) is routed (amtool, on the rendered config) to a receiver
+    that has an integration besides the API's webhook: e-mail, chat or pager straight from
+    Alertmanager, so the API's death is told while it is dead. The watchdog excepted: it
+    goes to the dead man's switch, outside too."""
+    doc = _alertmanager(
+        tmp_path,
+        smtp_smarthost="mail.example:587",
+        slack_webhook_url="https://hooks.slack.example/services/T/B/x1",
+        pagerduty_routing_key="k" * 32,
+        watchdog_url="https://hc.example/ping/abc",
+    )
+    direct = {
+        r["name"]
+        for r in doc["receivers"]
+        if set(r) - {"name", "webhook_configs"} or r["name"] == "watchdog"
+    }
+    assert direct == {"watchdog", "oncall-critical", "noc-warning"}
+    cfg = tmp_path / "config" / "alertmanager" / "alertmanager.yml"
+    amtool = str(COMPONENTS["alertmanager"].path("amtool"))
+    own = [
+        r
+        for name in ("monitoring", "exporter")
+        for g in yaml.safe_load((REPO_DIR / "alerts" / f"{name}.rules.yml").read_text())["groups"]
+        for r in g["rules"]
+        if "alert" in r
+    ]
+    assert {"SAPAPIDown", "SAPAPIStorageDegraded", "SAPExporterDown"} <= {r["alert"] for r in own}
+    for rule in own:
+        labels = [f"alertname={rule['alert']}", *(f"{k}={v}" for k, v in rule["labels"].items())]
+        result = _run([amtool, "config", "routes", "test", f"--config.file={cfg}", *labels])
+        assert result.returncode == 0, result.stdout + result.stderr
+        (receiver,) = result.stdout.split()
+        assert receiver in direct, (rule["alert"], receiver)
+        if rule["labels"]["severity"] == "critical":
+            # Pages page: PagerDuty is on the on-call receiver only.
+            assert receiver == "oncall-critical" or rule["alert"] == "SAPWatchdog"
+    (oncall,) = [r for r in doc["receivers"] if r["name"] == "oncall-critical"]
+    assert {"email_configs", "slack_configs", "pagerduty_configs"} <= set(oncall)

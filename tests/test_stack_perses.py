@@ -201,9 +201,41 @@ def test_up_prints_perses_as_the_home_page_with_the_nocs_url(tmp_path, monkeypat
     env = {"WLMON_STATE_DIR": str(tmp_path), "COLUMNS": "300"}
     result = CliRunner().invoke(app, ["up", "--no-install-missing"], env=env)
     assert result.exit_code == 0, result.output
-    home = "Home page (Perses, user admin): http://127.0.0.1:3999/projects/wlmon/dashboards/noc"
+    home = (
+        "Web UI: Perses, served by wlmon (sign in as admin): "
+        "http://127.0.0.1:3999/projects/wlmon/dashboards/noc"
+    )
     assert home in result.output
     assert "Grafana" not in result.output
+    # Nobody configured: who is told, and the two warnings.
+    assert "Notifications go to: the API's webhook (stored, NOC, log line)\n" in result.output
+    assert "only the API's webhook receives alerts" in result.output
+    assert "no dead man's switch" in result.output
+
+
+def test_up_lists_the_configured_receivers_and_no_secret(tmp_path, monkeypatch) -> None:
+    running = [Running("perses", 1, "http://127.0.0.1:3999", "h", "perses", "log")]
+    monkeypatch.setattr(Stack, "up", lambda self, only=None, on_event=None: running)
+    key = tmp_path / "pd-key"
+    key.write_text("pd-secret-routing-key")
+    env = {
+        "WLMON_STATE_DIR": str(tmp_path),
+        "COLUMNS": "300",
+        "WLMON_SMTP_SMARTHOST": "mail.example:587",
+        "WLMON_SLACK_WEBHOOK_URL": "https://hooks.slack.example/services/T/B/slack-secret",
+        "WLMON_PAGERDUTY_ROUTING_KEY_FILE": str(key),
+        "WLMON_WATCHDOG_URL": "https://hc.example/ping/watchdog-secret",
+    }
+    result = CliRunner().invoke(app, ["up", "--no-install-missing"], env=env)
+    assert result.exit_code == 0, result.output
+    assert (
+        "Notifications go to: the API's webhook (stored, NOC, log line), e-mail via "
+        "mail.example:587 to oncall@localhost (pages), noc@localhost (warnings), Slack, "
+        "PagerDuty, dead man's switch"
+    ) in result.output
+    assert "warning:" not in result.output
+    for secret in ("slack-secret", "pd-secret-routing-key", "watchdog-secret"):
+        assert secret not in result.output
 
 
 def test_compose_renders_perses_for_the_official_image(tmp_path, monkeypatch) -> None:

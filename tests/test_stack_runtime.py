@@ -81,7 +81,8 @@ def test_rules_time_scale_compresses_windows_and_for(tmp_path) -> None:
     rec = yaml.safe_load((out / "recording.rules.yml").read_text())["groups"][0]["rules"]
     assert "[30s]" in rec[0]["expr"] and "[5m]" not in rec[0]["expr"]
     alerts = yaml.safe_load((out / "workload.rules.yml").read_text())["groups"][0]["rules"]
-    assert {r["for"] for r in alerts} == {"3s", "30s", "60s"}
+    assert {r["for"] for r in alerts} == {"3s", "30s", "6s"}  # 30s, 5m, 1m
+    assert {r.get("keep_firing_for") for r in alerts} == {"4s", None}  # 40s
     sapcontrol = yaml.safe_load((out / "sapcontrol.rules.yml").read_text())["groups"]
     assert "0s" in {r.get("for") for g in sapcontrol for r in g["rules"]}  # zero stays zero
     assert render.scale_duration("1h30m", 0.5) == "2700s"
@@ -403,6 +404,7 @@ PINNED_SERVICES = [
             "--config.file=prometheus.yml",
             "--storage.tsdb.path=/state/data/prometheus",
             "--web.listen-address=127.0.0.1:10002",
+            "--web.external-url=http://127.0.0.1:10002",
             "--rules.alert.for-grace-period=20s",
             "--rules.alert.for-outage-tolerance=3600s",
             "--rules.alert.resend-delay=20s",

@@ -50,9 +50,10 @@ async def webhook(
     # On the loop when the database is free (an insert: 0.2 ms; a hop to a thread costs
     # more); when a writer holds it, waiting for it happens in a thread. The log store gets it
     # later, from a thread.
-    answer = alerts.receive_now(store, forwarder, payload)
+    base = settings.dashboards_url
+    answer = alerts.receive_now(store, forwarder, payload, base)
     if answer is None:
-        answer = await run_in_threadpool(alerts.receive, store, forwarder, payload)
+        answer = await run_in_threadpool(alerts.receive, store, forwarder, payload, base)
     request.app.state.storage.succeeded()
     return answer
 

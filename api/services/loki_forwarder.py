@@ -39,8 +39,10 @@ LOKI_FIELDS = (
     "ends_at",
     "receiver",
     "id",
+    "generator_url",
+    "dashboard_url",
 )
-LOKI_ANNOTATIONS = ("summary", "description", "diagnosis")
+LOKI_ANNOTATIONS = ("summary", "description", "diagnosis", "runbook_url")
 # Without news the thread still looks every so often (what an earlier API left behind).
 IDLE_S = 60.0
 FIRST_BACKOFF_S = 1.0

@@ -12,8 +12,9 @@ from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
+from alerts.dashboards import DASHBOARDS, dashboard_path
 from exporters.vocabulary import section_id
 
 
@@ -25,6 +26,28 @@ def _heading_open(
     return self.renderToken(tokens, idx, options, env)
 
 
+def _heading_close(base: str):
+    """After an alert's heading, the link to the dashboard that shows its evidence (the
+    table alerts/dashboards.py keeps for the notifications too)."""
+
+    def rule(
+        self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+    ) -> str:
+        html = self.renderToken(tokens, idx, options, env)
+        name = tokens[idx - 1].content
+        dashboard = DASHBOARDS.get(name) if tokens[idx].tag == "h2" else None
+        if dashboard is None:
+            return html
+        href = f"{base.rstrip('/')}{dashboard_path(dashboard)}"
+        return html + (
+            f'<p class="dashboard"><strong>Dashboard:</strong> '
+            f'<a href="{escape(href)}">{escape(dashboard)}</a> (choose the SID and instance '
+            "of the notification; its own link opens them at the alert's time)</p>\n"
+        )
+
+    return rule
+
+
 @lru_cache
 def _page() -> Template:
     return Environment(loader=PackageLoader("api", "templates"), autoescape=True).get_template(
@@ -32,9 +55,11 @@ def _page() -> Template:
     )
 
 
-def render(markdown: str) -> str:
-    """The page. markdown-it escapes the text and, with html off, any HTML in the Markdown,
-    so its output is safe to insert unescaped."""
+def render(markdown: str, dashboards_base: str) -> str:
+    """The page, each alert linked to its dashboard at `dashboards_base` (Perses). markdown-it
+    escapes the text and, with html off, any HTML in the Markdown, so its output is safe to
+    insert unescaped."""
     md = MarkdownIt("commonmark", {"html": False})
     md.add_render_rule("heading_open", _heading_open)
+    md.add_render_rule("heading_close", _heading_close(dashboards_base))
     return _page().render(body=Markup(md.render(markdown)))

@@ -15,7 +15,7 @@ from alerts import build
 from alerts.settings import DEFAULT_RUNBOOK_BASE_URL
 from alerts.thresholds import load_thresholds, thresholds
 from exporters.model import summary
-from exporters.vocabulary import INDICATOR_BY_ALERT
+from exporters.vocabulary import CAUSES, INDICATOR_BY_ALERT
 from tests.alerts import cases
 from tests.promtool import promtool_path
 
@@ -47,7 +47,7 @@ def test_check_exits_1_when_a_rule_file_was_edited_by_hand(tmp_path, monkeypatch
     monkeypatch.delenv("WLMON_RUNBOOK_BASE_URL", raising=False)
     assert build.main(["--check"]) == 0
     edited = tmp_path / "workload.rules.yml"
-    edited.write_text(edited.read_text().replace("> 50", "> 60", 1))
+    edited.write_text(edited.read_text().replace("> 100", "> 110", 1))
     assert build.main(["--check"]) == 1
     assert build.main([]) == 0 and build.main(["--check"]) == 0
 
@@ -147,16 +147,43 @@ def test_every_threshold_shapes_the_rules(key: str) -> None:
 
 
 @pytest.mark.parametrize("alert", sorted(INDICATOR_BY_ALERT))
-def test_critical_twin_fires_at_the_vocabularys_multiple(alert: str) -> None:
-    """Tuning a threshold moves the warning and the critical twin (much higher) with it."""
+def test_each_indicator_has_one_page_at_its_page_level(alert: str) -> None:
+    """One alert per indicator, one severity (no warning twin that could be sent as news
+    when a page resolves), firing at thresholds.yml's page level: tuning it moves the page."""
     indicator = INDICATOR_BY_ALERT[alert]
-    limits = {**thresholds(), indicator.threshold_key: 0.07}
+    limits = {**thresholds(), str(indicator.page_key): 0.07}
     text = build.build(DEFAULT_RUNBOOK_BASE_URL, limits)[ALERTS / "workload.rules.yml"]
-    rules = [
+    (rule,) = [
         r for g in yaml.safe_load(text)["groups"] for r in g["rules"] if r.get("alert") == alert
     ]
-    critical = f"{70 * indicator.critical_multiple:g}"
-    assert [(r["labels"]["severity"], r["expr"].split()[-2:]) for r in rules] == [
-        ("warning", [">", "70"]),
-        ("critical", [">", critical]),
-    ]
+    assert rule["labels"] == {"severity": "critical", "cause": indicator.cause}
+    assert (
+        rule["expr"]
+        .splitlines()[0]
+        .endswith(":mean1m{" + 'task_type="dialog",source!="sapcontrol"} > 70')
+    )
+    assert (rule["for"], rule["keep_firing_for"]) == ("30s", "40s")
+
+
+def test_every_alert_on_a_cause_names_one_the_vocabulary_knows() -> None:
+    """Alertmanager groups by cause: a misspelt cause would be a message of its own."""
+    known = {*CAUSES, "dialog-response", "throughput"}
+    causes = {r["labels"]["cause"] for r in ALERT_RULES if "cause" in r["labels"]}
+    assert causes == known
+
+
+def test_the_levels_are_recorded_for_the_dashboards() -> None:
+    """sap_workload_threshold_seconds carries each indicator's warning and page level from
+    thresholds.yml, so a dashboard draws what the alert reads."""
+    recording = yaml.safe_load((ALERTS / "recording.rules.yml").read_text())
+    levels = {
+        (r["labels"]["component"], r["labels"]["level"]): float(r["expr"][len("vector(") : -1])
+        for g in recording["groups"]
+        for r in g["rules"]
+        if r.get("record") == "sap_workload_threshold_seconds"
+    }
+    t = load_thresholds()
+    for indicator in INDICATOR_BY_ALERT.values():
+        assert levels[(indicator.component, "warning")] == pytest.approx(t.seconds(indicator))
+        assert levels[(indicator.component, "page")] == pytest.approx(t.page_seconds(indicator))
+    assert levels[("response", "warning")] == pytest.approx(2.0)

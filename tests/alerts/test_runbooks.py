@@ -3,6 +3,7 @@ serves, at a section that exists there."""
 
 from __future__ import annotations
 
+import json
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -11,6 +12,7 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
+from alerts.dashboards import DASHBOARDS
 from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, RunbookSettings
 from api.config import Settings
 from api.main import create_app
@@ -73,7 +75,7 @@ def test_runbooks_are_html_and_declared_in_openapi(served) -> None:
 
 
 def test_headings_become_ids_and_raw_html_stays_text() -> None:
-    page = render("## SAPEnqueueTimeHigh\n\n<script>alert(1)</script>\n")
+    page = render("## SAPEnqueueTimeHigh\n\n<script>alert(1)</script>\n", "http://x:3000")
     assert _ids(page) == {"sapenqueuetimehigh"}
     assert "<script>" not in page and "&lt;script&gt;" in page
     assert section_id("Run events (Loki)") == "run-events-loki"
@@ -85,3 +87,41 @@ def test_base_url_setting_must_be_absolute(monkeypatch) -> None:
     monkeypatch.setenv("WLMON_RUNBOOK_BASE_URL", "alerts/runbooks.md")
     with pytest.raises(ValueError, match="WLMON_RUNBOOK_BASE_URL"):
         RunbookSettings()
+
+
+OWN_PARTS = {
+    r["alert"]
+    for g in yaml.safe_load((ALERTS / "monitoring.rules.yml").read_text())["groups"]
+    for r in g["rules"]
+    if "alert" in r
+}
+
+
+@pytest.mark.parametrize("rule", ALERT_RULES, ids=_rule_id)
+def test_each_alert_links_to_the_dashboard_of_its_evidence(rule: dict) -> None:
+    """Every alert but those about wlmon's own parts has a dashboard, one that exists
+    (dashboards/perses/<name>.json) and has the SID and instance variables its link sets;
+    the runbook page links its section there."""
+    name = rule["alert"]
+    if name in OWN_PARTS:
+        assert name not in DASHBOARDS
+        return
+    dashboard = DASHBOARDS[name]
+    resource = json.loads(
+        (ALERTS.parent / "dashboards" / "perses" / f"{dashboard}.json").read_text()
+    )
+    variables = {v["spec"]["name"] for v in resource["spec"]["variables"]}
+    assert {"sid", "sap_instance"} <= variables
+    page = render(f"## {name}\n\ntext\n", "http://noc.example:3000/")
+    href = f'href="http://noc.example:3000/projects/wlmon/dashboards/{dashboard}"'
+    assert href in page, page
+
+
+def test_the_served_page_links_dashboards_where_operators_open_them(tmp_path) -> None:
+    settings = Settings(db_path=tmp_path / "db.sqlite", dashboards_url="http://noc.example:3000")
+    with TestClient(create_app(settings)) as client:
+        html = client.get("/runbooks").text
+    assert 'href="http://noc.example:3000/projects/wlmon/dashboards/st03"' in html
+    assert html.count('class="dashboard"') == len(
+        set(DASHBOARDS) & {r["alert"] for r in ALERT_RULES}
+    )

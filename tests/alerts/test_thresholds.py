@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from alerts.thresholds import THRESHOLDS_FILE, ThresholdsError, load_thresholds
-from exporters.vocabulary import DIALOG_RESPONSE
+from exporters.vocabulary import DIALOG_RESPONSE, INDICATORS
 
 
 def _write(tmp_path: Path, doc: object) -> Path:
@@ -38,3 +38,25 @@ def test_a_non_positive_number_is_named(tmp_path: Path) -> None:
 def test_a_list_is_not_a_thresholds_file(tmp_path: Path) -> None:
     with pytest.raises(ThresholdsError, match="expected a mapping"):
         load_thresholds(_write(tmp_path, [1, 2]))
+
+
+def test_a_page_level_at_or_under_its_warning_level_is_named(tmp_path: Path) -> None:
+    """The page level is where the alert fires, the warning level what ST03 colours: a page
+    under the paper's threshold would page on what the dashboards call healthy."""
+    doc = {**load_thresholds().mapping(), "enqueue_page_seconds": 0.004}
+    with pytest.raises(ThresholdsError, match="enqueue_page_seconds must be above enqueue_seconds"):
+        load_thresholds(_write(tmp_path, doc))
+
+
+def test_a_throughput_ratio_of_one_or_more_is_named(tmp_path: Path) -> None:
+    doc = {**load_thresholds().mapping(), "throughput_min_ratio": 1.2}
+    with pytest.raises(ThresholdsError, match="throughput_min_ratio must be below 1"):
+        load_thresholds(_write(tmp_path, doc))
+
+
+def test_every_indicator_has_a_page_level_above_its_warning_level() -> None:
+    t = load_thresholds()
+    for indicator in INDICATORS:
+        page = t.page_seconds(indicator)
+        assert page is not None and page > t.seconds(indicator), indicator.alert
+    assert t.page_seconds(DIALOG_RESPONSE) is None

@@ -6,6 +6,7 @@ import copy
 import sqlite3
 import threading
 import time
+from datetime import datetime
 
 import fastapi.dependencies.utils as fastapi_dependencies
 import pytest
@@ -174,3 +175,46 @@ def test_a_webhook_call_while_a_worker_writes_is_stored_from_a_thread(tmp_path) 
         assert after == busy + 1
         assert c.post("/alerts/webhook", json=copy.deepcopy(PAYLOAD), headers=AUTH).is_success
         assert REGISTRY.get_sample_value("wlmon_api_webhook_database_busy_total") == after
+
+
+def _ms(text: str) -> int:
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def test_the_stored_notification_keeps_its_links(tmp_path) -> None:
+    """generatorURL and the dashboard at the alert's time range and instance: 15 minutes
+    before it started to 15 after it ended, SID and instance selected (written out here by
+    hand, not by alerts/dashboards.py)."""
+    settings = Settings(
+        db_path=tmp_path / "db.sqlite", token=TOKEN, dashboards_url="http://noc.example:3000/"
+    )
+    resolved = copy.deepcopy(PAYLOAD)
+    resolved["status"] = resolved["alerts"][0]["status"] = "resolved"
+    resolved["alerts"][0]["endsAt"] = "2026-11-23T07:10:00Z"
+    with TestClient(create_app(settings)) as client:
+        assert client.post("/alerts/webhook", json=PAYLOAD, headers=AUTH).status_code == 200
+        assert client.post("/alerts/webhook", json=resolved, headers=AUTH).status_code == 200
+        done, firing = client.get("/alerts/notifications").json()
+    start = _ms("2026-11-23T07:00:00Z") - 15 * 60 * 1000
+    end = _ms("2026-11-23T07:10:00Z") + 15 * 60 * 1000
+    assert done["dashboard_url"] == (
+        f"http://noc.example:3000/projects/wlmon/dashboards/st03?start={start}&end={end}"
+        "&var-sid=BMK&var-sap_instance=penguin2_D00"
+    )
+    assert done["generator_url"] == firing["generator_url"] == "http://127.0.0.1:9090/graph"
+    # Firing: to the time it was received.
+    query = dict(p.split("=") for p in firing["dashboard_url"].split("?")[1].split("&"))
+    assert int(query["start"]) == start
+    assert abs(int(query["end"]) - time.time() * 1000) < 60_000
+
+
+def test_an_older_database_gains_the_link_columns(tmp_path) -> None:
+    db = tmp_path / "db.sqlite"
+    Store(db)
+    with sqlite3.connect(db) as conn:
+        conn.execute("ALTER TABLE notifications DROP COLUMN dashboard_url")
+        conn.execute("ALTER TABLE notifications DROP COLUMN generator_url")
+    store = Store(db)
+    alert = {"status": "firing", "labels": {}, "starts_at": "2026-11-23T07:00:00+00:00"}
+    store.add_notifications("r", "g", [alert | {"dashboard_url": "http://d"}])
+    assert store.notifications()[0]["dashboard_url"] == "http://d"

@@ -93,7 +93,13 @@ def test_notifications_reach_victorialogs_with_its_password(tmp_path, store) -> 
         assert _until(lambda: c.get("/alerts/notifications").json()[0]["forwarded_to_loki"])
     (row,) = store.rows('{source="alertmanager", sid="BMK", severity="warning"}')
     assert json.loads(row["_msg"])["alertname"] == "SAPEnqueueTimeHigh"
-    assert json.loads(row["_msg"])["diagnosis"] == "The enqueue server is a bottleneck."
+    line = json.loads(row["_msg"])
+    assert line["diagnosis"] == "The enqueue server is a bottleneck."
+    # What a person reading the log needs to act: the runbook, the rule, the dashboard.
+    assert line["runbook_url"] == "alerts/runbooks.md#sapenqueuetimehigh"
+    assert line["generator_url"] == "http://127.0.0.1:9090/graph"
+    assert "/projects/wlmon/dashboards/st03?start=" in line["dashboard_url"]
+    assert "var-sap_instance=penguin2_D00" in line["dashboard_url"]
 
 
 def test_a_wrong_password_forwards_nothing_and_keeps_it(tmp_path, store) -> None:

@@ -254,10 +254,11 @@ def up(
     home = next((r for r in running if r.name == "perses"), None)
     if home is not None:
         console.print(
-            f"Home page (Perses, user {perses.PERSES_ADMIN_USER}): "
+            f"Web UI: Perses, served by wlmon (sign in as {perses.PERSES_ADMIN_USER}): "
             f"{home.url}{perses.dashboard_path()}",
             soft_wrap=True,
         )
+    _print_receivers(stack)
     console.print(f"State, data and logs: {stack.state}")
     console.print(f"Runs database (API and CLI): {stack.data_dir / 'api' / 'wlmon.sqlite'}")
     _settings_banner(stack)
@@ -282,6 +283,28 @@ def _settings_banner(stack: Stack) -> None:
         console.print(
             "[bold red]warning: no watchdog target: nothing outside this host hears when "
             "the alerting stops. Set one: wlmon config set watchdog_url URL[/]"
+        )
+
+
+def _print_receivers(stack: Stack) -> None:
+    """Who Alertmanager tells: the banner says it, and says when nobody outside the API
+    would hear of the API's own death."""
+    others = stack.notification_receivers()
+    told = ", ".join(["the API's webhook (stored, NOC, log line)", *others])
+    console.print(f"Notifications go to: {told}", soft_wrap=True)
+    if not any(not r.startswith("dead man") for r in others):
+        err.print(
+            "[yellow]warning:[/] only the API's webhook receives alerts: nobody is told "
+            "unless they look, and the API's own death (SAPAPIDown) is told to no one; set "
+            "WLMON_SMTP_SMARTHOST, WLMON_SLACK_WEBHOOK_URL, WLMON_TEAMS_WEBHOOK_URL or "
+            "WLMON_PAGERDUTY_ROUTING_KEY (docs/operations.md, Receivers)",
+            soft_wrap=True,
+        )
+    if not any(r.startswith("dead man") for r in others):
+        err.print(
+            "[yellow]warning:[/] no dead man's switch: set WLMON_WATCHDOG_URL to an external "
+            "heartbeat check, or a dead Prometheus or Alertmanager is told to no one",
+            soft_wrap=True,
         )
 
 

@@ -323,6 +323,8 @@ class FleetLayout:
             self.settings, self.config, api_token, alertmanager_password
         )
         values["WLMON_API_URL"] = self.settings.fleet_webhook_base or http(self.ports.api)
+        # The fleet's own Perses: the notifications' dashboard links open it.
+        values["WLMON_PERSES_URL"] = render.external_url(self.settings, self.ports.perses)
         render.render_alertmanager(
             self.settings.repo_dir / "provisioning" / "alertmanager", values, am_dir
         )

@@ -18,11 +18,14 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import bcrypt
 import yaml
+from pydantic import SecretStr
 
+from alerts import dashboards
 from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, RunbookSettings
 from exporters.durations import parse_duration
 from wlmon.stack.settings import StackSettings
@@ -142,10 +145,11 @@ def scale_duration(text: str, factor: float) -> str:
 
 
 def runbook_base(settings: StackSettings) -> str:
-    """WLMON_RUNBOOK_BASE_URL; left at its default, the runbooks of this stack's own API."""
+    """WLMON_RUNBOOK_BASE_URL; left at its default, the runbooks of this stack's own API
+    where operators reach it (WLMON_EXTERNAL_HOST)."""
     base = RunbookSettings().runbook_base_url
     if base == DEFAULT_RUNBOOK_BASE_URL:
-        return f"http://127.0.0.1:{settings.ports.api}/runbooks"
+        return f"{external_url(settings, settings.ports.api)}/runbooks"
     return base
 
 
@@ -187,34 +191,118 @@ def render_rules(settings: StackSettings, out_dir: Path) -> Path:
     return dst
 
 
+def external_url(settings: StackSettings, port: int) -> str:
+    """Where an operator's browser reaches a service: WLMON_EXTERNAL_HOST (the address
+    operators use for this machine) and the service's port."""
+    return f"http://{settings.external_host}:{port}"
+
+
 def alertmanager_values(
     settings: StackSettings, out_dir: Path, api_token: str, password: str
 ) -> dict[str, str]:
     """Template values for the native stack, from settings (WLMON_* variables)."""
+
+    def secret(value: SecretStr | None) -> str:
+        return value.get_secret_value() if value else ""
+
+    def path(value: Path | None) -> str:
+        return str(value) if value else ""
+
     return {
         "WLMON_API_URL": f"http://127.0.0.1:{settings.ports.api}",
         "WLMON_API_TOKEN": api_token,
         "WLMON_ALERTMANAGER_PASSWORD": password,
         "WLMON_ALERTMANAGER_DIR": str(out_dir / "alertmanager"),
+        "WLMON_PERSES_URL": external_url(settings, settings.ports.perses),
         "WLMON_SMTP_SMARTHOST": settings.smtp_smarthost,
         "WLMON_SMTP_FROM": settings.smtp_from,
         "WLMON_SMTP_USERNAME": settings.smtp_username,
-        "WLMON_SMTP_PASSWORD": settings.smtp_password.get_secret_value()
-        if settings.smtp_password
-        else "",
+        "WLMON_SMTP_PASSWORD": secret(settings.smtp_password),
+        "WLMON_SMTP_PASSWORD_FILE": path(settings.smtp_password_file),
         "WLMON_SMTP_REQUIRE_TLS": "true" if settings.smtp_require_tls else "false",
         "WLMON_ALERT_EMAIL_CRITICAL": settings.alert_email_critical,
         "WLMON_ALERT_EMAIL_WARNING": settings.alert_email_warning,
+        "WLMON_SLACK_WEBHOOK_URL": secret(settings.slack_webhook_url),
+        "WLMON_SLACK_WEBHOOK_URL_FILE": path(settings.slack_webhook_url_file),
+        "WLMON_SLACK_CHANNEL": settings.slack_channel,
+        "WLMON_TEAMS_WEBHOOK_URL": secret(settings.teams_webhook_url),
+        "WLMON_TEAMS_WEBHOOK_URL_FILE": path(settings.teams_webhook_url_file),
+        "WLMON_PAGERDUTY_ROUTING_KEY": secret(settings.pagerduty_routing_key),
+        "WLMON_PAGERDUTY_ROUTING_KEY_FILE": path(settings.pagerduty_routing_key_file),
+        "WLMON_PAGERDUTY_URL": settings.pagerduty_url,
         "WLMON_AM_GROUP_WAIT": settings.am_group_wait,
         "WLMON_AM_GROUP_INTERVAL": settings.am_group_interval,
-        "WLMON_WATCHDOG_URL": settings.watchdog_url,
+        "WLMON_AM_CAUSE_GROUP_WAIT": settings.am_cause_group_wait,
+        "WLMON_AM_CAUSE_GROUP_INTERVAL": settings.am_cause_group_interval,
+        "WLMON_WATCHDOG_URL": secret(settings.watchdog_url),
+        "WLMON_WATCHDOG_URL_FILE": path(settings.watchdog_url_file),
         "WLMON_WATCHDOG_INTERVAL": settings.watchdog_interval,
     }
 
 
+@dataclass(frozen=True)
+class Integration:
+    """A receiver integration that needs a secret: rendered only when the secret is given
+    (WLMON_<NAME>, written to a 0600 file) or its file is (WLMON_<NAME>_FILE, used as it is)."""
+
+    label: str  # what the banner calls it
+    value: str  # WLMON_... holding the secret; + "_FILE" for the operator's own file
+    key: str  # the receivers' list of this integration
+    field: str  # its *_file field
+    file: str  # the rendered secret's file name
+    receivers: tuple[str, ...] = ()  # only these receivers' (all when empty)
+
+
+INTEGRATIONS = (
+    Integration(
+        "Slack", "WLMON_SLACK_WEBHOOK_URL", "slack_configs", "api_url_file", "slack-webhook-url"
+    ),
+    Integration(
+        "Microsoft Teams",
+        "WLMON_TEAMS_WEBHOOK_URL",
+        "msteamsv2_configs",
+        "webhook_url_file",
+        "teams-webhook-url",
+    ),
+    Integration(
+        "PagerDuty",
+        "WLMON_PAGERDUTY_ROUTING_KEY",
+        "pagerduty_configs",
+        "routing_key_file",
+        "pagerduty-routing-key",
+    ),
+    Integration(
+        "dead man's switch",
+        "WLMON_WATCHDOG_URL",
+        "webhook_configs",
+        "url_file",
+        "watchdog-url",
+        receivers=("watchdog",),
+    ),
+)
+
+
+def configured_receivers(values: Mapping[str, str]) -> list[str]:
+    """The people-facing integrations these values render, besides the API's webhook."""
+    out = []
+    if values.get("WLMON_SMTP_SMARTHOST"):
+        out.append(
+            f"e-mail via {values['WLMON_SMTP_SMARTHOST']} to "
+            f"{values.get('WLMON_ALERT_EMAIL_CRITICAL') or 'oncall@localhost'} (pages), "
+            f"{values.get('WLMON_ALERT_EMAIL_WARNING') or 'noc@localhost'} (warnings)"
+        )
+    out += [i.label for i in INTEGRATIONS if _given(values, i.value)]
+    return out
+
+
+def _given(values: Mapping[str, str], name: str) -> bool:
+    return bool(values.get(name) or values.get(f"{name}_FILE"))
+
+
 def render_alertmanager(template_dir: Path, values: Mapping[str, str], out: Path) -> Path:
-    """alertmanager.yml with its variables filled, its two secrets as 0600 files, and
-    web.yml: the basic auth Alertmanager asks of every request (--web.config.file)."""
+    """alertmanager.yml with its variables filled, its secrets as 0600 files, the
+    notification templates, and web.yml: the basic auth Alertmanager asks of every
+    request (--web.config.file). An integration whose secret is not given is left out."""
     src = template_dir / "alertmanager.yml"
     token = values.get("WLMON_API_TOKEN", "")
     if not token:
@@ -232,16 +320,35 @@ def render_alertmanager(template_dir: Path, values: Mapping[str, str], out: Path
             values.get("WLMON_WATCHDOG_INTERVAL") or "1m"
         ),
     }
-    text = expand(src.read_text(), values, str(src))
-    if not values.get("WLMON_SMTP_SMARTHOST"):
-        text = without_email(text)
-    if not values.get("WLMON_WATCHDOG_URL"):
-        text = without_webhook(text, "watchdog")
+    doc = yaml.safe_load(expand(src.read_text(), values, str(src)))
+    if values.get("WLMON_SMTP_SMARTHOST"):
+        _secret_file(doc["global"], "smtp_auth_password_file", values, "WLMON_SMTP_PASSWORD", out)
+    else:
+        doc = without_email(doc)
+        _remove(out / "smtp-password")
+    for integration in INTEGRATIONS:
+        for receiver in doc.get("receivers", []):
+            if integration.receivers and receiver["name"] not in integration.receivers:
+                continue
+            if integration.key not in receiver:
+                continue
+            if not _given(values, integration.value):
+                receiver.pop(integration.key)
+                continue
+            for config in receiver[integration.key]:
+                _secret_file(config, integration.field, values, integration.value, out)
+        if not _given(values, integration.value):
+            _remove(out / integration.file)
     _write_private(out / "api-token", token)
-    _write_private(out / "smtp-password", values.get("WLMON_SMTP_PASSWORD", ""))
     render_web_config(out / "web.yml", password)
+    shutil.copy(template_dir / "wlmon.tmpl", out / "wlmon.tmpl")
+    perses_url = values.get("WLMON_PERSES_URL") or "http://127.0.0.1:3000"
+    (out / "dashboards.tmpl").write_text(dashboards.alertmanager_template(perses_url))
     path = out / "alertmanager.yml"
-    path.write_text(text)
+    path.write_text(
+        "# Rendered by wlmon from provisioning/alertmanager/alertmanager.yml.\n"
+        + yaml.safe_dump(doc, sort_keys=False, width=1000)
+    )
     return path
 
 
@@ -252,6 +359,22 @@ def watchdog_repeat(interval: str) -> str:
         return f"{max(1, parse_duration(interval) // 2):.0f}s"
     except ValueError as exc:
         raise TemplateError(f"WLMON_WATCHDOG_INTERVAL={interval!r}: {exc}") from exc
+
+
+def _secret_file(config: dict, field: str, values: Mapping[str, str], name: str, out: Path) -> None:
+    """`field` of `config` names the operator's file (NAME_FILE), else the 0600 file the
+    secret (NAME) is written to; the secret itself never enters the config."""
+    own = values.get(f"{name}_FILE")
+    if own:
+        config[field] = str(Path(own).resolve())
+        return
+    # The config names the file where Alertmanager reads it (WLMON_ALERTMANAGER_DIR, in
+    # docker-compose a path of the container); it is written into `out`, that directory.
+    _write_private(out / Path(config[field]).name, values.get(name, ""))
+
+
+def _remove(path: Path) -> None:
+    path.unlink(missing_ok=True)
 
 
 def render_web_config(path: Path, password: str) -> Path:
@@ -282,24 +405,13 @@ SMTP_GLOBALS = (
 )
 
 
-def without_email(text: str) -> str:
+def without_email(doc: dict) -> dict:
     """The config with no e-mail receiver and no SMTP globals (no smarthost configured)."""
-    doc = yaml.safe_load(text)
     for key in SMTP_GLOBALS:
         doc.get("global", {}).pop(key, None)
     for receiver in doc.get("receivers", []):
         receiver.pop("email_configs", None)
-    return yaml.safe_dump(doc, sort_keys=False, width=1000)
-
-
-def without_webhook(text: str, receiver: str) -> str:
-    """The config with `receiver` left without its webhook: a webhook needs a URL, and an
-    integration-less receiver is Alertmanager's way to send nowhere."""
-    doc = yaml.safe_load(text)
-    for r in doc.get("receivers", []):
-        if r["name"] == receiver:
-            r.pop("webhook_configs", None)
-    return yaml.safe_dump(doc, sort_keys=False, width=1000)
+    return doc
 
 
 def _write_private(path: Path, text: str) -> None:

@@ -119,6 +119,12 @@ class Stack:
             provisioning_interval=s.perses_provisioning_interval,
         )
 
+    def notification_receivers(self) -> list[str]:
+        """Who is told besides the API's webhook (e-mail, chat, pager, the dead man's
+        switch), as the rendering configures Alertmanager; no secret in the words."""
+        values = render.alertmanager_values(self.settings, self.config_dir, "-", "-")
+        return render.configured_receivers(values)
+
     def api_token(self) -> str:
         """The token the API requires on writes (Alertmanager's webhook sends it)."""
         return self._secret(self.settings.api_token, "WLMON_API_TOKEN", "api-token")[0]
@@ -277,6 +283,9 @@ class Stack:
             "local": LOCAL,
             "ports": p,
             "http": SimpleNamespace(**{name: f"http://{LOCAL}:{port}" for name, port in p}),
+            # Where operators' browsers reach each server (WLMON_EXTERNAL_HOST): the links
+            # Prometheus and Alertmanager put in alerts and pages.
+            "external": SimpleNamespace(**{name: render.external_url(s, port) for name, port in p}),
             "settings": s,
             "config": self.config_dir,
             "data": self.data_dir,

@@ -115,12 +115,24 @@ class StackSettings(BaseSettings):
     # reading younger than cache_s is shared; timeout_s stays below the scrape timeout.
     sapcontrol_cache_s: float = Field(default=5.0, ge=0)
     sapcontrol_timeout_s: float = Field(default=3.0, gt=0)
-    # Email notifications (Alertmanager) only when a smarthost is set: without one every
-    # notification would log a failed delivery. The password only from the environment.
+    # The address operators' browsers use for this machine: the links in notifications
+    # (dashboards, runbooks) and Prometheus' and Alertmanager's --web.external-url name it
+    # with each service's port. The servers still listen on 127.0.0.1 only: another host
+    # reaches them through the operator's proxy or tunnel on the same ports.
+    external_host: str = Field(
+        default="127.0.0.1", pattern=r"^[A-Za-z0-9.\-]+$|^\[[0-9A-Fa-f:]+\]$"
+    )
+    # Receivers beside the API's webhook (docs/operations.md, Receivers: an example each):
+    # each is rendered only when its secret or its secret's file is given. Secrets come
+    # from the environment or a file (the *_file settings); Alertmanager reads them from
+    # 0600 files, never from its config, and they are never printed.
+    # Email notifications only when a smarthost is set: without one every notification
+    # would log a failed delivery.
     smtp_smarthost: str = ""
     smtp_from: str = "wlmon@localhost"
     smtp_username: str = ""
     smtp_password: SecretStr | None = None
+    smtp_password_file: Path | None = None
     smtp_require_tls: bool = True
     alert_email_critical: str = "oncall@localhost"
     alert_email_warning: str = "noc@localhost"
@@ -129,8 +141,25 @@ class StackSettings(BaseSettings):
     # --data.maintenance-interval, default 15m): what a kill -9 can lose of them.
     am_maintenance_interval: str = "10s"
     am_group_interval: str = "5m"
-    # The dead man's switch: where SAPWatchdog's heartbeats go (empty: nowhere) and how often.
-    watchdog_url: str = ""
+    # The cause routes' own (provisioning/alertmanager/alertmanager.yml): all instances of
+    # one fault fire in the same evaluation, and the resolved message should follow quickly.
+    am_cause_group_wait: str = "15s"
+    am_cause_group_interval: str = "30s"
+    # Chat: a Slack incoming webhook (its URL is the secret) and the channel to post in
+    # (empty: the webhook's own), and a Microsoft Teams workflow webhook (msteamsv2).
+    slack_webhook_url: SecretStr | None = None
+    slack_webhook_url_file: Path | None = None
+    slack_channel: str = ""
+    teams_webhook_url: SecretStr | None = None
+    teams_webhook_url_file: Path | None = None
+    # Paging: a PagerDuty Events API v2 integration's routing key; pages only (critical).
+    pagerduty_routing_key: SecretStr | None = None
+    pagerduty_routing_key_file: Path | None = None
+    pagerduty_url: str = "https://events.pagerduty.com/v2/enqueue"
+    # The dead man's switch: where SAPWatchdog's heartbeats go (unset: nowhere) and how
+    # often. The URL of a heartbeat check usually is its token, so it is a secret.
+    watchdog_url: SecretStr | None = None
+    watchdog_url_file: Path | None = None
     watchdog_interval: str = "1m"
     ports: Ports = Field(default_factory=Ports)
     # The fleet profile (`wlmon up --profile fleet`, docs/fleet.md). Its SIDs: this file,
