@@ -393,6 +393,7 @@ PINNED_SERVICES = [
             "WLMON_API_EXPORTER_URL": "http://127.0.0.1:10010",
             "WLMON_API_EXPORTER_TOKEN": "etok",
             "WLMON_API_SID": "QAS",
+            "WLMON_API_DASHBOARDS_URL": "http://127.0.0.1:10001",
         },
         "ready_timeout": 60.0,
         "after_start": False,

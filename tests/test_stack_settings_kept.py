@@ -5,6 +5,7 @@ secrets as 0600 files, masked in `config show`; generic over StackSettings' fiel
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import yaml
@@ -39,7 +40,9 @@ def _rendered_watchdog(settings: StackSettings, out) -> list[str]:
     )
     doc = yaml.safe_load(path.read_text())
     (watchdog,) = [r for r in doc["receivers"] if r["name"] == "watchdog"]
-    return [w["url"] for w in watchdog.get("webhook_configs", [])]
+    # The URL (a secret: it carries the check's token) is written to the file the
+    # config names, never into the config itself.
+    return [Path(w["url_file"]).read_text() for w in watchdog.get("webhook_configs", [])]
 
 
 def test_a_kept_watchdog_is_rendered_by_an_up_from_a_shell_without_it(clean_env, tmp_path) -> None:
@@ -51,7 +54,11 @@ def test_a_kept_watchdog_is_rendered_by_an_up_from_a_shell_without_it(clean_env,
     assert result.exit_code == 0, result.output
     # A new shell: no WLMON_ variable at all, only the state.
     settings = StackSettings(state_dir=state)
-    assert (settings.watchdog_url, settings.watchdog_interval) == (WATCHDOG, "30s")
+    assert settings.watchdog_url is not None
+    assert (settings.watchdog_url.get_secret_value(), settings.watchdog_interval) == (
+        WATCHDOG,
+        "30s",
+    )
     assert _rendered_watchdog(settings, tmp_path / "b") == [WATCHDOG]
     origins = stored.origins(settings, state)
     assert origins["watchdog_url"] is stored.Origin.state
@@ -67,7 +74,8 @@ def test_the_environment_overrides_what_is_kept_and_says_so(
     monkeypatch.setenv("WLMON_WATCHDOG_URL", "https://other.example/beat")
     monkeypatch.setenv("WLMON_PORT_API", "18124")
     settings = StackSettings(state_dir=state)
-    assert settings.watchdog_url == "https://other.example/beat"
+    assert settings.watchdog_url is not None
+    assert settings.watchdog_url.get_secret_value() == "https://other.example/beat"
     assert settings.ports.api == 18124
     origins = stored.origins(settings, state)
     assert origins["watchdog_url"] is stored.Origin.environment
@@ -76,7 +84,8 @@ def test_the_environment_overrides_what_is_kept_and_says_so(
     assert StackSettings(state_dir=state).ports.api == 18123
     shown = _config(env | {"WLMON_WATCHDOG_URL": "https://other.example/beat"}, "show")
     row = next(line for line in shown.output.splitlines() if "watchdog_url" in line)
-    assert "other.example" in row and "environment" in row
+    # A secret (the URL carries the check's token): masked, its origin still said.
+    assert "other.example" not in row and "********" in row and "environment" in row
 
 
 def test_a_secret_goes_to_a_private_file_and_is_shown_masked(clean_env) -> None:
@@ -105,7 +114,7 @@ def test_a_secret_goes_to_a_private_file_and_is_shown_masked(clean_env) -> None:
 
 def test_bad_input_is_one_line_naming_the_setting_and_keeps_what_was_there(clean_env) -> None:
     env, state = clean_env
-    assert _config(env, "set", "watchdog_url", WATCHDOG).exit_code == 0
+    assert _config(env, "set", "watchdog_interval", "30s").exit_code == 0
     before = stored.settings_path(state).read_text()
     for args, needle in (
         (("set", "telegraf_outage_s", "5"), "telegraf_outage_s"),
@@ -165,7 +174,7 @@ def test_up_says_where_settings_came_from_and_warns_without_a_watchdog(
     result = CliRunner().invoke(app, ["up", "--no-install-missing"], env=env)
     assert "no watchdog target" not in result.output
     row = next(line for line in result.output.splitlines() if "watchdog_url" in line)
-    assert WATCHDOG in row and "state" in row
+    assert WATCHDOG not in row and "********" in row and "state" in row
 
 
 def test_the_running_configuration_is_compared_value_by_value() -> None:
@@ -199,6 +208,6 @@ def test_rendering_again_unchanged_changes_no_fingerprint_and_a_kept_setting_doe
 
     first = fingerprints()
     assert fingerprints() == first
-    stored.write_file(state, {"watchdog_url": WATCHDOG})
+    stored.write_file(state, {"watchdog_interval": "30s"})
     changed = fingerprints()
     assert [n for n in first if first[n] != changed[n]] == ["alertmanager"]
