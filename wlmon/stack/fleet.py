@@ -26,10 +26,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from exporters.config import DEFAULT_MAX_USERS
 from exporters.model.catalog import Catalog
+from exporters.monitor import KIND_SAPCONTROL, KIND_TWIN, SapControlSpec, first_error
 from wlmon.stack import perses, render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.runtime import Stack, StackError
@@ -56,15 +57,32 @@ class FleetError(ValueError):
 
 
 class FleetSid(BaseModel):
+    """One SID of the fleet: a twin (`scenario:`, the model answering as that system) or a
+    real system (`sapcontrol:`, read through its sapstartsrv; exporters.monitor), never
+    both. A real SID's settings are rendered into its own exporter's file only."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     sid: str = Field(pattern=rf"^{SID.pattern}$")  # whole: pydantic searches a pattern
-    scenario: str
+    scenario: str | None = None
+    sapcontrol: SapControlSpec | None = None
     description: str = ""
     # Users the SID's exporter runs its scenario at (`wlmon exporter --users`); unset: the
     # scenario's own. A scenario's users can be its benchmark limit (sd-two-tier's 800 are
     # seed 004's "max users at < 2 s"), which a fleet member should not sit at all the time.
     users: int | None = Field(default=None, ge=1, le=DEFAULT_MAX_USERS)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> FleetSid:
+        if (self.scenario is None) == (self.sapcontrol is None):
+            raise ValueError("give either scenario (a twin) or sapcontrol (a real system)")
+        if self.users is not None and self.scenario is None:
+            raise ValueError("users: only a twin (scenario) runs at a number of users")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return KIND_TWIN if self.scenario is not None else KIND_SAPCONTROL
 
 
 class FleetFile(BaseModel):
@@ -92,20 +110,41 @@ def load_fleet(path: Path, scenarios: list[str] | None = None) -> FleetFile:
     try:
         fleet = FleetFile.model_validate(doc)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise FleetError(f"{path}: {field}: {first['msg']}") from exc
+        raise FleetError(f"{path}: {first_error(exc)}") from exc
     seen: set[str] = set()
     for i, entry in enumerate(fleet.sids):
         if entry.sid in seen:
             raise FleetError(f"{path}: sids.{i}.sid: {entry.sid} is listed twice")
         seen.add(entry.sid)
-        if scenarios is not None and entry.scenario not in scenarios:
+        if entry.sapcontrol is not None:
+            problem = sapcontrol_problem(entry.sapcontrol)
+            if problem:
+                raise FleetError(f"{path}: sids.{i}.sapcontrol.{problem}")
+        elif scenarios is not None and entry.scenario not in scenarios:
             raise FleetError(
                 f"{path}: sids.{i}.scenario: unknown scenario {entry.scenario!r}"
                 f" (known: {', '.join(scenarios)})"
             )
     return fleet
+
+
+def sapcontrol_problem(spec: SapControlSpec) -> str:
+    """'' when the entry makes a working source's settings (addresses, password file
+    readable, CA file there, VERIFY/CA not contradicting), else `field: why`."""
+    try:
+        spec.settings()
+    except ValidationError as exc:
+        return first_error(exc)
+    except ValueError as exc:
+        return str(exc)
+    return ""
+
+
+def monitor_file(entry: FleetSid) -> dict:
+    """The monitor file (exporters.monitor) of one real SID: its entry alone."""
+    assert entry.sapcontrol is not None
+    spec = entry.sapcontrol.model_dump(mode="json", exclude_defaults=True)
+    return {"sids": [{"sid": entry.sid, "sapcontrol": spec}]}
 
 
 def add_sid(path: Path, entry: FleetSid, scenarios: list[str], source: Path | None = None) -> None:
@@ -119,7 +158,7 @@ def add_sid(path: Path, entry: FleetSid, scenarios: list[str], source: Path | No
     fleet = load_fleet(origin, scenarios)
     if entry.sid in {s.sid for s in fleet.sids}:
         raise FleetError(f"{path}: {entry.sid} is already in the fleet")
-    if entry.scenario not in scenarios:
+    if entry.scenario is not None and entry.scenario not in scenarios:
         raise FleetError(
             f"--scenario: unknown scenario {entry.scenario!r} (known: {', '.join(scenarios)})"
         )
@@ -170,7 +209,11 @@ _EntryDumper.add_representer(str, _represent_str)
 
 def _entry_dict(entry: FleetSid) -> dict[str, object]:
     # The file's layout: sid and scenario first; users, description only when given.
-    doc: dict[str, object] = {"sid": entry.sid, "scenario": entry.scenario}
+    doc: dict[str, object] = {"sid": entry.sid}
+    if entry.scenario is not None:
+        doc["scenario"] = entry.scenario
+    if entry.sapcontrol is not None:
+        doc["sapcontrol"] = entry.sapcontrol.model_dump(mode="json", exclude_defaults=True)
     if entry.users is not None:
         doc["users"] = entry.users
     if entry.description:
@@ -205,7 +248,9 @@ def _field_not_kept(entry: FleetSid) -> str | None:
     if _reads_back(entry):
         return None
     for field, plain in (("description", ""), ("scenario", "x"), ("users", None)):
-        if getattr(entry, field) != plain and _reads_back(entry.model_copy(update={field: plain})):
+        if getattr(entry, field) in (plain, None):
+            continue
+        if _reads_back(entry.model_copy(update={field: plain})):
             return f"--{field}"
     return f"entry {entry.sid}"
 
@@ -318,6 +363,7 @@ class FleetLayout:
         for i, replica in enumerate(self.replicas):
             self._render_prometheus(src / "prometheus.yml", i, replica, password_file)
         render.render_rules(self.settings, self.config)
+        self._render_monitor_files()
         am_dir = self.config / "alertmanager"
         values = render.alertmanager_values(
             self.settings, self.config, api_token, alertmanager_password
@@ -401,6 +447,42 @@ class FleetLayout:
         out.write_text(yaml.safe_dump(doc, sort_keys=False))
         return out
 
+    def monitor_path(self, entry: FleetSid) -> Path:
+        return self.config / "exporters" / f"{entry.sid.lower()}.yml"
+
+    def _render_monitor_files(self) -> None:
+        """Each real SID's own monitor file (0600: it names the password file and user);
+        an exporter never sees another SID's entry."""
+        for entry in self.fleet.sids:
+            if entry.sapcontrol is None:
+                continue
+            path = self.monitor_path(entry)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(yaml.safe_dump(monitor_file(entry), sort_keys=False))
+
+    def _monitor_exporter(self, entry: FleetSid, port: int) -> Service:
+        """A real SID's exporter: monitor-only, its own file, nothing of the model."""
+        return Service(
+            name=f"exporter-{entry.sid.lower()}",
+            argv=[
+                sys.executable,
+                "-m",
+                "wlmon",
+                "exporter",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--monitor",
+                str(self.monitor_path(entry)),
+            ],
+            port=port,
+            url=f"{http(port)}/metrics",
+            health_url=f"{http(port)}/healthz",
+        )
+
     # ---------------------------------------------------------------- services
     def services(self, secrets: dict[str, str], logs: Path) -> list[Service]:
         s, p = self.settings, self.ports
@@ -437,6 +519,9 @@ class FleetLayout:
             )
         for k, entry in enumerate(self.fleet.sids):
             port = p.exporter(k)
+            if entry.sapcontrol is not None:
+                out.append(self._monitor_exporter(entry, port))
+                continue
             out.append(
                 Service(
                     name=f"exporter-{entry.sid.lower()}",

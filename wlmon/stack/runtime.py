@@ -401,7 +401,15 @@ class Stack:
         return self._start_once(svc, log_path)
 
     def _start_once(self, svc: Service, log_path: Path) -> Running:
-        env = {**os.environ, **svc.env}
+        # A service's sapcontrol settings are its own (services.yml, a fleet entry's file):
+        # none inherited from the shell that ran `wlmon up`, where they would make every
+        # exporter read the same real system.
+        inherited = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("WLMON_SAPCONTROL_") and k != "WLMON_EXPORTER_COLLECTOR_SAPCONTROL"
+        }
+        env = {**inherited, **svc.env}
         # The server's output goes through a pipe to a writer that rotates the log by size
         # (wlmon/stack/logpipe.py); the writer ends when the server does.
         writer = _log_writer(log_path)
