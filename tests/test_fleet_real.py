@@ -205,3 +205,14 @@ def test_two_real_sids_each_read_only_by_their_own_fleet_exporter(tmp_path) -> N
             proc.wait(timeout=20)
         for twin in twins.values():
             twin.stop()
+
+
+def test_a_fleet_of_real_sids_only_begins_with_an_empty_sids_key(tmp_path, monkeypatch) -> None:
+    fleet = tmp_path / "real.yml"
+    fleet.write_text("prometheus_replicas: 2\nalertmanager_peers: 2\nsids:\n")
+    monkeypatch.setenv("WLMON_FLEET_FILE", str(fleet))
+    for sid in ("PRD", "QAS", "DEV"):
+        out = CliRunner().invoke(app, ["fleet", "add", sid, "--discover", f"http://{sid}:50013/"])
+        assert out.exit_code == 0, out.output
+    sids = load_fleet(fleet, SCENARIOS).sids
+    assert [(s.sid, s.kind) for s in sids] == [(s, "sapcontrol") for s in ("PRD", "QAS", "DEV")]

@@ -155,7 +155,7 @@ def add_sid(path: Path, entry: FleetSid, scenarios: list[str], source: Path | No
     to the old entries plus this one before it replaces the old (atomically), else nothing
     is written and the field that would not be kept is named."""
     origin = path if path.is_file() else (source or DEFAULT_FLEET_FILE)
-    fleet = load_fleet(origin, scenarios)
+    fleet = _empty_fleet(origin) or load_fleet(origin, scenarios)
     if entry.sid in {s.sid for s in fleet.sids}:
         raise FleetError(f"{path}: {entry.sid} is already in the fleet")
     if entry.scenario is not None and entry.scenario not in scenarios:
@@ -193,6 +193,22 @@ def add_sid(path: Path, entry: FleetSid, scenarios: list[str], source: Path | No
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _empty_fleet(path: Path) -> FleetFile | None:
+    """A fleet file begun by hand with `sids:` and no entry yet (a fleet of real SIDs only,
+    docs/monitor.md): its other keys checked, no SID. None for any other file."""
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    if not isinstance(doc, dict) or "sids" not in doc or doc["sids"] is not None:
+        return None
+    probe = {**doc, "sids": [{"sid": "AAA", "scenario": "x"}]}
+    try:
+        return FleetFile.model_validate(probe).model_copy(update={"sids": []})
+    except ValidationError as exc:
+        raise FleetError(f"{path}: {first_error(exc)}") from exc
 
 
 class _EntryDumper(yaml.SafeDumper):
