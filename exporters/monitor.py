@@ -138,7 +138,9 @@ class MonitorFile(BaseModel):
 def first_error(exc: ValidationError) -> str:
     first = exc.errors()[0]
     field = ".".join(str(p) for p in first["loc"])
-    msg = re.sub(r"^Value error, ", "", first["msg"])
+    # The field is named by its path here: the environment variable SAPControlSettings'
+    # own messages name (for WLMON_SAPCONTROL_*) would send the reader to the wrong place.
+    msg = re.sub(r"^Value error, (WLMON_SAPCONTROL_[A-Z_]+: )?", "", first["msg"])
     return f"{field}: {msg}" if field else msg
 
 
