@@ -216,3 +216,37 @@ def test_a_fleet_of_real_sids_only_begins_with_an_empty_sids_key(tmp_path, monke
         assert out.exit_code == 0, out.output
     sids = load_fleet(fleet, SCENARIOS).sids
     assert [(s.sid, s.kind) for s in sids] == [(s, "sapcontrol") for s in ("PRD", "QAS", "DEV")]
+
+
+def test_an_exporter_group_serves_its_sids_from_one_process(tmp_path) -> None:
+    path = _fleet(
+        tmp_path,
+        "sids:\n"
+        "  - {sid: BMK, scenario: sd-benchmark-2003}\n"
+        "  - {sid: DEV, sapcontrol: {discover: ['http://dev:50013/']}, exporter_group: small}\n"
+        "  - {sid: PRD, sapcontrol: {discover: ['http://prd:50013/']}}\n"
+        "  - {sid: SBX, sapcontrol: {discover: ['http://sbx:50013/']}, exporter_group: small}\n",
+    )
+    settings = StackSettings(state_dir=tmp_path, fleet_port_base=30000)
+    layout = FleetLayout(settings, load_fleet(path, SCENARIOS), tmp_path / "fleet")
+    layout.render("token", "am-pw", FleetStack(settings).perses_inputs())
+    exporters = [s for s in layout.services(SECRETS, tmp_path) if s.name.startswith("exporter-")]
+    assert [(s.name, s.port) for s in exporters] == [
+        ("exporter-bmk", 30100),
+        ("exporter-small", 30101),
+        ("exporter-prd", 30102),
+    ]
+    small = exporters[1].argv[exporters[1].argv.index("--monitor") + 1]
+    assert [e["sid"] for e in yaml.safe_load(Path(small).read_text())["sids"]] == ["DEV", "SBX"]
+    prom = yaml.safe_load((layout.config / "prometheus" / "prometheus-A.yml").read_text())
+    (job,) = [j for j in prom["scrape_configs"] if j["job_name"] == "wlmon-exporter"]
+    assert job["static_configs"] == [
+        {"targets": ["127.0.0.1:30100"], "labels": {"sid": "BMK"}},
+        {"targets": ["127.0.0.1:30101"]},
+        {"targets": ["127.0.0.1:30102"], "labels": {"sid": "PRD"}},
+    ]
+    with pytest.raises(FleetError, match=r"sids\.0: .*exporter_group: only real SIDs"):
+        load_fleet(
+            _fleet(tmp_path, "sids:\n  - {sid: BMK, scenario: sd-two-tier, exporter_group: a}\n"),
+            SCENARIOS,
+        )

@@ -81,6 +81,11 @@ def fleet_add(
     prefer_https: bool = typer.Option(
         False, "--prefer-https", help="read discovered instances on their HTTPS port (5NN14)"
     ),
+    exporter_group: str = typer.Option(
+        None,
+        "--exporter-group",
+        help="a real SID: share one exporter process with the SIDs of this group",
+    ),
     description: str = typer.Option("", help="a line for the fleet list"),
     users: int = typer.Option(None, help="a twin's users (default: the scenario's)"),
 ) -> None:
@@ -109,6 +114,7 @@ def fleet_add(
         "--ca-file": ca_file,
         "--host": host,
         "--prefer-https": prefer_https,
+        "--exporter-group": exporter_group,
     }
     if scenario is not None and (given := [k for k, v in real_only.items() if v]):
         fail(f"{given[0]}: only for a real system (--discover), not a twin (--scenario)")
@@ -132,7 +138,12 @@ def fleet_add(
             }
             spec = SapControlSpec(**{k: v for k, v in values.items() if v})
         entry = FleetSid(
-            sid=sid, scenario=scenario, sapcontrol=spec, description=description, users=users
+            sid=sid,
+            scenario=scenario,
+            sapcontrol=spec,
+            description=description,
+            users=users,
+            exporter_group=exporter_group,
         )
     except ValidationError as exc:
         fail(_option(first_error(exc)))
@@ -160,6 +171,7 @@ OPTIONS = {
     "verify": "--ca-file",
     "users": "--users",
     "scenario": "--scenario",
+    "exporter_group": "--exporter-group",
 }
 
 

@@ -71,6 +71,10 @@ class FleetSid(BaseModel):
     # scenario's own. A scenario's users can be its benchmark limit (sd-two-tier's 800 are
     # seed 004's "max users at < 2 s"), which a fleet member should not sit at all the time.
     users: int | None = Field(default=None, ge=1, le=DEFAULT_MAX_USERS)
+    # Real SIDs naming the same group are served by one monitor-only exporter process
+    # (`exporter-<group>`): several small SIDs in one process cost a fraction of a process
+    # each (bench/sapcontrol_scale.py). Unset: the SID's own process.
+    exporter_group: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9-]{0,30}$")
 
     @model_validator(mode="after")
     def _one_kind(self) -> FleetSid:
@@ -78,6 +82,8 @@ class FleetSid(BaseModel):
             raise ValueError("give either scenario (a twin) or sapcontrol (a real system)")
         if self.users is not None and self.scenario is None:
             raise ValueError("users: only a twin (scenario) runs at a number of users")
+        if self.exporter_group is not None and self.sapcontrol is None:
+            raise ValueError("exporter_group: only real SIDs (sapcontrol) share an exporter")
         return self
 
     @property
@@ -140,11 +146,27 @@ def sapcontrol_problem(spec: SapControlSpec) -> str:
     return ""
 
 
-def monitor_file(entry: FleetSid) -> dict:
-    """The monitor file (exporters.monitor) of one real SID: its entry alone."""
-    assert entry.sapcontrol is not None
-    spec = entry.sapcontrol.model_dump(mode="json", exclude_defaults=True)
-    return {"sids": [{"sid": entry.sid, "sapcontrol": spec}]}
+def monitor_file(entries: list[FleetSid]) -> dict:
+    """The monitor file (exporters.monitor) of one exporter: its SIDs' entries alone."""
+    sids = []
+    for entry in entries:
+        assert entry.sapcontrol is not None
+        spec = entry.sapcontrol.model_dump(mode="json", exclude_defaults=True)
+        sids.append({"sid": entry.sid, "sapcontrol": spec})
+    return {"sids": sids}
+
+
+@dataclass(frozen=True)
+class FleetExporter:
+    """One exporter process of the fleet: a twin's, a real SID's, or a group of real SIDs'."""
+
+    name: str
+    port: int
+    entries: tuple[FleetSid, ...]
+
+    @property
+    def real(self) -> bool:
+        return self.entries[0].sapcontrol is not None
 
 
 def add_sid(path: Path, entry: FleetSid, scenarios: list[str], source: Path | None = None) -> None:
@@ -232,6 +254,8 @@ def _entry_dict(entry: FleetSid) -> dict[str, object]:
         doc["sapcontrol"] = entry.sapcontrol.model_dump(mode="json", exclude_defaults=True)
     if entry.users is not None:
         doc["users"] = entry.users
+    if entry.exporter_group is not None:
+        doc["exporter_group"] = entry.exporter_group
     if entry.description:
         doc["description"] = entry.description
     return doc
@@ -426,9 +450,12 @@ class FleetLayout:
         jobs = []
         for job in doc["scrape_configs"]:
             if job["job_name"] == "wlmon-exporter":
+                # A target serving one SID is labelled with it (SAPExporterDown names the
+                # SID); a group's series carry their own SIDs (honor_labels).
                 job["static_configs"] = [
-                    {"targets": [f"127.0.0.1:{self.ports.exporter(k)}"], "labels": {"sid": e.sid}}
-                    for k, e in enumerate(self.fleet.sids)
+                    {"targets": [f"127.0.0.1:{x.port}"]}
+                    | ({"labels": {"sid": x.entries[0].sid}} if len(x.entries) == 1 else {})
+                    for x in self.exporters()
                 ]
             elif job["job_name"] == "prometheus":
                 job["static_configs"] = [{"targets": [f"127.0.0.1:{self.ports.prometheus(i)}"]}]
@@ -463,25 +490,44 @@ class FleetLayout:
         out.write_text(yaml.safe_dump(doc, sort_keys=False))
         return out
 
-    def monitor_path(self, entry: FleetSid) -> Path:
-        return self.config / "exporters" / f"{entry.sid.lower()}.yml"
+    def exporters(self) -> list[FleetExporter]:
+        """The exporter processes in fleet-file order: one per twin and per ungrouped real
+        SID, one per exporter_group (on its first member's port)."""
+        out: list[FleetExporter] = []
+        groups: dict[str, int] = {}
+        for k, entry in enumerate(self.fleet.sids):
+            group = entry.exporter_group
+            if group is not None and group in groups:
+                i = groups[group]
+                out[i] = replace(out[i], entries=(*out[i].entries, entry))
+                continue
+            name = f"exporter-{group or entry.sid.lower()}"
+            if group is not None:
+                groups[group] = len(out)
+            out.append(FleetExporter(name, self.ports.exporter(k), (entry,)))
+        return out
+
+    def monitor_path(self, exporter: FleetExporter) -> Path:
+        return self.config / "exporters" / f"{exporter.name.removeprefix('exporter-')}.yml"
 
     def _render_monitor_files(self) -> None:
-        """Each real SID's own monitor file (0600: it names the password file and user);
-        an exporter never sees another SID's entry."""
-        for entry in self.fleet.sids:
-            if entry.sapcontrol is None:
+        """Each real exporter's own monitor file (0600: it names password files and users):
+        an exporter never sees the entry of a SID it does not serve."""
+        for exporter in self.exporters():
+            if not exporter.real:
                 continue
-            path = self.monitor_path(entry)
+            path = self.monitor_path(exporter)
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(yaml.safe_dump(monitor_file(entry), sort_keys=False))
+                doc = monitor_file(list(exporter.entries))
+                out.write(yaml.safe_dump(doc, sort_keys=False))
 
-    def _monitor_exporter(self, entry: FleetSid, port: int) -> Service:
-        """A real SID's exporter: monitor-only, its own file, nothing of the model."""
+    def _monitor_exporter(self, exporter: FleetExporter) -> Service:
+        """A real SID's (or group's) exporter: monitor-only, its own file, no model."""
+        port = exporter.port
         return Service(
-            name=f"exporter-{entry.sid.lower()}",
+            name=exporter.name,
             argv=[
                 sys.executable,
                 "-m",
@@ -492,7 +538,7 @@ class FleetLayout:
                 "--port",
                 str(port),
                 "--monitor",
-                str(self.monitor_path(entry)),
+                str(self.monitor_path(exporter)),
             ],
             port=port,
             url=f"{http(port)}/metrics",
@@ -533,10 +579,10 @@ class FleetLayout:
                     dirs=[f"{self.data}/alertmanager-{j + 1}"],
                 )
             )
-        for k, entry in enumerate(self.fleet.sids):
-            port = p.exporter(k)
-            if entry.sapcontrol is not None:
-                out.append(self._monitor_exporter(entry, port))
+        for exporter in self.exporters():
+            port, entry = exporter.port, exporter.entries[0]
+            if exporter.real:
+                out.append(self._monitor_exporter(exporter))
                 continue
             out.append(
                 Service(
