@@ -79,3 +79,11 @@ def test_nothing_to_watch_and_a_bad_monitor_file_are_refused(tmp_path) -> None:
     settings = StackSettings(state_dir=tmp_path, monitor_file=bad)
     with pytest.raises(TemplateError, match=r"WLMON_MONITOR_FILE: .*sids\.0\.sapcontrol\.discover"):
         _targets(settings, tmp_path)
+
+
+def test_without_a_twin_the_secrets_table_has_no_model_sapstartsrv(tmp_path) -> None:
+    real = _monitor_file(tmp_path, ["PRD"])
+    without = Stack(StackSettings(state_dir=tmp_path, model=False, monitor_file=real))
+    assert not [k for k in without.secret_sources() if "model's sapstartsrv" in k]
+    twin = Stack(StackSettings(state_dir=tmp_path / "twin"))
+    assert [k for k in twin.secret_sources() if "model's sapstartsrv" in k]

@@ -155,7 +155,7 @@ class Stack:
     def secret_sources(self) -> dict[str, str]:
         """Every secret the stack uses and where an operator finds it."""
         user, _, influx = self.influx_credentials()
-        return {
+        sources = {
             f"Perses admin password (user {perses.PERSES_ADMIN_USER})": self.perses_password()[1],
             "API token (WLMON_API_TOKEN for `wlmon run` and the webhook)": self._secret(
                 self.settings.api_token, "WLMON_API_TOKEN", "api-token"
@@ -177,6 +177,9 @@ class Stack:
                 f"made by `wlmon up` in {self.logs_pki().directory} (keys mode 600)"
             ),
         }
+        if not self.settings.model:  # no twin: no model's sapstartsrv to log in to
+            sources = {k: v for k, v in sources.items() if "model's sapstartsrv" not in k}
+        return sources
 
     def logs_pki(self) -> pki.LogStorePKI:
         """Where the log store's certificates are (`up` makes them: ensure_logs_pki)."""
