@@ -127,6 +127,17 @@ class ExporterCollector(Collector):
         for labels, value in up_samples:
             up_f.add_sample("sap_up", labels, value)
         yield up_f
+        if sid:
+            # The SID this exporter serves is the model's (exporters.monitor says the same of
+            # a real SID with kind="sapcontrol"): dashboards and alerts can tell them apart.
+            info_f = GaugeMetricFamily(
+                "sap_system_info",
+                "One per SID the exporter serves; kind=twin: the model answering as that "
+                "system, kind=sapcontrol: a system read through SAPControl. Always 1.",
+                labels=["sid", "kind"],
+            )
+            info_f.add_metric([sid, "twin"], 1.0)
+            yield info_f
         ok = GaugeMetricFamily(
             "sap_scrape_collector_success",
             "1 if the collector succeeded in this scrape.",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import ssl
+import threading
 from pathlib import Path
 
 import typer
@@ -16,6 +18,7 @@ from api.serving import HEADER_TIMEOUT_S, server_config
 from exporters.config import DEFAULT_MAX_USERS, ExporterConfig, load_config
 from exporters.model.catalog import ConfigError
 from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simulation
+from exporters.monitor import MonitorFileError, MonitorServer, load_monitor_file
 from exporters.registry import COLLECTORS
 from exporters.server import serve
 from exporters.sinks.loki import DEFAULT_PUSH_PATH, LOKI_PUSH_PATH, LogStoreAccess
@@ -114,10 +117,34 @@ def exporter(
     landscape: Path = typer.Option(None, "--landscape", help=LANDSCAPE_HELP),
     data_dir: Path = typer.Option(None, "--data-dir", help=DATA_DIR_HELP),
     setting: list[str] = typer.Option([], "--set", help=SET_HELP),
+    monitor: Path = typer.Option(
+        None,
+        "--monitor",
+        help="monitor-only: serve the real SIDs this file names (SAPControl; docs/monitor.md), "
+        "no model at all; the model's options do not apply",
+    ),
 ) -> None:
     """Serve /metrics from the real-time model (faults switchable via /control/faults with
-    the bearer token of WLMON_EXPORTER_CONTROL_TOKEN, else of <state>/secrets/exporter-token)."""
+    the bearer token of WLMON_EXPORTER_CONTROL_TOKEN, else of <state>/secrets/exporter-token),
+    or with --monitor from real SIDs only."""
 
+    if monitor is not None:
+        model_only = {
+            "--fault": fault,
+            "--sid": sid,
+            "--users": users,
+            "--sapstartsrv-port": sapstartsrv_port,
+            "--collector": collector,
+            "--no-collector": no_collector,
+            "--landscape": landscape,
+            "--set": setting,
+            "--state-file": state_file,
+        }
+        given = [name for name, value in model_only.items() if value]
+        if given:
+            fail(f"{given[0]}: a --monitor exporter runs no model; drop {given[0]}")
+        _serve_monitor(monitor, host, port)
+        return
     if engine not in ENGINES:
         fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
     config = _config(sapstartsrv_port, collector, no_collector)
@@ -175,6 +202,33 @@ def exporter(
         )
     except OSError as exc:
         fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")
+
+
+def _serve_monitor(path: Path, host: str, port: int) -> None:
+    """The monitor-only exporter (exporters.monitor) until SIGTERM or Ctrl-C."""
+    try:
+        sids = load_monitor_file(path)
+    except MonitorFileError as exc:
+        fail(str(exc))
+    try:
+        server = MonitorServer(sids, host=host, port=port)
+    except OSError as exc:
+        fail(f"exporter: cannot listen on {host}:{port}: {exc.strerror or exc}")
+    server.warm()
+    err.print(
+        f"wlmon exporter (monitor-only): http://{host}:{server.port}/metrics "
+        f"(SIDs {', '.join(s for s, _ in sids)}; no model)"
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    threading.Thread(target=lambda: (stop.wait(), server.httpd.shutdown()), daemon=True).start()
+    try:
+        server.httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.httpd.server_close()
+        server.collector.close()
 
 
 def _logs_access(

@@ -26,10 +26,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from exporters.config import DEFAULT_MAX_USERS
 from exporters.model.catalog import Catalog
+from exporters.monitor import KIND_SAPCONTROL, KIND_TWIN, SapControlSpec, first_error
 from wlmon.stack import perses, render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.runtime import Stack, StackError
@@ -56,15 +57,38 @@ class FleetError(ValueError):
 
 
 class FleetSid(BaseModel):
+    """One SID of the fleet: a twin (`scenario:`, the model answering as that system) or a
+    real system (`sapcontrol:`, read through its sapstartsrv; exporters.monitor), never
+    both. A real SID's settings are rendered into its own exporter's file only."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     sid: str = Field(pattern=rf"^{SID.pattern}$")  # whole: pydantic searches a pattern
-    scenario: str
+    scenario: str | None = None
+    sapcontrol: SapControlSpec | None = None
     description: str = ""
     # Users the SID's exporter runs its scenario at (`wlmon exporter --users`); unset: the
     # scenario's own. A scenario's users can be its benchmark limit (sd-two-tier's 800 are
     # seed 004's "max users at < 2 s"), which a fleet member should not sit at all the time.
     users: int | None = Field(default=None, ge=1, le=DEFAULT_MAX_USERS)
+    # Real SIDs naming the same group are served by one monitor-only exporter process
+    # (`exporter-<group>`): several small SIDs in one process cost a fraction of a process
+    # each (bench/sapcontrol_scale.py). Unset: the SID's own process.
+    exporter_group: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9-]{0,30}$")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> FleetSid:
+        if (self.scenario is None) == (self.sapcontrol is None):
+            raise ValueError("give either scenario (a twin) or sapcontrol (a real system)")
+        if self.users is not None and self.scenario is None:
+            raise ValueError("users: only a twin (scenario) runs at a number of users")
+        if self.exporter_group is not None and self.sapcontrol is None:
+            raise ValueError("exporter_group: only real SIDs (sapcontrol) share an exporter")
+        return self
+
+    @property
+    def kind(self) -> str:
+        return KIND_TWIN if self.scenario is not None else KIND_SAPCONTROL
 
 
 class FleetFile(BaseModel):
@@ -92,20 +116,57 @@ def load_fleet(path: Path, scenarios: list[str] | None = None) -> FleetFile:
     try:
         fleet = FleetFile.model_validate(doc)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise FleetError(f"{path}: {field}: {first['msg']}") from exc
+        raise FleetError(f"{path}: {first_error(exc)}") from exc
     seen: set[str] = set()
     for i, entry in enumerate(fleet.sids):
         if entry.sid in seen:
             raise FleetError(f"{path}: sids.{i}.sid: {entry.sid} is listed twice")
         seen.add(entry.sid)
-        if scenarios is not None and entry.scenario not in scenarios:
+        if entry.sapcontrol is not None:
+            problem = sapcontrol_problem(entry.sapcontrol)
+            if problem:
+                raise FleetError(f"{path}: sids.{i}.sapcontrol.{problem}")
+        elif scenarios is not None and entry.scenario not in scenarios:
             raise FleetError(
                 f"{path}: sids.{i}.scenario: unknown scenario {entry.scenario!r}"
                 f" (known: {', '.join(scenarios)})"
             )
     return fleet
+
+
+def sapcontrol_problem(spec: SapControlSpec) -> str:
+    """'' when the entry makes a working source's settings (addresses, password file
+    readable, CA file there, VERIFY/CA not contradicting), else `field: why`."""
+    try:
+        spec.settings()
+    except ValidationError as exc:
+        return first_error(exc)
+    except ValueError as exc:
+        return str(exc)
+    return ""
+
+
+def monitor_file(entries: list[FleetSid]) -> dict:
+    """The monitor file (exporters.monitor) of one exporter: its SIDs' entries alone."""
+    sids = []
+    for entry in entries:
+        assert entry.sapcontrol is not None
+        spec = entry.sapcontrol.model_dump(mode="json", exclude_defaults=True)
+        sids.append({"sid": entry.sid, "sapcontrol": spec})
+    return {"sids": sids}
+
+
+@dataclass(frozen=True)
+class FleetExporter:
+    """One exporter process of the fleet: a twin's, a real SID's, or a group of real SIDs'."""
+
+    name: str
+    port: int
+    entries: tuple[FleetSid, ...]
+
+    @property
+    def real(self) -> bool:
+        return self.entries[0].sapcontrol is not None
 
 
 def add_sid(path: Path, entry: FleetSid, scenarios: list[str], source: Path | None = None) -> None:
@@ -116,10 +177,10 @@ def add_sid(path: Path, entry: FleetSid, scenarios: list[str], source: Path | No
     to the old entries plus this one before it replaces the old (atomically), else nothing
     is written and the field that would not be kept is named."""
     origin = path if path.is_file() else (source or DEFAULT_FLEET_FILE)
-    fleet = load_fleet(origin, scenarios)
+    fleet = _empty_fleet(origin) or load_fleet(origin, scenarios)
     if entry.sid in {s.sid for s in fleet.sids}:
         raise FleetError(f"{path}: {entry.sid} is already in the fleet")
-    if entry.scenario not in scenarios:
+    if entry.scenario is not None and entry.scenario not in scenarios:
         raise FleetError(
             f"--scenario: unknown scenario {entry.scenario!r} (known: {', '.join(scenarios)})"
         )
@@ -156,6 +217,22 @@ def add_sid(path: Path, entry: FleetSid, scenarios: list[str], source: Path | No
         tmp.unlink(missing_ok=True)
 
 
+def _empty_fleet(path: Path) -> FleetFile | None:
+    """A fleet file begun by hand with `sids:` and no entry yet (a fleet of real SIDs only,
+    docs/monitor.md): its other keys checked, no SID. None for any other file."""
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    if not isinstance(doc, dict) or "sids" not in doc or doc["sids"] is not None:
+        return None
+    probe = {**doc, "sids": [{"sid": "AAA", "scenario": "x"}]}
+    try:
+        return FleetFile.model_validate(probe).model_copy(update={"sids": []})
+    except ValidationError as exc:
+        raise FleetError(f"{path}: {first_error(exc)}") from exc
+
+
 class _EntryDumper(yaml.SafeDumper):
     """One-line flow YAML: a string that would span lines is double-quoted, escaped."""
 
@@ -170,9 +247,15 @@ _EntryDumper.add_representer(str, _represent_str)
 
 def _entry_dict(entry: FleetSid) -> dict[str, object]:
     # The file's layout: sid and scenario first; users, description only when given.
-    doc: dict[str, object] = {"sid": entry.sid, "scenario": entry.scenario}
+    doc: dict[str, object] = {"sid": entry.sid}
+    if entry.scenario is not None:
+        doc["scenario"] = entry.scenario
+    if entry.sapcontrol is not None:
+        doc["sapcontrol"] = entry.sapcontrol.model_dump(mode="json", exclude_defaults=True)
     if entry.users is not None:
         doc["users"] = entry.users
+    if entry.exporter_group is not None:
+        doc["exporter_group"] = entry.exporter_group
     if entry.description:
         doc["description"] = entry.description
     return doc
@@ -205,7 +288,9 @@ def _field_not_kept(entry: FleetSid) -> str | None:
     if _reads_back(entry):
         return None
     for field, plain in (("description", ""), ("scenario", "x"), ("users", None)):
-        if getattr(entry, field) != plain and _reads_back(entry.model_copy(update={field: plain})):
+        if getattr(entry, field) in (plain, None):
+            continue
+        if _reads_back(entry.model_copy(update={field: plain})):
             return f"--{field}"
     return f"entry {entry.sid}"
 
@@ -318,6 +403,7 @@ class FleetLayout:
         for i, replica in enumerate(self.replicas):
             self._render_prometheus(src / "prometheus.yml", i, replica, password_file)
         render.render_rules(self.settings, self.config)
+        self._render_monitor_files()
         am_dir = self.config / "alertmanager"
         values = render.alertmanager_values(
             self.settings, self.config, api_token, alertmanager_password
@@ -366,9 +452,12 @@ class FleetLayout:
         jobs = []
         for job in doc["scrape_configs"]:
             if job["job_name"] == "wlmon-exporter":
+                # A target serving one SID is labelled with it (SAPExporterDown names the
+                # SID); a group's series carry their own SIDs (honor_labels).
                 job["static_configs"] = [
-                    {"targets": [f"127.0.0.1:{self.ports.exporter(k)}"], "labels": {"sid": e.sid}}
-                    for k, e in enumerate(self.fleet.sids)
+                    {"targets": [f"127.0.0.1:{x.port}"]}
+                    | ({"labels": {"sid": x.entries[0].sid}} if len(x.entries) == 1 else {})
+                    for x in self.exporters()
                 ]
             elif job["job_name"] == "prometheus":
                 job["static_configs"] = [{"targets": [f"127.0.0.1:{self.ports.prometheus(i)}"]}]
@@ -402,6 +491,61 @@ class FleetLayout:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(yaml.safe_dump(doc, sort_keys=False))
         return out
+
+    def exporters(self) -> list[FleetExporter]:
+        """The exporter processes in fleet-file order: one per twin and per ungrouped real
+        SID, one per exporter_group (on its first member's port)."""
+        out: list[FleetExporter] = []
+        groups: dict[str, int] = {}
+        for k, entry in enumerate(self.fleet.sids):
+            group = entry.exporter_group
+            if group is not None and group in groups:
+                i = groups[group]
+                out[i] = replace(out[i], entries=(*out[i].entries, entry))
+                continue
+            name = f"exporter-{group or entry.sid.lower()}"
+            if group is not None:
+                groups[group] = len(out)
+            out.append(FleetExporter(name, self.ports.exporter(k), (entry,)))
+        return out
+
+    def monitor_path(self, exporter: FleetExporter) -> Path:
+        return self.config / "exporters" / f"{exporter.name.removeprefix('exporter-')}.yml"
+
+    def _render_monitor_files(self) -> None:
+        """Each real exporter's own monitor file (0600: it names password files and users):
+        an exporter never sees the entry of a SID it does not serve."""
+        for exporter in self.exporters():
+            if not exporter.real:
+                continue
+            path = self.monitor_path(exporter)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                doc = monitor_file(list(exporter.entries))
+                out.write(yaml.safe_dump(doc, sort_keys=False))
+
+    def _monitor_exporter(self, exporter: FleetExporter) -> Service:
+        """A real SID's (or group's) exporter: monitor-only, its own file, no model."""
+        port = exporter.port
+        return Service(
+            name=exporter.name,
+            argv=[
+                sys.executable,
+                "-m",
+                "wlmon",
+                "exporter",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--monitor",
+                str(self.monitor_path(exporter)),
+            ],
+            port=port,
+            url=f"{http(port)}/metrics",
+            health_url=f"{http(port)}/healthz",
+        )
 
     # ---------------------------------------------------------------- services
     def services(self, secrets: dict[str, str], logs: Path) -> list[Service]:
@@ -439,8 +583,11 @@ class FleetLayout:
                     dirs=[f"{self.data}/alertmanager-{j + 1}"],
                 )
             )
-        for k, entry in enumerate(self.fleet.sids):
-            port = p.exporter(k)
+        for exporter in self.exporters():
+            port, entry = exporter.port, exporter.entries[0]
+            if exporter.real:
+                out.append(self._monitor_exporter(exporter))
+                continue
             out.append(
                 Service(
                     name=f"exporter-{entry.sid.lower()}",

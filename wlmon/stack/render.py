@@ -28,6 +28,7 @@ from pydantic import SecretStr
 from alerts import dashboards
 from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, RunbookSettings
 from exporters.durations import parse_duration
+from exporters.monitor import MonitorFileError, load_monitor_file
 from wlmon.stack.settings import StackSettings
 from wlmon.stack.template import TemplateError, expand
 
@@ -88,9 +89,34 @@ def render_prometheus(
             sc["targets"] = [native_address(t, settings) for t in sc["targets"]]
             if "sid" in sc.get("labels", {}):
                 sc["labels"]["sid"] = settings.sid
+        if job["job_name"] == "wlmon-exporter":
+            _exporter_targets(job, settings)
     text = yaml.safe_dump(doc, sort_keys=False)
     out.write_text(native_secret_paths(text, secret_files, str(src)))
     return out
+
+
+def _exporter_targets(job: dict, settings: StackSettings) -> None:
+    """The twin's exporter while the model runs, the real SIDs' monitor exporter when a
+    monitor file is set: one job, so SAPExporterDown watches both. The monitor target is
+    labelled with its SID when it serves one (its series carry their own either way)."""
+    configs = job.get("static_configs", []) if settings.model else []
+    if settings.monitor_file is not None:
+        target: dict = {"targets": [f"127.0.0.1:{settings.ports.monitor}"]}
+        sids = monitor_sids(settings.monitor_file)
+        if len(sids) == 1:
+            target["labels"] = {"sid": sids[0]}
+        configs = [*configs, target]
+    job["static_configs"] = configs
+
+
+def monitor_sids(path: Path) -> list[str]:
+    """The SIDs of a monitor file, the file checked as the exporter will (a refusal names
+    the file and field before anything starts)."""
+    try:
+        return [sid for sid, _ in load_monitor_file(path)]
+    except MonitorFileError as exc:
+        raise TemplateError(f"WLMON_MONITOR_FILE: {exc}") from exc
 
 
 _SECRET_PATH = re.compile(r"/run/secrets/([A-Za-z0-9_]+)")

@@ -165,7 +165,7 @@ class Stack:
     def secret_sources(self) -> dict[str, str]:
         """Every secret the stack uses and where an operator finds it."""
         user, _, influx = self.influx_credentials()
-        return {
+        sources = {
             f"Perses admin password (user {perses.PERSES_ADMIN_USER})": self.perses_password()[1],
             "API token (WLMON_API_TOKEN for `wlmon run` and the webhook)": self._secret(
                 self.settings.api_token, "WLMON_API_TOKEN", "api-token"
@@ -187,6 +187,9 @@ class Stack:
                 f"made by `wlmon up` in {self.logs_pki().directory} (keys mode 600)"
             ),
         }
+        if not self.settings.model:  # no twin: no model's sapstartsrv to log in to
+            sources = {k: v for k, v in sources.items() if "model's sapstartsrv" not in k}
+        return sources
 
     def logs_pki(self) -> pki.LogStorePKI:
         """Where the log store's certificates are (`up` makes them: ensure_logs_pki)."""
@@ -480,7 +483,15 @@ class Stack:
         return self._start_once(svc, log_path)
 
     def _start_once(self, svc: Service, log_path: Path) -> Running:
-        env = {**os.environ, **svc.env}
+        # A service's sapcontrol settings are its own (services.yml, a fleet entry's file):
+        # none inherited from the shell that ran `wlmon up`, where they would make every
+        # exporter read the same real system.
+        inherited = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("WLMON_SAPCONTROL_") and k != "WLMON_EXPORTER_COLLECTOR_SAPCONTROL"
+        }
+        env = {**inherited, **svc.env}
         # The server's output goes through a pipe to a writer that rotates the log by size
         # (wlmon/stack/logpipe.py); the writer ends when the server does.
         writer = _log_writer(log_path)

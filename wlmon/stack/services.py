@@ -12,7 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from wlmon.stack.components import COMPONENTS
-from wlmon.stack.settings import Ports
+from wlmon.stack.settings import Ports, StackSettings
 
 TABLE = files("wlmon.stack") / "services.yml"
 
@@ -61,6 +61,8 @@ class Spec(BaseModel):
     cwd: str | None = None
     health_auth: tuple[str, str] | None = None
     health_ca: str | None = None
+    # A StackSettings field: the service runs only while it is set (true, a path).
+    when: str | None = None
 
 
 def read_table(text: str | None = None) -> list[Spec]:
@@ -79,6 +81,8 @@ def read_table(text: str | None = None) -> list[Spec]:
         for used in spec.uses:
             if used not in COMPONENTS:
                 raise ValueError(f"{spec.name}: uses {used!r}, which is not built by wlmon")
+        if spec.when is not None and spec.when not in StackSettings.model_fields:
+            raise ValueError(f"{spec.name}: when {spec.when!r} is not a WLMON_* setting")
         if spec.name in {s.name for s in specs}:
             raise ValueError(f"{spec.name}: listed twice")
         specs.append(spec)
@@ -94,6 +98,8 @@ def fill(
     """Services with every template filled from `values` (see the head of services.yml)."""
     services = []
     for spec in specs:
+        if spec.when is not None and not getattr(values["settings"], spec.when):
+            continue
         own = dict(values)
         if spec.component is not None:
             own["installed"] = COMPONENTS[spec.component].directory

@@ -28,6 +28,8 @@ class Ports(BaseSettings):
     influxdb_rpc: int = 8088
     telegraf: int = 9273
     exporter: int = 9300
+    # The monitor-only exporter of the real SIDs (WLMON_MONITOR_FILE).
+    monitor: int = 9301
     api: int = 8000
     # The model answering as sapstartsrv: instance k on this port + k (SAP's 5<NN>13 for
     # instance 00; a block of SAPSTARTSRV_PORTS).
@@ -103,6 +105,13 @@ class StackSettings(BaseSettings):
     # Measured: /metrics of the default `wlmon up` (7,828 with the sapcontrol source reading
     # the model's 31 instances; 4,110 before it was on by default).
     exporter_series: int = Field(default=7830, gt=0)
+    # The twin: the model's exporter (simulated SID `sid`, scenario `scenario`). False: no
+    # model runs, nothing simulated is served (a landscape of real SIDs only).
+    model: bool = True
+    # The real SIDs (docs/monitor.md): a monitor file read by a monitor-only exporter on
+    # WLMON_PORT_MONITOR; each SID's sapcontrol settings come from this file alone, never
+    # from WLMON_SAPCONTROL_* variables.
+    monitor_file: Path | None = None
     # The exporter reads the model's own sapstartsrv through its sapcontrol source, as it
     # would a real system's (docs/sapcontrol.md): the SAP instances dashboard and the
     # process alerts. Off: that dashboard says "Not read".
@@ -187,6 +196,15 @@ class StackSettings(BaseSettings):
     fleet_am_peer_timeout: str = "15s"
     # Thanos query's PromQL engine: thanos or prometheus (bench/fleet.py compares them).
     fleet_query_engine: str = Field(default="thanos", pattern="^(thanos|prometheus)$")
+
+    @model_validator(mode="after")
+    def _something_to_watch(self) -> StackSettings:
+        if not self.model and self.monitor_file is None:
+            raise ValueError(
+                "WLMON_MODEL=false and no WLMON_MONITOR_FILE: nothing to watch; name the real "
+                "SIDs' monitor file (docs/monitor.md) or keep the twin"
+            )
+        return self
 
     @model_validator(mode="after")
     def _no_example_secret(self) -> StackSettings:
