@@ -238,6 +238,99 @@ def monitoring_rules() -> list[dict]:
     ]
 
 
+NOC_WHY = """
+What a NOC pages on besides response times (issue 31): ABAP short dumps, update errors and
+an update hang, aborted background jobs and spool errors. The CCMS nodes (GetAlertTree,
+RZ20's "Entire System" monitor, exporters/collectors/sapcontrol.py NOC_NODES) carry SAP's
+own colour from their monitoring templates; the short-dump rate pages at the NOC's level in
+thresholds.yml (short_dumps_per_minute), the others when CCMS colours them red. An update
+hang has no CCMS node of its own: the dispatcher's ABAP/UPD queue holds requests that no
+update work process takes (GetQueueStatistic Now > 0, Reads standing still).
+"""
+# Long enough that a V1 update taking its time (a few seconds) or a quiet night with one
+# request queued is not a hang: no update work process took any request for 3 minutes.
+UPDATE_HANG_WINDOW = "3m"
+
+
+def noc_rules(limits: Mapping[str, float]) -> list[dict]:
+    """One critical alert per condition a NOC acts on, from the CCMS tree and the queues."""
+    per_min = number(limits["short_dumps_per_minute"])
+    state = 'max by (sid, sap_instance) (sap_ccms_node_state{{node="{name}"}})'
+    return [
+        alert(
+            "SAPShortDumpStorm",
+            f"{HEALTH_BY} (sap_ccms_shortdumps_per_second) * 60 > {per_min}",
+            for_="2m",
+            severity="critical",
+            summary="An SAP instance writes ABAP short dumps at a storm's rate.",
+            description=f"{INSTANCE} has written "
+            '{{ $value | printf "%.0f" }} ABAP short dumps a minute for 2 minutes (CCMS '
+            f"R3Abap Shortdumps Frequency; the page level is {per_min} a minute): users' "
+            "steps end in runtime errors instead of their screens.",
+            diagnosis="ST22 lists the dumps: one runtime error and program repeating is a "
+            "program brought by a transport (import history, STMS) or bad master data; "
+            "many kinds at once are the system's resources (TSV_TNEW_PAGE_ALLOC_FAILED: "
+            "memory; DBSQL_*: the database; SYSTEM_NO_ROLL: the roll area).",
+        ),
+        alert(
+            "SAPUpdateErrors",
+            f"{HEALTH_BY} (sap_ccms_update_errors) > 0\n"
+            f"or {state.format(name='AbapErrorInUpdate')} == 4\n",
+            for_="1m",
+            severity="critical",
+            summary="Updates end in ABAP errors on an SAP instance.",
+            description=f"CCMS R3Services Update AbapErrorInUpdate on {INSTANCE} is red: V1 "
+            "updates ended in an error (SM13 status ERR), so the changes users saved in "
+            "those steps are not in the database.",
+            diagnosis="SM13 lists the failed update records with their function module and "
+            "the short dump (ST22) that ended them; repeat them with SM13 after the cause is "
+            "fixed, or tell the owners which documents were lost.",
+        ),
+        alert(
+            "SAPUpdateHang",
+            f'{HEALTH_BY} (sap_dispatcher_queue_length{{queue="ABAP/UPD"}}) > 0\n'
+            "and on(sid, sap_instance)\n"
+            f"  {HEALTH_BY} (increase(sap_dispatcher_queue_reads_total"
+            f'{{queue="ABAP/UPD"}}[{UPDATE_HANG_WINDOW}])) == 0\n',
+            for_="2m",
+            severity="critical",
+            summary="The update service of an SAP instance takes no request.",
+            description=f"{{{{ $value }}}} V1 update requests wait in the ABAP/UPD queue of "
+            f"{INSTANCE} and no update work process has taken one for "
+            f"{UPDATE_HANG_WINDOW} (GetQueueStatistic Reads stands still): users' changes "
+            "are not written.",
+            diagnosis="SM13 shows whether the update is deactivated (Administration > "
+            "Activate) and the records waiting; SM50 shows the UPD work processes, usually "
+            "all running one long update waiting on a database lock (DB lock waits) or all "
+            "stopped or ended (their dev_w* traces).",
+        ),
+        alert(
+            "SAPBackgroundJobsAborted",
+            f"{state.format(name='AbortedJobs')} == 4",
+            for_="1m",
+            severity="critical",
+            summary="Background jobs abort on an SAP instance.",
+            description=f"CCMS R3Services Background AbortedJobs on {INSTANCE} is red: "
+            "background jobs ended with status Canceled (SM37) over CCMS's threshold.",
+            diagnosis="SM37 with status Canceled since the last run: the job log names the "
+            "step and the short dump or message that ended it; dependent jobs of a chain "
+            "have not started.",
+        ),
+        alert(
+            "SAPSpoolErrors",
+            f"{state.format(name='ErrorsInWpSPO')} == 4",
+            for_="1m",
+            severity="critical",
+            summary="Spool work processes report errors on an SAP instance.",
+            description=f"CCMS R3Services Spool SpoolService ErrorsInWpSPO on {INSTANCE} is "
+            "red: output requests fail in the spool work processes (SP01 status Error).",
+            diagnosis="SP01 lists the failed requests and their output device; SPAD's "
+            "device and its host spool (lpd, the print server) are the usual cause; the "
+            "spool work process's dev_w* trace names the error.",
+        ),
+    ]
+
+
 def _labelled(name: str, expr: str, labels: Mapping[str, str]) -> dict:
     return {**record(name, expr), "labels": dict(labels)}
 
@@ -316,7 +409,7 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
     ]
     return RuleFile(
         "sapcontrol.rules.yml",
-        WHY + HEALTH_WHY + MONITORING_WHY,
+        WHY + HEALTH_WHY + MONITORING_WHY + NOC_WHY,
         [
             # The critical twins last in the group that records what they read: rules of one
             # group run in order, so a twin sees this evaluation's means, not the last one's.
@@ -326,5 +419,6 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
             },
             {"name": "sap-sapcontrol-health", "rules": health_rules()},
             {"name": "sap-sapcontrol-monitoring", "rules": monitoring_rules()},
+            {"name": "sap-sapcontrol-noc", "rules": noc_rules(limits)},
         ],
     )

@@ -29,6 +29,9 @@ class Thresholds(BaseModel):
     extended_memory_full_ratio: PositiveFloat
     db2_data_hit_ratio_min: PositiveFloat
     db2_index_hit_ratio_min: PositiveFloat
+    # Short dumps a minute on one instance (CCMS Shortdumps Frequency) that page: a NOC
+    # level, not the paper's; CCMS's own template colours its node from its thresholds.
+    short_dumps_per_minute: PositiveFloat = 10.0
 
     def seconds(self, indicator: Indicator) -> float:
         """The indicator's warning threshold in seconds."""

@@ -82,6 +82,9 @@ def test_faults_json_lists_name_and_description() -> None:
         "db-bottleneck",
         "slow-enqueue-link",
         "roll-area-too-small",
+        "short-dump-storm",
+        "update-errors",
+        "update-hang",
     }
     assert all(i["description"] for i in items)
 

@@ -91,6 +91,21 @@ CCMS_GAUGES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("Update", "PerformanceU1", "ResponseTime"), "update_response_time_seconds", "V1 update"),
     (("CPU", "CPU_Utilization"), "cpu_utilisation_ratio", "host CPU utilisation"),
 )
+# CCMS nodes a NOC pages on, where RZ20's "Entire System" monitor keeps them (R3Abap/
+# Shortdumps, R3Services/Background, /Update, /Spool/SpoolService): (node name, metric, what
+# it counts). Matched by name, as real trees nest them at different depths and clients
+# record some without parents (observIQ's samples have all four flat); the `node` label of
+# sap_ccms_node_state is the name. CCMS shows "Shortdumps Frequency" per minute (read per
+# second); the others are counts over the monitor's last interval, and AbapErrorInUpdate is
+# often only a colour (no value: its state alone is exported).
+NOC_NODES: tuple[tuple[str, str, str], ...] = (
+    ("Shortdumps Frequency", "shortdumps_per_second", "ABAP short dumps (ST22) per second"),
+    ("AbortedJobs", "aborted_jobs", "background jobs aborted (SM37)"),
+    ("AbapErrorInUpdate", "update_errors", "update requests ended in an ABAP error (SM13)"),
+    ("ErrorsInWpSPO", "spool_errors", "errors in spool work processes (SP01)"),
+)
+# GetAlerts `Value` -> the `severity` label of open CCMS alerts (GREEN/GRAY ones are none).
+ALERT_SEVERITY = {"SAPControl-YELLOW": "yellow", "SAPControl-RED": "red"}
 # EnqGetStatistic elements -> the `operation` label of sap_enqueue_requests_total.
 ENQ_REQUESTS = {
     "enqueue": "enqueue-requests",
@@ -203,6 +218,8 @@ class SAPControlReading:
     notation: str | None = None
     # Instances discovery found moved to another host since start: (sid, instance) -> count.
     failovers: dict[tuple[str, str], int] = field(default_factory=dict)
+    # CCMS nodes configured beside NOC_NODES (WLMON_SAPCONTROL_CCMS_NODES): name -> path.
+    ccms_nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class SAPControlSource(Protocol):
@@ -358,7 +375,7 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
         for (sid, instance), count in sorted(reading.failovers.items()):
             failovers.add_metric([sid, instance], float(count))
         for r in reading.instances:
-            self._instance_families(g, r, reading.notation)
+            self._instance_families(g, r, reading.notation, reading.ccms_nodes)
             if r.health is not None:
                 self._call_health(g, [r.identity.sid, r.identity.sap_instance], r.health)
         return iter(g.all)
@@ -421,7 +438,13 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
         for reason in h.insecure:
             insecure.add_metric([*base, reason], 1.0)
 
-    def _instance_families(self, g: _Families, r: InstanceResult, notation: str | None) -> None:
+    def _instance_families(
+        self,
+        g: _Families,
+        r: InstanceResult,
+        notation: str | None,
+        ccms_nodes: dict[str, tuple[str, ...]],
+    ) -> None:
         base = [r.identity.sid, r.identity.sap_instance]
         g.gauge(
             "sap_sapcontrol_scrape_duration_seconds",
@@ -469,7 +492,10 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             if fill is not None:
                 fill(g, base, payload)
             elif method == "GetAlertTree":
-                self._ccms(g, base, payload, notation, r.target.endpoint.label)
+                where = r.target.endpoint.label
+                self._ccms(g, base, payload, notation, where, ccms_nodes)
+            elif method == "GetAlerts":
+                self._open_alerts(g, base, payload, ccms_nodes)
 
     @staticmethod
     def _processes(g: _Families, base: list[str], rows: list[Record]) -> None:
@@ -685,7 +711,13 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
         )
 
     def _ccms(
-        self, g: _Families, base: list[str], tree: list[Record], notation: str | None, where: str
+        self,
+        g: _Families,
+        base: list[str],
+        tree: list[Record],
+        notation: str | None,
+        where: str,
+        extra: dict[str, tuple[str, ...]],
     ) -> None:
         nodes = ccms.paths(tree)
         notation = ccms.tree_notation([n.get("description") for n in tree], notation)
@@ -712,6 +744,82 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
                 fam.add_metric(base, value)
             elif notation is None and ccms.ambiguous(node["description"]):
                 self._unread(where, "/".join(suffix), node["description"])
+        for name, metric, what in NOC_NODES:
+            fam = g.gauge(
+                f"sap_ccms_{metric}",
+                f"CCMS {name} from GetAlertTree: {what} over the monitor's last interval. "
+                "Absent where the tree has no such node or shows no value (its colour is in "
+                f'sap_ccms_node_state{{node="{name}"}}).',
+            )
+            self._node(g, base, nodes, (name,), name, fam, notation, where)
+        value = g.gauge(
+            "sap_ccms_value",
+            "Value of a CCMS node configured in WLMON_SAPCONTROL_CCMS_NODES (`node` is its "
+            "configured name), in base units.",
+            [*LABELS, "node"],
+        )
+        for name, suffix in sorted(extra.items()):
+            self._node(g, base, nodes, suffix, name, value, notation, where, [name])
+
+    def _node(
+        self,
+        g: _Families,
+        base: list[str],
+        nodes: ccms.Paths,
+        suffix: tuple[str, ...],
+        name: str,
+        fam: Metric,
+        notation: str | None,
+        where: str,
+        extra: list[str] | None = None,
+    ) -> None:
+        """One node's colour (sap_ccms_node_state{node=name}) and value into `fam`."""
+        node = ccms.find(nodes, suffix)
+        if node is None:
+            return
+        state = g.gauge("sap_ccms_node_state", "", [*LABELS, "node"])
+        add(state, [*base, name], color_code(node["ActualValue"]))
+        value = ccms.parse_value(node.get("description"), notation)
+        if value is not None:
+            fam.add_metric([*base, *(extra or [])], value)
+        elif notation is None and ccms.ambiguous(node.get("description")):
+            self._unread(where, name, node["description"])
+
+    @staticmethod
+    def _open_alerts(
+        g: _Families, base: list[str], answer: Record, extra: dict[str, tuple[str, ...]]
+    ) -> None:
+        """GetAlerts: open CCMS alerts (RZ20's alert browser) by severity, and by the
+        attribute (MTE name) they are on where that is one wlmon knows (the NOC nodes, the
+        dialog values, the configured nodes), else `other`: MTE names are free text."""
+        known = {name for name, _, _ in NOC_NODES}
+        known |= {suffix[-1] for suffix, _, _ in CCMS_GAUGES}
+        known |= {suffix[-1] for suffix in extra.values()}
+        total = g.gauge(
+            "sap_ccms_alerts",
+            "Open CCMS alerts (GetAlerts: not yet completed in RZ20) by severity: yellow, red.",
+            [*LABELS, "severity"],
+        )
+        by_attr = g.gauge(
+            "sap_ccms_alerts_by_attribute",
+            "Open CCMS alerts by severity and the attribute (MTE) they were raised on: the "
+            "names wlmon reads from the alert tree, `other` for any other.",
+            [*LABELS, "severity", "attribute"],
+        )
+        counts = dict.fromkeys(ALERT_SEVERITY.values(), 0)
+        attrs: dict[tuple[str, str], int] = {}
+        for row in answer.get("alert") or []:
+            severity = ALERT_SEVERITY.get(row.get("Value") or "")
+            if severity is None:
+                continue
+            counts[severity] += 1
+            attr = str(row.get("Attribute") or "").strip()
+            key = (severity, attr if attr in known else "other")
+            attrs[key] = attrs.get(key, 0) + 1
+        for severity, n in counts.items():
+            total.add_metric([*base, severity], float(n))
+        for (severity, attr), n in sorted(attrs.items()):
+            by_attr.add_metric([*base, severity, attr], float(n))
 
 
 class _Families:

@@ -306,3 +306,8 @@ class SAPControlClient:
 
     def alert_tree(self, timeout_s: float | None = None) -> list[Record]:
         return self.call("GetAlertTree", timeout_s)
+
+    def alerts(self, root_tid: str = "", timeout_s: float | None = None) -> Record:
+        """GetAlerts: the open CCMS alerts under the node `root_tid` ('' for all), as
+        {"RootTidName": ..., "alert": [Alert, ...]}."""
+        return self.call("GetAlerts", timeout_s, RootTid=root_tid)

@@ -5,6 +5,7 @@ by `..._PASSWORD_FILE` (a mounted secret), never echoed."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -12,6 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from exporters.sapcontrol.ccms import NOC_NODE_NAMES
 from exporters.sapcontrol.client import scrub
 
 
@@ -92,6 +94,33 @@ class SAPControlSettings(BaseSettings):
     # "point" (1,260.5) or "comma" (1.260,5). Unset, each alert tree's own values decide,
     # and a value that reads two ways ("1,260") when none tells is left unread.
     decimal: Literal["point", "comma"] | None = None
+    # More CCMS nodes to export as sap_ccms_value{node=<name>} and sap_ccms_node_state, JSON
+    # name -> path suffix of the alert tree (names from the root, "/" between):
+    # {"HostspoolListUsed": "Spool/HostspoolListUsed"}. Beside the NOC's nodes wlmon maps by
+    # default (exporters/collectors/sapcontrol.py NOC_NODES). Names are the label's values,
+    # so the label stays bounded by this setting.
+    ccms_nodes: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("ccms_nodes")
+    @classmethod
+    def _node_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, path in value.items():
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.+ -]{0,63}", name):
+                raise ValueError(
+                    f"WLMON_SAPCONTROL_CCMS_NODES: name {name!r}: letters, digits, _ . + - and "
+                    "spaces, at most 64, starting with a letter"
+                )
+            if name in NOC_NODE_NAMES:
+                raise ValueError(
+                    f"WLMON_SAPCONTROL_CCMS_NODES: {name!r} is read by default (as "
+                    "sap_ccms_node_state and its own metric): give the node another name"
+                )
+            if not path.strip("/ ") or "//" in path:
+                raise ValueError(
+                    f"WLMON_SAPCONTROL_CCMS_NODES[{name!r}]: {path!r}: need a node path such as "
+                    "R3Services/Spool/HostspoolListUsed"
+                )
+        return value
 
     @field_validator("endpoints", "discover", mode="before")
     @classmethod

@@ -95,6 +95,7 @@ NEEDS_PROCESS = {
     "ABAPGetSystemWPTable": ("disp+work", "DpAttachStartService failed"),
     "GetQueueStatistic": ("disp+work", "DpAttachStartService failed"),
     "GetAlertTree": ("disp+work", "DpAttachStartService failed"),
+    "GetAlerts": ("disp+work", "DpAttachStartService failed"),
     "ICMGetThreadList": ("icman", "IcmAttach failed"),
     "ICMGetConnectionList": ("icman", "IcmAttach failed"),
     "EnqGetStatistic": ("enserver", "EnqGetStatistic: enqueue server not running"),
@@ -226,6 +227,8 @@ class ModelLandscape:
         self._history: dict[str, deque] = {}
         self._enq = {"requests": 0.0, "lock": 0.0, "wait": 0.0}
         self._enq_high = {"locks": 0, "owner": 0, "arguments": 0}
+        # instance name -> ABAP/UPD Reads when its update hang began (update-hang fault).
+        self._upd_hang: dict[str, int] = {}
         self.started = self.clock()
 
     # ------------------------------------------------------------------ model access
@@ -750,6 +753,8 @@ class ModelLandscape:
                 last_w, last_r = self._queue_counts.get((inst.name, q), (0, 0))
                 reads = max(reads, last_r)
                 writes = max(reads + now, last_w)
+                if q == "ABAP/UPD":
+                    now, reads, writes = self._update_hang(inst, now, reads, writes, last_r)
                 self._queue_counts[(inst.name, q)] = (writes, reads)
                 high = max(self._high.get((inst.name, q), 0), now)
                 self._high[(inst.name, q)] = high
@@ -765,6 +770,20 @@ class ModelLandscape:
                     }
                 )
             return rows
+
+    def _update_hang(
+        self, inst: InstanceInfo, now: int, reads: int, writes: int, last_reads: int
+    ) -> tuple[int, int, int]:
+        """ABAP/UPD (Now, Reads, Writes) while the update work processes take nothing: the
+        V1 requests the steps make keep arriving (Writes), none is read (Reads stands
+        where the hang began), so Now is all that arrived since. When it ends, the update
+        work processes take up the queue again and the model's own queue is back."""
+        if not self._scenario().landscape.abap_errors.update_hang:
+            self._upd_hang.pop(inst.name, None)
+            return now, reads, writes
+        frozen = self._upd_hang.setdefault(inst.name, last_reads)
+        waiting = min(writes - frozen, QUEUE_MAX)
+        return waiting, frozen, frozen + waiting
 
     # ------------------------------------------------------------------ ICM
     def icm_thread_list(self, inst: InstanceInfo) -> list[Record]:
@@ -926,6 +945,36 @@ class ModelLandscape:
             cur[4] - base[4],
         )
 
+    def _error_nodes(
+        self,
+        node: Callable,
+        top: int,
+        services: int,
+        update: int,
+        dumps_per_min: float,
+        update_errors: float,
+    ) -> None:
+        """The CCMS nodes a NOC pages on, where RZ20's "Entire System" monitor has them:
+        R3Abap/Shortdumps (Shortdumps Frequency, /min), R3Services/Background/AbortedJobs,
+        R3Services/Update/AbapErrorInUpdate (errors in the interval; red on any) and
+        R3Services/Spool/SpoolService/ErrorsInWpSPO. The model runs no background or spool
+        work, so those two stay 0 and green."""
+        red = self.thresholds.short_dumps_per_minute
+        abap = node("R3Abap", top, None)
+        dumps = node("Shortdumps", abap, None)
+        node(
+            "Shortdumps Frequency",
+            dumps,
+            f"{dumps_per_min:.0f} /min",
+            _color(dumps_per_min, red / 10, red),
+        )
+        background = node("Background", services, None)
+        node("AbortedJobs", background, "0")
+        errors = round(update_errors)
+        node("AbapErrorInUpdate", update, f"{errors}", RED if errors > 0 else GREEN)
+        spool = node("SpoolService", node("Spool", services, None), None)
+        node("ErrorsInWpSPO", spool, "0")
+
     def alert_tree(self, inst: InstanceInfo) -> list[Record]:
         with self._lock:
             snap = self.snapshot()
@@ -991,6 +1040,10 @@ class ModelLandscape:
                     node("ResponseTime", u1, f"{1000.0 * u_resp / u_steps:.0f} msec")
                 else:
                     node("ResponseTime", u1, "-", GRAY)
+                errors = self._scenario().landscape.abap_errors
+                dumps = errors.short_dumps_per_step * per_min
+                upd_errors = errors.update_error_share * u_steps
+                self._error_nodes(node, top, services, update, dumps, upd_errors)
                 cpu = float(st.host_cpu_util[st.instance_host[i]])
             else:
                 cpu = float(st.cs_cpu_util)

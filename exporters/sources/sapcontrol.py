@@ -97,6 +97,10 @@ class SAPControlScraper:
             complete=self._last_complete,
             notation=self.settings.decimal,
             failovers=dict(self._failovers),
+            ccms_nodes={
+                name: tuple(p for p in path.strip("/").split("/") if p)
+                for name, path in self.settings.ccms_nodes.items()
+            },
         )
 
     def _make_client(self, endpoint: Endpoint, auth: tuple[str, str] | None) -> SAPControlClient:
@@ -217,7 +221,7 @@ class SAPControlScraper:
         feats = set(features.split("|"))
         out = ["GetProcessList"]
         if "ABAP" in feats:
-            out += ["ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree"]
+            out += ["ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree", "GetAlerts"]
         elif "ICMAN" in feats:
             out.append("GetQueueStatistic")
         if "ICMAN" in feats:

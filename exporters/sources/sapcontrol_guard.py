@@ -38,6 +38,7 @@ NEEDS = {
     "ABAPGetWPTable": "disp+work",
     "GetQueueStatistic": "disp+work",
     "GetAlertTree": "disp+work",
+    "GetAlerts": "disp+work",
     "ICMGetThreadList": "icman",
     "ICMGetConnectionList": "icman",
 }
