@@ -304,3 +304,62 @@ def test_a_killed_dispatcher_reaches_the_webhook_and_resolves(sapcontrol_stack) 
     eventually(lambda: about_the_dispatcher("resolved"), timeout=120, every=2)
     stopped = [n for n in _notifications(stack) if n["alertname"] == "SAPInstanceStopped"]
     assert not stopped, "one process down is not a stopped instance"
+
+
+# Faults only SAPControl shows (issue 31 item 5): each pages its NOC alert from the twin's
+# sapstartsrv through the exporter, Prometheus and Alertmanager to the API's webhook.
+NOC_FAULTS = [
+    ("short-dump-storm", "SAPShortDumpStorm"),
+    ("update-errors", "SAPUpdateErrors"),
+    ("update-hang", "SAPUpdateHang"),
+]
+NOC_ALERTS = {
+    "SAPShortDumpStorm",
+    "SAPUpdateErrors",
+    "SAPUpdateHang",
+    "SAPBackgroundJobsAborted",
+    "SAPSpoolErrors",
+}
+
+
+def _active_noc(stack: Stack) -> set[str]:
+    r = httpx.get(f"{url(stack, 'prometheus')}/api/v1/alerts", timeout=10)
+    r.raise_for_status()
+    return {
+        a["labels"]["alertname"]
+        for a in r.json()["data"]["alerts"]
+        if a["labels"]["alertname"] in NOC_ALERTS
+    }
+
+
+@pytest.mark.parametrize(("fault", "alertname"), NOC_FAULTS, ids=[f for f, _ in NOC_FAULTS])
+def test_noc_fault_reaches_the_webhook_and_resolves(sapcontrol_stack, fault, alertname) -> None:
+    """The fault in the twin; its critical NOC alert (and no other NOC alert) reaches the
+    API's notifications through Alertmanager for the dialog instances, none for the ASCS,
+    and resolves when the fault goes."""
+    stack = sapcontrol_stack
+    eventually(lambda: _query_prom(stack, "sap_ccms_alerts"), timeout=180)
+    # Healthy: no NOC alert even pending (the last case's have resolved).
+    eventually(lambda: not _active_noc(stack), timeout=180, every=2)
+    first = max((n["id"] for n in _notifications(stack)), default=0)
+
+    def sent(status: str) -> list[dict]:
+        return [
+            n
+            for n in _notifications(stack)
+            if n["id"] > first and n["alertname"] == alertname and n["status"] == status
+        ]
+
+    started = time.monotonic()
+    _set_faults(stack, [fault])
+    try:
+        fired = eventually(lambda: sent("firing"), timeout=180, every=2)
+        took = time.monotonic() - started
+        assert {n["severity"] for n in fired} == {"critical"}
+        instances = {n["sap_instance"] for n in fired}
+        assert instances and all("_D" in i for i in instances), instances
+        assert _active_noc(stack) == {alertname}, "one fault, one NOC alert"
+        print(f"{fault}: {alertname} notified {took:.0f} s after the fault, for {instances}")
+    finally:
+        _set_faults(stack, [])
+    eventually(lambda: {n["sap_instance"] for n in sent("resolved")} >= instances, timeout=180)
