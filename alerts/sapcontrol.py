@@ -245,7 +245,9 @@ RZ20's "Entire System" monitor, exporters/collectors/sapcontrol.py NOC_NODES) ca
 own colour from their monitoring templates; the short-dump rate pages at the NOC's level in
 thresholds.yml (short_dumps_per_minute), the others when CCMS colours them red. An update
 hang has no CCMS node of its own: the dispatcher's ABAP/UPD queue holds requests that no
-update work process takes (GetQueueStatistic Now > 0, Reads standing still).
+update work process takes (GetQueueStatistic Now > 0, Reads standing still). The system log
+(ABAPReadSyslog, SM21) pages on its red entries a minute, ABAP runtime errors (AB0) aside:
+those page once, as short dumps.
 """
 # Long enough that a V1 update taking its time (a few seconds) or a quiet night with one
 # request queued is not a hang: no update work process took any request for 3 minutes.
@@ -255,6 +257,7 @@ UPDATE_HANG_WINDOW = "3m"
 def noc_rules(limits: Mapping[str, float]) -> list[dict]:
     """One critical alert per condition a NOC acts on, from the CCMS tree and the queues."""
     per_min = number(limits["short_dumps_per_minute"])
+    syslog = number(limits["syslog_errors_per_minute"])
     state = 'max by (sid, sap_instance) (sap_ccms_node_state{{node="{name}"}})'
     return [
         alert(
@@ -303,6 +306,23 @@ def noc_rules(limits: Mapping[str, float]) -> list[dict]:
             "Activate) and the records waiting; SM50 shows the UPD work processes, usually "
             "all running one long update waiting on a database lock (DB lock waits) or all "
             "stopped or ended (their dev_w* traces).",
+        ),
+        alert(
+            "SAPSyslogErrors",
+            "max by (sid, sap_instance) (sum by (sid, sap_instance, job) (rate(\n"
+            '  sap_syslog_entries_total{severity="red",message_id!="AB0"}[5m]))) * 60\n'
+            f"> {syslog}\n",
+            for_="2m",
+            severity="critical",
+            summary="The ABAP system log of an SAP instance fills with errors.",
+            description=f"{INSTANCE} has written "
+            '{{ $value | printf "%.1f" }} red entries a minute to its system log (SM21) over '
+            f"5 minutes, runtime errors aside (the page level is {syslog} a minute).",
+            diagnosis="SM21 on the instance (or the log store: "
+            '{source="sapcontrol_syslog", severity="red"}) names the messages; '
+            "sap_syslog_entries_total{message_id} says which allow-listed ids they are. "
+            "Communication errors (R49) are a partner system or the gateway; database "
+            "errors the database's own log.",
         ),
         alert(
             "SAPBackgroundJobsAborted",

@@ -32,6 +32,8 @@ class Thresholds(BaseModel):
     # Short dumps a minute on one instance (CCMS Shortdumps Frequency) that page: a NOC
     # level, not the paper's; CCMS's own template colours its node from its thresholds.
     short_dumps_per_minute: PositiveFloat = 10.0
+    # Red SM21 entries a minute on one instance, runtime errors (AB0) aside, that page.
+    syslog_errors_per_minute: PositiveFloat = 5.0
 
     def seconds(self, indicator: Indicator) -> float:
         """The indicator's warning threshold in seconds."""

@@ -190,6 +190,9 @@ class InstanceResult:
     # The instance answered with no identity (empty GetInstanceProperties): not exported.
     anonymous: bool = False
     health: CallHealth | None = None
+    # SM21 entries since the first ABAPReadSyslog answer, by (severity, message id); None
+    # before that answer (exporters.sources.sapcontrol_syslog).
+    syslog: dict[tuple[str, str], int] | None = None
 
 
 def guess_instance_name(features: str, nr: int) -> str:
@@ -478,6 +481,17 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             "The instance's features as GetSystemInstanceList lists them; always 1.",
             [*LABELS, "features"],
         ).add_metric([*base, r.identity.features], 1.0)
+        if r.syslog is not None:
+            entries = g.counter(
+                "sap_syslog_entries",
+                "New ABAP system log (SM21) entries since the first ABAPReadSyslog answer, by "
+                "severity (red, yellow, green, gray) and message id (those in "
+                "WLMON_SAPCONTROL_SYSLOG_MESSAGE_IDS, else other); the text is in the log "
+                'store, {source="sapcontrol_syslog"}.',
+                [*LABELS, "severity", "message_id"],
+            )
+            for (sev, mid), n in sorted(r.syslog.items()):
+                entries.add_metric([*base, sev, mid], float(n))
         if not r.up:
             return
         for method, payload in r.data.items():

@@ -100,6 +100,28 @@ class SAPControlSettings(BaseSettings):
     # default (exporters/collectors/sapcontrol.py NOC_NODES). Names are the label's values,
     # so the label stays bounded by this setting.
     ccms_nodes: dict[str, str] = Field(default_factory=dict)
+    # ABAPReadSyslog (SM21) answers the whole syslog the instance holds: asked at most this
+    # often per instance, not every scrape.
+    syslog_interval_s: float = Field(default=60.0, gt=0)
+    # SM21 message ids counted under their own label (comma separated); every other id is
+    # counted as `other`. AB0 (ABAP runtime error), AB1 (short dump written) and R49
+    # (communication error) by default: what a NOC sees most.
+    syslog_message_ids: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["AB0", "AB1", "R49"]
+    )
+
+    @field_validator("syslog_message_ids", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        for mid in value:
+            if not re.fullmatch(r"[A-Za-z0-9]{3}", str(mid)):
+                raise ValueError(
+                    f"WLMON_SAPCONTROL_SYSLOG_MESSAGE_IDS: {mid!r}: an SM21 message id is "
+                    "three letters or digits (AB0, R49)"
+                )
+        return [str(m).upper() for m in value]
 
     @field_validator("ccms_nodes")
     @classmethod

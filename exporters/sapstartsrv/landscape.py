@@ -227,6 +227,8 @@ class ModelLandscape:
         self._history: dict[str, deque] = {}
         self._enq = {"requests": 0.0, "lock": 0.0, "wait": 0.0}
         self._enq_high = {"locks": 0, "owner": 0, "arguments": 0}
+        # instance name -> (dialog steps, fraction of a dump) at the last ABAPReadSyslog.
+        self._dumped: dict[str, tuple[float, float]] = {}
         # instance name -> ABAP/UPD Reads when its update hang began (update-hang fault).
         self._upd_hang: dict[str, int] = {}
         self.started = self.clock()
@@ -476,8 +478,12 @@ class ModelLandscape:
         return {"RootTidName": root["name"], "alert": out}
 
     def syslog(self, inst: InstanceInfo) -> list[Record]:
-        """ABAPReadSyslog: the instance's start and what happened to its processes since."""
-        events = [(self.started, "Instance started (wlmon landscape model)", GREEN)]
+        """ABAPReadSyslog: the instance's start, what happened to its processes since, and
+        under the short-dump-storm fault each short dump as SM21 writes it (AB0 runtime
+        error, red; AB1 short dump written, yellow), the last 1,000 entries."""
+        if inst.abap:
+            self._dump_entries(inst)
+        events = [(self.started, "Instance started (wlmon landscape model)", GREEN, "")]
         with self._lock:
             events += list(self._events.get(inst.name, ()))
         return [
@@ -487,12 +493,26 @@ class ModelLandscape:
                 "Client": "",
                 "User": "",
                 "Tcode": "",
-                "MNo": "",
+                "MNo": mno,
                 "Text": text,
                 "Severity": color,
             }
-            for when, text, color in events
+            for when, text, color, mno in events
         ]
+
+    def _dump_entries(self, inst: InstanceInfo) -> None:
+        """The dumps the instance's dialog steps made since the last call, at the fault's
+        share of them (fractions carried to the next call)."""
+        with self._lock:
+            share = self._scenario().landscape.abap_errors.short_dumps_per_step
+            steps = float(self.snapshot().totals.steps[inst.index, 0].sum())
+            last, carry = self._dumped.get(inst.name, (steps, 0.0))
+            dumps = max(steps - last, 0.0) * share + carry
+            whole = int(dumps)
+            self._dumped[inst.name] = (steps, dumps - whole)
+            for _ in range(min(whole, 500)):  # one call never floods the 1,000 kept
+                self._event(inst.name, 'Run-time error "ZCX_WLMON_STORM" occurred', RED, "AB0")
+                self._event(inst.name, '> Short dump "ZCX_WLMON_STORM" generated', YELLOW, "AB1")
 
     # ------------------------------------------------------------------ process control
     def stop_processes(self, name: str, processes: set[str] | None = None) -> None:
@@ -514,8 +534,9 @@ class ModelLandscape:
             for process in sorted(self._stopped_procs.pop(name, set())):
                 self._event(name, f"Process {process} started", GREEN)
 
-    def _event(self, name: str, text: str, color: str) -> None:
-        self._events.setdefault(name, deque(maxlen=1000)).append((self.clock(), text, color))
+    def _event(self, name: str, text: str, color: str, mno: str = "") -> None:
+        entry = (self.clock(), text, color, mno)
+        self._events.setdefault(name, deque(maxlen=1000)).append(entry)
 
     def stopped_processes(self, name: str) -> frozenset[str]:
         with self._lock:

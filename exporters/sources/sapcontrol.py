@@ -44,6 +44,7 @@ from exporters.sapcontrol.client import (
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.sapcontrol_discovery import ClientFactory, Discovery, endpoint
 from exporters.sources.sapcontrol_guard import Guard, outcome
+from exporters.sources.sapcontrol_syslog import LineSink, SyslogReader
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +57,12 @@ class SAPControlScraper:
         settings: SAPControlSettings,
         client_factory: ClientFactory | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        log_sink: LineSink | None = None,
     ) -> None:
         self.settings = settings
+        # SM21 entries: counted by severity and allow-listed id, their text to `log_sink`
+        # (the log store's Loki-protocol sink) when one is given.
+        self._syslog = SyslogReader(settings.syslog_message_ids, log_sink)
         self.clock = clock
         self._client_factory = client_factory or self._make_client
         self._clients: dict[tuple[Endpoint, bool], SAPControlClient] = {}
@@ -221,7 +226,15 @@ class SAPControlScraper:
         feats = set(features.split("|"))
         out = ["GetProcessList"]
         if "ABAP" in feats:
-            out += ["ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree", "GetAlerts"]
+            # ABAPReadSyslog last: sapstartsrv reads the syslog file itself, so it is not
+            # held back while disp+work is down (the log says why it went down).
+            out += [
+                "ABAPGetWPTable",
+                "GetQueueStatistic",
+                "GetAlertTree",
+                "GetAlerts",
+                "ABAPReadSyslog",
+            ]
         elif "ICMAN" in feats:
             out.append("GetQueueStatistic")
         if "ICMAN" in feats:
@@ -316,6 +329,14 @@ class SAPControlScraper:
             self._note(target, method, "")
             if method == "GetProcessList":
                 guard.processes = {r["name"]: r["dispstatus"] for r in payload if r["name"]}
+            elif method == "ABAPReadSyslog":
+                labels = {
+                    "source": "sapcontrol_syslog",
+                    "sid": identity.sid,
+                    "sap_instance": identity.sap_instance,
+                }
+                self._syslog.read(f"{identity.sid}/{identity.sap_instance}", labels, payload)
+        result.syslog = self._syslog.counts(f"{identity.sid}/{identity.sap_instance}")
         if not attempted:
             answered = guard.last_up  # everything held back: what the last calls said
         guard.last_up = answered

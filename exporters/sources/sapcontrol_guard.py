@@ -85,6 +85,10 @@ class Guard:
         self.calls: Counter = Counter()
         self.skipped: Counter = Counter()
         self.budget_exhausted = 0
+        # Methods asked at most every so many seconds (their answer is long and slow to
+        # change): method -> seconds, and when each was last asked.
+        self._intervals = {"ABAPReadSyslog": settings.syslog_interval_s}
+        self._asked: dict[str, float] = {}
         # GetProcessList's dispstatus by process name, from its last answer.
         self.processes: dict[str, str] = {}
         self.last_up = False
@@ -104,6 +108,9 @@ class Guard:
             return "backoff"
         if self.auth_refused and now < self._auth_until and method not in self._open:
             return "auth"
+        interval = self._intervals.get(method)
+        if interval is not None and now - self._asked.get(method, float("-inf")) < interval:
+            return "interval"
         needed = self.processes.get(NEEDS.get(method, ""))
         if needed is not None and needed not in RUNNING:
             return "state"
@@ -122,6 +129,7 @@ class Guard:
     def record(self, method: str, result: str, now: float) -> None:
         """One call made and how it ended."""
         self._window.append(now)
+        self._asked[method] = now
         self.calls[(method, result)] += 1
         state = self._methods.setdefault(method, _Method())
         if result == "ok":

@@ -109,6 +109,8 @@ def sapcontrol_stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
         "WLMON_SAPCONTROL_TIMEOUT_S": "1.6",
         # Prometheus and Telegraf both scrape the exporter every 2 s: share one reading.
         "WLMON_SAPCONTROL_CACHE_S": "1.0",
+        # SM21 read every 5 s (a minute by default): the short dumps' entries show in time.
+        "WLMON_SAPCONTROL_SYSLOG_INTERVAL_S": "5",
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -319,6 +321,7 @@ NOC_ALERTS = {
     "SAPUpdateHang",
     "SAPBackgroundJobsAborted",
     "SAPSpoolErrors",
+    "SAPSyslogErrors",
 }
 
 
@@ -359,6 +362,16 @@ def test_noc_fault_reaches_the_webhook_and_resolves(sapcontrol_stack, fault, ale
         instances = {n["sap_instance"] for n in fired}
         assert instances and all("_D" in i for i in instances), instances
         assert _active_noc(stack) == {alertname}, "one fault, one NOC alert"
+        if fault == "short-dump-storm":  # each dump also in SM21 (ABAPReadSyslog): AB0, red
+            logged = eventually(
+                lambda: _query_prom(
+                    stack,
+                    'sum(increase(sap_syslog_entries_total{job="wlmon-exporter",'
+                    'severity="red",message_id="AB0"}[30s])) > 0',
+                ),
+                timeout=60,
+            )
+            print(f"AB0 entries in 30 s: {float(logged[0]['value'][1]):.0f}")
         print(f"{fault}: {alertname} notified {took:.0f} s after the fault, for {instances}")
     finally:
         _set_faults(stack, [])

@@ -166,7 +166,10 @@ def test_get_alerts_waits_while_the_dispatcher_is_down() -> None:
 # ---------------------------------------------------------------- the twin's faults
 def _land(faults: tuple[str, ...], seconds: float = 300) -> tuple[Simulation, ModelLandscape]:
     sim = Simulation("sd-benchmark-2003", faults=faults, seed=21)
-    land = ModelLandscape(sim.snapshot, lambda: sim.scenario, load_thresholds(), 120)
+    # No snapshot cache: the model runs faster than the cache's wall-clock 0.1 s here.
+    land = ModelLandscape(
+        sim.snapshot, lambda: sim.scenario, load_thresholds(), 120, snapshot_ttl_s=0.0
+    )
     sim.run(seconds)
     return sim, land
 

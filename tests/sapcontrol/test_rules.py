@@ -194,6 +194,7 @@ NOC_ALERTS = {
     "SAPUpdateHang",
     "SAPBackgroundJobsAborted",
     "SAPSpoolErrors",
+    "SAPSyslogErrors",
 }
 
 
