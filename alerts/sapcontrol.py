@@ -351,6 +351,71 @@ def noc_rules(limits: Mapping[str, float]) -> list[dict]:
     ]
 
 
+HA_WHY = """
+HA state from sapstartsrv's cluster interface (the ASCS and ERS instances; the cluster
+connector, e.g. sap_suse_cluster_connector, answers): HAGetFailoverConfig says whether a
+cluster runs the instance (`sap_ha_failover_active`) and on which node, HACheckConfig and
+HACheckFailoverConfig count their checks by category and state (`sap_ha_checks`), and
+EnqGetStatistic the enqueue replication to the ERS. Checks of category sap_state are left to
+the instance and process alerts (a stopped SCS is SAPInstanceStopped), replication to its own
+alert. A failover itself is SAPInstanceFailedOver (monitoring group).
+"""
+# An instance a cluster ran within this window and that now reads HAActive false: the
+# cluster is in maintenance (or lost its connector), not a system without a cluster.
+HA_WAS_ACTIVE = "6h"
+
+
+def ha_rules() -> list[dict]:
+    """One critical alert per HA condition."""
+    return [
+        alert(
+            "SAPHACheckFailed",
+            'max by (sid, sap_instance, check, category) (sap_ha_checks{state="error",'
+            'category=~"ha_configuration|ha_state|sap_configuration"}) > 0\n',
+            for_="5m",
+            severity="critical",
+            summary="An HA check of an SAP instance fails.",
+            description="{{ $value }} {{ $labels.category }} check(s) of "
+            '{{ if eq $labels.check "failover" }}HACheckFailoverConfig{{ else }}HACheckConfig'
+            f"{{{{ end }}}} on {INSTANCE} have read ERROR for 5 minutes: a failover may not "
+            "work when it is needed.",
+            diagnosis="`sapcontrol -nr <NN> -function HACheckConfig` (and HACheckFailoverConfig) "
+            "on the instance's host names each failing check and why; the cluster's own "
+            "status (crm_mon, pcs status) shows resources in maintenance, unmanaged or "
+            "failed, and constraints left by a manual move.",
+        ),
+        alert(
+            "SAPEnqueueReplicationLost",
+            "max by (sid, sap_instance) (sap_enqueue_replication_state) == 4",
+            for_="1m",
+            severity="critical",
+            summary="The enqueue server's replication to the ERS is lost.",
+            description="EnqGetStatistic replication-state on {{ $labels.sap_instance }} "
+            "({{ $labels.sid }}) has been RED for a minute: the lock table is not replicated, so "
+            "a failover of the ASCS now loses every lock (and the updates waiting on them).",
+            diagnosis="The ERS instance is down or cannot reach the enqueue server: its "
+            "sap_process_status (enq_replicator / enqr), the ERS's dev_enqrepl, and after a "
+            "failover whether the ERS was restarted on the other node by the cluster.",
+        ),
+        alert(
+            "SAPHAFailoverDisabled",
+            "max by (sid, sap_instance) (sap_ha_failover_active) == 0\n"
+            "and on(sid, sap_instance)\n"
+            "  max by (sid, sap_instance) (max_over_time(sap_ha_failover_active"
+            f"[{HA_WAS_ACTIVE}])) == 1\n",
+            for_="5m",
+            severity="critical",
+            summary="The cluster no longer runs an SAP instance it ran.",
+            description=f"HAGetFailoverConfig on {INSTANCE} says HAActive false for 5 minutes "
+            f"after true in the last {HA_WAS_ACTIVE}: no failover will happen if its node fails.",
+            diagnosis="The cluster is in maintenance mode or the resource unmanaged (crm "
+            "configure property maintenance-mode, pcs resource unmanage), or the cluster "
+            "connector broke (sapstartsrv's service/halib and halib_cluster_connector "
+            "parameters, the connector's log). End the maintenance when the work is done.",
+        ),
+    ]
+
+
 def _labelled(name: str, expr: str, labels: Mapping[str, str]) -> dict:
     return {**record(name, expr), "labels": dict(labels)}
 
@@ -429,7 +494,7 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
     ]
     return RuleFile(
         "sapcontrol.rules.yml",
-        WHY + HEALTH_WHY + MONITORING_WHY + NOC_WHY,
+        WHY + HEALTH_WHY + MONITORING_WHY + NOC_WHY + HA_WHY,
         [
             # The critical twins last in the group that records what they read: rules of one
             # group run in order, so a twin sees this evaluation's means, not the last one's.
@@ -440,5 +505,6 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
             {"name": "sap-sapcontrol-health", "rules": health_rules()},
             {"name": "sap-sapcontrol-monitoring", "rules": monitoring_rules()},
             {"name": "sap-sapcontrol-noc", "rules": noc_rules(limits)},
+            {"name": "sap-sapcontrol-ha", "rules": ha_rules()},
         ],
     )

@@ -106,6 +106,13 @@ NOC_NODES: tuple[tuple[str, str, str], ...] = (
 )
 # GetAlerts `Value` -> the `severity` label of open CCMS alerts (GREEN/GRAY ones are none).
 ALERT_SEVERITY = {"SAPControl-YELLOW": "yellow", "SAPControl-RED": "red"}
+# HACheck categories and states (HAVerificationState, HACheckCategory): the wire has
+# "SAPControl-HA-ERROR", "SAPControl-SAP-CONFIGURATION"; sapcontrol's CLI prints them as
+# "ERROR", "SAP CONFIGURATION". Labels: category sap_configuration, sap_state,
+# ha_configuration, ha_state (else other); state success, warning, error (else other).
+HA_CATEGORIES = ("sap_configuration", "sap_state", "ha_configuration", "ha_state")
+HA_STATES = ("success", "warning", "error")
+HA_CHECKS = {"HACheckConfig": "config", "HACheckFailoverConfig": "failover"}
 # EnqGetStatistic elements -> the `operation` label of sap_enqueue_requests_total.
 ENQ_REQUESTS = {
     "enqueue": "enqueue-requests",
@@ -229,6 +236,24 @@ class SAPControlSource(Protocol):
     """sapstartsrv instances, read through SAPControl."""
 
     def read(self) -> SAPControlReading: ...
+
+
+def ha_word(text: str | None, strip: tuple[str, ...], allowed: tuple[str, ...]) -> str:
+    """An HACheck enum value as a label: prefixes and spelling of wire and CLI taken off."""
+    word = str(text or "").strip().upper().replace(" ", "-")
+    for prefix in strip:
+        word = word.removeprefix(prefix)
+    word = word.lower().replace("-", "_")
+    return word if word in allowed else "other"
+
+
+def ha_nodes(answer: Record) -> list[str]:
+    """HANodes as names: items of the array, each possibly a comma-separated list (as
+    sapcontrol prints them, "node1, node2")."""
+    out = []
+    for item in answer.get("HANodes") or []:
+        out += [n.strip() for n in str(item).split(",") if n.strip()]
+    return out
 
 
 def wp_activity(row: Record) -> str | None:
@@ -510,6 +535,10 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
                 self._ccms(g, base, payload, notation, where, ccms_nodes)
             elif method == "GetAlerts":
                 self._open_alerts(g, base, payload, ccms_nodes)
+            elif method == "HAGetFailoverConfig":
+                self._ha_config(g, base, payload)
+            elif method in HA_CHECKS:
+                self._ha_checks(g, base, HA_CHECKS[method], payload)
 
     @staticmethod
     def _processes(g: _Families, base: list[str], rows: list[Record]) -> None:
@@ -798,6 +827,49 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             fam.add_metric([*base, *(extra or [])], value)
         elif notation is None and ccms.ambiguous(node.get("description")):
             self._unread(where, name, node["description"])
+
+    @staticmethod
+    def _ha_config(g: _Families, base: list[str], answer: Record) -> None:
+        active = bool(answer.get("HAActive"))
+        g.gauge(
+            "sap_ha_failover_active",
+            "1 if a cluster (HA failover software) runs the instance: HAGetFailoverConfig "
+            "HAActive; 0 without one, or with the cluster in maintenance.",
+        ).add_metric(base, 1.0 if active else 0.0)
+        if not active:
+            return
+        nodes = ha_nodes(answer)
+        g.gauge(
+            "sap_ha_cluster_nodes",
+            "Nodes of the cluster running the instance (HAGetFailoverConfig HANodes).",
+        ).add_metric(base, float(len(nodes)))
+        on = str(answer.get("HAActiveNode") or "").strip()
+        if on:
+            # One series per instance: the node is a cluster member (HANodes, two or a few).
+            g.gauge(
+                "sap_ha_active_node_info",
+                "The cluster node the instance runs on now (HAGetFailoverConfig "
+                "HAActiveNode); always 1. A change is a failover.",
+                [*LABELS, "node"],
+            ).add_metric([*base, on], 1.0)
+
+    @staticmethod
+    def _ha_checks(g: _Families, base: list[str], check: str, rows: list[Record]) -> None:
+        fam = g.gauge(
+            "sap_ha_checks",
+            "HACheckConfig (check=config: the system's HA configuration and state) and "
+            "HACheckFailoverConfig (check=failover: the cluster connector's) results by "
+            "category and state; each combination always present (0: none). The checks' "
+            "texts are in the answer, not in labels.",
+            [*LABELS, "check", "category", "state"],
+        )
+        counts = {(c, st): 0 for c in HA_CATEGORIES for st in HA_STATES}
+        for row in rows:
+            cat = ha_word(row.get("category"), ("SAPCONTROL-",), HA_CATEGORIES)
+            st = ha_word(row.get("state"), ("SAPCONTROL-", "HA-"), HA_STATES)
+            counts[(cat, st)] = counts.get((cat, st), 0) + 1
+        for (cat, st), n in counts.items():
+            fam.add_metric([*base, check, cat, st], float(n))
 
     @staticmethod
     def _open_alerts(

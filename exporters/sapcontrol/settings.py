@@ -100,6 +100,10 @@ class SAPControlSettings(BaseSettings):
     # default (exporters/collectors/sapcontrol.py NOC_NODES). Names are the label's values,
     # so the label stays bounded by this setting.
     ccms_nodes: dict[str, str] = Field(default_factory=dict)
+    # HAGetFailoverConfig, HACheckConfig and HACheckFailoverConfig run the cluster
+    # connector (sap_suse_cluster_connector: crm commands) on the host: asked at most this
+    # often per ASCS/ERS instance.
+    ha_interval_s: float = Field(default=60.0, gt=0)
     # ABAPReadSyslog (SM21) answers the whole syslog the instance holds: asked at most this
     # often per instance, not every scrape.
     syslog_interval_s: float = Field(default=60.0, gt=0)

@@ -410,6 +410,12 @@ class ModelLandscape:
             "HANodes": [],
         }
 
+    @staticmethod
+    def ha_check_failover_config() -> list[Record]:
+        """HACheckFailoverConfig: no HA software, so no failover checks (an empty list, as
+        sapstartsrv answers without a cluster connector)."""
+        return []
+
     def ha_check_config(self) -> list[Record]:
         """HACheckConfig: the checks of the system's configuration and state the model can
         answer (SAP-CONFIGURATION, SAP-STATE; no HA software, so no HA-* checks)."""

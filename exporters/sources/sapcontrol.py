@@ -43,7 +43,7 @@ from exporters.sapcontrol.client import (
 )
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.sapcontrol_discovery import ClientFactory, Discovery, endpoint
-from exporters.sources.sapcontrol_guard import Guard, outcome
+from exporters.sources.sapcontrol_guard import HA_METHODS, Guard, outcome
 from exporters.sources.sapcontrol_syslog import LineSink, SyslogReader
 
 log = logging.getLogger(__name__)
@@ -241,6 +241,10 @@ class SAPControlScraper:
             out += ["ICMGetThreadList", "ICMGetConnectionList"]
         if "ENQUE" in feats:
             out.append("EnqGetStatistic")
+        # The instances a cluster moves (ASCS, ERS) say whether it does and how its checks
+        # stand; dialog instances are not cluster resources in the usual set-ups.
+        if {"ENQUE", "ENQREP", "MESSAGESERVER"} & feats:
+            out += list(HA_METHODS)
         return out
 
     def guard(self, endpoint: Endpoint) -> Guard:
@@ -306,6 +310,10 @@ class SAPControlScraper:
             reason = guard.skip(method, now) or ("deadline" if remaining <= 0 else None)
             if reason is not None:
                 guard.skipped_call(method, reason)
+                if reason == "interval" and method in guard.answers:
+                    # Asked less often than scraped: its last answer stands until the next
+                    # (a series that came and went with each call would reset every for:).
+                    result.data[method] = guard.answers[method]
                 continue
             attempted = True
             t0 = self.clock()
@@ -326,6 +334,8 @@ class SAPControlScraper:
             result.calls[method] = (True, self.clock() - t0)
             result.data[method] = payload
             guard.record(method, "ok", time.monotonic())
+            if method in guard.intervals:
+                guard.answers[method] = payload
             self._note(target, method, "")
             if method == "GetProcessList":
                 guard.processes = {r["name"]: r["dispstatus"] for r in payload if r["name"]}

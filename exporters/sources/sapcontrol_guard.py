@@ -43,6 +43,7 @@ NEEDS = {
     "ICMGetConnectionList": "icman",
 }
 RUNNING = frozenset({"SAPControl-GREEN", "SAPControl-YELLOW"})
+HA_METHODS = ("HAGetFailoverConfig", "HACheckConfig", "HACheckFailoverConfig")
 
 
 def outcome(exc: SAPControlError | None) -> str:
@@ -87,8 +88,13 @@ class Guard:
         self.budget_exhausted = 0
         # Methods asked at most every so many seconds (their answer is long and slow to
         # change): method -> seconds, and when each was last asked.
-        self._intervals = {"ABAPReadSyslog": settings.syslog_interval_s}
+        self.intervals = {
+            "ABAPReadSyslog": settings.syslog_interval_s,
+            **dict.fromkeys(HA_METHODS, settings.ha_interval_s),
+        }
         self._asked: dict[str, float] = {}
+        # Their last answers, standing in between (method -> payload).
+        self.answers: dict[str, object] = {}
         # GetProcessList's dispstatus by process name, from its last answer.
         self.processes: dict[str, str] = {}
         self.last_up = False
@@ -108,7 +114,7 @@ class Guard:
             return "backoff"
         if self.auth_refused and now < self._auth_until and method not in self._open:
             return "auth"
-        interval = self._intervals.get(method)
+        interval = self.intervals.get(method)
         if interval is not None and now - self._asked.get(method, float("-inf")) < interval:
             return "interval"
         needed = self.processes.get(NEEDS.get(method, ""))
