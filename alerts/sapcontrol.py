@@ -258,6 +258,7 @@ def noc_rules(limits: Mapping[str, float]) -> list[dict]:
     """One critical alert per condition a NOC acts on, from the CCMS tree and the queues."""
     per_min = number(limits["short_dumps_per_minute"])
     syslog = number(limits["syslog_errors_per_minute"])
+    held = number(limits["lock_held_seconds"])
     state = 'max by (sid, sap_instance) (sap_ccms_node_state{{node="{name}"}})'
     return [
         alert(
@@ -323,6 +324,20 @@ def noc_rules(limits: Mapping[str, float]) -> list[dict]:
             "sap_syslog_entries_total{message_id} says which allow-listed ids they are. "
             "Communication errors (R49) are a partner system or the gateway; database "
             "errors the database's own log.",
+        ),
+        alert(
+            "SAPLockHeldLong",
+            f"{HEALTH_BY} (sap_enqueue_oldest_lock_age_seconds) > {held}",
+            for_="1m",
+            severity="critical",
+            summary="A lock in the enqueue table has been held for too long.",
+            description=f"The oldest lock on {INSTANCE} has been held for "
+            "{{ $value | humanizeDuration }} (EnqGetLockTable, tracked across readings; the "
+            f"page level is {held} s): whoever needs that object waits or gives up.",
+            diagnosis="SM12 on the system, sorted by time: the user, transaction and argument "
+            "of the old lock. A user who left a document open in change mode is asked to "
+            "leave it; an update (owner-vb) waiting in SM13 is that update's problem "
+            "(SAPUpdateHang); delete the lock in SM12 only when its owner is gone.",
         ),
         alert(
             "SAPBackgroundJobsAborted",

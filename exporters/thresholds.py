@@ -34,6 +34,8 @@ class Thresholds(BaseModel):
     short_dumps_per_minute: PositiveFloat = 10.0
     # Red SM21 entries a minute on one instance, runtime errors (AB0) aside, that page.
     syslog_errors_per_minute: PositiveFloat = 5.0
+    # A lock (SM12) held this long pages: a document left open, an update that never ran.
+    lock_held_seconds: PositiveFloat = 3600.0
 
     def seconds(self, indicator: Indicator) -> float:
         """The indicator's warning threshold in seconds."""

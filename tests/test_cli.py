@@ -85,6 +85,7 @@ def test_faults_json_lists_name_and_description() -> None:
         "short-dump-storm",
         "update-errors",
         "update-hang",
+        "lock-held",
     }
     assert all(i["description"] for i in items)
 

@@ -183,6 +183,17 @@ class CallHealth:
     insecure: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class LockSummary:
+    """One instance's lock table (EnqGetLockTable) at its last reading, ages as of now
+    (exporters.sources.sapcontrol_locks)."""
+
+    by_table: dict[str, int] = field(default_factory=dict)  # allow-listed table or other
+    users: int = 0
+    most_by_one_user: int = 0
+    oldest_age_s: float | None = None  # None: no lock held
+
+
 @dataclass
 class InstanceResult:
     target: Target
@@ -200,6 +211,8 @@ class InstanceResult:
     # SM21 entries since the first ABAPReadSyslog answer, by (severity, message id); None
     # before that answer (exporters.sources.sapcontrol_syslog).
     syslog: dict[tuple[str, str], int] | None = None
+    # The lock table's summary; None before the first EnqGetLockTable answer.
+    locks: LockSummary | None = None
 
 
 def guess_instance_name(features: str, nr: int) -> str:
@@ -517,6 +530,8 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             )
             for (sev, mid), n in sorted(r.syslog.items()):
                 entries.add_metric([*base, sev, mid], float(n))
+        if r.locks is not None:
+            self._lock_table(g, base, r.locks)
         if not r.up:
             return
         for method, payload in r.data.items():
@@ -827,6 +842,33 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             fam.add_metric([*base, *(extra or [])], value)
         elif notation is None and ccms.ambiguous(node.get("description")):
             self._unread(where, name, node["description"])
+
+    @staticmethod
+    def _lock_table(g: _Families, base: list[str], locks: LockSummary) -> None:
+        by_table = g.gauge(
+            "sap_enqueue_locks",
+            "Locks in the lock table (EnqGetLockTable, SM12) by table: those in "
+            "WLMON_SAPCONTROL_LOCK_TABLES, every other as other.",
+            [*LABELS, "table"],
+        )
+        for table, n in sorted(locks.by_table.items()):
+            by_table.add_metric([*base, table], float(n))
+        g.gauge(
+            "sap_enqueue_lock_users",
+            "Users (client and name) holding locks (EnqGetLockTable): counted, not labels.",
+        ).add_metric(base, float(locks.users))
+        g.gauge(
+            "sap_enqueue_locks_most_by_one_user",
+            "The most locks one user holds (EnqGetLockTable).",
+        ).add_metric(base, float(locks.most_by_one_user))
+        age = g.gauge(
+            "sap_enqueue_oldest_lock_age_seconds",
+            "How long the oldest lock in the table has been seen held, tracked across "
+            "readings (a lock entry carries no time): from the first reading that had it, so "
+            "for locks held before the exporter started, a lower bound. Absent with no lock.",
+        )
+        if locks.oldest_age_s is not None:
+            age.add_metric(base, locks.oldest_age_s)
 
     @staticmethod
     def _ha_config(g: _Families, base: list[str], answer: Record) -> None:

@@ -304,6 +304,10 @@ class AbapErrors(Strict):
         default=False,
         description="the update work processes take no request: V1 requests queue in ABAP/UPD",
     )
+    lock_held: bool = Field(
+        default=False,
+        description="one user's lock on a sales document is never released (SM12)",
+    )
 
 
 class Landscape(Strict):

@@ -104,6 +104,12 @@ class SAPControlSettings(BaseSettings):
     # connector (sap_suse_cluster_connector: crm commands) on the host: asked at most this
     # often per ASCS/ERS instance.
     ha_interval_s: float = Field(default=60.0, gt=0)
+    # EnqGetLockTable (SM12) answers every lock (tens of thousands in a busy system): asked
+    # at most this often per ASCS; a lock's age is known to within it.
+    lock_table_interval_s: float = Field(default=30.0, gt=0)
+    # Tables (EnqGetLockTable lock-name) counted under their own `table` label (comma
+    # separated); every other table counts as `other`.
+    lock_tables: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # ABAPReadSyslog (SM21) answers the whole syslog the instance holds: asked at most this
     # often per instance, not every scrape.
     syslog_interval_s: float = Field(default=60.0, gt=0)
@@ -113,6 +119,19 @@ class SAPControlSettings(BaseSettings):
     syslog_message_ids: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["AB0", "AB1", "R49"]
     )
+
+    @field_validator("lock_tables", mode="before")
+    @classmethod
+    def _tables(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        for table in value:
+            if not re.fullmatch(r"[A-Za-z/][A-Za-z0-9_/]{0,29}", str(table)):
+                raise ValueError(
+                    f"WLMON_SAPCONTROL_LOCK_TABLES: {table!r}: an ABAP table name is at most "
+                    "30 letters, digits, _ and / (VBAK, /SAPAPO/MATKEY)"
+                )
+        return [str(t).upper() for t in value]
 
     @field_validator("syslog_message_ids", mode="before")
     @classmethod

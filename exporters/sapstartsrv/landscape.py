@@ -860,8 +860,9 @@ class ModelLandscape:
             st = snap.state
             n = self._diffuser.draw(("ASCS", "locktable"), self._locks_held(snap))
             idx = [k for k, s in enumerate(st.statements) if s[3] in ("INSERT", "UPDATE")]
+            held = self._held_lock()
             if not idx or n <= 0:
-                return []
+                return held
             self._calls += 1
             rng = np.random.default_rng([self.seed, 0, self._calls])
             w = np.asarray(st.stmt_exec_rate, dtype=float)[idx]
@@ -886,7 +887,30 @@ class ModelLandscape:
                         "backup": False,
                     }
                 )
-            return rows
+            return rows + held
+
+    def _held_lock(self) -> list[Record]:
+        """Under the lock-held fault, the same entry in every answer: user SDSTUCK's
+        exclusive lock on sales document 4711 (VBAK), never released."""
+        if not self._scenario().landscape.abap_errors.lock_held:
+            return []
+        owner = "20261128093000000000penguin2_BMK_00"
+        return [
+            {
+                "lock-name": "VBAK",
+                "lock-arg": f"{CLIENT}0000004711",
+                "lock-mode": "E",
+                "owner": owner,
+                "owner-vb": owner,
+                "use-count-owner": 1,
+                "use-count-owner-vb": 1,
+                "client": CLIENT,
+                "user": "SDSTUCK",
+                "transaction": "VA02",
+                "object": "EVVBAKE",
+                "backup": False,
+            }
+        ]
 
     def enq_statistic(self) -> Record:
         with self._lock:

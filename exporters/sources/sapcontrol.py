@@ -44,6 +44,7 @@ from exporters.sapcontrol.client import (
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.sapcontrol_discovery import ClientFactory, Discovery, endpoint
 from exporters.sources.sapcontrol_guard import HA_METHODS, Guard, outcome
+from exporters.sources.sapcontrol_locks import LockAges
 from exporters.sources.sapcontrol_syslog import LineSink, SyslogReader
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,8 @@ class SAPControlScraper:
         # SM21 entries: counted by severity and allow-listed id, their text to `log_sink`
         # (the log store's Loki-protocol sink) when one is given.
         self._syslog = SyslogReader(settings.syslog_message_ids, log_sink)
+        # SM12: each lock's first sighting, so the oldest lock's age grows across readings.
+        self._locks = LockAges(settings.lock_tables, clock)
         self.clock = clock
         self._client_factory = client_factory or self._make_client
         self._clients: dict[tuple[Endpoint, bool], SAPControlClient] = {}
@@ -240,7 +243,7 @@ class SAPControlScraper:
         if "ICMAN" in feats:
             out += ["ICMGetThreadList", "ICMGetConnectionList"]
         if "ENQUE" in feats:
-            out.append("EnqGetStatistic")
+            out += ["EnqGetStatistic", "EnqGetLockTable"]
         # The instances a cluster moves (ASCS, ERS) say whether it does and how its checks
         # stand; dialog instances are not cluster resources in the usual set-ups.
         if {"ENQUE", "ENQREP", "MESSAGESERVER"} & feats:
@@ -346,7 +349,10 @@ class SAPControlScraper:
                     "sap_instance": identity.sap_instance,
                 }
                 self._syslog.read(f"{identity.sid}/{identity.sap_instance}", labels, payload)
+            elif method == "EnqGetLockTable":
+                self._locks.read(f"{identity.sid}/{identity.sap_instance}", payload)
         result.syslog = self._syslog.counts(f"{identity.sid}/{identity.sap_instance}")
+        result.locks = self._locks.summary(f"{identity.sid}/{identity.sap_instance}")
         if not attempted:
             answered = guard.last_up  # everything held back: what the last calls said
         guard.last_up = answered

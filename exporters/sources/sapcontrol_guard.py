@@ -90,6 +90,7 @@ class Guard:
         # change): method -> seconds, and when each was last asked.
         self.intervals = {
             "ABAPReadSyslog": settings.syslog_interval_s,
+            "EnqGetLockTable": settings.lock_table_interval_s,
             **dict.fromkeys(HA_METHODS, settings.ha_interval_s),
         }
         self._asked: dict[str, float] = {}

@@ -22,6 +22,7 @@ SAPCONTROL_FAULTS = {
     "short-dump-storm": "short_dumps",
     "update-errors": "update",
     "update-hang": "update",
+    "lock-held": "locks",
 }
 # What the edge hands the model: the shipped alerts/thresholds.yml, in ms.
 THRESHOLDS_MS = thresholds_ms(load_thresholds())

@@ -62,6 +62,7 @@ class RecordedSystem:
             "GetAlerts": "GetAlerts.xml",
             "ABAPReadSyslog": "ABAPReadSyslog.xml",
             "HAGetFailoverConfig": "HAGetFailoverConfig.xml",
+            "EnqGetLockTable": "EnqGetLockTable.xml",
             "HACheckConfig": "HACheckConfig.xml",
             "HACheckFailoverConfig": "HACheckFailoverConfig.xml",
             "EnqGetStatistic": "EnqGetStatistic.xml",

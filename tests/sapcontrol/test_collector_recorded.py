@@ -95,6 +95,7 @@ def test_methods_follow_what_the_instance_runs(client_factory, system) -> None:
         "GetInstanceProperties",
         "GetProcessList",
         "EnqGetStatistic",
+        "EnqGetLockTable",
         "HAGetFailoverConfig",
         "HACheckConfig",
         "HACheckFailoverConfig",

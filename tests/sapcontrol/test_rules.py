@@ -195,6 +195,7 @@ NOC_ALERTS = {
     "SAPBackgroundJobsAborted",
     "SAPSpoolErrors",
     "SAPSyslogErrors",
+    "SAPLockHeldLong",
 }
 
 
