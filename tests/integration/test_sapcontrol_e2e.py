@@ -111,6 +111,7 @@ def sapcontrol_stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
         "WLMON_SAPCONTROL_CACHE_S": "1.0",
         # SM21 read every 5 s (a minute by default): the short dumps' entries show in time.
         "WLMON_SAPCONTROL_SYSLOG_INTERVAL_S": "5",
+        "WLMON_SAPCONTROL_LOCK_TABLE_INTERVAL_S": "2",
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -376,3 +377,27 @@ def test_noc_fault_reaches_the_webhook_and_resolves(sapcontrol_stack, fault, ale
     finally:
         _set_faults(stack, [])
     eventually(lambda: {n["sap_instance"] for n in sent("resolved")} >= instances, timeout=180)
+
+
+def test_a_held_lock_ages_in_prometheus_across_readings(sapcontrol_stack) -> None:
+    """lock-held in the twin: the same SM12 entry in every EnqGetLockTable answer, so the
+    ASCS's oldest lock age grows in Prometheus from reading to reading (wall-clock seconds;
+    SAPLockHeldLong's hour is left to promtool), and falls back when the lock goes."""
+    stack = sapcontrol_stack
+    query = 'max(sap_enqueue_oldest_lock_age_seconds{job="wlmon-exporter"})'
+
+    def age() -> float:
+        result = _query_prom(stack, query)
+        return float(result[0]["value"][1]) if result else -1.0
+
+    eventually(lambda: age() >= 0, timeout=180)
+    _set_faults(stack, ["lock-held"])
+    try:
+        first = eventually(lambda: (a := age()) > 20 and a, timeout=120, every=2)
+        time.sleep(10)
+        later = age()
+        assert later >= first + 6, (first, later)  # grows with the wall clock
+        print(f"held lock: {first:.0f} s, then {later:.0f} s")
+    finally:
+        _set_faults(stack, [])
+    eventually(lambda: 0 <= age() < 10, timeout=120, every=2)
