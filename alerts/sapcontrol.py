@@ -246,6 +246,199 @@ def monitoring_rules() -> list[dict]:
     ]
 
 
+NOC_WHY = """
+What a NOC pages on besides response times (issue 31): ABAP short dumps, update errors and
+an update hang, aborted background jobs and spool errors. The CCMS nodes (GetAlertTree,
+RZ20's "Entire System" monitor, exporters/collectors/sapcontrol.py NOC_NODES) carry SAP's
+own colour from their monitoring templates; the short-dump rate pages at the NOC's level in
+thresholds.yml (short_dumps_per_minute), the others when CCMS colours them red. An update
+hang has no CCMS node of its own: the dispatcher's ABAP/UPD queue holds requests that no
+update work process takes (GetQueueStatistic Now > 0, Reads standing still). The system log
+(ABAPReadSyslog, SM21) pages on its red entries a minute, ABAP runtime errors (AB0) aside:
+those page once, as short dumps.
+"""
+# Long enough that a V1 update taking its time (a few seconds) or a quiet night with one
+# request queued is not a hang: no update work process took any request for 3 minutes.
+UPDATE_HANG_WINDOW = "3m"
+
+
+def noc_rules(limits: Mapping[str, float]) -> list[dict]:
+    """One critical alert per condition a NOC acts on, from the CCMS tree and the queues."""
+    per_min = number(limits["short_dumps_per_minute"])
+    syslog = number(limits["syslog_errors_per_minute"])
+    held = number(limits["lock_held_seconds"])
+    state = 'max by (sid, sap_instance) (sap_ccms_node_state{{node="{name}"}})'
+    return [
+        alert(
+            "SAPShortDumpStorm",
+            f"{HEALTH_BY} (sap_ccms_shortdumps_per_second) * 60 > {per_min}",
+            for_="2m",
+            severity="critical",
+            summary="An SAP instance writes ABAP short dumps at a storm's rate.",
+            description=f"{INSTANCE} has written "
+            '{{ $value | printf "%.0f" }} ABAP short dumps a minute for 2 minutes (CCMS '
+            f"R3Abap Shortdumps Frequency; the page level is {per_min} a minute): users' "
+            "steps end in runtime errors instead of their screens.",
+            diagnosis="ST22 lists the dumps: one runtime error and program repeating is a "
+            "program brought by a transport (import history, STMS) or bad master data; "
+            "many kinds at once are the system's resources (TSV_TNEW_PAGE_ALLOC_FAILED: "
+            "memory; DBSQL_*: the database; SYSTEM_NO_ROLL: the roll area).",
+        ),
+        alert(
+            "SAPUpdateErrors",
+            f"{HEALTH_BY} (sap_ccms_update_errors) > 0\n"
+            f"or {state.format(name='AbapErrorInUpdate')} == 4\n",
+            for_="1m",
+            severity="critical",
+            summary="Updates end in ABAP errors on an SAP instance.",
+            description=f"CCMS R3Services Update AbapErrorInUpdate on {INSTANCE} is red: V1 "
+            "updates ended in an error (SM13 status ERR), so the changes users saved in "
+            "those steps are not in the database.",
+            diagnosis="SM13 lists the failed update records with their function module and "
+            "the short dump (ST22) that ended them; repeat them with SM13 after the cause is "
+            "fixed, or tell the owners which documents were lost.",
+        ),
+        alert(
+            "SAPUpdateHang",
+            f'{HEALTH_BY} (sap_dispatcher_queue_length{{queue="ABAP/UPD"}}) > 0\n'
+            "and on(sid, sap_instance)\n"
+            f"  {HEALTH_BY} (increase(sap_dispatcher_queue_reads_total"
+            f'{{queue="ABAP/UPD"}}[{UPDATE_HANG_WINDOW}])) == 0\n',
+            for_="2m",
+            severity="critical",
+            summary="The update service of an SAP instance takes no request.",
+            description=f"{{{{ $value }}}} V1 update requests wait in the ABAP/UPD queue of "
+            f"{INSTANCE} and no update work process has taken one for "
+            f"{UPDATE_HANG_WINDOW} (GetQueueStatistic Reads stands still): users' changes "
+            "are not written.",
+            diagnosis="SM13 shows whether the update is deactivated (Administration > "
+            "Activate) and the records waiting; SM50 shows the UPD work processes, usually "
+            "all running one long update waiting on a database lock (DB lock waits) or all "
+            "stopped or ended (their dev_w* traces).",
+        ),
+        alert(
+            "SAPSyslogErrors",
+            "max by (sid, sap_instance) (sum by (sid, sap_instance, job) (rate(\n"
+            '  sap_syslog_entries_total{severity="red",message_id!="AB0"}[5m]))) * 60\n'
+            f"> {syslog}\n",
+            for_="2m",
+            severity="critical",
+            summary="The ABAP system log of an SAP instance fills with errors.",
+            description=f"{INSTANCE} has written "
+            '{{ $value | printf "%.1f" }} red entries a minute to its system log (SM21) over '
+            f"5 minutes, runtime errors aside (the page level is {syslog} a minute).",
+            diagnosis="SM21 on the instance (or the log store: "
+            '{source="sapcontrol_syslog", severity="red"}) names the messages; '
+            "sap_syslog_entries_total{message_id} says which allow-listed ids they are. "
+            "Communication errors (R49) are a partner system or the gateway; database "
+            "errors the database's own log.",
+        ),
+        alert(
+            "SAPLockHeldLong",
+            f"{HEALTH_BY} (sap_enqueue_oldest_lock_age_seconds) > {held}",
+            for_="1m",
+            severity="critical",
+            summary="A lock in the enqueue table has been held for too long.",
+            description=f"The oldest lock on {INSTANCE} has been held for "
+            "{{ $value | humanizeDuration }} (EnqGetLockTable, tracked across readings; the "
+            f"page level is {held} s): whoever needs that object waits or gives up.",
+            diagnosis="SM12 on the system, sorted by time: the user, transaction and argument "
+            "of the old lock. A user who left a document open in change mode is asked to "
+            "leave it; an update (owner-vb) waiting in SM13 is that update's problem "
+            "(SAPUpdateHang); delete the lock in SM12 only when its owner is gone.",
+        ),
+        alert(
+            "SAPBackgroundJobsAborted",
+            f"{state.format(name='AbortedJobs')} == 4",
+            for_="1m",
+            severity="critical",
+            summary="Background jobs abort on an SAP instance.",
+            description=f"CCMS R3Services Background AbortedJobs on {INSTANCE} is red: "
+            "background jobs ended with status Canceled (SM37) over CCMS's threshold.",
+            diagnosis="SM37 with status Canceled since the last run: the job log names the "
+            "step and the short dump or message that ended it; dependent jobs of a chain "
+            "have not started.",
+        ),
+        alert(
+            "SAPSpoolErrors",
+            f"{state.format(name='ErrorsInWpSPO')} == 4",
+            for_="1m",
+            severity="critical",
+            summary="Spool work processes report errors on an SAP instance.",
+            description=f"CCMS R3Services Spool SpoolService ErrorsInWpSPO on {INSTANCE} is "
+            "red: output requests fail in the spool work processes (SP01 status Error).",
+            diagnosis="SP01 lists the failed requests and their output device; SPAD's "
+            "device and its host spool (lpd, the print server) are the usual cause; the "
+            "spool work process's dev_w* trace names the error.",
+        ),
+    ]
+
+
+HA_WHY = """
+HA state from sapstartsrv's cluster interface (the ASCS and ERS instances; the cluster
+connector, e.g. sap_suse_cluster_connector, answers): HAGetFailoverConfig says whether a
+cluster runs the instance (`sap_ha_failover_active`) and on which node, HACheckConfig and
+HACheckFailoverConfig count their checks by category and state (`sap_ha_checks`), and
+EnqGetStatistic the enqueue replication to the ERS. Checks of category sap_state are left to
+the instance and process alerts (a stopped SCS is SAPInstanceStopped), replication to its own
+alert. A failover itself is SAPInstanceFailedOver (monitoring group).
+"""
+# An instance a cluster ran within this window and that now reads HAActive false: the
+# cluster is in maintenance (or lost its connector), not a system without a cluster.
+HA_WAS_ACTIVE = "6h"
+
+
+def ha_rules() -> list[dict]:
+    """One critical alert per HA condition."""
+    return [
+        alert(
+            "SAPHACheckFailed",
+            'max by (sid, sap_instance, check, category) (sap_ha_checks{state="error",'
+            'category=~"ha_configuration|ha_state|sap_configuration"}) > 0\n',
+            for_="5m",
+            severity="critical",
+            summary="An HA check of an SAP instance fails.",
+            description="{{ $value }} {{ $labels.category }} check(s) of "
+            '{{ if eq $labels.check "failover" }}HACheckFailoverConfig{{ else }}HACheckConfig'
+            f"{{{{ end }}}} on {INSTANCE} have read ERROR for 5 minutes: a failover may not "
+            "work when it is needed.",
+            diagnosis="`sapcontrol -nr <NN> -function HACheckConfig` (and HACheckFailoverConfig) "
+            "on the instance's host names each failing check and why; the cluster's own "
+            "status (crm_mon, pcs status) shows resources in maintenance, unmanaged or "
+            "failed, and constraints left by a manual move.",
+        ),
+        alert(
+            "SAPEnqueueReplicationLost",
+            "max by (sid, sap_instance) (sap_enqueue_replication_state) == 4",
+            for_="1m",
+            severity="critical",
+            summary="The enqueue server's replication to the ERS is lost.",
+            description="EnqGetStatistic replication-state on {{ $labels.sap_instance }} "
+            "({{ $labels.sid }}) has been RED for a minute: the lock table is not replicated, so "
+            "a failover of the ASCS now loses every lock (and the updates waiting on them).",
+            diagnosis="The ERS instance is down or cannot reach the enqueue server: its "
+            "sap_process_status (enq_replicator / enqr), the ERS's dev_enqrepl, and after a "
+            "failover whether the ERS was restarted on the other node by the cluster.",
+        ),
+        alert(
+            "SAPHAFailoverDisabled",
+            "max by (sid, sap_instance) (sap_ha_failover_active) == 0\n"
+            "and on(sid, sap_instance)\n"
+            "  max by (sid, sap_instance) (max_over_time(sap_ha_failover_active"
+            f"[{HA_WAS_ACTIVE}])) == 1\n",
+            for_="5m",
+            severity="critical",
+            summary="The cluster no longer runs an SAP instance it ran.",
+            description=f"HAGetFailoverConfig on {INSTANCE} says HAActive false for 5 minutes "
+            f"after true in the last {HA_WAS_ACTIVE}: no failover will happen if its node fails.",
+            diagnosis="The cluster is in maintenance mode or the resource unmanaged (crm "
+            "configure property maintenance-mode, pcs resource unmanage), or the cluster "
+            "connector broke (sapstartsrv's service/halib and halib_cluster_connector "
+            "parameters, the connector's log). End the maintenance when the work is done.",
+        ),
+    ]
+
+
 def _labelled(name: str, expr: str, labels: Mapping[str, str]) -> dict:
     return {**record(name, expr), "labels": dict(labels)}
 
@@ -327,7 +520,7 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
     ]
     return RuleFile(
         "sapcontrol.rules.yml",
-        WHY + HEALTH_WHY + MONITORING_WHY,
+        WHY + HEALTH_WHY + MONITORING_WHY + NOC_WHY + HA_WHY,
         [
             # The pages last in the group that records what they read: rules of one group
             # run in order, so a page sees this evaluation's means, not the last one's.
@@ -337,5 +530,7 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
             },
             {"name": "sap-sapcontrol-health", "rules": health_rules()},
             {"name": "sap-sapcontrol-monitoring", "rules": monitoring_rules()},
+            {"name": "sap-sapcontrol-noc", "rules": noc_rules(limits)},
+            {"name": "sap-sapcontrol-ha", "rules": ha_rules()},
         ],
     )

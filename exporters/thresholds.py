@@ -39,6 +39,14 @@ class Thresholds(BaseModel):
     db_disk_queue_max: PositiveFloat
     db_physical_reads_per_step_max: PositiveFloat
 
+    # Short dumps a minute on one instance (CCMS Shortdumps Frequency) that page: a NOC
+    # level, not the paper's; CCMS's own template colours its node from its thresholds.
+    short_dumps_per_minute: PositiveFloat = 10.0
+    # Red SM21 entries a minute on one instance, runtime errors (AB0) aside, that page.
+    syslog_errors_per_minute: PositiveFloat = 5.0
+    # A lock (SM12) held this long pages: a document left open, an update that never ran.
+    lock_held_seconds: PositiveFloat = 3600.0
+
     @model_validator(mode="after")
     def _page_above_warning(self) -> Thresholds:
         for warn, page in (

@@ -82,6 +82,10 @@ def test_faults_json_lists_name_and_description() -> None:
         "db-bottleneck",
         "slow-enqueue-link",
         "roll-area-too-small",
+        "short-dump-storm",
+        "update-errors",
+        "update-hang",
+        "lock-held",
     }
     assert all(i["description"] for i in items)
 

@@ -91,6 +91,28 @@ CCMS_GAUGES: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (("Update", "PerformanceU1", "ResponseTime"), "update_response_time_seconds", "V1 update"),
     (("CPU", "CPU_Utilization"), "cpu_utilisation_ratio", "host CPU utilisation"),
 )
+# CCMS nodes a NOC pages on, where RZ20's "Entire System" monitor keeps them (R3Abap/
+# Shortdumps, R3Services/Background, /Update, /Spool/SpoolService): (node name, metric, what
+# it counts). Matched by name, as real trees nest them at different depths and clients
+# record some without parents (observIQ's samples have all four flat); the `node` label of
+# sap_ccms_node_state is the name. CCMS shows "Shortdumps Frequency" per minute (read per
+# second); the others are counts over the monitor's last interval, and AbapErrorInUpdate is
+# often only a colour (no value: its state alone is exported).
+NOC_NODES: tuple[tuple[str, str, str], ...] = (
+    ("Shortdumps Frequency", "shortdumps_per_second", "ABAP short dumps (ST22) per second"),
+    ("AbortedJobs", "aborted_jobs", "background jobs aborted (SM37)"),
+    ("AbapErrorInUpdate", "update_errors", "update requests ended in an ABAP error (SM13)"),
+    ("ErrorsInWpSPO", "spool_errors", "errors in spool work processes (SP01)"),
+)
+# GetAlerts `Value` -> the `severity` label of open CCMS alerts (GREEN/GRAY ones are none).
+ALERT_SEVERITY = {"SAPControl-YELLOW": "yellow", "SAPControl-RED": "red"}
+# HACheck categories and states (HAVerificationState, HACheckCategory): the wire has
+# "SAPControl-HA-ERROR", "SAPControl-SAP-CONFIGURATION"; sapcontrol's CLI prints them as
+# "ERROR", "SAP CONFIGURATION". Labels: category sap_configuration, sap_state,
+# ha_configuration, ha_state (else other); state success, warning, error (else other).
+HA_CATEGORIES = ("sap_configuration", "sap_state", "ha_configuration", "ha_state")
+HA_STATES = ("success", "warning", "error")
+HA_CHECKS = {"HACheckConfig": "config", "HACheckFailoverConfig": "failover"}
 # EnqGetStatistic elements -> the `operation` label of sap_enqueue_requests_total.
 ENQ_REQUESTS = {
     "enqueue": "enqueue-requests",
@@ -161,6 +183,17 @@ class CallHealth:
     insecure: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class LockSummary:
+    """One instance's lock table (EnqGetLockTable) at its last reading, ages as of now
+    (exporters.sources.sapcontrol_locks)."""
+
+    by_table: dict[str, int] = field(default_factory=dict)  # allow-listed table or other
+    users: int = 0
+    most_by_one_user: int = 0
+    oldest_age_s: float | None = None  # None: no lock held
+
+
 @dataclass
 class InstanceResult:
     target: Target
@@ -175,6 +208,11 @@ class InstanceResult:
     # The instance answered with no identity (empty GetInstanceProperties): not exported.
     anonymous: bool = False
     health: CallHealth | None = None
+    # SM21 entries since the first ABAPReadSyslog answer, by (severity, message id); None
+    # before that answer (exporters.sources.sapcontrol_syslog).
+    syslog: dict[tuple[str, str], int] | None = None
+    # The lock table's summary; None before the first EnqGetLockTable answer.
+    locks: LockSummary | None = None
 
 
 def guess_instance_name(features: str, nr: int) -> str:
@@ -203,12 +241,32 @@ class SAPControlReading:
     notation: str | None = None
     # Instances discovery found moved to another host since start: (sid, instance) -> count.
     failovers: dict[tuple[str, str], int] = field(default_factory=dict)
+    # CCMS nodes configured beside NOC_NODES (WLMON_SAPCONTROL_CCMS_NODES): name -> path.
+    ccms_nodes: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class SAPControlSource(Protocol):
     """sapstartsrv instances, read through SAPControl."""
 
     def read(self) -> SAPControlReading: ...
+
+
+def ha_word(text: str | None, strip: tuple[str, ...], allowed: tuple[str, ...]) -> str:
+    """An HACheck enum value as a label: prefixes and spelling of wire and CLI taken off."""
+    word = str(text or "").strip().upper().replace(" ", "-")
+    for prefix in strip:
+        word = word.removeprefix(prefix)
+    word = word.lower().replace("-", "_")
+    return word if word in allowed else "other"
+
+
+def ha_nodes(answer: Record) -> list[str]:
+    """HANodes as names: items of the array, each possibly a comma-separated list (as
+    sapcontrol prints them, "node1, node2")."""
+    out = []
+    for item in answer.get("HANodes") or []:
+        out += [n.strip() for n in str(item).split(",") if n.strip()]
+    return out
 
 
 def wp_activity(row: Record) -> str | None:
@@ -358,7 +416,7 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
         for (sid, instance), count in sorted(reading.failovers.items()):
             failovers.add_metric([sid, instance], float(count))
         for r in reading.instances:
-            self._instance_families(g, r, reading.notation)
+            self._instance_families(g, r, reading.notation, reading.ccms_nodes)
             if r.health is not None:
                 self._call_health(g, [r.identity.sid, r.identity.sap_instance], r.health)
         return iter(g.all)
@@ -421,7 +479,13 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
         for reason in h.insecure:
             insecure.add_metric([*base, reason], 1.0)
 
-    def _instance_families(self, g: _Families, r: InstanceResult, notation: str | None) -> None:
+    def _instance_families(
+        self,
+        g: _Families,
+        r: InstanceResult,
+        notation: str | None,
+        ccms_nodes: dict[str, tuple[str, ...]],
+    ) -> None:
         base = [r.identity.sid, r.identity.sap_instance]
         g.gauge(
             "sap_sapcontrol_scrape_duration_seconds",
@@ -455,6 +519,19 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             "The instance's features as GetSystemInstanceList lists them; always 1.",
             [*LABELS, "features"],
         ).add_metric([*base, r.identity.features], 1.0)
+        if r.syslog is not None:
+            entries = g.counter(
+                "sap_syslog_entries",
+                "New ABAP system log (SM21) entries since the first ABAPReadSyslog answer, by "
+                "severity (red, yellow, green, gray) and message id (those in "
+                "WLMON_SAPCONTROL_SYSLOG_MESSAGE_IDS, else other); the text is in the log "
+                'store, {source="sapcontrol_syslog"}.',
+                [*LABELS, "severity", "message_id"],
+            )
+            for (sev, mid), n in sorted(r.syslog.items()):
+                entries.add_metric([*base, sev, mid], float(n))
+        if r.locks is not None:
+            self._lock_table(g, base, r.locks)
         if not r.up:
             return
         for method, payload in r.data.items():
@@ -469,7 +546,14 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             if fill is not None:
                 fill(g, base, payload)
             elif method == "GetAlertTree":
-                self._ccms(g, base, payload, notation, r.target.endpoint.label)
+                where = r.target.endpoint.label
+                self._ccms(g, base, payload, notation, where, ccms_nodes)
+            elif method == "GetAlerts":
+                self._open_alerts(g, base, payload, ccms_nodes)
+            elif method == "HAGetFailoverConfig":
+                self._ha_config(g, base, payload)
+            elif method in HA_CHECKS:
+                self._ha_checks(g, base, HA_CHECKS[method], payload)
 
     @staticmethod
     def _processes(g: _Families, base: list[str], rows: list[Record]) -> None:
@@ -685,7 +769,13 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
         )
 
     def _ccms(
-        self, g: _Families, base: list[str], tree: list[Record], notation: str | None, where: str
+        self,
+        g: _Families,
+        base: list[str],
+        tree: list[Record],
+        notation: str | None,
+        where: str,
+        extra: dict[str, tuple[str, ...]],
     ) -> None:
         nodes = ccms.paths(tree)
         notation = ccms.tree_notation([n.get("description") for n in tree], notation)
@@ -712,6 +802,152 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
                 fam.add_metric(base, value)
             elif notation is None and ccms.ambiguous(node["description"]):
                 self._unread(where, "/".join(suffix), node["description"])
+        for name, metric, what in NOC_NODES:
+            fam = g.gauge(
+                f"sap_ccms_{metric}",
+                f"CCMS {name} from GetAlertTree: {what} over the monitor's last interval. "
+                "Absent where the tree has no such node or shows no value (its colour is in "
+                f'sap_ccms_node_state{{node="{name}"}}).',
+            )
+            self._node(g, base, nodes, (name,), name, fam, notation, where)
+        value = g.gauge(
+            "sap_ccms_value",
+            "Value of a CCMS node configured in WLMON_SAPCONTROL_CCMS_NODES (`node` is its "
+            "configured name), in base units.",
+            [*LABELS, "node"],
+        )
+        for name, suffix in sorted(extra.items()):
+            self._node(g, base, nodes, suffix, name, value, notation, where, [name])
+
+    def _node(
+        self,
+        g: _Families,
+        base: list[str],
+        nodes: ccms.Paths,
+        suffix: tuple[str, ...],
+        name: str,
+        fam: Metric,
+        notation: str | None,
+        where: str,
+        extra: list[str] | None = None,
+    ) -> None:
+        """One node's colour (sap_ccms_node_state{node=name}) and value into `fam`."""
+        node = ccms.find(nodes, suffix)
+        if node is None:
+            return
+        state = g.gauge("sap_ccms_node_state", "", [*LABELS, "node"])
+        add(state, [*base, name], color_code(node["ActualValue"]))
+        value = ccms.parse_value(node.get("description"), notation)
+        if value is not None:
+            fam.add_metric([*base, *(extra or [])], value)
+        elif notation is None and ccms.ambiguous(node.get("description")):
+            self._unread(where, name, node["description"])
+
+    @staticmethod
+    def _lock_table(g: _Families, base: list[str], locks: LockSummary) -> None:
+        by_table = g.gauge(
+            "sap_enqueue_locks",
+            "Locks in the lock table (EnqGetLockTable, SM12) by table: those in "
+            "WLMON_SAPCONTROL_LOCK_TABLES, every other as other.",
+            [*LABELS, "table"],
+        )
+        for table, n in sorted(locks.by_table.items()):
+            by_table.add_metric([*base, table], float(n))
+        g.gauge(
+            "sap_enqueue_lock_users",
+            "Users (client and name) holding locks (EnqGetLockTable): counted, not labels.",
+        ).add_metric(base, float(locks.users))
+        g.gauge(
+            "sap_enqueue_locks_most_by_one_user",
+            "The most locks one user holds (EnqGetLockTable).",
+        ).add_metric(base, float(locks.most_by_one_user))
+        age = g.gauge(
+            "sap_enqueue_oldest_lock_age_seconds",
+            "How long the oldest lock in the table has been seen held, tracked across "
+            "readings (a lock entry carries no time): from the first reading that had it, so "
+            "for locks held before the exporter started, a lower bound. Absent with no lock.",
+        )
+        if locks.oldest_age_s is not None:
+            age.add_metric(base, locks.oldest_age_s)
+
+    @staticmethod
+    def _ha_config(g: _Families, base: list[str], answer: Record) -> None:
+        active = bool(answer.get("HAActive"))
+        g.gauge(
+            "sap_ha_failover_active",
+            "1 if a cluster (HA failover software) runs the instance: HAGetFailoverConfig "
+            "HAActive; 0 without one, or with the cluster in maintenance.",
+        ).add_metric(base, 1.0 if active else 0.0)
+        if not active:
+            return
+        nodes = ha_nodes(answer)
+        g.gauge(
+            "sap_ha_cluster_nodes",
+            "Nodes of the cluster running the instance (HAGetFailoverConfig HANodes).",
+        ).add_metric(base, float(len(nodes)))
+        on = str(answer.get("HAActiveNode") or "").strip()
+        if on:
+            # One series per instance: the node is a cluster member (HANodes, two or a few).
+            g.gauge(
+                "sap_ha_active_node_info",
+                "The cluster node the instance runs on now (HAGetFailoverConfig "
+                "HAActiveNode); always 1. A change is a failover.",
+                [*LABELS, "node"],
+            ).add_metric([*base, on], 1.0)
+
+    @staticmethod
+    def _ha_checks(g: _Families, base: list[str], check: str, rows: list[Record]) -> None:
+        fam = g.gauge(
+            "sap_ha_checks",
+            "HACheckConfig (check=config: the system's HA configuration and state) and "
+            "HACheckFailoverConfig (check=failover: the cluster connector's) results by "
+            "category and state; each combination always present (0: none). The checks' "
+            "texts are in the answer, not in labels.",
+            [*LABELS, "check", "category", "state"],
+        )
+        counts = {(c, st): 0 for c in HA_CATEGORIES for st in HA_STATES}
+        for row in rows:
+            cat = ha_word(row.get("category"), ("SAPCONTROL-",), HA_CATEGORIES)
+            st = ha_word(row.get("state"), ("SAPCONTROL-", "HA-"), HA_STATES)
+            counts[(cat, st)] = counts.get((cat, st), 0) + 1
+        for (cat, st), n in counts.items():
+            fam.add_metric([*base, check, cat, st], float(n))
+
+    @staticmethod
+    def _open_alerts(
+        g: _Families, base: list[str], answer: Record, extra: dict[str, tuple[str, ...]]
+    ) -> None:
+        """GetAlerts: open CCMS alerts (RZ20's alert browser) by severity, and by the
+        attribute (MTE name) they are on where that is one wlmon knows (the NOC nodes, the
+        dialog values, the configured nodes), else `other`: MTE names are free text."""
+        known = {name for name, _, _ in NOC_NODES}
+        known |= {suffix[-1] for suffix, _, _ in CCMS_GAUGES}
+        known |= {suffix[-1] for suffix in extra.values()}
+        total = g.gauge(
+            "sap_ccms_alerts",
+            "Open CCMS alerts (GetAlerts: not yet completed in RZ20) by severity: yellow, red.",
+            [*LABELS, "severity"],
+        )
+        by_attr = g.gauge(
+            "sap_ccms_alerts_by_attribute",
+            "Open CCMS alerts by severity and the attribute (MTE) they were raised on: the "
+            "names wlmon reads from the alert tree, `other` for any other.",
+            [*LABELS, "severity", "attribute"],
+        )
+        counts = dict.fromkeys(ALERT_SEVERITY.values(), 0)
+        attrs: dict[tuple[str, str], int] = {}
+        for row in answer.get("alert") or []:
+            severity = ALERT_SEVERITY.get(row.get("Value") or "")
+            if severity is None:
+                continue
+            counts[severity] += 1
+            attr = str(row.get("Attribute") or "").strip()
+            key = (severity, attr if attr in known else "other")
+            attrs[key] = attrs.get(key, 0) + 1
+        for severity, n in counts.items():
+            total.add_metric([*base, severity], float(n))
+        for (severity, attr), n in sorted(attrs.items()):
+            by_attr.add_metric([*base, severity, attr], float(n))
 
 
 class _Families:

@@ -289,6 +289,27 @@ class Host(Strict):
     memory_bytes: int
 
 
+class AbapErrors(Strict):
+    """ABAP errors the twin's sapstartsrv reports (CCMS, the dispatcher's update queue): the
+    model's steps never fail, so these figures are laid over them. A healthy system has
+    none; the short-dump-storm and update-hang faults set them."""
+
+    short_dumps_per_step: float = Field(
+        default=0.0, ge=0, le=1, description="share of dialog steps ending in a short dump (ST22)"
+    )
+    update_error_share: float = Field(
+        default=0.0, ge=0, le=1, description="share of V1 update requests ending in error (SM13)"
+    )
+    update_hang: bool = Field(
+        default=False,
+        description="the update work processes take no request: V1 requests queue in ABAP/UPD",
+    )
+    lock_held: bool = Field(
+        default=False,
+        description="one user's lock on a sales document is never released (SM12)",
+    )
+
+
 class Landscape(Strict):
     name: str
     description: str
@@ -307,6 +328,7 @@ class Landscape(Strict):
     devices: dict[DeviceKind, Device] = Field(description="I/O service times per device kind")
     tables: dict[str, Table]
     os: OperatingSystem
+    abap_errors: AbapErrors = Field(default_factory=AbapErrors)
 
     @model_validator(mode="after")
     def _tables_use_known_pools(self) -> Landscape:
@@ -607,6 +629,9 @@ class Scenario(Strict):
 class Fault(Strict):
     name: str
     description: str
-    indicator: str = Field(description="the ST03 figure the fault drives past its threshold")
+    indicator: str = Field(
+        description="the ST03 figure the fault drives past its threshold, or for a fault only "
+        "SAPControl shows (short dumps, update errors) what it shows there"
+    )
     source: str
     patch: dict = Field(description="partial scenario document merged over the scenario")

@@ -21,6 +21,10 @@ import re
 
 from exporters.sapcontrol.schema import Record
 
+# The CCMS nodes a NOC pages on that wlmon reads by default (exporters/collectors/sapcontrol.py
+# NOC_NODES says what each is); configured nodes (WLMON_SAPCONTROL_CCMS_NODES) take other names.
+NOC_NODE_NAMES = ("Shortdumps Frequency", "AbortedJobs", "AbapErrorInUpdate", "ErrorsInWpSPO")
+
 # Unit text -> factor to base units (seconds, ratio 0-1, per second, bytes).
 UNITS = {
     "": 1.0,

@@ -306,3 +306,18 @@ class SAPControlClient:
 
     def alert_tree(self, timeout_s: float | None = None) -> list[Record]:
         return self.call("GetAlertTree", timeout_s)
+
+    def alerts(self, root_tid: str = "", timeout_s: float | None = None) -> Record:
+        """GetAlerts: the open CCMS alerts under the node `root_tid` ('' for all), as
+        {"RootTidName": ..., "alert": [Alert, ...]}."""
+        return self.call("GetAlerts", timeout_s, RootTid=root_tid)
+
+    def ha_failover_config(self, timeout_s: float | None = None) -> Record:
+        """HAGetFailoverConfig: HAActive, HAProductVersion, ..., HAActiveNode, HANodes."""
+        return self.call("HAGetFailoverConfig", timeout_s)
+
+    def ha_check_config(self, timeout_s: float | None = None) -> list[Record]:
+        return self.call("HACheckConfig", timeout_s)
+
+    def ha_check_failover_config(self, timeout_s: float | None = None) -> list[Record]:
+        return self.call("HACheckFailoverConfig", timeout_s)

@@ -432,6 +432,13 @@ OPERATIONS: dict[str, Operation] = {
             item_type="HACheck",
         ),
         Operation(
+            "HACheckFailoverConfig",
+            "Checks HA failover third party configuration and status of an instnace.",
+            response="HACheckFailoverConfigResponse",
+            array="check",
+            item_type="HACheck",
+        ),
+        Operation(
             "HAGetFailoverConfig",
             "Returns HA failover third party information.",
             response="HAGetFailoverConfigResponse",

@@ -5,6 +5,7 @@ by `..._PASSWORD_FILE` (a mounted secret), never echoed."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -12,6 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from exporters.sapcontrol.ccms import NOC_NODE_NAMES
 from exporters.sapcontrol.client import scrub
 
 
@@ -92,6 +94,78 @@ class SAPControlSettings(BaseSettings):
     # "point" (1,260.5) or "comma" (1.260,5). Unset, each alert tree's own values decide,
     # and a value that reads two ways ("1,260") when none tells is left unread.
     decimal: Literal["point", "comma"] | None = None
+    # More CCMS nodes to export as sap_ccms_value{node=<name>} and sap_ccms_node_state, JSON
+    # name -> path suffix of the alert tree (names from the root, "/" between):
+    # {"HostspoolListUsed": "Spool/HostspoolListUsed"}. Beside the NOC's nodes wlmon maps by
+    # default (exporters/collectors/sapcontrol.py NOC_NODES). Names are the label's values,
+    # so the label stays bounded by this setting.
+    ccms_nodes: dict[str, str] = Field(default_factory=dict)
+    # HAGetFailoverConfig, HACheckConfig and HACheckFailoverConfig run the cluster
+    # connector (sap_suse_cluster_connector: crm commands) on the host: asked at most this
+    # often per ASCS/ERS instance.
+    ha_interval_s: float = Field(default=60.0, gt=0)
+    # EnqGetLockTable (SM12) answers every lock (tens of thousands in a busy system): asked
+    # at most this often per ASCS; a lock's age is known to within it.
+    lock_table_interval_s: float = Field(default=30.0, gt=0)
+    # Tables (EnqGetLockTable lock-name) counted under their own `table` label (comma
+    # separated); every other table counts as `other`.
+    lock_tables: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # ABAPReadSyslog (SM21) answers the whole syslog the instance holds: asked at most this
+    # often per instance, not every scrape.
+    syslog_interval_s: float = Field(default=60.0, gt=0)
+    # SM21 message ids counted under their own label (comma separated); every other id is
+    # counted as `other`. AB0 (ABAP runtime error), AB1 (short dump written) and R49
+    # (communication error) by default: what a NOC sees most.
+    syslog_message_ids: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["AB0", "AB1", "R49"]
+    )
+
+    @field_validator("lock_tables", mode="before")
+    @classmethod
+    def _tables(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        for table in value:
+            if not re.fullmatch(r"[A-Za-z/][A-Za-z0-9_/]{0,29}", str(table)):
+                raise ValueError(
+                    f"WLMON_SAPCONTROL_LOCK_TABLES: {table!r}: an ABAP table name is at most "
+                    "30 letters, digits, _ and / (VBAK, /SAPAPO/MATKEY)"
+                )
+        return [str(t).upper() for t in value]
+
+    @field_validator("syslog_message_ids", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        for mid in value:
+            if not re.fullmatch(r"[A-Za-z0-9]{3}", str(mid)):
+                raise ValueError(
+                    f"WLMON_SAPCONTROL_SYSLOG_MESSAGE_IDS: {mid!r}: an SM21 message id is "
+                    "three letters or digits (AB0, R49)"
+                )
+        return [str(m).upper() for m in value]
+
+    @field_validator("ccms_nodes")
+    @classmethod
+    def _node_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, path in value.items():
+            if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_.+ -]{0,63}", name):
+                raise ValueError(
+                    f"WLMON_SAPCONTROL_CCMS_NODES: name {name!r}: letters, digits, _ . + - and "
+                    "spaces, at most 64, starting with a letter"
+                )
+            if name in NOC_NODE_NAMES:
+                raise ValueError(
+                    f"WLMON_SAPCONTROL_CCMS_NODES: {name!r} is read by default (as "
+                    "sap_ccms_node_state and its own metric): give the node another name"
+                )
+            if not path.strip("/ ") or "//" in path:
+                raise ValueError(
+                    f"WLMON_SAPCONTROL_CCMS_NODES[{name!r}]: {path!r}: need a node path such as "
+                    "R3Services/Spool/HostspoolListUsed"
+                )
+        return value
 
     @field_validator("endpoints", "discover", mode="before")
     @classmethod

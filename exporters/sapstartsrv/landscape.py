@@ -95,6 +95,7 @@ NEEDS_PROCESS = {
     "ABAPGetSystemWPTable": ("disp+work", "DpAttachStartService failed"),
     "GetQueueStatistic": ("disp+work", "DpAttachStartService failed"),
     "GetAlertTree": ("disp+work", "DpAttachStartService failed"),
+    "GetAlerts": ("disp+work", "DpAttachStartService failed"),
     "ICMGetThreadList": ("icman", "IcmAttach failed"),
     "ICMGetConnectionList": ("icman", "IcmAttach failed"),
     "EnqGetStatistic": ("enserver", "EnqGetStatistic: enqueue server not running"),
@@ -226,6 +227,10 @@ class ModelLandscape:
         self._history: dict[str, deque] = {}
         self._enq = {"requests": 0.0, "lock": 0.0, "wait": 0.0}
         self._enq_high = {"locks": 0, "owner": 0, "arguments": 0}
+        # instance name -> (dialog steps, fraction of a dump) at the last ABAPReadSyslog.
+        self._dumped: dict[str, tuple[float, float]] = {}
+        # instance name -> ABAP/UPD Reads when its update hang began (update-hang fault).
+        self._upd_hang: dict[str, int] = {}
         self.started = self.clock()
 
     # ------------------------------------------------------------------ model access
@@ -405,6 +410,12 @@ class ModelLandscape:
             "HANodes": [],
         }
 
+    @staticmethod
+    def ha_check_failover_config() -> list[Record]:
+        """HACheckFailoverConfig: no HA software, so no failover checks (an empty list, as
+        sapstartsrv answers without a cluster connector)."""
+        return []
+
     def ha_check_config(self) -> list[Record]:
         """HACheckConfig: the checks of the system's configuration and state the model can
         answer (SAP-CONFIGURATION, SAP-STATE; no HA software, so no HA-* checks)."""
@@ -473,8 +484,12 @@ class ModelLandscape:
         return {"RootTidName": root["name"], "alert": out}
 
     def syslog(self, inst: InstanceInfo) -> list[Record]:
-        """ABAPReadSyslog: the instance's start and what happened to its processes since."""
-        events = [(self.started, "Instance started (wlmon landscape model)", GREEN)]
+        """ABAPReadSyslog: the instance's start, what happened to its processes since, and
+        under the short-dump-storm fault each short dump as SM21 writes it (AB0 runtime
+        error, red; AB1 short dump written, yellow), the last 1,000 entries."""
+        if inst.abap:
+            self._dump_entries(inst)
+        events = [(self.started, "Instance started (wlmon landscape model)", GREEN, "")]
         with self._lock:
             events += list(self._events.get(inst.name, ()))
         return [
@@ -484,12 +499,26 @@ class ModelLandscape:
                 "Client": "",
                 "User": "",
                 "Tcode": "",
-                "MNo": "",
+                "MNo": mno,
                 "Text": text,
                 "Severity": color,
             }
-            for when, text, color in events
+            for when, text, color, mno in events
         ]
+
+    def _dump_entries(self, inst: InstanceInfo) -> None:
+        """The dumps the instance's dialog steps made since the last call, at the fault's
+        share of them (fractions carried to the next call)."""
+        with self._lock:
+            share = self._scenario().landscape.abap_errors.short_dumps_per_step
+            steps = float(self.snapshot().totals.steps[inst.index, 0].sum())
+            last, carry = self._dumped.get(inst.name, (steps, 0.0))
+            dumps = max(steps - last, 0.0) * share + carry
+            whole = int(dumps)
+            self._dumped[inst.name] = (steps, dumps - whole)
+            for _ in range(min(whole, 500)):  # one call never floods the 1,000 kept
+                self._event(inst.name, 'Run-time error "ZCX_WLMON_STORM" occurred', RED, "AB0")
+                self._event(inst.name, '> Short dump "ZCX_WLMON_STORM" generated', YELLOW, "AB1")
 
     # ------------------------------------------------------------------ process control
     def stop_processes(self, name: str, processes: set[str] | None = None) -> None:
@@ -511,8 +540,9 @@ class ModelLandscape:
             for process in sorted(self._stopped_procs.pop(name, set())):
                 self._event(name, f"Process {process} started", GREEN)
 
-    def _event(self, name: str, text: str, color: str) -> None:
-        self._events.setdefault(name, deque(maxlen=1000)).append((self.clock(), text, color))
+    def _event(self, name: str, text: str, color: str, mno: str = "") -> None:
+        entry = (self.clock(), text, color, mno)
+        self._events.setdefault(name, deque(maxlen=1000)).append(entry)
 
     def stopped_processes(self, name: str) -> frozenset[str]:
         with self._lock:
@@ -750,6 +780,8 @@ class ModelLandscape:
                 last_w, last_r = self._queue_counts.get((inst.name, q), (0, 0))
                 reads = max(reads, last_r)
                 writes = max(reads + now, last_w)
+                if q == "ABAP/UPD":
+                    now, reads, writes = self._update_hang(inst, now, reads, writes, last_r)
                 self._queue_counts[(inst.name, q)] = (writes, reads)
                 high = max(self._high.get((inst.name, q), 0), now)
                 self._high[(inst.name, q)] = high
@@ -765,6 +797,20 @@ class ModelLandscape:
                     }
                 )
             return rows
+
+    def _update_hang(
+        self, inst: InstanceInfo, now: int, reads: int, writes: int, last_reads: int
+    ) -> tuple[int, int, int]:
+        """ABAP/UPD (Now, Reads, Writes) while the update work processes take nothing: the
+        V1 requests the steps make keep arriving (Writes), none is read (Reads stands
+        where the hang began), so Now is all that arrived since. When it ends, the update
+        work processes take up the queue again and the model's own queue is back."""
+        if not self._scenario().landscape.abap_errors.update_hang:
+            self._upd_hang.pop(inst.name, None)
+            return now, reads, writes
+        frozen = self._upd_hang.setdefault(inst.name, last_reads)
+        waiting = min(writes - frozen, QUEUE_MAX)
+        return waiting, frozen, frozen + waiting
 
     # ------------------------------------------------------------------ ICM
     def icm_thread_list(self, inst: InstanceInfo) -> list[Record]:
@@ -814,8 +860,9 @@ class ModelLandscape:
             st = snap.state
             n = self._diffuser.draw(("ASCS", "locktable"), self._locks_held(snap))
             idx = [k for k, s in enumerate(st.statements) if s[3] in ("INSERT", "UPDATE")]
+            held = self._held_lock()
             if not idx or n <= 0:
-                return []
+                return held
             self._calls += 1
             rng = np.random.default_rng([self.seed, 0, self._calls])
             w = np.asarray(st.stmt_exec_rate, dtype=float)[idx]
@@ -840,7 +887,30 @@ class ModelLandscape:
                         "backup": False,
                     }
                 )
-            return rows
+            return rows + held
+
+    def _held_lock(self) -> list[Record]:
+        """Under the lock-held fault, the same entry in every answer: user SDSTUCK's
+        exclusive lock on sales document 4711 (VBAK), never released."""
+        if not self._scenario().landscape.abap_errors.lock_held:
+            return []
+        owner = "20261128093000000000penguin2_BMK_00"
+        return [
+            {
+                "lock-name": "VBAK",
+                "lock-arg": f"{CLIENT}0000004711",
+                "lock-mode": "E",
+                "owner": owner,
+                "owner-vb": owner,
+                "use-count-owner": 1,
+                "use-count-owner-vb": 1,
+                "client": CLIENT,
+                "user": "SDSTUCK",
+                "transaction": "VA02",
+                "object": "EVVBAKE",
+                "backup": False,
+            }
+        ]
 
     def enq_statistic(self) -> Record:
         with self._lock:
@@ -926,6 +996,36 @@ class ModelLandscape:
             cur[4] - base[4],
         )
 
+    def _error_nodes(
+        self,
+        node: Callable,
+        top: int,
+        services: int,
+        update: int,
+        dumps_per_min: float,
+        update_errors: float,
+    ) -> None:
+        """The CCMS nodes a NOC pages on, where RZ20's "Entire System" monitor has them:
+        R3Abap/Shortdumps (Shortdumps Frequency, /min), R3Services/Background/AbortedJobs,
+        R3Services/Update/AbapErrorInUpdate (errors in the interval; red on any) and
+        R3Services/Spool/SpoolService/ErrorsInWpSPO. The model runs no background or spool
+        work, so those two stay 0 and green."""
+        red = self.thresholds.short_dumps_per_minute
+        abap = node("R3Abap", top, None)
+        dumps = node("Shortdumps", abap, None)
+        node(
+            "Shortdumps Frequency",
+            dumps,
+            f"{dumps_per_min:.0f} /min",
+            _color(dumps_per_min, red / 10, red),
+        )
+        background = node("Background", services, None)
+        node("AbortedJobs", background, "0")
+        errors = round(update_errors)
+        node("AbapErrorInUpdate", update, f"{errors}", RED if errors > 0 else GREEN)
+        spool = node("SpoolService", node("Spool", services, None), None)
+        node("ErrorsInWpSPO", spool, "0")
+
     def alert_tree(self, inst: InstanceInfo) -> list[Record]:
         with self._lock:
             snap = self.snapshot()
@@ -991,6 +1091,10 @@ class ModelLandscape:
                     node("ResponseTime", u1, f"{1000.0 * u_resp / u_steps:.0f} msec")
                 else:
                     node("ResponseTime", u1, "-", GRAY)
+                errors = self._scenario().landscape.abap_errors
+                dumps = errors.short_dumps_per_step * per_min
+                upd_errors = errors.update_error_share * u_steps
+                self._error_nodes(node, top, services, update, dumps, upd_errors)
                 cpu = float(st.host_cpu_util[st.instance_host[i]])
             else:
                 cpu = float(st.cs_cpu_util)

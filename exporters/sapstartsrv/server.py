@@ -285,6 +285,8 @@ class InstanceApp:
                 payload = land.ha_failover_config()
             case "HACheckConfig":
                 payload = land.ha_check_config()
+            case "HACheckFailoverConfig":
+                payload = land.ha_check_failover_config()
             case "ABAPReadSyslog":
                 payload = land.syslog(inst)
             case "Stop":

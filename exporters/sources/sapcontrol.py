@@ -43,7 +43,9 @@ from exporters.sapcontrol.client import (
 )
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.sapcontrol_discovery import ClientFactory, Discovery, endpoint
-from exporters.sources.sapcontrol_guard import Guard, outcome
+from exporters.sources.sapcontrol_guard import HA_METHODS, Guard, outcome
+from exporters.sources.sapcontrol_locks import LockAges
+from exporters.sources.sapcontrol_syslog import LineSink, SyslogReader
 
 log = logging.getLogger(__name__)
 
@@ -56,8 +58,14 @@ class SAPControlScraper:
         settings: SAPControlSettings,
         client_factory: ClientFactory | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        log_sink: LineSink | None = None,
     ) -> None:
         self.settings = settings
+        # SM21 entries: counted by severity and allow-listed id, their text to `log_sink`
+        # (the log store's Loki-protocol sink) when one is given.
+        self._syslog = SyslogReader(settings.syslog_message_ids, log_sink)
+        # SM12: each lock's first sighting, so the oldest lock's age grows across readings.
+        self._locks = LockAges(settings.lock_tables, clock)
         self.clock = clock
         self._client_factory = client_factory or self._make_client
         self._clients: dict[tuple[Endpoint, bool], SAPControlClient] = {}
@@ -97,6 +105,10 @@ class SAPControlScraper:
             complete=self._last_complete,
             notation=self.settings.decimal,
             failovers=dict(self._failovers),
+            ccms_nodes={
+                name: tuple(p for p in path.strip("/").split("/") if p)
+                for name, path in self.settings.ccms_nodes.items()
+            },
         )
 
     def _make_client(self, endpoint: Endpoint, auth: tuple[str, str] | None) -> SAPControlClient:
@@ -217,13 +229,25 @@ class SAPControlScraper:
         feats = set(features.split("|"))
         out = ["GetProcessList"]
         if "ABAP" in feats:
-            out += ["ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree"]
+            # ABAPReadSyslog last: sapstartsrv reads the syslog file itself, so it is not
+            # held back while disp+work is down (the log says why it went down).
+            out += [
+                "ABAPGetWPTable",
+                "GetQueueStatistic",
+                "GetAlertTree",
+                "GetAlerts",
+                "ABAPReadSyslog",
+            ]
         elif "ICMAN" in feats:
             out.append("GetQueueStatistic")
         if "ICMAN" in feats:
             out += ["ICMGetThreadList", "ICMGetConnectionList"]
         if "ENQUE" in feats:
-            out.append("EnqGetStatistic")
+            out += ["EnqGetStatistic", "EnqGetLockTable"]
+        # The instances a cluster moves (ASCS, ERS) say whether it does and how its checks
+        # stand; dialog instances are not cluster resources in the usual set-ups.
+        if {"ENQUE", "ENQREP", "MESSAGESERVER"} & feats:
+            out += list(HA_METHODS)
         return out
 
     def guard(self, endpoint: Endpoint) -> Guard:
@@ -289,6 +313,10 @@ class SAPControlScraper:
             reason = guard.skip(method, now) or ("deadline" if remaining <= 0 else None)
             if reason is not None:
                 guard.skipped_call(method, reason)
+                if reason == "interval" and method in guard.answers:
+                    # Asked less often than scraped: its last answer stands until the next
+                    # (a series that came and went with each call would reset every for:).
+                    result.data[method] = guard.answers[method]
                 continue
             attempted = True
             t0 = self.clock()
@@ -309,9 +337,22 @@ class SAPControlScraper:
             result.calls[method] = (True, self.clock() - t0)
             result.data[method] = payload
             guard.record(method, "ok", time.monotonic())
+            if method in guard.intervals:
+                guard.answers[method] = payload
             self._note(target, method, "")
             if method == "GetProcessList":
                 guard.processes = {r["name"]: r["dispstatus"] for r in payload if r["name"]}
+            elif method == "ABAPReadSyslog":
+                labels = {
+                    "source": "sapcontrol_syslog",
+                    "sid": identity.sid,
+                    "sap_instance": identity.sap_instance,
+                }
+                self._syslog.read(f"{identity.sid}/{identity.sap_instance}", labels, payload)
+            elif method == "EnqGetLockTable":
+                self._locks.read(f"{identity.sid}/{identity.sap_instance}", payload)
+        result.syslog = self._syslog.counts(f"{identity.sid}/{identity.sap_instance}")
+        result.locks = self._locks.summary(f"{identity.sid}/{identity.sap_instance}")
         if not attempted:
             answered = guard.last_up  # everything held back: what the last calls said
         guard.last_up = answered

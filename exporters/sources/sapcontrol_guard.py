@@ -38,10 +38,12 @@ NEEDS = {
     "ABAPGetWPTable": "disp+work",
     "GetQueueStatistic": "disp+work",
     "GetAlertTree": "disp+work",
+    "GetAlerts": "disp+work",
     "ICMGetThreadList": "icman",
     "ICMGetConnectionList": "icman",
 }
 RUNNING = frozenset({"SAPControl-GREEN", "SAPControl-YELLOW"})
+HA_METHODS = ("HAGetFailoverConfig", "HACheckConfig", "HACheckFailoverConfig")
 
 
 def outcome(exc: SAPControlError | None) -> str:
@@ -84,6 +86,16 @@ class Guard:
         self.calls: Counter = Counter()
         self.skipped: Counter = Counter()
         self.budget_exhausted = 0
+        # Methods asked at most every so many seconds (their answer is long and slow to
+        # change): method -> seconds, and when each was last asked.
+        self.intervals = {
+            "ABAPReadSyslog": settings.syslog_interval_s,
+            "EnqGetLockTable": settings.lock_table_interval_s,
+            **dict.fromkeys(HA_METHODS, settings.ha_interval_s),
+        }
+        self._asked: dict[str, float] = {}
+        # Their last answers, standing in between (method -> payload).
+        self.answers: dict[str, object] = {}
         # GetProcessList's dispstatus by process name, from its last answer.
         self.processes: dict[str, str] = {}
         self.last_up = False
@@ -103,6 +115,9 @@ class Guard:
             return "backoff"
         if self.auth_refused and now < self._auth_until and method not in self._open:
             return "auth"
+        interval = self.intervals.get(method)
+        if interval is not None and now - self._asked.get(method, float("-inf")) < interval:
+            return "interval"
         needed = self.processes.get(NEEDS.get(method, ""))
         if needed is not None and needed not in RUNNING:
             return "state"
@@ -121,6 +136,7 @@ class Guard:
     def record(self, method: str, result: str, now: float) -> None:
         """One call made and how it ended."""
         self._window.append(now)
+        self._asked[method] = now
         self.calls[(method, result)] += 1
         state = self._methods.setdefault(method, _Method())
         if result == "ok":

@@ -109,6 +109,9 @@ def sapcontrol_stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
         "WLMON_SAPCONTROL_TIMEOUT_S": "1.6",
         # Prometheus and Telegraf both scrape the exporter every 2 s: share one reading.
         "WLMON_SAPCONTROL_CACHE_S": "1.0",
+        # SM21 read every 5 s (a minute by default): the short dumps' entries show in time.
+        "WLMON_SAPCONTROL_SYSLOG_INTERVAL_S": "5",
+        "WLMON_SAPCONTROL_LOCK_TABLE_INTERVAL_S": "2",
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -304,3 +307,97 @@ def test_a_killed_dispatcher_reaches_the_webhook_and_resolves(sapcontrol_stack) 
     eventually(lambda: about_the_dispatcher("resolved"), timeout=120, every=2)
     stopped = [n for n in _notifications(stack) if n["alertname"] == "SAPInstanceStopped"]
     assert not stopped, "one process down is not a stopped instance"
+
+
+# Faults only SAPControl shows (issue 31 item 5): each pages its NOC alert from the twin's
+# sapstartsrv through the exporter, Prometheus and Alertmanager to the API's webhook.
+NOC_FAULTS = [
+    ("short-dump-storm", "SAPShortDumpStorm"),
+    ("update-errors", "SAPUpdateErrors"),
+    ("update-hang", "SAPUpdateHang"),
+]
+NOC_ALERTS = {
+    "SAPShortDumpStorm",
+    "SAPUpdateErrors",
+    "SAPUpdateHang",
+    "SAPBackgroundJobsAborted",
+    "SAPSpoolErrors",
+    "SAPSyslogErrors",
+}
+
+
+def _active_noc(stack: Stack) -> set[str]:
+    r = httpx.get(f"{url(stack, 'prometheus')}/api/v1/alerts", timeout=10)
+    r.raise_for_status()
+    return {
+        a["labels"]["alertname"]
+        for a in r.json()["data"]["alerts"]
+        if a["labels"]["alertname"] in NOC_ALERTS
+    }
+
+
+@pytest.mark.parametrize(("fault", "alertname"), NOC_FAULTS, ids=[f for f, _ in NOC_FAULTS])
+def test_noc_fault_reaches_the_webhook_and_resolves(sapcontrol_stack, fault, alertname) -> None:
+    """The fault in the twin; its critical NOC alert (and no other NOC alert) reaches the
+    API's notifications through Alertmanager for the dialog instances, none for the ASCS,
+    and resolves when the fault goes."""
+    stack = sapcontrol_stack
+    eventually(lambda: _query_prom(stack, "sap_ccms_alerts"), timeout=180)
+    # Healthy: no NOC alert even pending (the last case's have resolved).
+    eventually(lambda: not _active_noc(stack), timeout=180, every=2)
+    first = max((n["id"] for n in _notifications(stack)), default=0)
+
+    def sent(status: str) -> list[dict]:
+        return [
+            n
+            for n in _notifications(stack)
+            if n["id"] > first and n["alertname"] == alertname and n["status"] == status
+        ]
+
+    started = time.monotonic()
+    _set_faults(stack, [fault])
+    try:
+        fired = eventually(lambda: sent("firing"), timeout=180, every=2)
+        took = time.monotonic() - started
+        assert {n["severity"] for n in fired} == {"critical"}
+        instances = {n["sap_instance"] for n in fired}
+        assert instances and all("_D" in i for i in instances), instances
+        assert _active_noc(stack) == {alertname}, "one fault, one NOC alert"
+        if fault == "short-dump-storm":  # each dump also in SM21 (ABAPReadSyslog): AB0, red
+            logged = eventually(
+                lambda: _query_prom(
+                    stack,
+                    'sum(increase(sap_syslog_entries_total{job="wlmon-exporter",'
+                    'severity="red",message_id="AB0"}[30s])) > 0',
+                ),
+                timeout=60,
+            )
+            print(f"AB0 entries in 30 s: {float(logged[0]['value'][1]):.0f}")
+        print(f"{fault}: {alertname} notified {took:.0f} s after the fault, for {instances}")
+    finally:
+        _set_faults(stack, [])
+    eventually(lambda: {n["sap_instance"] for n in sent("resolved")} >= instances, timeout=180)
+
+
+def test_a_held_lock_ages_in_prometheus_across_readings(sapcontrol_stack) -> None:
+    """lock-held in the twin: the same SM12 entry in every EnqGetLockTable answer, so the
+    ASCS's oldest lock age grows in Prometheus from reading to reading (wall-clock seconds;
+    SAPLockHeldLong's hour is left to promtool), and falls back when the lock goes."""
+    stack = sapcontrol_stack
+    query = 'max(sap_enqueue_oldest_lock_age_seconds{job="wlmon-exporter"})'
+
+    def age() -> float:
+        result = _query_prom(stack, query)
+        return float(result[0]["value"][1]) if result else -1.0
+
+    eventually(lambda: age() >= 0, timeout=180)
+    _set_faults(stack, ["lock-held"])
+    try:
+        first = eventually(lambda: (a := age()) > 20 and a, timeout=120, every=2)
+        time.sleep(10)
+        later = age()
+        assert later >= first + 6, (first, later)  # grows with the wall clock
+        print(f"held lock: {first:.0f} s, then {later:.0f} s")
+    finally:
+        _set_faults(stack, [])
+    eventually(lambda: 0 <= age() < 10, timeout=120, every=2)

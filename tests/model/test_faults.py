@@ -16,6 +16,14 @@ FAULT_INDICATOR = {
     "slow-enqueue-link": "enqueue",
     "roll-area-too-small": "roll",
 }
+# Faults only SAPControl shows (the twin's sapstartsrv lays them over the model's steps):
+# they must move no whitepaper indicator (tests/sapcontrol/test_noc_nodes.py shows them).
+SAPCONTROL_FAULTS = {
+    "short-dump-storm": "short_dumps",
+    "update-errors": "update",
+    "update-hang": "update",
+    "lock-held": "locks",
+}
 # What the edge hands the model: the shipped alerts/thresholds.yml, in ms.
 THRESHOLDS_MS = thresholds_ms(load_thresholds())
 
@@ -47,7 +55,14 @@ def test_every_shipped_fault_is_in_the_matrix() -> None:
     from exporters.model.catalog import Catalog
 
     faults = {f.name: f.indicator for f in Catalog().faults()}
-    assert faults == FAULT_INDICATOR
+    assert faults == FAULT_INDICATOR | SAPCONTROL_FAULTS
+
+
+@pytest.mark.parametrize("fault", SAPCONTROL_FAULTS)
+def test_sapcontrol_only_fault_breaches_no_whitepaper_threshold(fault: str) -> None:
+    values = _indicators((fault,))
+    for name, limit in THRESHOLDS_MS.items():
+        assert values[name] < limit, f"{fault} breaches {name}: {values[name]:.1f} ms"
 
 
 @pytest.mark.parametrize("faults", [(), *[(f,) for f in FAULT_INDICATOR]])

@@ -90,11 +90,23 @@ def test_methods_follow_what_the_instance_runs(client_factory, system) -> None:
         by_host.setdefault(host, set()).add(op)
     assert by_host["sapapp1"] >= {"ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree"}
     assert "EnqGetStatistic" not in by_host["sapapp1"]
-    assert by_host["sapascs"] == {"GetInstanceProperties", "GetProcessList", "EnqGetStatistic"}
-    # Identities are cached: a second scrape does not ask GetInstanceProperties again.
+    assert "HAGetFailoverConfig" not in by_host["sapapp1"]  # not a cluster resource
+    assert by_host["sapascs"] == {
+        "GetInstanceProperties",
+        "GetProcessList",
+        "EnqGetStatistic",
+        "EnqGetLockTable",
+        "HAGetFailoverConfig",
+        "HACheckConfig",
+        "HACheckFailoverConfig",
+    }
+    # Identities are cached: a second scrape does not ask GetInstanceProperties again, nor
+    # the HA methods and the syslog within their intervals (60 s).
     system.calls.clear()
     list(collector.families(collector.read()))
-    assert not [c for c in system.calls if c[1] == "GetInstanceProperties"]
+    asked = {c[1] for c in system.calls}
+    assert not asked & {"GetInstanceProperties", "HAGetFailoverConfig", "ABAPReadSyslog"}
+    assert "EnqGetStatistic" in asked
 
 
 def test_work_processes_by_type_status_and_activity(exposition: str) -> None:

@@ -186,3 +186,85 @@ def test_every_source_health_alert_is_tested_firing_silent_and_resolved() -> Non
     assert {r["alert"] for r in rules} == MONITORING_ALERTS
     assert fired & MONITORING_ALERTS == resolved == MONITORING_ALERTS
     assert silent >= MONITORING_ALERTS | {"SAPStartSrvUnreachable"}
+
+
+NOC_ALERTS = {
+    "SAPShortDumpStorm",
+    "SAPUpdateErrors",
+    "SAPUpdateHang",
+    "SAPBackgroundJobsAborted",
+    "SAPSpoolErrors",
+    "SAPSyslogErrors",
+    "SAPLockHeldLong",
+}
+
+
+def test_promtool_noc_alert_tests_pass() -> None:
+    result = subprocess.run(
+        [promtool_path(), "test", "rules", "sapcontrol_noc.test.yml"],
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_noc_alert_is_critical_and_tested_firing_silent_and_resolved() -> None:
+    """One critical alert per condition (no warning twin), each seen firing, silent
+    (before its for: and on a neighbour's series that must not page) and resolved."""
+    doc = yaml.safe_load((TESTS / "sapcontrol_noc.test.yml").read_text())
+    fired, silent, resolved = set(), set(), set()
+    for case in doc["tests"]:
+        seen: set[str] = set()
+        for art in sorted(case["alert_rule_test"], key=lambda a: _seconds(a["eval_time"])):
+            name = art["alertname"]
+            if art["exp_alerts"]:
+                fired.add(name)
+                seen.add(name)
+            else:
+                silent.add(name)
+                if name in seen:
+                    resolved.add(name)
+    group = next(
+        g for g in yaml.safe_load(RULES.read_text())["groups"] if g["name"] == "sap-sapcontrol-noc"
+    )
+    assert {r["alert"] for r in group["rules"]} == NOC_ALERTS
+    assert {r["labels"]["severity"] for r in group["rules"]} == {"critical"}
+    assert fired == resolved == silent == NOC_ALERTS
+
+
+HA_ALERTS = {"SAPHACheckFailed", "SAPEnqueueReplicationLost", "SAPHAFailoverDisabled"}
+
+
+def test_promtool_ha_alert_tests_pass() -> None:
+    result = subprocess.run(
+        [promtool_path(), "test", "rules", "sapcontrol_ha.test.yml"],
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_ha_alert_is_critical_and_tested_firing_silent_and_resolved() -> None:
+    doc = yaml.safe_load((TESTS / "sapcontrol_ha.test.yml").read_text())
+    fired, silent, resolved = set(), set(), set()
+    for case in doc["tests"]:
+        seen: set[str] = set()
+        for art in sorted(case["alert_rule_test"], key=lambda a: _seconds(a["eval_time"])):
+            name = art["alertname"]
+            if art["exp_alerts"]:
+                fired.add(name)
+                seen.add(name)
+            else:
+                silent.add(name)
+                if name in seen:
+                    resolved.add(name)
+    group = next(
+        g for g in yaml.safe_load(RULES.read_text())["groups"] if g["name"] == "sap-sapcontrol-ha"
+    )
+    assert {r["alert"] for r in group["rules"]} == HA_ALERTS
+    assert {r["labels"]["severity"] for r in group["rules"]} == {"critical"}
+    assert fired == resolved == silent == HA_ALERTS

@@ -39,6 +39,7 @@ SAP_RESPONSES = {
     "GetStartProfileResponse": ["name", "lines"],
     "GetAlertsResponse": ["RootTidName", "alert"],
     "HACheckConfigResponse": ["check"],
+    "HACheckFailoverConfigResponse": ["check"],
     "HAGetFailoverConfigResponse": [
         "HAActive",
         "HAProductVersion",
@@ -260,6 +261,8 @@ def test_zeep_calls_every_served_operation(fleet, service, operation) -> None:
         assert {c.description: c.state for c in answer}[
             "Redundant ABAP instance configuration"
         ] == ("SAPControl-HA-SUCCESS")
+    elif operation == "HACheckFailoverConfig":
+        assert not answer  # no cluster connector: no failover checks
     elif operation == "GetStartProfile":
         assert answer.name.endswith("BMK_D00_penguin3")
         assert "_P00 = disp+work" in answer.lines.item  # zeep keeps ArrayOfString's item
