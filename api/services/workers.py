@@ -109,6 +109,20 @@ def import_st03(
         return imports.store_st03(_store(db), source, label, options)
 
 
+def import_stad(
+    db: Database,
+    upload: Path,
+    label: str,
+    limits: ImportLimits,
+    options: st03.Options,
+    target_sheet: bytes | None,
+) -> dict:
+    """Import an uploaded STAD export (and its targets sheet), streamed from disk."""
+    limits.check_rows(upload)
+    with upload.open("rb") as source:
+        return imports.store_stad(_store(db), source, label, options, target_sheet)
+
+
 def import_perfmon(db: Database, upload: Path, label: str, limits: ImportLimits) -> dict:
     limits.check_rows(upload)
     with upload.open("rb") as source:

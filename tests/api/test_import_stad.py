@@ -287,3 +287,82 @@ def test_targets_per_transaction_are_judged_in_report_check_and_junit(tmp_path) 
     assert xml.count('name="target ') == 4
     with pytest.raises(Invalid, match="no unit"):
         imports.store_stad(store, _text(steps).encode(), "x", None, b"TCODE;Target\nVA01;1\n")
+
+
+@pytest.fixture
+def api(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from api.config import Settings
+    from api.main import create_app
+
+    settings = Settings(db_path=tmp_path / "db.sqlite", token="t", stad_max_bytes=200_000)
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+AUTH = {"Authorization": "Bearer t"}
+
+
+def test_post_imports_stad_takes_the_export_targets_and_zone(api) -> None:
+    steps = _steps(5, 300)
+    r = api.post(
+        "/imports/stad",
+        files={
+            "file": ("stad.txt", _text(steps, german=True).encode("utf-8"), "text/plain"),
+            "targets": ("nfr.csv", TARGETS.encode(), "text/csv"),
+        },
+        data={"tz": "Europe/Berlin", "label": "day 1"},
+        headers=AUTH,
+    )
+    assert r.status_code == 201, r.text
+    run = r.json()
+    assert run["label"] == "day 1" and run["scenario"] == "stad"
+    # 10:00 in Berlin on 25 November (CET, UTC+1) is 09:00 UTC.
+    assert run["start"].startswith("2026-11-25T09:00:00")
+    rep = api.get(f"/runs/{run['id']}/report").json()
+    dialog = [s["response"] for s in steps if s["typ"] == "DIA"]
+    pct = {p["task_type"]: p for p in rep["percentiles"]["by_task_type"]}
+    assert pct["dialog"]["steps"] == len(dialog)
+    assert pct["dialog"]["p90_s"] == pytest.approx(_rank(dialog, 0.9) / 1000)
+    va01 = [s["response"] for s in steps if s["tx"] == "VA01"]
+    got = {t["transaction"]: t for t in rep["targets"]}
+    assert got["VA01"]["measured_s"] == pytest.approx(_rank(va01, 0.95) / 1000)
+    assert rep["window"]["zone"] == "Europe/Berlin"
+    assert (
+        rep["window"]["start_local"].startswith("2026-11-25")
+        and "10:00" in (rep["window"]["start_local"])
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "status", "message"),
+    [
+        ({"content": b"Started\tTyp\n"}, 415, "multipart/form-data"),
+        ({"files": {"targets": ("t.csv", b"x", "text/csv")}}, 422, "no part 'file'"),
+        (
+            {"files": {"file": ("s.txt", b"x", "text/plain")}, "data": {"tz": "Mars/Base"}},
+            422,
+            "tz 'Mars/Base'",
+        ),
+        (
+            {"files": {"file": ("s.txt", b"Started\tServer\n1\t2\n", "text/plain")}},
+            422,
+            "no STAD heading",
+        ),
+        (
+            {"files": {"file": ("s.txt", b"x", "text/plain")}, "data": {"colour": "red"}},
+            422,
+            "field 'colour' is not read",
+        ),
+        ({"files": {"file": ("s.txt", b"x" * 250_000, "text/plain")}}, 413, "STAD import limit"),
+    ],
+    ids=["not-multipart", "no-file", "bad-zone", "not-stad", "unknown-field", "too-large"],
+)
+def test_post_imports_stad_refuses_with_a_message(api, kwargs, status, message) -> None:
+    r = api.post("/imports/stad", headers=AUTH, **kwargs)
+    assert r.status_code == status, r.text
+    assert message in r.json()["detail"]
+    assert api.get("/runs").json() == [] or all(
+        x["scenario"] != "stad" for x in api.get("/runs").json()
+    )

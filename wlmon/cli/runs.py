@@ -684,10 +684,10 @@ def import_stad(
             sheet = target_file.read_bytes()
         except OSError as exc:
             fail(f"--targets: cannot read {target_file}: {exc.strerror or exc}")
-    # The ST03 import's size and row limits (WLMON_API_ST03_MAX_BYTES, _MAX_ROWS).
+    # STAD's own limits (WLMON_API_STAD_MAX_BYTES, _MAX_ROWS), sized for a million steps.
     _import(
         file,
         label,
-        "st03",
+        "stad",
         lambda store, stream, name: imports.store_stad(store, stream, name, options, sheet),
     )
