@@ -78,8 +78,21 @@ AS_RUN: dict[str, Any] = {
     **AS_RUN,
 )
 async def import_perfmon(
-    request: Request, pool: PoolDep, settings: SettingsDep, label: Label = ""
+    request: Request,
+    pool: PoolDep,
+    settings: SettingsDep,
+    label: Label = "",
+    tz: Annotated[
+        str,
+        Query(
+            max_length=64,
+            description="the machine's time zone (IANA) for a console capture that names "
+            "none; checked against a typeperf header's zone",
+        ),
+    ] = "",
 ) -> dict:
+    # The zone first: a wrong one is refused before a slot is taken or a byte read.
+    options = imports.st03_options(tz=tz)
     limit = limits(settings, "perfmon")
     # The worker's slot first: with none free the body is not even read.
     with pool.slot() as run:
@@ -87,7 +100,7 @@ async def import_perfmon(
             await _read_limited(request, limit, path)
             # Parsing a large file takes a while: in a worker process, off the event loop
             # and its GIL.
-            return await run(workers.import_perfmon, path, label, limit)
+            return await run(workers.import_perfmon, path, label, limit, options.tz)
 
 
 @router.post(
@@ -122,9 +135,17 @@ async def import_st03(
     decimal: Annotated[
         str, Query(max_length=5, description="point or comma, if no cell of the file tells")
     ] = "",
+    tz: Annotated[
+        str,
+        Query(
+            max_length=64,
+            description="the SAP system's time zone (IANA, e.g. Europe/Berlin): the period is "
+            "stored in UTC and shown in both",
+        ),
+    ] = "",
 ) -> dict:
     # The options first: a wrong one is refused before a slot is taken or a byte read.
-    options = imports.st03_options(start, end, period, task_type, decimal)
+    options = imports.st03_options(start, end, period, task_type, decimal, tz)
     with pool.slot() as run:
         async with _upload() as path:
             limit = limits(settings, "st03")

@@ -4,13 +4,13 @@ A file that fails to parse stores nothing."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
-from api.imports import perfmon, plausible, st03, st03period, stad, targets
+from api.imports import perfmon, plausible, st03, st03period, stad, targets, winzones
 from api.imports.text import Digest
 from api.runs.gaps import sample_gaps
 from api.runs.record import RunMeta, RunRecord, col
@@ -32,13 +32,50 @@ def _perfmon_warnings(data: perfmon.PerfmonData) -> list[str]:
     return out
 
 
-def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
-    """Parse (streamed from `source`) and store as one run; the run."""
+def _perfmon_zone(data: perfmon.PerfmonData, tz: str) -> tuple[datetime, list[str]]:
+    """The capture's first sample in UTC when the user names the machine's zone (tz): a
+    console capture's local stamps placed by it; a header's zone checked against it (two
+    zones that disagree are refused, naming both). Parsing itself is unchanged."""
+    zone = ZoneInfo(tz)
+    if data.zone:
+        named = winzones.iana(data.zone)
+        offset = data.start.astimezone(zone).utcoffset()
+        if named is not None and data.start.astimezone(named).utcoffset() != offset:
+            raise Invalid(
+                f"tz {tz!r} is UTC{_offset(offset)} at the capture's start but its header names "
+                f"{data.zone!r} (UTC{_offset(data.start.astimezone(named).utcoffset())}): "
+                "leave tz out (the header places the samples) or give the capture's zone"
+            )
+        return data.start, []
+    start, notes = _to_utc(data.start.replace(tzinfo=None), tz, "the capture's first sample")
+    end = data.start.replace(tzinfo=None) + timedelta(seconds=float(data.times[-1]))
+    first, last = start.astimezone(zone).utcoffset(), end.replace(tzinfo=zone).utcoffset()
+    if first != last:
+        notes.append(
+            f"clocks change in {tz} within the capture (UTC{_offset(first)} to "
+            f"UTC{_offset(last)}): a console capture's local stamps do not say where; the "
+            "samples are placed by the first offset"
+        )
+    return start, notes
+
+
+def _offset(delta: timedelta | None) -> str:
+    minutes = int((delta or timedelta()).total_seconds() // 60)
+    sign = "+" if minutes >= 0 else "-"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def store_perfmon(
+    store: Store, source: BinaryIO | bytes, label: str, tz: str | None = None
+) -> dict:
+    """Parse (streamed from `source`) and store as one run; the run. `tz`: the machine's
+    time zone (IANA), for a console capture that names none."""
     digest = Digest(source)
     try:
         data = perfmon.parse(digest)
     except perfmon.PerfmonError as exc:
         raise Invalid(str(exc)) from exc
+    start, zone_notes = _perfmon_zone(data, tz) if tz else (data.start, [])
     run = RunRecord(
         times=data.times,
         columns=data.columns,
@@ -47,11 +84,12 @@ def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
         steady_end=None,
         meta=RunMeta(
             source="perfmon",
-            time_zone=data.zone or "none in the file (console output): local time as UTC",
+            time_zone=(tz if tz and not data.zone else data.zone)
+            or "none in the file (console output): local time as UTC",
             interval_s=float(np.median(np.diff(data.times))) if data.times.size > 1 else None,
             checksum=digest.hexdigest(),
             derivations=data.sources,
-            warnings=_perfmon_warnings(data),
+            warnings=_perfmon_warnings(data) + zone_notes,
             # Holes in the capture, found and listed as Prometheus gaps are: BAIT's 60
             # consecutive minutes and the report's gaps section read them.
             gaps=sample_gaps(data.times, data.start),
@@ -70,7 +108,7 @@ def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
         kind="imported",
         scenario="perfmon",
         label=label,
-        start=data.start,
+        start=start,
         duration_s=float(data.times[-1]),
         ramp_up_s=0.0,
         spec={

@@ -123,10 +123,12 @@ def import_stad(
         return imports.store_stad(_store(db), source, label, options, target_sheet)
 
 
-def import_perfmon(db: Database, upload: Path, label: str, limits: ImportLimits) -> dict:
+def import_perfmon(
+    db: Database, upload: Path, label: str, limits: ImportLimits, tz: str | None = None
+) -> dict:
     limits.check_rows(upload)
     with upload.open("rb") as source:
-        return imports.store_perfmon(_store(db), source, label)
+        return imports.store_perfmon(_store(db), source, label, tz)
 
 
 def render_report(

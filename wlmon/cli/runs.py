@@ -610,9 +610,24 @@ def _import(file: Path, label: str, kind: Kind, store_file) -> None:
 def import_perfmon(
     file: Path = typer.Argument(..., help="PerfMon CSV or TSV (typeperf, relog, logman)"),
     label: str = typer.Option("", help="a name for the run"),
+    tz: str = typer.Option(
+        "",
+        "--tz",
+        help="the machine's time zone (IANA, e.g. Europe/Berlin) for a console capture that "
+        "names none",
+    ),
 ) -> None:
     """Import a Windows Performance Monitor CSV into the API's database; prints the run id."""
-    _import(file, label, "perfmon", imports.store_perfmon)
+    try:
+        options = imports.st03_options(tz=tz)
+    except ServiceError as exc:
+        fail(f"{file}: {exc}")
+    _import(
+        file,
+        label,
+        "perfmon",
+        lambda store, stream, name: imports.store_perfmon(store, stream, name, options.tz),
+    )
 
 
 @import_app.command("st03")
