@@ -380,11 +380,14 @@ def line_chart(
     faults: list[dict] | None = None,
     gaps: list[dict] | None = None,
     when: Clock | None = None,
+    buckets: bool = False,
 ) -> Chart:
     """Lines over time with the steady-state `window` shaded, each of `faults` shaded and
     named, each of `gaps` (holes in the data) shaded grey and named, an optional horizontal
     `bound` (value, label), for lines orders of magnitude apart a `log` value axis; the time
-    axis in clock time when the run's start is known (`when`)."""
+    axis in clock time when the run's start is known (`when`). `buckets`: each sample is
+    the sum or mean of the interval before it (an ST03 hour, a STAD minute), drawn as a
+    level over that interval, not as a point at its end."""
     faults, gaps = faults or [], [g for g in gaps or [] if "start_s" in g and "end_s" in g]
     if times.size < 2 or not lines:
         return Chart(slug, title, unit, None, "Fewer than two samples: nothing to draw.")
@@ -395,6 +398,11 @@ def line_chart(
     from matplotlib.patches import Patch
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
+    note = _buckets_note(times.size)  # the samples the run holds, not the points drawn
+    if buckets:
+        first = float(times[0] - (times[1] - times[0])) if times.size > 1 else 0.0
+        times = np.r_[max(first, 0.0), times]
+        lines = [Line(x.label, np.r_[x.values[:1], x.values], steps=True) for x in lines]
     scale, time_unit = _time_axis(times)
     entries = len(lines) + 1 + (bound is not None)
     columns = 1 + (entries - 1) // LEGEND_ROWS
@@ -402,7 +410,11 @@ def line_chart(
         fig = Figure(figsize=CHART_SIZE)
         # Fixed margins, not a layout engine: every chart's time axis then lines up under
         # the one above it, and laying out costs nothing.
-        fig.subplots_adjust(left=0.07, right=0.8 - 0.11 * (columns - 1), top=0.95, bottom=0.16)
+        # Two lines of tick labels (UTC, local) need room above the axis label.
+        two = when is not None and when.zone is not None
+        fig.subplots_adjust(
+            left=0.07, right=0.8 - 0.11 * (columns - 1), top=0.95, bottom=0.22 if two else 0.16
+        )
         ax = fig.add_subplot()
         ax.axvspan(window[0] / scale, window[1] / scale, color=STEADY_COLOUR, lw=0, gid="steady")
         _shade_faults(ax, faults, scale)
@@ -453,7 +465,7 @@ def line_chart(
         else:
             ax.set_ylim(bottom=0)
             ax.set_ylabel(unit)
-        return Chart(slug, title, unit, _svg(fig, slug), note=_buckets_note(times.size))
+        return Chart(slug, title, unit, _svg(fig, slug), note=note)
 
 
 def _per_step(data: RunRecord, comps: tuple[str, ...] = REPORT_ORDER) -> list[Line]:
@@ -500,7 +512,11 @@ def _per_host(data: RunRecord, key: str) -> list[Line]:
 def _marks(report: dict, data: RunRecord) -> dict:
     """What every time chart shows besides its lines: the gaps in the data, shaded and
     named, and the clock its axis is in."""
-    return {"gaps": report.get("gaps") or data.meta.gaps or [], "when": clock(report)}
+    return {
+        "gaps": report.get("gaps") or data.meta.gaps or [],
+        "when": clock(report),
+        "buckets": data.meta.source in ("st03", "stad"),
+    }
 
 
 def charts(report: dict, data: RunRecord, thresholds: Thresholds) -> list[Chart]:
