@@ -153,7 +153,7 @@ async def import_st03(
             return await run(workers.import_st03, path, label, limit, options)
 
 
-STAD_FIELDS = ("file", "targets", "tz", "from", "to", "decimal", "label")
+STAD_FIELDS = ("file", "targets", "perfmon", "tz", "from", "to", "decimal", "label")
 MAX_TARGETS_BYTES = 10 * 1024 * 1024  # a sheet of target times per transaction
 STAD_FORM = {
     "requestBody": {
@@ -166,6 +166,7 @@ STAD_FORM = {
                     "properties": {
                         "file": {"type": "string", "format": "binary"},
                         "targets": {"type": "string", "format": "binary"},
+                        "perfmon": {"type": "string", "format": "binary"},
                         "tz": {"type": "string", "maxLength": 64},
                         "from": {"type": "string", "maxLength": 40},
                         "to": {"type": "string", "maxLength": 40},
@@ -190,7 +191,7 @@ async def _form(request: Request, body: Path) -> FormData:
 
     try:
         return await MultiPartParser(
-            request.headers, chunks(), max_files=2, max_fields=len(STAD_FIELDS)
+            request.headers, chunks(), max_files=3, max_fields=len(STAD_FIELDS)
         ).parse()
     except MultiPartException as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"multipart form: {exc.message}") from None
@@ -217,7 +218,8 @@ class FormError(HTTPException):
     summary="Import a STAD/STATS export (one record per dialog step; XLSX, tabs, ;, CSV, HTML, "
     "MHTML) as a run, with an optional sheet of target response times per transaction",
     description="multipart/form-data: `file` the STAD export, `targets` (optional) a CSV or "
-    "XLSX of TCODE and Target Response Time (Seconds), optionally Statistic; text fields `tz` "
+    "XLSX of TCODE and Target Response Time (Seconds), optionally Statistic; `perfmon` "
+    "(optional) a PerfMon capture of the same hours joined into the run; text fields `tz` "
     "(the SAP system's IANA time zone), `from`/`to` (the period, when the file does not say "
     "it), `decimal` (point or comma), `label`. Limits: WLMON_API_STAD_MAX_BYTES for the whole "
     "body, WLMON_API_STAD_MAX_ROWS rows.",
@@ -241,7 +243,7 @@ async def import_stad(request: Request, pool: PoolDep, settings: SettingsDep) ->
         )
     limit = limits(settings, "stad")
     with pool.slot() as run:
-        async with _upload() as body, _upload() as path:
+        async with _upload() as body, _upload() as path, _upload() as capture:
             await _read_limited(request, limit, body)
             form = await _form(request, body)
             try:
@@ -275,9 +277,23 @@ async def import_stad(request: Request, pool: PoolDep, settings: SettingsDep) ->
                         )
                 with path.open("wb") as out:
                     await run_in_threadpool(_copy, upload, out)
+                joined = form.get("perfmon")
+                if joined is not None:
+                    if not isinstance(joined, UploadFile):
+                        raise FormError("part 'perfmon': give a file (a PerfMon CSV or TSV)")
+                    with capture.open("wb") as out:
+                        await run_in_threadpool(_copy, joined, out)
             finally:
                 await form.close()
-            return await run(workers.import_stad, path, label, limit, options, sheet)
+            return await run(
+                workers.import_stad,
+                path,
+                label,
+                limit,
+                options,
+                sheet,
+                capture if joined is not None else None,
+            )
 
 
 def _copy(upload: UploadFile, out) -> None:

@@ -327,12 +327,64 @@ def store_st03(
     return get_run(store, run_id)
 
 
+def _join_perfmon(
+    capture: BinaryIO | bytes, tz: str | None, start: datetime, ends: np.ndarray
+) -> tuple[list[str], np.ndarray, dict, list[str]]:
+    """A PerfMon capture of the same hours on the run's intervals: each counter's mean over
+    the samples in each interval (NaN where none). Refused, naming both windows, when the
+    capture does not overlap the run's. (columns, values, details, warnings)."""
+    digest = Digest(capture)
+    try:
+        data = perfmon.parse(digest)
+    except perfmon.PerfmonError as exc:
+        raise Invalid(f"the PerfMon capture: {exc}") from exc
+    pm_start, notes = _perfmon_zone(data, tz) if tz else (data.start, [])
+    pm_end = pm_start + timedelta(seconds=float(data.times[-1]))
+    end = start + timedelta(seconds=float(ends[-1]))
+    if pm_end < start or pm_start >= end:
+        raise Invalid(
+            f"the PerfMon capture covers {pm_start:%Y-%m-%d %H:%M:%S} to {pm_end:%Y-%m-%d %H:%M:%S}"
+            f" UTC, the STAD export {start:%Y-%m-%d %H:%M:%S} to {end:%Y-%m-%d %H:%M:%S} UTC: "
+            "they do not overlap; join a capture of the same hours (a console capture without "
+            "a zone is placed by tz)"
+        )
+    offsets = (pm_start - start).total_seconds() + data.times
+    k = np.searchsorted(ends, offsets, side="right")  # interval [ends[k-1], ends[k])
+    inside = (offsets >= 0) & (k < ends.size)
+    v, k = data.values[inside], k[inside]
+    seen = ~np.isnan(v)
+    sums = np.zeros((ends.size, v.shape[1]))
+    counts = np.zeros_like(sums)
+    np.add.at(sums, k, np.where(seen, v, 0.0))
+    np.add.at(counts, k, seen)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    empty = int((counts.sum(axis=1) == 0).sum())
+    notes.append(
+        f"PerfMon capture joined ({len(data.columns)} counters, {len(data.hosts)} host(s), "
+        f"{pm_start:%Y-%m-%d %H:%M:%S} to {pm_end:%Y-%m-%d %H:%M:%S} UTC): {int(inside.sum())} of "
+        f"{data.times.size} samples lie in the run's window, averaged per interval"
+        + (f"; {empty} interval(s) have no sample" if empty else "")
+    )
+    details = {
+        "checksum": digest.hexdigest(),
+        "start_utc": pm_start.isoformat(),
+        "end_utc": pm_end.isoformat(),
+        "hosts": data.hosts,
+        "host_names": data.host_names,
+        "counter_names": data.names,
+        "samples_in_window": int(inside.sum()),
+    }
+    return list(data.columns), means, details, notes + _perfmon_warnings(data)
+
+
 def store_stad(
     store: Store,
     source: BinaryIO | bytes,
     label: str,
     options: st03.Options | None = None,
     target_sheet: bytes | None = None,
+    perfmon_capture: BinaryIO | bytes | None = None,
 ) -> dict:
     """A STAD export (one record per dialog step) as a run: per minute, task type and
     transaction the steps and every part, as an ST03 export's; the exact percentiles of
@@ -360,6 +412,16 @@ def store_stad(
     meta.warnings += notes + _period_warning(period, datetime.now(UTC), tz)
     if tz:
         meta.time_zone = tz
+    if perfmon_capture is not None:
+        # One run from two files of the same hours: throughput beside CPU, memory, disk.
+        os_columns, os_values, joined, notes = _join_perfmon(perfmon_capture, tz, start, ends)
+        columns = columns + os_columns
+        values = np.hstack([values, os_values])
+        meta.hosts = joined["hosts"]
+        meta.details["perfmon"] = joined
+        meta.details["counter_names"] = joined["counter_names"]
+        meta.details["host_names"] = joined["host_names"]
+        meta.warnings += notes
     run = RunRecord(
         times=ends, columns=columns, values=values, steady_start=None, steady_end=None, meta=meta
     )

@@ -116,11 +116,16 @@ def import_stad(
     limits: ImportLimits,
     options: st03.Options,
     target_sheet: bytes | None,
+    capture: Path | None = None,
 ) -> dict:
-    """Import an uploaded STAD export (and its targets sheet), streamed from disk."""
+    """Import an uploaded STAD export (its targets sheet, a PerfMon capture of the same
+    hours), streamed from disk."""
     limits.check_rows(upload)
     with upload.open("rb") as source:
-        return imports.store_stad(_store(db), source, label, options, target_sheet)
+        if capture is None:
+            return imports.store_stad(_store(db), source, label, options, target_sheet)
+        with capture.open("rb") as pm:
+            return imports.store_stad(_store(db), source, label, options, target_sheet, pm)
 
 
 def import_perfmon(

@@ -366,3 +366,82 @@ def test_post_imports_stad_refuses_with_a_message(api, kwargs, status, message) 
     assert api.get("/runs").json() == [] or all(
         x["scenario"] != "stad" for x in api.get("/runs").json()
     )
+
+
+def _console_capture(day: str, minutes: int) -> tuple[bytes, list[float]]:
+    """A typeperf console capture (local time, no zone) from 10:00 of `day`, every 15 s:
+    CPU and available memory; the CPU's mean per minute as computed here."""
+    rng = random.Random(11)
+    lines = [
+        '"(PDH-CSV 4.0)","\\\\SAPAPP01\\Processor(_Total)\\% Processor Time",'
+        '"\\\\SAPAPP01\\Memory\\Available MBytes"'
+    ]
+    means = []
+    for m in range(minutes):
+        cpu = [round(rng.uniform(5, 95), 3) for _ in range(4)]
+        means.append(sum(cpu) / 4)
+        for k, c in enumerate(cpu):
+            lines.append(f'"{day} 10:{m:02d}:{15 * k:02d}.000","{c}","{4000 + m}"')
+    return ("\r\n".join(lines) + "\r\n").encode(), means
+
+
+def test_a_perfmon_capture_of_the_same_hours_joins_the_stad_run(api) -> None:
+    steps = _steps(9, 300)
+    capture, means = _console_capture("11/25/2026", 60)
+    r = api.post(
+        "/imports/stad",
+        files={
+            "file": ("stad.txt", _text(steps).encode(), "text/plain"),
+            "perfmon": ("os.csv", capture, "text/csv"),
+        },
+        data={"tz": "Europe/Berlin"},
+        headers=AUTH,
+    )
+    assert r.status_code == 201, r.text
+    rep = api.get(f"/runs/{r.json()['id']}/report").json()
+    cpu = next(row for row in rep["os_counters"] if row["key"] == "cpu_pct")
+    assert cpu["samples"] == 60  # one a minute: the STAD run's intervals
+    assert cpu["avg"] == pytest.approx(sum(means) / len(means), abs=1e-6)
+    assert cpu["max"] == pytest.approx(max(means), abs=1e-6)  # of the minute means
+    assert cpu["min"] == pytest.approx(min(means), abs=1e-6)
+    per_minute = [0] * 60
+    for s in steps:
+        per_minute[(s["t"] - 36000) // 60] += 1
+    assert sum(r["steps"] for r in rep["time_profile"]["rows"]) == len(steps)
+    assert any("PerfMon capture joined" in w for w in rep["warnings"])
+
+
+def test_a_capture_of_other_hours_is_refused_naming_both_windows(api) -> None:
+    capture, _ = _console_capture("11/24/2026", 10)
+    r = api.post(
+        "/imports/stad",
+        files={
+            "file": ("stad.txt", _text(_steps(9, 50)).encode(), "text/plain"),
+            "perfmon": ("os.csv", capture, "text/csv"),
+        },
+        headers=AUTH,
+    )
+    assert r.status_code == 422
+    detail = r.json()["detail"]
+    assert "2026-11-24 10:00:00 to 2026-11-24 10:09:45" in detail
+    assert "2026-11-25 10:00:00 to 2026-11-25 11:00:00" in detail
+    assert "do not overlap" in detail
+
+
+def test_wlmon_import_stad_joins_perfmon_or_names_both_windows(tmp_path) -> None:
+    path, os_file, other = tmp_path / "stad.txt", tmp_path / "os.csv", tmp_path / "old.csv"
+    path.write_text(_text(_steps(5, 120)), encoding="utf-8")
+    os_file.write_bytes(_console_capture("11/25/2026", 60)[0])
+    other.write_bytes(_console_capture("11/24/2026", 5)[0])
+    env = {"WLMON_API_DB_PATH": str(tmp_path / "db.sqlite"), "COLUMNS": "200"}
+    get_settings.cache_clear()
+    try:
+        runner = CliRunner()
+        ok = runner.invoke(app, ["import", "stad", str(path), "--perfmon", str(os_file)], env=env)
+        bad = runner.invoke(app, ["import", "stad", str(path), "--perfmon", str(other)], env=env)
+    finally:
+        get_settings.cache_clear()
+    assert ok.exit_code == 0, ok.output
+    assert "PerfMon capture joined (2 counters, 1 host(s)" in ok.output
+    assert bad.exit_code != 0 and "Traceback" not in bad.output
+    assert "2026-11-24 10:00:00 to 2026-11-24 10:04:45" in " ".join(bad.output.split())

@@ -686,6 +686,12 @@ def import_stad(
         help="target response per transaction (CSV/XLSX: TCODE, Target Response Time "
         "(Seconds), optionally Statistic mean/p90/p95)",
     ),
+    perfmon_file: Path | None = typer.Option(
+        None,
+        "--perfmon",
+        help="a PerfMon capture of the same hours, joined into the run (CPU, memory, disk, "
+        "network beside throughput); refused when the windows do not overlap",
+    ),
 ) -> None:
     """Import a STAD export (statistical records of single steps) into the API's database;
     prints the run id, then every warning. Percentiles are exact (every step)."""
@@ -704,5 +710,16 @@ def import_stad(
         file,
         label,
         "stad",
-        lambda store, stream, name: imports.store_stad(store, stream, name, options, sheet),
+        lambda store, stream, name: _store_stad(store, stream, name, options, sheet, perfmon_file),
     )
+
+
+def _store_stad(store, stream, name, options, sheet, perfmon_file: Path | None) -> dict:
+    if perfmon_file is None:
+        return imports.store_stad(store, stream, name, options, sheet)
+    try:
+        capture = perfmon_file.open("rb")
+    except OSError as exc:
+        fail(f"--perfmon: cannot read {perfmon_file}: {exc.strerror or exc}")
+    with capture:
+        return imports.store_stad(store, stream, name, options, sheet, capture)
