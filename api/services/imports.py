@@ -271,9 +271,11 @@ def store_st03(
     source: BinaryIO | bytes,
     label: str,
     options: st03.Options | None = None,
+    perfmon_capture: BinaryIO | bytes | None = None,
 ) -> dict:
     """An ST03 export as a run over the period it covers (one interval, or one per hour of
-    a time profile); the report's ST03 tables read it like a recorded run. The run."""
+    a time profile); the report's ST03 tables read it like a recorded run; a PerfMon capture
+    of the same hours joined (`perfmon_capture`). The run."""
     digest = Digest(source)
     try:
         table = st03.parse_table(digest, options)
@@ -297,6 +299,13 @@ def store_st03(
         meta.warnings += _period_warning(period, datetime.now(UTC), tz)
         start, notes = _to_utc(period.start, tz, "the period's start")
         meta.warnings += notes
+    if perfmon_capture is not None:
+        if not (period and period.start and ends[-1]):
+            raise Invalid(
+                "the ST03 export has no period (give --from/--to): a PerfMon capture can only "
+                "be joined to a window"
+            )
+        columns, values = _join_into(meta, columns, values, perfmon_capture, tz, start, ends)
     run = RunRecord(
         times=ends,
         columns=columns,
@@ -378,6 +387,25 @@ def _join_perfmon(
     return list(data.columns), means, details, notes + _perfmon_warnings(data)
 
 
+def _join_into(
+    meta: RunMeta,
+    columns: list[str],
+    values: np.ndarray,
+    capture: BinaryIO | bytes,
+    tz: str | None,
+    start: datetime,
+    ends: np.ndarray,
+) -> tuple[list[str], np.ndarray]:
+    """One run from two files of the same hours: throughput beside CPU, memory, disk."""
+    os_columns, os_values, joined, notes = _join_perfmon(capture, tz, start, ends)
+    meta.hosts = joined["hosts"]
+    meta.details["perfmon"] = joined
+    meta.details["counter_names"] = joined["counter_names"]
+    meta.details["host_names"] = joined["host_names"]
+    meta.warnings += notes
+    return columns + os_columns, np.hstack([values, os_values])
+
+
 def store_stad(
     store: Store,
     source: BinaryIO | bytes,
@@ -413,15 +441,7 @@ def store_stad(
     if tz:
         meta.time_zone = tz
     if perfmon_capture is not None:
-        # One run from two files of the same hours: throughput beside CPU, memory, disk.
-        os_columns, os_values, joined, notes = _join_perfmon(perfmon_capture, tz, start, ends)
-        columns = columns + os_columns
-        values = np.hstack([values, os_values])
-        meta.hosts = joined["hosts"]
-        meta.details["perfmon"] = joined
-        meta.details["counter_names"] = joined["counter_names"]
-        meta.details["host_names"] = joined["host_names"]
-        meta.warnings += notes
+        columns, values = _join_into(meta, columns, values, perfmon_capture, tz, start, ends)
     run = RunRecord(
         times=ends, columns=columns, values=values, steady_start=None, steady_end=None, meta=meta
     )

@@ -445,3 +445,32 @@ def test_wlmon_import_stad_joins_perfmon_or_names_both_windows(tmp_path) -> None
     assert "PerfMon capture joined (2 counters, 1 host(s)" in ok.output
     assert bad.exit_code != 0 and "Traceback" not in bad.output
     assert "2026-11-24 10:00:00 to 2026-11-24 10:04:45" in " ".join(bad.output.split())
+
+
+def test_wlmon_import_st03_joins_a_capture_of_its_period(tmp_path) -> None:
+    """An ST03N export of 10:00-11:00 and a console capture of the same hour: one run whose
+    CPU is the capture's minute means' mean (the hour is one interval: their mean)."""
+    export = tmp_path / "st03.csv"
+    export.write_text(
+        "Task type,# Steps,Avg. response time (ms)\nDIALOG,3600,950\n", encoding="utf-8"
+    )
+    capture, means = _console_capture("11/25/2026", 60)
+    os_file = tmp_path / "os.csv"
+    os_file.write_bytes(capture)
+    env = {"WLMON_API_DB_PATH": str(tmp_path / "db.sqlite"), "COLUMNS": "200"}
+    args = ["import", "st03", str(export), "--from", "2026-11-25T10:00", "--to"]
+    get_settings.cache_clear()
+    try:
+        runner = CliRunner()
+        ok = runner.invoke(app, [*args, "2026-11-25T11:00", "--perfmon", str(os_file)], env=env)
+        store = Store(tmp_path / "db.sqlite")
+        rep = reports.report(store, ok.stdout.strip().splitlines()[0], load_thresholds())
+        bare = runner.invoke(
+            app, ["import", "st03", str(export), "--perfmon", str(os_file)], env=env
+        )
+    finally:
+        get_settings.cache_clear()
+    assert ok.exit_code == 0, ok.output
+    cpu = next(row for row in rep["os_counters"] if row["key"] == "cpu_pct")
+    assert cpu["avg"] == pytest.approx(sum(means) / len(means), abs=1e-6)
+    assert bare.exit_code != 0 and "no period" in bare.output

@@ -651,6 +651,12 @@ def import_st03(
         help="the SAP system's time zone (IANA, e.g. Europe/Berlin): the period is stored in "
         "UTC and shown in both; without it the local time is taken as UTC",
     ),
+    perfmon_file: Path | None = typer.Option(
+        None,
+        "--perfmon",
+        help="a PerfMon capture of the same hours, joined into the run; refused when the "
+        "windows do not overlap",
+    ),
 ) -> None:
     """Import an ST03 workload export into the API's database; prints the run id. Without a
     period (in the file or given), throughput, SAPS and BAIT are 'not measured'."""
@@ -662,8 +668,23 @@ def import_st03(
         file,
         label,
         "st03",
-        lambda store, stream, name: imports.store_st03(store, stream, name, options),
+        lambda store, stream, name: _joined(
+            perfmon_file,
+            lambda capture: imports.store_st03(store, stream, name, options, capture),
+        ),
     )
+
+
+def _joined(perfmon_file: Path | None, store_file):
+    """`store_file(capture)` with the --perfmon file open (None without one)."""
+    if perfmon_file is None:
+        return store_file(None)
+    try:
+        capture = perfmon_file.open("rb")
+    except OSError as exc:
+        fail(f"--perfmon: cannot read {perfmon_file}: {exc.strerror or exc}")
+    with capture:
+        return store_file(capture)
 
 
 @import_app.command("stad")
@@ -710,16 +731,8 @@ def import_stad(
         file,
         label,
         "stad",
-        lambda store, stream, name: _store_stad(store, stream, name, options, sheet, perfmon_file),
+        lambda store, stream, name: _joined(
+            perfmon_file,
+            lambda capture: imports.store_stad(store, stream, name, options, sheet, capture),
+        ),
     )
-
-
-def _store_stad(store, stream, name, options, sheet, perfmon_file: Path | None) -> dict:
-    if perfmon_file is None:
-        return imports.store_stad(store, stream, name, options, sheet)
-    try:
-        capture = perfmon_file.open("rb")
-    except OSError as exc:
-        fail(f"--perfmon: cannot read {perfmon_file}: {exc.strerror or exc}")
-    with capture:
-        return imports.store_stad(store, stream, name, options, sheet, capture)
