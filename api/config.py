@@ -25,6 +25,10 @@ PERFMON_MAX_BYTES = 512 * 1024 * 1024  # a day of 1,000 counters at 15 s is ~190
 PERFMON_MAX_ROWS = 250_000  # a week at 5 s is 121 000 samples
 ST03_MAX_BYTES = 10 * 1024 * 1024
 ST03_MAX_ROWS = 100_000  # an ST03N export of every transaction of a month: tens of thousands
+# A STAD export of a million steps (bench/imports.py: ~125 MB as a text download, twice that
+# in UTF-16) imports in < 30 s and < 1 GB; a row per step, its header lines besides.
+STAD_MAX_BYTES = 512 * 1024 * 1024
+STAD_MAX_ROWS = 1_200_000
 
 
 class Settings(BaseSettings):
@@ -99,6 +103,8 @@ class Settings(BaseSettings):
     perfmon_max_rows: int = Field(default=PERFMON_MAX_ROWS, ge=1)
     st03_max_bytes: int = Field(default=ST03_MAX_BYTES, ge=1)
     st03_max_rows: int = Field(default=ST03_MAX_ROWS, ge=1)
+    stad_max_bytes: int = Field(default=STAD_MAX_BYTES, ge=1)
+    stad_max_rows: int = Field(default=STAD_MAX_ROWS, ge=1)
     # CPU-bound work (imports, fast runs, reports) runs in worker processes, off the event
     # loop and outside its GIL: this many at once, and at most `worker_queue` more waiting
     # before requests are refused with 503.

@@ -1,12 +1,16 @@
-"""Import time and peak memory of real-size files (targets: <= 10 s, <= 500 MB peak).
+"""Import time and peak memory of real-size files (targets: <= 10 s, <= 500 MB peak; a
+STAD export of a million steps <= 30 s, <= 1 GB peak).
 
 Writes a 24-hour PerfMon capture of 500 counters (two hosts) at 15 s, in UTF-16 as
 `typeperf -o` writes it and in UTF-8 as typeperf's console output redirected from cmd,
 and a 9 MB ST03 export per transaction; then, each in a fresh process, imports each file
 as `wlmon import` does (parse, validate, store in a temporary API database) and reads the
 same file with the csv module alone (the floor). Prints seconds and peak RSS of both and
-their ratios. Usage, from the repository: python -m bench.imports [--hours 24]
-[--counters 500] [--interval 15] [--st03-mb 9] [--keep]
+their ratios. The STAD file (one record per dialog step, in the layout SAP GUI's text
+download writes: `Analysed time:` above a heading split over two lines, tab-separated rows)
+is measured against the PerfMon typeperf file of the same run as the baseline. Usage, from
+the repository: python -m bench.imports [--hours 24] [--counters 500] [--interval 15]
+[--st03-mb 9] [--stad-steps 1000000] [--keep]
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import random
 import resource
 import shutil
 import subprocess
@@ -27,6 +32,7 @@ from api.store import Store
 from tests.fixtures.perfmon import generate
 
 TARGET_S, TARGET_MB = 10.0, 500.0
+STAD_S, STAD_MB = 30.0, 1024.0
 
 
 def _rss_mb() -> float:
@@ -50,9 +56,14 @@ def child(what: str, path: Path, encoding: str) -> None:
     else:
         store = Store(path.parent / f"bench-{what}.sqlite")
         with open(path, "rb") as f:
-            store_file = imports.store_perfmon if what == "perfmon" else imports.store_st03
+            store_file = {
+                "perfmon": imports.store_perfmon,
+                "st03": imports.store_st03,
+                "stad": imports.store_stad,
+            }[what]
             run = store_file(store, f, "bench")
-        detail = f"run {run['id']}"
+        spec = run.get("spec") or {}
+        detail = f"run {run['id']}" + (f", {spec['steps']:,} steps" if "steps" in spec else "")
     seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
     print(
         json.dumps(
@@ -91,6 +102,42 @@ def _st03(path: Path, megabytes: float) -> int:
     return n
 
 
+STAD_TOP = (
+    "Started\tServer\tStep\tTyp\tTransaction or\tUser\tResponse\tTime in\tWait\tCPU time\t"
+    "DB req.\tMemory used\tTransfered\tProcessing\tLoad time\tGenerating\tRoll (i+w)\t"
+    "Enqueue\tGUI time"
+)
+STAD_LOW = (
+    "jobname\t\ttime (ms)\tWPs (ms)\ttime (ms)\t(ms)\ttime (ms)\t(kB)\tkBytes\ttime (ms)\t"
+    "(ms)\ttime (ms)\ttime (ms)\ttime (ms)\t(ms)"
+)
+
+
+def _stad(path: Path, steps: int) -> None:
+    """A STAD text download of `steps` dialog steps over 8 hours on four servers, 300
+    transactions, in order of their start (as STAD lists them)."""
+    rng = random.Random(32)
+    tasks = ["DIA"] * 6 + ["BTC", "UPD", "RFC"]
+    txs = [f"Z_TX_{k:03d}" for k in range(300)]
+    servers = [f"sapapp{k}_PRD_00" for k in range(1, 5)]
+    low_pad = "\t" * (STAD_TOP.count("\t") - STAD_LOW.count("\t"))
+    with open(path, "w", newline="") as f:
+        f.write("Analysed time: 25.11.2026 / 08:00:00 - 25.11.2026 / 16:00:00\r\n\r\n")
+        f.write(f"\t{STAD_TOP}\r\n\t{low_pad}{STAD_LOW}\r\n")
+        span = 8 * 3600
+        for k in range(steps):
+            t = 8 * 3600 + k * span // steps
+            wp = rng.randint(500, 30000) / 10
+            wait = rng.randint(0, 4000) / 10
+            cpu, db = round(wp * 0.4, 1), round(wp * 0.3, 1)
+            f.write(
+                f"\t{t // 3600:02d}:{t // 60 % 60:02d}:{t % 60:02d}\t{servers[k % 4]}\t{k + 1}\t"
+                f"{rng.choice(tasks)}\t{rng.choice(txs)}\tUSER{k % 500:03d}\t{wp + wait:,.1f}\t"
+                f"{wp:,.1f}\t{wait:,.1f}\t{cpu:,.1f}\t{db:,.1f}\t{rng.randint(1000, 90000):,}.0\t"
+                f"12.5\t{wp - cpu:,.1f}\t1.0\t0.0\t2.0\t0.5\t0.0\r\n"
+            )
+
+
 def _line(name: str, m: dict) -> str:
     return (
         f"  {name:<22} {m['s']:6.2f} s (CPU {m['cpu']:5.2f} s)   peak RSS {m['peak_mb']:7.1f} MB "
@@ -112,6 +159,7 @@ def main() -> None:
     parser.add_argument("--counters", type=int, default=500)
     parser.add_argument("--interval", type=float, default=15.0)
     parser.add_argument("--st03-mb", type=float, default=9.0)
+    parser.add_argument("--stad-steps", type=int, default=1_000_000)
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
     parser.add_argument("--child", nargs=3, metavar=("WHAT", "PATH", "ENCODING"))
     args = parser.parse_args()
@@ -121,6 +169,7 @@ def main() -> None:
     samples = int(args.hours * 3600 / args.interval)
     tmp = Path(tempfile.mkdtemp(prefix="wlmon-bench-imports-"))
     ok = True
+    baseline: dict = {}
     for form, encoding, read_as in (
         ("typeperf", "utf-16", "utf-16"),
         ("console", "utf-8", "utf-8"),
@@ -155,6 +204,7 @@ def main() -> None:
             + ("met" if met else "MISSED")
         )
         ok &= met
+        baseline.setdefault("perfmon", wlmon)
     path = tmp / "st03-per-transaction.csv"
     rows = _st03(path, args.st03_mb)
     print(f"ST03 per transaction: {rows} rows, {path.stat().st_size / 2**20:.1f} MB")
@@ -167,6 +217,23 @@ def main() -> None:
         _ratios(wlmon, floor)
         + f" (issue 17: 89 s before); targets <= {TARGET_S:g} s, <= {TARGET_MB:g} MB peak: "
         + ("met" if met else "MISSED")
+    )
+    ok &= met
+    path = tmp / "stad-steps.txt"
+    t = time.perf_counter()
+    _stad(path, args.stad_steps)
+    print(
+        f"STAD: {args.stad_steps:,} steps, {path.stat().st_size / 2**20:.1f} MB "
+        f"(written in {time.perf_counter() - t:.1f} s)"
+    )
+    wlmon = _measure("stad", path, "utf-8")
+    print(_line("wlmon import stad", wlmon))
+    base = baseline["perfmon"]
+    met = wlmon["s"] <= STAD_S and wlmon["peak_mb"] <= STAD_MB
+    print(
+        f"  ratio to the PerfMon typeperf baseline of this run: time {wlmon['s'] / base['s']:.2f}, "
+        f"peak RSS {wlmon['peak_mb'] / base['peak_mb']:.2f}; targets <= {STAD_S:g} s, "
+        f"<= {STAD_MB:g} MB peak: " + ("met" if met else "MISSED")
     )
     ok &= met
     if args.keep:

@@ -89,7 +89,9 @@ def _readings(text: str, count: bool) -> tuple[tuple[float, int] | None, tuple[f
     return as_point, as_comma
 
 
-def detect(columns: list[Column], forced: str | None = None) -> str:
+def detect(
+    columns: list[Column], forced: str | None = None, default: str | None = "point"
+) -> str | None:
     """'point' or 'comma' for the file's cells (empty ones skipped); NumberError naming the
     cells that contradict each other, or the first one that could be either. Each distinct
     text is looked at once (a column repeats its values)."""
@@ -130,37 +132,54 @@ def detect(columns: list[Column], forced: str | None = None) -> str:
             f"{_read(text, 'comma')[0]:g} with a decimal comma, and no other cell of the file "
             "tells which; give the number format (decimal=point or decimal=comma)"
         )
-    return "point"  # integers only: both formats read them alike
+    return default  # integers only: both formats read them alike
+
+
+def _one(col: Column, raw: str, fmt: str) -> tuple[float, float]:
+    """One cell's (value, half a unit of its last digit); NumberError naming it."""
+    if raw.startswith(NUMERIC):
+        value, decimals = _stored(raw)
+        if not np.isfinite(value):
+            raise NumberError(f"{col.cell(raw)} is not a finite number")
+        return value, 0.5 * 10.0**-decimals
+    text = _stripped(raw)
+    if not text:
+        return np.nan, 0.0
+    got = _read(text, fmt)
+    if got is None:
+        cell = col.cell(raw)
+        other = "comma" if fmt == "point" else "point"
+        bare = text.strip("-")
+        if bare != text and (_read(bare, fmt) or _read(bare, other)):
+            raise NumberError(f"{cell} is not a number from 0 to 1e+15 (negative)")
+        why = (
+            f"not a number with a decimal {fmt} like the rest of the file"
+            if _read(text, other)
+            else "not a number"
+        )
+        raise NumberError(f"{cell} is {why}")
+    return got[0], 0.5 * 10.0 ** -got[1]
 
 
 def convert(col: Column, fmt: str) -> tuple[np.ndarray, np.ndarray]:
     """(values, half a unit of the last digit shown) per cell; an empty cell is NaN.
     NumberError naming the first cell that is not a number in the file's format."""
-    lookup: dict[str, tuple[float, float]] = {}
-    for raw in dict.fromkeys(col.texts):
-        if raw.startswith(NUMERIC):
-            value, decimals = _stored(raw)
-            if not np.isfinite(value):
-                raise NumberError(f"{col.cell(raw)} is not a finite number")
-            lookup[raw] = (value, 0.5 * 10.0**-decimals)
-            continue
-        text = _stripped(raw)
-        if not text:
-            lookup[raw] = (np.nan, 0.0)
-            continue
-        got = _read(text, fmt)
-        if got is None:
-            cell = col.cell(raw)
-            other = "comma" if fmt == "point" else "point"
-            bare = text.strip("-")
-            if bare != text and (_read(bare, fmt) or _read(bare, other)):
-                raise NumberError(f"{cell} is not a number from 0 to 1e+15 (negative)")
-            why = (
-                f"not a number with a decimal {fmt} like the rest of the file"
-                if _read(text, other)
-                else "not a number"
-            )
-            raise NumberError(f"{cell} is {why}")
-        lookup[raw] = (got[0], 0.5 * 10.0 ** -got[1])
+    lookup = {raw: _one(col, raw, fmt) for raw in dict.fromkeys(col.texts)}
     pairs = np.array([lookup[t] for t in col.texts], dtype=np.float64).reshape(-1, 2)
     return pairs[:, 0].copy(), pairs[:, 1].copy()
+
+
+def values(col: Column, fmt: str, seen: dict[str, float]) -> np.ndarray:
+    """The cells' values (an empty cell NaN), as `convert` reads them, for a file read in
+    parts: `seen` holds the texts already read (each read once, the rest looked up in C).
+    NumberError naming the first cell of the part that is not a number."""
+    new = set(col.texts).difference(seen)
+    try:
+        for raw in new:
+            seen[raw] = _one(col, raw, fmt)[0]
+    except NumberError:
+        for raw in col.texts:  # the first bad cell in the file's order, not the set's
+            if raw in new:
+                _one(col, raw, fmt)
+        raise
+    return np.fromiter(map(seen.__getitem__, col.texts), dtype=np.float64, count=len(col.texts))

@@ -12,6 +12,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, Request, status
 from fastapi.concurrency import run_in_threadpool
+from starlette.datastructures import FormData, UploadFile
+from starlette.formparsers import MultiPartException, MultiPartParser
 
 from api.deps import PoolDep, SettingsDep, WriteAuth
 from api.schemas import Run, refusals
@@ -76,8 +78,21 @@ AS_RUN: dict[str, Any] = {
     **AS_RUN,
 )
 async def import_perfmon(
-    request: Request, pool: PoolDep, settings: SettingsDep, label: Label = ""
+    request: Request,
+    pool: PoolDep,
+    settings: SettingsDep,
+    label: Label = "",
+    tz: Annotated[
+        str,
+        Query(
+            max_length=64,
+            description="the machine's time zone (IANA) for a console capture that names "
+            "none; checked against a typeperf header's zone",
+        ),
+    ] = "",
 ) -> dict:
+    # The zone first: a wrong one is refused before a slot is taken or a byte read.
+    options = imports.st03_options(tz=tz)
     limit = limits(settings, "perfmon")
     # The worker's slot first: with none free the body is not even read.
     with pool.slot() as run:
@@ -85,7 +100,7 @@ async def import_perfmon(
             await _read_limited(request, limit, path)
             # Parsing a large file takes a while: in a worker process, off the event loop
             # and its GIL.
-            return await run(workers.import_perfmon, path, label, limit)
+            return await run(workers.import_perfmon, path, label, limit, options.tz)
 
 
 @router.post(
@@ -120,11 +135,168 @@ async def import_st03(
     decimal: Annotated[
         str, Query(max_length=5, description="point or comma, if no cell of the file tells")
     ] = "",
+    tz: Annotated[
+        str,
+        Query(
+            max_length=64,
+            description="the SAP system's time zone (IANA, e.g. Europe/Berlin): the period is "
+            "stored in UTC and shown in both",
+        ),
+    ] = "",
 ) -> dict:
     # The options first: a wrong one is refused before a slot is taken or a byte read.
-    options = imports.st03_options(start, end, period, task_type, decimal)
+    options = imports.st03_options(start, end, period, task_type, decimal, tz)
     with pool.slot() as run:
         async with _upload() as path:
             limit = limits(settings, "st03")
             await _read_limited(request, limit, path)
             return await run(workers.import_st03, path, label, limit, options)
+
+
+STAD_FIELDS = ("file", "targets", "perfmon", "tz", "from", "to", "decimal", "label")
+MAX_TARGETS_BYTES = 10 * 1024 * 1024  # a sheet of target times per transaction
+STAD_FORM = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "targets": {"type": "string", "format": "binary"},
+                        "perfmon": {"type": "string", "format": "binary"},
+                        "tz": {"type": "string", "maxLength": 64},
+                        "from": {"type": "string", "maxLength": 40},
+                        "to": {"type": "string", "maxLength": 40},
+                        "decimal": {"type": "string", "maxLength": 5},
+                        "label": {"type": "string", "maxLength": 200},
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+async def _form(request: Request, body: Path) -> FormData:
+    """The multipart form spooled to `body`, parsed from there (its files on disk, not in
+    memory); 400 naming what is wrong with it."""
+
+    async def chunks():
+        with body.open("rb") as f:
+            while chunk := await run_in_threadpool(f.read, 1 << 20):
+                yield chunk
+
+    try:
+        return await MultiPartParser(
+            request.headers, chunks(), max_files=3, max_fields=len(STAD_FIELDS)
+        ).parse()
+    except MultiPartException as exc:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, f"multipart form: {exc.message}") from None
+
+
+def _text_field(form: FormData, name: str, longest: int) -> str:
+    value = form.get(name) or ""
+    if not isinstance(value, str):
+        raise FormError(f"field {name!r}: give text, not a file")
+    if len(value) > longest:
+        raise FormError(f"field {name!r}: longer than {longest} characters")
+    return value.strip()
+
+
+class FormError(HTTPException):
+    """422 naming the form's field."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(status.HTTP_422_UNPROCESSABLE_CONTENT, message)
+
+
+@router.post(
+    "/stad",
+    summary="Import a STAD/STATS export (one record per dialog step; XLSX, tabs, ;, CSV, HTML, "
+    "MHTML) as a run, with an optional sheet of target response times per transaction",
+    description="multipart/form-data: `file` the STAD export, `targets` (optional) a CSV or "
+    "XLSX of TCODE and Target Response Time (Seconds), optionally Statistic; `perfmon` "
+    "(optional) a PerfMon capture of the same hours joined into the run; text fields `tz` "
+    "(the SAP system's IANA time zone), `from`/`to` (the period, when the file does not say "
+    "it), `decimal` (point or comma), `label`. Limits: WLMON_API_STAD_MAX_BYTES for the whole "
+    "body, WLMON_API_STAD_MAX_ROWS rows.",
+    openapi_extra=STAD_FORM,
+    **{
+        **AS_RUN,
+        "responses": {
+            **AS_RUN["responses"],
+            400: {"description": "the multipart form cannot be read"},
+            415: {"description": "the body is not multipart/form-data"},
+        },
+    },
+)
+async def import_stad(request: Request, pool: PoolDep, settings: SettingsDep) -> dict:
+    if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+        raise HTTPException(
+            status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+            "send multipart/form-data: a part 'file' (the STAD export), optionally 'targets' "
+            "(CSV/XLSX of target response per transaction) and the fields tz, from, to, "
+            "decimal, label",
+        )
+    limit = limits(settings, "stad")
+    with pool.slot() as run:
+        async with _upload() as body, _upload() as path, _upload() as capture:
+            await _read_limited(request, limit, body)
+            form = await _form(request, body)
+            try:
+                unknown = sorted(set(form) - set(STAD_FIELDS))
+                if unknown:
+                    raise FormError(
+                        f"field {unknown[0]!r} is not read; the form has " + ", ".join(STAD_FIELDS)
+                    )
+                upload = form.get("file")
+                if not isinstance(upload, UploadFile):
+                    raise FormError("no part 'file' holding the STAD export (a file)")
+                label = _text_field(form, "label", 200) or (upload.filename or "")[:200]
+                options = imports.st03_options(
+                    _text_field(form, "from", 40),
+                    _text_field(form, "to", 40),
+                    None,
+                    None,
+                    _text_field(form, "decimal", 5),
+                    _text_field(form, "tz", 64),
+                )
+                sheet = None
+                goals = form.get("targets")
+                if goals is not None:
+                    if not isinstance(goals, UploadFile):
+                        raise FormError("part 'targets': give a file (CSV or XLSX)")
+                    sheet = await goals.read(MAX_TARGETS_BYTES + 1)
+                    if len(sheet) > MAX_TARGETS_BYTES:
+                        raise FormError(
+                            f"part 'targets': over {MAX_TARGETS_BYTES:,} bytes for a sheet of "
+                            "targets"
+                        )
+                with path.open("wb") as out:
+                    await run_in_threadpool(_copy, upload, out)
+                joined = form.get("perfmon")
+                if joined is not None:
+                    if not isinstance(joined, UploadFile):
+                        raise FormError("part 'perfmon': give a file (a PerfMon CSV or TSV)")
+                    with capture.open("wb") as out:
+                        await run_in_threadpool(_copy, joined, out)
+            finally:
+                await form.close()
+            return await run(
+                workers.import_stad,
+                path,
+                label,
+                limit,
+                options,
+                sheet,
+                capture if joined is not None else None,
+            )
+
+
+def _copy(upload: UploadFile, out) -> None:
+    upload.file.seek(0)
+    while chunk := upload.file.read(1 << 20):
+        out.write(chunk)

@@ -8,10 +8,11 @@ import io
 import re
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -292,6 +293,81 @@ def _shade_faults(
             )
 
 
+GAP_COLOUR = "#d9d9d9"
+GAP_TEXT = "#444444"
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The run's start in UTC and the source's zone (None: only UTC is known, or for an
+    export without --tz only its local time, taken as written): a time axis in clock time."""
+
+    start: datetime
+    zone: ZoneInfo | None
+    local_only: bool = False  # an ST03/STAD export without a zone: its own clock
+
+
+def clock(report: dict) -> Clock | None:
+    """The report's window as a Clock, None when it has no start."""
+    w = report.get("window") or {}
+    if w.get("start_utc"):
+        start = datetime.fromisoformat(w["start_utc"])
+        try:
+            zone = ZoneInfo(w["zone"]) if w.get("zone") else None
+        except (ZoneInfoNotFoundError, ValueError):
+            zone = None
+        return Clock(start, zone if zone is not None and zone.key != "UTC" else None)
+    if w.get("start_local"):
+        return Clock(datetime.fromisoformat(w["start_local"]).replace(tzinfo=None), None, True)
+    return None
+
+
+def _clock_axis(ax, when: Clock, scale: float) -> str:
+    """Ticks in clock time: UTC, with the source's local time under it; the axis label."""
+    from matplotlib.ticker import FuncFormatter
+
+    def label(x: float, _) -> str:
+        at = when.start + timedelta(seconds=x * scale)
+        if when.local_only:
+            return f"{at:%H:%M}"
+        text = f"{at.astimezone(UTC):%H:%M}"
+        if when.zone is not None:
+            text += f"\n{at.astimezone(when.zone):%H:%M}"
+        return text
+
+    ax.xaxis.set_major_formatter(FuncFormatter(label))
+    if when.local_only:
+        return (
+            f"clock time, the SAP system's local time (zone not given), from {when.start:%Y-%m-%d}"
+        )
+    zone = f" / {when.zone.key} (below)" if when.zone is not None else ""
+    return f"clock time, UTC{zone}, from {when.start.astimezone(UTC):%Y-%m-%d}"
+
+
+def _shade_gaps(ax, gaps: list[dict], scale: float, prefix: str = "") -> None:
+    """Each hole in the data shaded grey and named with its length."""
+    for k, g in enumerate(gaps):
+        ax.axvspan(
+            g["start_s"] / scale, g["end_s"] / scale, color=GAP_COLOUR, lw=0, gid=f"{prefix}gap-{k}"
+        )
+        ax.text(
+            g["start_s"] / scale,
+            0.0,
+            f" gap {gap_name(g)}",
+            transform=ax.get_xaxis_transform(),
+            va="bottom",
+            ha="left",
+            fontsize=8,
+            color=GAP_TEXT,
+            gid=f"{prefix}gap-name-{k}",
+        )
+
+
+def gap_name(g: dict) -> str:
+    minutes = (g["end_s"] - g["start_s"]) / 60
+    return f"{minutes:,.0f} min" if minutes >= 1 else f"{g['end_s'] - g['start_s']:,.0f} s"
+
+
 def line_chart(
     slug: str,
     title: str,
@@ -302,11 +378,17 @@ def line_chart(
     bound: tuple[float, str] | None = None,
     log: bool = False,
     faults: list[dict] | None = None,
+    gaps: list[dict] | None = None,
+    when: Clock | None = None,
+    buckets: bool = False,
 ) -> Chart:
     """Lines over time with the steady-state `window` shaded, each of `faults` shaded and
-    named, an optional horizontal `bound` (value, label) and, for lines orders of magnitude
-    apart, a `log` value axis."""
-    faults = faults or []
+    named, each of `gaps` (holes in the data) shaded grey and named, an optional horizontal
+    `bound` (value, label), for lines orders of magnitude apart a `log` value axis; the time
+    axis in clock time when the run's start is known (`when`). `buckets`: each sample is
+    the sum or mean of the interval before it (an ST03 hour, a STAD minute), drawn as a
+    level over that interval, not as a point at its end."""
+    faults, gaps = faults or [], [g for g in gaps or [] if "start_s" in g and "end_s" in g]
     if times.size < 2 or not lines:
         return Chart(slug, title, unit, None, "Fewer than two samples: nothing to draw.")
     # Imported lazily: only a page with charts pays for loading matplotlib, not every
@@ -316,6 +398,11 @@ def line_chart(
     from matplotlib.patches import Patch
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
+    note = _buckets_note(times.size)  # the samples the run holds, not the points drawn
+    if buckets:
+        first = float(times[0] - (times[1] - times[0])) if times.size > 1 else 0.0
+        times = np.r_[max(first, 0.0), times]
+        lines = [Line(x.label, np.r_[x.values[:1], x.values], steps=True) for x in lines]
     scale, time_unit = _time_axis(times)
     entries = len(lines) + 1 + (bound is not None)
     columns = 1 + (entries - 1) // LEGEND_ROWS
@@ -323,10 +410,15 @@ def line_chart(
         fig = Figure(figsize=CHART_SIZE)
         # Fixed margins, not a layout engine: every chart's time axis then lines up under
         # the one above it, and laying out costs nothing.
-        fig.subplots_adjust(left=0.07, right=0.8 - 0.11 * (columns - 1), top=0.95, bottom=0.16)
+        # Two lines of tick labels (UTC, local) need room above the axis label.
+        two = when is not None and when.zone is not None
+        fig.subplots_adjust(
+            left=0.07, right=0.8 - 0.11 * (columns - 1), top=0.95, bottom=0.22 if two else 0.16
+        )
         ax = fig.add_subplot()
         ax.axvspan(window[0] / scale, window[1] / scale, color=STEADY_COLOUR, lw=0, gid="steady")
         _shade_faults(ax, faults, scale)
+        _shade_gaps(ax, gaps, scale)
         for k, line in enumerate(lines):
             x, y = _envelope(times, line.values)
             ax.plot(
@@ -351,9 +443,16 @@ def line_chart(
         for f in faults:
             handles.append(Patch(color=FAULT_COLOUR, label=f"fault: {f['name']}"))
             labels.append(f"fault: {f['name']}")
+        if gaps:
+            handles.append(Patch(color=GAP_COLOUR, label=f"no data ({len(gaps)} gap(s))"))
+            labels.append(f"no data ({len(gaps)} gap(s))")
         ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.01, 1.0), ncols=columns)
         ax.set_xlim(0, float(times[-1]) / scale)
-        ax.set_xlabel(f"time since the run's start ({time_unit})")
+        ax.set_xlabel(
+            _clock_axis(ax, when, scale)
+            if when is not None
+            else f"time since the run's start ({time_unit})"
+        )
         if log:
             ax.set_yscale("log")
             # Autoscaling would add its margin in decades down to the smallest value.
@@ -366,7 +465,7 @@ def line_chart(
         else:
             ax.set_ylim(bottom=0)
             ax.set_ylabel(unit)
-        return Chart(slug, title, unit, _svg(fig, slug), note=_buckets_note(times.size))
+        return Chart(slug, title, unit, _svg(fig, slug), note=note)
 
 
 def _per_step(data: RunRecord, comps: tuple[str, ...] = REPORT_ORDER) -> list[Line]:
@@ -410,6 +509,16 @@ def _per_host(data: RunRecord, key: str) -> list[Line]:
     return sorted(lines, key=lambda line: _natural(line.label))
 
 
+def _marks(report: dict, data: RunRecord) -> dict:
+    """What every time chart shows besides its lines: the gaps in the data, shaded and
+    named, and the clock its axis is in."""
+    return {
+        "gaps": report.get("gaps") or data.meta.gaps or [],
+        "when": clock(report),
+        "buckets": data.meta.source in ("st03", "stad"),
+    }
+
+
 def charts(report: dict, data: RunRecord, thresholds: Thresholds) -> list[Chart]:
     ss = report["steady_state"]
     window = (ss["start_s"], ss["end_s"])
@@ -430,6 +539,7 @@ def charts(report: dict, data: RunRecord, thresholds: Thresholds) -> list[Chart]
                 # linear axis every part but the largest lies flat on zero.
                 log=True,
                 faults=faults,
+                **_marks(report, data),
             )
         )
     for key, unit in OS_UNITS.items():
@@ -437,7 +547,16 @@ def charts(report: dict, data: RunRecord, thresholds: Thresholds) -> list[Chart]
         if lines:
             slug = "chart-" + key.replace("_", "-")
             out.append(
-                line_chart(slug, OS_COUNTERS[key], unit, data.times, lines, window, faults=faults)
+                line_chart(
+                    slug,
+                    OS_COUNTERS[key],
+                    unit,
+                    data.times,
+                    lines,
+                    window,
+                    faults=faults,
+                    **_marks(report, data),
+                )
             )
     return out
 
@@ -488,6 +607,7 @@ def io_net_charts(report: dict, data: RunRecord, section: str) -> list[Chart]:
                 lines,
                 (ss["start_s"], ss["end_s"]),
                 faults=report.get("faults") or [],
+                **_marks(report, data),
             )
         )
     return out
@@ -507,7 +627,14 @@ def over_time_charts(report: dict, data: RunRecord, thresholds: Thresholds) -> l
         line = Line("all task types", _nan(ot["throughput_steps_per_s"]))
         out.append(
             line_chart(
-                "chart-throughput", "Throughput", "steps/s", times, [line], window, faults=faults
+                "chart-throughput",
+                "Throughput",
+                "steps/s",
+                times,
+                [line],
+                window,
+                faults=faults,
+                **_marks(report, data),
             )
         )
     if ot.get("dialog_p50_s"):
@@ -523,12 +650,22 @@ def over_time_charts(report: dict, data: RunRecord, thresholds: Thresholds) -> l
                 window,
                 bound=(bound, f"benchmark bound ({bound / 1000:g} s)"),
                 faults=faults,
+                **_marks(report, data),
             )
         )
     if ot.get("active_users"):
         line = Line("users logged on", _nan(ot["active_users"]), steps=True)
         out.append(
-            line_chart("chart-users", "Active users", "users", times, [line], window, faults=faults)
+            line_chart(
+                "chart-users",
+                "Active users",
+                "users",
+                times,
+                [line],
+                window,
+                faults=faults,
+                **_marks(report, data),
+            )
         )
     return out
 
@@ -601,6 +738,7 @@ def timeline(report: dict, data: RunRecord, thresholds: Thresholds) -> Chart:
     from matplotlib.figure import Figure
 
     ss = report["steady_state"]
+    marks = _marks(report, data)
     scale, time_unit = _time_axis(data.times)
     size = data.times.size
     edges = np.linspace(0, size, min(size, MAX_BUCKETS) + 1).astype(int)
@@ -630,6 +768,7 @@ def timeline(report: dict, data: RunRecord, thresholds: Thresholds) -> Chart:
                 gid="p0-steady",
             )
             _shade_faults(ax, faults, scale, prefix="p0-")
+            _shade_gaps(ax, marks["gaps"], scale, prefix="p0-")
             ys = [np.nan_to_num(_means(line.values, size)) for line in parts]
             ax.stackplot(
                 x,
@@ -656,6 +795,7 @@ def timeline(report: dict, data: RunRecord, thresholds: Thresholds) -> Chart:
             )
             # Named once, in the top panel; shaded in every one.
             _shade_faults(ax, faults, scale, label=not parts and k == 0, prefix=f"p{k}-")
+            _shade_gaps(ax, marks["gaps"], scale, prefix=f"p{k}-")
             for n, line in enumerate(lines):
                 colour = LINE_COLOURS[n % len(LINE_COLOURS)]
                 if size > 2 * MAX_BUCKETS:  # the bucket's min-max band keeps its peaks
@@ -673,7 +813,11 @@ def timeline(report: dict, data: RunRecord, thresholds: Thresholds) -> Chart:
             ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
             k += 1
         axes[-1].set_xlim(0, float(data.times[-1]) / scale)
-        axes[-1].set_xlabel(f"time since the run's start ({time_unit})")
+        axes[-1].set_xlabel(
+            _clock_axis(axes[-1], marks["when"], scale)
+            if marks["when"] is not None
+            else f"time since the run's start ({time_unit})"
+        )
         note = (
             f"{size:,} samples in {MAX_BUCKETS} buckets of about {size / MAX_BUCKETS:,.1f}: "
             "bucket means, the OS counters' minimum-maximum band shaded around them"

@@ -13,8 +13,8 @@ from fastapi import status
 from api.config import Settings
 from api.services.errors import ServiceError
 
-Kind = Literal["perfmon", "st03"]
-NAMES = {"perfmon": "PerfMon", "st03": "ST03"}
+Kind = Literal["perfmon", "st03", "stad"]
+NAMES = {"perfmon": "PerfMon", "st03": "ST03", "stad": "STAD"}
 
 
 class TooLarge(ServiceError):
@@ -75,4 +75,6 @@ def _mib(n: int) -> str:
 def limits(settings: Settings, kind: Kind) -> ImportLimits:
     if kind == "perfmon":
         return ImportLimits(kind, settings.perfmon_max_bytes, settings.perfmon_max_rows)
+    if kind == "stad":
+        return ImportLimits(kind, settings.stad_max_bytes, settings.stad_max_rows)
     return ImportLimits(kind, settings.st03_max_bytes, settings.st03_max_rows)

@@ -4,13 +4,13 @@ A file that fails to parse stores nothing."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
-from api.imports import perfmon, plausible, st03, st03period, stad, targets
+from api.imports import perfmon, plausible, st03, st03period, stad, targets, winzones
 from api.imports.text import Digest
 from api.runs.gaps import sample_gaps
 from api.runs.record import RunMeta, RunRecord, col
@@ -32,13 +32,50 @@ def _perfmon_warnings(data: perfmon.PerfmonData) -> list[str]:
     return out
 
 
-def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
-    """Parse (streamed from `source`) and store as one run; the run."""
+def _perfmon_zone(data: perfmon.PerfmonData, tz: str) -> tuple[datetime, list[str]]:
+    """The capture's first sample in UTC when the user names the machine's zone (tz): a
+    console capture's local stamps placed by it; a header's zone checked against it (two
+    zones that disagree are refused, naming both). Parsing itself is unchanged."""
+    zone = ZoneInfo(tz)
+    if data.zone:
+        named = winzones.iana(data.zone)
+        offset = data.start.astimezone(zone).utcoffset()
+        if named is not None and data.start.astimezone(named).utcoffset() != offset:
+            raise Invalid(
+                f"tz {tz!r} is UTC{_offset(offset)} at the capture's start but its header names "
+                f"{data.zone!r} (UTC{_offset(data.start.astimezone(named).utcoffset())}): "
+                "leave tz out (the header places the samples) or give the capture's zone"
+            )
+        return data.start, []
+    start, notes = _to_utc(data.start.replace(tzinfo=None), tz, "the capture's first sample")
+    end = data.start.replace(tzinfo=None) + timedelta(seconds=float(data.times[-1]))
+    first, last = start.astimezone(zone).utcoffset(), end.replace(tzinfo=zone).utcoffset()
+    if first != last:
+        notes.append(
+            f"clocks change in {tz} within the capture (UTC{_offset(first)} to "
+            f"UTC{_offset(last)}): a console capture's local stamps do not say where; the "
+            "samples are placed by the first offset"
+        )
+    return start, notes
+
+
+def _offset(delta: timedelta | None) -> str:
+    minutes = int((delta or timedelta()).total_seconds() // 60)
+    sign = "+" if minutes >= 0 else "-"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def store_perfmon(
+    store: Store, source: BinaryIO | bytes, label: str, tz: str | None = None
+) -> dict:
+    """Parse (streamed from `source`) and store as one run; the run. `tz`: the machine's
+    time zone (IANA), for a console capture that names none."""
     digest = Digest(source)
     try:
         data = perfmon.parse(digest)
     except perfmon.PerfmonError as exc:
         raise Invalid(str(exc)) from exc
+    start, zone_notes = _perfmon_zone(data, tz) if tz else (data.start, [])
     run = RunRecord(
         times=data.times,
         columns=data.columns,
@@ -47,11 +84,12 @@ def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
         steady_end=None,
         meta=RunMeta(
             source="perfmon",
-            time_zone=data.zone or "none in the file (console output): local time as UTC",
+            time_zone=(tz if tz and not data.zone else data.zone)
+            or "none in the file (console output): local time as UTC",
             interval_s=float(np.median(np.diff(data.times))) if data.times.size > 1 else None,
             checksum=digest.hexdigest(),
             derivations=data.sources,
-            warnings=_perfmon_warnings(data),
+            warnings=_perfmon_warnings(data) + zone_notes,
             # Holes in the capture, found and listed as Prometheus gaps are: BAIT's 60
             # consecutive minutes and the report's gaps section read them.
             gaps=sample_gaps(data.times, data.start),
@@ -70,7 +108,7 @@ def store_perfmon(store: Store, source: BinaryIO | bytes, label: str) -> dict:
         kind="imported",
         scenario="perfmon",
         label=label,
-        start=data.start,
+        start=start,
         duration_s=float(data.times[-1]),
         ramp_up_s=0.0,
         spec={
@@ -233,9 +271,11 @@ def store_st03(
     source: BinaryIO | bytes,
     label: str,
     options: st03.Options | None = None,
+    perfmon_capture: BinaryIO | bytes | None = None,
 ) -> dict:
     """An ST03 export as a run over the period it covers (one interval, or one per hour of
-    a time profile); the report's ST03 tables read it like a recorded run. The run."""
+    a time profile); the report's ST03 tables read it like a recorded run; a PerfMon capture
+    of the same hours joined (`perfmon_capture`). The run."""
     digest = Digest(source)
     try:
         table = st03.parse_table(digest, options)
@@ -259,6 +299,13 @@ def store_st03(
         meta.warnings += _period_warning(period, datetime.now(UTC), tz)
         start, notes = _to_utc(period.start, tz, "the period's start")
         meta.warnings += notes
+    if perfmon_capture is not None:
+        if not (period and period.start and ends[-1]):
+            raise Invalid(
+                "the ST03 export has no period (give --from/--to): a PerfMon capture can only "
+                "be joined to a window"
+            )
+        columns, values = _join_into(meta, columns, values, perfmon_capture, tz, start, ends)
     run = RunRecord(
         times=ends,
         columns=columns,
@@ -289,12 +336,83 @@ def store_st03(
     return get_run(store, run_id)
 
 
+def _join_perfmon(
+    capture: BinaryIO | bytes, tz: str | None, start: datetime, ends: np.ndarray
+) -> tuple[list[str], np.ndarray, dict, list[str]]:
+    """A PerfMon capture of the same hours on the run's intervals: each counter's mean over
+    the samples in each interval (NaN where none). Refused, naming both windows, when the
+    capture does not overlap the run's. (columns, values, details, warnings)."""
+    digest = Digest(capture)
+    try:
+        data = perfmon.parse(digest)
+    except perfmon.PerfmonError as exc:
+        raise Invalid(f"the PerfMon capture: {exc}") from exc
+    pm_start, notes = _perfmon_zone(data, tz) if tz else (data.start, [])
+    pm_end = pm_start + timedelta(seconds=float(data.times[-1]))
+    end = start + timedelta(seconds=float(ends[-1]))
+    if pm_end < start or pm_start >= end:
+        raise Invalid(
+            f"the PerfMon capture covers {pm_start:%Y-%m-%d %H:%M:%S} to {pm_end:%Y-%m-%d %H:%M:%S}"
+            f" UTC, the STAD export {start:%Y-%m-%d %H:%M:%S} to {end:%Y-%m-%d %H:%M:%S} UTC: "
+            "they do not overlap; join a capture of the same hours (a console capture without "
+            "a zone is placed by tz)"
+        )
+    offsets = (pm_start - start).total_seconds() + data.times
+    k = np.searchsorted(ends, offsets, side="right")  # interval [ends[k-1], ends[k])
+    inside = (offsets >= 0) & (k < ends.size)
+    v, k = data.values[inside], k[inside]
+    seen = ~np.isnan(v)
+    sums = np.zeros((ends.size, v.shape[1]))
+    counts = np.zeros_like(sums)
+    np.add.at(sums, k, np.where(seen, v, 0.0))
+    np.add.at(counts, k, seen)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+    empty = int((counts.sum(axis=1) == 0).sum())
+    notes.append(
+        f"PerfMon capture joined ({len(data.columns)} counters, {len(data.hosts)} host(s), "
+        f"{pm_start:%Y-%m-%d %H:%M:%S} to {pm_end:%Y-%m-%d %H:%M:%S} UTC): {int(inside.sum())} of "
+        f"{data.times.size} samples lie in the run's window, averaged per interval"
+        + (f"; {empty} interval(s) have no sample" if empty else "")
+    )
+    details = {
+        "checksum": digest.hexdigest(),
+        "start_utc": pm_start.isoformat(),
+        "end_utc": pm_end.isoformat(),
+        "hosts": data.hosts,
+        "host_names": data.host_names,
+        "counter_names": data.names,
+        "samples_in_window": int(inside.sum()),
+    }
+    return list(data.columns), means, details, notes + _perfmon_warnings(data)
+
+
+def _join_into(
+    meta: RunMeta,
+    columns: list[str],
+    values: np.ndarray,
+    capture: BinaryIO | bytes,
+    tz: str | None,
+    start: datetime,
+    ends: np.ndarray,
+) -> tuple[list[str], np.ndarray]:
+    """One run from two files of the same hours: throughput beside CPU, memory, disk."""
+    os_columns, os_values, joined, notes = _join_perfmon(capture, tz, start, ends)
+    meta.hosts = joined["hosts"]
+    meta.details["perfmon"] = joined
+    meta.details["counter_names"] = joined["counter_names"]
+    meta.details["host_names"] = joined["host_names"]
+    meta.warnings += notes
+    return columns + os_columns, np.hstack([values, os_values])
+
+
 def store_stad(
     store: Store,
     source: BinaryIO | bytes,
     label: str,
     options: st03.Options | None = None,
     target_sheet: bytes | None = None,
+    perfmon_capture: BinaryIO | bytes | None = None,
 ) -> dict:
     """A STAD export (one record per dialog step) as a run: per minute, task type and
     transaction the steps and every part, as an ST03 export's; the exact percentiles of
@@ -322,6 +440,8 @@ def store_stad(
     meta.warnings += notes + _period_warning(period, datetime.now(UTC), tz)
     if tz:
         meta.time_zone = tz
+    if perfmon_capture is not None:
+        columns, values = _join_into(meta, columns, values, perfmon_capture, tz, start, ends)
     run = RunRecord(
         times=ends, columns=columns, values=values, steady_start=None, steady_end=None, meta=meta
     )

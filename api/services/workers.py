@@ -119,10 +119,31 @@ def import_st03(
         return imports.store_st03(_store(db), source, label, options)
 
 
-def import_perfmon(db: Database, upload: Path, label: str, limits: ImportLimits) -> dict:
+def import_stad(
+    db: Database,
+    upload: Path,
+    label: str,
+    limits: ImportLimits,
+    options: st03.Options,
+    target_sheet: bytes | None,
+    capture: Path | None = None,
+) -> dict:
+    """Import an uploaded STAD export (its targets sheet, a PerfMon capture of the same
+    hours), streamed from disk."""
     limits.check_rows(upload)
     with upload.open("rb") as source:
-        return imports.store_perfmon(_store(db), source, label)
+        if capture is None:
+            return imports.store_stad(_store(db), source, label, options, target_sheet)
+        with capture.open("rb") as pm:
+            return imports.store_stad(_store(db), source, label, options, target_sheet, pm)
+
+
+def import_perfmon(
+    db: Database, upload: Path, label: str, limits: ImportLimits, tz: str | None = None
+) -> dict:
+    limits.check_rows(upload)
+    with upload.open("rb") as source:
+        return imports.store_perfmon(_store(db), source, label, tz)
 
 
 def render_report(

@@ -287,3 +287,190 @@ def test_targets_per_transaction_are_judged_in_report_check_and_junit(tmp_path) 
     assert xml.count('name="target ') == 4
     with pytest.raises(Invalid, match="no unit"):
         imports.store_stad(store, _text(steps).encode(), "x", None, b"TCODE;Target\nVA01;1\n")
+
+
+@pytest.fixture
+def api(tmp_path):
+    from fastapi.testclient import TestClient
+
+    from api.config import Settings
+    from api.main import create_app
+
+    settings = Settings(db_path=tmp_path / "db.sqlite", token="t", stad_max_bytes=200_000)
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+AUTH = {"Authorization": "Bearer t"}
+
+
+def test_post_imports_stad_takes_the_export_targets_and_zone(api) -> None:
+    steps = _steps(5, 300)
+    r = api.post(
+        "/imports/stad",
+        files={
+            "file": ("stad.txt", _text(steps, german=True).encode("utf-8"), "text/plain"),
+            "targets": ("nfr.csv", TARGETS.encode(), "text/csv"),
+        },
+        data={"tz": "Europe/Berlin", "label": "day 1"},
+        headers=AUTH,
+    )
+    assert r.status_code == 201, r.text
+    run = r.json()
+    assert run["label"] == "day 1" and run["scenario"] == "stad"
+    # 10:00 in Berlin on 25 November (CET, UTC+1) is 09:00 UTC.
+    assert run["start"].startswith("2026-11-25T09:00:00")
+    rep = api.get(f"/runs/{run['id']}/report").json()
+    dialog = [s["response"] for s in steps if s["typ"] == "DIA"]
+    pct = {p["task_type"]: p for p in rep["percentiles"]["by_task_type"]}
+    assert pct["dialog"]["steps"] == len(dialog)
+    assert pct["dialog"]["p90_s"] == pytest.approx(_rank(dialog, 0.9) / 1000)
+    va01 = [s["response"] for s in steps if s["tx"] == "VA01"]
+    got = {t["transaction"]: t for t in rep["targets"]}
+    assert got["VA01"]["measured_s"] == pytest.approx(_rank(va01, 0.95) / 1000)
+    assert rep["window"]["zone"] == "Europe/Berlin"
+    assert (
+        rep["window"]["start_local"].startswith("2026-11-25")
+        and "10:00" in (rep["window"]["start_local"])
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "status", "message"),
+    [
+        ({"content": b"Started\tTyp\n"}, 415, "multipart/form-data"),
+        ({"files": {"targets": ("t.csv", b"x", "text/csv")}}, 422, "no part 'file'"),
+        (
+            {"files": {"file": ("s.txt", b"x", "text/plain")}, "data": {"tz": "Mars/Base"}},
+            422,
+            "tz 'Mars/Base'",
+        ),
+        (
+            {"files": {"file": ("s.txt", b"Started\tServer\n1\t2\n", "text/plain")}},
+            422,
+            "no STAD heading",
+        ),
+        (
+            {"files": {"file": ("s.txt", b"x", "text/plain")}, "data": {"colour": "red"}},
+            422,
+            "field 'colour' is not read",
+        ),
+        ({"files": {"file": ("s.txt", b"x" * 250_000, "text/plain")}}, 413, "STAD import limit"),
+    ],
+    ids=["not-multipart", "no-file", "bad-zone", "not-stad", "unknown-field", "too-large"],
+)
+def test_post_imports_stad_refuses_with_a_message(api, kwargs, status, message) -> None:
+    r = api.post("/imports/stad", headers=AUTH, **kwargs)
+    assert r.status_code == status, r.text
+    assert message in r.json()["detail"]
+    assert api.get("/runs").json() == [] or all(
+        x["scenario"] != "stad" for x in api.get("/runs").json()
+    )
+
+
+def _console_capture(day: str, minutes: int) -> tuple[bytes, list[float]]:
+    """A typeperf console capture (local time, no zone) from 10:00 of `day`, every 15 s:
+    CPU and available memory; the CPU's mean per minute as computed here."""
+    rng = random.Random(11)
+    lines = [
+        '"(PDH-CSV 4.0)","\\\\SAPAPP01\\Processor(_Total)\\% Processor Time",'
+        '"\\\\SAPAPP01\\Memory\\Available MBytes"'
+    ]
+    means = []
+    for m in range(minutes):
+        cpu = [round(rng.uniform(5, 95), 3) for _ in range(4)]
+        means.append(sum(cpu) / 4)
+        for k, c in enumerate(cpu):
+            lines.append(f'"{day} 10:{m:02d}:{15 * k:02d}.000","{c}","{4000 + m}"')
+    return ("\r\n".join(lines) + "\r\n").encode(), means
+
+
+def test_a_perfmon_capture_of_the_same_hours_joins_the_stad_run(api) -> None:
+    steps = _steps(9, 300)
+    capture, means = _console_capture("11/25/2026", 60)
+    r = api.post(
+        "/imports/stad",
+        files={
+            "file": ("stad.txt", _text(steps).encode(), "text/plain"),
+            "perfmon": ("os.csv", capture, "text/csv"),
+        },
+        data={"tz": "Europe/Berlin"},
+        headers=AUTH,
+    )
+    assert r.status_code == 201, r.text
+    rep = api.get(f"/runs/{r.json()['id']}/report").json()
+    cpu = next(row for row in rep["os_counters"] if row["key"] == "cpu_pct")
+    assert cpu["samples"] == 60  # one a minute: the STAD run's intervals
+    assert cpu["avg"] == pytest.approx(sum(means) / len(means), abs=1e-6)
+    assert cpu["max"] == pytest.approx(max(means), abs=1e-6)  # of the minute means
+    assert cpu["min"] == pytest.approx(min(means), abs=1e-6)
+    per_minute = [0] * 60
+    for s in steps:
+        per_minute[(s["t"] - 36000) // 60] += 1
+    assert sum(r["steps"] for r in rep["time_profile"]["rows"]) == len(steps)
+    assert any("PerfMon capture joined" in w for w in rep["warnings"])
+
+
+def test_a_capture_of_other_hours_is_refused_naming_both_windows(api) -> None:
+    capture, _ = _console_capture("11/24/2026", 10)
+    r = api.post(
+        "/imports/stad",
+        files={
+            "file": ("stad.txt", _text(_steps(9, 50)).encode(), "text/plain"),
+            "perfmon": ("os.csv", capture, "text/csv"),
+        },
+        headers=AUTH,
+    )
+    assert r.status_code == 422
+    detail = r.json()["detail"]
+    assert "2026-11-24 10:00:00 to 2026-11-24 10:09:45" in detail
+    assert "2026-11-25 10:00:00 to 2026-11-25 11:00:00" in detail
+    assert "do not overlap" in detail
+
+
+def test_wlmon_import_stad_joins_perfmon_or_names_both_windows(tmp_path) -> None:
+    path, os_file, other = tmp_path / "stad.txt", tmp_path / "os.csv", tmp_path / "old.csv"
+    path.write_text(_text(_steps(5, 120)), encoding="utf-8")
+    os_file.write_bytes(_console_capture("11/25/2026", 60)[0])
+    other.write_bytes(_console_capture("11/24/2026", 5)[0])
+    env = {"WLMON_API_DB_PATH": str(tmp_path / "db.sqlite"), "COLUMNS": "200"}
+    get_settings.cache_clear()
+    try:
+        runner = CliRunner()
+        ok = runner.invoke(app, ["import", "stad", str(path), "--perfmon", str(os_file)], env=env)
+        bad = runner.invoke(app, ["import", "stad", str(path), "--perfmon", str(other)], env=env)
+    finally:
+        get_settings.cache_clear()
+    assert ok.exit_code == 0, ok.output
+    assert "PerfMon capture joined (2 counters, 1 host(s)" in ok.output
+    assert bad.exit_code != 0 and "Traceback" not in bad.output
+    assert "2026-11-24 10:00:00 to 2026-11-24 10:04:45" in " ".join(bad.output.split())
+
+
+def test_wlmon_import_st03_joins_a_capture_of_its_period(tmp_path) -> None:
+    """An ST03N export of 10:00-11:00 and a console capture of the same hour: one run whose
+    CPU is the capture's minute means' mean (the hour is one interval: their mean)."""
+    export = tmp_path / "st03.csv"
+    export.write_text(
+        "Task type,# Steps,Avg. response time (ms)\nDIALOG,3600,950\n", encoding="utf-8"
+    )
+    capture, means = _console_capture("11/25/2026", 60)
+    os_file = tmp_path / "os.csv"
+    os_file.write_bytes(capture)
+    env = {"WLMON_API_DB_PATH": str(tmp_path / "db.sqlite"), "COLUMNS": "200"}
+    args = ["import", "st03", str(export), "--from", "2026-11-25T10:00", "--to"]
+    get_settings.cache_clear()
+    try:
+        runner = CliRunner()
+        ok = runner.invoke(app, [*args, "2026-11-25T11:00", "--perfmon", str(os_file)], env=env)
+        store = Store(tmp_path / "db.sqlite")
+        rep = reports.report(store, ok.stdout.strip().splitlines()[0], load_thresholds())
+        bare = runner.invoke(
+            app, ["import", "st03", str(export), "--perfmon", str(os_file)], env=env
+        )
+    finally:
+        get_settings.cache_clear()
+    assert ok.exit_code == 0, ok.output
+    cpu = next(row for row in rep["os_counters"] if row["key"] == "cpu_pct")
+    assert cpu["avg"] == pytest.approx(sum(means) / len(means), abs=1e-6)
+    assert bare.exit_code != 0 and "no period" in bare.output

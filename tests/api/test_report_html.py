@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -317,16 +318,26 @@ def test_each_chart_is_an_svg_with_tick_labels_axis_labels_and_a_legend(
     hosts = {row["host"] for row in simulated.doc["os_counters"]}
     for figure in figures:
         svg = figure.one("svg")
-        for axis in ("xtick_", "ytick_"):
-            ticks = [g.content() for g in svg.all("g", id=axis) if g.content()]
-            assert len(ticks) >= 3 and all(NUMBER.match(t) for t in ticks), (axis, ticks)
-            values = [float(t.replace(",", "").replace("−", "-")) for t in ticks]
-            assert values == sorted(values) and len(set(values)) == len(values), ticks
+        ticks = [g.content() for g in svg.all("g", id="ytick_") if g.content()]
+        assert len(ticks) >= 3 and all(NUMBER.match(t) for t in ticks), ticks
+        values = [float(t.replace(",", "").replace("−", "-")) for t in ticks]
+        assert values == sorted(values) and len(set(values)) == len(values), ticks
+        # The time axis in clock time (UTC): HH:MM within the run's window.
+        start = datetime.fromisoformat(simulated.doc["window"]["start_utc"]).astimezone(UTC)
+        end = datetime.fromisoformat(simulated.doc["window"]["end_utc"]).astimezone(UTC)
+        ticks = [g.content() for g in svg.all("g", id="xtick_") if g.content()]
+        assert len(ticks) >= 3 and all(re.fullmatch(r"\d\d:\d\d", t) for t in ticks), ticks
+        shown = {
+            f"{start + timedelta(minutes=m):%H:%M}"
+            for m in range(int((end - start).total_seconds() // 60) + 2)
+        }
+        assert set(ticks) <= shown, (ticks, start, end)
         caption = figure.one("figcaption").one("span").content().strip("()")
         unit, note = caption.split("; ", 1)
         assert unit in svg.one("g", id="matplotlib.axis_2").content()
         assert note.startswith("every sample drawn")  # what the points are, said
-        assert "time since the run's start" in svg.one("g", id="matplotlib.axis_1").content()
+        axis = svg.one("g", id="matplotlib.axis_1").content()
+        assert f"clock time, UTC, from {start:%Y-%m-%d}" in axis
         legend = [t.content() for t in svg.one("g", id="legend_").all("text")]
         assert legend[-1] == "fault: slow-enqueue-link"  # the run's fault, named
         legend = legend[:-1]
@@ -365,7 +376,7 @@ def test_the_timeline_puts_response_parts_and_os_counters_on_one_axis(dom: Node)
     svg = _section(dom, "Response parts and OS counters on one time axis").one("svg")
     # One shared time axis: only the bottom panel labels it.
     texts = [t.content() for t in svg.all("text")]
-    assert sum("time since the run's start" in t for t in texts) == 1
+    assert sum("clock time, UTC" in t for t in texts) == 1
     parts = [COMPONENT_BY_KEY[c].label for c in RESPONSE_PARTS]
     assert all(p in texts for p in parts), texts
     assert any("Processor Time" in t for t in texts) and any("Queue" in t for t in texts)

@@ -610,9 +610,24 @@ def _import(file: Path, label: str, kind: Kind, store_file) -> None:
 def import_perfmon(
     file: Path = typer.Argument(..., help="PerfMon CSV or TSV (typeperf, relog, logman)"),
     label: str = typer.Option("", help="a name for the run"),
+    tz: str = typer.Option(
+        "",
+        "--tz",
+        help="the machine's time zone (IANA, e.g. Europe/Berlin) for a console capture that "
+        "names none",
+    ),
 ) -> None:
     """Import a Windows Performance Monitor CSV into the API's database; prints the run id."""
-    _import(file, label, "perfmon", imports.store_perfmon)
+    try:
+        options = imports.st03_options(tz=tz)
+    except ServiceError as exc:
+        fail(f"{file}: {exc}")
+    _import(
+        file,
+        label,
+        "perfmon",
+        lambda store, stream, name: imports.store_perfmon(store, stream, name, options.tz),
+    )
 
 
 @import_app.command("st03")
@@ -636,6 +651,12 @@ def import_st03(
         help="the SAP system's time zone (IANA, e.g. Europe/Berlin): the period is stored in "
         "UTC and shown in both; without it the local time is taken as UTC",
     ),
+    perfmon_file: Path | None = typer.Option(
+        None,
+        "--perfmon",
+        help="a PerfMon capture of the same hours, joined into the run; refused when the "
+        "windows do not overlap",
+    ),
 ) -> None:
     """Import an ST03 workload export into the API's database; prints the run id. Without a
     period (in the file or given), throughput, SAPS and BAIT are 'not measured'."""
@@ -647,8 +668,23 @@ def import_st03(
         file,
         label,
         "st03",
-        lambda store, stream, name: imports.store_st03(store, stream, name, options),
+        lambda store, stream, name: _joined(
+            perfmon_file,
+            lambda capture: imports.store_st03(store, stream, name, options, capture),
+        ),
     )
+
+
+def _joined(perfmon_file: Path | None, store_file):
+    """`store_file(capture)` with the --perfmon file open (None without one)."""
+    if perfmon_file is None:
+        return store_file(None)
+    try:
+        capture = perfmon_file.open("rb")
+    except OSError as exc:
+        fail(f"--perfmon: cannot read {perfmon_file}: {exc.strerror or exc}")
+    with capture:
+        return store_file(capture)
 
 
 @import_app.command("stad")
@@ -671,6 +707,12 @@ def import_stad(
         help="target response per transaction (CSV/XLSX: TCODE, Target Response Time "
         "(Seconds), optionally Statistic mean/p90/p95)",
     ),
+    perfmon_file: Path | None = typer.Option(
+        None,
+        "--perfmon",
+        help="a PerfMon capture of the same hours, joined into the run (CPU, memory, disk, "
+        "network beside throughput); refused when the windows do not overlap",
+    ),
 ) -> None:
     """Import a STAD export (statistical records of single steps) into the API's database;
     prints the run id, then every warning. Percentiles are exact (every step)."""
@@ -684,10 +726,13 @@ def import_stad(
             sheet = target_file.read_bytes()
         except OSError as exc:
             fail(f"--targets: cannot read {target_file}: {exc.strerror or exc}")
-    # The ST03 import's size and row limits (WLMON_API_ST03_MAX_BYTES, _MAX_ROWS).
+    # STAD's own limits (WLMON_API_STAD_MAX_BYTES, _MAX_ROWS), sized for a million steps.
     _import(
         file,
         label,
-        "st03",
-        lambda store, stream, name: imports.store_stad(store, stream, name, options, sheet),
+        "stad",
+        lambda store, stream, name: _joined(
+            perfmon_file,
+            lambda capture: imports.store_stad(store, stream, name, options, sheet, capture),
+        ),
     )
