@@ -218,7 +218,7 @@ def test_the_fleet_overview_has_a_row_per_sid_and_the_faulty_one_is_red(fleet) -
         }
         for name, q in fleet_dashboard.queries().items()
     }
-    for name in ("Dispatcher wait (ms)", "Dialog steps/s", "Firing alerts", "Exporter up"):
+    for name in ("Dispatcher wait (ms)", "Dialog steps/s", "Notifications out", "Exporter up"):
         key = next(k for k in rows if k.lower().startswith(name.lower().split(" (")[0]))
         assert set(rows[key]) == {"BMK", "PRD", "TWO"}, (key, rows[key])
     wait = next(v for k, v in rows.items() if k.lower().startswith("dispatcher wait"))
@@ -228,7 +228,7 @@ def test_the_fleet_overview_has_a_row_per_sid_and_the_faulty_one_is_red(fleet) -
     threshold = red.limits[0]
     # TWO runs below its benchmark limit (the fleet file's users): healthy, like BMK.
     assert wait["PRD"] >= threshold > max(wait["BMK"], wait["TWO"]), wait
-    alerts = next(v for k, v in rows.items() if k == "Firing alerts")
+    alerts = next(v for k, v in rows.items() if k == "Notifications out")
     assert alerts["PRD"] >= 1
     firing = _query(stack, "/api/v1/query", query='ALERTS{alertstate="firing",sid=~"BMK|TWO"}')
     assert not firing, [r["metric"] for r in firing]
