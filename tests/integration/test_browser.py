@@ -83,7 +83,9 @@ def faulted(stack) -> Iterator[dict]:
         httpx.post(f"{api}/runs/{run['id']}/cancel", headers=AUTH, timeout=30)
         eventually(
             lambda: httpx.get(f"{api}/runs/{run['id']}").json()["status"] != "running",
-            timeout=60,
+            # The run sees the cancel at its next step (resolution_s of model time: a
+            # minute of wall clock at speed 1).
+            timeout=60 if SPEED >= 10 else 60 + 2 * PLAN["resolution_s"],
             every=2,
         )
 
