@@ -39,6 +39,26 @@ def dashboard() -> Dashboard:
                 legend=INSTANCE_LEGEND,
             )
         )
+    per_step = t["db_physical_reads_per_step_max"]
+    d.add(
+        Panel(
+            Kind.TIMESERIES,
+            "Physical reads per dialog step (all pools)",
+            "Pages read from disk (data and index, every pool) per dialog step over the last "
+            "minute: the load-independent evidence of pools that miss, the series "
+            f"SAPDatabasePhysicalReadsHigh reads; it warns above the dashed red line, "
+            f"{per_step:g} (db_physical_reads_per_step_max in alerts/thresholds.yml).",
+            [
+                prom(
+                    'sid:sap_db_physical_reads_per_dialog_step:rate1m{sid=~"$sid"}',
+                    legend="{{sid}}",
+                )
+            ],
+            format=Format(Unit.NONE, 2),
+            thresholds=limit_line(per_step),
+            min=0,
+        )
+    )
     d.add(
         Panel(
             Kind.TIMESERIES,

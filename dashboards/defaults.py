@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from alerts.thresholds import thresholds
 from dashboards.model import Lang, Query, Thresholds, Variable, steps
+from exporters.vocabulary import DIALOG_RESPONSE_MEAN, Indicator, per_step_mean
 
 # The template variables every dashboard has: SID, instance, task type, from the ST03 steps.
 SID_MATCHER = "sap_workload_steps_total"
@@ -68,3 +70,48 @@ def ms(component: str, sel: str = SEL_TT, by: str = "") -> str:
         f"1000 * {agg}(rate(sap_workload_{component}_seconds_total{{{sel}}}[5m]))"
         f" / {agg}(rate(sap_workload_steps_total{{{sel}}}[5m]))"
     )
+
+
+# One quantity, one definition, one colour scale (issue 37): every panel that shows one of
+# the whitepaper indicators (the NOC light and table, the fleet row, ST03's per-instance
+# lines) reads the series its alert pages on, the recorded one-minute mean per dialog step
+# (alerts/recording.rules.yml, per_step_mean(..., "1m")), and colours it by the same two
+# levels of alerts/thresholds.yml: orange from the paper's threshold (the warning level),
+# red from the page level. `max by` drops the `source` label, so a reading from sapcontrol
+# and one from the model are one series per instance, never two values for one question.
+INDICATOR_WINDOW = "1m"
+
+
+def indicator_ms(i: Indicator, sel: str = DIALOG, by: str = "sid, sap_instance") -> str:
+    """Milliseconds per dialog step of indicator `i`, as its alert reads it, `max by` the
+    labels named (none: the worst over the selection)."""
+    agg = f"max by ({by}) " if by else "max"
+    return f"1000 * {agg}({per_step_mean(i.component, INDICATOR_WINDOW)}{{{sel}}})"
+
+
+def dialog_response_s(sel: str = 'sid=~"$sid"', by: str = "sid") -> str:
+    """The SID's average dialog response (recorded; the alert's series), in seconds."""
+    agg = f"max by ({by}) " if by else "max"
+    return f"{agg}({DIALOG_RESPONSE_MEAN}{{{sel}}})"
+
+
+def warning_ms(i: Indicator) -> float:
+    return thresholds()[i.threshold_key] * 1000
+
+
+def page_ms(i: Indicator) -> float | None:
+    """Where the indicator's alert pages (alerts/thresholds.yml `*_page_seconds`), in ms."""
+    return thresholds()[i.page_key] * 1000 if i.page_key else None
+
+
+def levels(i: Indicator, lines: bool = False) -> Thresholds:
+    """Green below the warning level, orange from it, red from the page level (an indicator
+    without a page level, dialog response: red from its bound). As lines on a time series:
+    a dashed orange line at the warning level and a red one at the page level, the series
+    keeping their own colours."""
+    warn = warning_ms(i)
+    page = page_ms(i)
+    first = "transparent" if lines else "green"
+    if page is None:
+        return steps((None, first), (warn, "red"), lines=lines)
+    return steps((None, first), (warn, "orange"), (page, "red"), lines=lines)

@@ -29,11 +29,15 @@ HEAD = """# The dashboards, as a NOC operator sees them
 
 Screenshots taken by the browser test (`tests/integration/test_browser.py`: Debian's
 Chromium at 1920 px wide, logged in through Perses' sign-in form) while a real-time run
-holds the **db-bottleneck** fault: the DB request light is red, the other indicators green.
+holds the **db-bottleneck** fault: the DB request light is red (it pages); every light
+and cell reads the one-minute mean its alert pages on, orange from the paper's threshold and
+red from the page level of `alerts/thresholds.yml`, so the dispatcher wait the slow
+database causes downstream may show orange.
 That run is at 10 times real speed, so the throughput figures (steps/s, SAPS) read ten
 times what the landscape does at real speed (about 460 steps/s and 28,000 SAPS).
-The fleet overview is the fleet's (`wlmon up --profile fleet`, seen through Thanos query by
-`tests/integration/test_fleet_thanos.py`): three SIDs, PRD with too few work processes.
+The fleet overview is the same single-SID stack's (a fleet, `wlmon up --profile fleet`,
+has a row per SID; `tests/integration/test_fleet_thanos.py` reads its queries through
+Thanos query).
 Rebuilt by one command, `make dashboard-docs` (about 5 minutes on 2 cores; it needs the
 stack built by `wlmon stack install`). Click a picture for the full-size file.
 

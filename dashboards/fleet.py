@@ -8,8 +8,16 @@ bench/fleet.py times exactly these queries (`queries()`), through Thanos and dir
 
 from __future__ import annotations
 
-from alerts.thresholds import threshold_seconds
-from dashboards.defaults import STEPS, prom, traffic, variables
+from alerts.thresholds import thresholds
+from dashboards.defaults import (
+    STEPS,
+    dialog_response_s,
+    indicator_ms,
+    levels,
+    prom,
+    traffic,
+    variables,
+)
 from dashboards.model import (
     Column,
     Dashboard,
@@ -22,11 +30,13 @@ from dashboards.model import (
     ValueText,
     steps,
 )
-from exporters.vocabulary import DIALOG_RESPONSE, DIALOG_RESPONSE_MEAN, INDICATORS, per_step_mean
+from dashboards.sent import messages_by_sid
+from exporters.vocabulary import INDICATORS
 
 UID = "wlmon-fleet"
 SID = 'sid=~"$sid"'
 DIALOG = SID + ',task_type="dialog"'
+ALERTS_SEL = 'sid!="",' + SID
 UP = (ValueText("0", "DOWN", "red"), ValueText("1", "UP", "green"))
 # sapstartsrv's dispstatus of the worst instance: 1 gray, 2 green, 3 yellow, 4 red (0: none).
 DISPSTATUS = (
@@ -43,8 +53,8 @@ def columns() -> list[tuple[str, str, Thresholds | None, Format]]:
     cols: list[tuple[str, str, Thresholds | None, Format]] = [
         (
             f"{i.label} (ms)",
-            f"max by (sid) (1000 * {per_step_mean(i.component)}{{{DIALOG}}})",
-            traffic(threshold_seconds(i) * 1000),
+            indicator_ms(i, sel=DIALOG, by="sid"),
+            levels(i),
             Format(Unit.MS, 1),
         )
         for i in INDICATORS
@@ -52,8 +62,8 @@ def columns() -> list[tuple[str, str, Thresholds | None, Format]]:
     cols += [
         (
             "Dialog response (s)",
-            f"max by (sid) ({DIALOG_RESPONSE_MEAN}{{{SID}}})",
-            traffic(threshold_seconds(DIALOG_RESPONSE)),
+            dialog_response_s(SID),
+            traffic(thresholds()["dialog_response_seconds"]),
             Format(Unit.SECONDS, 2),
         ),
         (
@@ -63,10 +73,12 @@ def columns() -> list[tuple[str, str, Thresholds | None, Format]]:
             Format(Unit.REQUESTS_PER_S, 1),
         ),
         (
-            "Firing alerts",
-            # sid!="": the stack's own alerts (the watchdog, a server down) belong to no SID.
-            f'count by (sid) (ALERTS{{alertstate="firing",sid!="",{SID}}})'
-            f' or on (sid) (0 * max by (sid) (up{{job="wlmon-exporter",{SID}}}))',
+            "Notifications out",
+            # sid!="": the stack's own alerts (the watchdog, a server down) belong to no SID;
+            # inhibited alerts are left out and one cause is one message, as Alertmanager
+            # sends them (dashboards/sent.py): the NOC's counts, per SID.
+            messages_by_sid(ALERTS_SEL)
+            + f' or on (sid) (0 * max by (sid) (up{{job="wlmon-exporter",{SID}}}))',
             steps((None, "green"), (1, "red")),
             Format(Unit.NONE, 0),
         ),
@@ -117,9 +129,11 @@ def dashboard() -> Dashboard:
         Panel(
             Kind.TABLE,
             "Systems: one row per SID (click a SID for its NOC overview)",
-            "Worst instance of each SID for the whitepaper indicators (dialog steps, "
-            "red at the seed 000 thresholds); throughput of all its instances; its firing "
-            "alerts; whether its exporter is scraped; sapstartsrv: its worst instance's light, "
+            "Worst instance of each SID for the whitepaper indicators (ms per dialog step "
+            "over the last minute, the series their alerts page on: orange from the seed 000 "
+            "threshold, red from the page level of alerts/thresholds.yml); throughput of all "
+            "its instances; the notifications Alertmanager has out for it (one per cause, "
+            "inhibited alerts and the watchdog left out, as the NOC counts them); whether its exporter is scraped; sapstartsrv: its worst instance's light, "
             "'not read' where the SID's sapstartsrv is not read (the fleet profile's model "
             "exporters run none).",
             [prom(expr, legend=name, instant=True, table=True) for name, expr, _, _ in cols],

@@ -18,6 +18,7 @@ from dashboards.model import (
     Unit,
     Variable,
 )
+from dashboards.sent import alert_lives
 from exporters.vocabulary import DIALOG_RESPONSE, INDICATORS
 
 RUN_EVENTS = (
@@ -168,6 +169,8 @@ def dashboard() -> Dashboard:
         )
     )
     d.group("Events and notifications")
+    # One band per alert's life, where Grafana's annotation layer drew a line per message.
+    d.add(alert_lives())
     d.add(
         Panel(
             Kind.LOGS,

@@ -4,16 +4,24 @@ dashboard that explains it, keeping the time range and the SID."""
 
 from __future__ import annotations
 
-from alerts.thresholds import threshold_seconds, thresholds
-from dashboards.defaults import DIALOG, EXCEPTED_BUFFERS, STEPS, floor, prom, variables
-from dashboards.model import Column, Dashboard, Format, Kind, Link, Panel, Thresholds, Unit, steps
-from exporters.vocabulary import (
-    DIALOG_RESPONSE,
-    DIALOG_RESPONSE_MEAN,
-    INDICATORS,
-    Indicator,
-    per_step_mean,
+from alerts.thresholds import thresholds
+from dashboards.defaults import (
+    DIALOG,
+    EXCEPTED_BUFFERS,
+    STEPS,
+    dialog_response_s,
+    floor,
+    indicator_ms,
+    levels,
+    page_ms,
+    prom,
+    traffic,
+    variables,
+    warning_ms,
 )
+from dashboards.model import Column, Dashboard, Format, Kind, Link, Panel, Unit, steps
+from dashboards.sent import alert_lives, messages
+from exporters.vocabulary import INDICATORS
 
 # Where an operator goes from each light.
 ST03 = Link("Open ST03 workload (dialog)", "wlmon-st03", set_vars=(("task_type", "dialog"),))
@@ -27,21 +35,6 @@ EXPLAINED_BY = {
 ALERTS = Link("Open the firing alerts", path="alerts", pass_vars=())
 
 
-def page_ms(i: Indicator) -> float | None:
-    """Where the indicator's alert pages (alerts/thresholds.yml `*_page_seconds`), in ms."""
-    return thresholds()[i.page_key] * 1000 if i.page_key else None
-
-
-def lights(i: Indicator) -> Thresholds:
-    """Green below the warning threshold, orange from it, red from the page level: the
-    light says what the alert says (alerts/thresholds.yml, exporters/vocabulary.py)."""
-    warn = threshold_seconds(i) * 1000
-    at: list[tuple[float | None, str]] = [(None, "green"), (warn, "orange")]
-    if (page := page_ms(i)) is not None:
-        at.append((page, "red"))
-    return steps(*at)
-
-
 def _worst_buffer() -> str:
     sel = f'sid=~"$sid",{EXCEPTED_BUFFERS}'
     return (
@@ -50,16 +43,23 @@ def _worst_buffer() -> str:
     )
 
 
-def _firing(severity: str) -> str:
-    """Rules firing at this severity (one per alert name, however many instances)."""
-    sel = f'alertstate="firing",severity="{severity}",sid=~"$sid"'
-    return f"count(count by (alertname) (ALERTS{{{sel}}})) or vector(0)"
+def _sent(severity: str) -> str:
+    """Notifications out at this severity as Alertmanager groups them (dashboards/sent.py)."""
+    return messages(f'{severity},sid=~"$sid"')
+
+
+SENT = (
+    "Counted as Alertmanager sends them: the watchdog's heartbeat and alerts its inhibit "
+    "rules mute are left out (read from provisioning/alertmanager/alertmanager.yml), and "
+    "alerts of one cause on one SID are one message (one per alert name where no cause). "
+    "Silences are not seen. Click for the list."
+)
 
 
 def _worst_ratio() -> str:
     """Per instance, its worst indicator as a share of that indicator's threshold."""
     parts = [
-        f"label_replace(1000 * {per_step_mean(i.component)}{{{DIALOG}}} / {threshold_seconds(i) * 1000:g},"
+        f"label_replace({indicator_ms(i, by='sid, sap_instance, task_type')} / {warning_ms(i):g},"
         f' "indicator", "{i.component}", "", "")'
         for i in INDICATORS
     ]
@@ -69,7 +69,7 @@ def _worst_ratio() -> str:
 
 def _page_multiple() -> float:
     """The smallest multiple of its threshold at which an indicator pages."""
-    return min(page / (threshold_seconds(i) * 1000) for i in INDICATORS if (page := page_ms(i)))
+    return min(page / warning_ms(i) for i in INDICATORS if (page := page_ms(i)))
 
 
 def dashboard() -> Dashboard:
@@ -84,37 +84,37 @@ def dashboard() -> Dashboard:
     )
     d.group("Status")
     for i in INDICATORS:
-        warn = threshold_seconds(i) * 1000
         link = EXPLAINED_BY[i.component]
-        crit = f", red from {page:g} ms" if (page := page_ms(i)) else ""
+        crit = f", red from its page level {page:g} ms" if (page := page_ms(i)) else ""
         d.add(
             Panel(
                 Kind.STAT,
                 f"{i.label} (ms)",
-                f"Worst instance, ms per dialog step (5-minute mean). Orange from the seed 000 "
-                f"threshold of {warn:g} ms{crit}, as {i.alert} warns and pages. "
-                f"Click for {link.title.removeprefix('Open ')}.",
-                [prom(f"max(1000 * {per_step_mean(i.component)}{{{DIALOG}}})", legend=i.label)],
+                f"Worst instance, ms per dialog step over the last minute: the series "
+                f"{i.alert} pages on. Orange from seed 000's threshold of {warning_ms(i):g} ms"
+                f"{crit} (alerts/thresholds.yml). Click for {link.title.removeprefix('Open ')}.",
+                [prom(indicator_ms(i, by=""), legend=i.label)],
                 width=4,
                 height=5,
                 format=Format(Unit.MS, 0),
-                thresholds=lights(i),
+                thresholds=levels(i),
                 sparkline=True,
                 links=(link,),
             )
         )
-    bound = threshold_seconds(DIALOG_RESPONSE)
+    bound = thresholds()["dialog_response_seconds"]
     d.add(
         Panel(
             Kind.STAT,
             "Dialog response (s)",
-            f"Average dialog response; the SD benchmark passes below {bound:g} s (seed 000). "
-            "Click for ST03.",
-            [prom(f'{DIALOG_RESPONSE_MEAN}{{sid=~"$sid"}}', legend="dialog response")],
+            f"Average dialog response of the worst SID over 5 minutes (the series "
+            f"SAPDialogResponseTimeHigh reads, whichever source recorded it); the SD benchmark "
+            f"passes below {bound:g} s (seed 000), red from it. Click for ST03.",
+            [prom(dialog_response_s(by=""), legend="dialog response")],
             width=4,
             height=5,
             format=Format(Unit.SECONDS, 2),
-            thresholds=steps((None, "green"), (bound, "red")),
+            thresholds=traffic(bound),
             sparkline=True,
             links=(ST03,),
         )
@@ -122,10 +122,9 @@ def dashboard() -> Dashboard:
     d.add(
         Panel(
             Kind.STAT,
-            "Critical alerts",
-            "Alert rules firing at severity critical (each counted once, whatever the "
-            "number of instances). Click for the list.",
-            [prom(_firing("critical"), instant=True)],
+            "Pages sent (on-call)",
+            "Notifications of severity critical out to the on-call now. " + SENT,
+            [prom(_sent('severity="critical"'), instant=True)],
             width=4,
             height=4,
             format=Format(Unit.NONE, 0),
@@ -136,13 +135,14 @@ def dashboard() -> Dashboard:
     d.add(
         Panel(
             Kind.STAT,
-            "Warning alerts",
-            "Alert rules firing at severity warning (each counted once). Click for the list.",
-            [prom(_firing("warning"), instant=True)],
+            "Warnings sent (NOC)",
+            "Notifications of severity warning or info out to the NOC now. " + SENT,
+            [prom(_sent('severity!="critical"'), instant=True)],
             width=4,
             height=4,
             format=Format(Unit.NONE, 0),
-            thresholds=steps((None, "green"), (1, "orange")),
+            # Orange for a warning, red from as many messages as causes a SID can have.
+            thresholds=steps((None, "green"), (1, "orange"), (4, "red")),
             links=(ALERTS,),
         )
     )
@@ -204,6 +204,7 @@ def dashboard() -> Dashboard:
             background=False,
         )
     )
+    d.add(alert_lives())
     d.group("Instances")
     d.add(_instances_table())
     return d
@@ -214,7 +215,7 @@ WORST = "Worst vs threshold"
 
 def _instances_table() -> Panel:
     queries = [
-        prom(f"1000 * {per_step_mean(i.component)}{{{DIALOG}}}", instant=True, table=True)
+        prom(indicator_ms(i, by="sid, sap_instance, task_type"), instant=True, table=True)
         for i in INDICATORS
     ]
     queries.append(prom(_worst_ratio(), instant=True, table=True))
@@ -222,7 +223,8 @@ def _instances_table() -> Panel:
     return Panel(
         Kind.TABLE,
         f"Instances, worst first: the {len(INDICATORS)} indicators (ms per dialog step)",
-        "Each instance's 5-minute mean per dialog step, coloured as the lights; "
+        "Each instance's mean per dialog step over the last minute (what its alert pages "
+        "on), coloured as the lights: orange from the paper's threshold, red from the page level; "
         f"'{WORST}' is its worst indicator as a share of that indicator's threshold "
         f"(100 % and more: an alert is due; {100 * multiple:g} %: the first page level). "
         "Click an instance for its ST03.",
@@ -249,7 +251,7 @@ def _instances_table() -> Panel:
                 cell="text",
             ),
             *(
-                Column(f"#{n}", f"{i.label} (ms)", Format(Unit.MS, 0), lights(i), "background")
+                Column(f"#{n}", f"{i.label} (ms)", Format(Unit.MS, 0), levels(i), "background")
                 for n, i in enumerate(INDICATORS)
             ),
             Column("sid", "SID"),

@@ -3,9 +3,11 @@ counterparts where a host reports those instead), and this host through Telegraf
 
 from __future__ import annotations
 
-from dashboards.defaults import flux, prom, variables
+from alerts.thresholds import thresholds
+from dashboards.defaults import flux, limit_line, prom, variables
 from dashboards.model import INSTANCE_LEGEND, Dashboard, Format, Kind, Panel, Unit
 
+DISK_QUEUE_MAX = thresholds()["db_disk_queue_max"]
 PERCENT = {"format": Format(Unit.PERCENT), "min": 0, "max": 100}
 # The model's hosts, one line each. A host reports through windows_exporter or
 # node_exporter: `or` keeps one series per host, so the two never show the same data twice.
@@ -34,11 +36,20 @@ PER_HOST = (
         "memory (seed 003).",
     ),
     (
-        "Disk queue (PhysicalDisk\\Avg. Disk Queue Length)",
+        "Disk queue, I/Os outstanding (PhysicalDisk\\Avg. Disk Queue Length)",
         'sum by (host) (rate(windows_physical_disk_read_seconds_total{sid=~"$sid"}[5m]) + '
-        'rate(windows_physical_disk_write_seconds_total{sid=~"$sid"}[5m]))',
-        {"format": Format(Unit.NONE, 2)},
-        "I/Os outstanding on average: above about 2 per spindle the disks are the bottleneck.",
+        'rate(windows_physical_disk_write_seconds_total{sid=~"$sid"}[5m]))'
+        " or sum by (host) (max by (host, device)"
+        ' (rate(node_disk_io_time_weighted_seconds_total{sid=~"$sid"}[5m])))',
+        {
+            "format": Format(Unit.NONE, 1),
+            "thresholds": limit_line(DISK_QUEUE_MAX),
+            "min": 0,
+        },
+        "I/Os outstanding on average, all disks of the host together: above about 2 per "
+        "spindle the disks are the bottleneck. The dashed red line is the database host's "
+        f"bound, {DISK_QUEUE_MAX:g} (db_disk_queue_max in alerts/thresholds.yml, what "
+        "SAPDatabaseDiskQueueHigh reads over one minute; set it to about 5 x your spindles).",
     ),
 )
 # This host, from Telegraf's measurements in InfluxDB.

@@ -64,7 +64,9 @@ LOGS = LOGS_VICTORIALOGS
 
 UNITS = {
     Unit.NONE: "decimal",
-    Unit.MS: "milliseconds",
+    # Not "milliseconds": Perses' time units rescale (2,086 ms with 0 decimals prints "2s");
+    # a plain number keeps every digit, and each ms panel or column says "(ms" in its title.
+    Unit.MS: "decimal",
     Unit.SECONDS: "seconds",
     Unit.RATIO: "percent-decimal",
     Unit.PERCENT: "percent",
@@ -77,10 +79,9 @@ UNITS = {
     Unit.SECONDS_PER_S: "decimal",  # Perses has no busy-time unit: the title says s/s
     Unit.DATETIME: "datetime-iso",
 }
+# Bytes are left to shorten (4.03 GB): 4,026,531,840 bytes cut the legend to "4,026,53...".
 SHORTENABLE = {
     "decimal",
-    "bytes",
-    "bytes/sec",
     "requests/sec",
     "ops/sec",
     "reads/sec",
@@ -207,7 +208,9 @@ def _timeseries(p: Panel) -> dict:
     spec["yAxis"] = axis
     if p.thresholds:
         spec["thresholds"] = thresholds(p.thresholds)
-    visual: dict = {"display": "line", "lineWidth": 1.25}
+    # connectNulls: the chart lays every series on one time grid, and a point between two
+    # nulls is drawn as nothing at all without a symbol (lines missing, legends full).
+    visual: dict = {"display": "line", "lineWidth": 1.25, "connectNulls": True}
     if p.stacked:
         visual["stack"] = "all"
     if p.fill is not None:
@@ -301,7 +304,9 @@ def _bars(p: Panel) -> dict:
     series name (`colorOverrides`), so items with a threshold are stat tiles, one per item,
     each coloured by its own value; a bar chart where no threshold colours them."""
     if p.thresholds and len(p.thresholds.steps) > 1:
-        return _stat(p, _legend_label(p))
+        # No metricLabel: StatChart would print the label's value (VA01) in place of the
+        # number; each tile is titled by its series name (the legend) over its own value.
+        return _stat(p)
     return {
         "kind": "BarChart",
         "spec": {"calculation": "last-number", "format": fmt(p.format), "sort": "desc"},

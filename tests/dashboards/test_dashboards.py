@@ -216,10 +216,6 @@ def test_noc_lights_are_the_alerts_levels_in_both_uis(indicator: str) -> None:
 @pytest.mark.parametrize(
     ("name", "title", "key", "scale"),
     [
-        ("st03", "Dispatcher wait (ms per dialog step)", "dispatcher_wait_seconds", 1000),
-        ("st03", "DB request (ms per dialog step)", "db_request_seconds", 1000),
-        ("st03", "Enqueue (ms per dialog step)", "enqueue_seconds", 1000),
-        ("st03", "Roll-in and roll-out (ms per dialog step)", "roll_seconds", 1000),
         ("st03", "Dialog response per transaction (s per step)", "dialog_response_seconds", 1),
         ("noc", "Dialog response (s)", "dialog_response_seconds", 1),
         ("noc", "Worst SAP buffer hit ratio", "sap_buffer_hit_ratio_min", 1),
@@ -245,6 +241,101 @@ def test_panel_threshold_is_the_alerts_threshold_in_both_uis(
     assert p[1][0] == pytest.approx(limit) and HEX["red"] in {p[0][1], p[1][1]}
 
 
+@pytest.mark.parametrize(
+    ("title", "indicator"),
+    [
+        ("Dispatcher wait (ms per dialog step)", "Dispatcher wait"),
+        ("DB request (ms per dialog step)", "DB request"),
+        ("Enqueue (ms per dialog step)", "Enqueue"),
+        ("Roll-in and roll-out (ms per dialog step)", "Roll-in"),
+    ],
+)
+def test_st03_draws_the_warning_and_the_page_level_as_two_lines(title: str, indicator: str) -> None:
+    """Issue 37: the page level is a second line wherever the first is."""
+    warn = LIMITS[KEY[indicator]] * 1000
+    page = LIMITS[PAGE_KEY[indicator]] * 1000
+    g = _grafana_panel("st03", title)
+    assert [v for v, _ in _grafana_steps(g)[1:]] == pytest.approx([warn, page])
+    assert [c for _, c in _grafana_steps(g)[1:]] == ["orange", "red"]
+    assert g["fieldConfig"]["defaults"]["custom"]["thresholdsStyle"]["mode"] == "dashed"
+    p = _perses_steps(_perses_panel("st03", title))
+    assert [v for v, _ in p[1:]] == pytest.approx([warn, page])
+    assert [c for _, c in p[1:]] == [HEX["orange"], HEX["red"]]
+
+
+def _indicator_queries() -> dict[str, list[str]]:
+    """Every PromQL query of the NOC lights and table, the fleet row and the ST03 lines that
+    names an indicator's recorded mean, by where it is."""
+    out: dict[str, list[str]] = {}
+    for name in ("noc", "fleet", "st03"):
+        for panel in PERSES[name]["spec"]["panels"].values():
+            for q in panel["spec"].get("queries", []):
+                expr = q["spec"]["plugin"]["spec"].get("query", "")
+                if re.search(
+                    r"(dispatcher_wait|db_request|enqueue|roll_in|roll_out)_seconds", expr
+                ):
+                    out.setdefault(f"{name}: {panel['spec']['display']['name']}", []).append(expr)
+    return out
+
+
+def test_each_indicator_has_one_definition_everywhere() -> None:
+    """Issue 37: the NOC light, the NOC table, the fleet row and the ST03 panel read the
+    series the alert pages on (alerts/workload.rules.yml), with `source` aggregated away."""
+    rules = (REPO / "alerts" / "workload.rules.yml").read_text()
+    paged_on = set(
+        re.findall(r"(sap_instance_task_type:sap_workload_\w+_seconds_per_step:mean\w+)", rules)
+    )
+    found = _indicator_queries()
+    wheres = {w.split(":")[0] for w in found}
+    assert wheres == {"noc", "fleet", "st03"}, found
+    for where, exprs in found.items():
+        if where.startswith("st03: Response time split"):
+            continue  # the whitepaper's 5-minute mean, the parts of the response time
+        for expr in exprs:
+            read = set(
+                re.findall(
+                    r"sap_instance_task_type:sap_workload_\w+_seconds_per_step:mean\w+", expr
+                )
+            )
+            assert read and read <= paged_on, (where, expr)
+            assert "rate(sap_workload_" not in expr, (where, expr)
+            # No `source` can reach a stat or a row: every read is inside `max by (...)`
+            # without it, or a `max(...)`.
+            for m in re.finditer(r"max( by \(([^)]*)\))? ?\(sap_instance_task_type", expr):
+                assert "source" not in (m.group(2) or ""), (where, expr)
+            assert expr.count("sap_instance_task_type") == len(
+                re.findall(r"max( by \([^)]*\))? ?\(sap_instance_task_type", expr)
+            ), (where, expr)
+
+
+def test_dialog_response_stat_is_one_series() -> None:
+    """Issue 37: the stale `source="sapcontrol"` series beside the live one."""
+    (q,) = _perses_panel("noc", "Dialog response (s)")["spec"]["queries"]
+    expr = q["spec"]["plugin"]["spec"]["query"]
+    assert re.fullmatch(
+        r"max\(sid:sap_workload_dialog_response_seconds_per_step:mean5m\{[^}]*\}\)", expr
+    )
+
+
+def test_every_threshold_has_a_red_step() -> None:
+    """Issue 37: "Worst vs threshold" at 6,265 % was orange: its scale had no red."""
+    for name, dash in PERSES.items():
+        for panel in dash["spec"]["panels"].values():
+            plugin = panel["spec"]["plugin"]
+            scales = [plugin["spec"].get("thresholds")]
+            scales += [
+                c.get("plugin", {}).get("spec", {}).get("thresholds")
+                for c in plugin["spec"].get("columnSettings", [])
+            ]
+            for t in filter(None, scales):
+                colours = {t["defaultColor"], *(s["color"] for s in t.get("steps", []))}
+                if colours <= {HEX["green"], "#5794f2", "#808080", "#00000000"} and not t.get(
+                    "steps"
+                ):
+                    continue  # one colour, no threshold (throughput in blue)
+                assert HEX["red"] in colours, (name, panel["spec"]["display"]["name"], t)
+
+
 def test_fleet_columns_are_red_at_the_thresholds_in_each_cell() -> None:
     table = _grafana_panel("fleet", "Systems: one row per SID (click a SID for its NOC overview)")
     overrides = {
@@ -252,10 +343,10 @@ def test_fleet_columns_are_red_at_the_thresholds_in_each_cell() -> None:
     }
     for indicator, key in KEY.items():
         props = {p["id"]: p["value"] for p in overrides[f"{indicator} (ms)"]}
-        assert props["thresholds"]["steps"][1] == {
-            "color": "red",
-            "value": pytest.approx(LIMITS[key] * 1000),
-        }
+        assert props["thresholds"]["steps"][1:] == [
+            {"color": "orange", "value": pytest.approx(LIMITS[key] * 1000)},
+            {"color": "red", "value": pytest.approx(LIMITS[PAGE_KEY[indicator]] * 1000)},
+        ]
         assert props["custom.cellOptions"]["type"] == "color-background"
     perses_table = _perses_panel("fleet", table["title"])["spec"]["plugin"]["spec"]
     cols = {c["header"]: c for c in perses_table["columnSettings"] if "header" in c}
@@ -274,13 +365,22 @@ def test_each_transaction_is_coloured_by_its_own_value() -> None:
     assert g["type"] == "bargauge"
     assert g["fieldConfig"]["defaults"]["color"]["mode"] == "thresholds"
     p = _perses_panel("st03", title)["spec"]["plugin"]
-    assert p["kind"] == "StatChart" and p["spec"]["metricLabel"] == "transaction"
+    # One tile per series named by its transaction, showing its number: with metricLabel
+    # StatChart prints the label (VA01) in place of the value (seen in the browser).
+    assert p["kind"] == "StatChart" and "metricLabel" not in p["spec"]
+    (q,) = _perses_panel("st03", title)["spec"]["queries"]
+    assert q["spec"]["plugin"]["spec"]["seriesNameFormat"] == "{{transaction}}"
 
 
 def test_milliseconds_keep_their_digits() -> None:
     """2,086 ms stays 2,086 ms, not "2 s" (Grafana's ms unit rescales)."""
     g = _grafana_panel("noc", "DB request (ms)")["fieldConfig"]["defaults"]
     assert g["unit"] == "suffix: ms" and g["decimals"] == 0
+    # Perses' "milliseconds" rescales too (formatTime: 2,086 with 0 decimals is "2s").
+    p = _perses_panel("noc", "DB request (ms)")["spec"]["plugin"]["spec"]["format"]
+    assert p == {"unit": "decimal", "decimalPlaces": 0, "shortValues": False}
+    units = json.dumps(PERSES)
+    assert '"milliseconds"' not in units
 
 
 def test_response_stack_is_the_parts_the_response_is_made_of() -> None:
@@ -312,9 +412,11 @@ def test_forensics_snaps_to_the_picked_run_in_grafana() -> None:
 
 
 def test_noc_counts_firing_rules_by_severity_and_names_every_table_column() -> None:
-    critical = _grafana_panel("noc", "Critical alerts")["targets"][0]["expr"]
-    warning = _grafana_panel("noc", "Warning alerts")["targets"][0]["expr"]
-    assert 'severity="critical"' in critical and 'severity="warning"' in warning
+    critical = _grafana_panel("noc", "Pages sent (on-call)")["targets"][0]["expr"]
+    warning = _grafana_panel("noc", "Warnings sent (NOC)")["targets"][0]["expr"]
+    assert 'severity="critical"' in critical and 'severity!="critical"' in warning
+    # What is left out says so on the panel.
+    assert "watchdog" in _grafana_panel("noc", "Pages sent (on-call)")["description"]
     (table,) = [p for p in _grafana_panels("noc") if p["type"] == "table"]
     organize = next(t for t in table["transformations"] if t["id"] == "organize")
     renamed = organize["options"]["renameByName"]
@@ -343,9 +445,9 @@ def test_every_panel_says_what_it_answers(name: str) -> None:
     ] == []
 
 
-def test_sixty_two_panels_kept_in_both() -> None:
-    assert sum(len(_grafana_panels(n)) for n in NAMES) == 62
-    assert sum(len(r["spec"]["panels"]) for r in PERSES.values()) == 62
+def test_sixty_six_panels_kept_in_both() -> None:
+    assert sum(len(_grafana_panels(n)) for n in NAMES) == 66
+    assert sum(len(r["spec"]["panels"]) for r in PERSES.values()) == 66
 
 
 def test_the_model_refuses_what_no_ui_draws_as_meant() -> None:
