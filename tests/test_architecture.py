@@ -126,6 +126,9 @@ EDGES = {
     "api/config.py": {"environ", "get_settings", "Settings"},
     "api/main.py": {"get_settings", "load_thresholds"},
     "exporters/config.py": {"ExporterSettings", "SapStartSrvSettings", "SAPControlSettings"},
+    # The settings classes' own source of compose secret files (WLMON_SECRETS_DIR): called
+    # only from their settings_customise_sources, i.e. while the edge reads its settings.
+    "exporters/secretfiles.py": {"environ"},
 }
 # What reads configuration: the environment, and the calls that read it or alerts' files.
 READERS = {
