@@ -400,6 +400,8 @@ def test_compose_go_validates_the_fleet_profile_it_does_not_start(tmp_path) -> N
         **dict.fromkeys(("PERSES_ADMIN_PASSWORD", "WLMON_API_TOKEN", "WLMON_EXPORTER_TOKEN"), "t"),
         "WLMON_INFLUXDB_ADMIN_PASSWORD": "t",
         "WLMON_ALERTMANAGER_PASSWORD": "t",
+        "WLMON_VICTORIALOGS_PASSWORD": "t",
+        "PERSES_ENCRYPTION_KEY": "0123456789abcdef0123456789abcdef",
     }
     text = (REPO_DIR / "docker-compose.yml").read_text()
     broken = text.replace(
