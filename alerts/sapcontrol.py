@@ -20,7 +20,8 @@ BY = "sum by (sid, sap_instance)"
 CCMS_STEPS = "sap_ccms_dialog_steps_per_second"
 DIA_WRITES = 'sap_dispatcher_queue_writes_total{queue="ABAP/DIA"}'
 # Dialog steps per second per instance: CCMS DialogSteps, or where a system's alert tree
-# has no such node, the rate of ABAP/DIA dispatcher queue writes (one per dialog step).
+# has no such node (none for 10 minutes), the rate of ABAP/DIA dispatcher queue writes
+# (one per dialog step).
 STEP_RATE = "sap_instance:sap_dialog_steps_per_second:ccms_or_dia_writes"
 # Series of one instance's dialog work, labelled like the model's so the same alerts read them.
 DIALOG = {"task_type": "dialog", "source": SAPCONTROL_SOURCE}
@@ -314,7 +315,13 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
         ),
         record(
             STEP_RATE,
-            f"{BY} ({CCMS_STEPS})\n  or on(sid, sap_instance)\n  {BY} (rate({DIA_WRITES}[5m]))\n",
+            # CCMS counts in the system's own time, the queue writes' rate in the wall's: a
+            # scrape that misses an instance's CCMS value must not swap in the other clock
+            # (10x the steps on a model at speed 10), so the last CCMS value holds for a
+            # minute and the writes stand in only where CCMS said nothing for 10 minutes.
+            f"{BY} (last_over_time({CCMS_STEPS}[1m]))\n  or on(sid, sap_instance)\n"
+            f"  ({BY} (rate({DIA_WRITES}[5m]))\n"
+            f"   unless on(sid, sap_instance) {BY} (max_over_time({CCMS_STEPS}[10m])))\n",
         ),
         *(
             record(
