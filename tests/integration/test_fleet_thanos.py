@@ -276,17 +276,22 @@ def test_perses_shows_every_sid_through_thanos_query(fleet) -> None:
 
 
 def _duplicates(hook, since: float) -> list:
-    """Notifications that repeat one already received: same group, state and alerts."""
-    seen, twice = set(), []
+    """Notifications that repeat the one before them of the same group: same state and
+    alerts. Alertmanager sends a group again only when it changed (within repeat_interval),
+    so two in a row that are the same are one notification sent by two peers. A group that
+    changes and changes back (an instance's page joins, resolves and leaves the cause's
+    group, as the threshold alerts are grouped by cause and SID) is news each time."""
+    last: dict[str, tuple] = {}
+    twice = []
     for n in hook.since(since):
+        group = n.body["groupKey"]
         key = (
-            n.body["groupKey"],
             n.body["status"],
             tuple(sorted((json.dumps(a["labels"], sort_keys=True), a["status"]) for a in n.alerts)),
         )
-        if key in seen:
-            twice.append(key)
-        seen.add(key)
+        if last.get(group) == key:
+            twice.append((group, *key))
+        last[group] = key
     return twice
 
 
