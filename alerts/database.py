@@ -24,6 +24,9 @@ one sap_host_info names with the role database. Disk queue and physical reads re
 rates with the pages' for: and keep_firing_for, so they arrive with the DB page and
 resolve with it; the CPU's 5 minutes, because a busy database host is no fault by itself.
 Telegraf re-exposes the exporter's host counters under its own job: `max by` keeps one.
+Both read the host's own clock, not the wall's: the CPU's busy share is idle seconds over
+all its seconds, the disk queue's weighted I/O seconds per second of the CPUs' summed modes
+(one second per second of the host's time), so the model reads the same at any speed.
 """
 DB_HOST = 'sap_host_info{role=~"(.*[+])?database([+].*)?"}'
 CPU_BUSY = "sid_host:sap_db_host_cpu_busy:ratio5m"
@@ -117,16 +120,24 @@ def _host_recording(limits: Mapping[str, float]) -> list[dict]:
         f"(rate(sap_db_bufferpool_{p}_physical_reads_total[1m])))"
         for p in PAGE_TYPES
     )
+    # The host's own clock: each CPU's seconds over all modes advance one second per second
+    # of the host's time (wall time on a real host, simulated time on the model's, however
+    # fast it runs). Rates of the host's counters are read per second of that clock, never
+    # per wall second, so a model at 10x speed does not show ten times the disk queue.
+    cpu_all = "max by (sid, host, cpu, mode) (rate(node_cpu_seconds_total[{w}]))"
+    clock = "avg by (sid, host) (sum by (sid, host, cpu) (" + cpu_all + "))"
     return [
         record(
             CPU_BUSY,
-            "1 - avg by (sid, host) (max by (sid, host, cpu) "
-            f'(rate(node_cpu_seconds_total{{mode="idle"}}[5m])))\n{on_db}\n',
+            "1 - sum by (sid, host) (max by (sid, host, cpu) "
+            '(rate(node_cpu_seconds_total{mode="idle"}[5m])))\n'
+            "  / sum by (sid, host) (" + cpu_all.format(w="5m") + f")\n{on_db}\n",
         ),
         record(
             DISK_QUEUE,
             "sum by (sid, host) (max by (sid, host, device) "
-            f"(rate(node_disk_io_time_weighted_seconds_total[1m])))\n{on_db}\n",
+            "(rate(node_disk_io_time_weighted_seconds_total[1m])))\n"
+            "  / on(sid, host) " + clock.format(w="1m") + f"\n{on_db}\n",
         ),
         record(
             READS_PER_STEP,

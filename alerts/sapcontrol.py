@@ -20,7 +20,8 @@ BY = "sum by (sid, sap_instance)"
 CCMS_STEPS = "sap_ccms_dialog_steps_per_second"
 DIA_WRITES = 'sap_dispatcher_queue_writes_total{queue="ABAP/DIA"}'
 # Dialog steps per second per instance: CCMS DialogSteps, or where a system's alert tree
-# has no such node, the rate of ABAP/DIA dispatcher queue writes (one per dialog step).
+# has no such node (none for 10 minutes), the rate of ABAP/DIA dispatcher queue writes
+# (one per dialog step).
 STEP_RATE = "sap_instance:sap_dialog_steps_per_second:ccms_or_dia_writes"
 # Series of one instance's dialog work, labelled like the model's so the same alerts read them.
 DIALOG = {"task_type": "dialog", "source": SAPCONTROL_SOURCE}
@@ -54,6 +55,18 @@ FAST_COMPONENTS = {i.component for i in FAST_INDICATORS}
 # a roll fault's first DB requests: tests/sapcontrol/rules/sapcontrol_fast.test.yml):
 # for: 2m lets those pass; a sustained breach waits 90 s more than on exact counters.
 CONFIRM = "2m"
+
+
+# The enqueue server is one per system: its page reads the SID's Little's-law estimate (work
+# processes on hold for ENQ on all instances over all their dialog steps/s), not one
+# instance's. An instance holds about 0.1-0.2 work processes on ENQ (16 steps/s x 6-13 ms):
+# an SM50 table shows 0 or 1, so a 1-minute window of four to six samples reads 0 or 25 ms+
+# and never holds over the page level for 2 minutes; 30 instances together hold 3-6.
+def pooled_mean(component: str, window: str) -> str:
+    return f"sid_task_type:sap_workload_{component}_seconds_per_step:mean{window}"
+
+
+POOLED = ("enqueue",)
 
 WHY = """
 Per-step series from the sapcontrol source (sapstartsrv's SAPControl web service), under
@@ -464,6 +477,16 @@ def page_of(indicator: Indicator, limits: Mapping[str, float]) -> dict:
     warn_ms = 1000 * limits[indicator.threshold_key]
     page = number(1000 * limits[str(indicator.page_key)])
     mine = f'task_type="dialog",source="{SAPCONTROL_SOURCE}"'
+    if indicator.component in POOLED:
+        # Each instance of the SID pages, valued by the SID's mean (x instance^0 = 1), so
+        # the message lists the instances as the exact counters' page does.
+        c = indicator.component
+        expr = (
+            f"(1000 * {pooled_mean(c, FAST)}{{{mine}}} > {page}\n"
+            f"  and on(sid) 1000 * {pooled_mean(c, '5m')}{{{mine}}} > {number(warn_ms)})\n"
+            f"* on(sid) group_right() ({per_step_mean(c, '5m')}{{{mine}}} ^ 0)\n"
+        )
+        return page_alert(indicator, limits, expr, CONFIRM)
     expr = (
         f"{mean_ms(indicator, FAST, mine)} > {page}\n"
         "and on(sid, sap_instance, task_type)\n"
@@ -485,7 +508,13 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
         ),
         record(
             STEP_RATE,
-            f"{BY} ({CCMS_STEPS})\n  or on(sid, sap_instance)\n  {BY} (rate({DIA_WRITES}[5m]))\n",
+            # CCMS counts in the system's own time, the queue writes' rate in the wall's: a
+            # scrape that misses an instance's CCMS value must not swap in the other clock
+            # (10x the steps on a model at speed 10), so the last CCMS value holds for a
+            # minute and the writes stand in only where CCMS said nothing for 10 minutes.
+            f"{BY} (last_over_time({CCMS_STEPS}[1m]))\n  or on(sid, sap_instance)\n"
+            f"  ({BY} (rate({DIA_WRITES}[5m]))\n"
+            f"   unless on(sid, sap_instance) {BY} (max_over_time({CCMS_STEPS}[10m])))\n",
         ),
         *(
             record(
@@ -510,6 +539,21 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
             )
             for w in ("5m", FAST)
             for c, a in WP_ACTIVITIES.items()
+        ),
+        *(
+            _labelled(
+                pooled_mean(c, w),
+                _per_step(
+                    f'sap_work_processes_activity{{type="DIA",activity="{WP_ACTIVITIES[c]}"}}',
+                    guard,
+                    by="sum by (sid)",
+                    on="sid",
+                    window=w,
+                ),
+                DIALOG,
+            )
+            for w in ("5m", FAST)
+            for c in POOLED
         ),
         # The SD benchmark bound is on the system's average dialog response.
         _labelled(

@@ -313,16 +313,24 @@ def db_host_tests() -> list[dict]:
         queue: float = 150,
         reads_per_step: float = 9.0,
         role: str = "database",
+        speed: float = 1.0,
     ) -> list[dict]:
+        # `speed` host seconds pass per 15 s scrape x 15 (the model running faster than the
+        # wall): the host's counters all advance by it, its CPU modes together included.
+        host_s = 15 * speed
         return [
             {"series": f'sap_host_info{{{host},role="{role}"}}', "values": f"1x{N}"},
             {
                 "series": f'node_cpu_seconds_total{{{host},cpu="0",mode="idle"}}',
-                "values": f"0+{idle_per_15s:g}x{N}",
+                "values": f"0+{idle_per_15s * speed:g}x{N}",
+            },
+            {
+                "series": f'node_cpu_seconds_total{{{host},cpu="0",mode="user"}}',
+                "values": f"0+{(15 - idle_per_15s) * speed:g}x{N}",
             },
             {
                 "series": f'node_disk_io_time_weighted_seconds_total{{{host},device="sda"}}',
-                "values": f"0+{queue * 15:g}x{N}",
+                "values": f"0+{queue * host_s:g}x{N}",
             },
             {
                 "series": f"sap_workload_steps_total{{{_inst_labels('penguin2_D00')}}}",
@@ -393,6 +401,30 @@ def db_host_tests() -> list[dict]:
         ),
         _fast_case(f"{queue} stays silent at 150", series(queue=150), queue, {"5m": []}),
         _fast_case(
+            f"{queue} stays silent at 150 on a model running at 10x speed (read per host second)",
+            series(queue=150, speed=10),
+            queue,
+            {"5m": []},
+        ),
+        _fast_case(
+            f"{queue} fires at 400 on a model running at 10x speed",
+            series(queue=400, speed=10),
+            queue,
+            {"5m": queue_fires},
+        ),
+        _fast_case(
+            f"{cpu} stays silent at 95 % busy on a model running at 10x speed",
+            series(idle_per_15s=0.75, speed=10),
+            cpu,
+            {"12m": []},
+        ),
+        _fast_case(
+            f"{cpu} fires at 99 % busy on a model running at 10x speed",
+            series(idle_per_15s=0.15, speed=10),
+            cpu,
+            {"12m": cpu_fires},
+        ),
+        _fast_case(
             f"{queue} stays silent for an application server's disks",
             series(queue=400, role="application"),
             queue,
@@ -458,6 +490,17 @@ def trace_series(trace: dict) -> list[dict]:
         {
             "series": f'node_cpu_seconds_total{{{on_host},cpu="0",mode="idle"}}',
             "values": _values(trace["db_cpu_idle_seconds"]),
+        },
+        # The CPU's busy seconds: with idle, one second per second of the model's clock
+        # (samples every 15 simulated seconds), the host clock the disk queue is read by.
+        {
+            "series": f'node_cpu_seconds_total{{{on_host},cpu="0",mode="user"}}',
+            "values": _values(
+                [
+                    round(max(0.0, 15 * k - idle), 4)
+                    for k, idle in enumerate(trace["db_cpu_idle_seconds"])
+                ]
+            ),
         },
         {
             "series": f'node_disk_io_time_weighted_seconds_total{{{on_host},device="sda"}}',
