@@ -80,6 +80,10 @@ class Settings(BaseSettings):
     influx_url: str | None = None
     # "user:password" when InfluxDB runs with auth (the native stack and docker-compose do).
     influx_token: SecretStr | None = None
+    # Or the user and its password apart: docker-compose gives the password as a secret file
+    # (WLMON_SECRETS_DIR/wlmon_api_influx_password), which cannot hold "user:password".
+    influx_username: str = ""
+    influx_password: SecretStr | None = None
     prometheus_url: str = "http://127.0.0.1:9090"
     # Real-time runs drive the live exporter's control endpoint.
     exporter_url: str = "http://127.0.0.1:9300"
@@ -138,6 +142,14 @@ class Settings(BaseSettings):
             )
         if self.logs_password is not None and not self.logs_username:
             raise ValueError("WLMON_API_LOGS_PASSWORD is set, but WLMON_API_LOGS_USERNAME is not")
+        if self.influx_password is not None and not self.influx_username:
+            raise ValueError(
+                "WLMON_API_INFLUX_PASSWORD is set, but WLMON_API_INFLUX_USERNAME is not"
+            )
+        if self.influx_password is not None and self.influx_token is not None:
+            raise ValueError(
+                "WLMON_API_INFLUX_TOKEN and WLMON_API_INFLUX_PASSWORD are both set: give one"
+            )
         access = self.logs_access
         if access is not None:
             # Loaded now, at the edge: a key of another certificate or a file that is not
@@ -152,6 +164,15 @@ class Settings(BaseSettings):
                     f"{exc}"
                 ) from exc
         return self
+
+    @property
+    def influx_credentials(self) -> str:
+        """InfluxDB 1.8's "user:password" token, from the token or the user and password."""
+        if self.influx_token is not None:
+            return self.influx_token.get_secret_value()
+        if self.influx_password is not None:
+            return f"{self.influx_username}:{self.influx_password.get_secret_value()}"
+        return ""
 
     @property
     def logs_access(self) -> LogStoreAccess | None:

@@ -126,3 +126,63 @@ def test_a_saved_state_the_model_refuses_is_ignored(tmp_path, data_dir, caplog) 
         ), caplog.text
     finally:
         srv.stop()
+
+
+def test_the_passwords_come_from_their_files_as_compose_mounts_them(tmp_path, monkeypatch) -> None:
+    """docker-compose gives the exporter the log store's and InfluxDB's passwords as
+    secret files (issue 38 item 3): what reaches the server is each file's content, the
+    InfluxDB token built as user:password, a newline at the file's end not part of it."""
+    seen: dict = {}
+
+    class Served(Exception):
+        pass
+
+    def serve(*args, **kwargs):
+        seen.update(kwargs)
+        raise Served
+
+    monkeypatch.setattr(serve_cli, "serve", serve)
+    (tmp_path / "logs").write_text("logs-secret-1\n")
+    (tmp_path / "influx").write_text("influx-secret-2")
+    env = {
+        "COLUMNS": "400",
+        "WLMON_LOGS_USERNAME": "wlmon-logs",
+        "WLMON_LOGS_PASSWORD_FILE": str(tmp_path / "logs"),
+        "WLMON_INFLUX_USERNAME": "wlmon-admin",
+        "WLMON_INFLUX_PASSWORD_FILE": str(tmp_path / "influx"),
+        "WLMON_EXPORTER_CONTROL_TOKEN": "control-token-3",
+    }
+    result = runner.invoke(app, ["exporter", "--port", "0"], env=env)
+    assert isinstance(result.exception, Served), result.output
+    assert seen["logs_access"].password == "logs-secret-1"
+    assert seen["influx_token"] == "wlmon-admin:influx-secret-2"
+    assert "secret-1" not in result.output and "secret-2" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        ({"WLMON_LOGS_PASSWORD": "x"}, "--logs-password-file: WLMON_LOGS_PASSWORD is set too"),
+        ({"WLMON_LOGS_PASSWORD_FILE": "{tmp}/missing"}, "--logs-password-file: {tmp}/missing"),
+        ({"WLMON_LOGS_PASSWORD_FILE": "{tmp}/empty"}, "--logs-password-file: {tmp}/empty is empty"),
+        ({"WLMON_INFLUX_USERNAME": ""}, "--influx-password-file: give --influx-username"),
+    ],
+)
+def test_a_password_file_that_cannot_be_used_is_one_error_line(tmp_path, extra, named) -> None:
+    (tmp_path / "logs").write_text("logs-secret-1")
+    (tmp_path / "influx").write_text("influx-secret-2")
+    (tmp_path / "empty").write_text("")
+    env = {
+        "COLUMNS": "400",
+        "WLMON_LOGS_USERNAME": "wlmon-logs",
+        "WLMON_LOGS_PASSWORD_FILE": str(tmp_path / "logs"),
+        "WLMON_INFLUX_USERNAME": "wlmon-admin",
+        "WLMON_INFLUX_PASSWORD_FILE": str(tmp_path / "influx"),
+    }
+    env.update({k: v.replace("{tmp}", str(tmp_path)) for k, v in extra.items()})
+    result = runner.invoke(app, ["exporter", "--port", "0"], env=env)
+    assert result.exit_code == 2, result.output
+    error = [line for line in result.output.splitlines() if line.strip()]
+    assert len(error) == 1 and error[0].startswith("error:"), result.output
+    assert named.replace("{tmp}", str(tmp_path)) in error[0], error[0]
+    assert "secret-1" not in result.output and "secret-2" not in result.output

@@ -152,9 +152,27 @@ def test_influxdb_runs_with_auth_and_every_client_has_its_credentials(project) -
     assert influx["INFLUXDB_HTTP_AUTH_ENABLED"] == "true"
     user, password = influx["INFLUXDB_ADMIN_USER"], influx["INFLUXDB_ADMIN_PASSWORD"]
     assert password == "influx-from-test"
-    token = f"{user}:{password}"
-    assert services["exporter"]["environment"]["WLMON_INFLUX_TOKEN"] == token
-    assert services["api"]["environment"]["WLMON_API_INFLUX_TOKEN"] == token
+    # The exporter and the API get the user as a variable and the password as a compose
+    # secret whose value is InfluxDB's own admin password.
+    exporter = services["exporter"]["environment"]
+    assert exporter["WLMON_INFLUX_USERNAME"] == user
+    assert "WLMON_INFLUX_TOKEN" not in exporter
+    (exporter_secret,) = [
+        s
+        for s in services["exporter"]["secrets"]
+        if f"/run/secrets/{s['source']}" == exporter["WLMON_INFLUX_PASSWORD_FILE"]
+    ]
+    assert services["api"]["environment"]["WLMON_API_INFLUX_USERNAME"] == user
+    assert "WLMON_API_INFLUX_TOKEN" not in services["api"]["environment"]
+    (api_secret,) = [
+        s
+        for s in services["api"]["secrets"]
+        if Path(s["target"]).name == "wlmon_api_influx_password"
+    ]
+    assert exporter_secret["source"] == api_secret["source"]
+    assert project["secrets"][api_secret["source"]]["environment"] == (
+        "WLMON_INFLUXDB_ADMIN_PASSWORD"
+    )
     telegraf = services["telegraf"]["environment"]
     assert (telegraf["INFLUX_USERNAME"], telegraf["INFLUX_PASSWORD"]) == (user, password)
 
@@ -248,13 +266,15 @@ def test_the_log_store_serves_tls_with_basic_auth_and_only_it_has_the_key(projec
     prometheus_yml = (REPO / "provisioning" / "prometheus" / "prometheus.yml").read_text()
     for service in LOG_CLIENTS:
         text = json.dumps(services[service]) + (prometheus_yml if service == "prometheus" else "")
-        assert set(re.findall(r"/run/secrets/(victorialogs_\w+)", text)) == given(service) - {
-            "alertmanager_password"
+        assert set(re.findall(r"/run/secrets/(victorialogs_\w+)", text)) == {
+            name for name in given(service) if name.startswith("victorialogs_")
         }, service
         assert "victorialogs_server_key" not in given(service), service
     assert services["api"]["environment"]["WLMON_API_LOGS_URL"] == "https://victorialogs:9428"
     assert "WLMON_API_LOGS_PASSWORD" not in services["api"]["environment"]  # a file now
-    assert services["exporter"]["environment"]["WLMON_LOGS_PASSWORD"] == "logs-from-test"
+    exporter = services["exporter"]["environment"]
+    assert "WLMON_LOGS_PASSWORD" not in exporter  # a file too (--logs-password-file)
+    assert exporter["WLMON_LOGS_PASSWORD_FILE"] == "/run/secrets/victorialogs_password"
     assert "https://victorialogs:9428" in services["exporter"]["command"]
     assert "victorialogs:9428" in prometheus_yml
 
@@ -289,14 +309,24 @@ def test_wlmons_own_containers_get_their_secrets_as_files_not_variables(project)
             assert target.startswith(prefix) and field in cls.model_fields, secret
             annotation = cls.model_fields[field].annotation
             assert SecretStr in getattr(annotation, "__args__", (annotation,)), secret
-        # No token of wlmon's own in the container's environment (the exporter still takes
-        # the log store's password and InfluxDB's token as variables: its command-line
-        # options read them; the API takes the log store's password as a file).
-        assert "from-test" not in env.values(), name
-    assert "logs-from-test" not in services["api"]["environment"].values()
+        # No token or password in the container's environment: the exporter's command-line
+        # options read the log store's and InfluxDB's passwords from files too.
+        assert not [v for v in env.values() if "from-test" in str(v)], name
+        assert not [k for k in env if k.endswith(("_PASSWORD", "_TOKEN"))], name
+    # The fleet profile's exporters (not in the default project: read from the file, its
+    # anchors resolved) take their control token as a file the same way.
+    fleet = yaml.safe_load(COMPOSE.read_text())["services"]
+    for name in ("exporter-bmk", "exporter-two", "exporter-prd"):
+        env = fleet[name].get("environment", {})
+        assert env.get("WLMON_SECRETS_DIR") == "/run/secrets", name
+        assert not [k for k in env if k.endswith(("_PASSWORD", "_TOKEN"))], name
+        assert {"source": "exporter_token", "target": "wlmon_exporter_control_token"} in fleet[
+            name
+        ]["secrets"], name
     api_targets = {Path(s["target"]).name for s in services["api"]["secrets"]}
     assert api_targets - {"victorialogs_ca"} == {
         "wlmon_api_token",
         "wlmon_api_logs_password",
         "wlmon_api_exporter_token",
+        "wlmon_api_influx_password",
     }

@@ -35,9 +35,11 @@ class RunAnnotations:
             if settings.logs_url
             else None
         )
-        token = settings.influx_token.get_secret_value() if settings.influx_token else ""
         self.events = RunEvents(
-            settings.sid, influx_url=settings.influx_url, influx_token=token, loki=self.loki
+            settings.sid,
+            influx_url=settings.influx_url,
+            influx_token=settings.influx_credentials,
+            loki=self.loki,
         )
         self.failures: list[str] = []
 

@@ -32,3 +32,21 @@ def test_a_secrets_dir_that_is_not_there_is_named(tmp_path, monkeypatch) -> None
     monkeypatch.setenv("WLMON_SECRETS_DIR", str(tmp_path / "nope"))
     with pytest.raises((ValueError, ValidationError), match=r"WLMON_SECRETS_DIR=.*nope"):
         Settings()
+
+
+def test_influxdbs_password_as_a_file_makes_the_user_password_token(tmp_path, monkeypatch) -> None:
+    """docker-compose mounts InfluxDB's admin password alone (a file cannot hold the
+    "user:password" token): the API joins it with WLMON_API_INFLUX_USERNAME."""
+    (tmp_path / "wlmon_api_influx_password").write_text("pw-from-file")
+    for name in ("WLMON_API_INFLUX_TOKEN", "WLMON_API_INFLUX_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("WLMON_SECRETS_DIR", str(tmp_path))
+    monkeypatch.setenv("WLMON_API_INFLUX_USERNAME", "wlmon-admin")
+    assert Settings().influx_credentials == "wlmon-admin:pw-from-file"
+    monkeypatch.delenv("WLMON_API_INFLUX_USERNAME")
+    with pytest.raises(ValidationError, match="WLMON_API_INFLUX_USERNAME is not"):
+        Settings()
+    monkeypatch.setenv("WLMON_API_INFLUX_USERNAME", "wlmon-admin")
+    monkeypatch.setenv("WLMON_API_INFLUX_TOKEN", "a:b")
+    with pytest.raises(ValidationError, match="both set"):
+        Settings()

@@ -71,6 +71,11 @@ def exporter(
         show_default=False,
         help="its password (from the environment, not the command line)",
     ),
+    logs_password_file: Path = typer.Option(
+        None,
+        envvar="WLMON_LOGS_PASSWORD_FILE",
+        help="read that password from this file (a compose secret: not in `docker inspect`)",
+    ),
     logs_cert_file: Path = typer.Option(
         None,
         envvar="WLMON_LOGS_CERT_FILE",
@@ -93,6 +98,14 @@ def exporter(
         envvar="WLMON_INFLUX_TOKEN",
         show_default=False,
         help="InfluxDB credentials as user:password (from the environment, not the command line)",
+    ),
+    influx_username: str = typer.Option(
+        "", envvar="WLMON_INFLUX_USERNAME", help="InfluxDB user, with --influx-password-file"
+    ),
+    influx_password_file: Path = typer.Option(
+        None,
+        envvar="WLMON_INFLUX_PASSWORD_FILE",
+        help="that user's password from this file (instead of WLMON_INFLUX_TOKEN)",
     ),
     engine: str = typer.Option(RUN_ENGINE, "--engine", help=ENGINE_HELP, show_default=False),
     sid: str = typer.Option(
@@ -177,6 +190,16 @@ def exporter(
         thresholds = load_thresholds()
     except ThresholdsError as exc:
         fail(str(exc))
+    logs_password = _password_from_file(
+        logs_password, logs_password_file, "WLMON_LOGS_PASSWORD", "--logs-password-file"
+    )
+    if influx_password_file is not None:
+        if not influx_username:
+            fail("--influx-password-file: give --influx-username (WLMON_INFLUX_USERNAME) too")
+        password = _password_from_file(
+            influx_token, influx_password_file, "WLMON_INFLUX_TOKEN", "--influx-password-file"
+        )
+        influx_token = f"{influx_username}:{password}"
     logs_access = _logs_access(
         logs_ca_file, logs_username, logs_password, logs_cert_file, logs_key_file
     )
@@ -229,6 +252,22 @@ def _serve_monitor(path: Path, host: str, port: int) -> None:
     finally:
         server.httpd.server_close()
         server.collector.close()
+
+
+def _password_from_file(value: str, path: Path | None, variable: str, option: str) -> str:
+    """A secret from its file (compose secrets under /run/secrets) or the variable; both
+    given is a contradiction, refused; the file's last newline is not part of it."""
+    if path is None:
+        return value
+    if value:
+        fail(f"{option}: {variable} is set too; give one of them")
+    try:
+        text = path.read_text(encoding="utf-8").removesuffix("\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"{option}: {path}: {exc.strerror if isinstance(exc, OSError) else exc}")
+    if not text:
+        fail(f"{option}: {path} is empty")
+    return text
 
 
 def _logs_access(
