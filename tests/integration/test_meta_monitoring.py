@@ -16,6 +16,7 @@ import contextlib
 import os
 import re
 import signal
+import socket
 import ssl
 import time
 from datetime import UTC, datetime, timedelta
@@ -58,6 +59,89 @@ def test_every_server_of_the_stack_answers_its_scrape(stack: Stack) -> None:
         return up
 
     eventually(all_up, timeout=60, every=2)
+
+
+# Write endpoints of every kind of server the stack runs, and of what could be listening by
+# mistake (Loki's and VictoriaLogs' pushes, InfluxDB 1.x and 2.x line protocol, Prometheus'
+# remote write, Alertmanager's alerts, the API's webhook and imports, the exporter's control).
+FORGED_WRITES = (
+    ("/loki/api/v1/push", b'{"streams":[{"stream":{"source":"forged"},"values":[["1","x"]]}]}'),
+    (
+        "/insert/loki/api/v1/push",
+        b'{"streams":[{"stream":{"source":"forged"},"values":[["1","x"]]}]}',
+    ),
+    ("/insert/jsonline", b'{"_msg":"forged","_time":"2026-01-01T00:00:00Z"}'),
+    ("/write?db=telegraf", b"forged,host=x value=1"),
+    ("/api/v2/write?bucket=telegraf", b"forged,host=x value=1"),
+    ("/api/v1/write", b"\x00"),
+    ("/api/v2/alerts", b'[{"labels":{"alertname":"Forged"}}]'),
+    ("/alerts/webhook", b'{"version":"4","status":"firing","alerts":[]}'),
+    ("/imports/perfmon", b'"(PDH-CSV 4.0)","x"'),
+    ("/control/faults", b'{"faults":[]}'),
+)
+# A server's page that answers any path: what it says first.
+LANDING_PAGES = {"telegraf": "Telegraf Output Plugin: Prometheus Client"}
+# The client preface of HTTP/2 over plain TCP (RFC 9113 3.4) and an empty SETTINGS frame:
+# what a plaintext gRPC client (Loki's Pusher) sends first.
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+def _listening(stack: Stack) -> dict[int, str]:
+    """Port -> server, for every listening socket of every process the stack started."""
+    ports = {}
+    for r in stack.recorded():
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc = psutil.Process(r.pid)
+            for p in [proc, *proc.children(recursive=True)]:
+                for c in p.net_connections(kind="inet"):
+                    if c.status == psutil.CONN_LISTEN:
+                        ports[c.laddr.port] = r.name
+    return ports
+
+
+def _speaks_http2_in_plain(port: int) -> bool:
+    """A server that answers the HTTP/2 preface with a frame (a SETTINGS frame: 9 bytes whose
+    fourth is type 4) takes plaintext gRPC; an HTTP/1 or TLS server answers otherwise."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(H2_PREFACE)
+        sock.settimeout(3)
+        try:
+            head = sock.recv(9)
+        except (TimeoutError, ConnectionResetError):
+            return False
+    return len(head) == 9 and head[3] == 0x4
+
+
+def test_no_port_of_the_stack_takes_a_write_without_credentials(stack: Stack) -> None:
+    """Issue 38 item 3: a push without credentials to every port the stack listens on, in
+    plain HTTP, in HTTPS and as plaintext HTTP/2 (gRPC's transport: how Loki's gRPC port took
+    a forged line), is refused: no 2xx anywhere, no port speaking plaintext HTTP/2."""
+    ports = _listening(stack)
+    assert {"api", "prometheus", "alertmanager", "victorialogs", "exporter"} <= set(
+        ports.values()
+    ), ports
+    taken, h2 = [], []
+    headers = {"Content-Type": "application/json"}
+    for port, server in sorted(ports.items()):
+        for scheme in ("http", "https"):
+            with httpx.Client(verify=False, timeout=5) as client:  # a probe: any certificate
+                for path, body in FORGED_WRITES:
+                    try:
+                        r = client.post(
+                            f"{scheme}://127.0.0.1:{port}{path}", content=body, headers=headers
+                        )
+                    except httpx.HTTPError:
+                        continue  # refused at the transport (TLS to plain, or the reverse)
+                    # Telegraf's prometheus_client output answers every other path and
+                    # method with its landing page (a read: the body ignored, nothing kept).
+                    landing = r.text.startswith(LANDING_PAGES.get(server, "\x00"))
+                    if r.is_success and not landing:
+                        taken.append(f"{server}:{port} {scheme} {path} -> {r.status_code}")
+        if _speaks_http2_in_plain(port):
+            h2.append(f"{server}:{port}")
+    print(f"\nprobed {len(ports)} ports: {sorted(ports.items())}")
+    assert taken == [], taken
+    assert h2 == [], h2
 
 
 def test_prometheus_cannot_be_stopped_over_http(stack: Stack) -> None:
