@@ -7,7 +7,8 @@ the instances sapstartsrv reports, not the model's.
 
 from __future__ import annotations
 
-from dashboards.defaults import SEL, prom, variables
+from alerts.thresholds import thresholds
+from dashboards.defaults import SEL, limit_line, prom, variables
 from dashboards.model import (
     INSTANCE_LEGEND,
     Dashboard,
@@ -258,6 +259,57 @@ def dashboard() -> Dashboard:
             8,
             8,
             format=Format(Unit.MS),
+        )
+    )
+    # What a NOC pages on besides response times (alerts/sapcontrol.py, issue 31): the
+    # evidence each of those alerts links here for.
+    d.group("Short dumps, CCMS alerts and locks")
+    d.add(
+        _panel(
+            Kind.TIMESERIES,
+            "ABAP short dumps per minute, worst instance (CCMS)",
+            "R3Abap Shortdumps Frequency of the instance writing most; the red line is "
+            "where SAPShortDumpStorm pages (alerts/thresholds.yml short_dumps_per_minute). "
+            "ST22 names the runtime errors.",
+            [
+                prom(
+                    f"60 * max(sap_ccms_shortdumps_per_second{{{SEL}}})",
+                    "short dumps/min (worst instance)",
+                )
+            ],
+            8,
+            8,
+            thresholds=limit_line(thresholds()["short_dumps_per_minute"]),
+        )
+    )
+    d.add(
+        _panel(
+            Kind.STAT,
+            "Red CCMS alerts open (GetAlerts)",
+            "Red alerts RZ20 holds open, all instances together (yellow ones are not counted "
+            "here): an update error, an aborted job, a spool error each also pages through "
+            "its own alert; RZ20 completes them.",
+            [
+                prom(
+                    f'sum(max by (sap_instance) (sap_ccms_alerts{{severity="red",{SEL}}}))',
+                    "red",
+                    instant=True,
+                )
+            ],
+            8,
+            8,
+            thresholds=steps((None, GREY), (0, "green"), (1, "red")),
+        )
+    )
+    d.add(
+        _panel(
+            Kind.TIMESERIES,
+            "Enqueue locks held (SM12), by table",
+            "EnqGetLockTable on the ASCS: locks per table (the allow-listed ones, the rest "
+            "as other). SAPLockHeldLong pages on the oldest lock's age.",
+            [prom(f"sum by (table) (sap_enqueue_locks{{{SEL}}})", "{{table}}")],
+            8,
+            8,
         )
     )
     d.group("CCMS and the source's health")
