@@ -24,6 +24,7 @@ from exporters.model.engine import Snapshot
 from exporters.sources.model import ModelSource
 from exporters.sources.postgres import PostgresBufferPools
 from exporters.sources.sapcontrol import SAPControlScraper
+from exporters.sources.sapcontrol_syslog import LineSink
 
 if TYPE_CHECKING:  # exporters.config makes its flags from COLLECTORS below
     from exporters.config import ExporterConfig, ExporterSettings
@@ -51,13 +52,21 @@ class Sources:
         return cls(model, model, model, model, model, model)
 
     @classmethod
-    def from_settings(cls, snapshot: Callable[[], Snapshot], config: ExporterConfig) -> Sources:
+    def from_settings(
+        cls,
+        snapshot: Callable[[], Snapshot],
+        config: ExporterConfig,
+        log_sink: LineSink | None = None,
+    ) -> Sources:
         """The model, with a real PostgreSQL as the buffer pools when a DSN is set and the
-        sapstartsrv instances the sapcontrol settings name when that collector is on."""
+        sapstartsrv instances the sapcontrol settings name when that collector is on (their
+        system log's lines to `log_sink`, the exporter's log store, when it has one)."""
         sources = cls.model(snapshot)
         settings = config.exporter
         if config.sapcontrol is not None and settings.collector_sapcontrol:
-            sources = replace(sources, sapcontrol=SAPControlScraper(config.sapcontrol))
+            sources = replace(
+                sources, sapcontrol=SAPControlScraper(config.sapcontrol, log_sink=log_sink)
+            )
         if settings.postgres_dsn is None:
             return sources
         pools = PostgresBufferPools(
@@ -109,10 +118,12 @@ COLLECTORS: tuple[Registration, ...] = (
 
 
 def exporter_collector(
-    snapshot: Callable[[], Snapshot], config: ExporterConfig
+    snapshot: Callable[[], Snapshot],
+    config: ExporterConfig,
+    log_sink: LineSink | None = None,
 ) -> ExporterCollector:
     """Every enabled collector on the sources the configuration chooses."""
-    sources = Sources.from_settings(snapshot, config)
+    sources = Sources.from_settings(snapshot, config, log_sink)
     settings = config.exporter
     return ExporterCollector(
         sources.system,

@@ -35,6 +35,7 @@ from exporters.sapstartsrv.server import fleet_from_settings
 from exporters.sinks.events import RunEvents
 from exporters.sinks.loki import DEFAULT_PUSH_PATH, LogStoreAccess, LokiSink
 from exporters.sinks.st05trace import TracePublisher
+from exporters.sources.sapcontrol_syslog import LineSink
 from exporters.thresholds import Thresholds
 
 log = logging.getLogger(__name__)
@@ -206,11 +207,14 @@ class LiveModel:
         )
 
 
-def build_registry(sim, config: ExporterConfig) -> CollectorRegistry:
+def build_registry(
+    sim, config: ExporterConfig, log_sink: LineSink | None = None
+) -> CollectorRegistry:
     """/metrics of the model `sim` (anything with a `snapshot()`, e.g. a LiveModel), as
-    `config` (read at the edge, exporters.config.load_config) configures its collectors."""
+    `config` (read at the edge, exporters.config.load_config) configures its collectors;
+    a sapcontrol source's SM21 lines go to `log_sink`."""
     registry = CollectorRegistry(auto_describe=True)
-    registry.register(exporter_collector(sim.snapshot, config))
+    registry.register(exporter_collector(sim.snapshot, config, log_sink))
     return registry
 
 
@@ -445,7 +449,7 @@ class ExporterServer:
             self.sapstartsrv = fleet_from_settings(
                 self.live.snapshot, lambda: self.live.sim.scenario, srv, thresholds
             )
-        self.registry = build_registry(self.live, config)
+        self.registry = build_registry(self.live, config, log_sink=self.loki)
         # A sapcontrol source's first reading discovers the system and opens a client per
         # instance (about a second for 31, more on a busy host): made once before /healthz
         # answers, so Prometheus's first scrapes do not time out on it (issue 21).

@@ -100,6 +100,23 @@ def test_the_cli_port_of_the_models_sapstartsrv_reaches_the_source(monkeypatch) 
     assert sources.sapcontrol.settings.discover == ["http://127.0.0.1:52013/"]
 
 
+def test_the_exporters_log_store_takes_the_sources_system_log(monkeypatch) -> None:
+    """The exporter's log sink reaches the sapcontrol source, so SM21's text goes to the log
+    store in a running exporter, not only where a test hands the reader a sink."""
+    monkeypatch.setenv("WLMON_EXPORTER_COLLECTOR_SAPCONTROL", "true")
+    config = load_config(sapstartsrv_port=52013)
+    lines = []
+
+    class Sink:
+        def emit(self, labels, line, ts_ns=None) -> None:
+            lines.append((labels, line))
+
+    sink = Sink()
+    sources = Sources.from_settings(lambda: None, config, log_sink=sink)
+    assert sources.sapcontrol._syslog.sink is sink
+    assert Sources.from_settings(lambda: None, config).sapcontrol._syslog.sink is None
+
+
 def test_a_malformed_sapcontrol_setting_stops_nothing_while_the_collector_is_off(
     monkeypatch,
 ) -> None:
