@@ -175,6 +175,9 @@ def test_a_panel_query_runs_through_perses_proxy(stack, dashboard, panel, query)
         direct = httpx.get(f"{prom}/api/v1/query_range", params=params, timeout=30)
         assert via.status_code == 200, f"{dashboard}/{panel}: {via.status_code} {via.text[:300]}"
         a, b = via.json()["data"]["result"], direct.json()["data"]["result"]
-        return a and {str(s["metric"]) for s in a} == {str(s["metric"]) for s in b} and a
+        same = {str(s["metric"]) for s in a} == {str(s["metric"]) for s in b}
+        # Over ALERTS ("alert lives"): no series on a healthy stack is the right answer, as
+        # long as Prometheus asked directly agrees and the query parses (status 200).
+        return same and (bool(a) or "ALERTS" in expr)
 
     assert eventually(both, timeout=90, every=3), f"{dashboard}/{panel}: no data for {expr}"
