@@ -370,6 +370,8 @@ PINNED_SERVICES = [
             "WLMON_EXPORTER_COLLECTOR_SAPCONTROL": "True",
             "WLMON_SAPCONTROL_CACHE_S": "5.0",
             "WLMON_SAPCONTROL_TIMEOUT_S": "3.0",
+            "WLMON_SAPCONTROL_SYSLOG_INTERVAL_S": "60.0",
+            "WLMON_SAPCONTROL_LOCK_TABLE_INTERVAL_S": "30.0",
         },
         "ready_timeout": 60.0,
         "after_start": False,

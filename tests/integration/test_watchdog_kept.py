@@ -64,7 +64,9 @@ def test_a_kept_watchdog_reaches_the_running_alertmanager_and_beats_on_time(
     receiver = Heartbeats()
     try:
         # Kept in the state; the shell of the next `up` does not have it.
-        stored.write_file(state, {"watchdog_url": receiver.url})
+        # A secret (its URL carries the check's token): kept as its own file, as `wlmon
+        # config set watchdog_url` keeps it.
+        stored.write_secret(state, "watchdog_url", receiver.url)
         assert "WLMON_WATCHDOG_URL" not in os.environ
         events.clear()
         second = make()

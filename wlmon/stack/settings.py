@@ -124,6 +124,10 @@ class StackSettings(BaseSettings):
     # reading younger than cache_s is shared; timeout_s stays below the scrape timeout.
     sapcontrol_cache_s: float = Field(default=5.0, ge=0)
     sapcontrol_timeout_s: float = Field(default=3.0, gt=0)
+    # How often the slower SAPControl reads are made (SM21, SM12): the exporter's own
+    # defaults; passed explicitly, as the service inherits no WLMON_SAPCONTROL_* variable.
+    sapcontrol_syslog_interval_s: float = Field(default=60.0, gt=0)
+    sapcontrol_lock_table_interval_s: float = Field(default=30.0, gt=0)
     # The address operators' browsers use for this machine: the links in notifications
     # (dashboards, runbooks) and Prometheus' and Alertmanager's --web.external-url name it
     # with each service's port. The servers still listen on 127.0.0.1 only: another host
