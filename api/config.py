@@ -7,9 +7,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from pydantic import Field, FilePath, SecretStr, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
-from exporters.secretfiles import with_secret_files
+from exporters.secretfiles import SecretFilesSettings
 from exporters.sinks.loki import DEFAULT_PUSH_PATH, LogStoreAccess
 
 
@@ -31,22 +31,8 @@ STAD_MAX_BYTES = 512 * 1024 * 1024
 STAD_MAX_ROWS = 1_200_000
 
 
-class Settings(BaseSettings):
+class Settings(SecretFilesSettings):  # compose secrets as files
     model_config = SettingsConfigDict(env_prefix="WLMON_API_")
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # docker-compose's secrets as files (exporters/secretfiles.py), after the environment.
-        return with_secret_files(
-            settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
-        )
 
     title: str = "wlmon API"
     # Secrets only from the environment or secret files (WLMON_SECRETS_DIR). Without a

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import SecretStr, create_model
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
 from exporters.registry import COLLECTORS
 from exporters.sapcontrol.settings import SAPControlSettings, SapStartSrvSettings
-from exporters.secretfiles import with_secret_files
+from exporters.secretfiles import SecretFilesSettings
 
 # The largest `users` the control endpoint accepts. The solver works the finite-source
 # queue of each instance as arrays of (its users + 1) elements, solved many times: 10^5
@@ -36,27 +36,13 @@ DEFAULT_MAX_USERS = 100_000
 # WLMON_EXPORTER_COLLECTOR_ST05=false.
 _CollectorFlags = create_model(
     "_CollectorFlags",
-    __base__=BaseSettings,
+    __base__=SecretFilesSettings,  # compose secrets as files
     **{r.flag: (bool, r.default) for r in COLLECTORS},
 )
 
 
 class ExporterSettings(_CollectorFlags):
     model_config = SettingsConfigDict(env_prefix="WLMON_EXPORTER_")
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # docker-compose's secrets as files (exporters/secretfiles.py), after the environment.
-        return with_secret_files(
-            settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
-        )
 
     # A real PostgreSQL as the dbbuffer collector's source (WLMON_EXPORTER_POSTGRES_DSN),
     # instead of the model's DB2 pools; the DSN may hold a password, so it is a secret.

@@ -33,9 +33,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from socketserver import ThreadingMixIn
 from typing import Annotated, Literal
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.simple_server import make_server
 
 import yaml
 from prometheus_client import CollectorRegistry
@@ -45,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_settings import PydanticBaseSettingsSource, SettingsConfigDict
 
 from exporters import __version__
-from exporters.collectors.exposition import make_metrics_app
+from exporters.collectors.exposition import QuietHandler, ThreadingWSGIServer, make_metrics_app
 from exporters.collectors.sapcontrol import SAPControlCollector, SAPControlReading
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.sapcontrol import SAPControlScraper
@@ -302,16 +301,6 @@ def build_app(collector: MonitorCollector) -> Callable:
     return app
 
 
-class _ThreadingServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format, *args) -> None:
-        log.debug("%s - %s", self.address_string(), format % args)
-
-
 class MonitorServer:
     """The monitor-only exporter: start in a thread (tests) or serve forever (CLI)."""
 
@@ -323,8 +312,8 @@ class MonitorServer:
             host,
             port,
             build_app(self.collector),
-            server_class=_ThreadingServer,
-            handler_class=_QuietHandler,
+            server_class=ThreadingWSGIServer,
+            handler_class=QuietHandler,
         )
         self._thread: threading.Thread | None = None
 

@@ -27,3 +27,21 @@ def with_secret_files(
     if not os.path.isdir(directory):
         raise ValueError(f"{SECRETS_DIR_VARIABLE}={directory}: not a directory")
     return (*sources, SecretsSettingsSource(settings_cls, secrets_dir=directory))
+
+
+class SecretFilesSettings(BaseSettings):
+    """A settings class that also reads WLMON_SECRETS_DIR's files, after the environment:
+    the base of every settings class docker-compose gives secrets as files."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return with_secret_files(
+            settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
+        )

@@ -20,12 +20,11 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from socketserver import ThreadingMixIn
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.simple_server import make_server
 
 from prometheus_client import CollectorRegistry
 
-from exporters.collectors.exposition import make_metrics_app
+from exporters.collectors.exposition import QuietHandler, ThreadingWSGIServer, make_metrics_app
 from exporters.config import DEFAULT_MAX_USERS, ExporterConfig
 from exporters.control import ControlError, ControlState, StateFile, parse_change
 from exporters.model.catalog import ConfigError
@@ -344,16 +343,6 @@ def _fault_state(sim: LiveModel, started: float, max_users: int) -> dict:
     }
 
 
-class _ThreadingServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format, *args) -> None:
-        log.debug("%s - %s", self.address_string(), format % args)
-
-
 class ExporterServer:
     """The exporter as an object: start in a thread (tests) or serve forever (CLI).
 
@@ -463,8 +452,8 @@ class ExporterServer:
                 token=control_token,
                 max_users=settings.max_users,
             ),
-            server_class=_ThreadingServer,
-            handler_class=_QuietHandler,
+            server_class=ThreadingWSGIServer,
+            handler_class=QuietHandler,
         )
         self._thread: threading.Thread | None = None
 

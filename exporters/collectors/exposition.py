@@ -14,16 +14,37 @@ and samples with exemplars or native histograms are left to prometheus_client's 
 from __future__ import annotations
 
 import gzip
+import logging
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
+from socketserver import ThreadingMixIn
 from urllib.parse import parse_qs
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.exposition import choose_encoder, generate_latest
 from prometheus_client.exposition import gzip_accepted as _gzip_accepted
 from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics import exposition as om
+
+log = logging.getLogger(__name__)
+
+
+class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    """The exporters' HTTP server (the model's and the monitor-only one): a thread per
+    request, so a slow scrape never holds /healthz."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class QuietHandler(WSGIRequestHandler):
+    """Access lines at debug level: every scrape is a request."""
+
+    def log_message(self, format, *args) -> None:
+        log.debug("%s - %s", self.address_string(), format % args)
+
 
 MAX_CACHED_PREFIXES = 200_000
 _OM_SUFFIXES = ("_created", "_gsum", "_gcount")
