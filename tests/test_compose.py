@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from exporters.durations import parse_duration
+from tests.telegraf_secrets import telegraf_password_reference
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.pki import LogStorePKI
 from wlmon.stack.runtime import Stack
@@ -174,7 +175,15 @@ def test_influxdb_runs_with_auth_and_every_client_has_its_credentials(project) -
         "WLMON_INFLUXDB_ADMIN_PASSWORD"
     )
     telegraf = services["telegraf"]["environment"]
-    assert (telegraf["INFLUX_USERNAME"], telegraf["INFLUX_PASSWORD"]) == (user, password)
+    assert telegraf["INFLUX_USERNAME"] == user
+    assert not any("PASSWORD" in name for name in telegraf), telegraf
+    # Telegraf reads the password from its secret store: the folder is compose's
+    # /run/secrets, the name a secret the service is given, holding InfluxDB's password.
+    folder, name = telegraf_password_reference()
+    assert telegraf[folder] == "/run/secrets"
+    given = services["telegraf"]["secrets"]
+    assert {"source": name, "target": f"/run/secrets/{name}"} in given, given
+    assert project["secrets"][name]["environment"] == "WLMON_INFLUXDB_ADMIN_PASSWORD"
 
 
 def test_alertmanager_asks_for_basic_auth_and_every_client_has_it(project) -> None:

@@ -30,7 +30,9 @@ from wlmon.stack.fleet import (
 from wlmon.stack.settings import REPO_DIR, StackSettings
 
 SCENARIOS = Catalog().scenarios()
-SECRETS = dict.fromkeys(("api_token", "exporter_token", "alertmanager_password"), "s")
+SECRETS = dict.fromkeys(
+    ("api_token", "exporter_token", "alertmanager_password", "perses_password"), "s"
+)
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -22,7 +22,9 @@ from wlmon.stack.fleet import FleetError, FleetLayout, FleetStack, load_fleet
 from wlmon.stack.settings import StackSettings
 
 SCENARIOS = Catalog().scenarios()
-SECRETS = dict.fromkeys(("api_token", "exporter_token", "alertmanager_password"), "s")
+SECRETS = dict.fromkeys(
+    ("api_token", "exporter_token", "alertmanager_password", "perses_password"), "s"
+)
 
 
 def _fleet(tmp_path: Path, text: str) -> Path:

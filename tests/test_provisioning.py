@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from exporters.durations import parse_duration
+from tests.telegraf_secrets import telegraf_password_reference
 from tests.victorialogs import free_port
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
@@ -211,8 +212,13 @@ def test_with_smtp_each_receiver_mails_its_address(tmp_path, no_stack_env) -> No
     assert mails == {"oncall-critical": ["pager@example"], "noc-warning": ["noc@localhost"]}
 
 
-def test_telegraf_loads_its_config(rendered) -> None:
+def test_telegraf_loads_its_config(rendered, tmp_path) -> None:
     cfg = rendered.config_dir / "telegraf" / "telegraf.conf"
+    # Its secret store's folder: InfluxDB's password as a file (not read by --test, but the
+    # store is opened at load, and the @{store:name} reference resolved against it).
+    folder, name = telegraf_password_reference()
+    (tmp_path / "secrets").mkdir(mode=0o700)
+    (tmp_path / "secrets" / name).write_text("pw")
     result = _run(
         [
             str(COMPONENTS["telegraf"].path("telegraf")),
@@ -229,6 +235,7 @@ def test_telegraf_loads_its_config(rendered) -> None:
             "WLMON_SID": "BMK",
             "WLMON_EXPORTER_URL": "http://127.0.0.1:1/metrics",
             "TELEGRAF_EXPORTER_INTERVAL": "10s",
+            folder: str(tmp_path / "secrets"),
         },
     )
     assert result.returncode == 0, result.stdout + result.stderr

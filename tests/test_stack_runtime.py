@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from api.config import Settings as ApiSettings
 from exporters.durations import parse_duration
+from tests.telegraf_secrets import telegraf_password_reference
 from wlmon.cli import app
 from wlmon.stack import render
 from wlmon.stack.components import COMPONENTS
@@ -169,10 +170,16 @@ def test_every_secret_says_where_it_is(tmp_path, monkeypatch) -> None:
     token = f"{user}:{password}"
     assert env["exporter"]["WLMON_INFLUX_TOKEN"] == token
     assert env["api"]["WLMON_API_INFLUX_TOKEN"] == token
-    assert (env["telegraf"]["INFLUX_USERNAME"], env["telegraf"]["INFLUX_PASSWORD"]) == (
-        user,
-        password,
-    )
+    assert env["telegraf"]["INFLUX_USERNAME"] == user
+    assert not any("PASSWORD" in name for name in env["telegraf"])
+    # Telegraf's password: a 600 file in a 700 folder its secret store reads, named as
+    # the @{secrets:NAME} reference of provisioning/telegraf/telegraf.conf.
+    folder = Path(env["telegraf"]["TELEGRAF_SECRETS_DIR"])
+    _, name = telegraf_password_reference()
+    assert (folder / name).read_text() == password
+    assert folder.stat().st_mode & 0o777 == 0o700
+    assert (folder / name).stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in folder.iterdir()] == [name]  # Telegraf sees no other secret
 
 
 @pytest.mark.parametrize(("scrape", "interval"), [("15s", "10s"), ("2s", "2s"), ("1m", "30s")])
@@ -425,7 +432,7 @@ PINNED_SERVICES = [
     {
         "name": "telegraf",
         "argv": [
-            "/cache/telegraf-1.37.2/telegraf",
+            f"/cache/telegraf-{COMPONENTS['telegraf'].version}/telegraf",
             "--config",
             "/state/config/telegraf/telegraf.conf",
         ],
@@ -435,7 +442,7 @@ PINNED_SERVICES = [
         "env": {
             "INFLUX_URL": "http://127.0.0.1:10007",
             "INFLUX_USERNAME": "wlmon-admin",
-            "INFLUX_PASSWORD": "ipw",
+            "TELEGRAF_SECRETS_DIR": "/state/secrets/telegraf",
             # 600 s: 30 scrapes of 7830 series (20 s), 120 intervals of 100 host metrics (5 s).
             "TELEGRAF_METRIC_BUFFER_LIMIT": str(round((30 * 7830 + 120 * 100) * 1.5)),
             "TELEGRAF_PROMETHEUS_LISTEN": "127.0.0.1:10009",
@@ -462,7 +469,7 @@ PINNED_SERVICES = [
         "health_url": "http://127.0.0.1:10001/api/v1/health",
         "env": {},
         "ready_timeout": 60.0,
-        "after_start": False,
+        "after_start": True,  # the admin signs in
     },
 ]
 
@@ -510,7 +517,9 @@ def test_an_unknown_placeholder_names_the_service_and_the_template() -> None:
 def test_the_table_and_the_fleet_start_every_server_that_wlmon_builds(tmp_path) -> None:
     built = {s.component for s in read_table()} - {None}
     layout = FleetLayout(StackSettings(), load_fleet(DEFAULT_FLEET_FILE), tmp_path)
-    secrets = dict.fromkeys(("api_token", "exporter_token", "alertmanager_password"), "x")
+    secrets = dict.fromkeys(
+        ("api_token", "exporter_token", "alertmanager_password", "perses_password"), "x"
+    )
     built |= {s.component for s in layout.services(secrets, tmp_path)} - {None}
 
     built |= {name for s in read_table() for name in s.uses}
@@ -524,7 +533,9 @@ def test_no_prometheus_of_the_stack_or_the_fleet_takes_orders_over_http(tmp_path
     them (a reload is SIGHUP; the Thanos sidecars run without their reloader), so no
     Prometheus, the stack's or a fleet replica, is started with them."""
     layout = FleetLayout(StackSettings(), load_fleet(DEFAULT_FLEET_FILE), tmp_path)
-    secrets = dict.fromkeys(("api_token", "exporter_token", "alertmanager_password"), "x")
+    secrets = dict.fromkeys(
+        ("api_token", "exporter_token", "alertmanager_password", "perses_password"), "x"
+    )
     services = Stack(StackSettings(state_dir=tmp_path)).services()
     services += layout.services(secrets, tmp_path)
     proms = [s for s in services if s.component == "prometheus"]

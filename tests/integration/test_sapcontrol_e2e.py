@@ -184,16 +184,28 @@ def test_every_instance_is_read_and_no_model_series_exists(sapcontrol_stack) -> 
         )
         return len(found) == INSTANCES - 1 and found  # the dialog instances
 
-    per_step = eventually(per_step, timeout=180, every=2)
-    ms = [1000 * float(s["value"][1]) for s in per_step]
+    eventually(per_step, timeout=180, every=2)
     # Seed 000 Table 5: 319 ms; the live landscape runs at the benchmark's knee, 386-399 ms
-    # over all instances. One instance's 5-minute estimate from SM50 samples scatters (440 ms
-    # seen on a loaded machine), so the landscape's mean is held to the paper's range and
-    # each instance only to what a healthy system shows: above 150 ms, under the page level.
+    # over all instances. One instance's 5-minute estimate (30 s scaled) holds only one or two
+    # of its CCMS intervals and scatters (440 ms seen on a loaded machine; one instance outside
+    # 150-600 ms in CI run 40, its value not printed then), so the check asks for two minutes
+    # until the landscape holds the ranges, and names the instances outside when it never
+    # does. The landscape's mean is held to the paper's range and each instance only to what
+    # a healthy system shows: above 150 ms, under the page level.
     page_ms = 1000 * load_thresholds().db_request_page_seconds
-    mean = sum(ms) / len(ms)
-    assert 250 < mean < 450, (mean, ms)
-    assert all(150 < v < page_ms for v in ms), (page_ms, ms)
+
+    def healthy():
+        found = per_step()
+        assert found, "not every dialog instance has a per-step DB request time"
+        ms = {s["metric"]["sap_instance"]: 1000 * float(s["value"][1]) for s in found}
+        mean = sum(ms.values()) / len(ms)
+        assert 250 < mean < 450, (mean, ms)
+        outside = {k: round(v) for k, v in ms.items() if not 150 < v < page_ms}
+        assert not outside, (page_ms, outside)
+        return ms
+
+    ms = eventually(healthy, timeout=120, every=5)
+    print(f"DB request per step: mean {sum(ms.values()) / len(ms):.0f} ms over {len(ms)}")
 
 
 def test_healthy_system_raises_no_cause_alert(sapcontrol_stack) -> None:

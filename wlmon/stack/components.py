@@ -79,6 +79,7 @@ TELEGRAF_TAGS = ",".join(
         "outputs.influxdb", "outputs.influxdb_v2", "outputs.prometheus_client",
         "outputs.loki", "outputs.file",
         "serializers.influx", "parsers.influx", "parsers.prometheus",
+        "secretstores.docker",
     ]
 )  # fmt: skip
 
@@ -217,7 +218,9 @@ COMPONENTS: dict[str, Component] = {
         name="telegraf",
         licence="MIT",
         source="github.com/influxdata/telegraf@v1.37.2",
-        version="1.37.2",
+        release="1.37.2",
+        # The plugin set keys the cache: a build with other tags is another directory.
+        version=f"1.37.2-tags{hashlib.sha256(TELEGRAF_TAGS.encode()).hexdigest()[:10]}",
         binaries=("telegraf",),
         steps=(
             Step(

@@ -17,6 +17,7 @@ the fleet file (an exporter per SID, a sidecar per replica, a peer per Alertmana
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -33,7 +34,7 @@ from exporters.model.catalog import Catalog
 from exporters.monitor import KIND_SAPCONTROL, KIND_TWIN, SapControlSpec, first_error
 from wlmon.stack import perses, render
 from wlmon.stack.components import COMPONENTS
-from wlmon.stack.runtime import Stack, StackError
+from wlmon.stack.runtime import Stack, StackError, perses_admin_signs_in
 from wlmon.stack.services import Service
 from wlmon.stack.settings import REPO_DIR, StackSettings
 
@@ -773,6 +774,9 @@ class FleetLayout:
                 url=http(p.perses),
                 health_url=f"{http(p.perses)}/api/v1/health",
                 dirs=[f"{self.data}/perses"],
+                after_start=functools.partial(
+                    perses_admin_signs_in, password=secrets["perses_password"]
+                ),
             )
         )
         return out
@@ -804,6 +808,7 @@ class FleetStack(Stack):
             "api_token": self.api_token(),
             "exporter_token": self.exporter_token(),
             "alertmanager_password": self.alertmanager_auth()[1],
+            "perses_password": self.perses_password()[0],
         }
         return self.layout().services(secrets, self.log_dir)
 

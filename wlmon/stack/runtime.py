@@ -75,6 +75,10 @@ LOGS_TLS_DIR = "victorialogs-tls"
 LOGS_USER = "wlmon-logs"
 LOGS_PASSWORD_FILE = "victorialogs-password"
 PERSES_PASSWORD_FILE = "perses-admin-password"
+# Telegraf's secret store folder and InfluxDB's password in it, named as docker-compose's
+# secret (provisioning/telegraf/telegraf.conf: @{secrets:influxdb_admin_password}).
+TELEGRAF_SECRETS_DIR = "telegraf"
+TELEGRAF_INFLUX_SECRET = "influxdb_admin_password"
 PERSES_ENCRYPTION_KEY_FILE = "perses-encryption-key"
 
 
@@ -210,15 +214,17 @@ class Stack:
     def logs_password_file(self) -> Path:
         """VictoriaLogs reads its password from this 0600 file (-httpAuth.password=file://),
         so it is on no command line: the secret itself, or a copy of the one given."""
-        password, _ = self._logs_password()
         path = self.secret_file(LOGS_PASSWORD_FILE)
-        if not path.is_file() or path.read_text().strip() != password:
-            _private_dir(path.parent)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(password)
-            os.chmod(path, 0o600)
+        _keep_secret(path, self._logs_password()[0])
         return path
+
+    def telegraf_secrets_dir(self) -> Path:
+        """The folder Telegraf's secret store reads (its `docker` store, which reads compose's
+        /run/secrets there): only InfluxDB's password, under compose's secret name, so the
+        one telegraf.conf serves both and the password is in no process's environment."""
+        folder = self.secret_file(TELEGRAF_SECRETS_DIR)
+        _keep_secret(folder / TELEGRAF_INFLUX_SECRET, self.influx_credentials()[1])
+        return folder
 
     def logs_secret_files(self) -> dict[str, Path]:
         """docker-compose's victorialogs_* secret names -> the state's files (CA, server
@@ -303,6 +309,7 @@ class Stack:
             ),
             "influx": SimpleNamespace(user=influx_user, password=influx_password, token=token),
             "telegraf_buffer": self.telegraf_buffer(),
+            "telegraf_secrets": self.telegraf_secrets_dir(),
             "rules_for": SimpleNamespace(
                 grace=render.scale_duration(s.rules_for_grace_period, s.rules_time_scale),
                 tolerance=render.scale_duration(s.rules_for_outage_tolerance, s.rules_time_scale),
@@ -324,7 +331,10 @@ class Stack:
                 user=influx_user,
                 password=influx_password,
                 retention=s.influxdb_retention,
-            )
+            ),
+            "perses_admin_signs_in": functools.partial(
+                perses_admin_signs_in, password=self.perses_password()[0]
+            ),
         }
         return fill(read_table(), values, p, hooks)
 
@@ -579,6 +589,17 @@ class Stack:
         return rows
 
 
+def _keep_secret(path: Path, value: str) -> None:
+    """`value` in `path`, mode 600 in a 700 folder; rewritten only when it changed."""
+    if path.is_file() and path.read_text().strip() == value:
+        return
+    _private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(value)
+    os.chmod(path, 0o600)
+
+
 def _private_dir(directory: Path) -> None:
     """The secrets' directory, mode 700 (its files are 600): no other user lists it either."""
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -642,6 +663,32 @@ def _prepare_influxdb(svc: Service, *, user: str, password: str, retention: str)
         error = _influx_error(_influx_query(svc, statement, auth))
         if error:
             raise StackError(f"influxdb: {statement} {error}")
+
+
+def perses_admin_signs_in(svc: Service, *, password: str) -> None:
+    """Perses answers its health check before its first provisioning pass has stored the
+    admin user (it runs beside the server's start): on a busy machine a sign-in right after
+    `up` was refused (400). `up` returns once the admin can sign in, as the NOC will."""
+    deadline = time.monotonic() + svc.ready_timeout
+    login = f"{svc.url}/api/auth/providers/native/login"
+    answer = "no answer"
+    while time.monotonic() < deadline:
+        try:
+            r = httpx.post(
+                login, json={"login": perses.PERSES_ADMIN_USER, "password": password}, timeout=5
+            )
+        except httpx.HTTPError as exc:
+            answer = type(exc).__name__
+        else:
+            if r.status_code == 200:
+                return
+            answer = f"{r.status_code} {r.text.strip()[:120]}"
+        time.sleep(0.5)
+    raise StackError(
+        f"{svc.name}: user {perses.PERSES_ADMIN_USER!r} cannot sign in "
+        f"{svc.ready_timeout:.0f} s after the start (last answer: {answer}); the password is "
+        "WLMON_PERSES_ADMIN_PASSWORD or the state's secrets/perses-admin-password"
+    )
 
 
 _LOG_LIMITS = (str(logpipe.MAX_BYTES), str(logpipe.KEEP))
