@@ -87,3 +87,21 @@ def test_without_a_twin_the_secrets_table_has_no_model_sapstartsrv(tmp_path) -> 
     assert not [k for k in without.secret_sources() if "model's sapstartsrv" in k]
     twin = Stack(StackSettings(state_dir=tmp_path / "twin"))
     assert [k for k in twin.secret_sources() if "model's sapstartsrv" in k]
+
+
+def test_native_prometheus_asks_no_dns_for_composes_monitor(tmp_path) -> None:
+    """prometheus.yml finds compose's `monitor` service by DNS; natively that name means
+    nothing (a lookup error every refresh): `wlmon up` lists its targets itself."""
+    source = yaml.safe_load(
+        (StackSettings().repo_dir / "provisioning" / "prometheus" / "prometheus.yml").read_text()
+    )
+    assert any("dns_sd_configs" in j for j in source["scrape_configs"])
+    for settings in (
+        StackSettings(state_dir=tmp_path),
+        StackSettings(state_dir=tmp_path, monitor_file=_monitor_file(tmp_path, ["PRD"])),
+    ):
+        logs_tls = LogStorePKI(tmp_path / "victorialogs-tls")
+        secret_files = logs_tls.compose_secrets() | {"victorialogs_password": tmp_path / "pw"}
+        out = render.render_prometheus(settings, tmp_path, "am", secret_files)
+        doc = yaml.safe_load(out.read_text())
+        assert not [j["job_name"] for j in doc["scrape_configs"] if "dns_sd_configs" in j]

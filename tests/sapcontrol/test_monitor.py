@@ -221,3 +221,53 @@ def test_cli_refuses_model_options_and_serves_without_model(twins, tmp_path) -> 
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_composes_monitor_service_runs_as_written(twins, tmp_path) -> None:
+    """docker-compose's `monitor` service (profile monitor): its command, with the mounted
+    folder's path and the listen address swapped for this machine's, serves the real SID
+    of the monitor file in that folder; Prometheus looks for it on the port it listens on."""
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    svc = compose["services"]["monitor"]
+    assert svc["profiles"] == ["monitor"]
+    (volume,) = svc["volumes"]
+    _, mounted, mode = volume.rsplit(":", 2)
+    assert mode == "ro"
+    command = list(svc["command"])
+    monitor_file = command[command.index("--monitor") + 1]
+    assert monitor_file.startswith(mounted + "/"), (monitor_file, mounted)
+    port = int(command[command.index("--port") + 1])
+    prometheus = yaml.safe_load(
+        (REPO / "provisioning" / "prometheus" / "prometheus.yml").read_text()
+    )
+    (job,) = [j for j in prometheus["scrape_configs"] if j["job_name"] == "wlmon-exporter"]
+    assert {"names": ["monitor"], "type": "A", "port": port} in job["dns_sd_configs"]
+
+    folder = tmp_path / "etc-wlmon"
+    folder.mkdir()
+    _write(folder, Path(monitor_file).name, [_entry("QAS", twins, folder, "qasmon", "qas-pw")])
+    local = _dead_port()
+    argv = [
+        {monitor_file: str(folder / Path(monitor_file).name), "0.0.0.0": "127.0.0.1"}.get(a, a)
+        for a in command
+    ]
+    argv[argv.index("--port") + 1] = str(local)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "wlmon", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        for _ in range(120):
+            try:
+                if httpx.get(f"http://127.0.0.1:{local}/healthz").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        samples = _samples(local)
+        up = {s.labels.get("sid"): s.value for s in samples if s.name == "sap_up"}
+        assert set(up) == {"QAS"} and max(up.values()) == 1, up
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -454,7 +454,9 @@ class FleetLayout:
         for job in doc["scrape_configs"]:
             if job["job_name"] == "wlmon-exporter":
                 # A target serving one SID is labelled with it (SAPExporterDown names the
-                # SID); a group's series carry their own SIDs (honor_labels).
+                # SID); a group's series carry their own SIDs (honor_labels). The fleet lists
+                # its real SIDs' exporters itself: compose's DNS lookup of `monitor` goes.
+                job.pop("dns_sd_configs", None)
                 job["static_configs"] = [
                     {"targets": [f"127.0.0.1:{x.port}"]}
                     | ({"labels": {"sid": x.entries[0].sid}} if len(x.entries) == 1 else {})

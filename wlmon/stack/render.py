@@ -100,6 +100,8 @@ def _exporter_targets(job: dict, settings: StackSettings) -> None:
     """The twin's exporter while the model runs, the real SIDs' monitor exporter when a
     monitor file is set: one job, so SAPExporterDown watches both. The monitor target is
     labelled with its SID when it serves one (its series carry their own either way)."""
+    # Compose finds its monitor service by DNS; natively it is a static target or absent.
+    job.pop("dns_sd_configs", None)
     configs = job.get("static_configs", []) if settings.model else []
     if settings.monitor_file is not None:
         target: dict = {"targets": [f"127.0.0.1:{settings.ports.monitor}"]}
