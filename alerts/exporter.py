@@ -11,15 +11,24 @@ WHY = "The monitoring itself: no data is not good news."
 
 def rule_file(limits: Mapping[str, float]) -> RuleFile:
     # `up` has no labels from the exporter: its sid is the scrape target's label
-    # (provisioning/prometheus/prometheus.yml), so a run's report can list the outage.
+    # (provisioning/prometheus/prometheus.yml), so a run's report can list the outage. A
+    # target serving several SIDs (a monitor file or fleet exporter group of real SIDs) has
+    # no such label: the SIDs it served, from its own sap_system_info over the last day,
+    # give one alert per SID it blinds; a target never seen serving any keeps the bare `up`.
+    served = (
+        'group by (job, instance, sid) (last_over_time(sap_system_info{job="wlmon-exporter"}[1d]))'
+    )
+    target_down = 'up{job="wlmon-exporter"} == 0'
     down = alert(
         "SAPExporterDown",
-        'up{job="wlmon-exporter"} == 0',
+        f"({served} * on(job, instance) group_left() ({target_down}))"
+        f" or on(job, instance) ({target_down})",
         for_="2m",
         severity="critical",
         summary="The wlmon exporter cannot be scraped.",
-        description="Prometheus cannot scrape the exporter of {{ $labels.sid }} at "
-        "{{ $labels.instance }} (job {{ $labels.job }}); no SAP workload data arrives.",
+        description="Prometheus cannot scrape the exporter {{ if $labels.sid }}of "
+        "{{ $labels.sid }} {{ end }}at {{ $labels.instance }} (job {{ $labels.job }}); no SAP "
+        "workload data arrives.",
         diagnosis="Without the exporter every SAP alert is blind. Check that the exporter runs "
         "(wlmon status) and listens where Prometheus looks.",
     )

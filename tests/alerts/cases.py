@@ -297,6 +297,13 @@ def exporter_tests() -> list[dict]:
     coll = 'sap_scrape_collector_success{collector="st03",instance="127.0.0.1:9300",job="wlmon-exporter",sid="BMK"}'
     system_up = 'sap_up{instance="127.0.0.1:9300",job="wlmon-exporter",sid="BMK"}'
     sapcontrol_ok = coll.replace('"st03"', '"sapcontrol"')
+    # A monitor exporter serving two real SIDs: its target has no sid label (prometheus.yml).
+    multi = {"instance": "127.0.0.1:9301", "job": "wlmon-exporter"}
+    multi_up = 'up{instance="127.0.0.1:9301",job="wlmon-exporter"}'
+
+    def info(sid: str) -> str:
+        return f'sap_system_info{{instance="127.0.0.1:9301",job="wlmon-exporter",kind="sapcontrol",sid="{sid}"}}'
+
     instance_up = (
         'sap_up{instance="127.0.0.1:9300",job="wlmon-exporter",sid="BMK",'
         'sap_instance="penguin2_D00",source="sapcontrol"}'
@@ -323,6 +330,45 @@ def exporter_tests() -> list[dict]:
             down,
             10,
             [{"exp_labels": {"severity": "critical", **target}, "exp_annotations": down_ann}],
+        ),
+        _case(
+            f"{down} names every SID a multi-SID target served (no sid on the target)",
+            [
+                {"series": multi_up, "values": f"1x5 0x{MINUTES}"},
+                {"series": info("PRD"), "values": "1x5"},  # stale once the target is down
+                {"series": info("QAS"), "values": "1x5"},
+            ],
+            down,
+            10,
+            [
+                {
+                    "exp_labels": {"severity": "critical", **multi, "sid": sid},
+                    "exp_annotations": {
+                        **down_ann,
+                        "description": down_ann["description"]
+                        .replace("BMK", sid)
+                        .replace("127.0.0.1:9300", "127.0.0.1:9301"),
+                    },
+                }
+                for sid in ("PRD", "QAS")
+            ],
+        ),
+        _case(
+            f"{down} fires without a sid for a target never seen serving one",
+            [{"series": multi_up, "values": f"0x{MINUTES}"}],
+            down,
+            10,
+            [
+                {
+                    "exp_labels": {"severity": "critical", **multi},
+                    "exp_annotations": {
+                        **down_ann,
+                        "description": down_ann["description"]
+                        .replace(" of BMK ", " ")
+                        .replace("127.0.0.1:9300", "127.0.0.1:9301"),
+                    },
+                }
+            ],
         ),
         _case(
             f"{down} stays silent while the target is up",
