@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from alerts.rules import RuleFile, alert
+from alerts.rules import RuleFile, alert, record
 
 WHY = """
 The stack watching itself: a watchdog that always fires (its absence is the page, at the
@@ -195,7 +195,42 @@ def pipeline_alerts() -> list[dict]:
     ]
 
 
+# The NOC's "last notification": when Alertmanager last sent to each receiver. Its counter
+# (per receiver_name with --enable-feature=receiver-name-in-metrics) rose in the window
+# (t - EVERY, t] exactly when it differs from its value EVERY ago; evaluated every EVERY,
+# those windows tile the time line, so each send is seen once, and timestamp() gives the
+# window's latest scrape: late by at most EVERY (exact where the scrape interval is EVERY,
+# compose's and the default 15 s). The `or` keeps the last value while
+# nothing is sent. The heartbeat receiver (provisioning/alertmanager/alertmanager.yml's
+# watchdog) is nobody's news and left out.
+LAST_NOTIFICATION = "receiver:alertmanager_last_notification_timestamp_seconds"
+NOTIFICATION_EVERY = "15s"
+HEARTBEAT_RECEIVER = "watchdog"
+
+
+def last_notification() -> dict:
+    named = f'receiver_name!="",receiver_name!="{HEARTBEAT_RECEIVER}"'
+    sent = f"alertmanager_notifications_total{{{named}}}"
+    rose = f"({sent} - {sent} offset {NOTIFICATION_EVERY} > 0)"
+    return {
+        "name": "wlmon-notifications",
+        # Fixed, not the stack's evaluation interval: the offset above must equal it.
+        "interval": NOTIFICATION_EVERY,
+        "rules": [
+            record(
+                LAST_NOTIFICATION,
+                f"max by (receiver_name, integration) (timestamp({sent}) and {rose})"
+                f" or last_over_time({LAST_NOTIFICATION}[7d])",
+            )
+        ],
+    }
+
+
 def rule_file(limits: Mapping[str, float]) -> RuleFile:
     del limits  # nothing here is tuned by thresholds.yml
     rules = [watchdog(), *(server_down(s) for s in SERVERS), *pipeline_alerts()]
-    return RuleFile("monitoring.rules.yml", WHY, [{"name": "wlmon-monitoring", "rules": rules}])
+    return RuleFile(
+        "monitoring.rules.yml",
+        WHY,
+        [{"name": "wlmon-monitoring", "rules": rules}, last_notification()],
+    )

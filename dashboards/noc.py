@@ -4,6 +4,7 @@ dashboard that explains it, keeping the time range and the SID."""
 
 from __future__ import annotations
 
+from alerts.monitoring import LAST_NOTIFICATION
 from alerts.thresholds import thresholds
 from dashboards.defaults import (
     DIALOG,
@@ -144,6 +145,32 @@ def dashboard() -> Dashboard:
             # Orange for a warning, red from as many messages as causes a SID can have.
             thresholds=steps((None, "green"), (1, "orange"), (4, "red")),
             links=(ALERTS,),
+        )
+    )
+    d.add(
+        Panel(
+            Kind.TABLE,
+            "Last notification",
+            "When Alertmanager last sent to each receiver, by integration (any SID; the "
+            "heartbeat receiver left out), to within 15 s: the recording rule "
+            f"{LAST_NOTIFICATION} (alerts/monitoring.py). No row: nothing sent to it since "
+            "this Prometheus first ran.",
+            [
+                prom(
+                    f"time() - max by (receiver_name, integration) ({LAST_NOTIFICATION})",
+                    instant=True,
+                    table=True,
+                )
+            ],
+            width=8,
+            height=4,
+            format=Format(Unit.SECONDS, 0),
+            columns=(
+                Column("receiver_name", "Receiver"),
+                Column("integration", "By"),
+                Column("#0", "Sent ago", Format(Unit.SECONDS, 0)),
+            ),
+            sort_by=("Sent ago", False),
         )
     )
     ratio = thresholds()["sap_buffer_hit_ratio_min"]

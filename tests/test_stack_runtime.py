@@ -324,6 +324,7 @@ PINNED_SERVICES = [
             "--config.file=/state/config/alertmanager/alertmanager.yml",
             "--storage.path=/state/data/alertmanager",
             "--data.maintenance-interval=10s",
+            "--enable-feature=receiver-name-in-metrics",
             "--web.listen-address=127.0.0.1:10003",
             "--web.external-url=http://127.0.0.1:10003",
             "--web.config.file=/state/config/alertmanager/web.yml",

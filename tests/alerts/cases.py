@@ -695,6 +695,11 @@ def build() -> dict[str, str]:
     files |= {
         name: (monitoring_cases.RULES, "1m", t) for name, t in monitoring_cases.suites().items()
     }
+    files["SAPMonitoringNotifications"] = (
+        monitoring_cases.RULES,
+        "15s",
+        monitoring_cases.notification_tests(),
+    )
     return {
         f"{name}.test.yml": yaml.safe_dump(
             {"rule_files": rules, "evaluation_interval": every, "tests": tests},

@@ -326,6 +326,40 @@ def pipeline_tests() -> list[dict]:
     ]
 
 
+def notification_tests() -> list[dict]:
+    """When each receiver was last sent to, at 15 s samples (the group's own interval).
+    Expected times are worked out here from the input: the counter first shows 1 at its
+    10th sample (9 x 15 s = 135 s), 2 at its 19th (270 s)."""
+    rule = "receiver:alertmanager_last_notification_timestamp_seconds"
+    am = 'instance="127.0.0.1:9093",job="alertmanager"'
+    sent = (
+        f"alertmanager_notifications_total"
+        f'{{{am},integration="webhook",receiver_name="oncall-critical"}}'
+    )
+    beat = (
+        f'alertmanager_notifications_total{{{am},integration="webhook",receiver_name="watchdog"}}'
+    )
+    unnamed = f'alertmanager_notifications_total{{{am},integration="email"}}'
+    row = f'{rule}{{integration="webhook",receiver_name="oncall-critical"}}'
+    return [
+        {
+            "name": "the last send to each receiver, the heartbeat's and unnamed counters left out",
+            "interval": "15s",
+            "input_series": [
+                {"series": sent, "values": "0x8 1x8 2x40"},
+                {"series": beat, "values": "0+1x60"},
+                {"series": unnamed, "values": "0+1x60"},
+            ],
+            "promql_expr_test": [
+                {"expr": rule, "eval_time": "1m", "exp_samples": []},
+                {"expr": rule, "eval_time": "4m", "exp_samples": [{"labels": row, "value": 135}]},
+                # Nothing sent since 270 s: the value stays (the rule reads its own last one).
+                {"expr": rule, "eval_time": "10m", "exp_samples": [{"labels": row, "value": 270}]},
+            ],
+        }
+    ]
+
+
 def suites() -> dict[str, list[dict]]:
     return {
         "SAPMonitoringWatchdog": watchdog_tests(),

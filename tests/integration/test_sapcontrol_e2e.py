@@ -16,11 +16,13 @@ import json
 import os
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import httpx
 import pytest
 
+from alerts.monitoring import LAST_NOTIFICATION, NOTIFICATION_EVERY
 from alerts.thresholds import load_thresholds
 from exporters.sapcontrol.client import Endpoint, SAPControlClient
 from exporters.sapstartsrv.server import free_port_block
@@ -397,6 +399,33 @@ def test_noc_fault_reaches_the_webhook_and_resolves(sapcontrol_stack, fault, ale
     finally:
         _set_faults(stack, [])
     eventually(lambda: {n["sap_instance"] for n in sent("resolved")} >= instances, timeout=180)
+
+
+def test_the_noc_says_when_the_last_notification_went_out(sapcontrol_stack) -> None:
+    """The NOC's "Last notification" (alerts/monitoring.py's rule over Alertmanager's
+    per-receiver counter) agrees with the API's webhook, which stored each notification as
+    it arrived: the same receiver, its time within one rule window (15 s) plus a scrape."""
+    stack = sapcontrol_stack
+
+    def agree():
+        stored = _notifications(stack)
+        assert stored, "no notification stored by the webhook yet"
+        last = max(stored, key=lambda n: n["received_at"])
+        received = datetime.fromisoformat(last["received_at"].replace("Z", "+00:00"))
+        rows = _query_prom(
+            stack,
+            f'{LAST_NOTIFICATION}{{integration="webhook",receiver_name="{last["receiver"]}"}}',
+        )
+        assert rows, f"no last notification recorded for {last['receiver']}"
+        late = float(rows[0]["value"][1]) - received.timestamp()
+        # Sent before the webhook stored it, seen at a later scrape, within the window.
+        return -2 <= late <= float(NOTIFICATION_EVERY.removesuffix("s")) + 2 + 1 and (
+            last["receiver"],
+            late,
+        )
+
+    receiver, late = eventually(agree, timeout=90, every=3)
+    print(f"last notification to {receiver}: recorded {late:+.1f} s after the webhook stored it")
 
 
 def test_a_held_lock_ages_in_prometheus_across_readings(sapcontrol_stack) -> None:

@@ -568,6 +568,7 @@ class FleetLayout:
                         f"--storage.path={self.data}/alertmanager-{j + 1}",
                         # Its notification log snapshotted as the stack's (services.yml).
                         f"--data.maintenance-interval={s.am_maintenance_interval}",
+                        "--enable-feature=receiver-name-in-metrics",
                         f"--web.listen-address=127.0.0.1:{p.alertmanager(j)}",
                         f"--web.external-url={http(p.alertmanager(j))}",
                         f"--web.config.file={self.config}/alertmanager/web.yml",
