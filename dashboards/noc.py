@@ -147,32 +147,6 @@ def dashboard() -> Dashboard:
             links=(ALERTS,),
         )
     )
-    d.add(
-        Panel(
-            Kind.TABLE,
-            "Last notification",
-            "When Alertmanager last sent to each receiver, by integration (any SID; the "
-            "heartbeat receiver left out), to within 15 s: the recording rule "
-            f"{LAST_NOTIFICATION} (alerts/monitoring.py). No row: nothing sent to it since "
-            "this Prometheus first ran.",
-            [
-                prom(
-                    f"time() - max by (receiver_name, integration) ({LAST_NOTIFICATION})",
-                    instant=True,
-                    table=True,
-                )
-            ],
-            width=8,
-            height=4,
-            format=Format(Unit.SECONDS, 0),
-            columns=(
-                Column("receiver_name", "Receiver"),
-                Column("integration", "By"),
-                Column("#0", "Sent ago", Format(Unit.SECONDS, 0)),
-            ),
-            sort_by=("Sent ago", False),
-        )
-    )
     ratio = thresholds()["sap_buffer_hit_ratio_min"]
     d.add(
         Panel(
@@ -229,6 +203,32 @@ def dashboard() -> Dashboard:
             format=Format(Unit.NONE, 0),
             thresholds=steps((None, "blue")),
             background=False,
+        )
+    )
+    d.add(
+        Panel(
+            Kind.TABLE,
+            "Last notification",
+            "When Alertmanager last sent to each receiver, by integration (any SID; the "
+            "heartbeat receiver left out), to within 15 s: the recording rule "
+            f"{LAST_NOTIFICATION} (alerts/monitoring.py). No row: nothing sent to it since "
+            "this Prometheus first ran.",
+            [
+                prom(
+                    f"time() - max by (receiver_name, integration) ({LAST_NOTIFICATION})",
+                    instant=True,
+                    table=True,
+                )
+            ],
+            width=16,
+            height=5,
+            format=Format(Unit.SECONDS, 0),
+            columns=(
+                Column("receiver_name", "Receiver"),
+                Column("integration", "By"),
+                Column("#0", "Sent ago", Format(Unit.SECONDS, 0)),
+            ),
+            sort_by=("Sent ago", False),
         )
     )
     d.add(alert_lives())
