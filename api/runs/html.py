@@ -22,18 +22,19 @@ from api.runs import ionet
 from api.runs.record import RunRecord, col
 from api.runs.report import OS_COUNTERS
 from exporters.thresholds import Thresholds
-from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, REPORT_ORDER, RESPONSE_PARTS
+from exporters.vocabulary import (
+    COMPONENT_BY_KEY,
+    DIALOG_RESPONSE,
+    REPORT_ORDER,
+    RESPONSE_PARTS,
+)
+from exporters.vocabulary import OS_COUNTERS as OS_COUNTER_DEFS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-# The unit each OS counter of the charts is read in (the names come from the report).
-OS_UNITS = {
-    "cpu_pct": "%",
-    "available_mb": "MB",
-    "pages_per_s": "pages/s",
-    "disk_queue": "requests",
-}
+# The unit each OS counter of the charts is read in (the vocabulary's, as their names).
+OS_UNITS = {c.key: c.unit for c in OS_COUNTER_DEFS}
 # Chart colours, also asserted by the screenshot test: tab10 for the lines, a light blue
 # for the steady-state window, black for the bound a line must stay under.
 LINE_COLOURS = (
