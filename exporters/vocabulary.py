@@ -261,3 +261,24 @@ def per_step_mean(component: str, window: str = "5m") -> str:
 # The system's mean dialog response per step (seconds), per SID: the SD benchmark's bound is
 # on the average over all instances, not on one instance.
 DIALOG_RESPONSE_MEAN = "sid:sap_workload_dialog_response_seconds_per_step:mean5m"
+
+
+@dataclass(frozen=True)
+class OsCounter:
+    """One of a run's standard OS counters per host (seed 003 Tables 2-3): its key in the
+    run's columns (`os.HOST.KEY`), the PerfMon object and counter the report names it by,
+    and the unit the page reads it in. Every source (PerfMon import, Prometheus window,
+    the model's recorder) writes these keys; the report and the page read them."""
+
+    key: str
+    counter: str
+    unit: str
+
+
+OS_COUNTERS: tuple[OsCounter, ...] = (
+    OsCounter("cpu_pct", "Processor\\% Processor Time", "%"),
+    OsCounter("available_mb", "Memory\\Available MBytes", "MB"),
+    OsCounter("pages_per_s", "Memory\\Pages/sec", "pages/s"),
+    OsCounter("disk_queue", "PhysicalDisk\\Avg. Disk Queue Length", "requests"),
+)
+OS_COUNTER_KEYS: tuple[str, ...] = tuple(c.key for c in OS_COUNTERS)

@@ -107,6 +107,11 @@ async def import_perfmon(
     "/st03",
     summary="Import an ST03/ST03N export (overview, transaction or time profile; tabs, ;, "
     "CSV or the unconverted list) as a run; columns in docs/imports.md",
+    description="The body is the export, options in the query; or multipart/form-data: "
+    "`file` the export, `perfmon` (optional) a PerfMon capture of the same hours joined into "
+    "the run (refused naming both windows when they do not overlap), text fields `from`, "
+    "`to`, `period`, `task_type`, `decimal`, `tz`, `label` (a field left out is taken from "
+    "the query).",
     **AS_RUN,
 )
 async def import_st03(
@@ -144,6 +149,17 @@ async def import_st03(
         ),
     ] = "",
 ) -> dict:
+    if request.headers.get("content-type", "").startswith("multipart/form-data"):
+        given = {
+            "from": start,
+            "to": end,
+            "period": period,
+            "task_type": task_type,
+            "decimal": decimal,
+            "tz": tz,
+            "label": label,
+        }
+        return await _import_st03_form(request, pool, settings, given)
     # The options first: a wrong one is refused before a slot is taken or a byte read.
     options = imports.st03_options(start, end, period, task_type, decimal, tz)
     with pool.slot() as run:
@@ -151,6 +167,60 @@ async def import_st03(
             limit = limits(settings, "st03")
             await _read_limited(request, limit, path)
             return await run(workers.import_st03, path, label, limit, options)
+
+
+ST03_FIELDS = ("file", "perfmon", "tz", "from", "to", "period", "task_type", "decimal", "label")
+TEXT_LENGTHS = {"tz": 64, "from": 40, "to": 40, "period": 40, "task_type": 40, "decimal": 5}
+
+
+async def _import_st03_form(request: Request, pool, settings, query: dict[str, str]) -> dict:
+    """The ST03 export as the part `file` of a multipart form, a PerfMon capture of the same
+    hours as `perfmon` (one run of both, refused naming both windows when they do not
+    overlap), the options as text fields (or, as for a raw body, in the query)."""
+    limit = limits(settings, "st03")
+    with pool.slot() as run:
+        async with _upload() as body, _upload() as path, _upload() as capture:
+            await _read_limited(request, limit, body)
+            form = await _form(request, body, ST03_FIELDS)
+            try:
+                unknown = sorted(set(form) - set(ST03_FIELDS))
+                if unknown:
+                    raise FormError(
+                        f"field {unknown[0]!r} is not read; the form has " + ", ".join(ST03_FIELDS)
+                    )
+                upload = form.get("file")
+                if not isinstance(upload, UploadFile):
+                    raise FormError("no part 'file' holding the ST03 export (a file)")
+                text = {k: _text_field(form, k, n) or query[k] for k, n in TEXT_LENGTHS.items()}
+                label = (
+                    _text_field(form, "label", 200) or query["label"] or (upload.filename or "")
+                )[:200]
+                options = imports.st03_options(
+                    text["from"],
+                    text["to"],
+                    text["period"],
+                    text["task_type"],
+                    text["decimal"],
+                    text["tz"],
+                )
+                with path.open("wb") as out:
+                    await run_in_threadpool(_copy, upload, out)
+                joined = form.get("perfmon")
+                if joined is not None:
+                    if not isinstance(joined, UploadFile):
+                        raise FormError("part 'perfmon': give a file (a PerfMon CSV or TSV)")
+                    with capture.open("wb") as out:
+                        await run_in_threadpool(_copy, joined, out)
+            finally:
+                await form.close()
+            return await run(
+                workers.import_st03,
+                path,
+                label,
+                limit,
+                options,
+                capture if joined is not None else None,
+            )
 
 
 STAD_FIELDS = ("file", "targets", "perfmon", "tz", "from", "to", "decimal", "label")
@@ -180,7 +250,7 @@ STAD_FORM = {
 }
 
 
-async def _form(request: Request, body: Path) -> FormData:
+async def _form(request: Request, body: Path, fields: tuple[str, ...] = STAD_FIELDS) -> FormData:
     """The multipart form spooled to `body`, parsed from there (its files on disk, not in
     memory); 400 naming what is wrong with it."""
 
@@ -191,7 +261,7 @@ async def _form(request: Request, body: Path) -> FormData:
 
     try:
         return await MultiPartParser(
-            request.headers, chunks(), max_files=3, max_fields=len(STAD_FIELDS)
+            request.headers, chunks(), max_files=3, max_fields=len(fields)
         ).parse()
     except MultiPartException as exc:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, f"multipart form: {exc.message}") from None

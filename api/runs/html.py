@@ -22,18 +22,19 @@ from api.runs import ionet
 from api.runs.record import RunRecord, col
 from api.runs.report import OS_COUNTERS
 from exporters.thresholds import Thresholds
-from exporters.vocabulary import COMPONENT_BY_KEY, DIALOG_RESPONSE, REPORT_ORDER, RESPONSE_PARTS
+from exporters.vocabulary import (
+    COMPONENT_BY_KEY,
+    DIALOG_RESPONSE,
+    REPORT_ORDER,
+    RESPONSE_PARTS,
+)
+from exporters.vocabulary import OS_COUNTERS as OS_COUNTER_DEFS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-# The unit each OS counter of the charts is read in (the names come from the report).
-OS_UNITS = {
-    "cpu_pct": "%",
-    "available_mb": "MB",
-    "pages_per_s": "pages/s",
-    "disk_queue": "requests",
-}
+# The unit each OS counter of the charts is read in (the vocabulary's, as their names).
+OS_UNITS = {c.key: c.unit for c in OS_COUNTER_DEFS}
 # Chart colours, also asserted by the screenshot test: tab10 for the lines, a light blue
 # for the steady-state window, black for the bound a line must stay under.
 LINE_COLOURS = (
@@ -400,8 +401,7 @@ def line_chart(
 
     note = _buckets_note(times.size)  # the samples the run holds, not the points drawn
     if buckets:
-        first = float(times[0] - (times[1] - times[0])) if times.size > 1 else 0.0
-        times = np.r_[max(first, 0.0), times]
+        times = np.r_[_bucket_starts(times)[:1], times]
         lines = [Line(x.label, np.r_[x.values[:1], x.values], steps=True) for x in lines]
     scale, time_unit = _time_axis(times)
     entries = len(lines) + 1 + (bound is not None)
@@ -466,6 +466,14 @@ def line_chart(
             ax.set_ylim(bottom=0)
             ax.set_ylabel(unit)
         return Chart(slug, title, unit, _svg(fig, slug), note=note)
+
+
+def _bucket_starts(ends: np.ndarray) -> np.ndarray:
+    """Where each bucket of an ST03/STAD run begins: its series hold the sum or mean of
+    the interval before each sample (the samples are the buckets' ends, on one grid)."""
+    if ends.size < 2:
+        return np.zeros_like(ends)
+    return np.r_[max(float(ends[0] - (ends[1] - ends[0])), 0.0), ends[:-1]]
 
 
 def _per_step(data: RunRecord, comps: tuple[str, ...] = REPORT_ORDER) -> list[Line]:
@@ -747,6 +755,18 @@ def timeline(report: dict, data: RunRecord, thresholds: Thresholds) -> Chart:
         if size > 2 * MAX_BUCKETS
         else (data.times / scale)
     )
+    # An ST03 hour or a STAD minute is a level over [start, end), drawn as two points per
+    # bucket (its start and its end), not a point at its end joined to the next.
+    levels = marks["buckets"]
+    if levels:
+        starts = _bucket_starts(data.times)
+        if size > 2 * MAX_BUCKETS:
+            starts = starts[edges[:-1]]
+        x = np.column_stack([starts / scale, x]).ravel()
+
+    def drawn(values: np.ndarray) -> np.ndarray:
+        return np.repeat(values, 2) if levels else values
+
     panels = int(bool(parts)) + len(counters)
     with _MATPLOTLIB, matplotlib.rc_context({**CHART_STYLE, "svg.hashsalt": slug}):
         # The response panel twice as tall: it is what the others explain.
@@ -769,13 +789,20 @@ def timeline(report: dict, data: RunRecord, thresholds: Thresholds) -> Chart:
             )
             _shade_faults(ax, faults, scale, prefix="p0-")
             _shade_gaps(ax, marks["gaps"], scale, prefix="p0-")
-            ys = [np.nan_to_num(_means(line.values, size)) for line in parts]
-            ax.stackplot(
+            means = [_means(line.values, size) for line in parts]
+            ys = [np.nan_to_num(m) for m in means]
+            if levels:
+                # A bucket without a dialog step has no time per step: a gap, not a zero.
+                empty = np.all(np.isnan(means), axis=0)
+                ys = [np.where(empty, np.nan, y) for y in ys]
+            stack = ax.stackplot(
                 x,
-                *ys,
+                *(drawn(y) for y in ys),
                 labels=[line.label for line in parts],
                 colors=[LINE_COLOURS[n % len(LINE_COLOURS)] for n in range(len(parts))],
             )
+            for n, area in enumerate(stack):
+                area.set_gid(f"p0-part-{n}")
             bound = 1000 * thresholds.seconds(DIALOG_RESPONSE)
             ax.axhline(bound, color=BOUND_COLOUR, linestyle="--", lw=1, label=f"{bound:g} ms bound")
             ax.set_ylabel("dialog ms per step, stacked")
@@ -800,10 +827,12 @@ def timeline(report: dict, data: RunRecord, thresholds: Thresholds) -> Chart:
                 colour = LINE_COLOURS[n % len(LINE_COLOURS)]
                 if size > 2 * MAX_BUCKETS:  # the bucket's min-max band keeps its peaks
                     low, high = _bucket_extremes(line.values, size)
-                    ax.fill_between(x, low, high, color=colour, alpha=ENVELOPE_ALPHA, lw=0)
+                    ax.fill_between(
+                        x, drawn(low), drawn(high), color=colour, alpha=ENVELOPE_ALPHA, lw=0
+                    )
                 ax.plot(
                     x,
-                    _means(line.values, size),
+                    drawn(_means(line.values, size)),
                     color=colour,
                     linestyle=LINE_STYLES[n // len(LINE_COLOURS) % len(LINE_STYLES)],
                     label=line.label,

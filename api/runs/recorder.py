@@ -14,7 +14,7 @@ from exporters.model.catalog import Catalog
 from exporters.model.engine import Snapshot, Totals
 from exporters.model.engines import make_simulation
 from exporters.model.solver import BUCKETS
-from exporters.vocabulary import COMPONENTS, TASK_TYPES
+from exporters.vocabulary import COMPONENTS, OS_COUNTER_KEYS, TASK_TYPES
 
 # The response-time histogram's upper bounds as its columns name them (hist.dialog.0.5):
 # the model's buckets and +Inf, as the exporter's `le` labels print them.
@@ -37,9 +37,7 @@ def _columns(snap: Snapshot) -> list[str]:
     for inst in snap.state.instances:
         cols += [col("inst", inst, f) for f in ("steps", *INSTANCE_SERIES)]
     for host in snap.os_hosts:
-        cols += [
-            col("os", host, k) for k in ("cpu_pct", "available_mb", "pages_per_s", "disk_queue")
-        ]
+        cols += [col("os", host, k) for k in OS_COUNTER_KEYS]
     # Last, so every column before keeps its place: the users at each interval's end.
     cols.append(col("load", "users"))
     return cols

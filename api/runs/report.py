@@ -25,13 +25,10 @@ from exporters.vocabulary import (
     TASK_TYPES,
     Indicator,
 )
+from exporters.vocabulary import OS_COUNTERS as OS_COUNTER_DEFS
 
-OS_COUNTERS = {
-    "cpu_pct": "Processor\\% Processor Time",
-    "available_mb": "Memory\\Available MBytes",
-    "pages_per_s": "Memory\\Pages/sec",
-    "disk_queue": "PhysicalDisk\\Avg. Disk Queue Length",
-}
+# Key -> the PerfMon counter the report names it by (the vocabulary defines both once).
+OS_COUNTERS = {c.key: c.counter for c in OS_COUNTER_DEFS}
 # The components a comparison (and the CLI's table) puts side by side: the response, the
 # parts the whitepaper rules watch, and CPU; in the order reports print them.
 COMPARED: tuple[str, ...] = tuple(

@@ -337,7 +337,7 @@ def store_st03(
 
 
 def _join_perfmon(
-    capture: BinaryIO | bytes, tz: str | None, start: datetime, ends: np.ndarray
+    capture: BinaryIO | bytes, tz: str | None, start: datetime, ends: np.ndarray, what: str
 ) -> tuple[list[str], np.ndarray, dict, list[str]]:
     """A PerfMon capture of the same hours on the run's intervals: each counter's mean over
     the samples in each interval (NaN where none). Refused, naming both windows, when the
@@ -353,7 +353,7 @@ def _join_perfmon(
     if pm_end < start or pm_start >= end:
         raise Invalid(
             f"the PerfMon capture covers {pm_start:%Y-%m-%d %H:%M:%S} to {pm_end:%Y-%m-%d %H:%M:%S}"
-            f" UTC, the STAD export {start:%Y-%m-%d %H:%M:%S} to {end:%Y-%m-%d %H:%M:%S} UTC: "
+            f" UTC, the {what} export {start:%Y-%m-%d %H:%M:%S} to {end:%Y-%m-%d %H:%M:%S} UTC: "
             "they do not overlap; join a capture of the same hours (a console capture without "
             "a zone is placed by tz)"
         )
@@ -397,7 +397,8 @@ def _join_into(
     ends: np.ndarray,
 ) -> tuple[list[str], np.ndarray]:
     """One run from two files of the same hours: throughput beside CPU, memory, disk."""
-    os_columns, os_values, joined, notes = _join_perfmon(capture, tz, start, ends)
+    what = "STAD" if meta.source == "stad" else "ST03"
+    os_columns, os_values, joined, notes = _join_perfmon(capture, tz, start, ends, what)
     meta.hosts = joined["hosts"]
     meta.details["perfmon"] = joined
     meta.details["counter_names"] = joined["counter_names"]

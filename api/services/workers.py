@@ -112,11 +112,16 @@ def import_st03(
     label: str,
     limits: ImportLimits,
     options: st03.Options | None = None,
+    capture: Path | None = None,
 ) -> dict:
-    """Import the uploaded file the API spooled to disk, streamed from there."""
+    """Import the uploaded file the API spooled to disk, streamed from there (a PerfMon
+    capture of the same hours joined, `capture`)."""
     limits.check_rows(upload)
     with upload.open("rb") as source:
-        return imports.store_st03(_store(db), source, label, options)
+        if capture is None:
+            return imports.store_st03(_store(db), source, label, options)
+        with capture.open("rb") as pm:
+            return imports.store_st03(_store(db), source, label, options, pm)
 
 
 def import_stad(
