@@ -4,6 +4,11 @@ from pathlib import Path
 
 import pytest
 
+# The CLI's rich consoles, created now (before any CliRunner invoke sets COLUMNS): rich
+# fixes a console's width from COLUMNS at its creation, so one first imported inside a test's
+# `invoke(env={"COLUMNS": "200"})` kept 200 columns for every later test (the 80-column
+# ST03 table test failed after test_check.py). Created without it, each invoke's COLUMNS counts.
+import wlmon.cli.common  # noqa: F401
 from exporters.model.catalog import Catalog
 from exporters.model.engine import Simulation
 

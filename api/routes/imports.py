@@ -203,14 +203,7 @@ async def _import_st03_form(request: Request, pool, settings, query: dict[str, s
                     text["decimal"],
                     text["tz"],
                 )
-                with path.open("wb") as out:
-                    await run_in_threadpool(_copy, upload, out)
-                joined = form.get("perfmon")
-                if joined is not None:
-                    if not isinstance(joined, UploadFile):
-                        raise FormError("part 'perfmon': give a file (a PerfMon CSV or TSV)")
-                    with capture.open("wb") as out:
-                        await run_in_threadpool(_copy, joined, out)
+                joined = await _save_parts(form, upload, path, capture)
             finally:
                 await form.close()
             return await run(
@@ -219,7 +212,7 @@ async def _import_st03_form(request: Request, pool, settings, query: dict[str, s
                 label,
                 limit,
                 options,
-                capture if joined is not None else None,
+                capture if joined else None,
             )
 
 
@@ -345,14 +338,7 @@ async def import_stad(request: Request, pool: PoolDep, settings: SettingsDep) ->
                             f"part 'targets': over {MAX_TARGETS_BYTES:,} bytes for a sheet of "
                             "targets"
                         )
-                with path.open("wb") as out:
-                    await run_in_threadpool(_copy, upload, out)
-                joined = form.get("perfmon")
-                if joined is not None:
-                    if not isinstance(joined, UploadFile):
-                        raise FormError("part 'perfmon': give a file (a PerfMon CSV or TSV)")
-                    with capture.open("wb") as out:
-                        await run_in_threadpool(_copy, joined, out)
+                joined = await _save_parts(form, upload, path, capture)
             finally:
                 await form.close()
             return await run(
@@ -362,8 +348,23 @@ async def import_stad(request: Request, pool: PoolDep, settings: SettingsDep) ->
                 limit,
                 options,
                 sheet,
-                capture if joined is not None else None,
+                capture if joined else None,
             )
+
+
+async def _save_parts(form, upload: UploadFile, path: Path, capture: Path) -> bool:
+    """The export to `path` and, when the form has a `perfmon` part, the capture to
+    `capture`; whether there was one."""
+    with path.open("wb") as out:
+        await run_in_threadpool(_copy, upload, out)
+    joined = form.get("perfmon")
+    if joined is None:
+        return False
+    if not isinstance(joined, UploadFile):
+        raise FormError("part 'perfmon': give a file (a PerfMon CSV or TSV)")
+    with capture.open("wb") as out:
+        await run_in_threadpool(_copy, joined, out)
+    return True
 
 
 def _copy(upload: UploadFile, out) -> None:
