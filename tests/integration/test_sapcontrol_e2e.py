@@ -335,6 +335,7 @@ NOC_FAULTS = [
     ("short-dump-storm", "SAPShortDumpStorm"),
     ("update-errors", "SAPUpdateErrors"),
     ("update-hang", "SAPUpdateHang"),
+    ("long-running-dialog-step", "SAPLongRunningDialogStep"),
 ]
 NOC_ALERTS = {
     "SAPShortDumpStorm",
@@ -343,6 +344,7 @@ NOC_ALERTS = {
     "SAPBackgroundJobsAborted",
     "SAPSpoolErrors",
     "SAPSyslogErrors",
+    "SAPLongRunningDialogStep",
 }
 
 
