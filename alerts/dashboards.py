@@ -68,6 +68,7 @@ DASHBOARDS: dict[str, str] = {
             "SAPSpoolErrors",
             "SAPSyslogErrors",
             "SAPLockHeldLong",
+            "SAPLongRunningDialogStep",
             "SAPHACheckFailed",
             "SAPEnqueueReplicationLost",
             "SAPHAFailoverDisabled",

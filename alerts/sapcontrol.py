@@ -280,6 +280,7 @@ def noc_rules(limits: Mapping[str, float]) -> list[dict]:
     per_min = number(limits["short_dumps_per_minute"])
     syslog = number(limits["syslog_errors_per_minute"])
     held = number(limits["lock_held_seconds"])
+    long_step = number(limits["long_running_dialog_step_seconds"])
     state = 'max by (sid, sap_instance) (sap_ccms_node_state{{node="{name}"}})'
     return [
         alert(
@@ -359,6 +360,21 @@ def noc_rules(limits: Mapping[str, float]) -> list[dict]:
             "of the old lock. A user who left a document open in change mode is asked to "
             "leave it; an update (owner-vb) waiting in SM13 is that update's problem "
             "(SAPUpdateHang); delete the lock in SM12 only when its owner is gone.",
+        ),
+        alert(
+            "SAPLongRunningDialogStep",
+            f'{HEALTH_BY} (sap_work_processes_longest_running_seconds{{type="DIA"}}) > {long_step}',
+            for_="1m",
+            severity="critical",
+            summary="A dialog work process has been on one step for too long.",
+            description=f"A dialog work process on {INSTANCE} has been running its current "
+            "step for {{ $value | humanizeDuration }} (ABAPGetWPTable Time, SM50; the page "
+            f"level is {long_step} s): it is one work process fewer for every other user, "
+            "and the step ends in a TIME_OUT dump at rdisp/max_wprun_time.",
+            diagnosis="SM50 (or SM66 across the instances), sorted by Time: the user, "
+            "program and table of the long runner. A report started in dialog is moved to a "
+            "background job (SM36); a step waiting on a database lock is the database's "
+            "(DB lock waits); cancel it in SM50 (Cancel without core) only with the user.",
         ),
         alert(
             "SAPBackgroundJobsAborted",

@@ -312,6 +312,27 @@ def dashboard() -> Dashboard:
             8,
         )
     )
+    d.add(
+        _panel(
+            Kind.TIMESERIES,
+            "Longest-running work process (SM50), by type",
+            "ABAPGetWPTable Time: how long the longest busy work process of each type has "
+            "been on its current request, worst instance. The red line is where "
+            "SAPLongRunningDialogStep pages for a dialog step (alerts/thresholds.yml "
+            "long_running_dialog_step_seconds); background jobs may run longer. SM50 names "
+            "the user and program.",
+            [
+                prom(
+                    f"max by (type) (sap_work_processes_longest_running_seconds{{{SEL}}})",
+                    "{{type}}",
+                )
+            ],
+            8,
+            8,
+            format=Format(Unit.SECONDS),
+            thresholds=limit_line(thresholds()["long_running_dialog_step_seconds"]),
+        )
+    )
     d.group("CCMS and the source's health")
     d.add(
         _panel(

@@ -46,6 +46,9 @@ class Thresholds(BaseModel):
     syslog_errors_per_minute: PositiveFloat = 5.0
     # A lock (SM12) held this long pages: a document left open, an update that never ran.
     lock_held_seconds: PositiveFloat = 3600.0
+    # A dialog step running this long (SM50 Time) pages: half of rdisp/max_wprun_time's
+    # 600 s default, so the NOC hears of it before the step ends in a TIME_OUT dump.
+    long_running_dialog_step_seconds: PositiveFloat = 300.0
 
     @model_validator(mode="after")
     def _page_above_warning(self) -> Thresholds:

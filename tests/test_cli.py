@@ -86,6 +86,7 @@ def test_faults_json_lists_name_and_description() -> None:
         "update-errors",
         "update-hang",
         "lock-held",
+        "long-running-dialog-step",
     }
     assert all(i["description"] for i in items)
 

@@ -291,7 +291,7 @@ def wp_activity(row: Record) -> str | None:
 
 
 def cpu_seconds(text: str) -> float:
-    """SM50's CPU column ('3:27:13', '12:42' or seconds) in seconds."""
+    """SM50's CPU or Time column ('3:27:13', '12:42' or seconds) in seconds."""
     total = 0.0
     for part in str(text).strip().split(":"):
         if not part:
@@ -588,9 +588,17 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             "CPU time of the work processes since they started (ABAPGetWPTable column Cpu).",
             [*LABELS, "type"],
         )
+        longest = g.gauge(
+            "sap_work_processes_longest_running_seconds",
+            "How long the longest-running busy work process of each type has been on its "
+            "current request (ABAPGetWPTable column Time, SM50's elapsed time); 0 with none "
+            "busy. Who and which program is SM50's to say, not a label's.",
+            [*LABELS, "type"],
+        )
         counts: dict[tuple[str, str], int] = {}
         acts: dict[tuple[str, str], int] = {}
         cpus: dict[str, float] = {}
+        longs: dict[str, float] = {}
         for row in rows:
             typ = str(row["Typ"]).strip().upper() or "?"
             status = STATUS.get(str(row["Status"]).strip().lower(), "other")
@@ -599,12 +607,15 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             if act is not None:
                 acts[(typ, act)] = acts.get((typ, act), 0) + 1
             cpus[typ] = cpus.get(typ, 0.0) + cpu_seconds(row["Cpu"] or "")
+            if status != "wait":
+                longs[typ] = max(longs.get(typ, 0.0), cpu_seconds(row["Time"] or ""))
         for typ in sorted(cpus):
             for status in sorted({*STATUSES, *(s for t, s in counts if t == typ)}):
                 by_status.add_metric([*base, typ, status], float(counts.get((typ, status), 0)))
             for act in ACTIVITIES:
                 by_activity.add_metric([*base, typ, act], float(acts.get((typ, act), 0)))
             cpu.add_metric([*base, typ], cpus[typ])
+            longest.add_metric([*base, typ], longs.get(typ, 0.0))
 
     @staticmethod
     def _queues(g: _Families, base: list[str], rows: list[Record]) -> None:

@@ -308,6 +308,13 @@ class AbapErrors(Strict):
         default=False,
         description="one user's lock on a sales document is never released (SM12)",
     )
+    long_running_step_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="a dialog step on the first ABAP instance that never ends: SM50's Time "
+        "of its work process when the fault begins (seconds, growing with the wall clock "
+        "after); 0 = none",
+    )
 
 
 class Landscape(Strict):

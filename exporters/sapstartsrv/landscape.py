@@ -237,6 +237,8 @@ class ModelLandscape:
         self._dumped: dict[str, tuple[float, float]] = {}
         # instance name -> ABAP/UPD Reads when its update hang began (update-hang fault).
         self._upd_hang: dict[str, int] = {}
+        # Wall-clock time the long-running-dialog-step fault was first answered.
+        self._long_step_since: float | None = None
         self.started = self.clock()
 
     # ------------------------------------------------------------------ model access
@@ -710,6 +712,8 @@ class ModelLandscape:
                         "Table": table,
                     }
                 rows.append(row)
+            if rows:
+                self._long_running_step(inst, rows)
             for k in range(n_upd):
                 row = self._wp_row(n_dia + k, "UPD", i, cpu[1] / max(n_upd, 1))
                 if k < upd_busy:
@@ -725,6 +729,30 @@ class ModelLandscape:
                     }
                 rows.append(row)
             return rows
+
+    def _long_running_step(self, inst: InstanceInfo, dia_rows: list[Record]) -> None:
+        """Under the long-running-dialog-step fault, the first ABAP instance's last dialog
+        work process runs one step whose Time grows with the wall clock."""
+        start = self._scenario().landscape.abap_errors.long_running_step_s
+        if start <= 0:
+            self._long_step_since = None
+            return
+        first = min((i.index for i in self.instances() if i.abap), default=-1)
+        if inst.index != first:
+            return
+        if self._long_step_since is None:
+            self._long_step_since = self.clock()
+        row = dia_rows[-1]
+        row |= {
+            "Status": "Run",
+            "Reason": "",
+            "Time": str(int(start + self.clock() - self._long_step_since)),
+            "Program": "ZSD_OPEN_ITEMS",
+            "Client": CLIENT,
+            "User": "SDREPORT",
+            "Action": "Sequential Read",
+            "Table": "VBAP",
+        }
 
     def _users(self, i: int) -> int:
         """Users logged on to instance i, as the logon groups spread them."""

@@ -337,6 +337,7 @@ NOC_FAULTS = [
     ("short-dump-storm", "SAPShortDumpStorm"),
     ("update-errors", "SAPUpdateErrors"),
     ("update-hang", "SAPUpdateHang"),
+    ("long-running-dialog-step", "SAPLongRunningDialogStep"),
 ]
 NOC_ALERTS = {
     "SAPShortDumpStorm",
@@ -345,6 +346,7 @@ NOC_ALERTS = {
     "SAPBackgroundJobsAborted",
     "SAPSpoolErrors",
     "SAPSyslogErrors",
+    "SAPLongRunningDialogStep",
 }
 
 

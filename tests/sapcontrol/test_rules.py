@@ -201,6 +201,7 @@ NOC_ALERTS = {
     "SAPSpoolErrors",
     "SAPSyslogErrors",
     "SAPLockHeldLong",
+    "SAPLongRunningDialogStep",
 }
 
 
