@@ -86,6 +86,7 @@ def test_faults_json_lists_name_and_description() -> None:
         "update-errors",
         "update-hang",
         "lock-held",
+        "ascs-failover",
     }
     assert all(i["description"] for i in items)
 

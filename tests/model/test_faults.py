@@ -23,6 +23,7 @@ SAPCONTROL_FAULTS = {
     "update-errors": "update",
     "update-hang": "update",
     "lock-held": "locks",
+    "ascs-failover": "ha",
 }
 # What the edge hands the model: the shipped alerts/thresholds.yml, in ms.
 THRESHOLDS_MS = thresholds_ms(load_thresholds())
