@@ -87,6 +87,7 @@ def test_faults_json_lists_name_and_description() -> None:
         "update-hang",
         "lock-held",
         "long-running-dialog-step",
+        "ascs-failover",
     }
     assert all(i["description"] for i in items)
 

@@ -317,6 +317,19 @@ class AbapErrors(Strict):
     )
 
 
+class AscsFailover(Strict):
+    """The ASCS moves to the other cluster node (the ascs-failover fault), timed from when
+    the twin's sapstartsrv first sees the fault: the enqueue server is stopped for
+    `outage_s`, then the instance answers from `to_host`, and the ERS replication stays
+    lost (EnqGetStatistic replication-state RED) for `replication_lost_s` more."""
+
+    to_host: str = Field(min_length=1, description="the cluster node the ASCS moves to")
+    outage_s: float = Field(default=20.0, gt=0, description="seconds the enqueue server is down")
+    replication_lost_s: float = Field(
+        default=90.0, ge=0, description="seconds after the move until the ERS replicates again"
+    )
+
+
 class Landscape(Strict):
     name: str
     description: str
@@ -336,6 +349,7 @@ class Landscape(Strict):
     tables: dict[str, Table]
     os: OperatingSystem
     abap_errors: AbapErrors = Field(default_factory=AbapErrors)
+    ascs_failover: AscsFailover | None = None
 
     @model_validator(mode="after")
     def _tables_use_known_pools(self) -> Landscape:

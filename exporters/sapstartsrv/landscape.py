@@ -222,6 +222,9 @@ class ModelLandscape:
         # instance name -> (epoch, text, STATE-COLOR) of what happened to its processes:
         # its ABAP system log (ABAPReadSyslog).
         self._events: dict[str, deque] = {}
+        # Wall-clock time the ascs-failover fault was first seen on (None while it is off):
+        # its phases (enqueue down, moved with replication lost, replicating) run from there.
+        self._failover_since: float | None = None
         self._reset(0.0)
 
     def _reset(self, sim_time: float) -> None:
@@ -261,9 +264,21 @@ class ModelLandscape:
             host, inst = name.rsplit("_", 1)
             out.append(InstanceInfo(name, host, inst, _nr(inst), DIALOG_FEATURES, i, "3"))
         cs_host = self._scenario().landscape.central_services.host
+        phase = self._failover_phase()
+        if phase is not None and phase != "down":
+            cs_host = self._scenario().landscape.ascs_failover.to_host
+        # The name stays the listener's key (the twin serves the moved instance on the same
+        # port); the host GetSystemInstanceList names is the node it runs on now.
+        name_host = self._scenario().landscape.central_services.host
         out.append(
             InstanceInfo(
-                f"{cs_host}_{ASCS_NAME}", cs_host, ASCS_NAME, _nr(ASCS_NAME), ASCS_FEATURES, -1, "1"
+                f"{name_host}_{ASCS_NAME}",
+                cs_host,
+                ASCS_NAME,
+                _nr(ASCS_NAME),
+                ASCS_FEATURES,
+                -1,
+                "1",
             )
         )
         return out
@@ -406,9 +421,37 @@ class ModelLandscape:
             "lines": lines,
         }
 
-    @staticmethod
-    def ha_failover_config() -> Record:
-        """HAGetFailoverConfig: the model is not an HA system (no cluster software)."""
+    def _failover_phase(self) -> str | None:
+        """Under the ascs-failover fault: "down" (enqueue server stopped, still on the old
+        node), "lost" (on the new node, ERS replication not active), "replicating"; None
+        without the fault."""
+        failover = self._scenario().landscape.ascs_failover
+        if failover is None:
+            self._failover_since = None
+            return None
+        now = self.clock()
+        if self._failover_since is None:
+            self._failover_since = now
+        age = now - self._failover_since
+        if age < failover.outage_s:
+            return "down"
+        return "lost" if age < failover.outage_s + failover.replication_lost_s else "replicating"
+
+    def ha_failover_config(self) -> Record:
+        """HAGetFailoverConfig: without the ascs-failover fault the model is not an HA system
+        (no cluster software); with it, a two-node cluster naming the node the ASCS runs on."""
+        sc = self._scenario().landscape
+        if sc.ascs_failover is not None:
+            phase = self._failover_phase()
+            active = sc.central_services.host if phase == "down" else sc.ascs_failover.to_host
+            return {
+                "HAActive": True,
+                "HAProductVersion": "SUSE Linux Enterprise High Availability Extension",
+                "HASAPInterfaceVersion": "sap_suse_cluster_connector",
+                "HADocumentation": "https://www.suse.com/documentation/sle-ha",
+                "HAActiveNode": active,
+                "HANodes": [sc.central_services.host, sc.ascs_failover.to_host],
+            }
         return {
             "HAActive": False,
             "HAProductVersion": "",
@@ -553,6 +596,9 @@ class ModelLandscape:
         self._events.setdefault(name, deque(maxlen=1000)).append(entry)
 
     def stopped_processes(self, name: str) -> frozenset[str]:
+        cs = self._scenario().landscape.central_services.host
+        if name == f"{cs}_{ASCS_NAME}" and self._failover_phase() == "down":
+            return frozenset(self._stopped_procs.get(name, set()) | {"enserver"})
         with self._lock:
             return frozenset(self._stopped_procs.get(name, ()))
 
@@ -999,7 +1045,9 @@ class ModelLandscape:
                 "lock-time": round(self._enq["lock"], 6),
                 "lock-wait-time": round(self._enq["wait"], 6),
                 "server-time": round(self._enq["lock"] + self._enq["wait"], 6),
-                "replication-state": GRAY,
+                "replication-state": {None: GRAY, "down": GRAY, "lost": RED}.get(
+                    self._failover_phase(), GREEN
+                ),
             }
 
     # ------------------------------------------------------------------ CCMS alert tree

@@ -24,6 +24,7 @@ SAPCONTROL_FAULTS = {
     "update-hang": "update",
     "lock-held": "locks",
     "long-running-dialog-step": "long_running_step",
+    "ascs-failover": "ha",
 }
 # What the edge hands the model: the shipped alerts/thresholds.yml, in ms.
 THRESHOLDS_MS = thresholds_ms(load_thresholds())
