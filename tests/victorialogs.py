@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 
 from exporters.sinks.loki import LogStoreAccess
@@ -69,7 +70,14 @@ class VictoriaLogs:
         return int(result[0]["value"][1]) if result else 0
 
     def freeze(self) -> None:
+        """SIGSTOP, then wait until the kernel shows it stopped: the signal is delivered
+        asynchronously, and a push sent before it took hold was answered (CI run 42)."""
         os.kill(self.proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 5
+        while psutil.Process(self.proc.pid).status() != psutil.STATUS_STOPPED:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"victorialogs {self.proc.pid} did not stop on SIGSTOP")
+            time.sleep(0.01)
 
     def thaw(self) -> None:
         os.kill(self.proc.pid, signal.SIGCONT)
