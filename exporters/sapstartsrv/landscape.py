@@ -783,8 +783,8 @@ class ModelLandscape:
         if start <= 0:
             self._long_step_since = None
             return
-        first = min((i.index for i in self.instances() if i.abap), default=-1)
-        if inst.index != first:
+        # The ABAP instances are numbered from 0 in the model's order (instances()).
+        if inst.index != 0:
             return
         if self._long_step_since is None:
             self._long_step_since = self.clock()
