@@ -12,9 +12,11 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
+import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from prometheus_client import CollectorRegistry, generate_latest
 
@@ -61,6 +63,18 @@ def values_match(actual: float, expected: float, rel: float, abs_: float) -> boo
 # compiled kernels, another machine's libm), not the model. 1e-6 is above it and far below
 # any deliberate change.
 GOLDEN_REL = 1e-6
+
+
+def golden_rewritten(golden: Path, text: str) -> bool:
+    """WLMON_UPDATE_GOLDEN=1 rewrites `golden` (after a deliberate change) and the test is
+    skipped, not passed: a rewritten file compared with itself proves nothing, and the diff
+    is for a person to read. Refused under CI=true, where nobody reads it."""
+    if os.environ.get("WLMON_UPDATE_GOLDEN") != "1":
+        return False
+    if os.environ.get("CI", "").lower() == "true":
+        raise RuntimeError("WLMON_UPDATE_GOLDEN=1 is refused under CI=true: unset it")
+    golden.write_text(text)
+    return True
 
 
 def differences(

@@ -6,14 +6,13 @@ change, and review the diff. Collector durations come from a fixed clock.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from exporters.registry import COLLECTORS
-from tests.collectors.exposition import differences, scrape_registered
+from tests.collectors.exposition import differences, golden_rewritten, scrape_registered
 from tests.promtool import promtool_path
 
 GOLDEN = Path(__file__).parents[1] / "golden"
@@ -36,8 +35,10 @@ RECORDED = {"sapcontrol"}
 def test_exposition_matches_golden_file_and_passes_promtool(sim, name: str) -> None:
     text = scrape_registered(sim.snapshot, name)
     golden = GOLDEN / f"{name}.prom"
-    if os.environ.get("WLMON_UPDATE_GOLDEN") == "1":
-        golden.write_text(text)
+    if golden_rewritten(golden, text):
+        pytest.skip(
+            f"rewrote {golden}: read `git diff`, then run again without WLMON_UPDATE_GOLDEN"
+        )
     problems = differences(text, golden.read_text())
     assert not problems, "\n".join(problems[:40])
     result = subprocess.run(
@@ -55,3 +56,17 @@ def test_exposition_matches_golden_file_and_passes_promtool(sim, name: str) -> N
 
 def test_every_golden_file_belongs_to_a_registered_collector() -> None:
     assert {p.stem for p in GOLDEN.glob("*.prom")} == {r.name for r in COLLECTORS}
+
+
+def test_a_golden_rewrite_is_refused_under_ci_and_skips_otherwise(tmp_path, monkeypatch) -> None:
+    golden = tmp_path / "x.prom"
+    golden.write_text("old\n")
+    monkeypatch.setenv("WLMON_UPDATE_GOLDEN", "1")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(RuntimeError, match="refused under CI=true"):
+        golden_rewritten(golden, "new\n")
+    assert golden.read_text() == "old\n"
+    monkeypatch.setenv("CI", "false")
+    assert golden_rewritten(golden, "new\n") and golden.read_text() == "new\n"
+    monkeypatch.delenv("WLMON_UPDATE_GOLDEN")
+    assert not golden_rewritten(golden, "newer\n") and golden.read_text() == "new\n"

@@ -4,7 +4,6 @@ in our vocabulary, the golden exposition, promtool, and no secret in a label or 
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from exporters.sapcontrol.client import Endpoint
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.model import ModelSource
 from exporters.sources.sapcontrol import SAPControlScraper
-from tests.collectors.exposition import differences
+from tests.collectors.exposition import differences, golden_rewritten
 from tests.promtool import promtool_path
 from tests.sapcontrol.conftest import PASSWORD, USER
 
@@ -281,8 +280,10 @@ def test_inside_the_exporter_sap_up_is_one_family(client_factory) -> None:
 
 def test_exposition_matches_golden_file(exposition: str) -> None:
     """WLMON_UPDATE_GOLDEN=1 rewrites tests/golden/sapcontrol.prom after a deliberate change."""
-    if os.environ.get("WLMON_UPDATE_GOLDEN") == "1":
-        GOLDEN.write_text(exposition)
+    if golden_rewritten(GOLDEN, exposition):
+        pytest.skip(
+            f"rewrote {GOLDEN}: read `git diff`, then run again without WLMON_UPDATE_GOLDEN"
+        )
     problems = differences(exposition, GOLDEN.read_text())
     assert not problems, "\n".join(problems[:40])
 
