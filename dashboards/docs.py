@@ -44,6 +44,24 @@ stack built by `wlmon stack install`). Click a picture for the full-size file.
 """
 
 
+ALERTS = """## Alerts in Alertmanager
+
+[![Alerts in Alertmanager](dashboards/alerts.png)](dashboards/alerts.png)
+
+The UI's `/alerts` page (linked from the home page and beside every dashboard's title) lists
+what wlmon's Alertmanager holds now, read every 15 s: the **active** alerts (notified), the
+**inhibited** ones (muted by a cause alert, provisioning/alertmanager/alertmanager.yml) and
+the **silenced** ones, each with its severity, SID, instance, since when (local time and how
+long ago), summary, receivers and a link to its runbook. The heartbeat (SAPWatchdog) is set
+apart on top: missing, it says that Prometheus does not reach Alertmanager. The page reads
+Alertmanager through Perses' proxy (the global datasource `alertmanager`, GET of
+/api/v2/alerts and /api/v2/status only), so the browser never holds Alertmanager's password
+and a viewer cannot silence through it; silences are made in Alertmanager's own UI or with
+amtool. (The official Perses image docker-compose runs has upstream's UI, without this page.)
+
+"""
+
+
 IMPORT = """## Into your own Grafana
 
 Every dashboard above is also written as a Grafana export (Grafana 11.x, schema checked
@@ -122,6 +140,9 @@ def write(shots: Path, out: Path = OUT, page: Path = PAGE) -> list[str]:
         name = f"{names[model.uid]}.png"
         shrink(shots / name, out / name)
         parts.append(section(model, f"{out.name}/{name}"))
+    if (shots / "alerts.png").is_file():
+        shrink(shots / "alerts.png", out / "alerts.png")
+        parts.append(ALERTS)
     parts.append(IMPORT)
     page.write_text("\n".join(parts))
     return []

@@ -4,6 +4,7 @@ assembled from npm packages, and the cache keeping only what is used."""
 from __future__ import annotations
 
 import json
+import re
 import tarfile
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from alerts.monitoring import watchdog
 from wlmon.cli import app
 from wlmon.stack import perses, persesplugins
 from wlmon.stack.components import COMPONENTS
@@ -206,6 +208,7 @@ def test_up_prints_perses_as_the_home_page_with_the_nocs_url(tmp_path, monkeypat
         "http://127.0.0.1:3999/projects/wlmon/dashboards/noc"
     )
     assert home in result.output
+    assert "(active, inhibited, silenced): http://127.0.0.1:3999/alerts" in result.output
     assert "Grafana" not in result.output
     # Nobody configured: who is told, and the two warnings.
     assert "Notifications go to: the API's webhook (stored, NOC, log line)\n" in result.output
@@ -264,3 +267,45 @@ def test_compose_renders_perses_for_the_official_image(tmp_path, monkeypatch) ->
     assert prom["spec"]["plugin"]["spec"]["proxy"]["spec"]["url"] == "http://q:10902"
     user = yaml.safe_load((prov / "admin-user.yaml").read_text())
     assert user["spec"]["nativeProvider"]["password"] == "c-pw"
+
+
+def test_the_alerts_datasource_is_read_only_and_its_password_stays_in_a_file(tmp_path) -> None:
+    password_file = tmp_path / "am-password"
+    password_file.write_text("am-secret-1")
+    inputs = _inputs(
+        tmp_path,
+        alertmanager_url="http://127.0.0.1:9093",
+        alertmanager_user="wlmon",
+        alertmanager_password_file=password_file,
+    )
+    perses.render(REPO_DIR, tmp_path / "config", inputs)
+    text = (tmp_path / "config" / "perses" / "provisioning" / "datasources.yaml").read_text()
+    assert "am-secret-1" not in text
+    resources = {(r["kind"], r["metadata"]["name"]): r for r in yaml.safe_load(text)}
+    secret = resources[("GlobalSecret", perses.ALERTS_DATASOURCE)]["spec"]["basicAuth"]
+    assert secret == {"username": "wlmon", "passwordFile": str(password_file)}
+    spec = resources[("GlobalDatasource", perses.ALERTS_DATASOURCE)]["spec"]
+    assert spec["default"] is False
+    proxy = spec["plugin"]["spec"]["proxy"]["spec"]
+    assert proxy["url"] == "http://127.0.0.1:9093"
+    assert proxy["secret"] == perses.ALERTS_DATASOURCE
+    allowed = proxy["allowedEndpoints"]
+    assert {e["method"] for e in allowed} == {"GET"}
+    # Anchored: Perses matches the pattern anywhere in the path otherwise.
+    assert {e["endpointPattern"] for e in allowed} == {"^/api/v2/alerts$", "^/api/v2/status$"}
+    # The Prometheus datasource stays the one the dashboards' queries use.
+    assert resources[("GlobalDatasource", "prometheus")]["spec"]["default"] is True
+
+
+def test_without_an_alertmanager_there_is_no_alerts_datasource(tmp_path) -> None:
+    perses.render(REPO_DIR, tmp_path / "config", _inputs(tmp_path))
+    text = (tmp_path / "config" / "perses" / "provisioning" / "datasources.yaml").read_text()
+    names = {r["metadata"]["name"] for r in yaml.safe_load(text)}
+    assert perses.ALERTS_DATASOURCE not in names
+
+
+def test_the_alerts_page_knows_the_heartbeat_by_the_rule_s_name() -> None:
+    """webui/src/alerts.tsx sets the heartbeat apart by name: the name alerts/ gives it."""
+    source = (REPO_DIR / "webui" / "src" / "alerts.tsx").read_text()
+    (name,) = re.findall(r"const HEARTBEAT = '([^']+)';", source)
+    assert name == watchdog()["alert"]

@@ -456,3 +456,97 @@ def test_no_table_shows_an_epoch_number(stack, browser) -> None:
             if p["title"] in tables and EPOCH.search(p["text"]):
                 found.append(f"{name} / {p['title']}: {EPOCH.search(p['text']).group(0)}")
     assert found == []
+
+
+def _alertmanager_alerts(stack) -> list[dict]:
+    """Alertmanager asked directly (as amtool would), the heartbeat left out as the page does."""
+    r = httpx.get(
+        f"{url(stack, 'alertmanager')}/api/v2/alerts", auth=stack.alertmanager_auth(), timeout=10
+    )
+    r.raise_for_status()
+    return [a for a in r.json() if a["labels"]["alertname"] != "SAPWatchdog"]
+
+
+def _listed(driver) -> dict[str, str]:
+    """The alerts page's rows (one per alert name, SID, severity and state, its alerts'
+    fingerprints listed): fingerprint -> the state its row says."""
+    rows = driver.find_elements(By.CSS_SELECTOR, "[data-testid=alerts-table] tbody tr")
+    return {
+        fingerprint: r.get_attribute("data-state")
+        for r in rows
+        for fingerprint in r.get_attribute("data-fingerprints").split()
+    }
+
+
+def test_the_alerts_page_lists_what_alertmanager_holds_active_and_silenced(stack, browser) -> None:
+    """The UI's /alerts (linked from the home page and every dashboard's title) lists
+    Alertmanager's alerts through Perses' proxy: the active ones while the fault fires, then
+    the same alerts under "silenced" once an operator silences them in Alertmanager."""
+    am = url(stack, "alertmanager")
+    base = url(stack, "perses")
+    browser.get(f"{base}/")
+    eventually(lambda: browser.find_elements(By.CSS_SELECTOR, "[data-testid=alerts-link]"), 30)
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=alerts-link]").click()
+    eventually(lambda: browser.find_elements(By.CSS_SELECTOR, "[data-testid=heartbeat]"), 30)
+    assert (
+        "Prometheus reaches Alertmanager"
+        in browser.find_element(By.CSS_SELECTOR, "[data-testid=heartbeat]").text
+    )
+
+    def state(alert: dict) -> str:
+        status = alert["status"]
+        return (
+            "silenced"
+            if status["silencedBy"]
+            else "inhibited"
+            if status["inhibitedBy"]
+            else "active"
+        )
+
+    def tabs_agree():
+        held = _alertmanager_alerts(stack)
+        faulted = {a["fingerprint"] for a in held if a["labels"]["alertname"] == FAULTED_ALERT}
+        for tab in ("active", "inhibited", "silenced"):
+            browser.find_element(By.CSS_SELECTOR, f"[data-testid=show-{tab}]").click()
+            # The page reads every 15 s: alerts may come and go between the two reads.
+            if set(_listed(browser)) != {a["fingerprint"] for a in held if state(a) == tab}:
+                return False
+        return faulted
+
+    faulted = eventually(tabs_agree, timeout=90, every=3)
+    browser.find_element(By.CSS_SELECTOR, "[data-testid=show-active]").click()
+    eventually(lambda: faulted <= set(_listed(browser)), timeout=30)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(ARTIFACTS / "alerts.png"))
+    now = time.time()
+    silence = {
+        "matchers": [{"name": "alertname", "value": FAULTED_ALERT, "isRegex": False}],
+        "startsAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 5)),
+        "endsAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 600)),
+        "createdBy": "test_browser",
+        "comment": "the alerts page lists silenced alerts",
+    }
+    r = httpx.post(f"{am}/api/v2/silences", json=silence, auth=stack.alertmanager_auth())
+    assert r.status_code == 200, r.text
+    silence_id = r.json()["silenceID"]
+    try:
+
+        def silenced_listed():
+            browser.find_element(By.CSS_SELECTOR, "[data-testid=show-silenced]").click()
+            listed = _listed(browser)
+            return faulted <= set(listed) and all(listed[f] == "silenced" for f in faulted)
+
+        eventually(silenced_listed, timeout=60, every=3)
+        label = browser.find_element(By.CSS_SELECTOR, "[data-testid=show-silenced]").text
+        assert label == f"silenced ({len(_listed(browser))})"
+        # One line for the fault's alert name on the SID, its instances counted in it.
+        rows = browser.find_elements(By.CSS_SELECTOR, "[data-testid=alerts-table] tbody tr")
+        mine = [r.text for r in rows if FAULTED_ALERT in r.text]
+        severities = {
+            a["labels"]["severity"]
+            for a in _alertmanager_alerts(stack)
+            if a["labels"]["alertname"] == FAULTED_ALERT
+        }
+        assert len(mine) == len(severities), mine
+    finally:
+        httpx.delete(f"{am}/api/v2/silence/{silence_id}", auth=stack.alertmanager_auth())

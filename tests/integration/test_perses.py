@@ -127,7 +127,8 @@ def test_the_project_and_datasources_are_provisioned(stack) -> None:
         project = client.get(f"/api/v1/projects/{perses_config.PROJECT}")
         assert project.status_code == 200, project.text
         names = {d["metadata"]["name"]: d for d in client.get("/api/v1/globaldatasources").json()}
-    assert set(names) == {"prometheus", "logs"}
+    assert set(names) == {"prometheus", "logs", perses_config.ALERTS_DATASOURCE}
+    assert not names[perses_config.ALERTS_DATASOURCE]["spec"]["default"]
     prom = names["prometheus"]["spec"]
     assert prom["default"] and prom["plugin"]["kind"] == "PrometheusDatasource"
     proxy = prom["plugin"]["spec"]["proxy"]["spec"]
@@ -181,3 +182,43 @@ def test_a_panel_query_runs_through_perses_proxy(stack, dashboard, panel, query)
         return same and (bool(a) or "ALERTS" in expr)
 
     assert eventually(both, timeout=90, every=3), f"{dashboard}/{panel}: no data for {expr}"
+
+
+def test_the_alerts_page_reads_alertmanager_through_the_proxy_and_only_reads(stack) -> None:
+    """The UI's alerts page asks /api/v2/alerts through Perses' proxy, which adds
+    Alertmanager's basic auth: the same alerts as Alertmanager asked directly. Anything but
+    a GET of the alerts API is refused by the proxy (a signed-in viewer cannot silence or
+    post alerts through it), and without a session nothing is answered."""
+    am = url(stack, "alertmanager")
+    path = f"/proxy/globaldatasources/{perses_config.ALERTS_DATASOURCE}/api/v2"
+
+    def same():
+        with perses(stack) as client:
+            via = client.get(f"{path}/alerts")
+        assert via.status_code == 200, via.text[:300]
+        direct = httpx.get(f"{am}/api/v2/alerts", auth=stack.alertmanager_auth(), timeout=10)
+        seen, held = (
+            {a["fingerprint"]: a["labels"]["alertname"] for a in r.json()} for r in (via, direct)
+        )
+        assert seen == held, f"through the proxy {seen}, directly {held}"
+        # The heartbeat is always there, so an empty answer cannot pass.
+        assert "SAPWatchdog" in seen.values(), f"no heartbeat in {seen}"
+        return True
+
+    assert eventually(same, timeout=90, every=3)
+    silence = {
+        "matchers": [{"name": "alertname", "value": "SAPWatchdog", "isRegex": False}],
+        "startsAt": "2026-01-01T00:00:00Z",
+        "endsAt": "2099-01-01T00:00:00Z",
+        "createdBy": "through the proxy",
+        "comment": "must be refused",
+    }
+    with perses(stack) as client:
+        posted = client.post(f"{path}/silences", json=silence)
+        other = client.get(f"{path}/silences")
+    assert posted.status_code == 403, posted.text[:300]
+    assert other.status_code == 403, other.text[:300]
+    held = httpx.get(f"{am}/api/v2/silences", auth=stack.alertmanager_auth(), timeout=10)
+    assert [s for s in held.json() if s["createdBy"] == "through the proxy"] == []
+    anonymous = httpx.get(f"{url(stack, 'perses')}{path}/alerts", timeout=10)
+    assert anonymous.status_code == 401

@@ -28,6 +28,7 @@ import {
 import { QueryParamProvider } from 'use-query-params';
 import { ReactRouter6Adapter } from 'use-query-params/adapters/react-router-6';
 import { SignInRequired, enableTokenRefresh, getDashboard, getJSON, listDashboards, makeDatasourceApi, signIn } from './api';
+import { AlertsView } from './alerts';
 import { pluginLoader } from './plugins';
 
 const PROJECT = 'wlmon';
@@ -70,6 +71,12 @@ function HomeView(): ReactElement {
           </li>
         ))}
       </Stack>
+      <Typography variant="h2" sx={{ mt: 3, mb: 1 }}>
+        Alerts
+      </Typography>
+      <Link component={RouterLink} to="/alerts" data-testid="alerts-link">
+        Alerts in Alertmanager: active, inhibited, silenced
+      </Link>
     </Box>
   );
 }
@@ -110,7 +117,10 @@ function DashboardView(): ReactElement {
                   <Link component={RouterLink} to="/">
                     wlmon
                   </Link>{' '}
-                  / {dashboard.data.spec.display?.name ?? dashboardName}
+                  / {dashboard.data.spec.display?.name ?? dashboardName}{' '}
+                  <Link component={RouterLink} to="/alerts" variant="body1" sx={{ ml: 2 }}>
+                    alerts in Alertmanager
+                  </Link>
                 </Typography>
               }
             />
@@ -184,6 +194,7 @@ const router = createBrowserRouter([
       { path: '/projects', element: <HomeView /> },
       { path: '/projects/:projectName', element: <HomeView /> },
       { path: '/projects/:projectName/dashboards/:dashboardName', element: <DashboardView /> },
+      { path: '/alerts', element: <AlertsView fallback={(e) => <Failure error={e} />} /> },
       { path: '/sign-in', element: <SignInView /> },
       { path: '*', element: <Navigate to="/" replace /> },
     ],

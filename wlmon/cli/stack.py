@@ -258,6 +258,10 @@ def up(
             f"{home.url}{perses.dashboard_path()}",
             soft_wrap=True,
         )
+        console.print(
+            f"Alerts in Alertmanager (active, inhibited, silenced): {home.url}/alerts",
+            soft_wrap=True,
+        )
     _print_receivers(stack)
     console.print(f"State, data and logs: {stack.state}")
     console.print(f"Runs database (API and CLI): {stack.data_dir / 'api' / 'wlmon.sqlite'}")

@@ -426,7 +426,12 @@ class FleetLayout:
         perses.render(
             self.settings.repo_dir,
             self.config,
-            replace(perses_inputs, prometheus_url=http(self.ports.query_http)),
+            # The peers gossip their alerts and silences: the first shows the cluster's.
+            replace(
+                perses_inputs,
+                prometheus_url=http(self.ports.query_http),
+                alertmanager_url=http(self.ports.alertmanager(0)),
+            ),
         )
 
     def _render_prometheus(self, template: Path, i: int, replica: str, password_file: Path) -> Path:
@@ -614,7 +619,7 @@ class FleetLayout:
                         f"{self.data}/exporter-{entry.sid.lower()}/control.json",
                         *(["--users", str(entry.users)] if entry.users is not None else []),
                     ],
-                    env={"WLMON_EXPORTER_CONTROL_TOKEN": secrets["exporter_token"]},
+                    env={"WLMON_EXPORTER_TOKEN": secrets["exporter_token"]},
                     port=port,
                     url=f"{http(port)}/metrics",
                     health_url=f"{http(port)}/healthz",
@@ -642,7 +647,7 @@ class FleetLayout:
                     "WLMON_API_TOKEN": secrets["api_token"],
                     "WLMON_API_DB_PATH": f"{self.data}/api/wlmon.sqlite",
                     "WLMON_API_PROMETHEUS_URL": http(p.query_http),
-                    "WLMON_API_EXPORTER_TOKEN": secrets["exporter_token"],
+                    "WLMON_EXPORTER_TOKEN": secrets["exporter_token"],
                 },
             )
         )

@@ -28,6 +28,12 @@ PROJECT = "wlmon"
 HOME_DASHBOARD = "noc"
 PROMETHEUS_DATASOURCE = "prometheus"
 LOGS_DATASOURCE = "logs"
+# wlmon's UI reads Alertmanager's alerts (active, inhibited, silenced) on its /alerts page
+# through this datasource's proxy, so the browser never holds Alertmanager's password.
+ALERTS_DATASOURCE = "alertmanager"
+# Read only: the page lists; silences are made in Alertmanager's own UI or amtool, never
+# through a proxy any signed-in viewer can reach.
+ALERTS_ENDPOINTS = ("/api/v2/alerts", "/api/v2/status")
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,10 @@ class PersesInputs:
     admin_password: str
     encryption_key_file: Path  # 32 bytes: Perses encrypts stored secrets with it
     provisioning_interval: str = "1m"
+    # Alertmanager (basic auth) for the UI's alerts page; None: no such datasource.
+    alertmanager_url: str | None = None
+    alertmanager_user: str = ""
+    alertmanager_password_file: Path | None = None
     # Where the plugins are extracted (default: data_dir/plugins); the official image
     # ships them extracted in /etc/perses/plugins.
     plugin_path: Path | None = None
@@ -126,6 +136,51 @@ def datasources(inputs: PersesInputs) -> list[dict]:
     ]
 
 
+def alerts_datasource(inputs: PersesInputs) -> list[dict]:
+    """Alertmanager behind Perses' proxy. Perses proxies only for a datasource plugin it
+    knows, and no Alertmanager plugin exists on npm: the Prometheus plugin's HTTP proxy
+    carries it, never the default, its endpoints limited to GETs of the alerts API (the
+    proxy answers 403 to anything else), so no dashboard query can land there."""
+    if not inputs.alertmanager_url:
+        return []
+    return [
+        {
+            "kind": "GlobalSecret",
+            "metadata": {"name": ALERTS_DATASOURCE},
+            "spec": {
+                "basicAuth": {
+                    "username": inputs.alertmanager_user,
+                    "passwordFile": str(inputs.alertmanager_password_file),
+                }
+            },
+        },
+        {
+            "kind": "GlobalDatasource",
+            "metadata": {"name": ALERTS_DATASOURCE},
+            "spec": {
+                "default": False,
+                "display": {"name": "Alertmanager (the alerts page; not for queries)"},
+                "plugin": {
+                    "kind": "PrometheusDatasource",
+                    "spec": {
+                        "proxy": {
+                            "kind": "HTTPProxy",
+                            "spec": {
+                                "url": inputs.alertmanager_url,
+                                "secret": ALERTS_DATASOURCE,
+                                "allowedEndpoints": [
+                                    {"endpointPattern": f"^{path}$", "method": "GET"}
+                                    for path in ALERTS_ENDPOINTS
+                                ],
+                            },
+                        }
+                    },
+                },
+            },
+        },
+    ]
+
+
 def admin_user(password: str) -> dict:
     # Perses hashes the password (bcrypt) before it stores the user.
     return {
@@ -149,7 +204,8 @@ def render(
     prov.mkdir(parents=True, mode=0o700)
     prov.chmod(0o700)  # whatever the umask
     shutil.copy(repo_dir / "provisioning" / "perses" / "resources" / "wlmon.yaml", prov)
-    _write(prov / "datasources.yaml", yaml.safe_dump(datasources(inputs), sort_keys=False))
+    resources = datasources(inputs) + alerts_datasource(inputs)
+    _write(prov / "datasources.yaml", yaml.safe_dump(resources, sort_keys=False))
     # The password in clear until Perses hashes it: readable by the stack's user only.
     _write(prov / "admin-user.yaml", yaml.safe_dump(admin_user(inputs.admin_password)))
     path = root / "config.yaml"

@@ -80,6 +80,7 @@ PERSES_PASSWORD_FILE = "perses-admin-password"
 TELEGRAF_SECRETS_DIR = "telegraf"
 TELEGRAF_INFLUX_SECRET = "influxdb_admin_password"
 PERSES_ENCRYPTION_KEY_FILE = "perses-encryption-key"
+PERSES_ALERTMANAGER_PASSWORD_FILE = "perses-alertmanager-password"
 
 
 class Stack:
@@ -121,7 +122,17 @@ class Stack:
             admin_password=self.perses_password()[0],
             encryption_key_file=self.secret_file(PERSES_ENCRYPTION_KEY_FILE),
             provisioning_interval=s.perses_provisioning_interval,
+            alertmanager_url=f"http://{LOCAL}:{s.ports.alertmanager}",
+            alertmanager_user=render.ALERTMANAGER_USER,
+            alertmanager_password_file=self.perses_alertmanager_password_file(),
         )
+
+    def perses_alertmanager_password_file(self) -> Path:
+        """Perses' proxy reads Alertmanager's password from this 0600 file (its secret's
+        passwordFile), so the password is in no resource Perses stores or serves."""
+        path = self.secret_file(PERSES_ALERTMANAGER_PASSWORD_FILE)
+        _keep_secret(path, self.alertmanager_auth()[1])
+        return path
 
     def notification_receivers(self) -> list[str]:
         """Who is told besides the API's webhook (e-mail, chat, pager, the dead man's
