@@ -6,10 +6,10 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field, FilePath, SecretStr, model_validator
+from pydantic import AliasChoices, Field, FilePath, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
-from exporters.secretfiles import SecretFilesSettings
+from exporters.secretfiles import EXPORTER_TOKEN_VARIABLE, SecretFilesSettings
 from exporters.sinks.loki import DEFAULT_PUSH_PATH, LogStoreAccess
 
 
@@ -32,7 +32,7 @@ STAD_MAX_ROWS = 1_200_000
 
 
 class Settings(SecretFilesSettings):  # compose secrets as files
-    model_config = SettingsConfigDict(env_prefix="WLMON_API_")
+    model_config = SettingsConfigDict(env_prefix="WLMON_API_", populate_by_name=True)
 
     title: str = "wlmon API"
     # Secrets only from the environment or secret files (WLMON_SECRETS_DIR). Without a
@@ -73,8 +73,12 @@ class Settings(SecretFilesSettings):  # compose secrets as files
     prometheus_url: str = "http://127.0.0.1:9090"
     # Real-time runs drive the live exporter's control endpoint.
     exporter_url: str = "http://127.0.0.1:9300"
-    # The exporter's control token (its WLMON_EXPORTER_CONTROL_TOKEN), sent as a bearer.
-    exporter_token: SecretStr | None = None
+    # The exporter's control token, sent as a bearer: the exporter's own variable
+    # (WLMON_API_EXPORTER_TOKEN: the old name).
+    exporter_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices(EXPORTER_TOKEN_VARIABLE, "WLMON_API_EXPORTER_TOKEN"),
+    )
     # A run's hold on the exporter: renewed at every step; when the API stops renewing it
     # (killed), the exporter drops the run's faults after this many wall seconds.
     exporter_lease_s: float = Field(default=30.0, gt=0, le=3600)

@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         [sys.executable, "-m", "wlmon", "exporter", "--port", str(source_port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "WLMON_EXPORTER_CONTROL_TOKEN": "bench"},
+        env={**os.environ, "WLMON_EXPORTER_TOKEN": "bench"},
     )
     stack = FleetStack(StackSettings())
     try:

@@ -17,12 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import SecretStr, create_model
+from pydantic import AliasChoices, Field, SecretStr, create_model
 from pydantic_settings import SettingsConfigDict
 
 from exporters.registry import COLLECTORS
 from exporters.sapcontrol.settings import SAPControlSettings, SapStartSrvSettings
-from exporters.secretfiles import SecretFilesSettings
+from exporters.secretfiles import EXPORTER_TOKEN_VARIABLE, SecretFilesSettings
 
 # The largest `users` the control endpoint accepts. The solver works the finite-source
 # queue of each instance as arrays of (its users + 1) elements, solved many times: 10^5
@@ -42,7 +42,7 @@ _CollectorFlags = create_model(
 
 
 class ExporterSettings(_CollectorFlags):
-    model_config = SettingsConfigDict(env_prefix="WLMON_EXPORTER_")
+    model_config = SettingsConfigDict(env_prefix="WLMON_EXPORTER_", populate_by_name=True)
 
     # A real PostgreSQL as the dbbuffer collector's source (WLMON_EXPORTER_POSTGRES_DSN),
     # instead of the model's DB2 pools; the DSN may hold a password, so it is a secret.
@@ -51,8 +51,12 @@ class ExporterSettings(_CollectorFlags):
     # Statements exported by ST05, longest elapsed time first (bounded series count).
     st05_top_n: int = 25
     # Bearer token required by control writes (PUT /control/faults); without one they are
-    # refused. `wlmon up` generates it into the state's secrets/exporter-token.
-    control_token: SecretStr | None = None
+    # refused. `wlmon up` generates it into the state's secrets/exporter-token. The API reads
+    # the same variable to send it (WLMON_EXPORTER_CONTROL_TOKEN: the old name).
+    control_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices(EXPORTER_TOKEN_VARIABLE, "WLMON_EXPORTER_CONTROL_TOKEN"),
+    )
     # Where the control state (scenario, faults, users, run id, lease) is kept across
     # restarts; none: not kept.
     state_file: Path | None = None

@@ -10,10 +10,33 @@ variable of the environment still wins. Unset: the environment alone, as before.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SecretsSettingsSource
 
 SECRETS_DIR_VARIABLE = "WLMON_SECRETS_DIR"
+# One secret, one name: the exporter's control token was three variables (the exporter's,
+# the API's and the stack's). The old names are still read for one release, with a warning.
+EXPORTER_TOKEN_VARIABLE = "WLMON_EXPORTER_TOKEN"
+DEPRECATED_NAMES = {
+    "WLMON_EXPORTER_CONTROL_TOKEN": EXPORTER_TOKEN_VARIABLE,
+    "WLMON_API_EXPORTER_TOKEN": EXPORTER_TOKEN_VARIABLE,
+}
+
+
+def deprecated_names_in_use(environ: Mapping[str, str]) -> list[str]:
+    """One warning line per old name set in `environ` or as a file of WLMON_SECRETS_DIR."""
+    directory = environ.get(SECRETS_DIR_VARIABLE)
+    files = (
+        {p.lower() for p in os.listdir(directory)}
+        if directory and os.path.isdir(directory)
+        else set()
+    )
+    return [
+        f"{old} is deprecated and read for one more release: set {new} instead"
+        for old, new in DEPRECATED_NAMES.items()
+        if old in environ or old.lower() in files
+    ]
 
 
 def with_secret_files(

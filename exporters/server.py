@@ -241,8 +241,7 @@ def build_app(
         if not token:
             return (
                 "403 Forbidden",
-                "control writes are disabled: the exporter has no token "
-                "(set WLMON_EXPORTER_CONTROL_TOKEN)",
+                "control writes are disabled: the exporter has no token (set WLMON_EXPORTER_TOKEN)",
             )
         given = environ.get("HTTP_AUTHORIZATION", "")
         scheme, _, value = given.partition(" ")

@@ -298,7 +298,7 @@ def test_bad_run_options_are_an_error_naming_the_option(
 def test_a_standalone_exporter_takes_the_token_wlmon_up_generated(tmp_path, monkeypatch) -> None:
     """Issue 17: control writes need a token 'from the environment or the state's secret
     file'; `wlmon exporter` read only the environment."""
-    monkeypatch.delenv("WLMON_EXPORTER_CONTROL_TOKEN", raising=False)
+    monkeypatch.delenv("WLMON_EXPORTER_TOKEN", raising=False)
     served: list[dict] = []
     monkeypatch.setattr(serve_cli, "serve", lambda sim, **kwargs: served.append(kwargs))
     env = {"WLMON_STATE_DIR": str(tmp_path)}
@@ -313,7 +313,7 @@ def test_a_standalone_exporter_takes_the_token_wlmon_up_generated(tmp_path, monk
     assert found.exit_code == 0, found.output
     assert served[-1]["control_token"] == "generated"
     assert str(stored) in "".join(found.output.split())
-    given = runner.invoke(app, ["exporter"], env=env | {"WLMON_EXPORTER_CONTROL_TOKEN": "env"})
+    given = runner.invoke(app, ["exporter"], env=env | {"WLMON_EXPORTER_TOKEN": "env"})
     assert given.exit_code == 0 and served[-1]["control_token"] == "env"
 
 

@@ -150,7 +150,7 @@ def test_the_passwords_come_from_their_files_as_compose_mounts_them(tmp_path, mo
         "WLMON_LOGS_PASSWORD_FILE": str(tmp_path / "logs"),
         "WLMON_INFLUX_USERNAME": "wlmon-admin",
         "WLMON_INFLUX_PASSWORD_FILE": str(tmp_path / "influx"),
-        "WLMON_EXPORTER_CONTROL_TOKEN": "control-token-3",
+        "WLMON_EXPORTER_TOKEN": "control-token-3",
     }
     result = runner.invoke(app, ["exporter", "--port", "0"], env=env)
     assert isinstance(result.exception, Served), result.output

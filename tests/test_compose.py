@@ -288,6 +288,17 @@ def test_the_log_store_serves_tls_with_basic_auth_and_only_it_has_the_key(projec
     assert "victorialogs:9428" in prometheus_yml
 
 
+def _file_names(cls, prefix: str) -> dict[str, str]:
+    """The secret files a settings class reads (lower case) -> its field: the prefixed field
+    name, or each name of a field's validation alias (one variable shared by two classes)."""
+    names = {}
+    for field, info in cls.model_fields.items():
+        alias = info.validation_alias
+        choices = getattr(alias, "choices", [alias] if alias else [])
+        names.update({str(c).lower(): field for c in choices} or {f"{prefix}{field}": field})
+    return names
+
+
 def test_wlmons_own_containers_get_their_secrets_as_files_not_variables(project) -> None:
     """Issue 38 item 3: the API's and the exporter's tokens and the log store's password
     reach them as compose secrets under /run/secrets, each file named as the variable its
@@ -314,8 +325,9 @@ def test_wlmons_own_containers_get_their_secrets_as_files_not_variables(project)
         for target, secret in renamed.items():
             # A relative target is a file in /run/secrets (compose's rule), WLMON_SECRETS_DIR.
             assert secret["target"] in (target, f"/run/secrets/{target}"), secret
-            field = target.removeprefix(prefix)
-            assert target.startswith(prefix) and field in cls.model_fields, secret
+            read = _file_names(cls, prefix)
+            assert target in read, f"{secret}: {cls.__name__} reads no such file"
+            field = read[target]
             annotation = cls.model_fields[field].annotation
             assert SecretStr in getattr(annotation, "__args__", (annotation,)), secret
         # No token or password in the container's environment: the exporter's command-line
@@ -329,13 +341,13 @@ def test_wlmons_own_containers_get_their_secrets_as_files_not_variables(project)
         env = fleet[name].get("environment", {})
         assert env.get("WLMON_SECRETS_DIR") == "/run/secrets", name
         assert not [k for k in env if k.endswith(("_PASSWORD", "_TOKEN"))], name
-        assert {"source": "exporter_token", "target": "wlmon_exporter_control_token"} in fleet[
-            name
-        ]["secrets"], name
+        assert {"source": "exporter_token", "target": "wlmon_exporter_token"} in fleet[name][
+            "secrets"
+        ], name
     api_targets = {Path(s["target"]).name for s in services["api"]["secrets"]}
     assert api_targets - {"victorialogs_ca"} == {
         "wlmon_api_token",
         "wlmon_api_logs_password",
-        "wlmon_api_exporter_token",
+        "wlmon_exporter_token",  # the exporter's own name: one secret, one name
         "wlmon_api_influx_password",
     }

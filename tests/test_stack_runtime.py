@@ -367,7 +367,7 @@ PINNED_SERVICES = [
         "health_url": "http://127.0.0.1:10010/healthz",
         "env": {
             "WLMON_INFLUX_TOKEN": "wlmon-admin:ipw",
-            "WLMON_EXPORTER_CONTROL_TOKEN": "etok",
+            "WLMON_EXPORTER_TOKEN": "etok",
             "WLMON_LOGS_CA_FILE": "/state/secrets/victorialogs-tls/ca.pem",
             "WLMON_LOGS_USERNAME": "wlmon-logs",
             "WLMON_LOGS_PASSWORD": "vpw",
@@ -401,7 +401,7 @@ PINNED_SERVICES = [
             "WLMON_API_INFLUX_URL": "http://127.0.0.1:10007",
             "WLMON_API_INFLUX_TOKEN": "wlmon-admin:ipw",
             "WLMON_API_EXPORTER_URL": "http://127.0.0.1:10010",
-            "WLMON_API_EXPORTER_TOKEN": "etok",
+            "WLMON_EXPORTER_TOKEN": "etok",
             "WLMON_API_SID": "QAS",
             "WLMON_API_DASHBOARDS_URL": "http://127.0.0.1:10001",
         },

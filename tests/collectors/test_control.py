@@ -117,7 +117,7 @@ def test_without_a_token_writes_are_disabled() -> None:
     try:
         r = httpx.put(_url(srv), headers=AUTH, json={"faults": ["db-bottleneck"]})
         assert r.status_code == 403
-        assert "WLMON_EXPORTER_CONTROL_TOKEN" in r.json()["error"]
+        assert "WLMON_EXPORTER_TOKEN" in r.json()["error"]
     finally:
         srv.stop()
 

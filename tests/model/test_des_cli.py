@@ -92,7 +92,7 @@ def test_runs_simulate_and_the_live_exporter_default_to_the_des(tmp_path, monkey
     assert doc["engine"] == "des"
     served: list = []
     monkeypatch.setattr(serve_cli, "serve", lambda sim, **kwargs: served.append(sim))
-    monkeypatch.setenv("WLMON_EXPORTER_CONTROL_TOKEN", "t")
+    monkeypatch.setenv("WLMON_EXPORTER_TOKEN", "t")
     for args, engine in (([], DiscreteEventSimulation), (["--engine", "analytic"], Simulation)):
         result = runner.invoke(app, ["exporter", *args])
         assert result.exit_code == 0, result.output

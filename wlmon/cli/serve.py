@@ -20,6 +20,7 @@ from exporters.model.catalog import ConfigError
 from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simulation
 from exporters.monitor import MonitorFileError, MonitorServer, load_monitor_file
 from exporters.registry import COLLECTORS
+from exporters.secretfiles import deprecated_names_in_use
 from exporters.server import serve
 from exporters.sinks.loki import DEFAULT_PUSH_PATH, LOKI_PUSH_PATH, LogStoreAccess
 from wlmon.cli.common import console, err, fail
@@ -138,7 +139,7 @@ def exporter(
     ),
 ) -> None:
     """Serve /metrics from the real-time model (faults switchable via /control/faults with
-    the bearer token of WLMON_EXPORTER_CONTROL_TOKEN, else of <state>/secrets/exporter-token),
+    the bearer token of WLMON_EXPORTER_TOKEN, else of <state>/secrets/exporter-token),
     or with --monitor from real SIDs only."""
 
     if monitor is not None:
@@ -305,6 +306,7 @@ def _config(port: int | None, on: list[str], off: list[str]) -> ExporterConfig:
     both = set(on) & set(off)
     if both:
         fail(f"--collector and --no-collector both name {', '.join(sorted(both))}")
+    _warn_deprecated_names()
     try:
         return load_config(port, {**dict.fromkeys(on, True), **dict.fromkeys(off, False)})
     except ValidationError as exc:
@@ -316,13 +318,18 @@ def _config(port: int | None, on: list[str], off: list[str]) -> ExporterConfig:
         fail(f"exporter configuration: {exc}")
 
 
+def _warn_deprecated_names() -> None:
+    for line in deprecated_names_in_use(os.environ):
+        err.print(f"warning: {line}", soft_wrap=True)
+
+
 def _control_token(config: ExporterConfig) -> tuple[str | None, str]:
-    """The control token and where it came from: WLMON_EXPORTER_CONTROL_TOKEN, else the
+    """The control token and where it came from: WLMON_EXPORTER_TOKEN, else the
     state's secret file that `wlmon up` writes (so an exporter started by hand takes the
     token the stack's API sends)."""
     given = config.exporter.control_token
     if given is not None:
-        return given.get_secret_value(), "WLMON_EXPORTER_CONTROL_TOKEN"
+        return given.get_secret_value(), "WLMON_EXPORTER_TOKEN"
     path = Stack().secret_file(EXPORTER_TOKEN_FILE)
     try:
         token = path.read_text().strip()
@@ -333,7 +340,7 @@ def _control_token(config: ExporterConfig) -> tuple[str | None, str]:
     if token:
         return token, str(path)
     return None, (
-        f"nowhere: writes are refused (set WLMON_EXPORTER_CONTROL_TOKEN or create {path}, "
+        f"nowhere: writes are refused (set WLMON_EXPORTER_TOKEN or create {path}, "
         "as `wlmon up` does)"
     )
 
@@ -354,6 +361,7 @@ def api(
     # wrong file or WLMON_API_* value is one line and exit 2 here rather than uvicorn's
     # traceback from inside the factory.
     thresholds()
+    _warn_deprecated_names()
     try:
         get_settings()
     except ValidationError as exc:
