@@ -77,7 +77,7 @@ function grouped(alerts: GettableAlert[]): AlertGroup[] {
 const SHOWN_INSTANCES = 6;
 
 function instances(alerts: GettableAlert[]): string {
-  const names = [...new Set(alerts.map((a) => a.labels.sap_instance ?? a.labels.instance ?? '—'))].sort((x, y) =>
+  const names = [...new Set(alerts.map((a) => a.labels.sap_instance ?? a.labels.host ?? a.labels.instance ?? '—'))].sort((x, y) =>
     x.localeCompare(y, undefined, { numeric: true })
   );
   const head = names.slice(0, SHOWN_INSTANCES).join(', ');
