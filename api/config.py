@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -13,11 +12,14 @@ from exporters.secretfiles import EXPORTER_TOKEN_VARIABLE, SecretFilesSettings
 from exporters.sinks.loki import DEFAULT_PUSH_PATH, LogStoreAccess
 
 
-def default_db_path() -> Path:
-    """<state dir>/data/api/wlmon.sqlite: the state dir is WLMON_STATE_DIR, as the native
-    stack reads it (wlmon/stack/settings.py), else ~/.local/state/wlmon."""
-    state = os.environ.get("WLMON_STATE_DIR") or Path.home() / ".local" / "state" / "wlmon"
-    return Path(state) / "data" / "api" / "wlmon.sqlite"
+def default_state_dir() -> Path:
+    """~/.local/state/wlmon, the native stack's default state (wlmon/stack/stored.py)."""
+    return Path.home() / ".local" / "state" / "wlmon"
+
+
+def default_db_path(state_dir: Path) -> Path:
+    """<state dir>/data/api/wlmon.sqlite, where the native stack's API keeps it."""
+    return state_dir / "data" / "api" / "wlmon.sqlite"
 
 
 # Import limits (api/services/import_limits.py), the API's and `wlmon import`'s defaults.
@@ -39,7 +41,14 @@ class Settings(SecretFilesSettings):  # compose secrets as files
     # token every write is refused.
     token: SecretStr | None = None
     # The database `wlmon up` gives the API, so the CLI and the API see the same runs.
-    db_path: Path = Field(default_factory=lambda: default_db_path())
+    # The stack's state dir, read as the native stack reads it (WLMON_STATE_DIR, no API
+    # prefix), so the API and the CLI find the stack's database with nothing else set.
+    state_dir: Path = Field(
+        default_factory=default_state_dir,
+        validation_alias="WLMON_STATE_DIR",
+    )
+    # WLMON_API_DB_PATH; unset: the state dir's (default_db_path).
+    db_path: Path | None = None
     # The database refuses to grow past this many bytes (SQLite's max_page_count): writes
     # are then refused with 507, as on a full disk. None: as large as the disk allows.
     db_max_bytes: int | None = Field(default=None, ge=1024 * 1024)
@@ -122,6 +131,12 @@ class Settings(SecretFilesSettings):  # compose secrets as files
     # insert would find the database busy with (docs/operations.md, "The webhook beside
     # imports"). 0: push at once.
     loki_linger_s: float = Field(default=0.5, ge=0, le=10)
+
+    @model_validator(mode="after")
+    def _db_in_the_state(self) -> Settings:
+        if self.db_path is None:
+            self.db_path = default_db_path(self.state_dir)
+        return self
 
     @model_validator(mode="after")
     def _logs_access_whole(self) -> Settings:

@@ -345,6 +345,24 @@ def test_rendered_rules_link_the_runbooks_this_stack_serves(
     assert urls.keys() == _runbook_urls(settings.repo_dir / "alerts").keys()
 
 
+def test_the_runbook_base_reaches_the_rules_as_a_setting_not_read_again(
+    tmp_path, monkeypatch
+) -> None:
+    """Configuration flows down: the rendering links what the settings object says, even
+    when the environment says otherwise after it was read (issue 33 item 6)."""
+    monkeypatch.setenv("WLMON_RUNBOOK_BASE_URL", "https://env.example/runbooks")
+    settings = StackSettings(
+        state_dir=tmp_path, runbook_base_url="https://given.example/runbooks", ports=Ports()
+    )
+    monkeypatch.setenv("WLMON_RUNBOOK_BASE_URL", "https://later.example/runbooks")
+    urls = _runbook_urls(render.render_rules(settings, tmp_path))
+    assert {u.partition("#")[0] for links in urls.values() for u in links} == {
+        "https://given.example/runbooks"
+    }
+    with pytest.raises(ValueError, match="WLMON_RUNBOOK_BASE_URL"):
+        StackSettings(state_dir=tmp_path, runbook_base_url="runbooks#x")
+
+
 def test_render_config_writes_docker_composes_web_config(tmp_path, monkeypatch) -> None:
     """The alertmanager-config job of docker-compose: the hash from the environment, and
     a clear line (no traceback) when .env lacks the password."""

@@ -74,3 +74,13 @@ def test_influxdbs_password_as_a_file_makes_the_user_password_token(tmp_path, mo
     monkeypatch.setenv("WLMON_API_INFLUX_TOKEN", "a:b")
     with pytest.raises(ValidationError, match="both set"):
         Settings()
+
+
+def test_the_database_is_in_the_state_dir_the_stack_reads(tmp_path, monkeypatch) -> None:
+    """WLMON_STATE_DIR reaches the API as a setting (not read by hand below it)."""
+    monkeypatch.delenv("WLMON_API_DB_PATH", raising=False)
+    monkeypatch.setenv("WLMON_STATE_DIR", str(tmp_path / "state"))
+    assert Settings().db_path == tmp_path / "state" / "data" / "api" / "wlmon.sqlite"
+    assert Settings(state_dir=tmp_path / "given").db_path.parent.parent.parent == tmp_path / "given"
+    monkeypatch.setenv("WLMON_API_DB_PATH", str(tmp_path / "own.sqlite"))
+    assert Settings().db_path == tmp_path / "own.sqlite"

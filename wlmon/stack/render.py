@@ -26,7 +26,7 @@ import yaml
 from pydantic import SecretStr
 
 from alerts import dashboards
-from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, RunbookSettings
+from alerts.settings import DEFAULT_RUNBOOK_BASE_URL
 from exporters.durations import parse_duration
 from exporters.monitor import MonitorFileError, load_monitor_file
 from wlmon.stack.settings import StackSettings
@@ -175,7 +175,7 @@ def scale_duration(text: str, factor: float) -> str:
 def runbook_base(settings: StackSettings) -> str:
     """WLMON_RUNBOOK_BASE_URL; left at its default, the runbooks of this stack's own API
     where operators reach it (WLMON_EXTERNAL_HOST)."""
-    base = RunbookSettings().runbook_base_url
+    base = settings.runbook_base_url
     if base == DEFAULT_RUNBOOK_BASE_URL:
         return f"{external_url(settings, settings.ports.api)}/runbooks"
     return base

@@ -8,6 +8,7 @@ from pathlib import Path
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from alerts.settings import RunbookSettings
 from exporters.sapstartsrv.server import free_port_block
 from wlmon.stack.stored import StateSource, default_state_dir
 
@@ -36,9 +37,10 @@ class Ports(BaseSettings):
     sapstartsrv: int = 50013
 
 
-class StackSettings(BaseSettings):
+class StackSettings(RunbookSettings):
     """Every value: given > WLMON_* variable > kept in the state (wlmon/stack/stored.py,
-    `wlmon config set`) > the default here."""
+    `wlmon config set`) > the default here. The runbook base (WLMON_RUNBOOK_BASE_URL, its
+    check in alerts/settings.py) is one of them, so the rendering reads no settings itself."""
 
     model_config = SettingsConfigDict(env_prefix="WLMON_")
 
