@@ -88,51 +88,47 @@ def config(inputs: PersesInputs, provisioning_dir: Path, check_dirs: bool = True
     }
 
 
+def _datasource(name: str, display: str, kind: str, proxy: dict, default: bool) -> dict:
+    """A global datasource whose queries go through Perses' HTTP proxy (`proxy`: its spec)."""
+    return {
+        "kind": "GlobalDatasource",
+        "metadata": {"name": name},
+        "spec": {
+            "default": default,
+            "display": {"name": display},
+            "plugin": {"kind": kind, "spec": {"proxy": {"kind": "HTTPProxy", "spec": proxy}}},
+        },
+    }
+
+
+def _basic_auth(name: str, user: str, password_file: Path | None, tls: dict) -> dict:
+    """The credentials the proxy adds (the password read from its file by Perses)."""
+    auth = {"username": user, "passwordFile": str(password_file)}
+    return {
+        "kind": "GlobalSecret",
+        "metadata": {"name": name},
+        "spec": {"basicAuth": auth, **({"tlsConfig": tls} if tls else {})},
+    }
+
+
 def datasources(inputs: PersesInputs) -> list[dict]:
     tls: dict = {"caFile": str(inputs.logs_ca_file)} if inputs.logs_ca_file else {}
     return [
-        {
-            "kind": "GlobalDatasource",
-            "metadata": {"name": PROMETHEUS_DATASOURCE},
-            "spec": {
-                "default": True,
-                "display": {"name": "Prometheus"},
-                "plugin": {
-                    "kind": "PrometheusDatasource",
-                    "spec": {
-                        "proxy": {"kind": "HTTPProxy", "spec": {"url": inputs.prometheus_url}}
-                    },
-                },
-            },
-        },
-        {
-            "kind": "GlobalSecret",
-            "metadata": {"name": LOGS_DATASOURCE},
-            "spec": {
-                "basicAuth": {
-                    "username": inputs.logs_user,
-                    "passwordFile": str(inputs.logs_password_file),
-                },
-                **({"tlsConfig": tls} if tls else {}),
-            },
-        },
-        {
-            "kind": "GlobalDatasource",
-            "metadata": {"name": LOGS_DATASOURCE},
-            "spec": {
-                "default": True,
-                "display": {"name": "Logs (VictoriaLogs)"},
-                "plugin": {
-                    "kind": "VictoriaLogsDatasource",
-                    "spec": {
-                        "proxy": {
-                            "kind": "HTTPProxy",
-                            "spec": {"url": inputs.logs_url, "secret": LOGS_DATASOURCE},
-                        }
-                    },
-                },
-            },
-        },
+        _datasource(
+            PROMETHEUS_DATASOURCE,
+            "Prometheus",
+            "PrometheusDatasource",
+            {"url": inputs.prometheus_url},
+            default=True,
+        ),
+        _basic_auth(LOGS_DATASOURCE, inputs.logs_user, inputs.logs_password_file, tls),
+        _datasource(
+            LOGS_DATASOURCE,
+            "Logs (VictoriaLogs)",
+            "VictoriaLogsDatasource",
+            {"url": inputs.logs_url, "secret": LOGS_DATASOURCE},
+            default=True,
+        ),
     ]
 
 
@@ -143,41 +139,22 @@ def alerts_datasource(inputs: PersesInputs) -> list[dict]:
     proxy answers 403 to anything else), so no dashboard query can land there."""
     if not inputs.alertmanager_url:
         return []
+    allowed = [{"endpointPattern": f"^{path}$", "method": "GET"} for path in ALERTS_ENDPOINTS]
     return [
-        {
-            "kind": "GlobalSecret",
-            "metadata": {"name": ALERTS_DATASOURCE},
-            "spec": {
-                "basicAuth": {
-                    "username": inputs.alertmanager_user,
-                    "passwordFile": str(inputs.alertmanager_password_file),
-                }
+        _basic_auth(
+            ALERTS_DATASOURCE, inputs.alertmanager_user, inputs.alertmanager_password_file, {}
+        ),
+        _datasource(
+            ALERTS_DATASOURCE,
+            "Alertmanager (the alerts page; not for queries)",
+            "PrometheusDatasource",
+            {
+                "url": inputs.alertmanager_url,
+                "secret": ALERTS_DATASOURCE,
+                "allowedEndpoints": allowed,
             },
-        },
-        {
-            "kind": "GlobalDatasource",
-            "metadata": {"name": ALERTS_DATASOURCE},
-            "spec": {
-                "default": False,
-                "display": {"name": "Alertmanager (the alerts page; not for queries)"},
-                "plugin": {
-                    "kind": "PrometheusDatasource",
-                    "spec": {
-                        "proxy": {
-                            "kind": "HTTPProxy",
-                            "spec": {
-                                "url": inputs.alertmanager_url,
-                                "secret": ALERTS_DATASOURCE,
-                                "allowedEndpoints": [
-                                    {"endpointPattern": f"^{path}$", "method": "GET"}
-                                    for path in ALERTS_ENDPOINTS
-                                ],
-                            },
-                        }
-                    },
-                },
-            },
-        },
+            default=False,
+        ),
     ]
 
 
