@@ -333,6 +333,87 @@ def dashboard() -> Dashboard:
             thresholds=limit_line(thresholds()["long_running_dialog_step_seconds"]),
         )
     )
+    d.group("Updates, system log and high availability")
+    d.add(
+        _panel(
+            Kind.TIMESERIES,
+            "Update queue (ABAP/UPD), update errors, aborted jobs, spool errors",
+            "V1 updates waiting in the update queue (GetQueueStatistic) and CCMS's counts "
+            "(R3Services Update, Background, Spool), all instances together. A queue that "
+            "stays up while nothing is read from it pages as SAPUpdateHang; an update error as "
+            "SAPUpdateErrors, aborted jobs and spool errors when CCMS turns them red. SM13, "
+            "SM37 and SP01 list them.",
+            [
+                prom(
+                    f'sum(sap_dispatcher_queue_length{{queue="ABAP/UPD",{SEL}}})',
+                    "updates waiting",
+                ),
+                prom(f"sum(sap_ccms_update_errors{{{SEL}}})", "update errors (CCMS)"),
+                prom(f"sum(sap_ccms_aborted_jobs{{{SEL}}})", "aborted jobs (CCMS)"),
+                prom(f"sum(sap_ccms_spool_errors{{{SEL}}})", "spool errors (CCMS)"),
+            ],
+            8,
+            8,
+        )
+    )
+    d.add(
+        _panel(
+            Kind.TIMESERIES,
+            "System log entries per minute (SM21), by severity",
+            "ABAPReadSyslog, all instances together, by the entry's colour. SAPSyslogErrors "
+            "pages per instance on red entries other than runtime errors (AB0, which the "
+            "short-dump panel counts) at the rate the red line shows "
+            "(alerts/thresholds.yml syslog_errors_per_minute); the texts are in the log store.",
+            [
+                prom(
+                    f"60 * sum by (severity) (rate(sap_syslog_entries_total{{{SEL}}}[5m]))",
+                    "{{severity}}",
+                )
+            ],
+            8,
+            8,
+            thresholds=limit_line(thresholds()["syslog_errors_per_minute"]),
+        )
+    )
+    d.add(
+        _panel(
+            Kind.STAT,
+            "Enqueue replication to the ERS (EnqGetStatistic)",
+            "The worst replication state of the SID's enqueue servers: GREEN while the ERS "
+            "holds a copy of the lock table, RED when it is lost (SAPEnqueueReplicationLost: "
+            "a failover now would lose every lock), GRAY where no replication is configured.",
+            [
+                prom(
+                    f"max(sap_enqueue_replication_state{{{SEL}}})",
+                    "replication",
+                    instant=True,
+                )
+            ],
+            4,
+            4,
+            mappings=COLORS,
+            thresholds=steps((None, GREY), (2, "green"), (3, "yellow"), (4, "red")),
+        )
+    )
+    d.add(
+        _panel(
+            Kind.STAT,
+            "HA checks in ERROR (HACheckConfig, HACheckFailoverConfig)",
+            "Checks of the HA configuration and state reading ERROR, all instances "
+            "together; SAPHACheckFailed pages after 5 minutes. 'Not read' where no cluster "
+            "connector answers (sap_ha_failover_active 0).",
+            [
+                prom(
+                    f'sum(sap_ha_checks{{state="error",{SEL}}})',
+                    "checks in error",
+                    instant=True,
+                )
+            ],
+            4,
+            4,
+            thresholds=steps((None, GREY), (0, "green"), (1, "red")),
+        )
+    )
     d.group("CCMS and the source's health")
     d.add(
         _panel(
