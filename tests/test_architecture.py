@@ -123,7 +123,7 @@ def test_no_exporters_or_api_module_reads_a_file_of_the_alerts_package() -> None
 # alerts' files. Settings classes (pydantic-settings) live in the config modules; the API's
 # app factory and the exporter's load_config instantiate them and hand the result down.
 EDGES = {
-    "api/config.py": {"environ", "get_settings", "Settings"},
+    "api/config.py": {"get_settings", "Settings"},
     "api/main.py": {"get_settings", "load_thresholds"},
     "exporters/config.py": {"ExporterSettings", "SapStartSrvSettings", "SAPControlSettings"},
     # The settings classes' own source of compose secret files (WLMON_SECRETS_DIR): called
