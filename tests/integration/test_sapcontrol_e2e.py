@@ -1,6 +1,6 @@
 """Everything SAP through sapstartsrv: the real stack with the exporter's model collectors off.
 
-The exporter runs the model (10x real time) and serves it as 31 sapstartsrv endpoints
+The exporter runs the model (10x real time) and serves it as 32 sapstartsrv endpoints
 (SAPControl SOAP, protected methods behind basic auth); its only SAP collector is sapcontrol,
 which discovers the system from one instance and reads them all. Prometheus evaluates the
 usual rules plus alerts/sapcontrol.rules.yml. Each whitepaper fault fires its own alert from
@@ -34,7 +34,7 @@ from wlmon.stack.settings import StackSettings, free_port_environment
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 
-INSTANCES = 31  # 30 dialog instances and the ASCS of the SD benchmark landscape
+INSTANCES = 32  # 30 dialog instances, the ASCS and the Java instance of the SD benchmark landscape
 CAUSES = {
     "SAPDispatcherWaitTimeHigh",
     "SAPDatabaseRequestTimeHigh",
