@@ -403,6 +403,41 @@ def test_noc_fault_reaches_the_webhook_and_resolves(sapcontrol_stack, fault, ale
     eventually(lambda: {n["sap_instance"] for n in sent("resolved")} >= instances, timeout=180)
 
 
+# AS Java (issue 31 items 2 and 5): the twin's Java instance fills its thread pool.
+JAVA_INSTANCE = "penguin13_J10"
+
+
+def test_java_thread_pool_exhausted_reaches_the_webhook_and_resolves(sapcontrol_stack) -> None:
+    """java-thread-pool-exhausted in the twin: SAPJavaThreadPoolExhausted (for: 2m) reaches
+    the API's webhook for the Java instance alone, and resolves when the fault goes."""
+    stack = sapcontrol_stack
+    busy = 'sap_java_threads{job="wlmon-exporter",pool="application",state="busy"}'
+    eventually(lambda: _query_prom(stack, busy), timeout=180)
+    first = max((n["id"] for n in _notifications(stack)), default=0)
+
+    def sent(status: str) -> list[dict]:
+        return [
+            n
+            for n in _notifications(stack)
+            if n["id"] > first
+            and n["alertname"] == "SAPJavaThreadPoolExhausted"
+            and n["status"] == status
+        ]
+
+    assert not sent("firing")
+    started = time.monotonic()
+    _set_faults(stack, ["java-thread-pool-exhausted"])
+    try:
+        fired = eventually(lambda: sent("firing"), timeout=300, every=2)
+        took = time.monotonic() - started
+        assert {n["sap_instance"] for n in fired} == {JAVA_INSTANCE}
+        assert {n["severity"] for n in fired} == {"critical"}
+        print(f"java-thread-pool-exhausted: notified {took:.0f} s after the fault")
+    finally:
+        _set_faults(stack, [])
+    eventually(lambda: sent("resolved"), timeout=180, every=2)
+
+
 def test_the_noc_says_when_the_last_notification_went_out(sapcontrol_stack) -> None:
     """The NOC's "Last notification" (alerts/monitoring.py's rule over Alertmanager's
     per-receiver counter) agrees with the API's webhook, which stored each notification as

@@ -16,7 +16,7 @@ from exporters.server import ExporterServer
 
 @pytest.fixture
 def server(monkeypatch):
-    base = free_port_block(31)
+    base = free_port_block(32)
     for name in ("ST03", "ST05", "DBBUFFER", "SAPBUFFER", "OSCOUNTERS"):
         monkeypatch.setenv(f"WLMON_EXPORTER_COLLECTOR_{name}", "false")
     env = {
