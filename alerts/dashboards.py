@@ -69,6 +69,7 @@ DASHBOARDS: dict[str, str] = {
             "SAPSyslogErrors",
             "SAPLockHeldLong",
             "SAPLongRunningDialogStep",
+            "SAPJavaThreadPoolExhausted",
             "SAPHACheckFailed",
             "SAPEnqueueReplicationLost",
             "SAPHAFailoverDisabled",

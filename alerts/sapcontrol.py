@@ -281,6 +281,7 @@ def noc_rules(limits: Mapping[str, float]) -> list[dict]:
     syslog = number(limits["syslog_errors_per_minute"])
     held = number(limits["lock_held_seconds"])
     long_step = number(limits["long_running_dialog_step_seconds"])
+    java_busy = number(limits["java_thread_pool_busy_ratio"])
     state = 'max by (sid, sap_instance) (sap_ccms_node_state{{node="{name}"}})'
     return [
         alert(
@@ -375,6 +376,22 @@ def noc_rules(limits: Mapping[str, float]) -> list[dict]:
             "program and table of the long runner. A report started in dialog is moved to a "
             "background job (SM36); a step waiting on a database lock is the database's "
             "(DB lock waits); cancel it in SM50 (Cancel without core) only with the user.",
+        ),
+        alert(
+            "SAPJavaThreadPoolExhausted",
+            f'sum by (sid, sap_instance) (sap_java_threads{{pool="application",state="busy"}}) '
+            f'/ sum by (sid, sap_instance) (sap_java_threads{{pool="application"}}) >= {java_busy}',
+            for_="2m",
+            severity="critical",
+            summary="An AS Java instance has no free application thread.",
+            description=f"{{{{ $value | humanizePercentage }}}} of the application threads on "
+            f"{INSTANCE} work on a task (J2EEGetThreadList2; the page level is {java_busy}): "
+            "new HTTP requests (MII transactions, portal pages) wait for a thread or time out.",
+            diagnosis="NWA > Troubleshooting > Java > Threads (or sapcontrol -function "
+            "J2EEGetThreadList2): the task most threads run. One task repeating is a hung "
+            "back end (a JCo call to ABAP, a database, a web service): fix that first; a "
+            "steady load above the pool's size is raised in the Config Tool "
+            "(ApplicationThreadManager MaxThreadCount) with the heap in mind.",
         ),
         alert(
             "SAPBackgroundJobsAborted",

@@ -333,6 +333,29 @@ def dashboard() -> Dashboard:
             thresholds=limit_line(thresholds()["long_running_dialog_step_seconds"]),
         )
     )
+    d.add(
+        _panel(
+            Kind.TIMESERIES,
+            "AS Java application threads busy, by instance",
+            "J2EEGetThreadList2 on the AS Java instances (features J2EE): the share of "
+            "application threads working on a task. The red line is where "
+            "SAPJavaThreadPoolExhausted pages (alerts/thresholds.yml "
+            "java_thread_pool_busy_ratio); at 100 % new HTTP requests wait for a thread. "
+            "NWA's thread monitor names the task they run.",
+            [
+                prom(
+                    f'sum by (sap_instance) (sap_java_threads{{{SEL},pool="application",'
+                    f'state="busy"}}) / sum by (sap_instance) '
+                    f'(sap_java_threads{{{SEL},pool="application"}})',
+                    "{{sap_instance}}",
+                )
+            ],
+            8,
+            8,
+            format=Format(Unit.RATIO),
+            thresholds=limit_line(thresholds()["java_thread_pool_busy_ratio"]),
+        )
+    )
     d.group("Updates, system log and high availability")
     d.add(
         _panel(

@@ -49,6 +49,9 @@ class Thresholds(BaseModel):
     # A dialog step running this long (SM50 Time) pages: half of rdisp/max_wprun_time's
     # 600 s default, so the NOC hears of it before the step ends in a TIME_OUT dump.
     long_running_dialog_step_seconds: PositiveFloat = 300.0
+    # Busy share of an AS Java instance's application thread pool that pages (at 1 every
+    # new request waits for a thread).
+    java_thread_pool_busy_ratio: PositiveFloat = 0.95
 
     @model_validator(mode="after")
     def _page_above_warning(self) -> Thresholds:

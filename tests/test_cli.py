@@ -88,6 +88,7 @@ def test_faults_json_lists_name_and_description() -> None:
         "lock-held",
         "long-running-dialog-step",
         "ascs-failover",
+        "java-thread-pool-exhausted",
     }
     assert all(i["description"] for i in items)
 

@@ -128,6 +128,11 @@ ENQ_TABLE = {"locks": "locks", "owners": "owner", "arguments": "arguments"}
 # ICM thread status texts (SMICM: "Available", older releases "Free"; "Running").
 ICM_THREAD_STATUS = {"available": "free", "free": "free", "running": "running"}
 ICM_THREAD_STATUSES = ("free", "running")
+# AS Java: the pools a thread belongs to, as labels only where known (anything else: other).
+J2EE_POOLS = {"application": "application", "system": "system"}
+# Thread states in which a J2EE thread has no request: it waits in its pool for a task.
+J2EE_IDLE_STATES = ("waiting", "idle", "available")
+J2EE_STATE_PREFIX = "SAPControl-J2EE-"
 # Bounded labels of ICM connections: anything else reads "other".
 ICM_PROTOCOLS = ("http", "https", "smtp")
 ICM_ROLES = ("server", "client")
@@ -542,6 +547,8 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
                 "EnqGetStatistic": self._enqueue,
                 "ICMGetThreadList": self._icm_threads,
                 "ICMGetConnectionList": self._icm_connections,
+                "J2EEGetProcessList2": self._java_processes,
+                "J2EEGetThreadList2": self._java_threads,
             }.get(method)
             if fill is not None:
                 fill(g, base, payload)
@@ -681,6 +688,63 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             base,
             None if None in counted else sum(counted),
         )
+
+    @staticmethod
+    def _java_processes(g: _Families, base: list[str], rows: list[Record]) -> None:
+        """J2EEGetProcessList2: the server nodes jstart runs. The node label is the cluster id
+        (a fixed number per node), never its name or text."""
+        states = g.gauge(
+            "sap_java_server_processes",
+            "AS Java processes jstart runs (J2EEGetProcessList2) by J2EE state: stopped, "
+            "starting, core-running, running, stopping, maintenance, unknown.",
+            [*LABELS, "state"],
+        )
+        counts: dict[str, int] = {}
+        for row in rows:
+            state = str(row.get("state") or "").removeprefix(J2EE_STATE_PREFIX)
+            state = state.removeprefix("J2EE-")
+            word = state.lower() if state else "unknown"
+            counts[word] = counts.get(word, 0) + 1
+        for word, n in sorted(counts.items()):
+            states.add_metric([*base, word], float(n))
+        restarts = g.gauge(
+            "sap_java_process_restarts",
+            "Times jstart restarted the AS Java process since jstart started "
+            "(J2EEGetProcessList2 restartCount), by cluster id.",
+            [*LABELS, "cluster_id"],
+        )
+        errors = g.gauge(
+            "sap_java_process_errors",
+            "Errors jstart counted for the AS Java process (J2EEGetProcessList2 errorCount), "
+            "by cluster id.",
+            [*LABELS, "cluster_id"],
+        )
+        for row in rows:
+            if row.get("clusterId") is None:
+                continue
+            key = [*base, str(row["clusterId"])]
+            add(restarts, key, row.get("restartCount"))
+            add(errors, key, row.get("errorCount"))
+
+    @staticmethod
+    def _java_threads(g: _Families, base: list[str], rows: list[Record]) -> None:
+        """J2EEGetThreadList2: each thread of the server nodes; counted by pool (allow-listed)
+        and whether it works on a task. Thread names, users and tasks stay out of labels."""
+        fam = g.gauge(
+            "sap_java_threads",
+            "AS Java threads (J2EEGetThreadList2) by pool (application, system, other) and "
+            "state: busy (working on a task) or idle (waiting in its pool for one).",
+            [*LABELS, "pool", "state"],
+        )
+        counts = {(p, s): 0 for p in ("application", "system") for s in ("busy", "idle")}
+        for row in rows:
+            pool = J2EE_POOLS.get(str(row.get("pool") or "").strip().lower(), "other")
+            text = str(row.get("state") or "").strip().lower()
+            idle = not row.get("task") or not text or text.startswith(J2EE_IDLE_STATES)
+            key = (pool, "idle" if idle else "busy")
+            counts[key] = counts.get(key, 0) + 1
+        for (pool, state), n in sorted(counts.items()):
+            fam.add_metric([*base, pool, state], float(n))
 
     @staticmethod
     def _icm_connections(g: _Families, base: list[str], rows: list[Record]) -> None:

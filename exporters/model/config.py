@@ -330,6 +330,27 @@ class AscsFailover(Strict):
     )
 
 
+class JavaInstance(Strict):
+    """An AS Java instance beside the ABAP system (as MII runs on): the twin's sapstartsrv
+    lists it with features J2EE|IGS and answers its J2EE methods. It takes no dialog load
+    of the model; its application thread pool is full while `thread_pool_exhausted` (the
+    java-thread-pool-exhausted fault)."""
+
+    host: str = Field(min_length=1)
+    instance_name: str = Field(default="J10", pattern=r"^J[0-9]{2}$")
+    server_nodes: int = Field(default=2, gt=0, le=16, description="server processes jstart runs")
+    application_threads: int = Field(
+        default=40, gt=0, description="each server node's application thread pool size"
+    )
+    system_threads: int = Field(default=10, gt=0, description="each node's system threads")
+    busy_share: float = Field(
+        default=0.2, ge=0, le=1, description="share of application threads busy, normal load"
+    )
+    thread_pool_exhausted: bool = Field(
+        default=False, description="every application thread busy, requests waiting"
+    )
+
+
 class Landscape(Strict):
     name: str
     description: str
@@ -350,6 +371,7 @@ class Landscape(Strict):
     os: OperatingSystem
     abap_errors: AbapErrors = Field(default_factory=AbapErrors)
     ascs_failover: AscsFailover | None = None
+    java: JavaInstance | None = None
 
     @model_validator(mode="after")
     def _tables_use_known_pools(self) -> Landscape:

@@ -53,6 +53,7 @@ _C = {name: k for k, name in enumerate(COMPONENTS)}
 ASCS_NAME = "ASCS01"
 DIALOG_FEATURES = "ABAP|GATEWAY|ICMAN|IGS"
 ASCS_FEATURES = "MESSAGESERVER|ENQUE"
+JAVA_FEATURES = "J2EE|IGS"  # an AS Java instance as GetSystemInstanceList lists it
 QUEUE_MAX = 14000  # rdisp/elem_per_queue as dpmon and sap_host_exporter's samples show it
 ICM_QUEUE_MAX = 6000
 ICM_THREADS = 10  # worker threads the model's ICM keeps (SMICM's thread list)
@@ -101,6 +102,9 @@ NEEDS_PROCESS = {
     "ICMGetConnectionList": ("icman", "IcmAttach failed"),
     "EnqGetStatistic": ("enserver", "EnqGetStatistic: enqueue server not running"),
     "EnqGetLockTable": ("enserver", "EnqGetLockTable: enqueue server not running"),
+    # AS Java: sapstartsrv reads the J2EE lists from jstart (the fault text is the twin's).
+    "J2EEGetProcessList2": ("jstart", "J2EEGetProcessList2: jstart not running"),
+    "J2EEGetThreadList2": ("jstart", "J2EEGetThreadList2: jstart not running"),
 }
 # Signals SendSignal stops a process with (by name or number, as sapcontrol accepts them).
 STOP_SIGNALS = frozenset({"9", "15", "KILL", "TERM", "SIGKILL", "SIGTERM", "INT", "2", "SIGINT"})
@@ -129,6 +133,10 @@ class InstanceInfo:
     @property
     def icm(self) -> bool:
         return "ICMAN" in self.features.split("|")
+
+    @property
+    def java(self) -> bool:
+        return "J2EE" in self.features.split("|")
 
 
 def _nr(instance_name: str) -> int:
@@ -281,6 +289,20 @@ class ModelLandscape:
                 "1",
             )
         )
+        java = self._scenario().landscape.java
+        if java is not None:
+            # No row of the model's arrays: the Java instance takes none of its ABAP load.
+            out.append(
+                InstanceInfo(
+                    f"{java.host}_{java.instance_name}",
+                    java.host,
+                    java.instance_name,
+                    _nr(java.instance_name),
+                    JAVA_FEATURES,
+                    -1,
+                    "3",
+                )
+            )
         return out
 
     def instance(self, name: str) -> InstanceInfo:
@@ -617,6 +639,12 @@ class ModelLandscape:
         return fault if process in self.stopped_processes(inst.name) else ""
 
     def _processes(self, inst: InstanceInfo) -> list[tuple[str, str, str, str]]:
+        if inst.java:
+            return [
+                ("jstart", "J2EE Server", GREEN, "All processes running"),
+                ("igswd_mt", "IGS Watchdog", GREEN, "Running"),
+                ("icman", "ICM", GREEN, "Running"),
+            ]
         if not inst.abap:
             return [
                 ("msg_server", "MessageServer", GREEN, "Running"),
@@ -891,6 +919,82 @@ class ModelLandscape:
         frozen = self._upd_hang.setdefault(inst.name, last_reads)
         waiting = min(writes - frozen, QUEUE_MAX)
         return waiting, frozen, frozen + waiting
+
+    # ------------------------------------------------------------------ AS Java
+    def j2ee_process_list(self, inst: InstanceInfo) -> list[Record]:
+        """J2EEGetProcessList2: jstart's server nodes, each RUNNING since the twin started
+        (cluster ids as AS Java numbers them: instance number * 100000 + 50 + node)."""
+        java = self._scenario().landscape.java
+        if java is None or not inst.java:
+            return []
+        up = self.clock() - self.started
+        return [
+            {
+                "telnetPort": 50008 + 100 * inst.nr,
+                "name": f"server{k}",
+                "pid": 6100 + k,
+                "type": "J2EE Server",
+                "restart": "yes",
+                "exitCode": "",
+                "state": "SAPControl-J2EE-RUNNING",
+                "statetext": "Running",
+                "startTime": _sap_time(self.started),
+                "elapsedTime": _hms(up),
+                "restartCount": 0,
+                "errorCount": 0,
+                "cpu": "",
+                "debug": "no",
+                "clusterId": inst.nr * 100000 + 50 + k,
+            }
+            for k in range(java.server_nodes)
+        ]
+
+    def j2ee_thread_list(self, inst: InstanceInfo) -> list[Record]:
+        """J2EEGetThreadList2: each server node's system and application threads. A busy
+        application thread runs an HTTP request (task, state Processing); an idle one waits
+        in its pool. Under the java-thread-pool-exhausted fault every application thread
+        is busy, long (YELLOW), on the same back-end call."""
+        java = self._scenario().landscape.java
+        if java is None or not inst.java:
+            return []
+        now = _sap_time(self.clock())
+        full = java.thread_pool_exhausted
+        busy = (
+            java.application_threads if full else round(java.busy_share * java.application_threads)
+        )
+        rows: list[Record] = []
+        for node in range(java.server_nodes):
+            threads = [("System", k < 2, f"SystemThread[{k}]") for k in range(java.system_threads)]
+            threads += [
+                ("Application", k < busy, f"Application [impl:3]_Threads[{k}]")
+                for k in range(java.application_threads)
+            ]
+            for k, (pool, working, name) in enumerate(threads):
+                rows.append(
+                    {
+                        "processname": f"server{node}",
+                        "startTime": _sap_time(self.started),
+                        "updateTime": now,
+                        "taskupdateTime": now if working else "",
+                        "subtaskupdateTime": "",
+                        "task": (
+                            "HTTP request /XMII/Runner (JCo call to PRD)"
+                            if working and pool == "Application"
+                            else ("Timeout service" if working else "")
+                        ),
+                        "subtask": "",
+                        "name": name,
+                        "classname": "com.sap.engine.core.thread.impl3.SingleThread",
+                        "user": "MII_SERVICE" if working and pool == "Application" else "",
+                        "pool": pool,
+                        "state": "Processing" if working else "Waiting for task",
+                        "dispstatus": YELLOW
+                        if working and full and pool == "Application"
+                        else GREEN,
+                        "index": k,
+                    }
+                )
+        return rows
 
     # ------------------------------------------------------------------ ICM
     def icm_thread_list(self, inst: InstanceInfo) -> list[Record]:

@@ -232,8 +232,8 @@ class InstanceApp:
             "ICMGetThreadList": inst.icm,
             "ICMGetConnectionList": inst.icm,
         }
-        # The model is an ABAP-only system: no instance runs AS Java (no J2EE feature), so
-        # the J2EE methods are refused on every instance, as the ABAP ones are on the ASCS.
+        # The J2EE methods answer only on an AS Java instance (the landscape's `java`), and
+        # are refused on the ABAP ones as the ABAP methods are on the ASCS.
         if operation.startswith("J2EE"):
             needs[operation] = "J2EE" in inst.features.split("|")
         if not needs.get(operation, True):
@@ -258,6 +258,10 @@ class InstanceApp:
                 payload = land.enq_statistic()
             case "GetAlertTree":
                 payload = land.alert_tree(inst)
+            case "J2EEGetProcessList2":
+                payload = land.j2ee_process_list(inst)
+            case "J2EEGetThreadList2":
+                payload = land.j2ee_thread_list(inst)
             case "ICMGetThreadList":
                 payload = land.icm_thread_list(inst)
             case "ICMGetConnectionList":

@@ -43,7 +43,7 @@ from exporters.sapcontrol.client import (
 )
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.sapcontrol_discovery import ClientFactory, Discovery, endpoint
-from exporters.sources.sapcontrol_guard import HA_METHODS, Guard, outcome
+from exporters.sources.sapcontrol_guard import HA_METHODS, J2EE_METHODS, Guard, outcome
 from exporters.sources.sapcontrol_locks import LockAges
 from exporters.sources.sapcontrol_syslog import LineSink, SyslogReader
 
@@ -244,6 +244,9 @@ class SAPControlScraper:
             out += ["ICMGetThreadList", "ICMGetConnectionList"]
         if "ENQUE" in feats:
             out += ["EnqGetStatistic", "EnqGetLockTable"]
+        if "J2EE" in feats:
+            # AS Java: its server processes (state, restarts) and its threads (pool use).
+            out += list(J2EE_METHODS)
         # The instances a cluster moves (ASCS, ERS) say whether it does and how its checks
         # stand; dialog instances are not cluster resources in the usual set-ups.
         if {"ENQUE", "ENQREP", "MESSAGESERVER"} & feats:

@@ -41,9 +41,13 @@ NEEDS = {
     "GetAlerts": "disp+work",
     "ICMGetThreadList": "icman",
     "ICMGetConnectionList": "icman",
+    # AS Java 7.1+: jstart runs the server nodes; sapstartsrv asks it for the J2EE lists.
+    "J2EEGetProcessList2": "jstart",
+    "J2EEGetThreadList2": "jstart",
 }
 RUNNING = frozenset({"SAPControl-GREEN", "SAPControl-YELLOW"})
 HA_METHODS = ("HAGetFailoverConfig", "HACheckConfig", "HACheckFailoverConfig")
+J2EE_METHODS = ("J2EEGetProcessList2", "J2EEGetThreadList2")
 
 
 def outcome(exc: SAPControlError | None) -> str:

@@ -1,6 +1,6 @@
 """Everything SAP through sapstartsrv: the real stack with the exporter's model collectors off.
 
-The exporter runs the model (10x real time) and serves it as 31 sapstartsrv endpoints
+The exporter runs the model (10x real time) and serves it as 32 sapstartsrv endpoints
 (SAPControl SOAP, protected methods behind basic auth); its only SAP collector is sapcontrol,
 which discovers the system from one instance and reads them all. Prometheus evaluates the
 usual rules plus alerts/sapcontrol.rules.yml. Each whitepaper fault fires its own alert from
@@ -34,7 +34,7 @@ from wlmon.stack.settings import StackSettings, free_port_environment
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 
-INSTANCES = 31  # 30 dialog instances and the ASCS of the SD benchmark landscape
+INSTANCES = 32  # 30 dialog instances, the ASCS and the Java instance of the SD benchmark landscape
 CAUSES = {
     "SAPDispatcherWaitTimeHigh",
     "SAPDatabaseRequestTimeHigh",
@@ -190,7 +190,7 @@ def test_every_instance_is_read_and_no_model_series_exists(sapcontrol_stack) -> 
             stack,
             'sap_instance_task_type:sap_workload_db_request_seconds_per_step:mean5m{source="sapcontrol"}',
         )
-        return len(found) == INSTANCES - 1 and found  # the dialog instances
+        return len(found) == INSTANCES - 2 and found  # the dialog ones: not the ASCS or Java
 
     eventually(per_step, timeout=180, every=2)
     # Seed 000 Table 5: 319 ms; the live landscape runs at the benchmark's knee, 386-399 ms
@@ -407,6 +407,41 @@ def test_noc_fault_reaches_the_webhook_and_resolves(sapcontrol_stack, fault, ale
     finally:
         _set_faults(stack, [])
     eventually(lambda: {n["sap_instance"] for n in sent("resolved")} >= instances, timeout=180)
+
+
+# AS Java (issue 31 items 2 and 5): the twin's Java instance fills its thread pool.
+JAVA_INSTANCE = "penguin13_J10"
+
+
+def test_java_thread_pool_exhausted_reaches_the_webhook_and_resolves(sapcontrol_stack) -> None:
+    """java-thread-pool-exhausted in the twin: SAPJavaThreadPoolExhausted (for: 2m) reaches
+    the API's webhook for the Java instance alone, and resolves when the fault goes."""
+    stack = sapcontrol_stack
+    busy = 'sap_java_threads{job="wlmon-exporter",pool="application",state="busy"}'
+    eventually(lambda: _query_prom(stack, busy), timeout=180)
+    first = max((n["id"] for n in _notifications(stack)), default=0)
+
+    def sent(status: str) -> list[dict]:
+        return [
+            n
+            for n in _notifications(stack)
+            if n["id"] > first
+            and n["alertname"] == "SAPJavaThreadPoolExhausted"
+            and n["status"] == status
+        ]
+
+    assert not sent("firing")
+    started = time.monotonic()
+    _set_faults(stack, ["java-thread-pool-exhausted"])
+    try:
+        fired = eventually(lambda: sent("firing"), timeout=300, every=2)
+        took = time.monotonic() - started
+        assert {n["sap_instance"] for n in fired} == {JAVA_INSTANCE}
+        assert {n["severity"] for n in fired} == {"critical"}
+        print(f"java-thread-pool-exhausted: notified {took:.0f} s after the fault")
+    finally:
+        _set_faults(stack, [])
+    eventually(lambda: sent("resolved"), timeout=180, every=2)
 
 
 def test_the_noc_says_when_the_last_notification_went_out(sapcontrol_stack) -> None:

@@ -25,6 +25,7 @@ SAPCONTROL_FAULTS = {
     "lock-held": "locks",
     "long-running-dialog-step": "long_running_step",
     "ascs-failover": "ha",
+    "java-thread-pool-exhausted": "java_thread_pool",
 }
 # What the edge hands the model: the shipped alerts/thresholds.yml, in ms.
 THRESHOLDS_MS = thresholds_ms(load_thresholds())

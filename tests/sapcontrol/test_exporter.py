@@ -16,7 +16,7 @@ from exporters.server import ExporterServer
 
 @pytest.fixture
 def server(monkeypatch):
-    base = free_port_block(31)
+    base = free_port_block(32)
     for name in ("ST03", "ST05", "DBBUFFER", "SAPBUFFER", "OSCOUNTERS"):
         monkeypatch.setenv(f"WLMON_EXPORTER_COLLECTOR_{name}", "false")
     env = {
@@ -53,7 +53,7 @@ def test_sap_series_come_only_through_sapcontrol(server) -> None:
             names.add(s.name)
             if s.name == "sap_up" and s.labels.get("source") == "sapcontrol":
                 up[s.labels["sap_instance"]] = s.value
-    assert len(up) == 31 and set(up.values()) == {1.0}
+    assert len(up) == 32 and set(up.values()) == {1.0}  # 30 dialog, the ASCS, the Java one
     assert "penguin2_D00" in up and "penguin1_ASCS01" in up
     assert "sap_workload_steps_total" not in names
     assert {"sap_work_processes", "sap_enqueue_requests_total"} <= names

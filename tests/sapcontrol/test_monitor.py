@@ -74,7 +74,7 @@ def test_each_exporter_serves_only_its_own_sid(twins, tmp_path, monkeypatch) -> 
             sids = {s.labels["sid"] for s in samples if "sid" in s.labels}
             assert sids == {sid}
             up = {s.labels["sap_instance"]: s.value for s in samples if s.name == "sap_up"}
-            assert len(up) == 5 and set(up.values()) == {1.0}, up
+            assert len(up) == 6 and set(up.values()) == {1.0}, up  # 4 dialog, ASCS, Java
             # Its own user answers the protected methods: the work-process table is read.
             assert any(s.name == "sap_work_processes" for s in samples)
             info = [s.labels for s in samples if s.name == "sap_system_info"]
@@ -111,7 +111,7 @@ def test_one_process_serves_two_sids_each_with_its_own_user(twins, tmp_path) -> 
         for s in samples:
             if s.name == "sap_up":
                 per_sid.setdefault(s.labels["sid"], []).append(s.value)
-        assert {k: len(v) for k, v in per_sid.items()} == {"QAS": 5, "PRD": 5}
+        assert {k: len(v) for k, v in per_sid.items()} == {"QAS": 6, "PRD": 6}
         # One family per name in the exposition (the text format allows a name once).
         text = httpx.get(f"http://127.0.0.1:{server.port}/metrics").text
         types = [ln for ln in text.splitlines() if ln.startswith("# TYPE sap_up ")]

@@ -68,12 +68,12 @@ def test_the_same_instance_configured_three_ways_is_one_series(fleet) -> None:
                 if f.name == "sap_up"
                 for s in f.samples
             }
-            assert len(up) == 31 and set(up.values()) == {1.0}
+            assert len(up) == 32 and set(up.values()) == {1.0}
             [mine] = [r for r in scraper._last if r.identity.sap_instance == NAME]
             assert mine.target.configured and mine.target.endpoint.uds  # the first configured
         # After the first scrape the twins are not even asked.
         targets = scraper.targets()
-        assert len(targets) == 31
+        assert len(targets) == 32  # 30 dialog, the ASCS and the Java instance
         assert [t.endpoint.uds is not None for t in targets if t.configured] == [True]
     finally:
         scraper.close()

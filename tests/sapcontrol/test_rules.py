@@ -202,6 +202,7 @@ NOC_ALERTS = {
     "SAPSyslogErrors",
     "SAPLockHeldLong",
     "SAPLongRunningDialogStep",
+    "SAPJavaThreadPoolExhausted",
 }
 
 

@@ -53,11 +53,11 @@ def _client(fleet, name: str, auth=AUTH) -> SAPControlClient:
 
 
 def test_one_endpoint_per_instance_and_the_system_list(fleet) -> None:
-    assert len(fleet.urls()) == 31  # 30 dialog instances and the ASCS
+    assert len(fleet.urls()) == 32  # 30 dialog instances, the ASCS and the Java instance
     with _client(fleet, "penguin5_D01") as c:
         rows = c.system_instance_list()
     ports = fleet.ports()
-    assert len(rows) == 31
+    assert len(rows) == 32
     first = rows[0]
     assert (first["hostname"], first["instanceNr"], first["features"]) == (
         "penguin2",
@@ -65,12 +65,14 @@ def test_one_endpoint_per_instance_and_the_system_list(fleet) -> None:
         "ABAP|GATEWAY|ICMAN|IGS",
     )
     assert first["httpPort"] == ports["penguin2_D00"][0]
-    ascs = rows[-1]
+    ascs = rows[-2]
     assert (ascs["hostname"], ascs["features"], ascs["startPriority"]) == (
         "penguin1",
         "MESSAGESERVER|ENQUE",
         "1",
     )
+    java = rows[-1]
+    assert (java["hostname"], java["instanceNr"], java["features"]) == ("penguin13", 10, "J2EE|IGS")
 
 
 def test_wsdl_describes_the_operations_served(fleet) -> None:

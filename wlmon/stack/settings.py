@@ -236,7 +236,8 @@ def _placeholder(secret: str) -> bool:
     return folded in PLACEHOLDERS
 
 
-# Ports held for the model's sapstartsrv: the SD benchmark landscape has 31 instances.
+# Ports held for the model's sapstartsrv: the SD benchmark landscape has 32 instances
+# (30 dialog, the ASCS, the Java instance).
 SAPSTARTSRV_PORTS = 64
 
 
