@@ -272,8 +272,10 @@ class ModelLandscape:
             host, inst = name.rsplit("_", 1)
             out.append(InstanceInfo(name, host, inst, _nr(inst), DIALOG_FEATURES, i, "3"))
         cs_host = self._scenario().landscape.central_services.host
-        phase = self._failover_phase()
-        if phase is not None and phase != "down":
+        # From the fault's first moment the cluster runs the ASCS on the other node (its
+        # enqueue server still starting for the first outage_s): the list names that node,
+        # so a monitor that asks again when the old node stops answering follows at once.
+        if self._failover_phase() is not None:
             cs_host = self._scenario().landscape.ascs_failover.to_host
         # The name stays the listener's key (the twin serves the moved instance on the same
         # port); the host GetSystemInstanceList names is the node it runs on now.
@@ -458,6 +460,13 @@ class ModelLandscape:
         if age < failover.outage_s:
             return "down"
         return "lost" if age < failover.outage_s + failover.replication_lost_s else "replicating"
+
+    def moving_instance(self) -> str | None:
+        """The ASCS's listener name while it moves (the ascs-failover fault's first
+        outage_s): the old node's sapstartsrv is gone then, its connections refused."""
+        if self._failover_phase() != "down":
+            return None
+        return f"{self._scenario().landscape.central_services.host}_{ASCS_NAME}"
 
     def ha_failover_config(self) -> Record:
         """HAGetFailoverConfig: without the ascs-failover fault the model is not an HA system

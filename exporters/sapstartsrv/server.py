@@ -413,6 +413,11 @@ class _UnixServer(_Connections, ThreadingMixIn, UnixStreamServer):
         self.application = application
 
 
+# How often the fleet looks whether an instance is moving (seconds): a refusal starts
+# within this of the fault.
+FAILOVER_POLL_S = 0.5
+
+
 class _Listener:
     """One listening socket running one InstanceApp in a thread; can be stopped and reopened.
 
@@ -470,6 +475,9 @@ class SapStartSrvFleet:
         self.tls = tls
         self.uds_dir = uds_dir
         self._stopped: set[str] = set()
+        # Listeners stopped because their instance is moving (ascs-failover), not by a test.
+        self._moving: set[str] = set()
+        self._done = threading.Event()
         self.apps: dict[str, InstanceApp] = {}
         self.tcp: dict[str, _Listener] = {}
         self.https: dict[str, _Listener] = {}
@@ -526,9 +534,32 @@ class SapStartSrvFleet:
     def start(self) -> SapStartSrvFleet:
         for name in self.tcp:
             self.start_instance(name)
+        self._done.clear()
+        threading.Thread(target=self._watch_failover, name="sapstartsrv-ha", daemon=True).start()
         return self
 
+    def _watch_failover(self) -> None:
+        while not self._done.wait(FAILOVER_POLL_S):
+            try:
+                self.follow_failover()
+            except Exception:  # a model being replaced; the next poll asks again
+                log.exception("sapstartsrv: following the failover failed")
+
+    def follow_failover(self) -> None:
+        """While the ASCS moves, its old node's sapstartsrv refuses connections (as the
+        cluster's stop of that instance leaves it); it answers again once moved."""
+        moving = self.landscape.moving_instance()
+        if moving is not None and moving in self.tcp and moving not in self._moving:
+            log.info("sapstartsrv: %s moving (ascs-failover): connections refused", moving)
+            self._moving.add(moving)
+            self.stop_instance(moving)
+        for name in sorted(self._moving - {moving}):
+            self._moving.discard(name)
+            self.start_instance(name)
+            log.info("sapstartsrv: %s moved (ascs-failover): answering again", name)
+
     def stop(self) -> None:
+        self._done.set()
         for app in self.apps.values():
             app.release.set()
         # shutdown() waits for serve_forever's next poll: stop them all at once.

@@ -205,17 +205,24 @@ class Discovery:
 
     @staticmethod
     def _moved(old: list[Target], new: list[Target]) -> list[tuple[int, str, str, str]]:
-        """Instance numbers listed on another host than before, and no longer on the old
-        one: an HA failover (an instance number is unique within a system)."""
-        hosts = {(t.nr, t.hostname.lower()) for t in new}
-        before = {t.nr: t.hostname for t in old if t.nr >= 0}
-        return [
-            (t.nr, t.features, before[t.nr], t.hostname)
-            for t in new
-            if t.nr in before
-            and t.hostname.lower() != before[t.nr].lower()
-            and (t.nr, before[t.nr].lower()) not in hosts
-        ]
+        """Instances (number and features) listed on another host than before, and no
+        longer on the old one: an HA failover. An instance number is unique on a host, not
+        in a system (D00 on every application server, an ASCS01 beside D01s), so an
+        instance is its number with its features, and the old host is the one it left."""
+        now = {(t.nr, t.hostname.lower()) for t in new}
+        before: dict[tuple[int, str], list[str]] = {}
+        for t in old:
+            if t.nr >= 0:
+                before.setdefault((t.nr, t.features), []).append(t.hostname)
+        out = []
+        for t in new:
+            hosts = before.get((t.nr, t.features), [])
+            if t.hostname.lower() in {h.lower() for h in hosts}:
+                continue
+            left = [h for h in hosts if (t.nr, h.lower()) not in now]
+            if left:
+                out.append((t.nr, t.features, left[0], t.hostname))
+        return out
 
     # ------------------------------------------------------------------ targets
     def build(self, url: str, rows: list[Record], local: tuple = ()) -> list[Target]:

@@ -496,3 +496,52 @@ def test_a_held_lock_ages_in_prometheus_across_readings(sapcontrol_stack) -> Non
     finally:
         _set_faults(stack, [])
     eventually(lambda: 0 <= age() < 10, timeout=120, every=2)
+
+
+def test_an_ascs_failover_is_followed_in_seconds_and_pages_only_replication(
+    sapcontrol_stack,
+) -> None:
+    """ascs-failover in the twin: the old node's sapstartsrv refuses for the 20 s move, the
+    exporter asks for the instance list at once and reads the ASCS on penguin9 in seconds;
+    SAPEnqueueReplicationLost reaches the webhook and resolves after the 90 s of lost
+    replication, and nothing is notified for penguin1_ASCS01, the node it left.
+    Runs last in the module: the ASCS stays named on penguin9 until the next discovery."""
+    stack = sapcontrol_stack
+    old, new = "penguin1_ASCS01", "penguin9_ASCS01"
+    up = 'sap_up{source="sapcontrol",sap_instance="%s"} == 1'
+    eventually(lambda: _query_prom(stack, up % old), timeout=180, every=2)
+    first = max((n["id"] for n in _notifications(stack)), default=0)
+
+    def sent(alertname: str, status: str) -> list[dict]:
+        return [
+            n
+            for n in _notifications(stack)
+            if n["id"] > first and n["alertname"] == alertname and n["status"] == status
+        ]
+
+    started = time.monotonic()
+    _set_faults(stack, ["ascs-failover"])
+    try:
+        eventually(lambda: _query_prom(stack, up % new), timeout=120, every=1)
+        moved = time.monotonic() - started
+        print(f"ascs-failover: sap_up of {new} 1 in Prometheus {moved:.0f} s after the fault")
+        assert moved < 60
+        counted = eventually(
+            lambda: _query_prom(
+                stack, 'sap_sapcontrol_failovers_total{instance_name="ASCS01"} > 0'
+            ),
+            timeout=60,
+        )
+        assert {r["metric"]["sid"] for r in counted} == {"BMK"}
+        fired = eventually(lambda: sent("SAPEnqueueReplicationLost", "firing"), timeout=180)
+        print(f"SAPEnqueueReplicationLost notified {time.monotonic() - started:.0f} s after")
+        assert {n["sap_instance"] for n in fired} == {new}
+        eventually(lambda: sent("SAPEnqueueReplicationLost", "resolved"), timeout=240, every=3)
+        print(f"SAPEnqueueReplicationLost resolved {time.monotonic() - started:.0f} s after")
+    finally:
+        _set_faults(stack, [])
+    pages = [n for n in _notifications(stack) if n["id"] > first]
+    on_old = [(n["alertname"], n["status"]) for n in pages if n.get("sap_instance") == old]
+    on_new = sorted({n["alertname"] for n in pages if n.get("sap_instance") == new})
+    print(f"notified for {new}: {on_new}")
+    assert not on_old, on_old
