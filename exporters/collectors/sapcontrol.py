@@ -707,13 +707,14 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             counts[word] = counts.get(word, 0) + 1
         for word, n in sorted(counts.items()):
             states.add_metric([*base, word], float(n))
-        restarts = g.gauge(
+        # Counts since jstart started (a jstart restart resets them, as a counter's reset).
+        restarts = g.counter(
             "sap_java_process_restarts",
             "Times jstart restarted the AS Java process since jstart started "
             "(J2EEGetProcessList2 restartCount), by cluster id.",
             [*LABELS, "cluster_id"],
         )
-        errors = g.gauge(
+        errors = g.counter(
             "sap_java_process_errors",
             "Errors jstart counted for the AS Java process (J2EEGetProcessList2 errorCount), "
             "by cluster id.",

@@ -95,6 +95,14 @@ def test_exporter_reads_java_threads_and_the_fault_fills_the_pool(twin) -> None:
         if s.name == "sap_java_server_processes" and s.labels["sap_instance"] == JAVA
     }
     assert nodes == {"running": float(java.server_nodes)}
+    # restartCount and errorCount count since jstart started: counters (the twin's are 0).
+    counted = {
+        (s.name, s.labels["cluster_id"]): s.value
+        for s in samples
+        if s.name in ("sap_java_process_restarts_total", "sap_java_process_errors_total")
+        and s.labels["sap_instance"] == JAVA
+    }
+    assert len(counted) == 2 * java.server_nodes and set(counted.values()) == {0.0}
     healthy = _threads(samples, JAVA)
     pool = java.server_nodes * java.application_threads
     busy = java.server_nodes * round(java.busy_share * java.application_threads)
