@@ -198,7 +198,9 @@ def test_two_real_sids_each_read_only_by_their_own_fleet_exporter(tmp_path) -> N
             samples = [s for f in text_string_to_metric_families(text) for s in f.samples]
             assert {s.labels["sid"] for s in samples if "sid" in s.labels} == {sid}
             up = [s.value for s in samples if s.name == "sap_up"]
-            assert len(up) == 5 and set(up) == {1.0}
+            # Every instance the SID's sapstartsrv lists (dialog, ASCS and, since the Java
+            # instance, J10): one sap_up each, all read.
+            assert len(up) == len(twins[sid].urls()) and set(up) == {1.0}
             refused = [s.value for s in samples if s.name == "sap_sapcontrol_auth_refused"]
             assert refused and set(refused) == {0.0}
     finally:
