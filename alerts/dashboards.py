@@ -70,6 +70,7 @@ DASHBOARDS: dict[str, str] = {
             "SAPLockHeldLong",
             "SAPLongRunningDialogStep",
             "SAPJavaThreadPoolExhausted",
+            "SAPKernelPatchMismatch",
             "SAPHACheckFailed",
             "SAPEnqueueReplicationLost",
             "SAPHAFailoverDisabled",

@@ -273,6 +273,9 @@ those page once, as short dumps.
 # Long enough that a V1 update taking its time (a few seconds) or a quiet night with one
 # request queued is not a hang: no update work process took any request for 3 minutes.
 UPDATE_HANG_WINDOW = "3m"
+# A rolling kernel update restarts instances one after the other within minutes; mixed
+# patches past this long are an update left half done.
+KERNEL_DRIFT_FOR = "15m"
 
 
 def noc_rules(limits: Mapping[str, float]) -> list[dict]:
@@ -432,6 +435,41 @@ alert. A failover itself is SAPInstanceFailedOver (monitoring group).
 # An instance a cluster ran within this window and that now reads HAActive false: the
 # cluster is in maintenance (or lost its connector), not a system without a cluster.
 HA_WAS_ACTIVE = "6h"
+
+
+VERSIONS_WHY = """
+# What the instances run (GetVersionInfo, ABAPGetComponentList): a warning, not a page. One
+# kernel per system is what SAP supports; an instance left on an older patch after an update
+# (sapcpe, no restart) fails in ways hard to place, but nothing is down yet.
+"""
+
+
+def version_rules() -> list[dict]:
+    """A warning per instance left on an older kernel patch than its system's newest."""
+    return [
+        alert(
+            "SAPKernelPatchMismatch",
+            # Within one release only: an instance on another release is an upgrade half
+            # done, which the instances dashboard's version table shows.
+            "max by (sid, sap_instance, executable, release) (sap_kernel_patch) "
+            "< on (sid, executable, release) group_left "
+            "max by (sid, executable, release) (sap_kernel_patch)",
+            for_=KERNEL_DRIFT_FOR,
+            severity="warning",
+            summary="An SAP instance runs an older kernel patch than the rest of its system.",
+            description="{{ $labels.executable }} on "
+            f"{INSTANCE} runs kernel "
+            "{{ $labels.release }} patch {{ $value }} (GetVersionInfo), older than the "
+            f"newest patch of that release in the system, for {KERNEL_DRIFT_FOR}: one kernel "
+            "per system is what SAP supports, and mixed patches fail in ways hard to place "
+            "(RFC, enqueue, ABAP load errors).",
+            diagnosis="sapcontrol -nr NN -function GetVersionInfo on the instance against "
+            "another: the instance's local exe directory was not refreshed by sapcpe (full "
+            "file system, sapcpe's log in the instance's work directory) or the instance was "
+            "not restarted after the update (sapstartsrv itself: RestartService). Restart "
+            "the instance after sapcpe copied the central kernel.",
+        ),
+    ]
 
 
 def ha_rules() -> list[dict]:
@@ -597,7 +635,7 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
     ]
     return RuleFile(
         "sapcontrol.rules.yml",
-        WHY + HEALTH_WHY + MONITORING_WHY + NOC_WHY + HA_WHY,
+        WHY + HEALTH_WHY + MONITORING_WHY + NOC_WHY + HA_WHY + VERSIONS_WHY,
         [
             # The pages last in the group that records what they read: rules of one group
             # run in order, so a page sees this evaluation's means, not the last one's.
@@ -609,5 +647,6 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
             {"name": "sap-sapcontrol-monitoring", "rules": monitoring_rules()},
             {"name": "sap-sapcontrol-noc", "rules": noc_rules(limits)},
             {"name": "sap-sapcontrol-ha", "rules": ha_rules()},
+            {"name": "sap-sapcontrol-versions", "rules": version_rules()},
         ],
     )

@@ -11,6 +11,7 @@ from alerts.thresholds import thresholds
 from dashboards.defaults import SEL, limit_line, prom, variables
 from dashboards.model import (
     INSTANCE_LEGEND,
+    Column,
     Dashboard,
     Format,
     Kind,
@@ -435,6 +436,54 @@ def dashboard() -> Dashboard:
             4,
             4,
             thresholds=steps((None, GREY), (0, "green"), (1, "red")),
+        )
+    )
+    d.group("Kernel and software components")
+    d.add(
+        _panel(
+            Kind.TABLE,
+            "Kernel patch by instance and executable (GetVersionInfo)",
+            "The patch number each kernel executable runs, one row per instance (dbsl: the "
+            "database library). One system runs one kernel: a row with an older patch than "
+            "the rest of its column is an instance sapcpe or a restart left behind "
+            "(SAPKernelPatchMismatch after 15 minutes). Read every "
+            "WLMON_SAPCONTROL_VERSION_INTERVAL_S (15 minutes by default).",
+            [
+                prom(
+                    f"max by (sap_instance, executable) (sap_kernel_patch{{{SEL}}})",
+                    instant=True,
+                    table=True,
+                )
+            ],
+            14,
+            8,
+            pivot=("sap_instance", "executable"),
+            format=Format(Unit.NONE, 0),
+            no_value="–",
+        )
+    )
+    d.add(
+        _panel(
+            Kind.TABLE,
+            "Software components (ABAPGetComponentList, CVERS)",
+            "Release and support package level of each ABAP software component of the system "
+            "(SPAM's list): compare SIDs of one landscape before a transport.",
+            [
+                prom(
+                    "max by (sid, component, release, support_package) "
+                    '(sap_software_component_info{sid=~"$sid"})',
+                    instant=True,
+                    table=True,
+                )
+            ],
+            10,
+            8,
+            columns=(
+                Column("sid", "SID", width=60),
+                Column("component", "Component"),
+                Column("release", "Release"),
+                Column("support_package", "Support package"),
+            ),
         )
     )
     d.group("CCMS and the source's health")

@@ -380,6 +380,7 @@ PINNED_SERVICES = [
             "WLMON_SAPCONTROL_TIMEOUT_S": "3.0",
             "WLMON_SAPCONTROL_SYSLOG_INTERVAL_S": "60.0",
             "WLMON_SAPCONTROL_LOCK_TABLE_INTERVAL_S": "30.0",
+            "WLMON_SAPCONTROL_VERSION_INTERVAL_S": "900.0",
         },
         "ready_timeout": 60.0,
         "after_start": False,

@@ -24,6 +24,7 @@ from typing import Protocol
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from exporters.collectors.base import SourceCollector, UpSample
+from exporters.collectors.sapcontrol_versions import components, kernel_versions
 from exporters.sapcontrol import ccms
 from exporters.sapcontrol.client import Endpoint
 from exporters.sapcontrol.schema import STATE_COLOR_CODE, Record
@@ -424,7 +425,35 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             self._instance_families(g, r, reading.notation, reading.ccms_nodes)
             if r.health is not None:
                 self._call_health(g, [r.identity.sid, r.identity.sap_instance], r.health)
+        self._components(g, reading)
         return iter(g.all)
+
+    @staticmethod
+    def _components(g: _Families, reading: SAPControlReading) -> None:
+        """ABAPGetComponentList: CVERS is the system's (one database), so one set per SID,
+        from the first of its ABAP instances that answered."""
+        info = g.gauge(
+            "sap_software_component_info",
+            "ABAP software components installed (ABAPGetComponentList, table CVERS): release "
+            "and support package level (SAP's digits, e.g. 0045); always 1.",
+            ["sid", "component", "release", "support_package"],
+        )
+        count = g.gauge(
+            "sap_software_components",
+            "Rows of the system's component list (ABAPGetComponentList); the info series "
+            "hold at most 300 of them.",
+            ["sid"],
+        )
+        seen: set[str] = set()
+        for r in reading.instances:
+            rows = r.data.get("ABAPGetComponentList") if r.up else None
+            if rows is None or r.identity.sid in seen:
+                continue
+            seen.add(r.identity.sid)
+            kept, total = components(rows)
+            for c in kept:
+                info.add_metric([r.identity.sid, c.component, c.release, c.support_package], 1.0)
+            count.add_metric([r.identity.sid], float(total))
 
     @staticmethod
     def _call_health(g: _Families, base: list[str], h: CallHealth) -> None:
@@ -549,6 +578,7 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
                 "ICMGetConnectionList": self._icm_connections,
                 "J2EEGetProcessList2": self._java_processes,
                 "J2EEGetThreadList2": self._java_threads,
+                "GetVersionInfo": self._kernel,
             }.get(method)
             if fill is not None:
                 fill(g, base, payload)
@@ -746,6 +776,33 @@ class SAPControlCollector(SourceCollector[SAPControlSource, SAPControlReading]):
             counts[key] = counts.get(key, 0) + 1
         for (pool, state), n in sorted(counts.items()):
             fam.add_metric([*base, pool, state], float(n))
+
+    @staticmethod
+    def _kernel(g: _Families, base: list[str], rows: list[Record]) -> None:
+        """GetVersionInfo: each kernel executable's release and patch (a patch differing
+        within one SID is a kernel update sapcpe or a restart did not finish)."""
+        versions = kernel_versions(rows)
+        info = g.gauge(
+            "sap_kernel_info",
+            "Kernel release and patch of each kernel executable of the instance "
+            "(GetVersionInfo; executable: sapstartsrv, disp+work, gwrd, icman, msg_server, "
+            "enserver, enq_server, jstart, ..., dbsl the database library); always 1.",
+            [*LABELS, "executable", "release", "patch"],
+        )
+        patch = g.gauge(
+            "sap_kernel_patch",
+            "Kernel patch number of each kernel executable of the instance (GetVersionInfo), "
+            "labelled by its release: compared across the instances of a SID.",
+            [*LABELS, "executable", "release"],
+        )
+        for f in versions.files:
+            info.add_metric([*base, f.executable, f.release, str(f.patch)], 1.0)
+            patch.add_metric([*base, f.executable, f.release], float(f.patch))
+        g.gauge(
+            "sap_kernel_versions_unread",
+            "Kernel executables whose GetVersionInfo text did not start with a release and a "
+            "patch (left out of sap_kernel_info, not guessed).",
+        ).add_metric(base, float(versions.unread))
 
     @staticmethod
     def _icm_connections(g: _Families, base: list[str], rows: list[Record]) -> None:

@@ -351,6 +351,45 @@ class JavaInstance(Strict):
     )
 
 
+class SoftwareComponent(Strict):
+    """One row of CVERS as ABAPGetComponentList answers it."""
+
+    component: str = Field(pattern=r"^[A-Z0-9_/-]{1,30}$")
+    release: str = Field(min_length=1, max_length=10)
+    patchlevel: str = Field(default="0000", max_length=10, description="support package level")
+    description: str = ""
+
+
+def _r3_46c() -> list[SoftwareComponent]:
+    # Seed 000's system: SAP R/3 Release 4.6C (its software components; SP levels
+    # illustrative, the paper names none).
+    return [
+        SoftwareComponent(component=c, release="46C", patchlevel=sp, description=d)
+        for c, sp, d in (
+            ("SAP_BASIS", "0045", "SAP Basis Component"),
+            ("SAP_ABA", "0045", "Cross-Application Component"),
+            ("SAP_APPL", "0045", "Logistics and Accounting"),
+            ("SAP_HR", "0070", "Human Resources"),
+        )
+    ]
+
+
+class Software(Strict):
+    """What the twin's sapstartsrv says the instances run: GetVersionInfo's kernel (release
+    and patch of every executable) and ABAPGetComponentList's components. Instances named
+    in `lagging` still run `lagging_patch` (the kernel-patch-drift fault: sapcpe did not
+    copy the new kernel to them, or they were not restarted after the update)."""
+
+    kernel_release: str = Field(default="753", pattern=r"^[0-9]{2,3}[A-Z]?$")
+    kernel_patch: int = Field(default=1100, ge=0)
+    kernel_changelist: int = Field(default=2117385, ge=0)
+    lagging: list[str] = Field(
+        default_factory=list, description="instance names (host_D01) on lagging_patch"
+    )
+    lagging_patch: int = Field(default=900, ge=0)
+    components: list[SoftwareComponent] = Field(default_factory=_r3_46c)
+
+
 class Landscape(Strict):
     name: str
     description: str
@@ -372,6 +411,7 @@ class Landscape(Strict):
     abap_errors: AbapErrors = Field(default_factory=AbapErrors)
     ascs_failover: AscsFailover | None = None
     java: JavaInstance | None = None
+    software: Software = Field(default_factory=Software)
 
     @model_validator(mode="after")
     def _tables_use_known_pools(self) -> Landscape:

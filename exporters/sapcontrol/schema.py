@@ -203,6 +203,14 @@ TYPES.update(
             ("VersionInfo", "string"),
             ("Time", "string"),
         ),
+        # ABAPGetComponentList: one row of the CVERS table (transaction SPAM's list).
+        "ABAPComponent": (
+            ("component", "string"),
+            ("release", "string"),
+            ("patchlevel", "string"),
+            ("componenttype", "string"),
+            ("description", "string"),
+        ),
         "AccessPoint": (
             ("address", "string"),
             ("port", "int"),
@@ -381,6 +389,14 @@ OPERATIONS: dict[str, Operation] = {
             response="GetVersionInfoResponse",
             array="version",
             item_type="InstanceVersionInfo",
+        ),
+        Operation(
+            "ABAPGetComponentList",
+            "Returns a list of installed ABAP components in the system as defined in CVERS "
+            "database table.",
+            response="ABAPGetComponentListResponse",
+            array="component",
+            item_type="ABAPComponent",
         ),
         Operation(
             "GetEnvironment",

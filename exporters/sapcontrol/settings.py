@@ -113,6 +113,10 @@ class SAPControlSettings(BaseSettings):
     # ABAPReadSyslog (SM21) answers the whole syslog the instance holds: asked at most this
     # often per instance, not every scrape.
     syslog_interval_s: float = Field(default=60.0, gt=0)
+    # GetVersionInfo and ABAPGetComponentList (the kernel patch, CVERS) change only when an
+    # instance restarts on a new kernel or a support package is imported: asked at most
+    # this often per instance (the first scrape asks at once).
+    version_interval_s: float = Field(default=900.0, gt=0)
     # SM21 message ids counted under their own label (comma separated); every other id is
     # counted as `other`. AB0 (ABAP runtime error), AB1 (short dump written) and R49
     # (communication error) by default: what a NOC sees most.

@@ -98,6 +98,7 @@ NEEDS_PROCESS = {
     "GetQueueStatistic": ("disp+work", "DpAttachStartService failed"),
     "GetAlertTree": ("disp+work", "DpAttachStartService failed"),
     "GetAlerts": ("disp+work", "DpAttachStartService failed"),
+    "ABAPGetComponentList": ("disp+work", "DpAttachStartService failed"),
     "ICMGetThreadList": ("icman", "IcmAttach failed"),
     "ICMGetConnectionList": ("icman", "IcmAttach failed"),
     "EnqGetStatistic": ("enserver", "EnqGetStatistic: enqueue server not running"),
@@ -360,16 +361,44 @@ class ModelLandscape:
 
     # ------------------------------------------------------------------ what monitors read
     def version_info(self, inst: InstanceInfo) -> list[Record]:
-        """GetVersionInfo: the instance's executables, saying they are the model's."""
+        """GetVersionInfo: the instance's executables in SAP's own VersionInfo text
+        ("753, patch 1100, changelist 2117385, RKS compatibility level 1, optU (...),
+        linuxx86_64"). An instance the landscape's `software.lagging` names still runs the
+        previous patch (the kernel-patch-drift fault)."""
+        soft = self._scenario().landscape.software
         exe = f"/usr/sap/{self.snapshot().sid}/{inst.instance_name}/exe"
-        files = ["disp+work", "gwrd", "icman"] if inst.abap else ["msg_server", "enserver"]
+        if inst.java:
+            files = ["jstart", "icman", "igswd_mt"]
+        elif inst.abap:
+            files = ["disp+work", "gwrd", "icman", "dbdb6slib.so"]
+        else:
+            files = ["msg_server", "enserver"]
+        lagging = inst.name in soft.lagging
+        patch = soft.lagging_patch if lagging else soft.kernel_patch
+        changelist = soft.kernel_changelist - (patch != soft.kernel_patch) * 17113
+        built = "Jun 12 2023, 05:18:04" if lagging else "Jan 10 2024, 21:10:06"
+        text = (
+            f"{soft.kernel_release}, patch {patch}, changelist {changelist}, "
+            f"RKS compatibility level 1, optU ({built}), linuxx86_64"
+        )
+        return [
+            {"Filename": f"{exe}/{name}", "VersionInfo": text, "Time": _sap_time(self.started)}
+            for name in [*files, "sapstartsrv"]
+        ]
+
+    def component_list(self, inst: InstanceInfo) -> list[Record]:
+        """ABAPGetComponentList: CVERS, the same on every ABAP instance (one database)."""
+        if not inst.abap:
+            return []
         return [
             {
-                "Filename": f"{exe}/{name}",
-                "VersionInfo": "wlmon landscape model (answers as SAP kernel 753)",
-                "Time": _sap_time(self.started),
+                "component": c.component,
+                "release": c.release,
+                "patchlevel": c.patchlevel,
+                "componenttype": "S",
+                "description": c.description,
             }
-            for name in [*files, "sapstartsrv"]
+            for c in self._scenario().landscape.software.components
         ]
 
     def parameters(self, inst: InstanceInfo) -> dict[str, str]:

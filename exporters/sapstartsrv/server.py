@@ -226,6 +226,7 @@ class InstanceApp:
             "ABAPReadSyslog": inst.abap,
             "ABAPGetWPTable": inst.abap,
             "ABAPGetSystemWPTable": inst.abap,
+            "ABAPGetComponentList": inst.abap,
             "GetQueueStatistic": inst.abap,
             "EnqGetStatistic": inst.enqueue,
             "EnqGetLockTable": inst.enqueue,
@@ -268,6 +269,8 @@ class InstanceApp:
                 payload = land.icm_connection_list(inst)
             case "GetVersionInfo":
                 payload = land.version_info(inst)
+            case "ABAPGetComponentList":
+                payload = land.component_list(inst)
             case "GetEnvironment":
                 payload = land.environment(inst)
             case "ParameterValue":

@@ -236,6 +236,7 @@ class SAPControlScraper:
                 "GetQueueStatistic",
                 "GetAlertTree",
                 "GetAlerts",
+                "ABAPGetComponentList",
                 "ABAPReadSyslog",
             ]
         elif "ICMAN" in feats:
@@ -251,6 +252,9 @@ class SAPControlScraper:
         # stand; dialog instances are not cluster resources in the usual set-ups.
         if {"ENQUE", "ENQREP", "MESSAGESERVER"} & feats:
             out += list(HA_METHODS)
+        # Last, as what matters least now: sapstartsrv reads the executables' versions
+        # itself (every kind of instance); asked every WLMON_SAPCONTROL_VERSION_INTERVAL_S.
+        out.append("GetVersionInfo")
         return out
 
     def guard(self, endpoint: Endpoint) -> Guard:

@@ -39,6 +39,7 @@ NEEDS = {
     "GetQueueStatistic": "disp+work",
     "GetAlertTree": "disp+work",
     "GetAlerts": "disp+work",
+    "ABAPGetComponentList": "disp+work",
     "ICMGetThreadList": "icman",
     "ICMGetConnectionList": "icman",
     # AS Java 7.1+: jstart runs the server nodes; sapstartsrv asks it for the J2EE lists.
@@ -48,6 +49,8 @@ NEEDS = {
 RUNNING = frozenset({"SAPControl-GREEN", "SAPControl-YELLOW"})
 HA_METHODS = ("HAGetFailoverConfig", "HACheckConfig", "HACheckFailoverConfig")
 J2EE_METHODS = ("J2EEGetProcessList2", "J2EEGetThreadList2")
+# What an instance runs: changes only with a restart or a transport of a support package.
+VERSION_METHODS = ("GetVersionInfo", "ABAPGetComponentList")
 
 
 def outcome(exc: SAPControlError | None) -> str:
@@ -96,6 +99,7 @@ class Guard:
             "ABAPReadSyslog": settings.syslog_interval_s,
             "EnqGetLockTable": settings.lock_table_interval_s,
             **dict.fromkeys(HA_METHODS, settings.ha_interval_s),
+            **dict.fromkeys(VERSION_METHODS, settings.version_interval_s),
         }
         self._asked: dict[str, float] = {}
         # Their last answers, standing in between (method -> payload).

@@ -121,6 +121,8 @@ def sapcontrol_stack(tmp_path_factory, mailbox) -> Iterator[Stack]:
         # SM21 read every 5 s (a minute by default): the short dumps' entries show in time.
         "WLMON_SAPCONTROL_SYSLOG_INTERVAL_S": "5",
         "WLMON_SAPCONTROL_LOCK_TABLE_INTERVAL_S": "2",
+        # Kernel and components every 5 s (15 min by default): the drift fault shows in time.
+        "WLMON_SAPCONTROL_VERSION_INTERVAL_S": "5",
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -439,6 +441,46 @@ def test_java_thread_pool_exhausted_reaches_the_webhook_and_resolves(sapcontrol_
         assert {n["sap_instance"] for n in fired} == {JAVA_INSTANCE}
         assert {n["severity"] for n in fired} == {"critical"}
         print(f"java-thread-pool-exhausted: notified {took:.0f} s after the fault")
+    finally:
+        _set_faults(stack, [])
+    eventually(lambda: sent("resolved"), timeout=180, every=2)
+
+
+def test_kernel_patch_drift_warns_for_the_instance_left_behind(sapcontrol_stack) -> None:
+    """kernel-patch-drift in the twin: GetVersionInfo of penguin5_D01 answers the previous
+    patch; SAPKernelPatchMismatch (a warning, for: 15m, 90 s at this stack's time scale)
+    reaches the webhook for that instance alone, and resolves when the fault goes."""
+    stack = sapcontrol_stack
+    first = max((n["id"] for n in _notifications(stack)), default=0)
+
+    def sent(status: str) -> list[dict]:
+        return [
+            n
+            for n in _notifications(stack)
+            if n["id"] > first
+            and n["alertname"] == "SAPKernelPatchMismatch"
+            and n["status"] == status
+        ]
+
+    lagging = "penguin5_D01"
+    started = time.monotonic()
+    _set_faults(stack, ["kernel-patch-drift"])
+    try:
+        rows = eventually(
+            lambda: _query_prom(
+                stack,
+                'sap_kernel_patch{job="wlmon-exporter",executable="disp+work"} '
+                "< on (sid) group_left max by (sid) "
+                '(sap_kernel_patch{job="wlmon-exporter",executable="disp+work"})',
+            ),
+            timeout=60,
+        )
+        assert {r["metric"]["sap_instance"] for r in rows} == {lagging}
+        fired = eventually(lambda: sent("firing"), timeout=300, every=2)
+        took = time.monotonic() - started
+        assert {n["sap_instance"] for n in fired} == {lagging}
+        assert {n["severity"] for n in fired} == {"warning"}
+        print(f"kernel-patch-drift: notified {took:.0f} s after the fault")
     finally:
         _set_faults(stack, [])
     eventually(lambda: sent("resolved"), timeout=180, every=2)

@@ -26,6 +26,7 @@ SAPCONTROL_FAULTS = {
     "long-running-dialog-step": "long_running_step",
     "ascs-failover": "ha",
     "java-thread-pool-exhausted": "java_thread_pool",
+    "kernel-patch-drift": "versions",
 }
 # What the edge hands the model: the shipped alerts/thresholds.yml, in ms.
 THRESHOLDS_MS = thresholds_ms(load_thresholds())

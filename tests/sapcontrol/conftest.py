@@ -68,6 +68,8 @@ class RecordedSystem:
             "EnqGetStatistic": "EnqGetStatistic.xml",
             "ICMGetThreadList": "ICMGetThreadList.xml",
             "ICMGetConnectionList": "ICMGetConnectionList.xml",
+            "GetVersionInfo": f"GetVersionInfo-{kind}.xml",
+            "ABAPGetComponentList": "ABAPGetComponentList.xml",
         }
         return httpx.Response(200, content=recorded(files[operation]))
 

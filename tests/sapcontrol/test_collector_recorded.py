@@ -87,12 +87,19 @@ def test_methods_follow_what_the_instance_runs(client_factory, system) -> None:
     by_host: dict[str, set[str]] = {}
     for host, op, _ in system.calls:
         by_host.setdefault(host, set()).add(op)
-    assert by_host["sapapp1"] >= {"ABAPGetWPTable", "GetQueueStatistic", "GetAlertTree"}
+    assert by_host["sapapp1"] >= {
+        "ABAPGetWPTable",
+        "GetQueueStatistic",
+        "GetAlertTree",
+        "GetVersionInfo",
+        "ABAPGetComponentList",
+    }
     assert "EnqGetStatistic" not in by_host["sapapp1"]
     assert "HAGetFailoverConfig" not in by_host["sapapp1"]  # not a cluster resource
     assert by_host["sapascs"] == {
         "GetInstanceProperties",
         "GetProcessList",
+        "GetVersionInfo",  # every instance; ABAPGetComponentList only where ABAP runs
         "EnqGetStatistic",
         "EnqGetLockTable",
         "HAGetFailoverConfig",
@@ -104,7 +111,13 @@ def test_methods_follow_what_the_instance_runs(client_factory, system) -> None:
     system.calls.clear()
     list(collector.families(collector.read()))
     asked = {c[1] for c in system.calls}
-    assert not asked & {"GetInstanceProperties", "HAGetFailoverConfig", "ABAPReadSyslog"}
+    assert not asked & {
+        "GetInstanceProperties",
+        "HAGetFailoverConfig",
+        "ABAPReadSyslog",
+        "GetVersionInfo",
+        "ABAPGetComponentList",
+    }
     assert "EnqGetStatistic" in asked
 
 

@@ -125,8 +125,8 @@ def test_a_dead_dispatcher_reads_sapstartsrv_up_and_the_process_gray(fleet, clie
         s.labels["method"]: s.value for s in got["fams"]["sap_sapcontrol_request_success"].samples
     }
     # ABAPReadSyslog is asked all the same: sapstartsrv reads the syslog file itself, and
-    # the log says why the dispatcher went down.
-    assert ok == {"GetProcessList": 1.0, "ABAPReadSyslog": 1.0}
+    # the log says why the dispatcher went down; GetVersionInfo too (the executables' files).
+    assert ok == {"GetProcessList": 1.0, "ABAPReadSyslog": 1.0, "GetVersionInfo": 1.0}
     assert "sap_work_processes" not in got["fams"]
     skipped = {
         (s.labels["method"], s.labels["reason"])

@@ -275,3 +275,29 @@ def test_every_ha_alert_is_critical_and_tested_firing_silent_and_resolved() -> N
     assert {r["alert"] for r in group["rules"]} == HA_ALERTS
     assert {r["labels"]["severity"] for r in group["rules"]} == {"critical"}
     assert fired == resolved == silent == HA_ALERTS
+
+
+def test_promtool_version_alert_tests_pass() -> None:
+    result = subprocess.run(
+        [promtool_path(), "test", "rules", "sapcontrol_versions.test.yml"],
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_version_alert_is_a_warning_tested_firing_silent_and_resolved() -> None:
+    doc = yaml.safe_load((TESTS / "sapcontrol_versions.test.yml").read_text())
+    arts = sorted(doc["tests"][0]["alert_rule_test"], key=lambda a: _seconds(a["eval_time"]))
+    states = [bool(a["exp_alerts"]) for a in arts if a["alertname"] == "SAPKernelPatchMismatch"]
+    assert states == [False, True, False]  # pending, firing, resolved
+    group = next(
+        g
+        for g in yaml.safe_load(RULES.read_text())["groups"]
+        if g["name"] == "sap-sapcontrol-versions"
+    )
+    assert [(r["alert"], r["labels"]["severity"]) for r in group["rules"]] == [
+        ("SAPKernelPatchMismatch", "warning")
+    ]

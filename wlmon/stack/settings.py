@@ -130,6 +130,7 @@ class StackSettings(RunbookSettings):
     # defaults; passed explicitly, as the service inherits no WLMON_SAPCONTROL_* variable.
     sapcontrol_syslog_interval_s: float = Field(default=60.0, gt=0)
     sapcontrol_lock_table_interval_s: float = Field(default=30.0, gt=0)
+    sapcontrol_version_interval_s: float = Field(default=900.0, gt=0)
     # The address operators' browsers use for this machine: the links in notifications
     # (dashboards, runbooks) and Prometheus' and Alertmanager's --web.external-url name it
     # with each service's port. The servers still listen on 127.0.0.1 only: another host
