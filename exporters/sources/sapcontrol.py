@@ -48,6 +48,10 @@ from exporters.sources.sapcontrol_locks import LockAges
 from exporters.sources.sapcontrol_syslog import LineSink, SyslogReader
 
 log = logging.getLogger(__name__)
+# Why a method asked at intervals was not asked now, for which its last answer still stands:
+# not due yet, or no time or budget left in this scrape. A method backed off, refused or
+# gated by state is not read, and says so (its series go).
+STANDING = frozenset({"interval", "deadline", "budget"})
 
 
 class SAPControlScraper:
@@ -320,9 +324,10 @@ class SAPControlScraper:
             reason = guard.skip(method, now) or ("deadline" if remaining <= 0 else None)
             if reason is not None:
                 guard.skipped_call(method, reason)
-                if reason == "interval" and method in guard.answers:
+                if reason in STANDING and method in guard.answers:
                     # Asked less often than scraped: its last answer stands until the next
-                    # (a series that came and went with each call would reset every for:).
+                    # (a series that came and went with each call would reset every for:),
+                    # also when this scrape's deadline or budget ran out before it.
                     result.data[method] = guard.answers[method]
                 continue
             attempted = True

@@ -96,7 +96,9 @@ def twin():
     fleet.stop()
 
 
-def _collector(fleet, interval_s: float = 900.0) -> tuple[CollectorRegistry, SAPControlScraper]:
+def _collector(
+    fleet, interval_s: float = 900.0, budget: int = 120
+) -> tuple[CollectorRegistry, SAPControlScraper]:
     settings = SAPControlSettings(
         discover=fleet.url("penguin2_D00"),
         hosts={"*": "127.0.0.1"},
@@ -104,6 +106,7 @@ def _collector(fleet, interval_s: float = 900.0) -> tuple[CollectorRegistry, SAP
         password="pw",
         timeout_s=10,
         version_interval_s=interval_s,
+        call_budget_per_minute=budget,
     )
     scraper = SAPControlScraper(settings)
     registry = CollectorRegistry()
@@ -189,3 +192,32 @@ def test_exporter_reads_versions_once_per_interval_and_the_fault_shows_one_insta
         (LAGGING, exe) for exe in ("disp+work", "gwrd", "icman", "dbsl", "sapstartsrv")
     }
     assert set(behind.values()) == {float(software.lagging_patch)}
+
+
+def test_a_version_answer_stands_when_the_budget_runs_out_before_it(twin) -> None:
+    """GetVersionInfo comes last in a scrape: when the instance's call budget (or the
+    deadline) runs out before it, its last answer stands, so the series do not come and go
+    (and SAPKernelPatchMismatch's for: is not reset). Budget 18 a minute: a dialog
+    instance's first scrape makes 11 calls, its second reaches the budget before
+    GetVersionInfo although that is due again."""
+    fleet, _, software = twin
+    registry, scraper = _collector(fleet, interval_s=0.001, budget=18)
+    try:
+        first = _patches(_samples(registry))
+        second_samples = _samples(registry)
+    finally:
+        scraper.close()
+    skipped = {
+        s.labels["sap_instance"]
+        for s in second_samples
+        if s.name == "sap_sapcontrol_calls_skipped_total"
+        and s.labels["method"] == "GetVersionInfo"
+        and s.labels["reason"] == "budget"
+        and s.value > 0
+    }
+    assert "penguin2_D00" in skipped
+    second = _patches(second_samples)
+    assert {k: v for k, v in second.items() if k[0] in skipped} == {
+        k: v for k, v in first.items() if k[0] in skipped
+    }
+    assert ("penguin2_D00", "disp+work") in second
