@@ -200,7 +200,7 @@ def test_a_version_answer_stands_when_the_budget_runs_out_before_it(twin) -> Non
     (and SAPKernelPatchMismatch's for: is not reset). Budget 18 a minute: a dialog
     instance's first scrape makes 11 calls, its second reaches the budget before
     GetVersionInfo although that is due again."""
-    fleet, _, software = twin
+    fleet, _, _ = twin
     registry, scraper = _collector(fleet, interval_s=0.001, budget=18)
     try:
         first = _patches(_samples(registry))
