@@ -443,23 +443,30 @@ def dashboard() -> Dashboard:
         _panel(
             Kind.TABLE,
             "Kernel patch by instance and executable (GetVersionInfo)",
-            "The patch number each kernel executable runs, one row per instance (dbsl: the "
-            "database library). One system runs one kernel: a row with an older patch than "
-            "the rest of its column is an instance sapcpe or a restart left behind "
-            "(SAPKernelPatchMismatch after 15 minutes). Read every "
+            "The kernel release and patch each kernel executable of each instance runs (dbsl: "
+            "the database library). One system runs one kernel: an instance with an older "
+            "patch than the rest is one sapcpe or a restart left behind "
+            "(SAPKernelPatchMismatch after 15 minutes names it). Read every "
             "WLMON_SAPCONTROL_VERSION_INTERVAL_S (15 minutes by default).",
             [
                 prom(
-                    f"max by (sap_instance, executable) (sap_kernel_patch{{{SEL}}})",
+                    "max by (sap_instance, executable, release, patch) "
+                    f"(sap_kernel_info{{{SEL}}})",
                     instant=True,
                     table=True,
                 )
             ],
             14,
             8,
-            pivot=("sap_instance", "executable"),
-            format=Format(Unit.NONE, 0),
-            no_value="–",
+            # The patch as SAP writes it (1100, not 1,100): the info series' label.
+            columns=(
+                Column("sap_instance", "Instance"),
+                Column("executable", "Executable"),
+                Column("release", "Release"),
+                Column("patch", "Patch"),
+            ),
+            sort_by=("Instance", False),
+            hide=("value", "Value"),
         )
     )
     d.add(
@@ -484,6 +491,8 @@ def dashboard() -> Dashboard:
                 Column("release", "Release"),
                 Column("support_package", "Support package"),
             ),
+            # Each row is a component (an info series, always 1): its value says nothing.
+            hide=("value", "Value"),
         )
     )
     d.group("CCMS and the source's health")
