@@ -450,8 +450,7 @@ def dashboard() -> Dashboard:
             "WLMON_SAPCONTROL_VERSION_INTERVAL_S (15 minutes by default).",
             [
                 prom(
-                    "max by (sap_instance, executable, release, patch) "
-                    f"(sap_kernel_info{{{SEL}}})",
+                    f"max by (sap_instance, executable, release, patch) (sap_kernel_info{{{SEL}}})",
                     instant=True,
                     table=True,
                 )
