@@ -866,9 +866,14 @@ def benchmark_checks(report: dict, thresholds: Thresholds) -> list[dict]:
     law = sd["response_time_law"]
     items = sd["line_items_vs_steps_over_3_pct"]
     bound = thresholds.seconds(DIALOG_RESPONSE)
+    # The think time the verdict was judged at (the run's own; seed 000's is 10 s): named as
+    # it was, never the benchmark's when the run had another or none.
+    # 0: a window read from Prometheus without one given (fromprom), unknown as in checks.py.
+    think = sd.get("think_time_s") or None
+    at = f"at {think:g} s think time" if think is not None else "think time not known"
     return [
         {
-            "check": f"average dialog response < {bound:g} s at 10 s think time (seed 000)",
+            "check": f"average dialog response < {bound:g} s, {at} (seed 000)",
             "value": sd["dialog_response_s"],
             "unit": "s",
             "passed": sd["dialog_response_below_2s"],
@@ -878,7 +883,7 @@ def benchmark_checks(report: dict, thresholds: Thresholds) -> list[dict]:
                 {"value": "not measured", "unit": sd["response_not_measured"], "passed": None}
                 if sd.get("response_not_measured")
                 else {"unit": "s; think time unknown: not judged", "passed": None}
-                if sd.get("think_time_s") is None
+                if think is None
                 else {}
             ),
         },
@@ -915,6 +920,16 @@ def benchmark_checks(report: dict, thresholds: Thresholds) -> list[dict]:
     ]
 
 
+# A run's source in words (RunMeta.source), for lines that say where its data came from.
+SOURCE_WORDS = {
+    "simulated": "a simulated run",
+    "prometheus": "a window read from Prometheus",
+    "perfmon": "a PerfMon capture",
+    "st03": "an ST03 export",
+    "stad": "an STAD export",
+}
+
+
 def empty_lines(report: dict, data: RunRecord) -> dict[str, str]:
     """Per section, the one line shown when it has no rows: imported runs lack whole
     sources (a PerfMon file has no ST03, an ST03 export no OS counters or SQL)."""
@@ -944,8 +959,8 @@ def empty_lines(report: dict, data: RunRecord) -> dict[str, str]:
         "gaps": (
             "None: every step of the window has data."
             if "gaps" in report
-            else "Not looked for: this run's data has no clock of its own (a simulated run or "
-            "an ST03 export)."
+            else "Not looked for: this run's data has no clock of its own (it is "
+            f"{SOURCE_WORDS.get(data.meta.source, f'of source {data.meta.source!r}')})."
         ),
         "transaction_profile": "No per-transaction ST03 data in this run.",
         "time_profile": "No ST03 data in this run: no time profile.",

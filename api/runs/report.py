@@ -8,14 +8,13 @@ side."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import numpy as np
 
 from api.runs import ionet, overtime
 from api.runs.gaps import longest_clear
 from api.runs.percentiles import QUANTILES, parse_bound, precision, quantile
 from api.runs.record import RunMeta, RunRecord, col, parse
+from api.runs.storage import RunRow
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import (
     DIALOG_RESPONSE,
@@ -657,7 +656,7 @@ def apdex_default_s(thresholds: Thresholds) -> float:
 
 
 def build_report(
-    run: dict,
+    run: RunRow,
     data: RunRecord,
     *,
     thresholds: Thresholds,
@@ -668,7 +667,7 @@ def build_report(
     """`thresholds`: the whitepaper bounds the report judges by (alerts/thresholds.yml, read
     at the edge); `top`: rows of the transaction profile; `interval_s`: the time profile's
     interval; `apdex_t_s`: APDEX's T (None: apdex_default_s)."""
-    s = Series(data, run["ramp_up_s"])
+    s = Series(data, run.ramp_up_s)
     window_s = s.window_s
     summary, transactions = st03(s)
     sql, pools = sql_and_buffers(data)
@@ -695,9 +694,8 @@ def build_report(
         "benchmark": benchmark(s, data.meta, summary, window_s, thresholds),
     }
     end_s = float(data.times[-1]) if data.times.size else 0.0
-    if "start" in run:  # a stored run's row (a bare report of a record has no window)
-        report["window"] = overtime.window(run, data.meta)
-        report["faults"] = overtime.faults(data.meta, datetime.fromisoformat(run["start"]), end_s)
+    report["window"] = overtime.window(run, data.meta)
+    report["faults"] = overtime.faults(data.meta, run.start, end_s)
     report["over_time"] = overtime.over_time(data)
     report["distribution"] = overtime.distribution(data, s.mask)
     report["apdex"] = overtime.apdex(
@@ -869,8 +867,8 @@ def compare(base: dict, new: dict, tolerances: dict[str, float] | None = None) -
     only_base = sorted(n for n in fb if n not in fn and n != "breaches")
     only_new = sorted(n for n in fn if n not in fb and n != "breaches")
     return {
-        "base": base["run"]["id"],
-        "new": new["run"]["id"],
+        "base": base["run"].id,
+        "new": new["run"].id,
         "figures": list(rows.values()),
         "only_in_base": [{"figure": n, "value": fb[n][0]} for n in only_base],
         "only_in_new": [{"figure": n, "value": fn[n][0]} for n in only_new],
