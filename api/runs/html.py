@@ -20,21 +20,21 @@ from markupsafe import Markup
 
 from api.runs import ionet
 from api.runs.record import RunRecord, col
-from api.runs.report import OS_COUNTERS
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import (
     COMPONENT_BY_KEY,
     DIALOG_RESPONSE,
+    OS_COUNTER_BY_KEY,
+    OS_COUNTERS,
     REPORT_ORDER,
     RESPONSE_PARTS,
 )
-from exporters.vocabulary import OS_COUNTERS as OS_COUNTER_DEFS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 # The unit each OS counter of the charts is read in (the vocabulary's, as their names).
-OS_UNITS = {c.key: c.unit for c in OS_COUNTER_DEFS}
+OS_UNITS = {c.key: c.unit for c in OS_COUNTERS}
 # Chart colours, also asserted by the screenshot test: tab10 for the lines, a light blue
 # for the steady-state window, black for the bound a line must stay under.
 LINE_COLOURS = (
@@ -557,7 +557,7 @@ def charts(report: dict, data: RunRecord, thresholds: Thresholds) -> list[Chart]
             out.append(
                 line_chart(
                     slug,
-                    OS_COUNTERS[key],
+                    OS_COUNTER_BY_KEY[key].counter,
                     unit,
                     data.times,
                     lines,
@@ -837,7 +837,7 @@ def timeline(report: dict, data: RunRecord, thresholds: Thresholds) -> Chart:
                     linestyle=LINE_STYLES[n // len(LINE_COLOURS) % len(LINE_STYLES)],
                     label=line.label,
                 )
-            ax.set_ylabel(f"{OS_COUNTERS[key].split(chr(92))[-1]} ({unit})", fontsize=8)
+            ax.set_ylabel(f"{OS_COUNTER_BY_KEY[key].name} ({unit})", fontsize=8)
             ax.set_ylim(bottom=0)
             ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
             k += 1

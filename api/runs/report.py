@@ -17,17 +17,19 @@ from api.runs.record import RunMeta, RunRecord, col, parse
 from api.runs.storage import RunRow
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import (
+    AVAILABLE_MB,
+    CPU_PCT,
     DIALOG_RESPONSE,
+    DISK_QUEUE,
     INDICATOR_BY_COMPONENT,
     INDICATORS,
+    OS_COUNTER_BY_KEY,
+    OS_COUNTER_KEYS,
     REPORT_ORDER,
     TASK_TYPES,
     Indicator,
 )
-from exporters.vocabulary import OS_COUNTERS as OS_COUNTER_DEFS
 
-# Key -> the PerfMon counter the report names it by (the vocabulary defines both once).
-OS_COUNTERS = {c.key: c.counter for c in OS_COUNTER_DEFS}
 # The components a comparison (and the CLI's table) puts side by side: the response, the
 # parts the whitepaper rules watch, and CPU; in the order reports print them.
 COMPARED: tuple[str, ...] = tuple(
@@ -331,7 +333,7 @@ def _peak(values: np.ndarray) -> float | None:
 def os_counters(s: Series) -> list[dict]:
     """Average / minimum / maximum of every OS counter per host (seed 003 Tables 2-3)."""
     names = s.data.meta.details.get("counter_names", {})
-    order = list(OS_COUNTERS)
+    order = list(OS_COUNTER_KEYS)
     cols = s.data.of_kind("os")
     cols.sort(
         key=lambda c: (
@@ -350,7 +352,11 @@ def os_counters(s: Series) -> list[dict]:
                 {
                     "host": host,
                     "key": key,
-                    "counter": OS_COUNTERS.get(key) or names.get(name, key),
+                    "counter": (
+                        OS_COUNTER_BY_KEY[key].counter
+                        if key in OS_COUNTER_BY_KEY
+                        else names.get(name, key)
+                    ),
                     # Unrounded: a check compares them (Avg. Disk sec/Read 0.00418 is not
                     # 0.004 under `max: 0.0041`); the page and the CLI round for display.
                     "avg": float(v.mean()),
@@ -540,9 +546,9 @@ def benchmark(
     end_s = float(s.times[-1]) if s.times.size else s.start_s
     clear = round(longest_clear(meta.gaps or [], s.start_s, end_s), 1)
     cpu = {
-        h: round(float(np.mean(s.col(col("os", h, "cpu_pct")))), 2)
+        h: round(float(np.mean(s.col(col("os", h, CPU_PCT)))), 2)
         for h in meta.hosts
-        if s.has(col("os", h, "cpu_pct"))
+        if s.has(col("os", h, CPU_PCT))
     }
     sd_not_measured = {}
     if not measured:
@@ -598,14 +604,14 @@ def benchmark(
             "sixty_consecutive_minutes": None if bait_not_measured else clear >= BAIT_WINDOW_S,
             "avg_cpu_pct_by_host": cpu,
             "avg_available_mb_by_host": {
-                h: round(float(np.mean(s.col(col("os", h, "available_mb")))), 1)
+                h: round(float(np.mean(s.col(col("os", h, AVAILABLE_MB)))), 1)
                 for h in meta.hosts
-                if s.has(col("os", h, "available_mb"))
+                if s.has(col("os", h, AVAILABLE_MB))
             },
             "avg_disk_queue_by_host": {
-                h: round(float(np.mean(s.col(col("os", h, "disk_queue")))), 3)
+                h: round(float(np.mean(s.col(col("os", h, DISK_QUEUE)))), 3)
                 for h in meta.hosts
-                if s.has(col("os", h, "disk_queue"))
+                if s.has(col("os", h, DISK_QUEUE))
             },
             "network": "not measured by the model; real hosts report it through Telegraf (net)",
         },
@@ -809,7 +815,7 @@ def figures(report: dict) -> dict[str, tuple[float, bool]]:
     out["breaches"] = (float(len(report["breaches"])), False)
     for row in report["os_counters"]:
         # More available memory is better; every other counter is a load.
-        up = row["key"] == "available_mb"
+        up = row["key"] == AVAILABLE_MB
         for stat in ("avg", "min", "max"):
             out[f"os.{row['host']}.{row['key']}.{stat}"] = (row[stat], up)
     # The I/O-wait and network rows add their p95 (mean and max are the avg and max above).
