@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import sqlite3
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import MISSING, dataclass, fields
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -189,6 +191,17 @@ def _row(values: tuple) -> RunRow:
 
 def _now() -> str:
     return datetime.now(UTC).isoformat()
+
+
+def running_in(db: Path) -> list[RunRow]:
+    """Runs stored as running in the database at `db`, oldest first, read only: nothing is
+    created or migrated (the CLI asks while the stack's API may be writing it). An
+    sqlite3.Error when it cannot be read."""
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        rows = conn.execute(
+            f"SELECT {', '.join(RUN_KEYS)} FROM runs WHERE status = 'running' ORDER BY created_at"
+        ).fetchall()
+    return [_row(r) for r in rows]
 
 
 class RunStore:
