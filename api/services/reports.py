@@ -11,17 +11,15 @@ from api.runs.record import RunRecord
 from api.runs.report import build_report, compare
 from api.runs.storage import RunRow, StoredRunError
 from api.schemas import Report
-from api.services.errors import Conflict, Invalid, NotFound
-from api.services.runs import MONITORED
+from api.services.errors import Conflict, Invalid
+from api.services.runs import MONITORED, get_run
 from api.store import Store
 from exporters.thresholds import Thresholds
 
 
 def load(store: Store, run_id: str) -> tuple[RunRow, RunRecord]:
     """The run and its data; a run still running or one that failed has none yet."""
-    run = store.runs.get(run_id)
-    if run is None:
-        raise NotFound(f"no run {run_id!r}")
+    run = get_run(store, run_id)
     try:
         data = store.runs.data(run_id)
     except StoredRunError as exc:

@@ -13,7 +13,7 @@ from api.runs.fromprom import PrometheusError, read_window, sid_scrape_interval_
 from api.runs.realtime import SCRAPES_PER_STEP
 from api.runs.recorder import record_fast_run
 from api.runs.spec import ExternalRunRequest, RunSpec, too_many_points
-from api.runs.storage import RunRow
+from api.runs.storage import RunRow, StoredRunError
 from api.schemas import Run
 from api.services.errors import Conflict, Invalid, NotFound, Unreachable
 from api.store import Store
@@ -50,7 +50,10 @@ def answer(run: RunRow) -> Run:
 
 
 def get_run(store: Store, run_id: str) -> RunRow:
-    run = store.runs.get(run_id)
+    try:
+        run = store.runs.get(run_id)
+    except StoredRunError as exc:  # a row this version cannot read: say which and why
+        raise Conflict(str(exc)) from exc
     if run is None:
         raise NotFound(f"no run {run_id!r}")
     return run

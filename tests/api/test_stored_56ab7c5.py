@@ -15,7 +15,7 @@ from alerts.thresholds import load_thresholds
 from api.config import Settings
 from api.main import create_app
 from api.runs.report import figures
-from api.runs.storage import RunRow
+from api.runs.storage import RunRow, StoredRunError
 from api.services import reports
 from api.store import Store
 
@@ -92,3 +92,23 @@ def test_get_run_answers_the_bytes_the_56ab7c5_code_answered(tmp_path, kind: str
     assert [r for r in listed.json() if r["id"] == old["id"]] == [old]
     assert report.status_code == 200, report.text
     assert report.json()["run"] == old
+
+
+def test_a_stored_time_without_its_offset_is_refused_naming_the_column(tmp_path) -> None:
+    """Every version wrote times with their UTC offset; one without is not taken for UTC
+    silently: GET answers 409 naming the run and the column, and nothing is changed."""
+    shutil.copy(RUNS / "stored-56ab7c5.sqlite", tmp_path / "db.sqlite")
+    old = json.loads((RUNS / "stored-56ab7c5.reports.json").read_text())["perfmon"]["run"]
+    store = Store(tmp_path / "db.sqlite")
+    store._conn.execute(
+        "UPDATE runs SET start = ? WHERE id = ?", ("2026-11-23T09:00:00", old["id"])
+    )
+    with pytest.raises(StoredRunError, match="stored start '2026-11-23T09:00:00' has no UTC"):
+        store.runs.get(old["id"])
+    with _stored_api(tmp_path) as api:
+        one = api.get(f"/runs/{old['id']}")
+        report = api.get(f"/runs/{old['id']}/report")
+    for r in (one, report):
+        assert r.status_code == 409, r.text
+        assert old["id"] in r.json()["detail"] and "start" in r.json()["detail"]
+    assert store._conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
