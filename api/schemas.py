@@ -10,12 +10,21 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema, create_model
 
+from api.runs.storage import RunKind, RunStatus
 from exporters.vocabulary import COMPONENT_BY_KEY, REPORT_ORDER
 
 # Times as the store writes them: ISO 8601 in UTC (kept as text so answers are byte-stable).
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+# A run row's times (api/runs/storage.py RunRow): aware datetimes, answered as the text the
+# store has always written (isoformat of the UTC time: +00:00, microseconds when non-zero;
+# pydantic's own form would write Z and change every answer).
+RunTime = Annotated[
+    datetime,
+    PlainSerializer(lambda t: t.isoformat(), return_type=str),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
 
 
 class Answer(BaseModel):
@@ -82,15 +91,18 @@ class Deleted(Answer):
 
 
 class Run(Answer):
+    # from_attributes: a report holds the store's RunRow, read here as it is.
+    model_config = ConfigDict(extra="forbid", from_attributes=True)
+
     id: str
-    kind: Literal["simulated", "realtime", "external", "imported"]
-    status: Literal["running", "finished", "failed", "cancelled", "interrupted"]
+    kind: RunKind
+    status: RunStatus
     scenario: str = Field(description="the scenario; the SID for external runs")
     label: str
-    start: Timestamp
-    end: Timestamp = Field(description="planned while running, actual once ended")
+    start: RunTime
+    end: RunTime = Field(description="planned while running, actual once ended")
     ramp_up_s: float
-    created_at: Timestamp
+    created_at: RunTime
     message: str = Field(description="why a run failed or ended early; empty when fine")
     dashboard_path: str | None = Field(
         default=None,

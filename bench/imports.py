@@ -62,8 +62,7 @@ def child(what: str, path: Path, encoding: str) -> None:
                 "stad": imports.store_stad,
             }[what]
             run = store_file(store, f, "bench")
-        spec = run.get("spec") or {}
-        detail = f"run {run['id']}" + (f", {spec['steps']:,} steps" if "steps" in spec else "")
+        detail = f"run {run.id}"
     seconds, cpu = time.perf_counter() - t, time.process_time() - cpu
     print(
         json.dumps(

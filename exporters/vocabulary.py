@@ -274,11 +274,28 @@ class OsCounter:
     counter: str
     unit: str
 
+    @property
+    def object(self) -> str:
+        """The PerfMon object (Processor), as the standard English name writes it."""
+        return self.counter.split("\\")[0]
+
+    @property
+    def name(self) -> str:
+        """The counter within its object (% Processor Time)."""
+        return self.counter.split("\\")[-1]
+
+
+# The keys, by name, for the code that reads or writes one of them.
+CPU_PCT = "cpu_pct"
+AVAILABLE_MB = "available_mb"
+PAGES_PER_S = "pages_per_s"
+DISK_QUEUE = "disk_queue"
 
 OS_COUNTERS: tuple[OsCounter, ...] = (
-    OsCounter("cpu_pct", "Processor\\% Processor Time", "%"),
-    OsCounter("available_mb", "Memory\\Available MBytes", "MB"),
-    OsCounter("pages_per_s", "Memory\\Pages/sec", "pages/s"),
-    OsCounter("disk_queue", "PhysicalDisk\\Avg. Disk Queue Length", "requests"),
+    OsCounter(CPU_PCT, "Processor\\% Processor Time", "%"),
+    OsCounter(AVAILABLE_MB, "Memory\\Available MBytes", "MB"),
+    OsCounter(PAGES_PER_S, "Memory\\Pages/sec", "pages/s"),
+    OsCounter(DISK_QUEUE, "PhysicalDisk\\Avg. Disk Queue Length", "requests"),
 )
 OS_COUNTER_KEYS: tuple[str, ...] = tuple(c.key for c in OS_COUNTERS)
+OS_COUNTER_BY_KEY: dict[str, OsCounter] = {c.key: c for c in OS_COUNTERS}

@@ -32,6 +32,13 @@ from api.imports.pdhnames import english
 from api.imports.text import FileError, Lines, cell_at, csv_column
 from api.imports.winzones import iana
 from api.runs.record import col
+from exporters.vocabulary import (
+    AVAILABLE_MB,
+    CPU_PCT,
+    DISK_QUEUE,
+    OS_COUNTER_BY_KEY,
+    PAGES_PER_S,
+)
 
 HEADER = re.compile(
     r"^\(PDH-(?P<kind>CSV|TSV) 4\.0\)\s*(?:\((?P<zone>.*)\)\s*\((?P<bias>[-+]?\d+)\))?\s*$"
@@ -87,25 +94,33 @@ class PerfmonData:
     encoding: str = ""
 
 
+def _std(key: str) -> tuple[str, str]:
+    """(object, counter) of a standard counter as the vocabulary names it, in the lower
+    case paths are matched in."""
+    c = OS_COUNTER_BY_KEY[key]
+    return c.object.lower(), c.name.lower()
+
+
 # The report's standard counters (seed 003 Tables 2-3): where each comes from, in order of
-# preference: one counter (object, instance, counter, scale), or the instances of one.
+# preference: one counter (object, instance, counter, scale), or the instances of one. The
+# first is the vocabulary's own counter; the others read the same in another object or unit.
 SINGLE = {
-    "cpu_pct": [
-        ("processor", "_total", "% processor time", 1.0),
+    CPU_PCT: [
+        (_std(CPU_PCT)[0], "_total", _std(CPU_PCT)[1], 1.0),
         ("processor information", "_total", "% processor time", 1.0),
     ],
-    "available_mb": [
-        ("memory", None, "available mbytes", 1.0),
+    AVAILABLE_MB: [
+        (_std(AVAILABLE_MB)[0], None, _std(AVAILABLE_MB)[1], 1.0),
         ("memory", None, "available kbytes", 1 / 1024),
         ("memory", None, "available bytes", 1 / 1048576),
     ],
-    "pages_per_s": [("memory", None, "pages/sec", 1.0)],
-    "disk_queue": [("physicaldisk", "_total", "avg. disk queue length", 1.0)],
+    PAGES_PER_S: [(_std(PAGES_PER_S)[0], None, _std(PAGES_PER_S)[1], 1.0)],
+    DISK_QUEUE: [(_std(DISK_QUEUE)[0], "_total", _std(DISK_QUEUE)[1], 1.0)],
 }
 # Without _Total: the mean of the processors' busy time, the sum of the disks' queues.
 FROM_INSTANCES = {
-    "cpu_pct": ("processor", "% processor time", "mean"),
-    "disk_queue": ("physicaldisk", "avg. disk queue length", "sum"),
+    CPU_PCT: (*_std(CPU_PCT), "mean"),
+    DISK_QUEUE: (*_std(DISK_QUEUE), "sum"),
 }
 # Readings that cannot be outside these (PDH caps percentages of _Total at 100).
 BOUNDS = {

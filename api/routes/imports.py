@@ -90,7 +90,7 @@ async def import_perfmon(
             "none; checked against a typeperf header's zone",
         ),
     ] = "",
-) -> dict:
+) -> Run:
     # The zone first: a wrong one is refused before a slot is taken or a byte read.
     options = imports.st03_options(tz=tz)
     limit = limits(settings, "perfmon")
@@ -148,7 +148,7 @@ async def import_st03(
             "stored in UTC and shown in both",
         ),
     ] = "",
-) -> dict:
+) -> Run:
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
         given = {
             "from": start,
@@ -173,7 +173,7 @@ ST03_FIELDS = ("file", "perfmon", "tz", "from", "to", "period", "task_type", "de
 TEXT_LENGTHS = {"tz": 64, "from": 40, "to": 40, "period": 40, "task_type": 40, "decimal": 5}
 
 
-async def _import_st03_form(request: Request, pool, settings, query: dict[str, str]) -> dict:
+async def _import_st03_form(request: Request, pool, settings, query: dict[str, str]) -> Run:
     """The ST03 export as the part `file` of a multipart form, a PerfMon capture of the same
     hours as `perfmon` (one run of both, refused naming both windows when they do not
     overlap), the options as text fields (or, as for a raw body, in the query)."""
@@ -296,7 +296,7 @@ class FormError(HTTPException):
         },
     },
 )
-async def import_stad(request: Request, pool: PoolDep, settings: SettingsDep) -> dict:
+async def import_stad(request: Request, pool: PoolDep, settings: SettingsDep) -> Run:
     if not request.headers.get("content-type", "").startswith("multipart/form-data"):
         raise HTTPException(
             status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,

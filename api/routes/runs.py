@@ -72,14 +72,14 @@ async def create_run(
     live: LiveDep,
     pool: PoolDep,
     response: Response,
-) -> dict:
+) -> Run:
     # Talking to the exporter and Prometheus waits on the network: threads. Simulating is
     # CPU work: a worker process, so the event loop keeps answering meanwhile.
     if isinstance(body, RealtimeRunRequest):
         response.status_code = status.HTTP_202_ACCEPTED
-        return await run_in_threadpool(live.start, store, settings, body)
+        return runs.answer(await run_in_threadpool(live.start, store, settings, body))
     if isinstance(body, ExternalRunRequest):
-        return await run_in_threadpool(runs.register_external, store, settings, body)
+        return runs.answer(await run_in_threadpool(runs.register_external, store, settings, body))
     if body.duration_s > settings.max_fast_run_s:
         raise Invalid(
             f"duration_s: {body.duration_s:g} s is more than this API simulates "
@@ -103,9 +103,9 @@ def list_runs(
     offset: Annotated[
         int, Query(ge=0, le=MAX_OFFSET, description="runs to skip (newest first)")
     ] = 0,
-) -> list[dict]:
+) -> list[Run]:
     response.headers["X-Total-Count"] = str(store.runs.count())
-    return [live.view(r) for r in runs.list_runs(store, limit, offset)]
+    return [runs.answer(live.view(r)) for r in runs.list_runs(store, limit, offset)]
 
 
 @router.get(
@@ -154,8 +154,8 @@ async def compare_runs(
     summary="One run",
     responses=refusals(NO_RUN),
 )
-def get_run(run_id: str, store: StoreDep, live: LiveDep) -> dict:
-    return live.view(runs.get_run(store, run_id))
+def get_run(run_id: str, store: StoreDep, live: LiveDep) -> Run:
+    return runs.answer(live.view(runs.get_run(store, run_id)))
 
 
 @router.delete(
@@ -183,8 +183,8 @@ def delete_run(run_id: str, store: StoreDep) -> dict:
         write=True,
     ),
 )
-def cancel_run(run_id: str, store: StoreDep, settings: SettingsDep, live: LiveDep) -> dict:
-    return live.cancel(store, settings, run_id)
+def cancel_run(run_id: str, store: StoreDep, settings: SettingsDep, live: LiveDep) -> Run:
+    return runs.answer(live.cancel(store, settings, run_id))
 
 
 @router.get(

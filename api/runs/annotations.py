@@ -9,6 +9,7 @@ from datetime import datetime
 
 from api.config import Settings
 from api.outbox import OUTBOX
+from api.runs.storage import RunRow
 from exporters.sinks.events import RunEvents
 from exporters.sinks.loki import LokiSink
 
@@ -23,7 +24,7 @@ class RunAnnotations:
     """Open for the life of one run; `close()` flushes what is buffered (the log store and InfluxDB
     writes retry in the background, so an outage shorter than the run loses nothing)."""
 
-    def __init__(self, settings: Settings, run: dict) -> None:
+    def __init__(self, settings: Settings, run: RunRow) -> None:
         self.settings = settings
         self.run = run
         self.loki = (
@@ -52,12 +53,12 @@ class RunAnnotations:
         details: dict | None = None,
     ) -> None:
         """One event: to InfluxDB and the log store, and to Grafana as an annotation."""
-        window = {"label": self.run["label"], "kind": self.run["kind"], **(details or {})}
+        window = {"label": self.run.label, "kind": self.run.kind, **(details or {})}
         self.events.emit(
             event,
-            scenario=self.run["scenario"],
+            scenario=self.run.scenario,
             message=message,
-            run_id=self.run["id"],
+            run_id=self.run.id,
             at_ns=int(at.timestamp() * 1e9),
             details=window,
         )
@@ -70,11 +71,11 @@ class RunAnnotations:
         s = self.settings
         if not s.grafana_url or s.grafana_password is None:
             return
-        label = self.run["label"]
+        label = self.run.label
         body = {
             "time": _ms(at),
-            "tags": ["wlmon", "run", self.run["id"], event, *tags],
-            "text": f"{text} (run {self.run['id']}{': ' + label if label else ''})",
+            "tags": ["wlmon", "run", self.run.id, event, *tags],
+            "text": f"{text} (run {self.run.id}{': ' + label if label else ''})",
         }
         if end is not None:
             body["timeEnd"] = _ms(end)
@@ -89,7 +90,7 @@ class RunAnnotations:
         )
         if not queued:
             self.failures.append(f"Grafana annotation {event}: the side-write queue is full")
-            log.warning("cannot annotate run %s in Grafana: queue full", self.run["id"])
+            log.warning("cannot annotate run %s in Grafana: queue full", self.run.id)
 
     @staticmethod
     def window(start: datetime, steady_at: datetime, end: datetime) -> dict[str, int]:

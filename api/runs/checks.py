@@ -212,7 +212,7 @@ def from_sla(report: dict, sla: Sla) -> list[dict]:
     out = []
     for b in sla.bounds:
         if b.figure not in known and b.figure not in unmeasured:
-            raise _unknown(b.figure, known, b.line, f"run {report['run']['id']} has")
+            raise _unknown(b.figure, known, b.line, f"run {report['run'].id} has")
         # A figure the run could have but does not measure: skipped, saying why.
         value = known[b.figure][0] if b.figure in known else None
         for op, bound, line in ((">=", b.min, b.min_line), ("<=", b.max, b.max_line)):
@@ -266,7 +266,7 @@ def against_baseline(report: dict, baseline: dict, sla: Sla | None) -> list[dict
     worst = max(abs(d) for d in deltas) if len(deltas) == 2 and None not in deltas else None
     out = [
         _criterion(
-            f"repeatable against {baseline['run']['id']}",
+            f"repeatable against {baseline['run'].id}",
             "baseline",
             "dialog_steps_per_hour, dialog_response_s",
             worst,
@@ -283,7 +283,7 @@ def against_baseline(report: dict, baseline: dict, sla: Sla | None) -> list[dict
         if row is None:
             # Name the run that lacks it: the baseline, this run, or both.
             lacking = [
-                f"{'baseline ' if r is baseline else ''}{r['run']['id']}"
+                f"{'baseline ' if r is baseline else ''}{r['run'].id}"
                 for r in (report, baseline)
                 if t.figure not in figures(r)
             ]
@@ -295,7 +295,7 @@ def against_baseline(report: dict, baseline: dict, sla: Sla | None) -> list[dict
             raise _unknown(t.figure, rows, t.line, who)
         out.append(
             _criterion(
-                f"{t.figure} against {baseline['run']['id']}",
+                f"{t.figure} against {baseline['run'].id}",
                 "baseline",
                 t.figure,
                 row["delta_pct"],
@@ -336,7 +336,7 @@ def evaluate(
         known, unmeasured = figures(report), report.get("not_measured", {})
         for t in sla.tolerances if sla else []:
             if t.figure not in known and t.figure not in unmeasured:
-                raise _unknown(t.figure, known, t.line, f"run {report['run']['id']} has")
+                raise _unknown(t.figure, known, t.line, f"run {report['run'].id} has")
         criteria += [
             _criterion(
                 f"{t.figure} within {t.pct:g} % of a baseline",
@@ -368,8 +368,8 @@ def evaluate(
         message = NOTHING_JUDGED
     counts = {k: sum(c["status"] == k for c in criteria) for k in ("passed", "failed", "skipped")}
     return {
-        "run": report["run"]["id"],
-        "baseline": baseline["run"]["id"] if baseline else None,
+        "run": report["run"].id,
+        "baseline": baseline["run"].id if baseline else None,
         "passed": counts["failed"] == 0,
         "message": message,
         "counts": counts,

@@ -14,7 +14,7 @@ from api.runs.percentiles import QUANTILES, parse_bound
 from api.runs.record import RunMeta, RunRecord, col, parse
 from api.runs.recorder import INSTANCE_SERIES
 from exporters.durations import parse_duration
-from exporters.vocabulary import COMPONENTS
+from exporters.vocabulary import AVAILABLE_MB, COMPONENTS, CPU_PCT, DISK_QUEUE, PAGES_PER_S
 
 HISTOGRAM = "sap_workload_response_time_seconds"
 TX_HISTOGRAM = "sap_workload_transaction_response_time_seconds"
@@ -270,7 +270,7 @@ def read_window(
     put(
         "os",
         ("host",),
-        "cpu_pct",
+        CPU_PCT,
         _range(
             url,
             f'100 * (1 - sum by (host) (rate(windows_cpu_time_total{{{sel},mode="idle"}}[{win}])) / '
@@ -283,13 +283,13 @@ def read_window(
     put(
         "os",
         ("host",),
-        "available_mb",
+        AVAILABLE_MB,
         _range(url, f"windows_memory_available_bytes{{{sel}}} / 1048576", start, end, step),
     )
     put(
         "os",
         ("host",),
-        "pages_per_s",
+        PAGES_PER_S,
         _range(
             url,
             f"rate(windows_memory_swap_page_operations_total{{{sel}}}[{win}]) / {speed:g}",
@@ -301,7 +301,7 @@ def read_window(
     put(
         "os",
         ("host",),
-        "disk_queue",
+        DISK_QUEUE,
         _range(
             url,
             f"sum by (host) (rate(windows_physical_disk_read_seconds_total{{{sel}}}[{win}]) + "

@@ -20,21 +20,21 @@ from markupsafe import Markup
 
 from api.runs import ionet
 from api.runs.record import RunRecord, col
-from api.runs.report import OS_COUNTERS
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import (
     COMPONENT_BY_KEY,
     DIALOG_RESPONSE,
+    OS_COUNTER_BY_KEY,
+    OS_COUNTERS,
     REPORT_ORDER,
     RESPONSE_PARTS,
 )
-from exporters.vocabulary import OS_COUNTERS as OS_COUNTER_DEFS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 # The unit each OS counter of the charts is read in (the vocabulary's, as their names).
-OS_UNITS = {c.key: c.unit for c in OS_COUNTER_DEFS}
+OS_UNITS = {c.key: c.unit for c in OS_COUNTERS}
 # Chart colours, also asserted by the screenshot test: tab10 for the lines, a light blue
 # for the steady-state window, black for the bound a line must stay under.
 LINE_COLOURS = (
@@ -557,7 +557,7 @@ def charts(report: dict, data: RunRecord, thresholds: Thresholds) -> list[Chart]
             out.append(
                 line_chart(
                     slug,
-                    OS_COUNTERS[key],
+                    OS_COUNTER_BY_KEY[key].counter,
                     unit,
                     data.times,
                     lines,
@@ -837,7 +837,7 @@ def timeline(report: dict, data: RunRecord, thresholds: Thresholds) -> Chart:
                     linestyle=LINE_STYLES[n // len(LINE_COLOURS) % len(LINE_STYLES)],
                     label=line.label,
                 )
-            ax.set_ylabel(f"{OS_COUNTERS[key].split(chr(92))[-1]} ({unit})", fontsize=8)
+            ax.set_ylabel(f"{OS_COUNTER_BY_KEY[key].name} ({unit})", fontsize=8)
             ax.set_ylim(bottom=0)
             ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7)
             k += 1
@@ -866,9 +866,14 @@ def benchmark_checks(report: dict, thresholds: Thresholds) -> list[dict]:
     law = sd["response_time_law"]
     items = sd["line_items_vs_steps_over_3_pct"]
     bound = thresholds.seconds(DIALOG_RESPONSE)
+    # The think time the verdict was judged at (the run's own; seed 000's is 10 s): named as
+    # it was, never the benchmark's when the run had another or none.
+    # 0: a window read from Prometheus without one given (fromprom), unknown as in checks.py.
+    think = sd.get("think_time_s") or None
+    at = f"at {think:g} s think time" if think is not None else "think time not known"
     return [
         {
-            "check": f"average dialog response < {bound:g} s at 10 s think time (seed 000)",
+            "check": f"average dialog response < {bound:g} s, {at} (seed 000)",
             "value": sd["dialog_response_s"],
             "unit": "s",
             "passed": sd["dialog_response_below_2s"],
@@ -878,7 +883,7 @@ def benchmark_checks(report: dict, thresholds: Thresholds) -> list[dict]:
                 {"value": "not measured", "unit": sd["response_not_measured"], "passed": None}
                 if sd.get("response_not_measured")
                 else {"unit": "s; think time unknown: not judged", "passed": None}
-                if sd.get("think_time_s") is None
+                if think is None
                 else {}
             ),
         },
@@ -915,6 +920,16 @@ def benchmark_checks(report: dict, thresholds: Thresholds) -> list[dict]:
     ]
 
 
+# A run's source in words (RunMeta.source), for lines that say where its data came from.
+SOURCE_WORDS = {
+    "simulated": "a simulated run",
+    "prometheus": "a window read from Prometheus",
+    "perfmon": "a PerfMon capture",
+    "st03": "an ST03 export",
+    "stad": "an STAD export",
+}
+
+
 def empty_lines(report: dict, data: RunRecord) -> dict[str, str]:
     """Per section, the one line shown when it has no rows: imported runs lack whole
     sources (a PerfMon file has no ST03, an ST03 export no OS counters or SQL)."""
@@ -944,8 +959,8 @@ def empty_lines(report: dict, data: RunRecord) -> dict[str, str]:
         "gaps": (
             "None: every step of the window has data."
             if "gaps" in report
-            else "Not looked for: this run's data has no clock of its own (a simulated run or "
-            "an ST03 export)."
+            else "Not looked for: this run's data has no clock of its own (it is "
+            f"{SOURCE_WORDS.get(data.meta.source, f'of source {data.meta.source!r}')})."
         ),
         "transaction_profile": "No per-transaction ST03 data in this run.",
         "time_profile": "No ST03 data in this run: no time profile.",

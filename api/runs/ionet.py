@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from api.runs.record import Column, RunRecord
+from exporters.vocabulary import DISK_QUEUE, OS_COUNTER_BY_KEY
 
 IO_WAIT, NETWORK = "io_wait", "network"
 SECTIONS = (IO_WAIT, NETWORK)
@@ -45,7 +46,9 @@ COUNTERS: dict[tuple[frozenset[str], str], tuple[str, str]] = {
     (NICS, "output queue length"): (NETWORK, "packets"),
 }
 # The report's standard row every source may have (from _Total or the sum of the disks).
-STANDARD = {"disk_queue": (IO_WAIT, "requests", "PhysicalDisk\\Avg. Disk Queue Length")}
+STANDARD = {
+    DISK_QUEUE: (IO_WAIT, OS_COUNTER_BY_KEY[DISK_QUEUE].unit, OS_COUNTER_BY_KEY[DISK_QUEUE].counter)
+}
 PATH = re.compile(r"^(?P<object>[^\\(]+)(\((?P<instance>.*)\))?\\(?P<counter>[^\\]+)$")
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from api.imports.winzones import iana
 from api.runs.percentiles import parse_bound, quantile
 from api.runs.record import RunMeta, RunRecord, col
+from api.runs.storage import RunRow
 
 OVER_TIME_QUANTILES = {"p50": 0.5, "p95": 0.95, "p99": 0.99}
 APDEX_TOLERATING = 4.0
@@ -216,11 +217,11 @@ def _iana_keys() -> frozenset[str]:
     return frozenset(available_timezones())
 
 
-def window(run: dict, meta: RunMeta) -> dict:
+def window(run: RunRow, meta: RunMeta) -> dict:
     """The run's window in UTC, and in the source's local time where the source names its
     zone (a PerfMon header does; an ST03 export is in the system's local time, zone unnamed,
     and its times are stored as they are written)."""
-    start, end = datetime.fromisoformat(run["start"]), datetime.fromisoformat(run["end"])
+    start, end = run.start, run.end
     out: dict = {"start_utc": start.isoformat(), "end_utc": end.isoformat(), "zone": None}
     zone = _zone(meta)
     if meta.source in ("st03", "stad") and zone is None:

@@ -26,6 +26,7 @@ from api.runs.fromprom import PrometheusError, read_window, scrape_interval_s
 from api.runs.gaps import describe as describe_gaps
 from api.runs.record import fault_windows
 from api.runs.spec import RealtimeRunRequest
+from api.runs.storage import RunRow, RunStatus
 from api.store import limit_met
 from exporters.control import ControlChange
 from exporters.model.catalog import Catalog, ConfigError
@@ -236,12 +237,12 @@ class RealtimeRun(threading.Thread):
         self,
         store,
         settings: Settings,
-        run: dict,
+        run: RunRow,
         req: RealtimeRunRequest,
         plan: LivePlan,
         resumed: str = "",
     ) -> None:
-        super().__init__(name=f"wlmon-run-{run['id']}", daemon=True)
+        super().__init__(name=f"wlmon-run-{run.id}", daemon=True)
         self.store, self.settings, self.run_row, self.req, self.plan = (
             store,
             settings,
@@ -251,7 +252,7 @@ class RealtimeRun(threading.Thread):
         )
         self.resumed = resumed
         self.control = ExporterControl.of(settings)
-        self.start_at = datetime.fromisoformat(run["start"])
+        self.start_at = run.start
         self._cancel = threading.Event()
         # Set when the API stops on purpose: the driver leaves the run 'running' (for the
         # next API to resume) and the exporter holding the plan under its lease.
@@ -264,11 +265,11 @@ class RealtimeRun(threading.Thread):
         self._alive_at: datetime | None = None
         # (status, message) of a run that has ended but whose end the database has not
         # taken yet: what GET /runs/{id} answers meanwhile (api/services/live.py).
-        self.pending: tuple[str, str] | None = None
+        self.pending: tuple[RunStatus, str] | None = None
 
     @property
     def run_id(self) -> str:
-        return self.run_row["id"]
+        return self.run_row.id
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -437,16 +438,16 @@ class RealtimeRun(threading.Thread):
             return f"a write of the run's progress was refused: {why}"
         return f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
 
-    def _pending(self, status: str, message: str) -> None:
+    def _pending(self, status: RunStatus, message: str) -> None:
         self.pending = (status, message)
 
 
 def conclude(
     store,
     settings: Settings,
-    run: dict,
+    run: RunRow,
     plan: LivePlan,
-    status: str,
+    status: RunStatus,
     notes: list[str],
     end: datetime,
     ann: RunAnnotations,
@@ -459,12 +460,12 @@ def conclude(
     steady state and did not fail), its status and notes stored with the data; `faults`:
     the plan's faults, kept in the record as its fault windows. The end is stored whatever
     fails on the way (`store_end`)."""
-    start = datetime.fromisoformat(run["start"])
-    steady_at = start + timedelta(seconds=plan.wall(run["ramp_up_s"]))
+    start = run.start
+    steady_at = start + timedelta(seconds=plan.wall(run.ramp_up_s))
     try:
         ann.end(status, "; ".join(notes), start, steady_at, end)
     except Exception as exc:  # a side write: the run's own record matters more
-        log.exception("run %s: the end event failed", run["id"])
+        log.exception("run %s: the end event failed", run.id)
         notes.append(f"the end event was not written: {exc}")
     data = None
     if status != "failed" and (end - steady_at).total_seconds() >= plan.wall_step_s:
@@ -493,14 +494,14 @@ def conclude(
             status = "failed" if status != "interrupted" else status
             notes.append(str(exc))
         except Exception as exc:  # a bug reading the window must not leave it running
-            log.exception("run %s: reading its window failed", run["id"])
+            log.exception("run %s: reading its window failed", run.id)
             status = "failed" if status != "interrupted" else status
             notes.append(f"reading its window failed: {type(exc).__name__}: {exc}")
     elif status != "failed":
         notes.append("ended before its steady state: no data")
     try:
         message = "; ".join(notes + ann.failures)
-        store_end(store, run["id"], status, end, data, message, halt=halt, pending=pending)
+        store_end(store, run.id, status, end, data, message, halt=halt, pending=pending)
     finally:
         ann.close()
 
@@ -508,7 +509,7 @@ def conclude(
 def store_end(
     store,
     run_id: str,
-    status: str,
+    status: RunStatus,
     end: datetime,
     data,
     message: str,

@@ -8,27 +8,28 @@ side."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import numpy as np
 
 from api.runs import ionet, overtime
 from api.runs.gaps import longest_clear
 from api.runs.percentiles import QUANTILES, parse_bound, precision, quantile
 from api.runs.record import RunMeta, RunRecord, col, parse
+from api.runs.storage import RunRow
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import (
+    AVAILABLE_MB,
+    CPU_PCT,
     DIALOG_RESPONSE,
+    DISK_QUEUE,
     INDICATOR_BY_COMPONENT,
     INDICATORS,
+    OS_COUNTER_BY_KEY,
+    OS_COUNTER_KEYS,
     REPORT_ORDER,
     TASK_TYPES,
     Indicator,
 )
-from exporters.vocabulary import OS_COUNTERS as OS_COUNTER_DEFS
 
-# Key -> the PerfMon counter the report names it by (the vocabulary defines both once).
-OS_COUNTERS = {c.key: c.counter for c in OS_COUNTER_DEFS}
 # The components a comparison (and the CLI's table) puts side by side: the response, the
 # parts the whitepaper rules watch, and CPU; in the order reports print them.
 COMPARED: tuple[str, ...] = tuple(
@@ -332,7 +333,7 @@ def _peak(values: np.ndarray) -> float | None:
 def os_counters(s: Series) -> list[dict]:
     """Average / minimum / maximum of every OS counter per host (seed 003 Tables 2-3)."""
     names = s.data.meta.details.get("counter_names", {})
-    order = list(OS_COUNTERS)
+    order = list(OS_COUNTER_KEYS)
     cols = s.data.of_kind("os")
     cols.sort(
         key=lambda c: (
@@ -351,7 +352,11 @@ def os_counters(s: Series) -> list[dict]:
                 {
                     "host": host,
                     "key": key,
-                    "counter": OS_COUNTERS.get(key) or names.get(name, key),
+                    "counter": (
+                        OS_COUNTER_BY_KEY[key].counter
+                        if key in OS_COUNTER_BY_KEY
+                        else names.get(name, key)
+                    ),
                     # Unrounded: a check compares them (Avg. Disk sec/Read 0.00418 is not
                     # 0.004 under `max: 0.0041`); the page and the CLI round for display.
                     "avg": float(v.mean()),
@@ -541,9 +546,9 @@ def benchmark(
     end_s = float(s.times[-1]) if s.times.size else s.start_s
     clear = round(longest_clear(meta.gaps or [], s.start_s, end_s), 1)
     cpu = {
-        h: round(float(np.mean(s.col(col("os", h, "cpu_pct")))), 2)
+        h: round(float(np.mean(s.col(col("os", h, CPU_PCT)))), 2)
         for h in meta.hosts
-        if s.has(col("os", h, "cpu_pct"))
+        if s.has(col("os", h, CPU_PCT))
     }
     sd_not_measured = {}
     if not measured:
@@ -599,14 +604,14 @@ def benchmark(
             "sixty_consecutive_minutes": None if bait_not_measured else clear >= BAIT_WINDOW_S,
             "avg_cpu_pct_by_host": cpu,
             "avg_available_mb_by_host": {
-                h: round(float(np.mean(s.col(col("os", h, "available_mb")))), 1)
+                h: round(float(np.mean(s.col(col("os", h, AVAILABLE_MB)))), 1)
                 for h in meta.hosts
-                if s.has(col("os", h, "available_mb"))
+                if s.has(col("os", h, AVAILABLE_MB))
             },
             "avg_disk_queue_by_host": {
-                h: round(float(np.mean(s.col(col("os", h, "disk_queue")))), 3)
+                h: round(float(np.mean(s.col(col("os", h, DISK_QUEUE)))), 3)
                 for h in meta.hosts
-                if s.has(col("os", h, "disk_queue"))
+                if s.has(col("os", h, DISK_QUEUE))
             },
             "network": "not measured by the model; real hosts report it through Telegraf (net)",
         },
@@ -657,7 +662,7 @@ def apdex_default_s(thresholds: Thresholds) -> float:
 
 
 def build_report(
-    run: dict,
+    run: RunRow,
     data: RunRecord,
     *,
     thresholds: Thresholds,
@@ -668,7 +673,7 @@ def build_report(
     """`thresholds`: the whitepaper bounds the report judges by (alerts/thresholds.yml, read
     at the edge); `top`: rows of the transaction profile; `interval_s`: the time profile's
     interval; `apdex_t_s`: APDEX's T (None: apdex_default_s)."""
-    s = Series(data, run["ramp_up_s"])
+    s = Series(data, run.ramp_up_s)
     window_s = s.window_s
     summary, transactions = st03(s)
     sql, pools = sql_and_buffers(data)
@@ -695,9 +700,8 @@ def build_report(
         "benchmark": benchmark(s, data.meta, summary, window_s, thresholds),
     }
     end_s = float(data.times[-1]) if data.times.size else 0.0
-    if "start" in run:  # a stored run's row (a bare report of a record has no window)
-        report["window"] = overtime.window(run, data.meta)
-        report["faults"] = overtime.faults(data.meta, datetime.fromisoformat(run["start"]), end_s)
+    report["window"] = overtime.window(run, data.meta)
+    report["faults"] = overtime.faults(data.meta, run.start, end_s)
     report["over_time"] = overtime.over_time(data)
     report["distribution"] = overtime.distribution(data, s.mask)
     report["apdex"] = overtime.apdex(
@@ -811,7 +815,7 @@ def figures(report: dict) -> dict[str, tuple[float, bool]]:
     out["breaches"] = (float(len(report["breaches"])), False)
     for row in report["os_counters"]:
         # More available memory is better; every other counter is a load.
-        up = row["key"] == "available_mb"
+        up = row["key"] == AVAILABLE_MB
         for stat in ("avg", "min", "max"):
             out[f"os.{row['host']}.{row['key']}.{stat}"] = (row[stat], up)
     # The I/O-wait and network rows add their p95 (mean and max are the avg and max above).
@@ -869,8 +873,8 @@ def compare(base: dict, new: dict, tolerances: dict[str, float] | None = None) -
     only_base = sorted(n for n in fb if n not in fn and n != "breaches")
     only_new = sorted(n for n in fn if n not in fb and n != "breaches")
     return {
-        "base": base["run"]["id"],
-        "new": new["run"]["id"],
+        "base": base["run"].id,
+        "new": new["run"].id,
         "figures": list(rows.values()),
         "only_in_base": [{"figure": n, "value": fb[n][0]} for n in only_base],
         "only_in_new": [{"figure": n, "value": fn[n][0]} for n in only_new],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import sqlite3
@@ -9,9 +10,10 @@ import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import MISSING, fields
+from dataclasses import MISSING, dataclass, fields
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -127,23 +129,79 @@ def _data_blobs(data: RunRecord) -> tuple[bytes, bytes | None, bytes | None, str
     )
 
 
-# What GET /runs and GET /runs/{id} answer of a row (api/schemas.py Run).
-RUN_KEYS = (
-    "id",
-    "kind",
-    "status",
-    "scenario",
-    "label",
-    "start",
-    "end",
-    "ramp_up_s",
-    "created_at",
-    "message",
-)
+RunKind = Literal["simulated", "realtime", "external", "imported"]
+RunStatus = Literal["running", "finished", "failed", "cancelled", "interrupted"]
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A run's row as the rest of wlmon sees it: times aware in UTC. The table holds them
+    as ISO text, which only this module reads and writes; api/schemas.py Run writes them
+    back as the same text (datetime.isoformat of the UTC time)."""
+
+    id: str
+    kind: RunKind
+    status: RunStatus
+    scenario: str
+    label: str
+    start: datetime
+    end: datetime  # planned while running, actual once ended
+    ramp_up_s: float
+    created_at: datetime
+    message: str  # why a run failed or ended early; empty when fine
+
+
+@dataclass(frozen=True)
+class LeftRunning:
+    """A run an API left 'running': its row, the spec it was started with, its driver's
+    last sign of life (None when never) and its planned-stop mark ('' after a crash)."""
+
+    row: RunRow
+    spec: dict
+    alive_at: datetime | None
+    stopped: str
+
+
+# The row's columns as RunRow holds them (what GET /runs and GET /runs/{id} answer).
+RUN_KEYS = tuple(f.name for f in fields(RunRow))
+
+
+def _when(text: str, column: str, run_id: str) -> datetime:
+    """A stored time: ISO 8601 with its offset, as every version wrote it."""
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise StoredRunError(f"run {run_id}: stored {column} {text!r} is not a time") from exc
+    if when.tzinfo is None:
+        raise StoredRunError(f"run {run_id}: stored {column} {text!r} has no UTC offset")
+    return when.astimezone(UTC)
+
+
+def _row(values: tuple) -> RunRow:
+    raw = dict(zip(RUN_KEYS, values, strict=True))
+    run_id = raw["id"]
+    for column, allowed in (("kind", RunKind), ("status", RunStatus)):
+        if raw[column] not in get_args(allowed):
+            raise StoredRunError(f"run {run_id}: stored {column} {raw[column]!r} is not known")
+    for column in ("start", "end", "created_at"):
+        raw[column] = _when(raw[column], column, run_id)
+    raw["ramp_up_s"] = float(raw["ramp_up_s"])
+    return RunRow(**raw)
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat()
+
+
+def running_in(db: Path) -> list[RunRow]:
+    """Runs stored as running in the database at `db`, oldest first, read only: nothing is
+    created or migrated (the CLI asks while the stack's API may be writing it). An
+    sqlite3.Error when it cannot be read."""
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        rows = conn.execute(
+            f"SELECT {', '.join(RUN_KEYS)} FROM runs WHERE status = 'running' ORDER BY created_at"
+        ).fetchall()
+    return [_row(r) for r in rows]
 
 
 class RunStore:
@@ -193,20 +251,19 @@ class RunStore:
                 (message, _now(), run_id),
             )
 
-    def left_running(self) -> list[dict]:
-        """Runs an API left 'running', with their spec, last sign of life (`alive_at`, None
-        when never) and planned-stop mark (`stopped`, '' after a crash)."""
+    def left_running(self) -> list[LeftRunning]:
+        """Runs an API left 'running'."""
         keys = (*RUN_KEYS, "spec", "alive_at", "stopped")
         with self._lock:
             rows = self._conn.execute(
                 f"SELECT {', '.join(keys)} FROM runs WHERE status = 'running'"
             ).fetchall()
         out = []
-        for row in rows:
-            run = dict(zip(keys, row, strict=True))
-            run["spec"] = json.loads(run["spec"])
-            run["alive_at"] = datetime.fromisoformat(run["alive_at"]) if run["alive_at"] else None
-            out.append(run)
+        for values in rows:
+            row = _row(values[: len(RUN_KEYS)])
+            spec, alive_at, stopped = values[len(RUN_KEYS) :]
+            alive = _when(alive_at, "alive_at", row.id) if alive_at else None
+            out.append(LeftRunning(row, json.loads(spec), alive, stopped))
         return out
 
     @contextmanager
@@ -232,7 +289,12 @@ class RunStore:
         return self._create("finished", data, **row)
 
     def finish(
-        self, run_id: str, status: str, end: datetime, data: RunRecord | None, message: str = ""
+        self,
+        run_id: str,
+        status: RunStatus,
+        end: datetime,
+        data: RunRecord | None,
+        message: str = "",
     ) -> None:
         """The run's final status and actual end, and its data, in one transaction."""
         blobs = None if data is None else _data_blobs(data)
@@ -247,10 +309,10 @@ class RunStore:
 
     def _create(
         self,
-        status: str,
+        status: RunStatus,
         data: RunRecord | None,
         *,
-        kind: str,
+        kind: RunKind,
         scenario: str,
         label: str,
         start: datetime,
@@ -291,7 +353,7 @@ class RunStore:
             ),
         )
 
-    def list(self, limit: int | None = None, offset: int = 0) -> list[dict]:
+    def list(self, limit: int | None = None, offset: int = 0) -> list[RunRow]:
         """Newest first; a page of `limit` rows from `offset` when given."""
         sql = f"SELECT {', '.join(RUN_KEYS)} FROM runs ORDER BY created_at DESC, id"
         args: tuple = ()
@@ -300,7 +362,7 @@ class RunStore:
             args = (limit, offset)
         with self._lock:
             rows = self._conn.execute(sql, args).fetchall()
-        return [dict(zip(RUN_KEYS, r, strict=True)) for r in rows]
+        return [_row(r) for r in rows]
 
     def count(self) -> int:
         with self._lock:
@@ -324,12 +386,12 @@ class RunStore:
             )
         return cur.rowcount
 
-    def get(self, run_id: str) -> dict | None:
+    def get(self, run_id: str) -> RunRow | None:
         with self._lock:
             row = self._conn.execute(
                 f"SELECT {', '.join(RUN_KEYS)} FROM runs WHERE id = ?", (run_id,)
             ).fetchone()
-        return None if row is None else dict(zip(RUN_KEYS, row, strict=True))
+        return None if row is None else _row(row)
 
     def revision(self, run_id: str) -> tuple[str, str, str] | None:
         """(kind, status, updated_at) of the run, None when there is none: what a cached

@@ -14,6 +14,7 @@ from api.imports import perfmon, plausible, st03, st03period, stad, targets, win
 from api.imports.text import Digest
 from api.runs.gaps import sample_gaps
 from api.runs.record import RunMeta, RunRecord, col
+from api.runs.storage import RunRow
 from api.services.errors import Invalid
 from api.services.runs import get_run
 from api.store import Store
@@ -67,7 +68,7 @@ def _offset(delta: timedelta | None) -> str:
 
 def store_perfmon(
     store: Store, source: BinaryIO | bytes, label: str, tz: str | None = None
-) -> dict:
+) -> RunRow:
     """Parse (streamed from `source`) and store as one run; the run. `tz`: the machine's
     time zone (IANA), for a console capture that names none."""
     digest = Digest(source)
@@ -272,7 +273,7 @@ def store_st03(
     label: str,
     options: st03.Options | None = None,
     perfmon_capture: BinaryIO | bytes | None = None,
-) -> dict:
+) -> RunRow:
     """An ST03 export as a run over the period it covers (one interval, or one per hour of
     a time profile); the report's ST03 tables read it like a recorded run; a PerfMon capture
     of the same hours joined (`perfmon_capture`). The run."""
@@ -414,7 +415,7 @@ def store_stad(
     options: st03.Options | None = None,
     target_sheet: bytes | None = None,
     perfmon_capture: BinaryIO | bytes | None = None,
-) -> dict:
+) -> RunRow:
     """A STAD export (one record per dialog step) as a run: per minute, task type and
     transaction the steps and every part, as an ST03 export's; the exact percentiles of
     the response per task type and transaction (every step, nearest rank); the targets

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from pydantic import ValidationError
@@ -22,6 +23,7 @@ from api.runs.realtime import (
     store_end,
 )
 from api.runs.spec import RealtimeRunRequest
+from api.runs.storage import LeftRunning, RunRow
 from api.services.errors import Conflict, Invalid, Unreachable
 from api.services.runs import get_run
 from api.store import Store
@@ -72,16 +74,16 @@ class LiveRuns:
                 return driver
         return None
 
-    def view(self, run: dict) -> dict:
+    def view(self, run: RunRow) -> RunRow:
         """A run as it is: one that has ended but whose end waits for room in the database
         is answered with that end, saying it is not stored yet."""
-        if run.get("status") != "running" or (driver := self._ended_unstored(run["id"])) is None:
+        if run.status != "running" or (driver := self._ended_unstored(run.id)) is None:
             return run
         status, message = driver.pending or ("failed", "")
         note = "not stored yet: the database refuses the write; retried until it has room"
-        return {**run, "status": status, "message": f"{message} ({note})"}
+        return replace(run, status=status, message=f"{message} ({note})")
 
-    def start(self, store: Store, settings: Settings, req: RealtimeRunRequest) -> dict:
+    def start(self, store: Store, settings: Settings, req: RealtimeRunRequest) -> RunRow:
         """Check the plan against the live exporter, store the run as running and start the
         thread that drives it; the run."""
         with self._lock:
@@ -113,7 +115,7 @@ class LiveRuns:
             self._driver.start()
         return run
 
-    def cancel(self, store: Store, settings: Settings, run_id: str) -> dict:
+    def cancel(self, store: Store, settings: Settings, run_id: str) -> RunRow:
         """End the run early; its window so far is still read and reported. A run stored as
         running that no thread drives (its driver gone) is ended here and now, `cancelled`,
         saying so: any run not finished can be cancelled."""
@@ -127,14 +129,14 @@ class LiveRuns:
             raise Conflict(
                 f"run {run_id} has ended ({status}); its end waits for room to be stored"
             )
-        if run["status"] != "running":
-            raise Conflict(f"run {run_id} is {run['status']}")
+        if run.status != "running":
+            raise Conflict(f"run {run_id} is {run.status}")
         now = datetime.now(UTC)
-        notes = [*filter(None, [run["message"]])]
+        notes = [*filter(None, [run.message])]
         notes.append(f"cancelled through the API at {_hms(now)} UTC; no driver was running it")
-        if run["kind"] == "realtime":
+        if run.kind == "realtime":
             notes.extend(_release(settings, run_id, LivePlan.from_spec(_spec(store, run_id))))
-        end = min(now, datetime.fromisoformat(run["end"]))
+        end = min(now, run.end)
         store.runs.finish(run_id, "cancelled", end, None, "; ".join(notes))
         store.failures.ok()
         return get_run(store, run_id)
@@ -166,30 +168,28 @@ class LiveRuns:
         then: what was recorded before is kept and reportable. The exporter is asked in a
         thread: the API must start even while it or Prometheus is down."""
         now = datetime.now(UTC)
-        left = sorted(store.runs.left_running(), key=lambda r: r["start"], reverse=True)
+        left = sorted(store.runs.left_running(), key=lambda r: r.row.start, reverse=True)
         to_end = []
-        for run in left:
-            start = datetime.fromisoformat(run["start"])
-            stopped_at = run["alive_at"] or start
-            why = run["stopped"] or crashed(stopped_at)
-            req, plan = _plan_of(run)
-            planned_end = datetime.fromisoformat(run["end"])
+        for found in left:
+            run = found.row
+            stopped_at = found.alive_at or run.start
+            why = found.stopped or crashed(stopped_at)
+            req, plan = _plan_of(found)
+            planned_end = run.end
             if (
                 req is not None
                 and plan is not None
                 and self._driver is None
                 and (planned_end - now).total_seconds() >= plan.wall_step_s
             ):
-                note = "; ".join(
-                    filter(None, (run["message"], f"{why}; resumed at {_hms(now)} UTC"))
-                )
-                store.runs.stopped(run["id"], now, "")  # a later crash is not this stop
-                store.runs.note(run["id"], note)
+                note = "; ".join(filter(None, (run.message, f"{why}; resumed at {_hms(now)} UTC")))
+                store.runs.stopped(run.id, now, "")  # a later crash is not this stop
+                store.runs.note(run.id, note)
                 self._driver = RealtimeRun(store, settings, run, req, plan, resumed=note)
                 self._driver.start()
-                log.warning("run %s resumed: %s", run["id"], note)
+                log.warning("run %s resumed: %s", run.id, note)
                 continue
-            to_end.append((run, plan, min(stopped_at, planned_end), why))
+            to_end.append((found, plan, min(stopped_at, planned_end), why))
         if not to_end:
             return None
         thread = threading.Thread(
@@ -203,16 +203,16 @@ class LiveRuns:
 
 
 def _spec(store: Store, run_id: str) -> dict:
-    run = next((r for r in store.runs.left_running() if r["id"] == run_id), None)
-    return run["spec"] if run is not None else {}
+    found = next((r for r in store.runs.left_running() if r.row.id == run_id), None)
+    return found.spec if found is not None else {}
 
 
-def _plan_of(run: dict) -> tuple[RealtimeRunRequest | None, LivePlan | None]:
+def _plan_of(found: LeftRunning) -> tuple[RealtimeRunRequest | None, LivePlan | None]:
     """The request and plan a real-time run was started with; (None, None) when the run
     is of another kind or was stored before plans were kept."""
-    if run["kind"] != "realtime":
+    if found.row.kind != "realtime":
         return None, None
-    spec = run["spec"]
+    spec = found.spec
     try:
         req = RealtimeRunRequest.model_validate(
             {k: v for k, v in spec.items() if k in RealtimeRunRequest.model_fields}
@@ -224,17 +224,20 @@ def _plan_of(run: dict) -> tuple[RealtimeRunRequest | None, LivePlan | None]:
 
 
 def _end_interrupted(
-    store: Store, settings: Settings, runs: list[tuple[dict, LivePlan | None, datetime, str]]
+    store: Store,
+    settings: Settings,
+    runs: list[tuple[LeftRunning, LivePlan | None, datetime, str]],
 ) -> None:
-    for run, plan, end, why in runs:
+    for found, plan, end, why in runs:
+        run = found.row
         # An earlier stop it was resumed from is in its message already.
-        notes = [*filter(None, [run["message"]]), f"{why}; ended at its restart"]
-        if run["kind"] == "realtime":
-            notes.extend(_release(settings, run["id"], plan))
+        notes = [*filter(None, [run.message]), f"{why}; ended at its restart"]
+        if run.kind == "realtime":
+            notes.extend(_release(settings, run.id, plan))
         if plan is None:
-            store_end(store, run["id"], "interrupted", end, None, "; ".join(notes))
+            store_end(store, run.id, "interrupted", end, None, "; ".join(notes))
             continue
-        req = _plan_of(run)[0]
+        req = _plan_of(found)[0]
         ann = RunAnnotations(settings, run)
         faults = req.faults if req is not None else ()
         conclude(store, settings, run, plan, "interrupted", notes, end, ann, faults)

@@ -109,7 +109,8 @@ def revision(store: Store, run_id: str) -> tuple:
     kind, status, updated_at = found
     if status == "running":
         # Cheap to say here; a worker would load the run only to say the same.
-        end = (store.runs.get(run_id) or {}).get("end", "")
+        run = store.runs.get(run_id)
+        end = "" if run is None else run.end.isoformat()
         raise Conflict(f"run {run_id} is still running; it ends at {end}")
     return (status, updated_at, store.firing_revision() if kind in MONITORED else 0)
 

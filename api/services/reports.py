@@ -4,58 +4,59 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from api.runs.html import render, render_compare
 from api.runs.record import RunRecord
 from api.runs.report import build_report, compare
-from api.runs.storage import StoredRunError
-from api.services.errors import Conflict, Invalid, NotFound
-from api.services.runs import MONITORED
+from api.runs.storage import RunRow, StoredRunError
+from api.schemas import Report
+from api.services.errors import Conflict, Invalid
+from api.services.runs import MONITORED, get_run
 from api.store import Store
 from exporters.thresholds import Thresholds
 
 
-def load(store: Store, run_id: str) -> tuple[dict, RunRecord]:
+def load(store: Store, run_id: str) -> tuple[RunRow, RunRecord]:
     """The run and its data; a run still running or one that failed has none yet."""
-    run = store.runs.get(run_id)
-    if run is None:
-        raise NotFound(f"no run {run_id!r}")
+    run = get_run(store, run_id)
     try:
         data = store.runs.data(run_id)
     except StoredRunError as exc:
         raise Conflict(f"run {run_id}: {exc}") from exc
-    if data is None and run["status"] == "running":
-        raise Conflict(f"run {run_id} is still running; it ends at {run['end']}")
+    if data is None and run.status == "running":
+        raise Conflict(f"run {run_id} is still running; it ends at {run.end.isoformat()}")
     if data is None:
-        raise Conflict(f"run {run_id} has no data ({run['status']}: {run['message']})")
+        raise Conflict(f"run {run_id} has no data ({run.status}: {run.message})")
     return run, data
 
 
 def report_of(
-    store: Store, run: dict, data: RunRecord, thresholds: Thresholds, **options: float
+    store: Store, run: RunRow, data: RunRecord, thresholds: Thresholds, **options: float
 ) -> dict:
     """`options`: build_report's `top`, `interval_s` and `apdex_t_s`; `thresholds` from the
     edge."""
     report = build_report(run, data, thresholds=thresholds, **options)
-    if run["kind"] in MONITORED:
+    if run.kind in MONITORED:
         # The monitored system's own alerts over the run's window, as Alertmanager sent them.
-        report["alerts_fired"] = store.fired_between(
-            datetime.fromisoformat(run["start"]),
-            datetime.fromisoformat(run["end"]),
-            data.meta.sid,
-        )
+        report["alerts_fired"] = store.fired_between(run.start, run.end, data.meta.sid)
     return report
+
+
+def answer(doc: dict) -> Report:
+    """The report as GET /runs/{id}/report and `wlmon report --json` send it: the answer
+    model reads the typed run row and writes its times as the API always has."""
+    return Report.model_validate(doc)
 
 
 def report(store: Store, run_id: str, thresholds: Thresholds, **options: float) -> dict:
     return report_of(store, *load(store, run_id), thresholds, **options)
 
 
-def write_series_csv(run: dict, data: RunRecord, out: io.TextIOBase) -> None:
+def write_series_csv(run: RunRow, data: RunRecord, out: io.TextIOBase) -> None:
     """Every series of the run as CSV: seconds from the start, the UTC time, then one
     column per series by its stored name, values unrounded (an empty cell: no sample)."""
-    start = datetime.fromisoformat(run["start"])
+    start = run.start
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["t_s", "utc", *data.columns])
     for t, row in zip(data.times.tolist(), data.values.tolist(), strict=True):
@@ -97,8 +98,8 @@ def parse_tolerances(items: list[str]) -> dict[str, float]:
 
 def _what(rep: dict) -> str:
     """A run in a few words, for an error that says why two runs cannot be compared."""
-    run = rep["run"]
-    return f"{run['id']} ({run['kind']}, {run['scenario']})"
+    run: RunRow = rep["run"]
+    return f"{run.id} ({run.kind}, {run.scenario})"
 
 
 def compare_reports(

@@ -4,6 +4,7 @@ fetch them. Real-time runs, which hold the live exporter, are in api/services/li
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 
 from api.config import Settings
@@ -12,6 +13,8 @@ from api.runs.fromprom import PrometheusError, read_window, sid_scrape_interval_
 from api.runs.realtime import SCRAPES_PER_STEP
 from api.runs.recorder import record_fast_run
 from api.runs.spec import ExternalRunRequest, RunSpec, too_many_points
+from api.runs.storage import RunRow, StoredRunError
+from api.schemas import Run
 from api.services.errors import Conflict, Invalid, NotFound, Unreachable
 from api.store import Store
 from exporters.model.catalog import ConfigError
@@ -26,31 +29,38 @@ MIN_SCRAPES_PER_STEP = 3
 MONITORED = ("realtime", "external")
 
 
-def with_link(run: dict) -> dict:
-    """Runs on the monitored system open in the forensics dashboard at their window: in the
-    stack's Perses (`dashboard_path`) and in a Grafana of the user's own that imported
-    dashboards/grafana/ (`grafana_path`, the same dashboard by its uid)."""
-    if run["kind"] in MONITORED:
-        start = int(datetime.fromisoformat(run["start"]).timestamp() * 1000)
-        end = int(datetime.fromisoformat(run["end"]).timestamp() * 1000)
-        run["dashboard_path"] = (
-            f"/projects/wlmon/dashboards/forensics?start={start}&end={end}&var-run={run['id']}"
-        )
-        run["grafana_path"] = (
-            f"/d/wlmon-forensics/run-forensics?var-run={run['id']}&from={start}&to={end}"
-        )
+def answer(run: RunRow) -> Run:
+    """The run as the API answers it. Runs on the monitored system open in the forensics
+    dashboard at their window: in the stack's Perses (`dashboard_path`) and in a Grafana of
+    the user's own that imported dashboards/grafana/ (`grafana_path`, the same dashboard by
+    its uid); other runs leave both out (the routes answer only what is set)."""
+    links = {}
+    if run.kind in MONITORED:
+        start = int(run.start.timestamp() * 1000)
+        end = int(run.end.timestamp() * 1000)
+        links = {
+            "dashboard_path": (
+                f"/projects/wlmon/dashboards/forensics?start={start}&end={end}&var-run={run.id}"
+            ),
+            "grafana_path": (
+                f"/d/wlmon-forensics/run-forensics?var-run={run.id}&from={start}&to={end}"
+            ),
+        }
+    return Run(**{f.name: getattr(run, f.name) for f in fields(run)}, **links)
+
+
+def get_run(store: Store, run_id: str) -> RunRow:
+    try:
+        run = store.runs.get(run_id)
+    except StoredRunError as exc:  # a row this version cannot read: say which and why
+        raise Conflict(str(exc)) from exc
+    if run is None:
+        raise NotFound(f"no run {run_id!r}")
     return run
 
 
-def get_run(store: Store, run_id: str) -> dict:
-    run = store.runs.get(run_id)
-    if run is None:
-        raise NotFound(f"no run {run_id!r}")
-    return with_link(run)
-
-
-def list_runs(store: Store, limit: int | None = None, offset: int = 0) -> list[dict]:
-    return [with_link(r) for r in store.runs.list(limit, offset)]
+def list_runs(store: Store, limit: int | None = None, offset: int = 0) -> list[RunRow]:
+    return store.runs.list(limit, offset)
 
 
 def delete_run(store: Store, run_id: str) -> None:
@@ -58,14 +68,14 @@ def delete_run(store: Store, run_id: str) -> None:
     run = store.runs.get(run_id)
     if run is None:
         raise NotFound(f"no run {run_id!r}")
-    if run["status"] == "running":
+    if run.status == "running":
         raise Conflict(f"run {run_id} is in progress: cancel it first (POST /runs/{run_id}/cancel)")
     store.runs.delete(run_id)
 
 
 def record_fast(
     store: Store, spec: RunSpec, progress: Callable[[float, float], None] | None = None
-) -> dict:
+) -> RunRow:
     """Simulate the run now and store it with its series; the run."""
     try:
         data = record_fast_run(spec, progress=progress)
@@ -84,7 +94,7 @@ def record_fast(
     return get_run(store, run_id)
 
 
-def register_external(store: Store, settings: Settings, req: ExternalRunRequest) -> dict:
+def register_external(store: Store, settings: Settings, req: ExternalRunRequest) -> RunRow:
     """Read the window's series from Prometheus and store them as a run; the run."""
     start, end = req.start.astimezone(UTC), req.end.astimezone(UTC)
     if end <= start:

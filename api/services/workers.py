@@ -31,7 +31,7 @@ from fastapi import status
 
 from api.imports import st03
 from api.runs.spec import RunSpec
-from api.schemas import CheckResult, Comparison, Report
+from api.schemas import CheckResult, Comparison, Run
 from api.services import checks, imports, reports, runs
 from api.services.errors import ServiceError
 from api.services.import_limits import ImportLimits
@@ -102,8 +102,8 @@ def _store(db: Database) -> Store:
     return _stores[db]
 
 
-def record_fast(db: Database, spec: RunSpec) -> dict:
-    return runs.record_fast(_store(db), spec)
+def record_fast(db: Database, spec: RunSpec) -> Run:
+    return runs.answer(runs.record_fast(_store(db), spec))
 
 
 def import_st03(
@@ -113,15 +113,15 @@ def import_st03(
     limits: ImportLimits,
     options: st03.Options | None = None,
     capture: Path | None = None,
-) -> dict:
+) -> Run:
     """Import the uploaded file the API spooled to disk, streamed from there (a PerfMon
     capture of the same hours joined, `capture`)."""
     limits.check_rows(upload)
     with upload.open("rb") as source:
         if capture is None:
-            return imports.store_st03(_store(db), source, label, options)
+            return runs.answer(imports.store_st03(_store(db), source, label, options))
         with capture.open("rb") as pm:
-            return imports.store_st03(_store(db), source, label, options, pm)
+            return runs.answer(imports.store_st03(_store(db), source, label, options, pm))
 
 
 def import_stad(
@@ -132,23 +132,25 @@ def import_stad(
     options: st03.Options,
     target_sheet: bytes | None,
     capture: Path | None = None,
-) -> dict:
+) -> Run:
     """Import an uploaded STAD export (its targets sheet, a PerfMon capture of the same
     hours), streamed from disk."""
     limits.check_rows(upload)
     with upload.open("rb") as source:
         if capture is None:
-            return imports.store_stad(_store(db), source, label, options, target_sheet)
+            return runs.answer(imports.store_stad(_store(db), source, label, options, target_sheet))
         with capture.open("rb") as pm:
-            return imports.store_stad(_store(db), source, label, options, target_sheet, pm)
+            return runs.answer(
+                imports.store_stad(_store(db), source, label, options, target_sheet, pm)
+            )
 
 
 def import_perfmon(
     db: Database, upload: Path, label: str, limits: ImportLimits, tz: str | None = None
-) -> dict:
+) -> Run:
     limits.check_rows(upload)
     with upload.open("rb") as source:
-        return imports.store_perfmon(_store(db), source, label, tz)
+        return runs.answer(imports.store_perfmon(_store(db), source, label, tz))
 
 
 def render_report(
@@ -165,7 +167,7 @@ def render_report(
         page = reports.page(store, run_id, thresholds, **options)
         body, media_type = page.encode(), "text/html; charset=utf-8"
     else:
-        doc = Report.model_validate(reports.report(store, run_id, thresholds, **options))
+        doc = reports.answer(reports.report(store, run_id, thresholds, **options))
         # Keys a run does not have (alerts_fired, benchmark checks) stay out, not null.
         # by_alias: the audit's key is `import`, as the schema names it (not `import_`).
         body = doc.model_dump_json(exclude_unset=True, by_alias=True).encode()

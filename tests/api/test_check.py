@@ -18,6 +18,7 @@ from api.main import create_app
 from api.runs.checks import evaluate
 from api.runs.sla import SlaError, parse_sla
 from exporters.vocabulary import INDICATORS
+from tests.api.rows import run_row
 from wlmon.cli import app as cli
 
 AUTH = {"Authorization": "Bearer t"}
@@ -244,7 +245,7 @@ def test_junit_xml_has_a_test_case_per_criterion(env, tmp_path) -> None:
 
 def test_a_run_without_st03_skips_what_it_cannot_judge() -> None:
     bare = {
-        "run": {"id": "perfmon"},
+        "run": run_row("perfmon"),
         "benchmark": {},
         "indicators": [],
         "st03": [],

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from api.config import Settings, get_settings
 from api.main import create_app
+from tests.api.rows import run_row
 from wlmon.cli import app
 
 AUTH = {"Authorization": "Bearer t"}
@@ -144,9 +145,9 @@ def test_a_figure_from_0_has_no_percentage_and_is_never_same(monkeypatch) -> Non
         "a": {"dialog_dispatcher_wait_ms": (0.0, False), "saps": (100.0, True), "x": (0.0, 0)},
         "b": {"dialog_dispatcher_wait_ms": (1.5, False), "saps": (103.0, True), "x": (0.0, 0)},
     }
-    monkeypatch.setattr(report, "figures", lambda rep: values[rep["run"]["id"]])
-    monkeypatch.setattr(checks, "figures", lambda rep: values[rep["run"]["id"]])
-    doc = report.compare({"run": {"id": "a"}}, {"run": {"id": "b"}})
+    monkeypatch.setattr(report, "figures", lambda rep: values[rep["run"].id])
+    monkeypatch.setattr(checks, "figures", lambda rep: values[rep["run"].id])
+    doc = report.compare({"run": run_row("a")}, {"run": run_row("b")})
     rows = {f["figure"]: f for f in doc["figures"]}
     wait = rows["dialog_dispatcher_wait_ms"]
     assert wait["delta_pct"] is None and wait["verdict"] == "worse"
@@ -154,5 +155,5 @@ def test_a_figure_from_0_has_no_percentage_and_is_never_same(monkeypatch) -> Non
     assert rows["saps"]["delta_pct"] == 3.0 and rows["saps"]["verdict"] == "same"
     # A baseline tolerance on it fails (it moved), saying why, rather than passing at 0 %.
     sla = parse_sla("tolerances:\n  dialog_dispatcher_wait_ms: 5\n")
-    (_, crit) = checks.against_baseline({"run": {"id": "b"}}, {"run": {"id": "a"}}, sla)
+    (_, crit) = checks.against_baseline({"run": run_row("b")}, {"run": run_row("a")}, sla)
     assert crit["status"] == "failed" and "from 0" in crit["detail"]

@@ -13,6 +13,7 @@ from api.runs.checks import evaluate
 from api.runs.gaps import describe, gaps, spans
 from api.runs.report import build_report
 from api.schemas import Report
+from tests.api.rows import run_row
 from tests.integration.helpers import unexpected_run_message as judge
 
 START = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
@@ -79,18 +80,7 @@ def test_a_window_read_from_prometheus_reports_its_gaps(monkeypatch) -> None:
             (START + timedelta(minutes=8)).isoformat(),
         ),
     ]
-    run = {
-        "id": "r1",
-        "kind": "external",
-        "status": "finished",
-        "scenario": "BMK",
-        "label": "",
-        "start": START.isoformat(),
-        "end": (START + timedelta(minutes=STEPS)).isoformat(),
-        "ramp_up_s": 0.0,
-        "created_at": START.isoformat(),
-        "message": "",
-    }
+    run = run_row("r1", kind="external", scenario="BMK", start=START, duration_s=60.0 * STEPS)
     report = Report.model_validate(build_report(run, data, thresholds=load_thresholds()))
     assert [g.kind for g in report.gaps] == ["exporter_down", "no_data"]
     assert [(g.start_s, g.end_s) for g in report.gaps] == [(120.0, 240.0), (420.0, 480.0)]
@@ -101,7 +91,7 @@ def _window(monkeypatch, down: set[int], minutes: int = 70, ramp_up_s: float = 3
     monkeypatch.setattr(fromprom, "_instant", lambda url, query, at: [])
     end = START + timedelta(minutes=minutes)
     data = fromprom.read_window("http://prometheus", "BMK", START, end, STEP, None, None)
-    run = {"id": "b", "ramp_up_s": ramp_up_s, "message": ""}
+    run = run_row("b", ramp_up_s=ramp_up_s, start=START, duration_s=60.0 * minutes)
     return build_report(run, data, thresholds=load_thresholds())
 
 

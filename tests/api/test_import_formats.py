@@ -186,7 +186,7 @@ def test_an_xlsx_export_reads_its_number_cells_as_numbers(store) -> None:
     body = xlsx([[line] for line in PREAMBLE] + [[]] + [HEADING] + ROWS)
     assert body[:2] == b"PK"
     run = imports.store_st03(store, body, "xlsx")
-    rep = reports.report(store, run["id"], load_thresholds())
+    rep = reports.report(store, run.id, load_thresholds())
     _check(rep)
     assert rep["import"]["file_format"] == "XLSX (sheet 'Sheet1')"
     assert rep["import"]["number_format"].startswith("number cells")
@@ -208,7 +208,7 @@ def test_html_and_mhtml_exports_read_like_text(store, form) -> None:
     page = html_table(_text_rows(), PREAMBLE)
     body = page.encode("utf-8") if form == "html" else mhtml(page)
     run = imports.store_st03(store, body, form)
-    rep = reports.report(store, run["id"], load_thresholds())
+    rep = reports.report(store, run.id, load_thresholds())
     _check(rep)
     expected = "HTML" if form == "html" else "Excel in MHTML format"
     assert rep["import"]["file_format"] == expected

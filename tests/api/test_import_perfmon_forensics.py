@@ -74,7 +74,7 @@ def test_without_a_zone_it_knows_a_change_back_is_refused_and_forward_is_a_gap(t
     store = Store(tmp_path / "db.sqlite")
     walls = berlin_walls(datetime(2026, 3, 28, 23, 30, tzinfo=UTC), 24, 900)
     run = imports.store_perfmon(store, capture("Mars Standard Time", -60, walls), "t")
-    gaps = reports.report(store, run["id"], load_thresholds())["gaps"]
+    gaps = reports.report(store, run.id, load_thresholds())["gaps"]
     assert [(g["kind"], g["duration_s"]) for g in gaps] == [("no_data", 3600.0 + 900.0)]
 
 
@@ -84,12 +84,12 @@ def test_a_hole_in_a_capture_is_reported_like_a_prometheus_gap(tmp_path) -> None
     walls += [walls[-1] + timedelta(minutes=12) + timedelta(seconds=15 * k) for k in range(40)]
     store = Store(tmp_path / "db.sqlite")
     run = imports.store_perfmon(store, capture("W. Europe Standard Time", -60, walls), "t")
-    rep = reports.report(store, run["id"], load_thresholds())
+    rep = reports.report(store, run.id, load_thresholds())
     (gap,) = rep["gaps"]
     assert gap["start_s"] == 39 * 15 and gap["end_s"] == 39 * 15 + 720
     assert gap["start"] == "2026-11-23T07:09:45+00:00"
     assert rep["benchmark"] == {}  # no dialog steps: BAIT has nothing to judge either way
-    page = reports.page(store, run["id"], load_thresholds())
+    page = reports.page(store, run.id, load_thresholds())
     assert "2026-11-23T07:09:45+00:00" in page
 
 
@@ -98,10 +98,10 @@ def test_lines_of_nul_bytes_are_counted_and_shown_a_damaged_row_is_refused(tmp_p
     tail = ["\0" * 200, "\0" * 50]  # a log cut short by a crash: its preallocated tail
     store = Store(tmp_path / "db.sqlite")
     run = imports.store_perfmon(store, capture("W. Europe Standard Time", -60, walls, tail), "t")
-    audit = reports.report(store, run["id"], load_thresholds())["import"]
+    audit = reports.report(store, run.id, load_thresholds())["import"]
     assert audit["damaged_lines"] == [7, 8]
     assert any("2 line(s) of NUL bytes" in w for w in audit["warnings"])
-    assert "NUL bytes skipped" in reports.page(store, run["id"], load_thresholds())
+    assert "NUL bytes skipped" in reports.page(store, run.id, load_thresholds())
     raw = capture("W. Europe Standard Time", -60, walls).decode().splitlines()
     raw[3] = "\x7f" + raw[3][1:]  # the row's first byte damaged
     with pytest.raises(PerfmonError, match=r"line 4, column 1: a row of 3 cells starting with"):
@@ -123,7 +123,7 @@ def test_os_figures_are_compared_unrounded(tmp_path) -> None:
     run = imports.store_perfmon(store, (head + rows).encode(), "t")
     figure = "os.sapdb01.physicaldisk_total_avg_disk_sec_read.avg"
     sla = f"criteria:\n  - figure: {figure}\n    max: 0.0041\n"
-    result = checks.check(store, run["id"], load_thresholds(), sla)
+    result = checks.check(store, run.id, load_thresholds(), sla)
     (bound,) = [c for c in result["criteria"] if c["source"] == "sla"]
     assert bound["status"] == "failed" and bound["value"] == pytest.approx(0.00418)
 
@@ -168,7 +168,7 @@ def test_a_german_capture_gives_the_english_capture_s_rows_and_figures(tmp_path)
     en, de = _two_captures()
     store = Store(tmp_path / "db.sqlite")
     reps = [
-        reports.report(store, imports.store_perfmon(store, raw, "t")["id"], load_thresholds())
+        reports.report(store, imports.store_perfmon(store, raw, "t").id, load_thresholds())
         for raw in (en, de)
     ]
     rows = [{r["key"]: r for r in rep["os_counters"]} for rep in reps]
@@ -179,8 +179,8 @@ def test_a_german_capture_gives_the_english_capture_s_rows_and_figures(tmp_path)
             assert rows[1][key][stat] == pytest.approx(row[stat], rel=1e-12), (key, stat)
         assert rows[1][key]["counter"] == row["counter"]  # stored under the English name
     assert rows[1]["cpu_pct"]["avg"] == pytest.approx(12.5 + 3.5)
-    assert reps[1]["run"]["start"] == reps[0]["run"]["start"]
-    data = store.runs.data(reps[1]["run"]["id"])
+    assert reps[1]["run"].start == reps[0]["run"].start
+    data = store.runs.data(reps[1]["run"].id)
     assert data.meta.details["encoding"] == "cp1252"
     written = set(data.meta.details["localized_names"].values())
     assert "Physikalischer Datenträger(_Total)\\Mittlere Sek./Lesevorgänge" in written

@@ -139,7 +139,7 @@ OVERVIEW_DE = (
 
 def _report(store: Store, text: str) -> dict:
     run = imports.store_st03(store, text.encode("utf-8"), "t")
-    return reports.report(store, run["id"], load_thresholds())
+    return reports.report(store, run.id, load_thresholds())
 
 
 @pytest.mark.parametrize("text", [OVERVIEW_EN, OVERVIEW_DE], ids=["en", "de"])
@@ -195,7 +195,7 @@ def test_without_response_and_wait_the_response_is_absent_and_sd_not_measured(st
     sd = rep["benchmark"]["sd"]
     assert sd["dialog_response_s"] is None and sd["dialog_response_below_2s"] is None
     assert any("response time is absent" in w for w in rep["import"]["warnings"])
-    result = checks.check(store, rep["run"]["id"], load_thresholds(), think_time_s=10.0)
+    result = checks.check(store, rep["run"].id, load_thresholds(), think_time_s=10.0)
     sd_check = next(c for c in result["criteria"] if c["name"] == "SD: average dialog response")
     assert sd_check["status"] == "skipped"
     assert "no response time" in sd_check["detail"]
@@ -276,13 +276,13 @@ def test_an_import_s_sd_verdict_needs_a_think_time_and_bait_continuity(store, tm
     bait = rep["benchmark"]["bait"]
     assert bait["sixty_consecutive_minutes"] is None
     assert "cannot show continuity" in bait["not_measured"]
-    result = checks.check(store, rep["run"]["id"], load_thresholds())
+    result = checks.check(store, rep["run"].id, load_thresholds())
     by = {c["name"]: c for c in result["criteria"]}
     assert by["SD: think time"]["status"] == "skipped"
     assert by["SD: average dialog response"]["status"] == "skipped"
     assert "think time is unknown" in by["SD: average dialog response"]["detail"]
     assert by["BAIT: 60 consecutive minutes measured"]["status"] == "skipped"
-    given = checks.check(store, rep["run"]["id"], load_thresholds(), think_time_s=10.0)
+    given = checks.check(store, rep["run"].id, load_thresholds(), think_time_s=10.0)
     by = {c["name"]: c for c in given["criteria"]}
     # 2.25 s average dialog response: over the 2 s bound, judged now.
     assert by["SD: average dialog response"]["status"] == "failed"

@@ -107,7 +107,7 @@ def _report(store: Store, text: str, encoding: str = "utf-8", **options) -> dict
     run = imports.store_st03(
         store, text.encode(encoding), "t", imports.st03_options(**options) if options else None
     )
-    return reports.report(store, run["id"], load_thresholds())
+    return reports.report(store, run.id, load_thresholds())
 
 
 @pytest.mark.parametrize(
@@ -156,7 +156,7 @@ def test_an_overview_of_one_hour_in_every_format_gives_saps_of_steps_per_hour_ov
     assert audit["number_format"] == ("decimal comma" if style == "comma" else "decimal point")
     assert audit["total_row"]["columns_checked"]
     assert any("Date: 26.11.2026" in w for w in audit["warnings"])
-    assert rep["run"]["start"].startswith("2026-11-25T10:00:00")
+    assert rep["run"].start.isoformat().startswith("2026-11-25T10:00:00")
 
 
 def test_the_issue_s_german_tsv_reads_every_number_as_written(store) -> None:
@@ -210,7 +210,7 @@ def test_without_a_period_throughput_saps_and_bait_are_not_measured(store) -> No
     assert bait["sixty_consecutive_minutes"] is None
     assert {"saps", "throughput_steps_per_s", "dialog_steps_per_s"} <= set(rep["not_measured"])
     # A check bounding SAPS skips it, saying why: neither passed nor an error.
-    run_id = rep["run"]["id"]
+    run_id = rep["run"].id
     result = checks.check(
         store, run_id, load_thresholds(), "criteria:\n  - figure: saps\n    min: 29000\n"
     )
@@ -391,7 +391,7 @@ def test_every_series_exports_as_csv_unrounded(store, tmp_path) -> None:
     export = Export(keys=["hour"], fields=["steps", "response"], rows=rows, preamble=[])
     text = export.text("tabs")
     run = imports.store_st03(store, text.encode(), "t", imports.st03_options(task_type="DIALOG"))
-    got = list(csvmod.reader(reports.series_csv(store, run["id"]).splitlines()))
+    got = list(csvmod.reader(reports.series_csv(store, run.id).splitlines()))
     assert got[0][:2] == ["t_s", "utc"]
     steps = got[0].index("st03.dialog.steps")
     response = got[0].index("st03.dialog.response")

@@ -178,7 +178,7 @@ def test_a_stad_export_gives_exact_percentiles_and_every_part(tmp_path, german) 
     steps = _steps(3, 400)
     store = Store(tmp_path / "db.sqlite")
     run = imports.store_stad(store, _text(steps, german).encode("utf-8"), "stad")
-    rep = reports.report(store, run["id"], load_thresholds())
+    rep = reports.report(store, run.id, load_thresholds())
     assert rep["steady_state"]["duration_s"] == 3600.0
     rows = {r["task_type"]: r for r in rep["st03"]}
     for typ, key in TASKS.items():
@@ -267,7 +267,7 @@ def test_targets_per_transaction_are_judged_in_report_check_and_junit(tmp_path) 
     steps = _steps(3, 400)
     store = Store(tmp_path / "db.sqlite")
     run = imports.store_stad(store, _text(steps).encode(), "stad", None, TARGETS.encode())
-    rep = reports.report(store, run["id"], load_thresholds())
+    rep = reports.report(store, run.id, load_thresholds())
     got = {t["transaction"]: t for t in rep["targets"]}
     va01 = [s["response"] for s in steps if s["tx"] == "VA01" and s["typ"] == "DIA"]
     p95 = _rank(va01, 0.95) / 1000
@@ -278,7 +278,7 @@ def test_targets_per_transaction_are_judged_in_report_check_and_junit(tmp_path) 
     assert got["VA02"]["passed"] is True
     assert got["ME21N"]["passed"] is False
     assert got["ZNOTRUN"]["measured_s"] is None and got["ZNOTRUN"]["passed"] is None
-    result = checks.check(store, run["id"], load_thresholds())
+    result = checks.check(store, run.id, load_thresholds())
     by = {c["name"]: c for c in result["criteria"]}
     assert by["target VA01 p95"]["status"] == ("passed" if p95 <= 1.5 else "failed")
     assert by["target ME21N mean"]["status"] == "failed"

@@ -152,7 +152,7 @@ def test_the_html_shows_an_import_s_means_with_the_file_s_decimals(tmp_path) -> 
     )
     store = Store(tmp_path / "db.sqlite")
     run = imports.store_st03(store, text.encode(), "t")
-    stored, data = reports.load(store, run["id"])
+    stored, data = reports.load(store, run.id)
     doc = reports.report_of(store, stored, data, load_thresholds(), top=20, interval_s=3600.0)
     page = render(doc, data, load_thresholds())
     st03 = page[page.index('id="st03"') : page.index('id="percentiles"')]

@@ -20,6 +20,7 @@ from pydantic import SecretStr
 from api.config import Settings
 from api.outbox import Outbox
 from api.runs.annotations import RunAnnotations
+from tests.api.rows import run_row
 
 
 def _free_port() -> int:
@@ -78,7 +79,7 @@ def test_an_annotation_written_before_its_grafana_is_up_arrives_after() -> None:
     settings = Settings(
         grafana_url=peer.url, grafana_password=SecretStr("g-pass"), logs_url=None, influx_url=None
     )
-    run = {"id": "r-late", "label": "resumed", "kind": "realtime", "scenario": "s"}
+    run = run_row("r-late", label="resumed", kind="realtime", scenario="s")
     pending0 = _metric("wlmon_api_side_writes_pending", target="grafana_annotations")
     delivered0 = _metric("wlmon_api_side_writes_delivered_total", target="grafana_annotations")
     ann = RunAnnotations(settings, run)

@@ -109,8 +109,8 @@ def test_a_run_in_progress_has_no_report_yet_and_one_left_by_a_crashed_api_is_in
         ramp_up_s=0,
         spec={},  # stored before runs kept their plan: it cannot be resumed nor read back
     )
-    assert store.runs.get(run_id)["status"] == "running"
-    assert Store(path).runs.get(run_id)["status"] == "running"  # the CLI opening it: no change
+    assert store.runs.get(run_id).status == "running"
+    assert Store(path).runs.get(run_id).status == "running"  # the CLI opening it: no change
     with TestClient(create_app(Settings(db_path=path, token="t"))) as c:
         run = eventually(
             lambda: (r := c.get(f"/runs/{run_id}").json())["status"] != "running" and r,
@@ -235,9 +235,9 @@ def test_the_driver_puts_back_a_plan_the_exporter_lost_and_records_the_gap(
         if second is not None:
             second.stop()
     row = store.runs.get(run_id)
-    assert row["status"] == "finished", row
-    assert "the exporter did not hold the plan from" in row["message"]
-    assert "out of reach" in row["message"] and "restarted at" in row["message"]
+    assert row.status == "finished", row
+    assert "the exporter did not hold the plan from" in row.message
+    assert "out of reach" in row.message and "restarted at" in row.message
 
 
 def test_users_over_the_exporters_cap_are_refused_before_anything_starts(tmp_path) -> None:
@@ -295,9 +295,9 @@ def test_a_plan_the_exporter_refuses_mid_run_fails_the_run_with_its_message(
         driver.cancel()
         exporter.stop()
     row = store.runs.get(run_id)
-    assert row["status"] == "failed", row
-    assert "field 'users' must be an integer from 1 to 3000" in row["message"]
-    assert "out of reach" not in row["message"]
+    assert row.status == "failed", row
+    assert "field 'users' must be an integer from 1 to 3000" in row.message
+    assert "out of reach" not in row.message
 
 
 def test_an_api_restart_ends_an_old_run_interrupted_and_frees_the_exporter(tmp_path) -> None:
@@ -389,7 +389,7 @@ def test_a_planned_stop_leaves_the_run_to_the_next_api_which_resumes_it(
             assert c.get(f"/runs/{run_id}").json()["status"] == "running"
         # The client's exit is the API's planned stop.
         row = store.runs.get(run_id)
-        assert row["status"] == "running", row
+        assert row.status == "running", row
         assert exporter.live.run_id == run_id and exporter.sim.faults == (FAULT,)
         # What the lease running out does while the API is down.
         realtime.ExporterControl(f"http://127.0.0.1:{exporter.port}", EXPORTER_TOKEN).apply(

@@ -60,7 +60,7 @@ def test_a_change_of_the_run_computes_the_report_again(client, run_id) -> None:
     before = client.get(f"/runs/{run_id}/report")
     run = store.runs.get(run_id)
     # A run row changing after its report was served (here its message).
-    store.runs.finish(run_id, "finished", datetime.fromisoformat(run["end"]), None, "checked again")
+    store.runs.finish(run_id, "finished", run.end, None, "checked again")
     after = client.get(f"/runs/{run_id}/report")
     assert after.json()["run"]["message"] == "checked again"
     assert after.headers["etag"] != before.headers["etag"]
@@ -144,7 +144,7 @@ def test_a_comparison_is_computed_once_in_a_worker_per_revision(
     # A change of either run computes it again.
     store = client.app.state.store
     row = store.runs.get(other)
-    store.runs.finish(other, "finished", datetime.fromisoformat(row["end"]), None, "renamed")
+    store.runs.finish(other, "finished", row.end, None, "renamed")
     client.get("/runs/compare", params=params)
     assert cache.misses == misses + 2
     assert client.get("/runs/compare", params=params | {"new": "nope"}).status_code == 404

@@ -56,7 +56,7 @@ def page(tmp_path_factory) -> Path:
     )
     run = runs.record_fast(store, spec)
     out = path / "report.html"
-    out.write_text(reports.page(store, run["id"], load_thresholds()), encoding="utf-8")
+    out.write_text(reports.page(store, run.id, load_thresholds()), encoding="utf-8")
     return out
 
 

@@ -72,7 +72,7 @@ def _p95(values: list[float]) -> float:
 def with_disks(tmp_path_factory) -> tuple[Store, dict]:
     store = Store(tmp_path_factory.mktemp("ionet") / "db.sqlite")
     run = imports.store_perfmon(store, capture({**DISKS, **PLAIN}), "disks")
-    return store, reports.report(store, run["id"], load_thresholds())
+    return store, reports.report(store, run.id, load_thresholds())
 
 
 def test_io_wait_and_network_rows_equal_an_independent_calculation(with_disks) -> None:
@@ -107,17 +107,17 @@ def test_a_capture_without_disks_or_nics_has_no_such_section(tmp_path) -> None:
     # it makes no I/O section.
     queue = {"\\\\SAPDB01\\PhysicalDisk(_Total)\\Avg. Disk Queue Length": (None, lambda k: 1.0)}
     run = imports.store_perfmon(store, capture({**PLAIN, **queue}), "plain")
-    rep = reports.report(store, run["id"], load_thresholds())
+    rep = reports.report(store, run.id, load_thresholds())
     assert "io_wait" not in rep and "network" not in rep
     assert "disk_queue" in {r["key"] for r in rep["os_counters"]}
-    page = reports.page(store, run["id"], load_thresholds())
+    page = reports.page(store, run.id, load_thresholds())
     assert 'id="io_wait"' not in page and 'id="network"' not in page
     assert "#io_wait" not in page  # nor in the table of contents
 
 
 def test_the_page_shows_tables_in_ms_and_charts_with_the_fault_shaded(with_disks) -> None:
     store, rep = with_disks
-    run, data = reports.load(store, rep["run"]["id"])
+    run, data = reports.load(store, rep["run"].id)
     data.meta.fault_windows.append(FaultWindow("disk-latency", 150.0, 300.0))
     rep = build_report(run, data, thresholds=load_thresholds())
     page = render(rep, data, load_thresholds())

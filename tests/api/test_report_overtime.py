@@ -20,6 +20,7 @@ from api.runs.spec import RunSpec
 from api.schemas import Report
 from api.services import imports, reports, runs
 from api.store import Store
+from tests.api.rows import run_row
 
 BOUNDS = [0.05, 0.1, 0.2, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, np.inf]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -106,12 +107,12 @@ def fault_run(tmp_path_factory) -> tuple[Store, dict, dict, RunSpec]:
         faults=[{"name": "db-bottleneck", "start_s": 300, "end_s": 450}],
     )
     run = runs.record_fast(store, spec)
-    return store, run, reports.report(store, run["id"], load_thresholds()), spec
+    return store, run, reports.report(store, run.id, load_thresholds()), spec
 
 
 def test_a_fault_run_lists_its_fault_with_its_window(fault_run) -> None:
     _store, run, rep, _ = fault_run
-    start = datetime.fromisoformat(run["start"])
+    start = run.start
     (fault,) = rep["faults"]
     assert (fault["name"], fault["start_s"], fault["end_s"]) == ("db-bottleneck", 300.0, 450.0)
     assert datetime.fromisoformat(fault["end"]) - start == timedelta(seconds=450)
@@ -120,7 +121,7 @@ def test_a_fault_run_lists_its_fault_with_its_window(fault_run) -> None:
 
 def test_throughput_sums_to_the_steps_and_users_follow_the_plan(fault_run) -> None:
     store, run, rep, spec = fault_run
-    data = store.runs.data(run["id"])
+    data = store.runs.data(run.id)
     ot = rep["over_time"]
     dt = np.diff(np.concatenate([[0.0], data.times]))
     steps = sum(r["steps"] for r in rep["st03"])  # the steady state's (after 120 s)
@@ -137,7 +138,7 @@ def test_a_perfmon_window_is_shown_in_its_zone_too(tmp_path) -> None:
     store = Store(tmp_path / "db.sqlite")
     raw = (FIXTURES / "perfmon" / "typeperf-utf16.csv").read_bytes()
     run = imports.store_perfmon(store, raw, "zone")
-    w = reports.report(store, run["id"], load_thresholds())["window"]
+    w = reports.report(store, run.id, load_thresholds())["window"]
     assert w["zone"] == "Europe/Berlin"  # the header's W. Europe Standard Time
     utc = datetime.fromisoformat(w["start_utc"])
     assert datetime.fromisoformat(w["start_local"]) == utc
@@ -149,20 +150,21 @@ def test_an_st03_window_is_the_exports_local_period_without_utc(tmp_path) -> Non
     text = "Period: 25.11.2026 10:00:00 - 25.11.2026 11:00:00\r\n\r\n"
     text += "Task Type Name\t# Steps\tØ Time (ms)\r\nDIALOG\t3600\t500.0\r\n"
     run = imports.store_st03(store, text.encode(), "st03")
-    w = reports.report(store, run["id"], load_thresholds())["window"]
+    w = reports.report(store, run.id, load_thresholds())["window"]
     assert w["start_utc"] is None and w["start_local"].startswith("2026-11-25T10:00")
     assert "not named" in w["zone"]
 
 
-def test_a_bare_record_reports_without_a_window() -> None:
-    rep = build_report(
-        {"id": "x", "ramp_up_s": 0.0}, _record([np.array([0.1])]), thresholds=load_thresholds()
-    )
-    assert "window" not in rep and rep["apdex"]["rows"][0]["steps"] == 1
+def test_a_record_of_one_sample_reports_its_window_and_apdex() -> None:
+    # Every report is of a run row now (typed, with its window): none without one.
+    rep = build_report(run_row(), _record([np.array([0.1])]), thresholds=load_thresholds())
+    assert rep["window"]["start_utc"] == "2026-11-23T07:00:00+00:00"
+    assert rep["window"]["end_utc"] == "2026-11-23T08:00:00+00:00"
+    assert rep["apdex"]["rows"][0]["steps"] == 1
 
 
 @pytest.mark.parametrize("zone", ["Europe", "a" * 300, "../etc/x", "", "x\x00y", "Mars/Olympus"])
 def test_a_zone_name_no_database_lists_gives_no_local_time_and_no_error(zone) -> None:
-    run = {"start": "2026-11-23T07:00:00+00:00", "end": "2026-11-23T08:00:00+00:00"}
-    w = overtime.window(run, RunMeta(source="perfmon", time_zone=zone))
-    assert w["zone"] is None and "start_local" not in w and w["start_utc"] == run["start"]
+    w = overtime.window(run_row(), RunMeta(source="perfmon", time_zone=zone))
+    assert w["zone"] is None and "start_local" not in w
+    assert w["start_utc"] == "2026-11-23T07:00:00+00:00"

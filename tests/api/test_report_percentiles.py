@@ -19,6 +19,7 @@ from api.runs.record import col
 from api.runs.recorder import HISTOGRAM_BOUNDS, record_fast_run
 from api.runs.report import build_report, compare, figures
 from api.runs.spec import RunSpec
+from tests.api.rows import run_row
 
 BOUNDS = [float(b) if b != "+Inf" else math.inf for b in HISTOGRAM_BOUNDS]
 
@@ -64,7 +65,7 @@ def run_data():
 @pytest.fixture(scope="module")
 def report(run_data) -> dict:
     return build_report(
-        {"id": "p", "ramp_up_s": 300.0},
+        run_row("p", ramp_up_s=300.0),
         run_data,
         top=50,
         interval_s=300.0,
@@ -162,7 +163,7 @@ def test_transaction_profile_is_sorted_by_total_time_with_shares_and_parts(repor
 
 def test_top_n_keeps_the_largest(report) -> None:
     data = record_fast_run(RunSpec(duration_s=600, seed=2))
-    two = build_report({"id": "t", "ramp_up_s": 0.0}, data, top=2, thresholds=load_thresholds())[
+    two = build_report(run_row("t"), data, top=2, thresholds=load_thresholds())[
         "transaction_profile"
     ]
     assert [r["rank"] for r in two] == [1, 2]
@@ -181,7 +182,7 @@ def test_time_profile_splits_the_steady_state_into_the_chosen_intervals(report) 
 
 
 def test_a_comparison_has_the_percentiles_with_a_tolerance_per_figure(report) -> None:
-    other = {**report, "run": {"id": "q"}}
+    other = {**report, "run": run_row("q")}
     other["percentiles"] = {
         **report["percentiles"],
         "by_task_type": [
@@ -238,7 +239,7 @@ def test_a_prometheus_window_reads_the_histogram_and_histogram_quantile(monkeypa
         20.0,
         10.0,
     ]
-    rep = build_report({"id": "w", "ramp_up_s": 0.0}, data, thresholds=load_thresholds())
+    rep = build_report(run_row("w"), data, thresholds=load_thresholds())
     row = rep["percentiles"]["by_task_type"][0]
     assert row["steps"] == 160
     assert row["p50_s"] == pytest.approx(0.5 + 0.5 * (80 - 40) / 80)

@@ -22,6 +22,7 @@ from api.runs.spec import RunSpec
 from api.services import imports, runs
 from api.store import Store
 from exporters.model.engine import Totals
+from tests.api.rows import run_row
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -59,9 +60,9 @@ def stored(tmp_path_factory) -> dict[str, RunRecord]:
         ("st03", imports.store_st03, FIXTURES / "st03" / "per-task-type.csv"),
     ):
         run = parse(store, path.read_bytes(), name)
-        out[name] = store.runs.data(run["id"])
+        out[name] = store.runs.data(run.id)
     fast = runs.record_fast(store, RunSpec(duration_s=60, label="stored"))
-    out["fast, stored"] = store.runs.data(fast["id"])
+    out["fast, stored"] = store.runs.data(fast.id)
     start = datetime(2026, 11, 23, 10, 0, tzinfo=UTC)
 
     def answer(url, query, start, end, step) -> list[dict]:
@@ -91,5 +92,5 @@ def test_every_producer_makes_run_data_as_declared(stored, producer) -> None:
     assert _mistyped(data) == [] and _mistyped(data.meta) == []
     assert isinstance(data.meta, RunMeta)
     assert data.meta.source == producer.split(",")[0].replace("fast", "simulated")
-    report = build_report({"id": producer, "ramp_up_s": 0.0}, data, thresholds=load_thresholds())
+    report = build_report(run_row(producer), data, thresholds=load_thresholds())
     assert set(report) >= {"st03", "top_sql", "bufferpools"}

@@ -54,7 +54,7 @@ def _record(tmp_path):
     scratch = Store(tmp_path / "scratch.sqlite")
     with PERFMON.open("rb") as f:
         run = imports.store_perfmon(scratch, f, "data")
-    return scratch.runs.data(run["id"])
+    return scratch.runs.data(run.id)
 
 
 def _settings(db, exporter) -> Settings:
@@ -87,7 +87,7 @@ def _ended(store: Store, run_id: str, driver: realtime.RealtimeRun, timeout: flo
     driver.join(timeout)
     assert not driver.is_alive(), "the driver did not end"
     row = store.runs.get(run_id)
-    assert row["status"] != "running", row
+    assert row.status != "running", row
     return row
 
 
@@ -104,7 +104,7 @@ def test_an_exception_in_the_driver_ends_the_run_failed_with_it(
     monkeypatch.setattr(driver, "_expected", injected)
     driver.start()
     row = _ended(store, run_id, driver)
-    assert row["status"] == "failed" and "injected into the driver" in row["message"], row
+    assert row.status == "failed" and "injected into the driver" in row.message, row
     assert exporter.live.run_id == ""  # the exporter was given back
 
 
@@ -119,8 +119,8 @@ def test_an_exception_while_ending_still_ends_the_run(tmp_path, exporter, monkey
     run_id, driver = _driver(store, _settings(tmp_path / "db.sqlite", exporter))
     driver.start()
     row = _ended(store, run_id, driver)
-    assert row["status"] == "failed", row
-    assert "reading its window failed: ZeroDivisionError: injected" in row["message"]
+    assert row.status == "failed", row
+    assert "reading its window failed: ZeroDivisionError: injected" in row.message
 
 
 def test_past_the_cap_the_run_ends_failed_keeping_its_row(tmp_path, exporter, monkeypatch) -> None:
@@ -138,9 +138,9 @@ def test_past_the_cap_the_run_ends_failed_keeping_its_row(tmp_path, exporter, mo
     if driver.pending is not None:  # even the row's update found no page: make room
         store._conn.execute("DELETE FROM notifications")
     row = _ended(store, run_id, driver)
-    assert row["status"] == "failed", row
-    assert f"its end was refused: the API's database {db} cannot grow" in row["message"]
-    assert "WLMON_API_DB_MAX_BYTES" in row["message"]
+    assert row.status == "failed", row
+    assert f"its end was refused: the API's database {db} cannot grow" in row.message
+    assert "WLMON_API_DB_MAX_BYTES" in row.message
     assert store.runs.data(run_id) is None
     assert store.failures.read().count >= 1
     with TestClient(create_app(_settings(db, exporter))) as client:
@@ -175,10 +175,10 @@ def test_an_end_the_database_refuses_is_retried_until_room_comes(
         r = client.post(f"/runs/{run_id}/cancel", headers=AUTH)
         assert r.status_code == 409 and "waits for room" in r.json()["detail"]
         assert client.get("/healthz").json()["status"] == "degraded"
-        assert store.runs.get(run_id)["status"] == "running"  # not stored: no room
+        assert store.runs.get(run_id).status == "running"  # not stored: no room
         store._conn.execute("DELETE FROM notifications")  # room made
         row = _ended(store, run_id, driver)
-        assert row["status"] == "failed" and "the exporter's long answer" in row["message"]
+        assert row.status == "failed" and "the exporter's long answer" in row.message
         assert client.get(f"/runs/{run_id}").json()["status"] == "failed"
 
 
@@ -198,11 +198,11 @@ def test_on_a_full_disk_the_run_ends_failed(tmp_path, exporter, monkeypatch) -> 
         if driver.pending is not None:
             room.unlink()  # the disk cleaned: the end goes through
         row = _ended(store, run_id, driver)
-        assert row["status"] == "failed", row
+        assert row.status == "failed", row
         # The first write the full disk refused names it: the run's sign of life, or its end.
-        assert "the disk is full" in row["message"], row
+        assert "the disk is full" in row.message, row
         assert any(
-            why in row["message"]
+            why in row.message
             for why in ("a write of the run's progress was refused", "its end was refused")
         ), row
         assert store.failures.read().count >= 1
@@ -294,7 +294,7 @@ def test_wlmon_down_waits_only_on_a_run_a_running_api_drives(tmp_path, exporter)
         no_terminal = runner.invoke(cli, ["down"], env=env)  # nothing to answer with
         assert no_terminal.exit_code == 2
     # The API is gone: the run is still stored as running, but nothing drives it.
-    assert Store(db).runs.get(run_id)["status"] == "running"
+    assert Store(db).runs.get(run_id).status == "running"
     down = runner.invoke(cli, ["down"], env=env)
     assert down.exit_code == 0, down.output
     assert "in progress" not in down.output

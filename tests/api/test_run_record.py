@@ -16,6 +16,7 @@ from alerts.thresholds import load_thresholds
 from api.runs import fromprom
 from api.runs.record import KINDS, Column, ColumnError, RunMeta, col, parse, split
 from api.runs.report import build_report
+from tests.api.rows import run_row
 
 parts = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30)
 kinds = st.sampled_from(sorted(KINDS))
@@ -88,7 +89,7 @@ def test_a_prometheus_window_with_an_fqdn_host_reports_that_host(monkeypatch) ->
         "http://prometheus", "BMK", start, start + timedelta(minutes=4), 60, None, None
     )
     assert data.meta.hosts == ["sap01.corp.local"]
-    report = build_report({"id": "x", "ramp_up_s": 0.0}, data, thresholds=load_thresholds())
+    report = build_report(run_row(), data, thresholds=load_thresholds())
     assert {(r["host"], r["key"]) for r in report["os_counters"]} == {
         ("sap01.corp.local", k) for k in ("cpu_pct", "available_mb", "pages_per_s", "disk_queue")
     }

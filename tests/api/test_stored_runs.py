@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import shutil
 import sqlite3
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +44,7 @@ def test_a_run_stored_before_schema_versions_loads_and_reports(old_db) -> None:
     assert "schema_version" not in np.load(io.BytesIO(_blob(old_db, "series"))).files
     store = Store(old_db)
     (run,) = store.runs.list()
-    rep = reports.report(store, run["id"], load_thresholds())
+    rep = reports.report(store, run.id, load_thresholds())
     dialog = next(r for r in rep["st03"] if r["task_type"] == "dialog")
     assert dialog["steps"] > 0 and dialog["response_ms"] > 0
     assert rep["top_sql"] and rep["bufferpools"]  # the counters blobs read back
@@ -56,18 +55,16 @@ def test_a_run_stored_before_schema_versions_loads_and_reports(old_db) -> None:
 def test_a_run_stored_now_carries_its_schema_version(old_db, tmp_path) -> None:
     old = Store(old_db)
     (run,) = old.runs.list()
-    data = old.runs.data(run["id"])
+    data = old.runs.data(run.id)
     new = Store(tmp_path / "new.sqlite")
-    fields = {k: run[k] for k in ("kind", "scenario", "label", "ramp_up_s")}
-    run_id = new.runs.add(
-        **fields, start=datetime.fromisoformat(run["start"]), duration_s=600.0, spec={}, data=data
-    )
+    fields = {k: getattr(run, k) for k in ("kind", "scenario", "label", "ramp_up_s")}
+    run_id = new.runs.add(**fields, start=run.start, duration_s=600.0, spec={}, data=data)
     path = tmp_path / "new.sqlite"
     for column in ("series", "steady_start", "steady_end"):
         assert int(np.load(io.BytesIO(_blob(path, column)))["schema_version"]) == SCHEMA_VERSION
     assert (
         reports.report(new, run_id, load_thresholds())["st03"]
-        == reports.report(old, run["id"], load_thresholds())["st03"]
+        == reports.report(old, run.id, load_thresholds())["st03"]
     )
 
 
@@ -77,15 +74,15 @@ def test_a_field_missing_from_old_counters_takes_its_default_or_is_named(old_db)
     (run,) = store.runs.list()
     # A field added later with a default (as db_cpu_seconds has one): older runs load.
     _set_blob(old_db, "steady_end", {k: v for k, v in arrays.items() if k != "db_cpu_seconds"})
-    assert store.runs.data(run["id"]).steady_end.db_cpu_seconds == 0.0
+    assert store.runs.data(run.id).steady_end.db_cpu_seconds == 0.0
     # One without: a clear refusal naming it, not a KeyError (the API answers 409).
     _set_blob(old_db, "steady_end", {k: v for k, v in arrays.items() if k != "stmt_rows"})
     with pytest.raises(StoredRunError, match="no 'stmt_rows'"):
-        store.runs.data(run["id"])
+        store.runs.data(run.id)
     # A blob from a newer wlmon says so.
     _set_blob(old_db, "steady_end", {**arrays, "schema_version": np.array(SCHEMA_VERSION + 1)})
     with pytest.raises(StoredRunError, match="stored by a newer wlmon"):
-        store.runs.data(run["id"])
+        store.runs.data(run.id)
 
 
 SCHEMA1 = GOLDEN / "stored-schema-1.sqlite"

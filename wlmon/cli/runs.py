@@ -24,6 +24,7 @@ from api.config import get_settings
 from api.runs.gaps import EXPORTER_DOWN
 from api.runs.html import render
 from api.runs.spec import RealtimeRunRequest, RunSpec
+from api.schemas import Run
 from api.services import imports, reports, runs
 from api.services.errors import ServiceError
 from api.services.import_limits import Kind, limits
@@ -170,7 +171,7 @@ def run_command(
                 )
         except ServiceError as exc:
             fail(str(exc))
-    print(run["id"])
+    print(run.id)
 
 
 def _detail(r: httpx.Response) -> str:
@@ -210,28 +211,36 @@ def _realtime_run(api_url: str, body: dict) -> str:
         fail(f"cannot reach the API at {api_url}: {exc}")
     if r.status_code != 202:
         fail(f"the API refused the run ({r.status_code}): {_detail(r)}")
-    run = r.json()
-    err.print(f"run {run['id']} started; it ends at {run['end']}")
+    run = _run_answer(r)
+    err.print(f"run {run.id} started; it ends at {run.end.isoformat()}")
     with Progress(
         TextColumn("real-time run"), BarColumn(), TimeElapsedColumn(), console=err
     ) as progress:
-        start, end = (datetime.fromisoformat(run[k]) for k in ("start", "end"))
-        task = progress.add_task("run", total=(end - start).total_seconds())
-        while run["status"] == "running":
+        start = run.start
+        task = progress.add_task("run", total=(run.end - start).total_seconds())
+        while run.status == "running":
             time.sleep(2)
             progress.update(task, completed=(datetime.now(UTC) - start).total_seconds())
             try:
-                r = httpx.get(f"{api_url}/runs/{run['id']}", timeout=30)
+                r = httpx.get(f"{api_url}/runs/{run.id}", timeout=30)
             except httpx.HTTPError as exc:
-                fail(f"lost the API at {api_url} during run {run['id']} (it goes on): {exc}")
+                fail(f"lost the API at {api_url} during run {run.id} (it goes on): {exc}")
             if r.status_code != 200:
-                fail(f"the API answered {r.status_code} about run {run['id']}: {_detail(r)}")
-            run = r.json()
-    if run["status"] == "failed":
-        fail(f"run {run['id']} failed: {run['message']}")
-    note = f": {run['message']}" if run["message"] else ""
-    err.print(escape(f"run {run['id']} {run['status']}{note}"))
-    return run["id"]
+                fail(f"the API answered {r.status_code} about run {run.id}: {_detail(r)}")
+            run = _run_answer(r)
+    if run.status == "failed":
+        fail(f"run {run.id} failed: {run.message}")
+    note = f": {run.message}" if run.message else ""
+    err.print(escape(f"run {run.id} {run.status}{note}"))
+    return run.id
+
+
+def _run_answer(r: httpx.Response) -> Run:
+    """The API's answer about a run, read as the schema it is sent by."""
+    try:
+        return Run.model_validate(r.json())
+    except (ValueError, ValidationError) as exc:
+        fail(f"the API's answer about the run is not a run: {exc}")
 
 
 @app.command("runs")
@@ -239,7 +248,13 @@ def runs_command(as_json: bool = typer.Option(False, "--json", help="print JSON"
     """List the stored runs, newest first: id, source, label, window (UTC) and status."""
     rows = runs_store().runs.list()
     if as_json:
-        print(json.dumps(rows, indent=2, default=str))
+        # As GET /runs answers them, less the dashboard links (a terminal opens none).
+        print(
+            json.dumps(
+                [Run.model_validate(r).model_dump(mode="json", exclude_unset=True) for r in rows],
+                indent=2,
+            )
+        )
         return
     if not rows:
         console.print(escape(f"No runs in {get_settings().db_path}."))
@@ -250,13 +265,13 @@ def runs_command(as_json: bool = typer.Option(False, "--json", help="print JSON"
     for run in rows:
         # Labels, sources (an import's file name) and notes are the user's text.
         table.add_row(
-            escape(run["id"]),
-            escape(run["kind"]),
-            escape(run["scenario"]),
-            escape(run["label"]),
-            run["start"][:19].replace("T", " "),
-            run["end"][:19].replace("T", " "),
-            escape(run["status"] + (f" ({run['message']})" if run.get("message") else "")),
+            escape(run.id),
+            escape(run.kind),
+            escape(run.scenario),
+            escape(run.label),
+            f"{run.start:%Y-%m-%d %H:%M:%S}",
+            f"{run.end:%Y-%m-%d %H:%M:%S}",
+            escape(run.status + (f" ({run.message})" if run.message else "")),
         )
     console.print(table)
 
@@ -323,7 +338,9 @@ def report_command(
         return
     doc = reports.report_of(store, run, data, levels, **options)
     if as_json:
-        print(json.dumps(doc, indent=2, default=str))
+        # The document GET /runs/{id}/report answers (the run's times as the API writes them).
+        answer = reports.answer(doc).model_dump(mode="json", exclude_unset=True, by_alias=True)
+        print(json.dumps(answer, indent=2))
         return
     _print_run_report(doc)
 
@@ -350,7 +367,7 @@ def _print_gaps(doc: dict) -> None:
         console.print(
             f"[yellow]gap[/]: {kind} {g['duration_s']:,.0f} s, {g['start']} to {g['end']}"
         )
-    message = doc["run"].get("message")
+    message = doc["run"].message
     if message:
         console.print(f"run notes: {escape(message)}")
 
@@ -498,7 +515,7 @@ def st03_tables(doc: dict, width: int = TABLE_WIDTH) -> list[Table]:
         chunks[-1].append(task)
         used += w
     ss = doc["steady_state"]
-    title = f"Run {escape(doc['run']['id'])} — steady state {ss['start_s']:.0f}-{ss['end_s']:.0f} s"
+    title = f"Run {escape(doc['run'].id)} — steady state {ss['start_s']:.0f}-{ss['end_s']:.0f} s"
     tables = []
     for k, tasks in enumerate(chunks):
         table = Table(title=title if k == 0 else None, width=None)
@@ -601,8 +618,8 @@ def _import(file: Path, label: str, kind: Kind, store_file) -> None:
         fail(f"{file}: {exc}")
     # The run id alone on stdout (scripts take it), then every warning of how the file was
     # read on stderr: nothing the report would say is hidden at import.
-    print(run["id"])
-    for warning in runs_store().runs.data(run["id"]).meta.warnings or []:
+    print(run.id)
+    for warning in runs_store().runs.data(run.id).meta.warnings or []:
         err.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import psutil
@@ -17,6 +17,9 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from wlmon.cli.common import console, err, fail
+
+if TYPE_CHECKING:
+    from api.runs.storage import RunRow
 from wlmon.stack import perses, pki
 from wlmon.stack.components import Component
 from wlmon.stack.fleet import FleetStack
@@ -326,7 +329,7 @@ def down(
     stack = _stack(profile)
     active = active_runs(stack.data_dir / "api" / "wlmon.sqlite", _api_url(stack))
     if active and not force:
-        names = ", ".join(f"{r['id']} ({r['label'] or 'no label'})" for r in active)
+        names = ", ".join(f"{r.id} ({r.label or 'no label'})" for r in active)
         err.print(
             f"[yellow]warning:[/] {len(active)} real-time run(s) in progress: {names}; "
             "after a stop, `wlmon up` resumes one whose window has not ended (the time "
@@ -357,7 +360,7 @@ def _api_url(stack: Stack) -> str | None:
     return None
 
 
-def active_runs(db: Path, api_url: str | None) -> list[dict]:
+def active_runs(db: Path, api_url: str | None) -> list[RunRow]:
     """Runs the stack's API is driving: stored as running (read-only: nothing created or
     migrated) and, asked, still running for the API. A run no thread drives (the API not
     running, or its driver gone) is not waited on: the next `wlmon up` resumes or ends it
@@ -368,7 +371,7 @@ def active_runs(db: Path, api_url: str | None) -> list[dict]:
     driven = []
     for run in stored:
         try:
-            r = httpx.get(f"{api_url}/runs/{run['id']}", timeout=5)
+            r = httpx.get(f"{api_url}/runs/{run.id}", timeout=5)
         except httpx.HTTPError:  # its process runs but does not answer: it may drive it
             driven.append(run)
             continue
@@ -377,18 +380,18 @@ def active_runs(db: Path, api_url: str | None) -> list[dict]:
     return driven
 
 
-def _stored_running(db: Path) -> list[dict]:
+def _stored_running(db: Path) -> list[RunRow]:
     if not db.is_file():
         return []
+    # Here, not at the top: the stack's commands start without the API's modules (numpy
+    # and the model), and only `down` with a database asks.
+    from api.runs.storage import StoredRunError, running_in
+
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
-            rows = conn.execute(
-                "SELECT id, label FROM runs WHERE status = 'running' ORDER BY created_at"
-            ).fetchall()
-    except sqlite3.Error as exc:
+        return running_in(db)
+    except (sqlite3.Error, StoredRunError) as exc:
         err.print(f"[yellow]warning:[/] cannot read the runs database {db}: {exc}")
         return []
-    return [{"id": i, "label": label} for i, label in rows]
 
 
 @app.command("status")
