@@ -62,6 +62,13 @@ def test_the_refusal_suggests_timeouts_half_way(tmp_path) -> None:
         check_peer_timeout("3s", FLAKY, 2)
 
 
+def test_a_timer_that_is_not_a_duration_is_named() -> None:
+    with pytest.raises(ValueError, match=r"^WLMON_FLEET_AM_PEER_TIMEOUT=soon: not a duration"):
+        check_peer_timeout("soon", DEFAULTS, 2)
+    with pytest.raises(ValueError, match=r"^gi=5 min: not a duration"):
+        check_peer_timeout("22.5s", {**DEFAULTS, "gi": "5 min"}, 2)
+
+
 def test_the_fleet_is_not_rendered_with_a_peer_timeout_on_the_grid(tmp_path, monkeypatch):
     monkeypatch.setenv("WLMON_API_TOKEN", "token")
     ok = FleetStack(StackSettings(state_dir=tmp_path / "ok"))

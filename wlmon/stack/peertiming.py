@@ -34,7 +34,12 @@ _MS = 1000
 def grid_seconds(timers: Mapping[str, str]) -> float:
     """The step of the grid the peers flush on: the gcd of the timers (whole milliseconds;
     zero timers, a group_wait of 0s, add no step)."""
-    steps = [round(parse_duration(v, allow_zero=True) * _MS) for v in timers.values()]
+    steps = []
+    for name, value in timers.items():
+        try:
+            steps.append(round(parse_duration(value, allow_zero=True) * _MS))
+        except ValueError as exc:
+            raise ValueError(f"{name}={value}: {exc}") from exc
     return math.gcd(*[s for s in steps if s > 0]) / _MS
 
 
@@ -50,8 +55,13 @@ def check_peer_timeout(peer_timeout: str, timers: Mapping[str, str], peers: int)
     lands on (or too near) the instant another peer flushes."""
     if peers < 2:
         return
-    timeout = parse_duration(peer_timeout)
+    try:
+        timeout = parse_duration(peer_timeout)
+    except ValueError as exc:
+        raise ValueError(f"WLMON_FLEET_AM_PEER_TIMEOUT={peer_timeout}: {exc}") from exc
     grid = grid_seconds(timers)
+    if grid == 0:  # no timer at all: nothing to fall on
+        return
     margin = margin_seconds(grid, peers)
     for k in range(1, peers):
         wait = k * timeout
