@@ -10,6 +10,7 @@ within group_wait + peer position x peer_timeout + SEND_MARGIN_S.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import time
 
 import httpx
@@ -20,6 +21,9 @@ from tests.integration.helpers import eventually
 
 pytestmark = pytest.mark.integration
 
+# Every timer a whole number of SCRAPE_S: the peers flush on a 2 s grid, and the peer
+# timeout is half-way between two of its points (wlmon/stack/peertiming.py rejects one on it).
+SCRAPE_S = 2
 GROUP_WAIT_S = 2
 GROUP_INTERVAL_S = 10
 PEER_TIMEOUT_S = 3
@@ -35,8 +39,11 @@ def cluster(tmp_path_factory):
         fleet_environment(
             tmp_path_factory.mktemp("fleet-am"),
             hook,
+            WLMON_SCRAPE_INTERVAL=f"{SCRAPE_S}s",
             WLMON_AM_GROUP_WAIT=f"{GROUP_WAIT_S}s",
             WLMON_AM_GROUP_INTERVAL=f"{GROUP_INTERVAL_S}s",
+            WLMON_AM_CAUSE_GROUP_WAIT=f"{GROUP_WAIT_S}s",
+            WLMON_AM_CAUSE_GROUP_INTERVAL=f"{GROUP_INTERVAL_S}s",
             WLMON_FLEET_AM_PEER_TIMEOUT=f"{PEER_TIMEOUT_S}s",
         ) as stack,
     ):
@@ -193,3 +200,48 @@ def test_a_peer_killed_while_an_alert_is_pending_the_other_sends_it_once(cluster
     time.sleep(GROUP_INTERVAL_S + SEND_MARGIN_S)
     firing = [n for n in hook.matching(t0, sid="KIL") if n.body["status"] == "firing"]
     assert len(firing) == 1, [(n.received - killed_at, n.body["status"]) for n in firing]
+
+
+def test_peers_whose_groups_run_out_of_phase_send_a_notification_once(cluster) -> None:
+    """The peers' groups of one alert need not start together: a peer that closed a group
+    opens it anew on a later evaluation while the other keeps its own open. Both then
+    flush every group interval, out of phase by whole evaluations. The waiting peer reads
+    the notification log peer_timeout after its flush: if the first peer flushes at that
+    very instant, neither sees the other's entry and both send (test_fleet_thanos's flaky
+    duplicate; this test before the fix, peer timeout 3 s on a 1 s grid: peer 2 sent 3.0 s
+    after its flush, peer 1 flushed 30 ms later and sent the same again). Here the first
+    peer's group starts on each grid point around one peer timeout after the waiting
+    peer's, as an evaluation would start it: the notification must still come once."""
+    stack, hook, urls = cluster
+    # Past the peers' gossip settling (10 s after a start), which holds every send back.
+    eventually(
+        lambda: all(
+            _get(stack, f"{u}/api/v2/status").json()["cluster"]["status"] == "ready" for u in urls
+        ),
+        timeout=60,
+    )
+    first = _first_sender(stack, urls)
+    # The grid: evaluations every SCRAPE_S, groups flushed whole group waits and intervals
+    # after one. Its points on either side of the peer timeout.
+    grid = math.gcd(SCRAPE_S, GROUP_WAIT_S, GROUP_INTERVAL_S, 60)  # 60: the watchdog's 1m
+    offsets = sorted(
+        {math.floor(PEER_TIMEOUT_S / grid) * grid, math.ceil(PEER_TIMEOUT_S / grid) * grid}
+    )
+    sids = {d: f"PH{d}{time.time_ns() % 1000:03d}" for d in offsets}
+    t0 = time.time()
+    for sid in sids.values():
+        _post(stack, [urls[1 - first]], [_alert("SAPRollInTimeHigh", sid, "app1_D00")])
+    start = time.monotonic()
+    for d, sid in sids.items():
+        time.sleep(max(0.0, start + d - time.monotonic()))
+        _post(stack, [urls[first]], [_alert("SAPRollInTimeHigh", sid, "app1_D00")])
+    for sid in sids.values():
+        eventually(lambda sid=sid: hook.matching(t0, sid=sid), timeout=30, every=0.2)
+    time.sleep(GROUP_INTERVAL_S + SEND_MARGIN_S)  # time for the late one
+    sent = {
+        sid: [
+            (round(n.received - t0, 2), n.body["externalURL"]) for n in hook.matching(t0, sid=sid)
+        ]
+        for sid in sids.values()
+    }
+    assert all(len(s) == 1 for s in sent.values()), sent

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from exporters.config import DEFAULT_MAX_USERS
 from exporters.model.catalog import Catalog
 from exporters.monitor import KIND_SAPCONTROL, KIND_TWIN, SapControlSpec, first_error
-from wlmon.stack import perses, render
+from wlmon.stack import peertiming, perses, render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.runtime import Stack, StackError, perses_admin_signs_in
 from wlmon.stack.services import Service
@@ -434,6 +434,24 @@ class FleetLayout:
             ),
         )
 
+    def check_peer_timeout(self) -> None:
+        """ValueError when a peer's wait would fall on the instant another peer flushes
+        (peertiming.py): the pair would then send some notifications twice."""
+        s = self.settings
+        timers = {
+            # Prometheus evaluates the rules at the scrape interval (_render_prometheus).
+            "WLMON_SCRAPE_INTERVAL": s.scrape_interval,
+            "WLMON_AM_GROUP_WAIT": s.am_group_wait,
+            "WLMON_AM_GROUP_INTERVAL": s.am_group_interval,
+            "WLMON_AM_CAUSE_GROUP_WAIT": s.am_cause_group_wait,
+            "WLMON_AM_CAUSE_GROUP_INTERVAL": s.am_cause_group_interval,
+            # The watchdog route: group_wait 0s, its interval as group_interval.
+            "WLMON_WATCHDOG_INTERVAL": s.watchdog_interval,
+        }
+        peertiming.check_peer_timeout(
+            s.fleet_am_peer_timeout, timers, self.fleet.alertmanager_peers
+        )
+
     def _render_prometheus(self, template: Path, i: int, replica: str, password_file: Path) -> Path:
         doc = yaml.safe_load(template.read_text())
         glob = doc.setdefault("global", {})
@@ -821,7 +839,12 @@ class FleetStack(Stack):
         return self.layout().services(secrets, self.log_dir)
 
     def render(self) -> None:
-        self.layout().render(self.api_token(), self.alertmanager_auth()[1], self.perses_inputs())
+        layout = self.layout()
+        try:
+            layout.check_peer_timeout()
+        except ValueError as exc:
+            raise StackError(str(exc)) from exc
+        layout.render(self.api_token(), self.alertmanager_auth()[1], self.perses_inputs())
 
     def secret_sources(self) -> dict[str, str]:
         sources = super().secret_sources()

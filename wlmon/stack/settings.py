@@ -199,8 +199,11 @@ class StackSettings(RunbookSettings):
     fleet_retention_5m: str = "180d"
     fleet_retention_1h: str = "730d"
     # Alertmanager's --cluster.peer-timeout: how long peer k waits per earlier peer before it
-    # sends a notification they should have sent (its default 15s).
-    fleet_am_peer_timeout: str = "15s"
+    # sends a notification they should have sent. Not Alertmanager's 15s: with the 15 s
+    # evaluation and group timers above, peer 2 would read the notification log at the
+    # instant peer 1 flushes a group that runs 15 s out of phase, and both would send
+    # (wlmon/stack/peertiming.py). Half-way between: 7.5 s for the gossip either way.
+    fleet_am_peer_timeout: str = "22.5s"
     # Thanos query's PromQL engine: thanos or prometheus (bench/fleet.py compares them).
     fleet_query_engine: str = Field(default="thanos", pattern="^(thanos|prometheus)$")
 
