@@ -89,6 +89,7 @@ def test_faults_json_lists_name_and_description() -> None:
         "long-running-dialog-step",
         "ascs-failover",
         "java-thread-pool-exhausted",
+        "kernel-patch-drift",
     }
     assert all(i["description"] for i in items)
 
