@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import sqlite3
@@ -10,14 +9,23 @@ import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, fields
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
 import numpy as np
 
 from api.runs.record import SCHEMA_VERSION, ColumnError, RunMeta, RunRecord, col, parse
+from api.runs.rows import (
+    RUN_KEYS,
+    LeftRunning,
+    RunKind,
+    RunRow,
+    RunStatus,
+    StoredRunError,
+    run_row,
+    stored_time,
+)
 from exporters.model.engine import Totals
 
 SCHEMA = """
@@ -51,10 +59,6 @@ CREATE TABLE IF NOT EXISTS run_data (
 # as long as the database lives: a field added to Totals needs a default in the dataclass or
 # an upgrade in _upgrade_totals; column names of schema 0 and 1 are upgraded by
 # _upgrade_columns. tests/api/test_stored_runs.py loads runs stored by schemas 0 and 1.
-
-
-class StoredRunError(ValueError):
-    """A stored run this version cannot read; the message says why."""
 
 
 def _npz(**arrays) -> bytes:
@@ -129,79 +133,8 @@ def _data_blobs(data: RunRecord) -> tuple[bytes, bytes | None, bytes | None, str
     )
 
 
-RunKind = Literal["simulated", "realtime", "external", "imported"]
-RunStatus = Literal["running", "finished", "failed", "cancelled", "interrupted"]
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """A run's row as the rest of wlmon sees it: times aware in UTC. The table holds them
-    as ISO text, which only this module reads and writes; api/schemas.py Run writes them
-    back as the same text (datetime.isoformat of the UTC time)."""
-
-    id: str
-    kind: RunKind
-    status: RunStatus
-    scenario: str
-    label: str
-    start: datetime
-    end: datetime  # planned while running, actual once ended
-    ramp_up_s: float
-    created_at: datetime
-    message: str  # why a run failed or ended early; empty when fine
-
-
-@dataclass(frozen=True)
-class LeftRunning:
-    """A run an API left 'running': its row, the spec it was started with, its driver's
-    last sign of life (None when never) and its planned-stop mark ('' after a crash)."""
-
-    row: RunRow
-    spec: dict
-    alive_at: datetime | None
-    stopped: str
-
-
-# The row's columns as RunRow holds them (what GET /runs and GET /runs/{id} answer).
-RUN_KEYS = tuple(f.name for f in fields(RunRow))
-
-
-def _when(text: str, column: str, run_id: str) -> datetime:
-    """A stored time: ISO 8601 with its offset, as every version wrote it."""
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise StoredRunError(f"run {run_id}: stored {column} {text!r} is not a time") from exc
-    if when.tzinfo is None:
-        raise StoredRunError(f"run {run_id}: stored {column} {text!r} has no UTC offset")
-    return when.astimezone(UTC)
-
-
-def _row(values: tuple) -> RunRow:
-    raw = dict(zip(RUN_KEYS, values, strict=True))
-    run_id = raw["id"]
-    for column, allowed in (("kind", RunKind), ("status", RunStatus)):
-        if raw[column] not in get_args(allowed):
-            raise StoredRunError(f"run {run_id}: stored {column} {raw[column]!r} is not known")
-    for column in ("start", "end", "created_at"):
-        raw[column] = _when(raw[column], column, run_id)
-    raw["ramp_up_s"] = float(raw["ramp_up_s"])
-    return RunRow(**raw)
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat()
-
-
-def running_in(db: Path) -> list[RunRow]:
-    """Runs stored as running in the database at `db`, oldest first, read only: nothing is
-    created or migrated (the CLI asks while the stack's API may be writing it). An
-    sqlite3.Error when it cannot be read."""
-    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
-        rows = conn.execute(
-            f"SELECT {', '.join(RUN_KEYS)} FROM runs WHERE status = 'running' ORDER BY created_at"
-        ).fetchall()
-    return [_row(r) for r in rows]
 
 
 class RunStore:
@@ -260,9 +193,9 @@ class RunStore:
             ).fetchall()
         out = []
         for values in rows:
-            row = _row(values[: len(RUN_KEYS)])
+            row = run_row(values[: len(RUN_KEYS)])
             spec, alive_at, stopped = values[len(RUN_KEYS) :]
-            alive = _when(alive_at, "alive_at", row.id) if alive_at else None
+            alive = stored_time(alive_at, "alive_at", row.id) if alive_at else None
             out.append(LeftRunning(row, json.loads(spec), alive, stopped))
         return out
 
@@ -362,7 +295,7 @@ class RunStore:
             args = (limit, offset)
         with self._lock:
             rows = self._conn.execute(sql, args).fetchall()
-        return [_row(r) for r in rows]
+        return [run_row(r) for r in rows]
 
     def count(self) -> int:
         with self._lock:
@@ -391,7 +324,7 @@ class RunStore:
             row = self._conn.execute(
                 f"SELECT {', '.join(RUN_KEYS)} FROM runs WHERE id = ?", (run_id,)
             ).fetchone()
-        return None if row is None else _row(row)
+        return None if row is None else run_row(row)
 
     def revision(self, run_id: str) -> tuple[str, str, str] | None:
         """(kind, status, updated_at) of the run, None when there is none: what a cached

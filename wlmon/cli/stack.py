@@ -6,7 +6,6 @@ import json
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import httpx
 import psutil
@@ -16,10 +15,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from api.runs.rows import RunRow, StoredRunError, running_in
 from wlmon.cli.common import console, err, fail
-
-if TYPE_CHECKING:
-    from api.runs.storage import RunRow
 from wlmon.stack import perses, pki
 from wlmon.stack.components import Component
 from wlmon.stack.fleet import FleetStack
@@ -383,10 +380,6 @@ def active_runs(db: Path, api_url: str | None) -> list[RunRow]:
 def _stored_running(db: Path) -> list[RunRow]:
     if not db.is_file():
         return []
-    # Here, not at the top: the stack's commands start without the API's modules (numpy
-    # and the model), and only `down` with a database asks.
-    from api.runs.storage import StoredRunError, running_in
-
     try:
         return running_in(db)
     except (sqlite3.Error, StoredRunError) as exc:
