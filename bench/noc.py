@@ -16,11 +16,13 @@ and the healthy warm-up's messages and indicator levels, measured in this run.
 
     .venv/bin/python bench/noc.py [--faults db-bottleneck slow-enqueue-link]
         [--fault-min 8.5] [--gap-min 5.5] [--warm-min 5.5] [--json FILE]
+    .venv/bin/python bench/noc.py --from-json FILE   # the tables again, nothing started
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -235,7 +237,13 @@ def main() -> None:
     parser.add_argument("--gap-min", type=float, default=5.5, help="healthy gap after, minutes")
     parser.add_argument("--warm-min", type=float, default=5.5, help="healthy minutes first")
     parser.add_argument("--json", type=Path, help="write every event and the timelines here")
+    parser.add_argument(
+        "--from-json", type=Path, help="start nothing: print the tables of a --json file"
+    )
     args = parser.parse_args()
+    if args.from_json:
+        replay(args.from_json, Console())
+        return
     for name in ("fault_min", "gap_min", "warm_min"):
         if getattr(args, name) <= 0:
             parser.error(f"--{name.replace('_', '-')} must be above 0")
@@ -277,7 +285,7 @@ def main() -> None:
                 ],
                 "events": EVENTS.dump_python(rec.events, mode="json"),
             }
-            args.json.write_text(__import__("json").dumps(doc, indent=1))
+            args.json.write_text(json.dumps(doc, indent=1))
 
     try:
         t0 = time.time()
@@ -318,13 +326,52 @@ def main() -> None:
         stack.down()
         dump()
     if rows and healthy:
-        for t in table(rows, healthy, args.fault_min):
-            console.print(t)
-        console.print(
-            "'!' = over the issue's bound (first message 120 s, resolved 180 s) or none; "
-            "peak ÷ healthy = the page indicator's worst 1-min mean in the fault over the "
-            "healthy warm-up's worst"
-        )
+        print_tables(console, rows, healthy, args.fault_min)
+
+
+def print_tables(
+    console: Console,
+    rows: list[tuple[FaultTimeline, float, float]],
+    healthy: Healthy,
+    fault_min: float,
+) -> None:
+    for t in table(rows, healthy, fault_min):
+        console.print(t)
+    console.print(
+        "'!' = over the issue's bound (first message 120 s, resolved 180 s) or none; "
+        "peak ÷ healthy = the page indicator's worst 1-min mean in the fault over the "
+        "healthy warm-up's worst"
+    )
+
+
+def replay(path: Path, console: Console) -> None:
+    """The tables again from a --json file's events (also one a run still writes: the
+    faults whose window has ended so far), computed by today's noc_timeline."""
+    try:
+        doc = json.loads(path.read_text())
+        events = EVENTS.validate_python(doc["events"])
+        healthy = Healthy.model_validate(doc["healthy"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"--from-json {path}: not a bench/noc.py timeline ({exc})") from None
+    group_wait = StackSettings().am_cause_group_wait
+    rows = []
+    for e in events:
+        if not isinstance(e, Injected):
+            continue
+        later = [x for x in events if x.t > e.t]
+        if not any(isinstance(x, End) for x in later):
+            console.print(f"{e.fault}: its window has not ended in this file, left out")
+            continue
+        cause, alert = FAULTS[e.fault]
+        page_s = load_thresholds().page_seconds(INDICATOR_BY_ALERT[alert])
+        spec = FaultSpec(fault=e.fault, cause=cause, indicator=alert, page_s=page_s)
+        rows.append((fault_timeline(events, spec), *_floors(alert, group_wait)))
+    console.print(
+        f"{doc['started']} speed 1, fault {doc['fault_min']:g} min, gap {doc['gap_min']:g} min, "
+        f"warm-up {doc['warm_min']:g} min; healthy baseline: {healthy.messages} messages "
+        f"({healthy.sap_messages} of a fault's cause)"
+    )
+    print_tables(console, rows, healthy, doc["fault_min"])
 
 
 if __name__ == "__main__":
