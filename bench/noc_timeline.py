@@ -135,12 +135,7 @@ def fault_timeline(events: Sequence[Event], spec: FaultSpec) -> FaultTimeline:
         if any(a.cause == spec.cause for a in m.alerts)
         and not any(a.cause == spec.cause for a in m.firing)
     ]
-    firing_late = [
-        f"+{m.t - removed:.0f} s {m.receiver}: {len(m.firing)} "
-        + ", ".join(sorted({a.name for a in m.firing}))
-        for m in late
-        if m.firing
-    ]
+    firing_late = [_late(m, removed, msgs) for m in late if m.firing]
     causes = {a.cause or a.name for m in msgs for a in m.alerts} - {spec.cause}
     peak = max((m for m in means if m is not None), default=None)
     return FaultTimeline(
@@ -157,6 +152,22 @@ def fault_timeline(events: Sequence[Event], spec: FaultSpec) -> FaultTimeline:
         other_causes=sorted(causes),
         peak_mean_s=peak,
     )
+
+
+def _late(m: Message, removed: float, msgs: Sequence[Message]) -> str:
+    """'+85 s oncall-critical: 7 SAPX firing (0 new), 23 resolved': "new" counts the alerts
+    (name, instance) whose last earlier message to that receiver in the window did not say
+    firing (never sent, or resolved since), so news after the fix stands apart from a group
+    update that still lists stragglers."""
+    last: dict[tuple, str] = {}
+    for e in sorted(msgs, key=lambda e: e.t):
+        if e.receiver == m.receiver and e.t < m.t:
+            last.update({(a.name, a.instance): a.status for a in e.alerts})
+    new = sum(1 for a in m.firing if last.get((a.name, a.instance)) != "firing")
+    names = ", ".join(sorted({a.name for a in m.firing}))
+    text = f"+{m.t - removed:.0f} s {m.receiver}: {len(m.firing)} {names} firing ({new} new)"
+    resolved = len(m.alerts) - len(m.firing)
+    return text + (f", {resolved} resolved" if resolved else "")
 
 
 class Healthy(BaseModel):

@@ -35,7 +35,11 @@ def polls(t0: float, t1: float, mean_at, states_at) -> list:
 
 
 def msg(t: float, receiver: str, *alerts: tuple[str, str | None, str]) -> object:
-    refs = [nt.AlertRef(name=n, cause=c, status=s, instance="penguin2_D00") for n, c, s in alerts]
+    """The i-th alert of a message is on instance penguin{i+2}_D00."""
+    refs = [
+        nt.AlertRef(name=n, cause=c, status=s, instance=f"penguin{i + 2}_D00")
+        for i, (n, c, s) in enumerate(alerts)
+    ]
     return nt.Message(t=t, receiver=receiver, group_key=f"{{}}:{receiver}", alerts=refs)
 
 
@@ -101,12 +105,36 @@ def test_firing_after_removal_is_listed_and_is_not_the_first_notification():
     tl = nt.fault_timeline(events, SPEC)
     assert tl.first_notification is None
     assert tl.firing_after_removal == [
-        "+139 s noc-warning: 30 SAPDatabaseRequestTimeHigh",
-        "+154 s noc-warning: 1 SAPDialogResponseTimeHigh",
+        "+139 s noc-warning: 30 SAPDatabaseRequestTimeHigh firing (30 new)",
+        "+154 s noc-warning: 1 SAPDialogResponseTimeHigh firing (1 new)",
     ]
     assert tl.after_removal == 3
     assert tl.resolved == pytest.approx(300)
     assert tl.other_causes == ["dialog-response"]
+
+
+def test_an_update_after_removal_that_lists_stragglers_is_told_from_news():
+    """Paged on 30 instances; 85 s after the fix one message resolves 23 and still holds 7
+    firing (sent before); 5 s later two of the resolved fire again (news)."""
+    inj, removed = 0.0, 510.0
+    c = ("SAPDatabaseRequestTimeHigh", "database", "firing")
+    r = ("SAPDatabaseRequestTimeHigh", "database", "resolved")
+    events = [
+        nt.Injected(t=inj, fault="db-bottleneck"),
+        msg(inj + 84, "oncall-critical", *[c] * 30),
+        nt.Removed(t=removed, fault="db-bottleneck"),
+        msg(removed + 85, "oncall-critical", *[c] * 7, *[r] * 23),
+        # penguin2..10 firing: 2..8 still were, 9 and 10 had been resolved at +85 s
+        msg(removed + 90, "oncall-critical", *[c] * 9),
+        nt.End(t=removed + 330),
+    ]
+    tl = nt.fault_timeline(events, SPEC)
+    assert tl.first_notification == pytest.approx(84)
+    assert tl.firing_after_removal == [
+        "+85 s oncall-critical: 7 SAPDatabaseRequestTimeHigh firing (0 new), 23 resolved",
+        f"+90 s oncall-critical: 9 SAPDatabaseRequestTimeHigh firing ({9 - 7} new)",
+    ]
+    assert tl.resolved is None  # no message resolved the whole cause
 
 
 def test_a_fault_that_never_pages():
