@@ -17,6 +17,19 @@ RULES = REPO / "alerts" / "sapcontrol.rules.yml"
 TESTS = Path(__file__).parent / "rules"
 
 
+def _promtool_test(name: str) -> None:
+    """promtool's unit tests of one file under rules/: each case fires, stays silent and
+    resolves as written there."""
+    result = subprocess.run(
+        [promtool_path(), "test", "rules", name],
+        cwd=TESTS,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_promtool_checks_the_rules() -> None:
     result = subprocess.run(
         [promtool_path(), "check", "rules", str(RULES)], capture_output=True, text=True, timeout=60
@@ -25,28 +38,14 @@ def test_promtool_checks_the_rules() -> None:
 
 
 def test_promtool_unit_tests_pass() -> None:
-    result = subprocess.run(
-        [promtool_path(), "test", "rules", "sapcontrol.test.yml"],
-        cwd=TESTS,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    _promtool_test("sapcontrol.test.yml")
 
 
 def test_promtool_critical_twin_tests_pass() -> None:
     """The sapcontrol source's critical twins at the real 15 s scrape: a sustained breach
     pages in 105 s (150 s for DB request time, critical at 2x), a burst or another fault's
     onset does not (sapcontrol_fast.test.yml)."""
-    result = subprocess.run(
-        [promtool_path(), "test", "rules", "sapcontrol_fast.test.yml"],
-        cwd=TESTS,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    _promtool_test("sapcontrol_fast.test.yml")
 
 
 def test_each_critical_twin_reads_one_source() -> None:
@@ -110,14 +109,7 @@ HEALTH_ALERTS = {
 
 
 def test_promtool_health_alert_tests_pass() -> None:
-    result = subprocess.run(
-        [promtool_path(), "test", "rules", "sapcontrol_health.test.yml"],
-        cwd=TESTS,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    _promtool_test("sapcontrol_health.test.yml")
 
 
 def test_every_health_alert_is_tested_firing_silent_and_resolved() -> None:
@@ -163,14 +155,7 @@ MONITORING_ALERTS = {
 
 
 def test_promtool_source_health_alert_tests_pass() -> None:
-    result = subprocess.run(
-        [promtool_path(), "test", "rules", "sapcontrol_monitoring.test.yml"],
-        cwd=TESTS,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    _promtool_test("sapcontrol_monitoring.test.yml")
 
 
 def test_every_source_health_alert_is_tested_firing_silent_and_resolved() -> None:
@@ -207,14 +192,7 @@ NOC_ALERTS = {
 
 
 def test_promtool_noc_alert_tests_pass() -> None:
-    result = subprocess.run(
-        [promtool_path(), "test", "rules", "sapcontrol_noc.test.yml"],
-        cwd=TESTS,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    _promtool_test("sapcontrol_noc.test.yml")
 
 
 def test_every_noc_alert_is_critical_and_tested_firing_silent_and_resolved() -> None:
@@ -245,14 +223,7 @@ HA_ALERTS = {"SAPHACheckFailed", "SAPEnqueueReplicationLost", "SAPHAFailoverDisa
 
 
 def test_promtool_ha_alert_tests_pass() -> None:
-    result = subprocess.run(
-        [promtool_path(), "test", "rules", "sapcontrol_ha.test.yml"],
-        cwd=TESTS,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    _promtool_test("sapcontrol_ha.test.yml")
 
 
 def test_every_ha_alert_is_critical_and_tested_firing_silent_and_resolved() -> None:
@@ -278,14 +249,7 @@ def test_every_ha_alert_is_critical_and_tested_firing_silent_and_resolved() -> N
 
 
 def test_promtool_version_alert_tests_pass() -> None:
-    result = subprocess.run(
-        [promtool_path(), "test", "rules", "sapcontrol_versions.test.yml"],
-        cwd=TESTS,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+    _promtool_test("sapcontrol_versions.test.yml")
 
 
 def test_the_version_alert_is_a_warning_tested_firing_silent_and_resolved() -> None:
