@@ -103,3 +103,24 @@ def test_the_compose_fleet_peers_wait_off_the_grid() -> None:
             if a.startswith("--cluster.peer-timeout=")
         ]
         check_peer_timeout(timeout, timers, len(peers))
+
+
+def test_each_route_is_checked_on_its_own_grid_and_the_watchdog_not_at_all(tmp_path):
+    """The fleet tests' timers (evaluation 2 s, groups 2 s / 6 s, peer timeout 3 s: a 2 s
+    grid, 1 s off) inside the integration session, which sets the watchdog to 5 s: the
+    watchdog's heartbeats (sent by both peers, one more beat) do not pull the grid down to
+    1 s, where 3 s would be refused. A route of its own on a 1 s grid still is."""
+    timers = {
+        "scrape_interval": "2s",
+        "am_group_wait": "2s",
+        "am_group_interval": "6s",
+        "am_cause_group_wait": "2s",
+        "am_cause_group_interval": "10s",
+        "fleet_am_peer_timeout": "3s",
+    }
+    ok = FleetStack(StackSettings(state_dir=tmp_path / "ok", watchdog_interval="5s", **timers))
+    ok.layout().check_peer_timeout()
+    cause = {**timers, "am_cause_group_wait": "1s", "am_cause_group_interval": "5s"}
+    bad = FleetStack(StackSettings(state_dir=tmp_path / "bad", **cause))
+    with pytest.raises(ValueError, match="WLMON_AM_CAUSE_GROUP_WAIT=1s"):
+        bad.layout().check_peer_timeout()

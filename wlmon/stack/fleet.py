@@ -436,21 +436,27 @@ class FleetLayout:
 
     def check_peer_timeout(self) -> None:
         """ValueError when a peer's wait would fall on the instant another peer flushes
-        (peertiming.py): the pair would then send some notifications twice."""
+        (peertiming.py): the pair would then send some notifications twice. Each route's
+        groups flush on their own grid (the evaluation interval and that route's timers),
+        so each route is checked on its own. The watchdog route is not: a heartbeat sent
+        by both peers is one more beat to the dead man's switch, not a page sent twice."""
         s = self.settings
-        timers = {
-            # Prometheus evaluates the rules at the scrape interval (_render_prometheus).
-            "WLMON_SCRAPE_INTERVAL": s.scrape_interval,
-            "WLMON_AM_GROUP_WAIT": s.am_group_wait,
-            "WLMON_AM_GROUP_INTERVAL": s.am_group_interval,
-            "WLMON_AM_CAUSE_GROUP_WAIT": s.am_cause_group_wait,
-            "WLMON_AM_CAUSE_GROUP_INTERVAL": s.am_cause_group_interval,
-            # The watchdog route: group_wait 0s, its interval as group_interval.
-            "WLMON_WATCHDOG_INTERVAL": s.watchdog_interval,
-        }
-        peertiming.check_peer_timeout(
-            s.fleet_am_peer_timeout, timers, self.fleet.alertmanager_peers
+        # Prometheus evaluates the rules at the scrape interval (_render_prometheus).
+        evaluation = {"WLMON_SCRAPE_INTERVAL": s.scrape_interval}
+        routes = (
+            {
+                "WLMON_AM_GROUP_WAIT": s.am_group_wait,
+                "WLMON_AM_GROUP_INTERVAL": s.am_group_interval,
+            },
+            {
+                "WLMON_AM_CAUSE_GROUP_WAIT": s.am_cause_group_wait,
+                "WLMON_AM_CAUSE_GROUP_INTERVAL": s.am_cause_group_interval,
+            },
         )
+        for timers in routes:
+            peertiming.check_peer_timeout(
+                s.fleet_am_peer_timeout, evaluation | timers, self.fleet.alertmanager_peers
+            )
 
     def _render_prometheus(self, template: Path, i: int, replica: str, password_file: Path) -> Path:
         doc = yaml.safe_load(template.read_text())
