@@ -76,6 +76,7 @@ class Outbox:
         self.max_delay_s = max_delay_s
         self._send = send or (lambda req: httpx.request(timeout=10, **req))
         self._heap: list[_Write] = []
+        self._inflight = 0  # popped and being attempted: still pending
         self._seq = itertools.count()
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -84,9 +85,11 @@ class Outbox:
         """Queue one HTTP request (httpx.request's arguments); False when the queue is full."""
         assert target in TARGETS, target
         with self._cond:
-            if len(self._heap) >= self.max_pending:
+            # The write being attempted counts: it is still pending (it may be retried).
+            pending = len(self._heap) + self._inflight
+            if pending >= self.max_pending:
                 FAILED.labels(target, "overflow").inc()
-                log.warning("side write to %s dropped: %d already pending", target, len(self._heap))
+                log.warning("side write to %s dropped: %d already pending", target, pending)
                 return False
             now = time.monotonic()
             heapq.heappush(self._heap, _Write(now, next(self._seq), target, request, now))
@@ -99,7 +102,7 @@ class Outbox:
 
     def pending(self) -> int:
         with self._cond:
-            return len(self._heap)
+            return len(self._heap) + self._inflight
 
     def _backoff(self, attempts: int) -> float:
         delay = min(self.max_delay_s, self.first_delay_s * 2 ** (attempts - 1))
@@ -112,8 +115,10 @@ class Outbox:
                     wait = self._heap[0].due - time.monotonic() if self._heap else None
                     self._cond.wait(timeout=wait)
                 write = heapq.heappop(self._heap)
+                self._inflight += 1
             outcome = self._attempt(write)
             with self._cond:
+                self._inflight -= 1
                 if outcome == "retry":
                     heapq.heappush(self._heap, write)
                     continue

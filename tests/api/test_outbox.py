@@ -143,3 +143,26 @@ def test_the_queue_is_bounded_and_refusals_and_expiry_are_counted() -> None:
         assert len(tries) == 1  # a 400 will never succeed: not tried again
     finally:
         peer.stop()
+
+
+def test_a_write_being_attempted_still_counts_against_the_bound() -> None:
+    """The write the outbox is sending now is still pending (it may be retried): with a
+    bound of 2 and one write in flight, a third is refused (CI run 46 saw it accepted when
+    the thread had popped the first for its try)."""
+    sending, release = threading.Event(), threading.Event()
+
+    def send(req: dict) -> httpx.Response:
+        sending.set()
+        release.wait(5)
+        return httpx.Response(204)
+
+    box = Outbox(max_pending=2, send=send)
+    try:
+        assert box.put("grafana_annotations", method="POST", url="http://x/api/annotations")
+        assert sending.wait(5)  # the first is in flight, out of the queue
+        assert box.put("grafana_annotations", method="POST", url="http://x/api/annotations")
+        assert box.pending() == 2
+        assert not box.put("grafana_annotations", method="POST", url="http://x/api/annotations")
+    finally:
+        release.set()
+    _wait(lambda: box.pending() == 0, 10)
