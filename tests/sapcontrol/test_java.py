@@ -12,12 +12,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from alerts.thresholds import load_thresholds
 from exporters.collectors.sapcontrol import SAPControlCollector
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import Endpoint, SAPControlClient, SAPControlFault
 from exporters.sapcontrol.settings import SAPControlSettings
-from exporters.sapstartsrv.landscape import ModelLandscape
-from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
 from exporters.sources.sapcontrol import SAPControlScraper
+from tests.sapcontrol.twins import faultable_twin
 
 JAVA = "penguin13_J10"
 FAULT = "java-thread-pool-exhausted"
@@ -25,14 +23,8 @@ FAULT = "java-thread-pool-exhausted"
 
 @pytest.fixture(scope="module")
 def twin():
-    sim = Simulation("sd-benchmark-2003", seed=11)
-    sim.run(60)
-    scenarios = {"": sim.scenario, FAULT: Simulation("sd-benchmark-2003", faults=(FAULT,)).scenario}
-    current = {"fault": ""}
-    land = ModelLandscape(sim.snapshot, lambda: scenarios[current["fault"]], load_thresholds())
-    fleet = SapStartSrvFleet(land, credentials=Credentials("bmkadm", "pw")).start()
-    yield fleet, land, current, sim.scenario.landscape.java
-    fleet.stop()
+    with faultable_twin(FAULT, load_thresholds()) as t:
+        yield t
 
 
 def _scrape(fleet) -> list:
@@ -61,7 +53,7 @@ def _threads(samples, inst: str) -> dict[tuple[str, str], float]:
 
 
 def test_the_twin_answers_j2ee_only_on_the_java_instance(twin) -> None:
-    fleet, _, _, java = twin
+    fleet, java = twin.fleet, twin.scenario.landscape.java
     with SAPControlClient(Endpoint(fleet.url(JAVA)), auth=("bmkadm", "pw"), timeout_s=10) as c:
         procs = c.call("J2EEGetProcessList2")
         threads = c.call("J2EEGetThreadList2")
@@ -78,7 +70,7 @@ def test_the_twin_answers_j2ee_only_on_the_java_instance(twin) -> None:
 
 
 def test_exporter_reads_java_threads_and_the_fault_fills_the_pool(twin) -> None:
-    fleet, _, current, java = twin
+    fleet, java = twin.fleet, twin.scenario.landscape.java
     samples = _scrape(fleet)
     calls = {
         (s.labels["sap_instance"], s.labels["method"]): s.value
@@ -111,11 +103,11 @@ def test_exporter_reads_java_threads_and_the_fault_fills_the_pool(twin) -> None:
     limit = load_thresholds().java_thread_pool_busy_ratio
     assert busy / pool < limit
 
-    current["fault"] = FAULT
+    twin.fault = FAULT
     try:
         full = _threads(_scrape(fleet), JAVA)
     finally:
-        current["fault"] = ""
+        twin.fault = ""
     assert full[("application", "busy")] == pool and full[("application", "idle")] == 0
     assert full[("application", "busy")] / pool >= limit
     # The system pool keeps its own figures; thread names and tasks never become labels.
@@ -123,7 +115,7 @@ def test_exporter_reads_java_threads_and_the_fault_fills_the_pool(twin) -> None:
 
 
 def test_no_j2ee_call_while_jstart_is_stopped(twin) -> None:
-    fleet, land, _, _ = twin
+    fleet, land = twin.fleet, twin.landscape
     land.stop_processes(JAVA)
     try:
         samples = _scrape(fleet)

@@ -21,12 +21,10 @@ from exporters.collectors.sapcontrol_versions import (
     executable,
     kernel_versions,
 )
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import Endpoint, SAPControlClient, SAPControlFault
 from exporters.sapcontrol.settings import SAPControlSettings
-from exporters.sapstartsrv.landscape import ModelLandscape
-from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
 from exporters.sources.sapcontrol import SAPControlScraper
+from tests.sapcontrol.twins import faultable_twin
 
 FAULT = "kernel-patch-drift"
 LAGGING = "penguin5_D01"
@@ -86,14 +84,8 @@ def test_component_rows_keep_sap_digits_and_drop_what_is_no_component_name() -> 
 
 @pytest.fixture(scope="module")
 def twin():
-    sim = Simulation("sd-benchmark-2003", seed=11)
-    sim.run(60)
-    scenarios = {"": sim.scenario, FAULT: Simulation("sd-benchmark-2003", faults=(FAULT,)).scenario}
-    current = {"fault": ""}
-    land = ModelLandscape(sim.snapshot, lambda: scenarios[current["fault"]], load_thresholds())
-    fleet = SapStartSrvFleet(land, credentials=Credentials("bmkadm", "pw")).start()
-    yield fleet, current, sim.scenario.landscape.software
-    fleet.stop()
+    with faultable_twin(FAULT, load_thresholds()) as t:
+        yield t
 
 
 def _collector(
@@ -131,7 +123,7 @@ def _patches(samples) -> dict[tuple[str, str], float]:
 
 
 def test_the_twin_answers_in_sap_format_and_components_only_on_abap(twin) -> None:
-    fleet, _, software = twin
+    fleet, software = twin.fleet, twin.scenario.landscape.software
     with SAPControlClient(Endpoint(fleet.url("penguin2_D00")), auth=("bmkadm", "pw")) as c:
         versions = c.call("GetVersionInfo")
         cvers = c.call("ABAPGetComponentList")
@@ -147,7 +139,7 @@ def test_the_twin_answers_in_sap_format_and_components_only_on_abap(twin) -> Non
 def test_exporter_reads_versions_once_per_interval_and_the_fault_shows_one_instance_behind(
     twin,
 ) -> None:
-    fleet, current, software = twin
+    fleet, software = twin.fleet, twin.scenario.landscape.software
     registry, scraper = _collector(fleet)
     try:
         first = _samples(registry)
@@ -165,7 +157,7 @@ def test_exporter_reads_versions_once_per_interval_and_the_fault_shows_one_insta
         count = [s for s in first if s.name == "sap_software_components"]
         assert [(s.labels["sid"], s.value) for s in count] == [("BMK", len(software.components))]
         # Within the interval the answers stand, and the methods are not asked again.
-        current["fault"] = FAULT
+        twin.fault = FAULT
         again = _samples(registry)
         assert _patches(again) == patches
         calls = {
@@ -177,15 +169,15 @@ def test_exporter_reads_versions_once_per_interval_and_the_fault_shows_one_insta
         }
         assert calls == {"ok": 1.0}
     finally:
-        current["fault"] = ""
+        twin.fault = ""
         scraper.close()
     # A fresh exporter (interval over) under the fault: that instance alone is behind.
     registry, scraper = _collector(fleet, interval_s=0.001)
-    current["fault"] = FAULT
+    twin.fault = FAULT
     try:
         patches = _patches(_samples(registry))
     finally:
-        current["fault"] = ""
+        twin.fault = ""
         scraper.close()
     behind = {k: v for k, v in patches.items() if v != software.kernel_patch}
     assert set(behind) == {
@@ -200,7 +192,7 @@ def test_a_version_answer_stands_when_the_budget_runs_out_before_it(twin) -> Non
     (and SAPKernelPatchMismatch's for: is not reset). Budget 18 a minute: a dialog
     instance's first scrape makes 11 calls, its second reaches the budget before
     GetVersionInfo although that is due again."""
-    fleet, _, _ = twin
+    fleet = twin.fleet
     registry, scraper = _collector(fleet, interval_s=0.001, budget=18)
     try:
         first = _patches(_samples(registry))

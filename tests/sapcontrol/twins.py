@@ -3,6 +3,10 @@ instance of a model landscape, the landscape's SID given (tests, bench/)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from exporters.model.config import Scenario
 from exporters.model.engine import Simulation
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
@@ -24,3 +28,37 @@ def twin_system(
     )
     landscape = ModelLandscape(sim.snapshot, lambda: sim.scenario, thresholds)
     return SapStartSrvFleet(landscape, credentials=Credentials(user, password)).start()
+
+
+class FaultableTwin:
+    """The benchmark landscape's sapstartsrvs, answering with or without one fault: set
+    `fault` to the fault's name, or "" for the healthy scenario (the model keeps its state;
+    only the scenario answered changes)."""
+
+    def __init__(self, fault: str, thresholds: Thresholds, user: str, password: str) -> None:
+        sim = Simulation("sd-benchmark-2003", seed=11)
+        sim.run(60)
+        self.scenario: Scenario = sim.scenario  # the healthy one
+        self._scenarios = {
+            "": sim.scenario,
+            fault: Simulation("sd-benchmark-2003", faults=(fault,)).scenario,
+        }
+        self.fault = ""
+        self.landscape = ModelLandscape(
+            sim.snapshot, lambda: self._scenarios[self.fault], thresholds
+        )
+        self.fleet = SapStartSrvFleet(self.landscape, credentials=Credentials(user, password))
+
+
+@contextmanager
+def faultable_twin(
+    fault: str, thresholds: Thresholds, user: str = "bmkadm", password: str = "pw"
+) -> Iterator[FaultableTwin]:
+    """sd-benchmark-2003 run for a minute, its sapstartsrvs started, switchable between the
+    healthy scenario and `fault`."""
+    twin = FaultableTwin(fault, thresholds, user, password)
+    twin.fleet.start()
+    try:
+        yield twin
+    finally:
+        twin.fleet.stop()
