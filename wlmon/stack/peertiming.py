@@ -5,8 +5,8 @@ Every timer of an aggregation group is anchored on a rule evaluation: a group op
 its first alert arrives (just after an evaluation; both Prometheus replicas evaluate a
 rule group at the same phase, which Prometheus derives from the group's name and file,
 not from the replica), flushes group_wait later, then every group_interval. So each
-peer flushes on one grid: an evaluation instant + k x g, g the greatest common divisor of
-the evaluation interval and every route's group_wait and group_interval.
+peer flushes a route's groups on one grid: an evaluation instant + k x g, g the greatest
+common divisor of the evaluation interval and that route's group_wait and group_interval.
 
 The peers' groups need not be in step on that grid: a peer that saw a group's last alert
 resolve closes the group while the other, which flushed a few milliseconds before the
