@@ -13,17 +13,16 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from alerts import database, exporter, monitoring, recording, sapbuffer, sapcontrol, workload
-from alerts.settings import RunbookSettings
-from alerts.thresholds import thresholds
+from alerts.settings import MonitoringConfig, load_monitoring_config
 
 HERE = Path(__file__).resolve().parent
 MODULES = (recording, workload, database, sapbuffer, exporter, sapcontrol, monitoring)
 
 
-def build(runbook_base: str, limits: Mapping[str, float]) -> dict[Path, str]:
+def build(config: MonitoringConfig) -> dict[Path, str]:
     """Every rule file's path and text."""
-    files = [m.rule_file(limits) for m in MODULES]
-    return {HERE / f.name: f.text(runbook_base) for f in files}
+    files = [m.rule_file(config) for m in MODULES]
+    return {HERE / f.name: f.text(config.runbook_base_url) for f in files}
 
 
 def stale(built: Mapping[Path, str]) -> list[Path]:
@@ -37,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m alerts.build", description=__doc__)
     parser.add_argument("--check", action="store_true", help="compare, write nothing")
     args = parser.parse_args(argv)
-    built = build(RunbookSettings().runbook_base_url, thresholds())
+    built = build(load_monitoring_config())  # the edge: thresholds.yml and the environment
     if args.check:
         differ = stale(built)
         for path in differ:

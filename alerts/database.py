@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from alerts.rules import SID, RuleFile, alert, number, record, value
+from alerts.settings import MonitoringConfig
 from alerts.workload import KEEP_FIRING, PAGE_FOR
 from exporters.vocabulary import CAUSE_DATABASE
 
@@ -112,8 +111,8 @@ def _cleaners_alert() -> dict:
     )
 
 
-def _host_recording(limits: Mapping[str, float]) -> list[dict]:
-    guard = number(limits["min_steps_per_second"])
+def _host_recording(config: MonitoringConfig) -> list[dict]:
+    guard = number(config.thresholds.min_steps_per_second)
     on_db = f"and on(sid, host) {DB_HOST}"
     reads = " + ".join(
         f"sum by (sid) (max by (sid, bufferpool) "
@@ -147,11 +146,11 @@ def _host_recording(limits: Mapping[str, float]) -> list[dict]:
     ]
 
 
-def _host_alerts(limits: Mapping[str, float]) -> list[dict]:
+def _host_alerts(config: MonitoringConfig) -> list[dict]:
     cause = {"cause": CAUSE_DATABASE}
     host = "{{ $labels.host }} ({{ $labels.sid }})"
-    cpu, queue = limits["db_host_cpu_busy_max"], limits["db_disk_queue_max"]
-    reads = limits["db_physical_reads_per_step_max"]
+    cpu, queue = config.thresholds.db_host_cpu_busy_max, config.thresholds.db_disk_queue_max
+    reads = config.thresholds.db_physical_reads_per_step_max
     return [
         alert(
             "SAPDatabaseHostCPUBusy",
@@ -199,16 +198,16 @@ def _host_alerts(limits: Mapping[str, float]) -> list[dict]:
     ]
 
 
-def rule_file(limits: Mapping[str, float]) -> RuleFile:
-    alerts = [_hit_ratio_alert(p, limits[f"db2_{p}_hit_ratio_min"]) for p in PAGE_TYPES]
+def rule_file(config: MonitoringConfig) -> RuleFile:
+    alerts = [_hit_ratio_alert(p, config.thresholds.db2_hit_ratio_min(p)) for p in PAGE_TYPES]
     return RuleFile(
         "database.rules.yml",
         WHY,
         [
-            {"name": "sap-database-recording", "rules": [*_recording(), *_host_recording(limits)]},
+            {"name": "sap-database-recording", "rules": [*_recording(), *_host_recording(config)]},
             {
                 "name": "sap-database",
-                "rules": [*alerts, _cleaners_alert(), *_host_alerts(limits)],
+                "rules": [*alerts, _cleaners_alert(), *_host_alerts(config)],
             },
         ],
     )

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from alerts.rules import RuleFile, alert
+from alerts.settings import MonitoringConfig
 
 WHY = "The monitoring itself: no data is not good news."
 
 
-def rule_file(limits: Mapping[str, float]) -> RuleFile:
+def rule_file(config: MonitoringConfig) -> RuleFile:
     # `up` has no labels from the exporter: its sid is the scrape target's label
     # (provisioning/prometheus/prometheus.yml), so a run's report can list the outage. A
     # target serving several SIDs (a monitor file or fleet exporter group of real SIDs) has

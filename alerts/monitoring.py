@@ -9,10 +9,10 @@ have their own alerts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from alerts.rules import RuleFile, alert, record
+from alerts.settings import MonitoringConfig
 
 WHY = """
 The stack watching itself: a watchdog that always fires (its absence is the page, at the
@@ -226,8 +226,8 @@ def last_notification() -> dict:
     }
 
 
-def rule_file(limits: Mapping[str, float]) -> RuleFile:
-    del limits  # nothing here is tuned by thresholds.yml
+def rule_file(config: MonitoringConfig) -> RuleFile:
+    del config  # nothing here is tuned by thresholds.yml
     rules = [watchdog(), *(server_down(s) for s in SERVERS), *pipeline_alerts()]
     return RuleFile(
         "monitoring.rules.yml",

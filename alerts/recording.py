@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from alerts.rules import RuleFile, number, record
+from alerts.settings import MonitoringConfig
 from exporters.vocabulary import (
     DIALOG_RESPONSE,
     DIALOG_RESPONSE_MEAN,
@@ -47,17 +46,18 @@ throughput and the throughput expected at this time feed SAPDialogThroughputLow.
 """
 
 
-def levels(indicator: Indicator, limits: Mapping[str, float]) -> list[dict]:
+def levels(indicator: Indicator, config: MonitoringConfig) -> list[dict]:
     """The warning and the page level of an indicator as constant series."""
-    keys = {"warning": indicator.threshold_key, "page": indicator.page_key}
+    t = config.thresholds
+    seconds = {"warning": t.seconds(indicator), "page": t.page_seconds(indicator)}
     return [
         {
             "record": LEVELS,
-            "expr": f"vector({number(limits[key])})",
+            "expr": f"vector({number(at)})",
             "labels": {"component": indicator.component, "level": level},
         }
-        for level, key in keys.items()
-        if key is not None
+        for level, at in seconds.items()
+        if at is not None
     ]
 
 
@@ -72,8 +72,8 @@ def throughput() -> list[dict]:
     ]
 
 
-def rule_file(limits: Mapping[str, float]) -> RuleFile:
-    guard = number(limits["min_steps_per_second"])
+def rule_file(config: MonitoringConfig) -> RuleFile:
+    guard = number(config.thresholds.min_steps_per_second)
     response = DIALOG_RESPONSE.component
     rules = [
         record(STEPS, f"{BY} (rate(sap_workload_steps_total[5m]))"),
@@ -101,7 +101,7 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
             f"  / (sum by (sid) (rate(sap_workload_steps_total{DIALOG}[5m])) >= {guard})\n",
         ),
         *throughput(),
-        *(r for i in (*INDICATORS, DIALOG_RESPONSE) for r in levels(i, limits)),
+        *(r for i in (*INDICATORS, DIALOG_RESPONSE) for r in levels(i, config)),
     ]
     return RuleFile(
         "recording.rules.yml", WHY, [{"name": "sap-workload-recording", "rules": rules}]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from alerts.rules import INSTANCE, RuleFile, alert, number, value
+from alerts.settings import MonitoringConfig
 
 WHY = """
 SAP buffers (ST02), seed 000 section 4.3.1 guidelines 1 and 2. The program, single-record
@@ -15,8 +14,8 @@ CHECKED = 'buffer!~"program|single_record|export_import"'
 BY = "sum by (sid, sap_instance, buffer)"
 
 
-def rule_file(limits: Mapping[str, float]) -> RuleFile:
-    pct = number(100 * limits["sap_buffer_hit_ratio_min"])
+def rule_file(config: MonitoringConfig) -> RuleFile:
+    pct = number(100 * config.thresholds.sap_buffer_hit_ratio_min)
     hit_ratio = alert(
         "SAPBufferHitRatioLow",
         f"100 * {BY} (rate(sap_buffer_hits_total{{{CHECKED}}}[5m]))\n"

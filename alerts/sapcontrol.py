@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from alerts.recording import FAST, SAPCONTROL_SOURCE, STEPS
 from alerts.rules import INSTANCE, RuleFile, alert, number, record
+from alerts.settings import MonitoringConfig
 from alerts.workload import DB_EXPLAINS, explained_by, mean_ms, page_alert
 from exporters.vocabulary import (
     DIALOG_RESPONSE_MEAN,
@@ -278,13 +279,13 @@ UPDATE_HANG_WINDOW = "3m"
 KERNEL_DRIFT_FOR = "15m"
 
 
-def noc_rules(limits: Mapping[str, float]) -> list[dict]:
+def noc_rules(config: MonitoringConfig) -> list[dict]:
     """One critical alert per condition a NOC acts on, from the CCMS tree and the queues."""
-    per_min = number(limits["short_dumps_per_minute"])
-    syslog = number(limits["syslog_errors_per_minute"])
-    held = number(limits["lock_held_seconds"])
-    long_step = number(limits["long_running_dialog_step_seconds"])
-    java_busy = number(limits["java_thread_pool_busy_ratio"])
+    per_min = number(config.thresholds.short_dumps_per_minute)
+    syslog = number(config.thresholds.syslog_errors_per_minute)
+    held = number(config.thresholds.lock_held_seconds)
+    long_step = number(config.thresholds.long_running_dialog_step_seconds)
+    java_busy = number(config.thresholds.java_thread_pool_busy_ratio)
     state = 'max by (sid, sap_instance) (sap_ccms_node_state{{node="{name}"}})'
     return [
         alert(
@@ -541,12 +542,12 @@ def _per_step(
     )
 
 
-def page_of(indicator: Indicator, limits: Mapping[str, float]) -> dict:
+def page_of(indicator: Indicator, config: MonitoringConfig) -> dict:
     """The indicator's page on this source's series: the 1-minute mean over the page
     level, confirmed by the 5-minute mean over the paper's threshold (the value printed
     stays the 1-minute mean: `and` keeps the left side)."""
-    warn_ms = 1000 * limits[indicator.threshold_key]
-    page = number(1000 * limits[str(indicator.page_key)])
+    warn_ms = 1000 * config.thresholds.seconds(indicator)
+    page = number(1000 * config.thresholds.page_level(indicator))
     mine = f'task_type="dialog",source="{SAPCONTROL_SOURCE}"'
     if indicator.component in POOLED:
         # Each instance of the SID pages, valued by the SID's mean (x instance^0 = 1), so
@@ -557,7 +558,7 @@ def page_of(indicator: Indicator, limits: Mapping[str, float]) -> dict:
             f"  and on(sid) 1000 * {pooled_mean(c, '5m')}{{{mine}}} > {number(warn_ms)})\n"
             f"* on(sid) group_right() ({per_step_mean(c, '5m')}{{{mine}}} ^ 0)\n"
         )
-        return page_alert(indicator, limits, expr, CONFIRM)
+        return page_alert(indicator, config, expr, CONFIRM)
     expr = (
         f"{mean_ms(indicator, FAST, mine)} > {page}\n"
         "and on(sid, sap_instance, task_type)\n"
@@ -566,11 +567,11 @@ def page_of(indicator: Indicator, limits: Mapping[str, float]) -> dict:
     if indicator.component == "dispatcher_wait":
         db = INDICATOR_BY_COMPONENT["db_request"].alert
         expr += explained_by(f'ALERTS{{alertname="{db}"}}', DB_EXPLAINS)
-    return page_alert(indicator, limits, expr, CONFIRM)
+    return page_alert(indicator, config, expr, CONFIRM)
 
 
-def rule_file(limits: Mapping[str, float]) -> RuleFile:
-    guard = number(limits["min_steps_per_second"])
+def rule_file(config: MonitoringConfig) -> RuleFile:
+    guard = number(config.thresholds.min_steps_per_second)
     rules = [
         _labelled(
             STEPS,
@@ -641,11 +642,11 @@ def rule_file(limits: Mapping[str, float]) -> RuleFile:
             # run in order, so a page sees this evaluation's means, not the last one's.
             {
                 "name": "sap-sapcontrol-recording",
-                "rules": [*rules, *(page_of(i, limits) for i in FAST_INDICATORS)],
+                "rules": [*rules, *(page_of(i, config) for i in FAST_INDICATORS)],
             },
             {"name": "sap-sapcontrol-health", "rules": health_rules()},
             {"name": "sap-sapcontrol-monitoring", "rules": monitoring_rules()},
-            {"name": "sap-sapcontrol-noc", "rules": noc_rules(limits)},
+            {"name": "sap-sapcontrol-noc", "rules": noc_rules(config)},
             {"name": "sap-sapcontrol-ha", "rules": ha_rules()},
             {"name": "sap-sapcontrol-versions", "rules": version_rules()},
         ],

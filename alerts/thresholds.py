@@ -4,14 +4,12 @@ rule and dashboard builders, tests)."""
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
 
 from exporters.thresholds import Thresholds
-from exporters.vocabulary import Indicator
 
 THRESHOLDS_FILE = Path(__file__).resolve().parent / "thresholds.yml"
 
@@ -20,7 +18,6 @@ class ThresholdsError(ValueError):
     """thresholds.yml is unreadable or wrong; the message names the file and the key."""
 
 
-@lru_cache
 def load_thresholds(path: Path = THRESHOLDS_FILE) -> Thresholds:
     try:
         doc = yaml.safe_load(path.read_text())
@@ -39,13 +36,3 @@ def load_thresholds(path: Path = THRESHOLDS_FILE) -> Thresholds:
             for e in exc.errors()
         )
         raise ThresholdsError(f"{path}: {where}") from exc
-
-
-def thresholds(path: Path = THRESHOLDS_FILE) -> dict[str, float]:
-    """The numbers as the rule and dashboard builders index them (key -> number)."""
-    return load_thresholds(path).mapping()
-
-
-def threshold_seconds(indicator: Indicator) -> float:
-    """The shipped warning threshold of an indicator, for the builders (an edge)."""
-    return load_thresholds().seconds(indicator)

@@ -3,10 +3,9 @@ throughput, roll area memory."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from alerts.recording import FAST, SAPCONTROL_SOURCE, THROUGHPUT, THROUGHPUT_EXPECTED
 from alerts.rules import INSTANCE, SID, RuleFile, alert, number, value
+from alerts.settings import MonitoringConfig
 from exporters.vocabulary import (
     CAUSE_ROLL_AREA,
     CAUSES,
@@ -68,11 +67,11 @@ def explained_by(alert_selector: str, window: str, by: str = "sid") -> str:
     return f"unless on({by})\n  max by ({by}) (max_over_time({alert_selector}[{window}]))\n"
 
 
-def page_alert(indicator: Indicator, limits: Mapping[str, float], expr: str, for_: str) -> dict:
+def page_alert(indicator: Indicator, config: MonitoringConfig, expr: str, for_: str) -> dict:
     """An indicator's one alert: `expr` says which series and how long (the exact counters
     here, sapcontrol.py its own), its description both levels."""
-    warn_ms = 1000 * limits[indicator.threshold_key]
-    page_ms = 1000 * limits[str(indicator.page_key)]
+    warn_ms = 1000 * config.thresholds.seconds(indicator)
+    page_ms = 1000 * config.thresholds.page_level(indicator)
     text = indicator.description.format(inst=INSTANCE, value=value(indicator.value_format))
     return alert(
         indicator.alert,
@@ -88,9 +87,9 @@ def page_alert(indicator: Indicator, limits: Mapping[str, float], expr: str, for
     )
 
 
-def indicator_alert(indicator: Indicator, limits: Mapping[str, float]) -> dict:
+def indicator_alert(indicator: Indicator, config: MonitoringConfig) -> dict:
     """The indicator's page on the exact counters' 1-minute mean."""
-    page_ms = number(1000 * limits[str(indicator.page_key)])
+    page_ms = number(1000 * config.thresholds.page_level(indicator))
     # The sapcontrol source's 1-minute means are approximate: its pages are in
     # sapcontrol.rules.yml, confirmed by the 5-minute mean.
     exact = f'task_type="dialog",source!="{SAPCONTROL_SOURCE}"'
@@ -98,11 +97,11 @@ def indicator_alert(indicator: Indicator, limits: Mapping[str, float]) -> dict:
     if indicator.component == "dispatcher_wait":
         db = INDICATOR_BY_COMPONENT["db_request"].alert
         expr += "\n" + explained_by(f'ALERTS{{alertname="{db}"}}', DB_EXPLAINS)
-    return page_alert(indicator, limits, expr, PAGE_FOR)
+    return page_alert(indicator, config, expr, PAGE_FOR)
 
 
-def dialog_response_alert(limits: Mapping[str, float]) -> dict:
-    bound = number(limits[DIALOG_RESPONSE.threshold_key])
+def dialog_response_alert(config: MonitoringConfig) -> dict:
+    bound = number(config.thresholds.seconds(DIALOG_RESPONSE))
     r = DIALOG_RESPONSE
     text = r.description.format(inst=SID, value=value(r.value_format))
     return alert(
@@ -121,9 +120,9 @@ def dialog_response_alert(limits: Mapping[str, float]) -> dict:
     )
 
 
-def throughput_alert(limits: Mapping[str, float]) -> dict:
-    ratio = limits["throughput_min_ratio"]
-    guard = number(limits["min_steps_per_second"])
+def throughput_alert(config: MonitoringConfig) -> dict:
+    ratio = config.thresholds.throughput_min_ratio
+    guard = number(config.thresholds.min_steps_per_second)
     return alert(
         "SAPDialogThroughputLow",
         f"{THROUGHPUT} < {number(ratio)} * {THROUGHPUT_EXPECTED}\n"
@@ -143,11 +142,11 @@ def throughput_alert(limits: Mapping[str, float]) -> dict:
     )
 
 
-def roll_area_alerts(limits: Mapping[str, float]) -> list[dict]:
+def roll_area_alerts(config: MonitoringConfig) -> list[dict]:
     """Seed 000, 4.3.1 guidelines 3 and 4: no roll file, extended memory never full. The
     evidence behind slow roll times, so the roll-area cause, as warnings (the roll-in and
     roll-out pages carry the severity)."""
-    full = number(limits["extended_memory_full_ratio"])
+    full = number(config.thresholds.extended_memory_full_ratio)
     cause = {"cause": CAUSE_ROLL_AREA}
     return [
         alert(
@@ -182,11 +181,11 @@ def roll_area_alerts(limits: Mapping[str, float]) -> list[dict]:
     ]
 
 
-def rule_file(limits: Mapping[str, float]) -> RuleFile:
+def rule_file(config: MonitoringConfig) -> RuleFile:
     rules = [
-        *(indicator_alert(i, limits) for i in INDICATORS),
-        dialog_response_alert(limits),
-        throughput_alert(limits),
-        *roll_area_alerts(limits),
+        *(indicator_alert(i, config) for i in INDICATORS),
+        dialog_response_alert(config),
+        throughput_alert(config),
+        *roll_area_alerts(config),
     ]
     return RuleFile("workload.rules.yml", WHY, [{"name": "sap-workload", "rules": rules}])

@@ -41,6 +41,7 @@ import httpx
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from alerts.settings import load_monitoring_config  # noqa: E402
 from dashboards.fleet import queries  # noqa: E402
 from wlmon.stack.fleet import FleetPorts, FleetStack  # noqa: E402
 from wlmon.stack.settings import StackSettings  # noqa: E402
@@ -216,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         appended = _value(prom, "prometheus_tsdb_head_samples_appended_total")
 
-        exprs = list(queries().values())
+        exprs = list(queries(load_monitoring_config()).values())
         direct, through = [], []
         for _ in range(args.rounds):  # alternated: both see the same machine load
             direct.append(_time_queries(prom, exprs, {}))

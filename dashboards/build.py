@@ -16,6 +16,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from alerts.settings import MonitoringConfig, load_monitoring_config
 from dashboards import (
     dbbuffer,
     fleet,
@@ -43,10 +44,10 @@ FOLDER_DIRS = {
 OUTPUTS = ("perses/*.json", "grafana/*/*.json")
 
 
-def dashboards() -> list[Dashboard]:
+def dashboards(config: MonitoringConfig) -> list[Dashboard]:
     """Every dashboard's definition, checked: titles unique, links to dashboards that
     exist, variables that exist."""
-    out = [m.dashboard() for m in MODULES]
+    out = [m.dashboard(config) for m in MODULES]
     uids = {d.uid for d in out}
     for d in out:
         d.check()
@@ -62,10 +63,10 @@ def dashboards() -> list[Dashboard]:
     return out
 
 
-def build() -> dict[Path, dict]:
+def build(config: MonitoringConfig) -> dict[Path, dict]:
     """Every output file's path and JSON."""
     out: dict[Path, dict] = {}
-    for d in dashboards():
+    for d in dashboards(config):
         out[HERE / "perses" / f"{d.name}.json"] = perses.dashboard(d)
         out[HERE / "grafana" / FOLDER_DIRS[d.folder] / f"{d.name}.json"] = grafana.dashboard(d)
     return out
@@ -105,13 +106,14 @@ def main(argv: list[str] | None = None) -> int:
         help="also write Grafana exports whose logs read Loki (LogQL) into DIR/<folder>/",
     )
     args = parser.parse_args(argv)
+    config = load_monitoring_config()  # the edge: thresholds.yml and the environment
     try:
-        built = build()
+        built = build(config)
     except ModelError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.grafana_loki:
-        for d in dashboards():
+        for d in dashboards(config):
             path = args.grafana_loki / FOLDER_DIRS[d.folder] / f"{d.name}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text(grafana.dashboard(d, logs_in_loki=True)))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from alerts.thresholds import thresholds
+from alerts.settings import MonitoringConfig
 from dashboards.defaults import SEL, limit_line, prom, variables
 from dashboards.model import INSTANCE_LEGEND, Dashboard, Format, Kind, Panel, Unit
 
 
-def dashboard() -> Dashboard:
+def dashboard(config: MonitoringConfig) -> Dashboard:
     d = Dashboard(
         "wlmon-dbbuffer",
         "Database buffer pools",
@@ -17,10 +17,10 @@ def dashboard() -> Dashboard:
         # Buffer pools are per database, not per task type: that picker would filter nothing.
         variables("task_type"),
     )
-    t = thresholds()
+    t = config.thresholds
     d.group("DB2 buffer pools")
     for kind in ("data", "index"):
-        floor = t[f"db2_{kind}_hit_ratio_min"]
+        floor = t.db2_hit_ratio_min(kind)
         d.add(
             Panel(
                 Kind.TIMESERIES,
@@ -39,7 +39,7 @@ def dashboard() -> Dashboard:
                 legend=INSTANCE_LEGEND,
             )
         )
-    per_step = t["db_physical_reads_per_step_max"]
+    per_step = t.db_physical_reads_per_step_max
     d.add(
         Panel(
             Kind.TIMESERIES,
@@ -100,7 +100,7 @@ def dashboard() -> Dashboard:
         )
     )
     d.group("SAP buffers")
-    floor = t["sap_buffer_hit_ratio_min"]
+    floor = t.sap_buffer_hit_ratio_min
     d.add(
         Panel(
             Kind.TIMESERIES,

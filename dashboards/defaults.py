@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from alerts.thresholds import thresholds
+from alerts.settings import MonitoringConfig
 from dashboards.model import Lang, Query, Thresholds, Variable, steps
 from exporters.vocabulary import DIALOG_RESPONSE_MEAN, Indicator, per_step_mean
 
@@ -95,22 +95,23 @@ def dialog_response_s(sel: str = 'sid=~"$sid"', by: str = "sid") -> str:
     return f"{agg}({DIALOG_RESPONSE_MEAN}{{{sel}}})"
 
 
-def warning_ms(i: Indicator) -> float:
-    return thresholds()[i.threshold_key] * 1000
+def warning_ms(config: MonitoringConfig, i: Indicator) -> float:
+    return config.thresholds.seconds(i) * 1000
 
 
-def page_ms(i: Indicator) -> float | None:
+def page_ms(config: MonitoringConfig, i: Indicator) -> float | None:
     """Where the indicator's alert pages (alerts/thresholds.yml `*_page_seconds`), in ms."""
-    return thresholds()[i.page_key] * 1000 if i.page_key else None
+    page = config.thresholds.page_seconds(i)
+    return None if page is None else page * 1000
 
 
-def levels(i: Indicator, lines: bool = False) -> Thresholds:
+def levels(config: MonitoringConfig, i: Indicator, lines: bool = False) -> Thresholds:
     """Green below the warning level, orange from it, red from the page level (an indicator
     without a page level, dialog response: red from its bound). As lines on a time series:
     a dashed orange line at the warning level and a red one at the page level, the series
     keeping their own colours."""
-    warn = warning_ms(i)
-    page = page_ms(i)
+    warn = warning_ms(config, i)
+    page = page_ms(config, i)
     first = "transparent" if lines else "green"
     if page is None:
         return steps((None, first), (warn, "red"), lines=lines)

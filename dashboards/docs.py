@@ -15,6 +15,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from alerts.settings import MonitoringConfig, load_monitoring_config
 from dashboards import perses
 from dashboards.build import dashboards
 from dashboards.model import Dashboard
@@ -127,9 +128,9 @@ def section(model: Dashboard, picture: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(shots: Path, out: Path = OUT, page: Path = PAGE) -> list[str]:
+def write(config: MonitoringConfig, shots: Path, out: Path = OUT, page: Path = PAGE) -> list[str]:
     """The page and its pictures; the dashboards that have no screenshot (nothing written)."""
-    models = dashboards()
+    models = dashboards(config)
     # The browser test saves each as the Perses resource it opened (`<name>.png`).
     names = {m.uid: perses.dashboard(m)["metadata"]["name"] for m in models}
     missing = [names[m.uid] for m in models if not (shots / f"{names[m.uid]}.png").is_file()]
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dashboards.docs", description=__doc__)
     parser.add_argument("--shots", type=Path, default=SHOTS, help="the browser test's PNGs")
     args = parser.parse_args(argv)
-    missing = write(args.shots)
+    missing = write(load_monitoring_config(), args.shots)
     if missing:
         print(
             f"error: no screenshot of {', '.join(missing)} in {args.shots}; "

@@ -8,7 +8,7 @@ bench/fleet.py times exactly these queries (`queries()`), through Thanos and dir
 
 from __future__ import annotations
 
-from alerts.thresholds import thresholds
+from alerts.settings import MonitoringConfig
 from dashboards.defaults import (
     STEPS,
     dialog_response_s,
@@ -48,13 +48,13 @@ DISPSTATUS = (
 )
 
 
-def columns() -> list[tuple[str, str, Thresholds | None, Format]]:
+def columns(config: MonitoringConfig) -> list[tuple[str, str, Thresholds | None, Format]]:
     """(column, PromQL by sid, thresholds, format) in table order."""
     cols: list[tuple[str, str, Thresholds | None, Format]] = [
         (
             f"{i.label} (ms)",
             indicator_ms(i, sel=DIALOG, by="sid"),
-            levels(i),
+            levels(config, i),
             Format(Unit.MS, 1),
         )
         for i in INDICATORS
@@ -63,7 +63,7 @@ def columns() -> list[tuple[str, str, Thresholds | None, Format]]:
         (
             "Dialog response (s)",
             dialog_response_s(SID),
-            traffic(thresholds()["dialog_response_seconds"]),
+            traffic(config.thresholds.dialog_response_seconds),
             Format(Unit.SECONDS, 2),
         ),
         (
@@ -102,9 +102,9 @@ def columns() -> list[tuple[str, str, Thresholds | None, Format]]:
     return cols
 
 
-def queries(sid: str = ".*") -> dict[str, str]:
+def queries(config: MonitoringConfig, sid: str = ".*") -> dict[str, str]:
     """The panel's queries with the variable filled (bench/fleet.py, tests)."""
-    return {name: expr.replace("$sid", sid) for name, expr, _, _ in columns()}
+    return {name: expr.replace("$sid", sid) for name, expr, _, _ in columns(config)}
 
 
 def _mappings(name: str) -> tuple[ValueText, ...]:
@@ -112,7 +112,7 @@ def _mappings(name: str) -> tuple[ValueText, ...]:
     return {"sapstartsrv": DISPSTATUS, "Exporter up": UP}.get(name, ())
 
 
-def dashboard() -> Dashboard:
+def dashboard(config: MonitoringConfig) -> Dashboard:
     # Only the sid picker of the shared variables shows: the rows follow $sid; instance and
     # task type pickers would filter nothing here.
     d = Dashboard(
@@ -123,7 +123,7 @@ def dashboard() -> Dashboard:
         "One row per SID: its worst instance's indicators, throughput, alerts and sources.",
         variables("sap_instance", "task_type"),
     )
-    cols = columns()
+    cols = columns(config)
     d.group("Systems")
     d.add(
         Panel(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from alerts.thresholds import threshold_seconds
+from alerts.settings import MonitoringConfig
 from dashboards.defaults import flux, limit_line, logs, prom, traffic, variables
 from dashboards.model import (
     INSTANCE_LEGEND,
@@ -54,7 +54,7 @@ OPEN_RUN = Link(
 )
 
 
-def dashboard() -> Dashboard:
+def dashboard(config: MonitoringConfig) -> Dashboard:
     d = Dashboard(
         "wlmon-forensics",
         "Run forensics",
@@ -125,10 +125,10 @@ def dashboard() -> Dashboard:
             "Dialog response and its bound (1-minute mean)",
             "Average dialog response over 1-minute windows (a short fault shows at its "
             f"height); the dashed line is the SD benchmark's "
-            f"{threshold_seconds(DIALOG_RESPONSE):g} s bound.",
+            f"{config.thresholds.seconds(DIALOG_RESPONSE):g} s bound.",
             [prom(_mean_1m("response", "sum"), legend="dialog response")],
             format=Format(Unit.SECONDS, 2),
-            thresholds=traffic(threshold_seconds(DIALOG_RESPONSE), lines=True),
+            thresholds=traffic(config.thresholds.seconds(DIALOG_RESPONSE), lines=True),
         )
     )
     d.add(
@@ -156,7 +156,7 @@ def dashboard() -> Dashboard:
             [
                 prom(
                     f"max({_mean_1m(i.component, 'sum by (sap_instance)', scale=1)})"
-                    f" / {threshold_seconds(i):g}",
+                    f" / {config.thresholds.seconds(i):g}",
                     legend=i.label,
                 )
                 for i in INDICATORS

@@ -7,7 +7,7 @@ the instances sapstartsrv reports, not the model's.
 
 from __future__ import annotations
 
-from alerts.thresholds import thresholds
+from alerts.settings import MonitoringConfig
 from dashboards.defaults import SEL, limit_line, prom, variables
 from dashboards.model import (
     INSTANCE_LEGEND,
@@ -54,7 +54,7 @@ def _panel(kind: Kind, title: str, description: str, queries: list, w: int, h: i
     )
 
 
-def dashboard() -> Dashboard:
+def dashboard(config: MonitoringConfig) -> Dashboard:
     d = Dashboard(
         "wlmon-instances",
         "SAP instances (sapcontrol)",
@@ -280,7 +280,7 @@ def dashboard() -> Dashboard:
             ],
             8,
             8,
-            thresholds=limit_line(thresholds()["short_dumps_per_minute"]),
+            thresholds=limit_line(config.thresholds.short_dumps_per_minute),
         )
     )
     d.add(
@@ -331,7 +331,7 @@ def dashboard() -> Dashboard:
             8,
             8,
             format=Format(Unit.SECONDS),
-            thresholds=limit_line(thresholds()["long_running_dialog_step_seconds"]),
+            thresholds=limit_line(config.thresholds.long_running_dialog_step_seconds),
         )
     )
     d.add(
@@ -354,7 +354,7 @@ def dashboard() -> Dashboard:
             8,
             8,
             format=Format(Unit.RATIO),
-            thresholds=limit_line(thresholds()["java_thread_pool_busy_ratio"]),
+            thresholds=limit_line(config.thresholds.java_thread_pool_busy_ratio),
         )
     )
     d.group("Updates, system log and high availability")
@@ -396,7 +396,7 @@ def dashboard() -> Dashboard:
             ],
             8,
             8,
-            thresholds=limit_line(thresholds()["syslog_errors_per_minute"]),
+            thresholds=limit_line(config.thresholds.syslog_errors_per_minute),
         )
     )
     d.add(

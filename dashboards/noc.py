@@ -5,7 +5,7 @@ dashboard that explains it, keeping the time range and the SID."""
 from __future__ import annotations
 
 from alerts.monitoring import LAST_NOTIFICATION
-from alerts.thresholds import thresholds
+from alerts.settings import MonitoringConfig
 from dashboards.defaults import (
     DIALOG,
     EXCEPTED_BUFFERS,
@@ -57,10 +57,10 @@ SENT = (
 )
 
 
-def _worst_ratio() -> str:
+def _worst_ratio(config: MonitoringConfig) -> str:
     """Per instance, its worst indicator as a share of that indicator's threshold."""
     parts = [
-        f"label_replace({indicator_ms(i, by='sid, sap_instance, task_type')} / {warning_ms(i):g},"
+        f"label_replace({indicator_ms(i, by='sid, sap_instance, task_type')} / {warning_ms(config, i):g},"
         f' "indicator", "{i.component}", "", "")'
         for i in INDICATORS
     ]
@@ -68,12 +68,12 @@ def _worst_ratio() -> str:
     return "max by (sid, sap_instance, task_type) (" + " or ".join(parts) + ")"
 
 
-def _page_multiple() -> float:
+def _page_multiple(config: MonitoringConfig) -> float:
     """The smallest multiple of its threshold at which an indicator pages."""
-    return min(page / warning_ms(i) for i in INDICATORS if (page := page_ms(i)))
+    return min(page / warning_ms(config, i) for i in INDICATORS if (page := page_ms(config, i)))
 
 
-def dashboard() -> Dashboard:
+def dashboard(config: MonitoringConfig) -> Dashboard:
     # task_type: every panel here reads dialog steps (the whitepaper's indicators).
     d = Dashboard(
         "wlmon-noc",
@@ -86,24 +86,24 @@ def dashboard() -> Dashboard:
     d.group("Status")
     for i in INDICATORS:
         link = EXPLAINED_BY[i.component]
-        crit = f", red from its page level {page:g} ms" if (page := page_ms(i)) else ""
+        crit = f", red from its page level {page:g} ms" if (page := page_ms(config, i)) else ""
         d.add(
             Panel(
                 Kind.STAT,
                 f"{i.label} (ms)",
                 f"Worst instance, ms per dialog step over the last minute: the series "
-                f"{i.alert} pages on. Orange from seed 000's threshold of {warning_ms(i):g} ms"
+                f"{i.alert} pages on. Orange from seed 000's threshold of {warning_ms(config, i):g} ms"
                 f"{crit} (alerts/thresholds.yml). Click for {link.title.removeprefix('Open ')}.",
                 [prom(indicator_ms(i, by=""), legend=i.label)],
                 width=4,
                 height=5,
                 format=Format(Unit.MS, 0),
-                thresholds=levels(i),
+                thresholds=levels(config, i),
                 sparkline=True,
                 links=(link,),
             )
         )
-    bound = thresholds()["dialog_response_seconds"]
+    bound = config.thresholds.dialog_response_seconds
     d.add(
         Panel(
             Kind.STAT,
@@ -147,7 +147,7 @@ def dashboard() -> Dashboard:
             links=(ALERTS,),
         )
     )
-    ratio = thresholds()["sap_buffer_hit_ratio_min"]
+    ratio = config.thresholds.sap_buffer_hit_ratio_min
     d.add(
         Panel(
             Kind.STAT,
@@ -233,20 +233,20 @@ def dashboard() -> Dashboard:
     )
     d.add(alert_lives())
     d.group("Instances")
-    d.add(_instances_table())
+    d.add(_instances_table(config))
     return d
 
 
 WORST = "Worst vs threshold"
 
 
-def _instances_table() -> Panel:
+def _instances_table(config: MonitoringConfig) -> Panel:
     queries = [
         prom(indicator_ms(i, by="sid, sap_instance, task_type"), instant=True, table=True)
         for i in INDICATORS
     ]
-    queries.append(prom(_worst_ratio(), instant=True, table=True))
-    multiple = _page_multiple()
+    queries.append(prom(_worst_ratio(config), instant=True, table=True))
+    multiple = _page_multiple(config)
     return Panel(
         Kind.TABLE,
         f"Instances, worst first: the {len(INDICATORS)} indicators (ms per dialog step)",
@@ -278,7 +278,9 @@ def _instances_table() -> Panel:
                 cell="text",
             ),
             *(
-                Column(f"#{n}", f"{i.label} (ms)", Format(Unit.MS, 0), levels(i), "background")
+                Column(
+                    f"#{n}", f"{i.label} (ms)", Format(Unit.MS, 0), levels(config, i), "background"
+                )
                 for n, i in enumerate(INDICATORS)
             ),
             Column("sid", "SID"),

@@ -3,55 +3,60 @@ counterparts where a host reports those instead), and this host through Telegraf
 
 from __future__ import annotations
 
-from alerts.thresholds import thresholds
+from alerts.settings import MonitoringConfig
 from dashboards.defaults import flux, limit_line, prom, variables
 from dashboards.model import INSTANCE_LEGEND, Dashboard, Format, Kind, Panel, Unit
 
-DISK_QUEUE_MAX = thresholds()["db_disk_queue_max"]
 PERCENT = {"format": Format(Unit.PERCENT), "min": 0, "max": 100}
-# The model's hosts, one line each. A host reports through windows_exporter or
-# node_exporter: `or` keeps one series per host, so the two never show the same data twice.
-PER_HOST = (
-    (
-        "CPU busy (Processor\\% Processor Time)",
-        '100 * (1 - sum by (host) (rate(windows_cpu_time_total{sid=~"$sid",mode="idle"}[5m])) / '
-        'count by (host) (windows_cpu_time_total{sid=~"$sid",mode="idle"}))'
-        ' or 100 * (1 - avg by (host) (rate(node_cpu_seconds_total{sid=~"$sid",mode="idle"}[5m])))',
-        PERCENT,
-        "Share of time the host's processors were busy (windows_exporter; node_exporter's "
-        "idle time on Linux hosts). Seed 003 watches it against the CPU sizing.",
-    ),
-    (
-        "Available memory (Memory\\Available MBytes)",
-        'max by (host) (windows_memory_available_bytes{sid=~"$sid"})'
-        ' or max by (host) (node_memory_MemAvailable_bytes{sid=~"$sid"})',
-        {"format": Format(Unit.BYTES)},
-        "Memory the host can hand out without paging (node_exporter: MemAvailable).",
-    ),
-    (
-        "Paging (Memory\\Pages/sec)",
-        'sum by (host) (rate(windows_memory_swap_page_operations_total{sid=~"$sid"}[5m]))',
-        {"format": Format(Unit.OPS_PER_S)},
-        "Pages read from or written to disk per second: sustained paging means too little "
-        "memory (seed 003).",
-    ),
-    (
-        "Disk queue, I/Os outstanding (PhysicalDisk\\Avg. Disk Queue Length)",
-        'sum by (host) (rate(windows_physical_disk_read_seconds_total{sid=~"$sid"}[5m]) + '
-        'rate(windows_physical_disk_write_seconds_total{sid=~"$sid"}[5m]))'
-        " or sum by (host) (max by (host, device)"
-        ' (rate(node_disk_io_time_weighted_seconds_total{sid=~"$sid"}[5m])))',
-        {
-            "format": Format(Unit.NONE, 1),
-            "thresholds": limit_line(DISK_QUEUE_MAX),
-            "min": 0,
-        },
-        "I/Os outstanding on average, all disks of the host together: above about 2 per "
-        "spindle the disks are the bottleneck. The dashed red line is the database host's "
-        f"bound, {DISK_QUEUE_MAX:g} (db_disk_queue_max in alerts/thresholds.yml, what "
-        "SAPDatabaseDiskQueueHigh reads over one minute; set it to about 5 x your spindles).",
-    ),
-)
+
+
+def _per_host(disk_queue_max: float) -> tuple[tuple[str, str, dict, str], ...]:
+    """The model's hosts, one line each; the disk queue's dashed line at the database host's
+    bound. A host reports through windows_exporter or node_exporter: `or` keeps one series
+    per host, so the two never show the same data twice."""
+    return (
+        (
+            "CPU busy (Processor\\% Processor Time)",
+            '100 * (1 - sum by (host) (rate(windows_cpu_time_total{sid=~"$sid",mode="idle"}[5m])) / '
+            'count by (host) (windows_cpu_time_total{sid=~"$sid",mode="idle"}))'
+            ' or 100 * (1 - avg by (host) (rate(node_cpu_seconds_total{sid=~"$sid",mode="idle"}[5m])))',
+            PERCENT,
+            "Share of time the host's processors were busy (windows_exporter; node_exporter's "
+            "idle time on Linux hosts). Seed 003 watches it against the CPU sizing.",
+        ),
+        (
+            "Available memory (Memory\\Available MBytes)",
+            'max by (host) (windows_memory_available_bytes{sid=~"$sid"})'
+            ' or max by (host) (node_memory_MemAvailable_bytes{sid=~"$sid"})',
+            {"format": Format(Unit.BYTES)},
+            "Memory the host can hand out without paging (node_exporter: MemAvailable).",
+        ),
+        (
+            "Paging (Memory\\Pages/sec)",
+            'sum by (host) (rate(windows_memory_swap_page_operations_total{sid=~"$sid"}[5m]))',
+            {"format": Format(Unit.OPS_PER_S)},
+            "Pages read from or written to disk per second: sustained paging means too little "
+            "memory (seed 003).",
+        ),
+        (
+            "Disk queue, I/Os outstanding (PhysicalDisk\\Avg. Disk Queue Length)",
+            'sum by (host) (rate(windows_physical_disk_read_seconds_total{sid=~"$sid"}[5m]) + '
+            'rate(windows_physical_disk_write_seconds_total{sid=~"$sid"}[5m]))'
+            " or sum by (host) (max by (host, device)"
+            ' (rate(node_disk_io_time_weighted_seconds_total{sid=~"$sid"}[5m])))',
+            {
+                "format": Format(Unit.NONE, 1),
+                "thresholds": limit_line(disk_queue_max),
+                "min": 0,
+            },
+            "I/Os outstanding on average, all disks of the host together: above about 2 per "
+            "spindle the disks are the bottleneck. The dashed red line is the database host's "
+            f"bound, {disk_queue_max:g} (db_disk_queue_max in alerts/thresholds.yml, what "
+            "SAPDatabaseDiskQueueHigh reads over one minute; set it to about 5 x your spindles).",
+        ),
+    )
+
+
 # This host, from Telegraf's measurements in InfluxDB.
 TELEGRAF = 'from(bucket: "wlmon/autogen") |> range(start: v.timeRangeStart, stop: v.timeRangeStop) '
 MEAN = "|> aggregateWindow(every: v.windowPeriod, fn: mean, createEmpty: false)"
@@ -76,7 +81,7 @@ def named_by_role(expr: str) -> str:
     )
 
 
-def dashboard() -> Dashboard:
+def dashboard(config: MonitoringConfig) -> Dashboard:
     d = Dashboard(
         "wlmon-os",
         "OS counters",
@@ -87,7 +92,7 @@ def dashboard() -> Dashboard:
         variables("sap_instance", "task_type"),
     )
     d.group("The landscape's hosts")
-    for title, expr, field_config, description in PER_HOST:
+    for title, expr, field_config, description in _per_host(config.thresholds.db_disk_queue_max):
         d.add(
             Panel(
                 Kind.TIMESERIES,

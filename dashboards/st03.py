@@ -3,7 +3,7 @@ transactions, work processes, the roll area."""
 
 from __future__ import annotations
 
-from alerts.thresholds import threshold_seconds
+from alerts.settings import MonitoringConfig
 from dashboards.defaults import (
     SEL,
     SEL_TT,
@@ -41,7 +41,7 @@ PER_TRANSACTION = (
 )
 
 
-def _indicator_panels(d: Dashboard) -> None:
+def _indicator_panels(config: MonitoringConfig, d: Dashboard) -> None:
     """One panel per threshold: indicators that share one (roll-in, roll-out) share a panel."""
     for group in INDICATORS_BY_THRESHOLD.values():
         labels = [i.label for i in group]
@@ -54,8 +54,8 @@ def _indicator_panels(d: Dashboard) -> None:
                 f"{title} (ms per dialog step)",
                 f"Per instance, dialog steps over the last minute: the series "
                 f"{' and '.join(i.alert for i in group)} page on. Dashed lines: orange at "
-                f"seed 000's {warning_ms(first):g} ms (warning), red at the page level "
-                f"{page_ms(first):g} ms (alerts/thresholds.yml). The whitepaper's 5-minute "
+                f"seed 000's {warning_ms(config, first):g} ms (warning), red at the page level "
+                f"{page_ms(config, first):g} ms (alerts/thresholds.yml). The whitepaper's 5-minute "
                 "mean is the split of the response time above.",
                 [
                     # Dialog steps only, whatever task_type is picked: the threshold is a
@@ -67,13 +67,13 @@ def _indicator_panels(d: Dashboard) -> None:
                     for i in group
                 ],
                 format=Format(Unit.MS, 0),
-                thresholds=levels(first, lines=True),
+                thresholds=levels(config, first, lines=True),
                 legend=INSTANCE_LEGEND,
             )
         )
 
 
-def dashboard() -> Dashboard:
+def dashboard(config: MonitoringConfig) -> Dashboard:
     d = Dashboard(
         "wlmon-st03",
         "ST03 workload",
@@ -100,9 +100,9 @@ def dashboard() -> Dashboard:
         )
     )
     d.add(alert_lives())
-    _indicator_panels(d)
+    _indicator_panels(config, d)
     d.group("Transactions and work processes")
-    bound = threshold_seconds(DIALOG_RESPONSE)
+    bound = config.thresholds.seconds(DIALOG_RESPONSE)
     d.add(
         Panel(
             Kind.BARS,

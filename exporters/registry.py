@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
+
+from pydantic import SecretStr
 
 from exporters.collectors.base import AnySourceCollector, ExporterCollector, SystemSource
 from exporters.collectors.dbbuffer import BufferPoolSource, DBBufferCollector
@@ -21,13 +23,34 @@ from exporters.collectors.sapcontrol import SAPControlCollector, SAPControlSourc
 from exporters.collectors.st03 import ST03Collector, WorkloadSource
 from exporters.collectors.st05 import SQLTraceSource, ST05Collector
 from exporters.model.engine import Snapshot
+from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.model import ModelSource
 from exporters.sources.postgres import PostgresBufferPools
 from exporters.sources.sapcontrol import SAPControlScraper
 from exporters.sources.sapcontrol_syslog import LineSink
 
-if TYPE_CHECKING:  # exporters.config makes its flags from COLLECTORS below
-    from exporters.config import ExporterConfig, ExporterSettings
+
+# What the registrations read of the exporter's settings, as a shape: exporters.config makes
+# its ExporterSettings (one enable flag per registration) from COLLECTORS below, so this
+# module names no type of it and the two import one way (config -> registry).
+class ExporterSettings(Protocol):
+    @property
+    def st05_top_n(self) -> int: ...
+    @property
+    def postgres_dsn(self) -> SecretStr | None: ...
+    @property
+    def postgres_sid(self) -> str: ...
+    @property
+    def collector_sapcontrol(self) -> bool: ...
+
+
+class ExporterConfig(Protocol):
+    """exporters.config.ExporterConfig, as far as the sources read it."""
+
+    @property
+    def exporter(self) -> ExporterSettings: ...
+    @property
+    def sapcontrol(self) -> SAPControlSettings | None: ...
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,18 @@ class Thresholds(BaseModel):
         """The indicator's page level in seconds; None where it has none."""
         return None if indicator.page_key is None else float(getattr(self, indicator.page_key))
 
+    def page_level(self, indicator: Indicator) -> float:
+        """The page level of an indicator that has one (a rule paging on it)."""
+        page = self.page_seconds(indicator)
+        if page is None:
+            raise ValueError(f"{indicator.component} has no page level")
+        return page
+
+    def db2_hit_ratio_min(self, page_type: str) -> float:
+        """The DB2 pools' hit-ratio floor for `page_type` ("data" or "index")."""
+        floors = {"data": self.db2_data_hit_ratio_min, "index": self.db2_index_hit_ratio_min}
+        return float(floors[page_type])
+
     def mapping(self) -> dict[str, float]:
-        """Key -> number, as the rule builders index them."""
+        """Key -> number, as thresholds.yml writes them (its tests compare with the file)."""
         return {k: float(v) for k, v in self.model_dump().items()}

@@ -119,24 +119,56 @@ def test_no_exporters_or_api_module_reads_a_file_of_the_alerts_package() -> None
     assert offenders == []
 
 
-# The edges: the only modules of api/ and exporters/ that read the environment or the
-# alerts' files. Settings classes (pydantic-settings) live in the config modules; the API's
-# app factory and the exporter's load_config instantiate them and hand the result down.
+# The edges: the only modules that read the environment, settings or the alerts' files,
+# each with what it may read and why it is an edge. Settings classes (pydantic-settings)
+# live in the config modules; the API's app factory, the exporter's load_config, the CLI's
+# commands and the builders' `main` instantiate them and hand the result down.
 EDGES = {
-    "api/config.py": {"get_settings", "Settings"},
+    "api/config.py": {"Settings"},
     "api/main.py": {"get_settings", "load_thresholds"},
     "exporters/config.py": {"ExporterSettings", "SapStartSrvSettings", "SAPControlSettings"},
     # The settings classes' own source of compose secret files (WLMON_SECRETS_DIR): called
     # only from their settings_customise_sources, i.e. while the edge reads its settings.
     "exporters/secretfiles.py": {"environ"},
+    # The rule and dashboard builders' edge: `python -m alerts.build` / `dashboards.build`
+    # read thresholds.yml and WLMON_RUNBOOK_BASE_URL (load_monitoring_config) in main().
+    "alerts/settings.py": {"load_thresholds", "RunbookSettings"},
+    "alerts/build.py": {"load_monitoring_config"},
+    "dashboards/build.py": {"load_monitoring_config"},
+    "dashboards/docs.py": {"load_monitoring_config"},
+    # The CLI's commands are its edge: each reads what it needs and passes it down.
+    "wlmon/cli/edge.py": {"load_thresholds", "get_settings"},
+    "wlmon/cli/check.py": {"get_settings"},
+    "wlmon/cli/compare.py": {"get_settings"},
+    "wlmon/cli/runs.py": {"get_settings", "StackSettings"},
+    "wlmon/cli/fleet.py": {"StackSettings"},
+    "wlmon/cli/simulate.py": {"load_thresholds"},
+    # serve.py: `wlmon exporter/api` read their settings and the thresholds; the deprecated
+    # secret names are looked for in the environment (deprecated_names_in_use(os.environ));
+    # `render-config` fills a template from the environment (compose's entrypoint).
+    "wlmon/cli/serve.py": {"load_thresholds", "load_config", "get_settings", "environ"},
+    # `wlmon config`: WLMON_STATE_DIR read by hand, so a broken settings file can be fixed.
+    "wlmon/cli/config.py": {"environ", "StackSettings"},
+    # The stack's settings are read where the stack is built (Stack(), runtime.py) and by
+    # the commands; stored.py reports which variables are set (`wlmon config show`'s origin).
+    "wlmon/stack/stored.py": {"environ"},
+    # WLMON_CACHE names where built servers live; tests and benches find promtool by it too.
+    "wlmon/stack/components.py": {"environ"},
+    # Child processes inherit the environment (PATH, proxies): passed on, nothing read.
+    "wlmon/stack/install.py": {"environ"},
+    "wlmon/stack/runtime.py": {"environ", "StackSettings"},
 }
+# Every package is scanned: the builders and the CLI too, not only the services.
+PACKAGES = ("exporters", "api", "wlmon", "alerts", "dashboards")
 # What reads configuration: the environment, and the calls that read it or alerts' files.
+# (alerts.thresholds had a cached getter `thresholds()`: gone; the name is left out because
+# the dashboards' renderers have functions of that name that read nothing.)
 READERS = {
     "environ",
     "getenv",
     "environb",
     "load_thresholds",
-    "thresholds",
+    "load_monitoring_config",
     "threshold_seconds",
     "read_runbooks",
     "load_config",
@@ -146,6 +178,7 @@ READERS = {
     "SapStartSrvSettings",
     "SAPControlSettings",
     "RunbookSettings",
+    "StackSettings",
 }
 
 
@@ -172,13 +205,22 @@ def test_configuration_is_read_only_at_the_edge() -> None:
     settings as parameters; only the config modules and the app factory read them."""
     offenders = [
         f"{rel}:{line} reads {name}"
-        for package in ("exporters", "api")
+        for package in PACKAGES
         for path in sorted((REPO / package).rglob("*.py"))
         if (rel := str(path.relative_to(REPO)))
         for line, name in _config_reads(path)
         if name not in EDGES.get(rel, set())
     ]
     assert offenders == []
+
+
+def test_every_edge_still_reads_what_it_is_allowed() -> None:
+    """An allowance nothing uses any more is removed, so the list cannot grow stale."""
+    unused = {
+        rel: sorted(names - {name for _, name in _config_reads(REPO / rel)})
+        for rel, names in EDGES.items()
+    }
+    assert {rel: names for rel, names in unused.items() if names} == {}
 
 
 def test_the_checker_finds_a_deep_configuration_read(tmp_path: Path) -> None:

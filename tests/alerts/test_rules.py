@@ -12,9 +12,10 @@ import pytest
 import yaml
 
 from alerts import build
-from alerts.settings import DEFAULT_RUNBOOK_BASE_URL
-from alerts.thresholds import load_thresholds, thresholds
+from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, MonitoringConfig
+from alerts.thresholds import load_thresholds
 from exporters.model import summary
+from exporters.thresholds import Thresholds
 from exporters.vocabulary import CAUSES, INDICATOR_BY_ALERT
 from tests.alerts import cases
 from tests.promtool import promtool_path
@@ -33,8 +34,17 @@ def _rules() -> list[dict]:
 ALERT_RULES = [r for r in _rules() if "alert" in r]
 
 
+def _config(**changed: float) -> MonitoringConfig:
+    """The shipped thresholds with `changed` over them (not validated: a test may put a
+    page level below its warning to see the rule move), at the default runbook base."""
+    return MonitoringConfig.model_construct(
+        thresholds=load_thresholds().model_copy(update=changed),
+        runbook_base_url=DEFAULT_RUNBOOK_BASE_URL,
+    )
+
+
 def test_committed_rule_files_are_what_the_builder_writes() -> None:
-    built = build.build(DEFAULT_RUNBOOK_BASE_URL, thresholds())
+    built = build.build(_config())
     assert set(built) == set(RULE_FILES), "run `python -m alerts.build`"
     for path, text in built.items():
         assert path.read_text() == text, f"{path.name} differs: run `python -m alerts.build`"
@@ -124,7 +134,7 @@ PAPER_FIGURES = {
 
 @pytest.mark.parametrize(("key", "figure"), PAPER_FIGURES.items())
 def test_thresholds_are_the_papers_figures(key: str, figure: float) -> None:
-    assert thresholds()[key] == pytest.approx(figure)
+    assert getattr(load_thresholds(), key) == pytest.approx(figure)
 
 
 def test_the_model_judges_its_runs_by_the_same_thresholds() -> None:
@@ -135,14 +145,15 @@ def test_the_model_judges_its_runs_by_the_same_thresholds() -> None:
 
 
 def test_thresholds_file_holds_only_numbers() -> None:
-    assert all(isinstance(v, int | float) for v in thresholds().values()), thresholds()
+    doc = yaml.safe_load((ALERTS / "thresholds.yml").read_text())
+    assert all(isinstance(v, int | float) for v in doc.values()), doc
 
 
-@pytest.mark.parametrize("key", sorted(thresholds()))
+@pytest.mark.parametrize("key", sorted(Thresholds.model_fields))
 def test_every_threshold_shapes_the_rules(key: str) -> None:
     """A number in thresholds.yml that no rule reads would be a knob that does nothing."""
-    base = build.build(DEFAULT_RUNBOOK_BASE_URL, thresholds())
-    tuned = build.build(DEFAULT_RUNBOOK_BASE_URL, {**thresholds(), key: thresholds()[key] * 0.9})
+    base = build.build(_config())
+    tuned = build.build(_config(**{key: getattr(load_thresholds(), key) * 0.9}))
     assert tuned != base
 
 
@@ -151,8 +162,8 @@ def test_each_indicator_has_one_page_at_its_page_level(alert: str) -> None:
     """One alert per indicator, one severity (no warning twin that could be sent as news
     when a page resolves), firing at thresholds.yml's page level: tuning it moves the page."""
     indicator = INDICATOR_BY_ALERT[alert]
-    limits = {**thresholds(), str(indicator.page_key): 0.07}
-    text = build.build(DEFAULT_RUNBOOK_BASE_URL, limits)[ALERTS / "workload.rules.yml"]
+    config = _config(**{str(indicator.page_key): 0.07})
+    text = build.build(config)[ALERTS / "workload.rules.yml"]
     (rule,) = [
         r for g in yaml.safe_load(text)["groups"] for r in g["rules"] if r.get("alert") == alert
     ]

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from alerts.settings import MonitoringConfig
+from alerts.thresholds import load_thresholds
 from dashboards import build, forensics, grafana, perses
 from dashboards.model import Kind, Lang, ModelError, Panel, Query, steps
 from exporters.vocabulary import COMPONENT_BY_KEY, RESPONSE_PARTS
@@ -20,6 +22,8 @@ OUT = REPO / "dashboards"
 PERSES = {p.stem: json.loads(p.read_text()) for p in sorted((OUT / "perses").glob("*.json"))}
 GRAFANA = {p.stem: json.loads(p.read_text()) for p in sorted((OUT / "grafana").glob("*/*.json"))}
 NAMES = ["dbbuffer", "fleet", "forensics", "instances", "noc", "os", "st03", "st05"]
+# What the builder is handed (the comparisons below read thresholds.yml themselves).
+CONFIG = MonitoringConfig(thresholds=load_thresholds())
 # Read here, not through alerts.thresholds: what the file says is what must be drawn.
 LIMITS = yaml.safe_load((REPO / "alerts" / "thresholds.yml").read_text())
 # Where each indicator's alert pages (thresholds.yml, read here, not through the builder).
@@ -75,7 +79,7 @@ def _same(a: object, b: object, where: str) -> None:
 
 
 def test_committed_json_is_what_the_builder_makes() -> None:
-    built = build.build()
+    built = build.build(CONFIG)
     on_disk = {p for pattern in build.OUTPUTS for p in OUT.glob(pattern)}
     assert set(built) == on_disk, "run `python -m dashboards.build`"
     for path, model in built.items():
@@ -472,16 +476,16 @@ def test_dashboard_docs_need_every_screenshot_and_list_every_panel(tmp_path) -> 
 
     shots = tmp_path / "shots"
     shots.mkdir()
-    models = build.dashboards()
+    models = build.dashboards(CONFIG)
     # Named as the browser test saves them: the Perses resource's name.
     names = [perses.dashboard(m)["metadata"]["name"] for m in models]
     for name in names[:-1]:
         Image.new("RGB", (1920, 240), "white").save(shots / f"{name}.png")
     out, page = tmp_path / "dashboards", tmp_path / "dashboards.md"
-    assert docs.write(shots, out, page) == [names[-1]]
+    assert docs.write(CONFIG, shots, out, page) == [names[-1]]
     assert not page.exists(), "a page written without one dashboard's picture"
     Image.new("RGB", (1920, 240), "white").save(shots / f"{names[-1]}.png")
-    assert docs.write(shots, out, page) == []
+    assert docs.write(CONFIG, shots, out, page) == []
     with Image.open(out / "noc.png") as small:
         assert small.size == (docs.WIDTH, 120)
     text = page.read_text()
@@ -495,7 +499,7 @@ def test_dashboard_docs_need_every_screenshot_and_list_every_panel(tmp_path) -> 
 def test_the_docs_page_lists_every_panel_as_built() -> None:
     """docs/dashboards.md's tables are the model's titles and descriptions."""
     text = (REPO / "docs" / "dashboards.md").read_text()
-    for model in build.dashboards():
+    for model in build.dashboards(CONFIG):
         for panel in model.panels:
             assert f"| {panel.title} | {' '.join(panel.description.split())} |" in text
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from alerts.settings import MonitoringConfig
+from alerts.thresholds import load_thresholds
 from dashboards import perses
 from tests.dashboards import grafana_schema, percli
 
@@ -145,7 +147,7 @@ def test_the_logs_plugin_constant_switches_to_the_loki_plugin_and_still_lints(
     from dashboards import st05
 
     monkeypatch.setattr(perses, "LOGS", perses.LOGS_LOKI_PLUGIN)
-    res = perses.dashboard(st05.dashboard())
+    res = perses.dashboard(st05.dashboard(MonitoringConfig(thresholds=load_thresholds())))
     kinds = {
         q["spec"]["plugin"]["kind"]
         for p in res["spec"]["panels"].values()

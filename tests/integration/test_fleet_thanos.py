@@ -26,6 +26,7 @@ import httpx
 import psutil
 import pytest
 
+from alerts.settings import load_monitoring_config
 from dashboards import fleet as fleet_dashboard
 from dashboards.defaults import VARIABLES
 from tests.integration.fleet_helpers import fleet_environment, kill9, ports, webhook
@@ -268,14 +269,16 @@ def test_the_fleet_overview_has_a_row_per_sid_and_the_faulty_one_is_red(fleet) -
             r["metric"]["sid"]: float(r["value"][1])
             for r in _query(stack, "/api/v1/query", query=q)
         }
-        for name, q in fleet_dashboard.queries().items()
+        for name, q in fleet_dashboard.queries(load_monitoring_config()).items()
     }
     for name in ("Dispatcher wait (ms)", "Dialog steps/s", "Notifications out", "Exporter up"):
         key = next(k for k in rows if k.lower().startswith(name.lower().split(" (")[0]))
         assert set(rows[key]) == {"BMK", "PRD", "TWO"}, (key, rows[key])
     wait = next(v for k, v in rows.items() if k.lower().startswith("dispatcher wait"))
     red = next(
-        c[2] for c in fleet_dashboard.columns() if c[0].lower().startswith("dispatcher wait")
+        c[2]
+        for c in fleet_dashboard.columns(load_monitoring_config())
+        if c[0].lower().startswith("dispatcher wait")
     )
     threshold = red.limits[0]
     # TWO runs below its benchmark limit (the fleet file's users): healthy, like BMK.
@@ -283,7 +286,7 @@ def test_the_fleet_overview_has_a_row_per_sid_and_the_faulty_one_is_red(fleet) -
     # PRD's page: the column counts it while it is out. At the test's 0.1 time scale the
     # 1-minute mean is a 6 s one and keep_firing_for 4 s, so one instant may fall between
     # two firings: asked again until it is out (the webhook has had PRD's page by now).
-    out = fleet_dashboard.queries()["Notifications out"]
+    out = fleet_dashboard.queries(load_monitoring_config())["Notifications out"]
 
     def prd_out() -> float:
         counts = {

@@ -4,7 +4,6 @@ the same services the API's routes call."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import sys
 import time
@@ -19,7 +18,6 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from alerts.thresholds import threshold_seconds
 from api.config import get_settings
 from api.runs.gaps import EXPORTER_DOWN
 from api.runs.html import render
@@ -30,6 +28,7 @@ from api.services.errors import ServiceError
 from api.services.import_limits import Kind, limits
 from exporters.durations import parse_duration
 from exporters.model.engines import ENGINE_HELP, RUN_ENGINE
+from exporters.thresholds import Thresholds
 from exporters.vocabulary import (
     COMPONENT_BY_KEY,
     DIALOG_RESPONSE,
@@ -184,8 +183,9 @@ def _detail(r: httpx.Response) -> str:
 
 def _api_token() -> str:
     """WLMON_API_TOKEN, else the token `wlmon up` generated into the state's secrets."""
-    token = os.environ.get("WLMON_API_TOKEN", "").strip()
-    stored = StackSettings().state_dir / "secrets" / "api-token"
+    settings = StackSettings()
+    token = settings.api_token.get_secret_value().strip() if settings.api_token else ""
+    stored = settings.state_dir / "secrets" / "api-token"
     if not token and stored.is_file():
         token = stored.read_text().strip()
     if not token:
@@ -342,7 +342,7 @@ def report_command(
         answer = reports.answer(doc).model_dump(mode="json", exclude_unset=True, by_alias=True)
         print(json.dumps(answer, indent=2))
         return
-    _print_run_report(doc)
+    _print_run_report(doc, levels)
 
 
 def _ms(row: dict, comp: str) -> str:
@@ -534,7 +534,7 @@ def _print_warnings(doc: dict) -> None:
         console.print(f"[yellow]warning[/]: {escape(warning)}", highlight=False)
 
 
-def _print_run_report(doc: dict) -> None:
+def _print_run_report(doc: dict, levels: Thresholds) -> None:
     _print_warnings(doc)
     _print_gaps(doc)
     _print_faults_and_apdex(doc)
@@ -577,7 +577,7 @@ def _print_run_report(doc: dict) -> None:
         residual = sd["response_time_law"]["residual_pct"]
         law = f"{residual:+.2f} %" if residual is not None else "n/a (users unknown)"
         saps = f"not measured ({sd['not_measured']})" if sd["saps"] is None else f"{sd['saps']:,}"
-        bound = threshold_seconds(DIALOG_RESPONSE)
+        bound = levels.seconds(DIALOG_RESPONSE)
         if sd["dialog_response_s"] is None:
             response = f"response not measured ({sd.get('response_not_measured', '')})"
         elif sd["think_time_s"] is None:

@@ -12,11 +12,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from alerts.thresholds import threshold_seconds
+from alerts.thresholds import ThresholdsError, load_thresholds
 from exporters.durations import parse_duration
 from exporters.model.catalog import Catalog, ConfigError
 from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simulation
 from exporters.model.summary import SUMMARY_FIELDS, report
+from exporters.thresholds import Thresholds
 from exporters.vocabulary import INDICATORS
 from wlmon.cli.common import console, err, fail, warn_unconverged_solves
 
@@ -75,6 +76,11 @@ def simulate(
     if engine not in ENGINES:
         fail(f"--engine: {engine!r} is not one of {', '.join(ENGINES)}")
     try:
+        # Read here at the edge, before the run: a wrong file is one line, not a lost run.
+        limits = load_thresholds()
+    except ThresholdsError as exc:
+        fail(str(exc))
+    try:
         seconds = parse_duration(duration)
     except ValueError as exc:
         fail(f"--duration: {exc}")
@@ -114,7 +120,7 @@ def simulate(
     if as_json:
         print(json.dumps(doc, indent=2))
         return
-    _print_report(doc)
+    _print_report(doc, limits)
 
 
 def _summary_table(title: str, summary: list[dict]) -> Table:
@@ -149,7 +155,7 @@ def _summary_table(title: str, summary: list[dict]) -> Table:
     return narrow
 
 
-def _print_report(doc: dict) -> None:
+def _print_report(doc: dict, limits: Thresholds) -> None:
     # Names, notes and the landscape's hosts and instances come from the user's files and
     # options: printed escaped, as written ("[/b]" is a closing tag to rich, "[b]" a style).
     faults_text = ", ".join(doc["faults"]) or "none"
@@ -163,7 +169,7 @@ def _print_report(doc: dict) -> None:
     for c in ("indicator", "value (ms)", "threshold (ms)", "state"):
         ind.add_column(c, justify="right")
     for i in INDICATORS:
-        value, limit = dialog[f"{i.component}_ms"], 1000 * threshold_seconds(i)
+        value, limit = dialog[f"{i.component}_ms"], 1000 * limits.seconds(i)
         state = "[red]breach[/]" if value > limit else "[green]ok[/]"
         ind.add_row(i.label, f"{value:,.1f}", f"{limit:,.0f}", state)
     console.print(ind)

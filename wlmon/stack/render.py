@@ -26,7 +26,7 @@ import yaml
 from pydantic import SecretStr
 
 from alerts import dashboards
-from alerts.settings import DEFAULT_RUNBOOK_BASE_URL
+from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, runbook_url
 from exporters.durations import parse_duration
 from exporters.monitor import MonitorFileError, load_monitor_file
 from wlmon.stack.settings import StackSettings
@@ -182,13 +182,13 @@ def runbook_base(settings: StackSettings) -> str:
 
 
 def _link_runbooks(doc: dict, base: str) -> None:
-    """The committed links name the default API: point them at `base`, same section."""
+    """The committed links name the default API: point them at `base`, made by the rule
+    builder's own function (alerts.settings.runbook_url), not by editing the URL's text."""
     for group in doc["groups"]:
         for rule in group["rules"]:
             annotations = rule.get("annotations", {})
             if "runbook_url" in annotations:
-                section = annotations["runbook_url"].partition("#")[2]
-                annotations["runbook_url"] = f"{base}#{section}"
+                annotations["runbook_url"] = runbook_url(base, rule["alert"])
 
 
 def render_rules(settings: StackSettings, out_dir: Path) -> Path:
