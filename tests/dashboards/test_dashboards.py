@@ -527,3 +527,28 @@ def test_no_two_panels_overlap_and_ids_are_unique(name: str) -> None:
             mine = cells(item["x"], item["y"], item["width"], item["height"])
             assert not mine & taken, item["content"]
             taken |= mine
+
+
+def _drawn_levels(config: MonitoringConfig) -> dict[str, set[float]]:
+    """Every threshold step value each dashboard draws (panels and table columns)."""
+    out: dict[str, set[float]] = {}
+    for d in build.dashboards(config):
+        scales = [p.thresholds for p in d.panels] + [
+            c.thresholds for p in d.panels for c in p.columns
+        ]
+        out[d.uid] = {s.value for t in scales if t for s in t.steps if s.value is not None}
+    return out
+
+
+def test_the_dialog_response_bound_handed_in_is_the_one_drawn() -> None:
+    """The builders draw what they are handed (the config), not what a getter reads behind
+    them: a bound of 2.75 s, which thresholds.yml does not hold, appears on exactly the
+    dashboards that draw the bound, where the file's 2 s was."""
+    shipped = LIMITS["dialog_response_seconds"]
+    tuned = MonitoringConfig(
+        thresholds=load_thresholds().model_copy(update={"dialog_response_seconds": 2.75})
+    )
+    before, after = _drawn_levels(CONFIG), _drawn_levels(tuned)
+    drawn = {uid for uid, levels in after.items() if 2.75 in levels}
+    assert drawn == {"wlmon-noc", "wlmon-fleet", "wlmon-st03", "wlmon-forensics"}
+    assert all(shipped in before[uid] and 2.75 not in before[uid] for uid in drawn)
