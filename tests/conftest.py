@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,19 @@ from exporters.model.catalog import Catalog
 from exporters.model.engine import Simulation
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """WLMON_UPDATE_GOLDEN=1 under CI=true stops the session before any test, in one line:
+    a CI run must compare the golden files, never rewrite them (the per-file guard,
+    tests/collectors/exposition.golden_rewritten, stays for a run without this conftest)."""
+    del config
+    if os.environ.get("WLMON_UPDATE_GOLDEN") == "1" and os.environ.get("CI", "").lower() == "true":
+        raise pytest.UsageError(
+            "WLMON_UPDATE_GOLDEN=1 is refused under CI=true (a CI run compares the golden "
+            "files, it does not rewrite them): unset WLMON_UPDATE_GOLDEN"
+        )
+
 
 # What the integration session's stack fixture sets in the environment. That fixture is
 # session-scoped, so its variables stay set until the last test: the unit tests collected

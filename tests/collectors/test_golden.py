@@ -6,7 +6,9 @@ change, and review the diff. Collector durations come from a fixed clock.
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +72,33 @@ def test_a_golden_rewrite_is_refused_under_ci_and_skips_otherwise(tmp_path, monk
     assert golden_rewritten(golden, "new\n") and golden.read_text() == "new\n"
     monkeypatch.delenv("WLMON_UPDATE_GOLDEN")
     assert not golden_rewritten(golden, "newer\n") and golden.read_text() == "new\n"
+
+
+def test_a_ci_session_with_golden_updates_stops_in_one_line(tmp_path) -> None:
+    """The whole session refuses (tests/conftest.py), before a golden file is touched."""
+    repo = Path(__file__).resolve().parents[2]
+    before = {p: p.read_bytes() for p in (repo / "tests" / "golden").glob("*.prom")}
+    env = {**os.environ, "CI": "true", "WLMON_UPDATE_GOLDEN": "1"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/collectors/test_golden.py",
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 4, done.stdout[-2000:] + done.stderr[-2000:]  # usage error
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines == [
+        "ERROR: WLMON_UPDATE_GOLDEN=1 is refused under CI=true (a CI run compares the golden "
+        "files, it does not rewrite them): unset WLMON_UPDATE_GOLDEN"
+    ]
+    assert {p: p.read_bytes() for p in before} == before
