@@ -27,8 +27,6 @@ from prometheus_client import CollectorRegistry
 from exporters.collectors.exposition import QuietHandler, ThreadingWSGIServer, make_metrics_app
 from exporters.config import DEFAULT_MAX_USERS, ExporterConfig
 from exporters.control import ControlError, ControlState, StateFile, parse_change
-from exporters.model.catalog import ConfigError
-from exporters.model.engine import RealTimeRunner, Simulation
 from exporters.registry import exporter_collector
 from exporters.sapstartsrv.server import fleet_from_settings
 from exporters.sinks.events import RunEvents
@@ -36,6 +34,8 @@ from exporters.sinks.loki import DEFAULT_PUSH_PATH, LogStoreAccess, LokiSink
 from exporters.sinks.st05trace import TracePublisher
 from exporters.sources.sapcontrol_syslog import LineSink
 from exporters.thresholds import Thresholds
+from landscape_model.catalog import ConfigError
+from landscape_model.engine import RealTimeRunner, Simulation
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024

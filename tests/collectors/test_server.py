@@ -9,8 +9,8 @@ import pytest
 
 from exporters.config import load_config
 from exporters.control import ControlState
-from exporters.model.engine import Simulation
 from exporters.server import ExporterServer, LiveModel
+from landscape_model.engine import Simulation
 
 TOKEN = "test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -13,7 +13,7 @@ import yaml
 
 from dashboards import build, forensics, grafana, perses
 from dashboards.model import Kind, Lang, ModelError, Panel, Query, steps
-from exporters.vocabulary import COMPONENT_BY_KEY, RESPONSE_PARTS
+from landscape_model.terms import COMPONENT_BY_KEY, RESPONSE_PARTS
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "dashboards"

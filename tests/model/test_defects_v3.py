@@ -9,12 +9,13 @@ import yaml
 from typer.testing import CliRunner
 
 from api.config import get_settings
-from exporters.model.catalog import Catalog
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.engine import Simulation
-from exporters.model.solver import DIALOG, UPDATE, Solver
-from exporters.model.whatif import solve_point
-from exporters.vocabulary import COMPONENTS
+from landscape_model.catalog import Catalog
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.engine import Simulation
+from landscape_model.network import DIALOG, UPDATE
+from landscape_model.solver import Solver
+from landscape_model.terms import COMPONENTS
+from landscape_model.whatif import solve_point
 from wlmon.cli import app
 
 runner = CliRunner()

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from api.config import Settings, get_settings
 from api.main import create_app
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.engine import Simulation
 from exporters.server import LiveModel
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.engine import Simulation
 from wlmon.cli import app
 from wlmon.cli import serve as serve_cli
 

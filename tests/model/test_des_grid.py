@@ -35,9 +35,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.solver import Solver
-from exporters.vocabulary import COMPONENTS
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.solver import Solver
+from landscape_model.terms import COMPONENTS
 from tests.model import des_support as case
 
 pytestmark = pytest.mark.slow

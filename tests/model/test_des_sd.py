@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from exporters.model.catalog import Catalog
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.solver import Solver
-from exporters.model.summary import point_figures
-from exporters.vocabulary import COMPONENTS
+from landscape_model.catalog import Catalog
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.solver import Solver
+from landscape_model.summary import point_figures
+from landscape_model.terms import COMPONENTS
 
 pytestmark = pytest.mark.slow
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from exporters.model.engine import Simulation
-from exporters.vocabulary import COMPONENTS
+from landscape_model.engine import Simulation
+from landscape_model.terms import COMPONENTS
 
 WAIT = COMPONENTS.index("dispatcher_wait")
 

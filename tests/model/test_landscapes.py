@@ -9,10 +9,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from exporters.model.catalog import Catalog, ConfigError
-from exporters.model.engine import Simulation
-from exporters.model.solver import Solver
-from exporters.model.summary import point_figures
+from landscape_model.catalog import Catalog, ConfigError
+from landscape_model.engine import Simulation
+from landscape_model.solver import Solver
+from landscape_model.summary import point_figures
 from wlmon.cli import app
 
 

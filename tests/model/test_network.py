@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exporters.model import solver
-from exporters.model.catalog import Catalog
-from exporters.model.des_network import for_event_loop
-from exporters.model.network import compile_network
+from landscape_model import solver
+from landscape_model.catalog import Catalog
+from landscape_model.des_network import for_event_loop
+from landscape_model.network import compile_network
 
 
 def test_both_engines_take_one_compiled_network(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,7 +42,7 @@ def test_the_event_loop_network_takes_its_scenario_from_the_compiled_one() -> No
     network's, so one replaced with another compiled network cannot keep a stale one."""
     import dataclasses
 
-    from exporters.model.des_network import Network
+    from landscape_model.des_network import Network
 
     assert "scenario" not in {f.name for f in dataclasses.fields(Network)}
     catalog = Catalog()

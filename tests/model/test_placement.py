@@ -10,15 +10,15 @@ import copy
 
 import pytest
 
-from exporters.model.catalog import Catalog, ConfigError
-from exporters.model.config import Scenario
-from exporters.model.cpu_stations import station_busy
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.placement import place
-from exporters.model.solver import Solver
-from exporters.model.summary import point_figures
-from exporters.model.whatif import Configuration, WhatIf
-from exporters.vocabulary import COMPONENTS
+from landscape_model.catalog import Catalog, ConfigError
+from landscape_model.config import Scenario
+from landscape_model.cpu_stations import station_busy
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.placement import place
+from landscape_model.solver import Solver
+from landscape_model.summary import point_figures
+from landscape_model.terms import COMPONENTS
+from landscape_model.whatif import Configuration, WhatIf
 from tests.model import des_support as case
 from tests.model.test_des_exact import _measure, exact_mva, machine_repairman
 from tests.model.test_exact import multiclass_exact_mva

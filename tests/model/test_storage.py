@@ -22,10 +22,10 @@ import math
 
 import pytest
 
-from exporters.model.catalog import Catalog
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.solver import Solver
-from exporters.vocabulary import COMPONENTS
+from landscape_model.catalog import Catalog
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.solver import Solver
+from landscape_model.terms import COMPONENTS
 from tests.model import des_support as case
 from tests.model.test_des_exact import exact_mva
 

@@ -1,15 +1,15 @@
-"""Figures of exporters/model/summary.py checked against values computed here from the
+"""Figures of landscape_model/summary.py checked against values computed here from the
 landscape, not by the summary's own helpers."""
 
 from __future__ import annotations
 
 import pytest
 
-from exporters.model.catalog import Catalog
-from exporters.model.config import Landscape
-from exporters.model.engine import Simulation
-from exporters.model.solver import Solver
-from exporters.model.summary import point_figures, run_figures
+from landscape_model.catalog import Catalog
+from landscape_model.config import Landscape
+from landscape_model.engine import Simulation
+from landscape_model.solver import Solver
+from landscape_model.summary import point_figures, run_figures
 
 
 def _distinct_app_cpus(land: Landscape) -> int:

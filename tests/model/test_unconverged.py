@@ -14,9 +14,9 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from exporters.model.engine import UnconvergedSolve
-from exporters.model.engines import make_simulation
-from exporters.model.solver import Solver
+from landscape_model.engine import UnconvergedSolve
+from landscape_model.engines import make_simulation
+from landscape_model.solver import Solver
 from wlmon.cli import app, common
 
 runner = CliRunner()

@@ -14,13 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from exporters.model.catalog import Catalog, ConfigError, parse_setting
-from exporters.model.config import MAX_USERS, Scenario
-from exporters.model.cpu_stations import CpuStationFigures, cpu_station_figures, station_busy
-from exporters.model.network import instance_layout
-from exporters.model.solver import OperatingPoint, Solver
-from exporters.model.summary import point_figures
-from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS
+from landscape_model.catalog import Catalog, ConfigError, parse_setting
+from landscape_model.config import MAX_USERS, Scenario
+from landscape_model.cpu_stations import CpuStationFigures, cpu_station_figures, station_busy
+from landscape_model.network import instance_layout
+from landscape_model.results import OperatingPoint
+from landscape_model.solver import Solver
+from landscape_model.summary import point_figures
+from landscape_model.terms import COMPONENTS, RESPONSE_PARTS
 
 # Each point is a solve (tens of ms to a second): more would be a typo, not a question.
 MAX_SWEEP_POINTS = 1_000

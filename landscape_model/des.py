@@ -71,9 +71,9 @@ from typing import Any
 
 import numpy as np
 
-from exporters.model import des_loop
-from exporters.model.config import Scenario
-from exporters.model.des_draws import (
+from landscape_model import des_loop
+from landscape_model.config import Scenario
+from landscape_model.des_draws import (
     BLOCK_STEPS,
     STREAM_SIZE,
     Block,
@@ -81,12 +81,12 @@ from exporters.model.des_draws import (
     disk_stream,
     draw_block,
 )
-from exporters.model.des_network import Network, for_event_loop
-from exporters.model.engine import ModelRun, Snapshot, Totals
-from exporters.model.network import compile_network, sap_buffers
-from exporters.model.solver import BUCKETS, OperatingPoint
-from exporters.model.sqltext import statement_hash
-from exporters.vocabulary import COMPONENTS
+from landscape_model.des_network import Network, for_event_loop
+from landscape_model.engine import ModelRun, Snapshot, Totals
+from landscape_model.network import compile_network, sap_buffers
+from landscape_model.results import BUCKETS, OperatingPoint
+from landscape_model.sqltext import statement_hash
+from landscape_model.terms import COMPONENTS
 
 INF = math.inf
 

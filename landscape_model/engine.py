@@ -19,11 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
-from exporters.model.catalog import Catalog
-from exporters.model.config import Landscape, Scenario
-from exporters.model.cpu_stations import station_busy
-from exporters.model.dynamics import Dynamics
-from exporters.model.solver import BUCKETS, COMPONENTS, RESPONSE_PARTS, OperatingPoint, Solver
+from landscape_model.catalog import Catalog
+from landscape_model.config import Landscape, Scenario
+from landscape_model.cpu_stations import station_busy
+from landscape_model.dynamics import Dynamics
+from landscape_model.results import BUCKETS, OperatingPoint
+from landscape_model.solver import Solver
+from landscape_model.terms import COMPONENTS, RESPONSE_PARTS
 
 _C = {name: k for k, name in enumerate(COMPONENTS)}
 _SAMPLED = [k for k, name in enumerate(COMPONENTS) if name not in ("response", "cpu")]
