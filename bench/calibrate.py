@@ -19,6 +19,7 @@ into landscape_model/data/{landscapes,scenarios}/sd-benchmark-2003.yml.
 from __future__ import annotations
 
 from landscape_model.catalog import Catalog
+from landscape_model.network import compile_network
 from landscape_model.solver import Solver
 from landscape_model.summary import point_figures
 
@@ -55,7 +56,7 @@ def overrides(p: dict[str, float], doc: dict) -> dict:
 
 def figures(catalog: Catalog, p: dict[str, float], doc: dict) -> dict[str, float]:
     scenario = catalog.scenario(SCENARIO, overrides=overrides(p, doc))
-    return point_figures(Solver(scenario, histogram_samples=10).solve(), scenario)
+    return point_figures(Solver(compile_network(scenario), histogram_samples=10).solve(), scenario)
 
 
 def main() -> None:

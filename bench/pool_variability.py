@@ -28,7 +28,7 @@ import numpy as np
 from landscape_model import des_loop
 from landscape_model.chains import closed_chain, open_chain
 from landscape_model.des import DiscreteEventSimulation
-from landscape_model.network import DIALOG
+from landscape_model.network import DIALOG, compile_network
 from landscape_model.phase_type import fit_phase_type
 from landscape_model.solver import Solver
 
@@ -195,7 +195,7 @@ def main() -> None:
         title = (
             f"{args.scenario} {' '.join(args.settings)} {args.users} users, DES seed {args.seed}"
         )
-    solver = Solver(scenario)
+    solver = Solver(compile_network(scenario))
     op = solver.solve()
     rec = _Recorder()
     sim = DiscreteEventSimulation(*des_args, **des_kw)

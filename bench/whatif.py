@@ -25,7 +25,7 @@ two Anderson passes then plain damped iteration, cold points, bisection from the
 scenario's users, convolutions and stream sums in log space (the code before issue 24
 item 6, same stopping rules).
 
-Also the fast path with exponential holding times (`Solver.phase_type = False`, the
+Also the fast path with exponential holding times (`SolverOptions(phase_type=False)`, the
 birth-death chains before the phase-type ones), to show what those cost.
 Both print every solve (users, sweeps, CPU seconds) and the answers, which must agree:
 the same points to 1e-4 and most users within the searches' 0.2 %.
@@ -41,33 +41,36 @@ from contextlib import contextmanager
 
 import landscape_model.solver as solver_module
 from landscape_model import chains, convolution
+from landscape_model.solver import SolverOptions
 from landscape_model.whatif import Configuration, WhatIf
 
 TARGET_S = 2.0  # issue 24 item 6: at most 2 s per configuration
 
 
+# The slow path: networks population by population, no extrapolation, every class solved.
+REFERENCE = SolverOptions(
+    extrapolate=False,
+    anderson_mixing=(1.0, 0.5),
+    group_instances=False,
+    closed_network=convolution.closed_network_by_population,
+    bounded_chain=chains.bounded_chain_by_scaling,
+)
+
+
 @contextmanager
-def reference_path():
-    """The slow path: networks population by population, no extrapolation."""
-    solver = solver_module.Solver
-    saved = solver_module.closed_network, solver.extrapolate, solver.anderson_mixing
-    bounded = solver_module.bounded_chain
-    power, grouped = convolution._log_power, solver.group_instances
+def reference_kernels():
+    """The convolution's slower kernels (its module functions: log-space convolutions, copies
+    one by one), which no solver option reaches; restored on leaving."""
+    power = convolution._log_power
     kernels = convolution.log_convolve, convolution._log_mixed_function
     convolution.log_convolve = convolution._log_convolve_logs
     convolution._log_mixed_function = convolution._log_mixed_by_logs
-    solver_module.closed_network = convolution.closed_network_by_population
-    solver_module.bounded_chain = chains.bounded_chain_by_scaling
-    solver.extrapolate, solver.anderson_mixing = False, (1.0, 0.5)
-    solver.group_instances = False
     convolution._log_power = _one_by_one
     try:
         yield
     finally:
-        solver_module.closed_network, solver.extrapolate, solver.anderson_mixing = saved
-        convolution._log_power, solver.group_instances = power, grouped
+        convolution._log_power = power
         convolution.log_convolve, convolution._log_mixed_function = kernels
-        solver_module.bounded_chain = bounded
 
 
 def _one_by_one(one, copies: int):
@@ -119,13 +122,13 @@ def main() -> None:
     fast_s, fast_points, fast_best, fast_log = question(model, fast=True)
     # The phase-type chains' cost: the fast path again with exponential holding times
     # (the birth-death chains before them), on a fresh model so neither warms the other.
-    solver_module.Solver.phase_type = False
-    try:
-        exp_s, _, exp_best, _ = question(WhatIf(args.scenario, settings=args.settings), True)
-    finally:
-        solver_module.Solver.phase_type = True
-    with reference_path():
-        slow_s, slow_points, slow_best, slow_log = question(model, fast=False)
+    exponential = WhatIf(
+        args.scenario, settings=args.settings, options=SolverOptions(phase_type=False)
+    )
+    exp_s, _, exp_best, _ = question(exponential, True)
+    reference = WhatIf(args.scenario, settings=args.settings, options=REFERENCE)
+    with reference_kernels():
+        slow_s, slow_points, slow_best, slow_log = question(reference, fast=False)
     for name, log in (("fast", fast_log), ("reference", slow_log)):
         print(f"{name}: " + ", ".join(f"{u} users {n} sweeps {s:.2f} s" for u, n, s in log))
     worst = max(

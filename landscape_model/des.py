@@ -83,7 +83,7 @@ from landscape_model.des_draws import (
 )
 from landscape_model.des_network import Network, for_event_loop
 from landscape_model.engine import ModelRun, Snapshot, Totals
-from landscape_model.network import compile_network, sap_buffers
+from landscape_model.network import sap_buffers
 from landscape_model.results import BUCKETS, OperatingPoint
 from landscape_model.sqltext import statement_hash
 from landscape_model.terms import COMPONENTS
@@ -125,7 +125,7 @@ class DiscreteEventSimulation(ModelRun):
     def _resolve(self, faults: tuple[str, ...]) -> Network:
         key = (faults, repr(sorted(self.overrides.items())))
         if key not in self._nets:
-            self._nets[key] = for_event_loop(compile_network(self._scenario(faults)))
+            self._nets[key] = for_event_loop(self.compiled(faults))
         return self._nets[key]
 
     def _rng(self, *stream: int) -> np.random.Generator:

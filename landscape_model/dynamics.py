@@ -65,7 +65,7 @@ def family(solver: Solver, cs: ClassSolution) -> Family:
     for chain in chains:
         st = cs.state(chain)
         means = solver.step_means(cs, st["wait"], st["stretch"])
-        buckets = solver._buckets(cs, chain, means, samples=_TABLE_SAMPLES)
+        buckets = solver.buckets(cs, chain, means, samples=_TABLE_SAMPLES)
         rows.append(
             (chain.mean_in_system, st["throughput"], st["queue"], st["busy"], means, buckets)
         )

@@ -27,18 +27,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from landscape_model.chains import ChainResult, bounded_chain, open_chain
-from landscape_model.config import Scenario
-from landscape_model.convolution import Station, closed_network
+from landscape_model.convolution import NetworkResult, Station, closed_network
 from landscape_model.network import (
     DIALOG,
     UPDATE,
     CompiledNetwork,
     InstanceLayout,
-    compile_network,
     sap_buffers,
 )
 from landscape_model.results import (
@@ -54,33 +53,45 @@ from landscape_model.terms import COMPONENTS, RESPONSE_PARTS
 _UPDATE_QUEUE = 2  # third layer of the solver's fixed-point state
 
 
-class Solver:
-    """Computes the OperatingPoint of one (faulted) scenario: solves its compiled network
-    (network.py), the stations and demands the discrete-event engine simulates too."""
+@dataclass(frozen=True)
+class SolverOptions:
+    """How the solver reaches its fixed point; the defaults are the fast path. Benches and
+    tests ask for the reference paths by passing other options, never by editing the class."""
 
     # Vector extrapolation in the damped fallback of the fixed point (`_extrapolated`);
     # False is the plain damped iteration, the reference bench/whatif.py measures against.
-    extrapolate = True
+    extrapolate: bool = True
     # Anderson passes from the start, by mixing, before that fallback ((1.0, 0.5) before
     # issue 24 item 6: the reference path of bench/whatif.py).
     anderson_mixing: tuple[float, ...] = (1.0,)
     # Classes of identical instances copied within a sweep (`_copies`); False solves each.
-    group_instances = True
+    group_instances: bool = True
     # The chains' holding time phase-type with its own SCV (`_holding_scv`); False takes it
     # exponential (SCV 1), the birth-death chains before.
-    phase_type = True
+    phase_type: bool = True
+    # The exact algorithms a class is solved with; bench/whatif.py's reference path passes
+    # the slower ones (population by population; scaling the class to its bound) to compare.
+    closed_network: Callable[..., NetworkResult] = closed_network
+    bounded_chain: Callable[..., tuple[ChainResult, np.ndarray]] = bounded_chain
+
+
+class Solver:
+    """Computes the OperatingPoint of one (faulted) scenario: solves its compiled network
+    (network.py), the stations and demands the discrete-event engine simulates too."""
 
     def __init__(
         self,
-        scenario: Scenario,
+        network: CompiledNetwork,
+        options: SolverOptions | None = None,
         histogram_samples: int = 20000,
         seed: int = 0,
-        network: CompiledNetwork | None = None,
     ) -> None:
-        self.sc = scenario
-        self.land = scenario.landscape
-        # The stations and demands it solves (network.py), compiled here unless given.
-        self.net = network if network is not None else compile_network(scenario)
+        # The stations and demands it solves, compiled once by the caller
+        # (network.compile_network; the live model's ModelRun.compiled) for either engine.
+        self.net = network
+        self.sc = network.scenario
+        self.land = network.scenario.landscape
+        self.options = options or SolverOptions()
         self.histogram_samples = histogram_samples
         self.seed = seed
         self._delay_memo: dict[tuple[int, int], float] = {}
@@ -348,14 +359,14 @@ class Solver:
             base = self._memo[key]
         else:
             k_max = min(wps, users) if k == DIALOG else wps
-            net = closed_network([*stations, Station(delay, servers=0)], max(k_max, 1))
+            net = self.options.closed_network([*stations, Station(delay, servers=0)], max(k_max, 1))
             fes = net.throughput
             scv = self._holding_scv(i, k, demand_t, used, net, max(k_max, 1))
             if k == DIALOG:
                 # Over its share of a saturated station: every state slows alike (the
                 # station serves the class slower, as processor sharing does), until
                 # the class's throughput is within its share.
-                chain, fes = bounded_chain(users, think, fes, bound, scv)
+                chain, fes = self.options.bounded_chain(users, think, fes, bound, scv)
             else:
                 # Updates come at their dialog steps' pace: the dialog classes' bound
                 # holds them to the share.
@@ -390,7 +401,7 @@ class Solver:
         constant but program load (exponential), and the transactions a mixture. Its
         chain's completions are then phase-type with this SCV (phase_type.fit_phase_type)
         instead of exponential."""
-        if not self.phase_type:
+        if not self.options.phase_type:
             return 1.0
         nt = self.net
         x = float(net.throughput[k_max])
@@ -691,7 +702,7 @@ class Solver:
         copy is exact (tests/model/test_whatif_speed.py compares with `group_instances`
         off)."""
         n_inst = len(self.net.layout)
-        if not self.group_instances or n_inst < 2:
+        if not self.options.group_instances or n_inst < 2:
             return {}
         demand = np.zeros((2, n_inst, len(self.net.station_names)))
         for i in range(n_inst):
@@ -794,7 +805,7 @@ class Solver:
         n_inst = len(self.net.layout)
         q = v[:-n_inst].reshape(3, n_inst, -1).copy()
         x = v[-n_inst:].copy()
-        if not self.group_instances or n_inst < 2:
+        if not self.options.group_instances or n_inst < 2:
             return np.concatenate((q.ravel(), x))
         nt = self.net
         first: dict[tuple, int] = {}
@@ -855,14 +866,14 @@ class Solver:
         # 5,936-11,580, docs/model.md, Speed.)
         self.iterations, self.converged = 0, False
         start, best, best_v = v, math.inf, v
-        for mixing in self.anderson_mixing:
+        for mixing in self.options.anderson_mixing:
             v, norm, v_best = self._anderson(g, converged, start, mixing)
             if norm < best:
                 best, best_v = norm, v_best
             if self.converged:
                 break
         if not self.converged:
-            v = self._extrapolated(g, converged, best_v, jump=self.extrapolate)
+            v = self._extrapolated(g, converged, best_v, jump=self.options.extrapolate)
         gv, classes = g(v)
         # What is left of the fixed point's equations where it stopped (the largest change
         # one more sweep makes): for a warning that names it where `converged` is False.
@@ -1110,7 +1121,7 @@ class Solver:
             wp_busy[i, k] = st["busy"]
             dqueue[i, k] = st["queue"]
             if cs.key not in bucket_memo:
-                bucket_memo[cs.key] = self._buckets(cs, cs.chain, means[i, k])
+                bucket_memo[cs.key] = self.buckets(cs, cs.chain, means[i, k])
             buckets[i, k] = bucket_memo[cs.key]
             g = np.ones(len(self.net.station_names))
             for s, v in zip(cs.stations, st["stretch"], strict=True):
@@ -1148,7 +1159,7 @@ class Solver:
             **rates,
         )
 
-    def _buckets(
+    def buckets(
         self, cs: ClassSolution, chain: ChainResult, m: np.ndarray, samples: int | None = None
     ) -> np.ndarray:
         """Response distribution per transaction [transaction, bucket]: dispatcher wait (one

@@ -64,7 +64,7 @@ def test_the_live_model_keeps_its_engine_when_the_scenario_switches() -> None:
     live = LiveModel(DiscreteEventSimulation("sd-benchmark-2003", seed=1), speed=50.0)
     live.start()
     try:
-        live.switch_scenario("sd-benchmark-2003", ["slow-enqueue-link"])
+        live.reconfigure({"scenario": "sd-two-tier", "faults": ["slow-enqueue-link"]})
         assert isinstance(live.sim, DiscreteEventSimulation)
         assert live.sim.faults == ("slow-enqueue-link",)
     finally:

@@ -15,7 +15,8 @@ import pytest
 
 from landscape_model.catalog import deep_merge
 from landscape_model.config import Scenario
-from landscape_model.solver import Solver
+from landscape_model.network import compile_network
+from landscape_model.solver import Solver, SolverOptions
 from landscape_model.summary import point_figures
 
 
@@ -23,9 +24,9 @@ def _scenario(fixture_catalog, patch: dict) -> Scenario:
     return Scenario.model_validate(deep_merge(fixture_catalog.scenario_document("mmc"), patch))
 
 
-def _dialog(scenario: Scenario) -> tuple[float, float, float]:
+def _dialog(scenario: Scenario, options: SolverOptions | None = None) -> tuple[float, float, float]:
     """Throughput, mean response and mean dispatcher wait of the dialog steps."""
-    op = Solver(scenario, histogram_samples=10).solve()
+    op = Solver(compile_network(scenario), options, histogram_samples=10).solve()
     f = point_figures(op, scenario)
     rate = op.step_rate[:, 0]
     wait = float((op.means[:, 0, :, 1] * rate).sum() / rate.sum())
@@ -299,11 +300,7 @@ def test_one_work_process_with_erlang_holding_time_is_exact(fixture_catalog) -> 
     patch = _cpu_then_disk(users, 1, think, d, d)
     sc = _scenario(fixture_catalog, patch)
     exact_wait = _assert_exact_m_e2_1(sc, users, think, d)
-    Solver.phase_type = False
-    try:
-        _, _, exponential_wait = _dialog(sc)
-    finally:
-        Solver.phase_type = True
+    _, _, exponential_wait = _dialog(sc, SolverOptions(phase_type=False))
     assert exponential_wait > 1.015 * exact_wait  # the exponential chain could not pass
 
 
@@ -352,7 +349,7 @@ def test_central_services_burst_on_a_core_of_its_own_is_one_exponential_stage(
         "transactions": {"T": {"dialog": {"cpu_s": d}}},
     }
     sc = _scenario(fixture_catalog, patch)
-    solver = Solver(sc)
+    solver = Solver(compile_network(sc))
     assert solver.net.cs_cpu_station >= 0  # the burst is served on a CPU station
     _assert_exact_m_e2_1(sc, users, think, d)
 
@@ -395,7 +392,7 @@ def test_abap_and_db_bursts_on_one_core_are_two_stages_of_their_own_means(fixtur
         },
     }
     sc = _scenario(fixture_catalog, patch)
-    solver = Solver(sc, histogram_samples=10)
+    solver = Solver(compile_network(sc), histogram_samples=10)
     assert solver.net.db_cpu_station == solver.net.inst_cpu_station[0]  # one CPU station
     dialog = next(cs for cs in solver.solve().classes if cs.task == 0)
     scv = (d_abap**2 + d_db**2) / (d_abap + d_db) ** 2

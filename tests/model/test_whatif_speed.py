@@ -19,7 +19,8 @@ from landscape_model.convolution import (
     log_convolve,
     log_station_function,
 )
-from landscape_model.solver import Solver
+from landscape_model.network import compile_network
+from landscape_model.solver import Solver, SolverOptions
 from landscape_model.whatif import Configuration, WhatIf
 
 
@@ -99,7 +100,7 @@ def test_extrapolation_reaches_the_damped_iterations_fixed_point_in_fewer_sweeps
     scenario = WhatIf("sd-two-tier").scenario(Configuration("knee"), ["users=900"])
     results = {}
     for jump in (True, False):
-        solver = Solver(scenario, histogram_samples=10)
+        solver = Solver(compile_network(scenario), histogram_samples=10)
         solver.iterations, solver.converged = 0, False
         n_inst, n_st = len(solver.layout), len(solver.station_names)
         solver._memo = {}
@@ -153,13 +154,12 @@ def test_identical_instances_are_copied_with_the_same_answer(
         return out
 
     monkeypatch.setattr(Solver, "_copies", counted)
-    fast = Solver(sc, histogram_samples=10)
+    fast = Solver(compile_network(sc), histogram_samples=10)
     fast_op = fast.solve()
     assert max(copied) > 0
     if most_copied is not None:
         assert max(copied) == most_copied
-    monkeypatch.setattr(Solver, "group_instances", False)
-    slow = Solver(sc, histogram_samples=10)
+    slow = Solver(compile_network(sc), SolverOptions(group_instances=False), histogram_samples=10)
     slow_op = slow.solve()
     assert fast.iterations == slow.iterations
     np.testing.assert_allclose(fast.state, slow.state, rtol=1e-12, atol=1e-15)
@@ -332,7 +332,9 @@ def test_a_warm_start_made_alike_reaches_the_same_fixed_point(monkeypatch) -> No
     came, the same operating point to the solver's tolerance, and fewer classes solved."""
     model = WhatIf("sd-benchmark-2003")
     config = Configuration("alike")
-    neighbour = Solver(model.scenario(config, ["users=5858"]), histogram_samples=10)
+    neighbour = Solver(
+        compile_network(model.scenario(config, ["users=5858"])), histogram_samples=10
+    )
     neighbour.solve()
     scenario = model.scenario(config, ["users=5941"])
     solved = []
@@ -347,7 +349,7 @@ def test_a_warm_start_made_alike_reaches_the_same_fixed_point(monkeypatch) -> No
     for alike in (True, False):
         if not alike:
             monkeypatch.setattr(Solver, "_alike", lambda self, v: v.copy())
-        solver = Solver(scenario, histogram_samples=10)
+        solver = Solver(compile_network(scenario), histogram_samples=10)
         op = solver.solve(warm_start=neighbour.state)
         assert solver.converged
         results[alike] = (op, sum(s is solver for s in solved))
