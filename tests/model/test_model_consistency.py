@@ -1,4 +1,6 @@
-"""Issue 24's six defects, each checked against something computed here, not by the model."""
+"""The model against figures computed here, not by the model: call counts, round trips, the
+engines agreeing on DB calls, a --set over a fault, indicators judged only over whole windows,
+queues that drain, hosts at most fully busy (issue 24 found each of these wrong)."""
 
 from __future__ import annotations
 
