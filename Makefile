@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml constraints.txt
 # The discrete-event loop (the engine of runs and of the live exporter) compiled into numba's
 # cache now, not inside the first exporter's readiness timeout; ~8 s once, then ~1 s.
 install: $(STAMP)
-	$(BIN)/python -m exporters.model.compile_des
+	$(BIN)/python -m landscape_model.compile_des
 
 # Debian packages, each installed only when missing (needs root, as on CI):
 # - build-deps: what `wlmon stack install` builds Perses' web UI with (Node.js, npm; curl);

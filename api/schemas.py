@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, WithJsonSchema, create_model
 
 from api.runs.storage import RunKind, RunStatus
-from exporters.vocabulary import COMPONENT_BY_KEY, REPORT_ORDER
+from landscape_model.terms import COMPONENT_BY_KEY, REPORT_ORDER
 
 # Times as the store writes them: ISO 8601 in UTC (kept as text so answers are byte-stable).
 Timestamp = Annotated[str, Field(json_schema_extra={"format": "date-time"})]

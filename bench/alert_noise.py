@@ -20,8 +20,8 @@ import time
 import numpy as np
 
 from alerts.thresholds import load_thresholds
-from exporters.model.engines import ENGINES, make_simulation
-from exporters.vocabulary import COMPONENTS, TASK_TYPES
+from landscape_model.engines import ENGINES, make_simulation
+from landscape_model.terms import COMPONENTS, TASK_TYPES
 
 SCRAPE_S = 15
 DIALOG = TASK_TYPES.index("dialog")

@@ -13,14 +13,15 @@ Everything else follows from these (derived, not predicted): dialog steps/h from
 response by the response-time law, SAPS and line items/h from steps/h and the mix, the 60 %
 of all application servers as the CPU-weighted mean of two fitted CPU figures.
 Usage: python bench/calibrate.py  (about a minute); paste the printed values
-into exporters/model/data/{landscapes,scenarios}/sd-benchmark-2003.yml.
+into landscape_model/data/{landscapes,scenarios}/sd-benchmark-2003.yml.
 """
 
 from __future__ import annotations
 
-from exporters.model.catalog import Catalog
-from exporters.model.solver import Solver
-from exporters.model.summary import point_figures
+from landscape_model.catalog import Catalog
+from landscape_model.network import compile_network
+from landscape_model.solver import Solver
+from landscape_model.summary import point_figures
 
 SCENARIO = "sd-benchmark-2003"
 TARGETS = {
@@ -55,7 +56,7 @@ def overrides(p: dict[str, float], doc: dict) -> dict:
 
 def figures(catalog: Catalog, p: dict[str, float], doc: dict) -> dict[str, float]:
     scenario = catalog.scenario(SCENARIO, overrides=overrides(p, doc))
-    return point_figures(Solver(scenario, histogram_samples=10).solve(), scenario)
+    return point_figures(Solver(compile_network(scenario), histogram_samples=10).solve(), scenario)
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ four-core database host, 56 disks), written twice with the same pre-drawn variat
 Both give the same steps and response time (same algorithm, same draws: checked). Prints
 CPU time per simulated step of each and their ratio, and numba's first-call cost (compile,
 or load from its on-disk cache on later runs). This is the measurement that chose numba
-before the engine's loop was ported (exporters/model/des_loop.py; docs/model.md "Speed").
+before the engine's loop was ported (landscape_model/des_loop.py; docs/model.md "Speed").
 Usage: python bench/des_kernel.py [--window 300]
 """
 

@@ -25,11 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from exporters.model import des_loop
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.network import DIALOG
-from exporters.model.queueing import closed_chain, fit_phase_type, open_chain
-from exporters.model.solver import Solver
+from landscape_model import des_loop
+from landscape_model.chains import closed_chain, open_chain
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.network import DIALOG, compile_network
+from landscape_model.phase_type import fit_phase_type
+from landscape_model.solver import Solver
 
 
 class _Recorder:
@@ -89,7 +90,7 @@ def _multisets(r: int, m: int) -> list[tuple[int, ...]]:
 def mphk_wait(users: int, think: float, rate: np.ndarray, c2: float) -> float:
     """Mean dispatcher wait of the exact chain over (users, phases of each busy work
     process): K work processes, each its own clock through the fitted phase-type holding
-    time (queueing.fit_phase_type) at speed X(n) / min(n, K), a freed one taking the next
+    time (phase_type.fit_phase_type) at speed X(n) / min(n, K), a freed one taking the next
     waiting step from alpha; solved by linear level reduction over the levels (Latouche &
     Ramaswami 1999, ch. 10), built here, not by the solver's chain. SCV 1: the birth-death
     chain; K = 1: the solver's chain."""
@@ -185,7 +186,7 @@ def main() -> None:
         des_kw = {"faults": cell.faults, "seed": 1, "dt": 10.0, "catalog": catalog}
         title = f"grid cell {args.grid_cell}, {users} users, DES seed 1"
     else:
-        from exporters.model.engine import Simulation
+        from landscape_model.engine import Simulation
 
         over = {"users": args.users}
         scenario = Simulation(args.scenario, settings=args.settings, overrides=over).scenario
@@ -194,7 +195,7 @@ def main() -> None:
         title = (
             f"{args.scenario} {' '.join(args.settings)} {args.users} users, DES seed {args.seed}"
         )
-    solver = Solver(scenario)
+    solver = Solver(compile_network(scenario))
     op = solver.solve()
     rec = _Recorder()
     sim = DiscreteEventSimulation(*des_args, **des_kw)

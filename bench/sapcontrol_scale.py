@@ -55,9 +55,9 @@ def serve_twins(count: int, out: Path) -> None:
     """The twins' sapstartsrv: write {sid: first URL} to `out`, serve until stdin closes."""
     sys.path.insert(0, str(REPO))
     from alerts.thresholds import load_thresholds
-    from exporters.model.engine import Simulation
     from exporters.sapstartsrv.landscape import ModelLandscape
     from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
+    from landscape_model.engine import Simulation
 
     thresholds = load_thresholds()
     urls, fleets = {}, []

@@ -57,8 +57,8 @@ class _Frozen(Collector):
 
 def serve_baseline(port: int) -> None:
     from exporters.config import ExporterConfig, ExporterSettings
-    from exporters.model.engine import Simulation
     from exporters.registry import exporter_collector
+    from landscape_model.engine import Simulation
 
     sim = Simulation("sd-benchmark-2003", seed=1)
     for _ in range(30):  # counters past zero, as a running exporter's are

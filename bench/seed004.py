@@ -16,9 +16,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.summary import st03_summary
-from exporters.model.whatif import Configuration, WhatIf
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.summary import st03_summary
+from landscape_model.whatif import Configuration, WhatIf
 
 CORES = (1, 2, 4, 8)
 LIMIT_S = 2.0

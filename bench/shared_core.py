@@ -20,11 +20,12 @@ import argparse
 import numpy as np
 from pool_variability import _Recorder, all_busy_gaps, scv  # bench/, the script's directory
 
-from exporters.model import des_loop
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.engine import Simulation
-from exporters.model.network import DIALOG, UPDATE
-from exporters.model.solver import _C, Solver
+from landscape_model import des_loop
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.engine import Simulation
+from landscape_model.network import DIALOG, UPDATE
+from landscape_model.results import COMPONENT_INDEX
+from landscape_model.solver import Solver
 
 
 class BackgroundSolver(Solver):
@@ -130,7 +131,7 @@ def main() -> None:
     )
     print(
         "  per-step means ms (chain-averaged): "
-        + ", ".join(f"{p} {float(m[:, _C[p]] @ w) * 1e3:.1f}" for p in parts)
+        + ", ".join(f"{p} {float(m[:, COMPONENT_INDEX[p]] @ w) * 1e3:.1f}" for p in parts)
     )
     # Load per tenant at the shared station, solver: X x demand.
     loads = {}

@@ -28,11 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from exporters.model import des_loop
-from exporters.model.catalog import Catalog
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.network import compile_network
-from exporters.model.summary import run_figures
+from landscape_model import des_loop
+from landscape_model.catalog import Catalog
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.network import compile_network
+from landscape_model.summary import run_figures
 
 SCENARIO = "sd-benchmark-2003"
 

@@ -3,29 +3,29 @@ the scenario's users, and the most users under 2 s) through the fast path and th
 reference path, in the same run, and the ratio.
 
 Fast path (the shipped one): each population of a class's network convolves the stations
-without a shadow once (`queueing._one_shadowed`), identical copies by repeated squaring;
+without a shadow once (`convolution._one_shadowed`), identical copies by repeated squaring;
 after one Anderson pass the fixed point's damped fallback adds vector extrapolation
 (`Solver._extrapolated`); identical instances' classes are copied within a sweep
 (`Solver._copies`); a class over its share of a saturated station is slowed by the secant
-method (`queueing.bounded_chain`); sweep points start warm from their neighbour; the most-users
+method (`chains.bounded_chain`); sweep points start warm from their neighbour; the most-users
 search starts from the sweep's bracket and closes it by regula falsi (Anderson-Bjoerck).
-Since the phase-type chains (this turn): convolutions in linear space (`queueing.log_convolve`,
+Since the phase-type chains (this turn): convolutions in linear space (`convolution.log_convolve`,
 the log-space sum where a bin would underflow), a stream's sums as products of ratios in
-linear space (`queueing._log_stream_sums`), every stream station of a network in one table
-(`queueing.log_station_functions`), the open phase chain's arrival tail only when the
+linear space (`convolution._log_stream_sums`), every stream station of a network in one table
+(`convolution.log_station_functions`), the open phase chain's arrival tail only when the
 histograms ask (`ChainResult.arrival_distribution`), one demand table per task and sweep
 (the host's CPU row per instance), the holding time's SCV in one array operation, a warm
 start made alike for alike instances (`Solver._alike`: copies from the first sweep), YAML
 through libyaml (`catalog._read_yaml`).
 Reference path: every population solved as its own network
-(`queueing.closed_network_by_population`), a disk array's copies convolved one by one,
+(`convolution.closed_network_by_population`), a disk array's copies convolved one by one,
 every instance's classes built (identical ones found by the memo only), proportional
-steps to a class's share (`queueing.bounded_chain_by_scaling`),
+steps to a class's share (`chains.bounded_chain_by_scaling`),
 two Anderson passes then plain damped iteration, cold points, bisection from the
 scenario's users, convolutions and stream sums in log space (the code before issue 24
 item 6, same stopping rules).
 
-Also the fast path with exponential holding times (`Solver.phase_type = False`, the
+Also the fast path with exponential holding times (`SolverOptions(phase_type=False)`, the
 birth-death chains before the phase-type ones), to show what those cost.
 Both print every solve (users, sweeps, CPU seconds) and the answers, which must agree:
 the same points to 1e-4 and most users within the searches' 0.2 %.
@@ -39,42 +39,45 @@ import math
 import time
 from contextlib import contextmanager
 
-import exporters.model.solver as solver_module
-from exporters.model import queueing
-from exporters.model.whatif import Configuration, WhatIf
+import landscape_model.solver as solver_module
+from landscape_model import chains, convolution
+from landscape_model.solver import SolverOptions
+from landscape_model.whatif import Configuration, WhatIf
 
 TARGET_S = 2.0  # issue 24 item 6: at most 2 s per configuration
 
 
+# The slow path: networks population by population, no extrapolation, every class solved.
+REFERENCE = SolverOptions(
+    extrapolate=False,
+    anderson_mixing=(1.0, 0.5),
+    group_instances=False,
+    closed_network=convolution.closed_network_by_population,
+    bounded_chain=chains.bounded_chain_by_scaling,
+)
+
+
 @contextmanager
-def reference_path():
-    """The slow path: networks population by population, no extrapolation."""
-    solver = solver_module.Solver
-    saved = solver_module.closed_network, solver.extrapolate, solver.anderson_mixing
-    bounded = solver_module.bounded_chain
-    power, grouped = queueing._log_power, solver.group_instances
-    kernels = queueing.log_convolve, queueing._log_mixed_function
-    queueing.log_convolve = queueing._log_convolve_logs
-    queueing._log_mixed_function = queueing._log_mixed_by_logs
-    solver_module.closed_network = queueing.closed_network_by_population
-    solver_module.bounded_chain = queueing.bounded_chain_by_scaling
-    solver.extrapolate, solver.anderson_mixing = False, (1.0, 0.5)
-    solver.group_instances = False
-    queueing._log_power = _one_by_one
+def reference_kernels():
+    """The convolution's slower kernels (its module functions: log-space convolutions, copies
+    one by one), which no solver option reaches; restored on leaving."""
+    power = convolution._log_power
+    kernels = convolution.log_convolve, convolution._log_mixed_function
+    convolution.log_convolve = convolution._log_convolve_logs
+    convolution._log_mixed_function = convolution._log_mixed_by_logs
+    convolution._log_power = _one_by_one
     try:
         yield
     finally:
-        solver_module.closed_network, solver.extrapolate, solver.anderson_mixing = saved
-        queueing._log_power, solver.group_instances = power, grouped
-        queueing.log_convolve, queueing._log_mixed_function = kernels
-        solver_module.bounded_chain = bounded
+        convolution._log_power = power
+        convolution.log_convolve, convolution._log_mixed_function = kernels
 
 
 def _one_by_one(one, copies: int):
     """Identical copies convolved one after the other (before: copies - 1 convolutions)."""
     out = one
     for _ in range(copies - 1):
-        out = queueing.log_convolve(out, one)
+        out = convolution.log_convolve(out, one)
     return out
 
 
@@ -119,13 +122,13 @@ def main() -> None:
     fast_s, fast_points, fast_best, fast_log = question(model, fast=True)
     # The phase-type chains' cost: the fast path again with exponential holding times
     # (the birth-death chains before them), on a fresh model so neither warms the other.
-    solver_module.Solver.phase_type = False
-    try:
-        exp_s, _, exp_best, _ = question(WhatIf(args.scenario, settings=args.settings), True)
-    finally:
-        solver_module.Solver.phase_type = True
-    with reference_path():
-        slow_s, slow_points, slow_best, slow_log = question(model, fast=False)
+    exponential = WhatIf(
+        args.scenario, settings=args.settings, options=SolverOptions(phase_type=False)
+    )
+    exp_s, _, exp_best, _ = question(exponential, True)
+    reference = WhatIf(args.scenario, settings=args.settings, options=REFERENCE)
+    with reference_kernels():
+        slow_s, slow_points, slow_best, slow_log = question(reference, fast=False)
     for name, log in (("fast", fast_log), ("reference", slow_log)):
         print(f"{name}: " + ", ".join(f"{u} users {n} sweeps {s:.2f} s" for u, n, s in log))
     worst = max(

@@ -27,12 +27,8 @@ from dashboards.model import (
     steps,
 )
 from dashboards.sent import alert_lives
-from exporters.vocabulary import (
-    COMPONENT_BY_KEY,
-    DIALOG_RESPONSE,
-    INDICATORS_BY_THRESHOLD,
-    RESPONSE_PARTS,
-)
+from exporters.vocabulary import DIALOG_RESPONSE, INDICATORS_BY_THRESHOLD
+from landscape_model.terms import COMPONENT_BY_KEY, RESPONSE_PARTS
 
 PER_TRANSACTION = (
     'sum by (transaction) (rate(sap_workload_transaction_response_seconds_total{sid=~"$sid",'

@@ -22,12 +22,12 @@ from exporters.collectors.sapbuffer import SAPBufferCollector, SAPBufferSource
 from exporters.collectors.sapcontrol import SAPControlCollector, SAPControlSource
 from exporters.collectors.st03 import ST03Collector, WorkloadSource
 from exporters.collectors.st05 import SQLTraceSource, ST05Collector
-from exporters.model.engine import Snapshot
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.model import ModelSource
 from exporters.sources.postgres import PostgresBufferPools
 from exporters.sources.sapcontrol import SAPControlScraper
 from exporters.sources.sapcontrol_syslog import LineSink
+from landscape_model.engine import Snapshot
 
 
 # What the registrations read of the exporter's settings, as a shape: exporters.config makes

@@ -18,7 +18,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from pathlib import Path
 from wsgiref.simple_server import make_server
 
@@ -26,9 +25,7 @@ from prometheus_client import CollectorRegistry
 
 from exporters.collectors.exposition import QuietHandler, ThreadingWSGIServer, make_metrics_app
 from exporters.config import DEFAULT_MAX_USERS, ExporterConfig
-from exporters.control import ControlError, ControlState, StateFile, parse_change
-from exporters.model.catalog import ConfigError
-from exporters.model.engine import RealTimeRunner, Simulation
+from exporters.control import ControlChange, ControlError, ControlState, StateFile, parse_change
 from exporters.registry import exporter_collector
 from exporters.sapstartsrv.server import fleet_from_settings
 from exporters.sinks.events import RunEvents
@@ -36,6 +33,8 @@ from exporters.sinks.loki import DEFAULT_PUSH_PATH, LogStoreAccess, LokiSink
 from exporters.sinks.st05trace import TracePublisher
 from exporters.sources.sapcontrol_syslog import LineSink
 from exporters.thresholds import Thresholds
+from landscape_model.catalog import ConfigError
+from landscape_model.engine import ModelRun, RealTimeRunner, Simulation
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024
@@ -43,33 +42,37 @@ MAX_BODY = 64 * 1024
 
 class LiveModel:
     """The simulation the exporter serves, advancing in real time, and the control state it
-    was given. Every change goes through `apply`, which changes the model completely or not
-    at all; its scenario can be replaced while running (counters then restart from 0, as
-    after an instance restart)."""
+    was given. `reconfigure` is the one path that changes it (faults, users, scenario, a run's
+    tag and lease); a saved state (`restore`) and an expired lease take the same path. A
+    change is validated first and applied completely or not at all, its fault events are
+    emitted and the state is saved; a new scenario replaces the simulation while running
+    (counters then restart from 0, as after an instance restart)."""
 
     def __init__(
         self,
-        sim: Simulation,
+        sim: ModelRun,
         speed: float = 1.0,
         events: RunEvents | None = None,
         state_file: StateFile | None = None,
-        state: ControlState | None = None,
         default_users: int | None = None,
+        max_users: int = DEFAULT_MAX_USERS,
     ) -> None:
         sim.catalog.preload()
         # The exporter's own users (`wlmon exporter --users`, a fleet member run below its
         # scenario's benchmark limit): what "the scenario's own" means here, so a run's end
         # or `users: null` returns to them, not to the scenario's number.
         self.default_users = default_users
+        self.max_users = max_users  # the cap a change's `users` is checked against
         self.sim = sim
         self.speed = speed
         self.events = events
         self.state_file = state_file
         self.runner = RealTimeRunner(sim, speed=speed)
+        self._started = False
         self._lock = threading.Lock()
-        # One control change at a time: the lease watchdog and HTTP calls both apply.
+        # One control change at a time: the lease watchdog and HTTP calls both change it.
         self._control = threading.RLock()
-        self.state = state or ControlState(
+        self.state = ControlState(
             scenario=sim.scenario_name,
             faults=tuple(sim.faults),
             users=sim.overrides.get("users"),
@@ -110,35 +113,50 @@ class LiveModel:
     def snapshot(self):
         return self.sim.snapshot()
 
-    def apply(self, new: ControlState) -> None:
-        """Make the model what `new` says, or leave it exactly as it was and raise: a model
-        call that fails (even MemoryError) must not leave half a change behind, or every
-        later call would fail with it."""
+    def reconfigure(self, change: dict | ControlChange, now: float | None = None) -> ControlState:
+        """Change the model as `change` (a `PUT /control/faults` body) asks: checked against
+        the catalog and the users cap (ControlError, nothing changed), then applied whole or
+        not at all (ConfigError, ValueError, MemoryError: the model as it was). Returns the
+        state now in force."""
+        body = change.body() if isinstance(change, ControlChange) else change
         with self._control:
-            sim = self.sim
-            old_overrides, old_faults = dict(sim.overrides), sim.faults
-            try:
-                if new.scenario != sim.scenario_name:
-                    self._switch(new)
-                else:
-                    if new.faults != sim.faults:
-                        sim.set_faults(list(new.faults))
-                    users = (
-                        new.users
-                        or self.default_users
-                        or self.catalog.scenario(sim.scenario_name).users
-                    )
-                    if users != sim.scenario.users:
-                        sim.set_users(users)
-            except BaseException:
-                if self.sim is sim:
-                    # set_users stores its override before solving; put it back and the
-                    # cached solution of the old configuration with it.
-                    sim.overrides = old_overrides
-                    sim.set_faults(list(old_faults))
-                raise
+            new = parse_change(
+                body,
+                self.state,
+                self.catalog.scenarios(),
+                self.catalog.fault_names(),
+                self.max_users,
+                time.time() if now is None else now,
+            )
+            self._apply(new)
+            return new
+
+    def restore(self, saved: ControlState, now: float | None = None) -> None:
+        """Take up a state saved before a restart (StateFile.load has checked it against the
+        catalog): a run whose lease ran out meanwhile comes back without its faults."""
+        with self._control:
+            if saved.lease_expired(time.time() if now is None else now):
+                log.warning(
+                    "run %s lost its lease while the exporter was down; not restoring its faults",
+                    saved.run_id,
+                )
+                saved = saved.without_run()
+            self._apply(saved)
+
+    def _apply(self, new: ControlState) -> None:
+        with self._control:
+            old_faults = self.sim.faults
+            if new.scenario != self.sim.scenario_name:
+                self._switch(new)
+            else:
+                users = (
+                    new.users
+                    or self.default_users
+                    or self.catalog.scenario(self.sim.scenario_name).users
+                )
+                self.sim.configure(new.faults, users)
             self.state = new
-            for name in [f for f in sim.faults if f not in old_faults]:
+            for name in [f for f in self.sim.faults if f not in old_faults]:
                 self._event("fault_injected", f"fault {name} injected")
             for name in sorted(set(old_faults) - set(self.sim.faults)):
                 self._event("fault_removed", f"fault {name} removed")
@@ -158,16 +176,9 @@ class LiveModel:
             old_runner = self.runner
             self.sim, self.runner = sim, RealTimeRunner(sim, speed=self.speed)
             old_runner.stop()
-            self.runner.start()
+            if self._started:
+                self.runner.start()
         self._event("scenario_switched", f"scenario {new.scenario} started")
-
-    def switch_scenario(self, scenario: str, faults: list[str]) -> None:
-        """A fresh model of `scenario` (even the same one: counters restart from 0)."""
-        with self._control:
-            new = replace(self.state, scenario=scenario, faults=tuple(faults))
-            self._switch(new)
-            self.state = new
-            self._save()
 
     def expire_lease(self, now: float) -> bool:
         """Drop a run whose driver stopped renewing its lease: its faults and tag go."""
@@ -180,7 +191,7 @@ class LiveModel:
                 "lease_expired",
                 f"run {state.run_id} stopped renewing its lease; its faults are removed",
             )
-            self.apply(state.without_run())
+            self._apply(state.without_run())
             return True
 
     def _watch(self, interval: float) -> None:
@@ -191,7 +202,9 @@ class LiveModel:
                 log.exception("dropping an expired run failed")
 
     def start(self, watch_interval: float = 0.5) -> None:
-        self.runner.start()
+        with self._lock:
+            self._started = True
+            self.runner.start()
         self._event("start", f"model started: scenario {self.sim.scenario_name}")
         self._watchdog = threading.Thread(
             target=self._watch, args=(watch_interval,), name="wlmon-lease", daemon=True
@@ -229,7 +242,6 @@ def build_app(
     sim: LiveModel,
     registry: CollectorRegistry,
     token: str | None = None,
-    max_users: int = DEFAULT_MAX_USERS,
 ) -> Callable:
     """The WSGI app. Control writes need `Authorization: Bearer <token>`; without a token
     they are refused (anything on the host could otherwise inject faults the NOC watches)."""
@@ -254,7 +266,7 @@ def build_app(
     def control(environ, start_response) -> Iterable[bytes]:
         method = environ["REQUEST_METHOD"]
         if method == "GET":
-            return _json(start_response, "200 OK", _fault_state(sim, started, max_users))
+            return _json(start_response, "200 OK", _fault_state(sim, started))
         if method not in ("PUT", "POST"):
             return _json(start_response, "405 Method Not Allowed", {"error": "use GET or PUT"})
         if (refused := authorized(environ)) is not None:
@@ -274,16 +286,7 @@ def build_app(
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             return _json(start_response, "400 Bad Request", {"error": f"body is not JSON: {exc}"})
         try:
-            with sim._control:
-                new = parse_change(
-                    body,
-                    sim.state,
-                    sim.catalog.scenarios(),
-                    sim.catalog.fault_names(),
-                    max_users,
-                    time.time(),
-                )
-                sim.apply(new)
+            sim.reconfigure(body)
         except ControlError as exc:
             return _json(start_response, "400 Bad Request", {"error": str(exc), **exc.extra})
         except (ConfigError, ValueError) as exc:
@@ -295,7 +298,7 @@ def build_app(
                 {"error": "the model cannot hold that configuration; nothing was changed"},
             )
         log.info("control now %s", sim.state)
-        return _json(start_response, "200 OK", _fault_state(sim, started, max_users))
+        return _json(start_response, "200 OK", _fault_state(sim, started))
 
     def app(environ, start_response) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "/")
@@ -322,7 +325,7 @@ def build_app(
     return app
 
 
-def _fault_state(sim: LiveModel, started: float, max_users: int) -> dict:
+def _fault_state(sim: LiveModel, started: float) -> dict:
     state = sim.state
     return {
         "scenario": sim.scenario_name,
@@ -332,7 +335,7 @@ def _fault_state(sim: LiveModel, started: float, max_users: int) -> dict:
         "users": sim.users,
         "users_requested": state.users,
         # The cap on `users`: a driver checks its plan against it before starting.
-        "max_users": max_users,
+        "max_users": sim.max_users,
         "run_id": state.run_id,
         "lease_until": state.lease_until,
         "speed": sim.speed,
@@ -375,40 +378,40 @@ class ExporterServer:
             control_token = settings.control_token.get_secret_value()
         state_file = state_file or settings.state_file
         store = StateFile(state_file) if state_file else None
-        restored = None
         default_users = sim.overrides.get("users")  # --users, before a saved state applies
+        restored = None
         if store is not None:
             restored = store.load(
                 sim.catalog.scenarios(), sim.catalog.fault_names(), settings.max_users
             )
+        self.loki = (
+            LokiSink(logs_url, access=logs_access, push_path=logs_push_path).start()
+            if logs_url
+            else None
+        )
+        self.live = LiveModel(
+            sim,
+            speed=speed,
+            state_file=store,
+            default_users=default_users,
+            max_users=settings.max_users,
+        )
         if restored is not None:
-            if restored.lease_expired(time.time()):
-                log.warning(
-                    "run %s lost its lease while the exporter was down; not restoring its faults",
-                    restored.run_id,
-                )
-                restored = restored.without_run()
             # The engine it was started on (an exporter on --engine des stays on it); users
             # the state does not name are the exporter's own (`default_users`).
             try:
-                sim = sim.rebuild(
-                    restored.scenario, restored.faults, restored.users or default_users
-                )
+                self.live.restore(restored)
                 log.info("restored the control state from %s: %s", state_file, restored)
             except (ConfigError, ValueError) as exc:
                 # As a state the catalog no longer knows (StateFile.load): the model refuses
                 # it under this exporter's engine or settings, so a bad file never stops
                 # the exporter; it starts as its options say.
                 log.warning("ignoring the control state in %s: %s", state_file, exc)
-                restored = None
-        self.loki = (
-            LokiSink(logs_url, access=logs_access, push_path=logs_push_path).start()
-            if logs_url
-            else None
-        )
+        # Run events carry the SID of the model restored (a saved scenario may be another
+        # landscape's); its start event records what was restored.
         self.events = (
             RunEvents(
-                sim.snapshot().sid,
+                self.live.snapshot().sid,
                 influx_url=influx_url,
                 influx_token=influx_token,
                 loki=self.loki,
@@ -416,14 +419,7 @@ class ExporterServer:
             if (logs_url or influx_url)
             else None
         )
-        self.live = LiveModel(
-            sim,
-            speed=speed,
-            events=self.events,
-            state_file=store,
-            state=restored,
-            default_users=default_users,
-        )
+        self.live.events = self.events
         self.tracer = (
             TracePublisher(self.live.snapshot, self.loki, trace_interval_s) if self.loki else None
         )
@@ -445,12 +441,7 @@ class ExporterServer:
         self.httpd = make_server(
             host,
             port,
-            build_app(
-                self.live,
-                self.registry,
-                token=control_token,
-                max_users=settings.max_users,
-            ),
+            build_app(self.live, self.registry, token=control_token),
             server_class=ThreadingWSGIServer,
             handler_class=QuietHandler,
         )

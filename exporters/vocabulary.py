@@ -1,11 +1,13 @@
-"""The one vocabulary of wlmon: ST03 time components, task types and the whitepaper indicators.
+"""The exporters' vocabulary: the whitepaper indicators, the causes, the OS counters.
 
-The model, the collectors, the report, the HTML page, the CLI tables, the alert-rule builder
-and the dashboard builder all read these names from here, so a component or an indicator is
-added in one place. The threshold numbers live in `alerts/thresholds.yml` (the one file an
-operator tunes; `alerts.thresholds` reads it, exporters.thresholds.Thresholds types it and the
-edge hands it down); each indicator names its key there. What is not tuned (which component an
-alert reads, how much higher pages, the texts people read) is here.
+The collectors, the report, the HTML page, the CLI tables, the alert-rule builder and the
+dashboard builder read these names from here, so an indicator is added in one place. What the
+model computes (task types, the time components of a step) is the model's own
+(`landscape_model.terms`): the model sits below the exporters and reads nothing of theirs.
+The threshold numbers live in `alerts/thresholds.yml` (the one file an operator tunes;
+`alerts.thresholds` reads it, exporters.thresholds.Thresholds types it and the edge hands it
+down); each indicator names its key there. What is not tuned (which component an alert reads,
+how much higher pages, the texts people read) is here.
 """
 
 from __future__ import annotations
@@ -13,84 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-TASK_TYPES: tuple[str, ...] = ("dialog", "update")
-
-
-@dataclass(frozen=True)
-class Component:
-    """One time component of a step, as ST03/STAD splits it."""
-
-    key: str
-    label: str  # how a table heading or a legend names it
-    help: str  # the ST03 field it mirrors, for HELP texts
-
-
-COMPONENTS_INFO: tuple[Component, ...] = (
-    Component(
-        "response",
-        "Response",
-        "Response time (ST03 'Response time'): from dispatcher entry to answer sent.",
-    ),
-    Component(
-        "dispatcher_wait",
-        "Dispatcher wait",
-        "Wait in the dispatcher queue for a free work process (ST03 'Wait time').",
-    ),
-    Component(
-        "roll_in",
-        "Roll-in",
-        "Roll-in time: user context copied into the work process (ST03 'Roll in time').",
-    ),
-    Component(
-        "roll_out",
-        "Roll-out",
-        "Roll-out time: user context saved after the step (ST03 'Roll out time').",
-    ),
-    Component("load_gen", "Load+gen", "Program load and generation time (ST03 'Load+gen time')."),
-    Component(
-        "processing",
-        "Processing",
-        "Processing time: ABAP work including CPU wait (ST03 'Processing time').",
-    ),
-    Component("cpu", "CPU", "CPU time of the work process (ST03 'CPU time')."),
-    Component(
-        "db_request", "DB request", "Database request time (ST03 'DB time' / 'DB req. time')."
-    ),
-    Component(
-        "enqueue",
-        "Enqueue",
-        "Enqueue time: lock requests to the enqueue server (ST03 'Enqueue time').",
-    ),
-    Component(
-        "gui", "GUI", "GUI time: front-end round trips counted in the response (ST03 'GUI time')."
-    ),
-)
-COMPONENTS: tuple[str, ...] = tuple(c.key for c in COMPONENTS_INFO)
-COMPONENT_BY_KEY: dict[str, Component] = {c.key: c for c in COMPONENTS_INFO}
-# Response = these parts; roll-out and cpu are outside it (cpu lies within processing,
-# roll-out happens after the answer has left).
-RESPONSE_PARTS: tuple[str, ...] = (
-    "dispatcher_wait",
-    "roll_in",
-    "load_gen",
-    "processing",
-    "db_request",
-    "enqueue",
-    "gui",
-)
-# The order in which reports and tables print the components of a step.
-REPORT_ORDER: tuple[str, ...] = (
-    "response",
-    "dispatcher_wait",
-    "cpu",
-    "db_request",
-    "enqueue",
-    "roll_in",
-    "roll_out",
-    "load_gen",
-    "processing",
-    "gui",
-)
+from landscape_model.terms import COMPONENT_BY_KEY
 
 
 def section_id(heading: str) -> str:

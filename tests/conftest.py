@@ -10,8 +10,8 @@ import pytest
 # `invoke(env={"COLUMNS": "200"})` kept 200 columns for every later test (the 80-column
 # ST03 table test failed after test_check.py). Created without it, each invoke's COLUMNS counts.
 import wlmon.cli.common  # noqa: F401
-from exporters.model.catalog import Catalog
-from exporters.model.engine import Simulation
+from landscape_model.catalog import Catalog
+from landscape_model.engine import Simulation
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from exporters.config import load_config
 from exporters.control import ControlState, StateFile
-from exporters.model.catalog import DATA_DIR, Catalog
-from exporters.model.des import DiscreteEventSimulation
 from exporters.server import ExporterServer
+from landscape_model.catalog import DATA_DIR, Catalog
+from landscape_model.des import DiscreteEventSimulation
 from wlmon.cli import app
 from wlmon.cli import serve as serve_cli
 

@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from api.config import get_settings
-from exporters.model.catalog import DATA_DIR
+from landscape_model.catalog import DATA_DIR
 from wlmon.cli import app
 
 runner = CliRunner()

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from exporters.model.catalog import Catalog
+from landscape_model.catalog import Catalog
 from wlmon.cli import app
 from wlmon.stack import fleet as fleet_module
 from wlmon.stack.components import COMPONENTS, PERSES_VERSION

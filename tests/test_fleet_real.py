@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 
 from alerts.thresholds import load_thresholds
-from exporters.model.catalog import Catalog
+from landscape_model.catalog import Catalog
 from tests.sapcontrol.twins import twin_system
 from wlmon.cli import app
 from wlmon.stack.fleet import FleetError, FleetLayout, FleetStack, load_fleet

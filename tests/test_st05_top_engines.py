@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from exporters.model.catalog import Catalog
-from exporters.model.engines import ENGINES, RUN_ENGINE
-from exporters.model.sqltext import sql_text, statement_hash
+from landscape_model.catalog import Catalog
+from landscape_model.engines import ENGINES, RUN_ENGINE
+from landscape_model.sqltext import sql_text, statement_hash
 from wlmon.cli import app
 from wlmon.st05top import from_simulation
 

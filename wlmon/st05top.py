@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import httpx
 
-from exporters.model.catalog import Catalog
-from exporters.model.engine import UnconvergedSolve
-from exporters.model.engines import RUN_ENGINE, make_simulation
-from exporters.model.network import compile_network
-from exporters.model.sqltext import statement_hash
 from exporters.sources.model import statement_totals
+from landscape_model.catalog import Catalog
+from landscape_model.engine import UnconvergedSolve
+from landscape_model.engines import RUN_ENGINE, make_simulation
+from landscape_model.network import compile_network
+from landscape_model.sqltext import statement_hash
 
 
 def _row(

@@ -14,7 +14,8 @@ from api.runs.percentiles import QUANTILES, parse_bound
 from api.runs.record import RunMeta, RunRecord, col, parse
 from api.runs.recorder import INSTANCE_SERIES
 from exporters.durations import parse_duration
-from exporters.vocabulary import AVAILABLE_MB, COMPONENTS, CPU_PCT, DISK_QUEUE, PAGES_PER_S
+from exporters.vocabulary import AVAILABLE_MB, CPU_PCT, DISK_QUEUE, PAGES_PER_S
+from landscape_model.terms import COMPONENTS
 
 HISTOGRAM = "sap_workload_response_time_seconds"
 TX_HISTOGRAM = "sap_workload_transaction_response_time_seconds"

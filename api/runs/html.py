@@ -21,14 +21,8 @@ from markupsafe import Markup
 from api.runs import ionet
 from api.runs.record import RunRecord, col
 from exporters.thresholds import Thresholds
-from exporters.vocabulary import (
-    COMPONENT_BY_KEY,
-    DIALOG_RESPONSE,
-    OS_COUNTER_BY_KEY,
-    OS_COUNTERS,
-    REPORT_ORDER,
-    RESPONSE_PARTS,
-)
+from exporters.vocabulary import DIALOG_RESPONSE, OS_COUNTER_BY_KEY, OS_COUNTERS
+from landscape_model.terms import COMPONENT_BY_KEY, REPORT_ORDER, RESPONSE_PARTS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -29,7 +29,7 @@ from api.runs.spec import RealtimeRunRequest
 from api.runs.storage import RunRow, RunStatus
 from api.store import limit_met
 from exporters.control import ControlChange
-from exporters.model.catalog import Catalog, ConfigError
+from landscape_model.catalog import Catalog, ConfigError
 
 log = logging.getLogger(__name__)
 SCRAPES_PER_STEP = 3

@@ -18,7 +18,7 @@ import numpy as np
 from exporters.vocabulary import DIALOG_RESPONSE, INDICATORS
 
 if TYPE_CHECKING:  # an importer or a report never loads the model to name a type
-    from exporters.model.engine import Totals
+    from landscape_model.engine import Totals
 
 # The layout of a run's stored blobs and metadata. 0: before versions were written; 1: the
 # same arrays, column parts unescaped (a dotted host or bucket bound was ambiguous); 2: the

@@ -10,11 +10,12 @@ import numpy as np
 
 from api.runs.record import INSTANCE_SERIES, RunMeta, RunRecord, col, fault_windows
 from api.runs.spec import RunSpec
-from exporters.model.catalog import Catalog
-from exporters.model.engine import Snapshot, Totals
-from exporters.model.engines import make_simulation
-from exporters.model.solver import BUCKETS
-from exporters.vocabulary import COMPONENTS, OS_COUNTER_KEYS, TASK_TYPES
+from exporters.vocabulary import OS_COUNTER_KEYS
+from landscape_model.catalog import Catalog
+from landscape_model.engine import Snapshot, Totals
+from landscape_model.engines import make_simulation
+from landscape_model.results import BUCKETS
+from landscape_model.terms import COMPONENTS, TASK_TYPES
 
 # The response-time histogram's upper bounds as its columns name them (hist.dialog.0.5):
 # the model's buckets and +Inf, as the exporter's `le` labels print them.

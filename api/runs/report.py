@@ -25,10 +25,9 @@ from exporters.vocabulary import (
     INDICATORS,
     OS_COUNTER_BY_KEY,
     OS_COUNTER_KEYS,
-    REPORT_ORDER,
-    TASK_TYPES,
     Indicator,
 )
+from landscape_model.terms import REPORT_ORDER, TASK_TYPES
 
 # The components a comparison (and the CLI's table) puts side by side: the response, the
 # parts the whitepaper rules watch, and CPU; in the order reports print them.

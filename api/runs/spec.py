@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from exporters.config import DEFAULT_MAX_USERS
-from exporters.model.engines import RUN_ENGINE, EngineName
+from landscape_model.engines import RUN_ENGINE, EngineName
 
 # Ramp-up adds the users in ten equal levels, the way load drivers log users on in batches.
 RAMP_STEPS = 10

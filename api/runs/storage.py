@@ -26,7 +26,7 @@ from api.runs.rows import (
     run_row,
     stored_time,
 )
-from exporters.model.engine import Totals
+from landscape_model.engine import Totals
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

@@ -17,7 +17,7 @@ from api.runs.storage import RunRow, StoredRunError
 from api.schemas import Run
 from api.services.errors import Conflict, Invalid, NotFound, Unreachable
 from api.store import Store
-from exporters.model.catalog import ConfigError
+from landscape_model.catalog import ConfigError
 
 # increase() over a step needs two samples of the counter in it.
 # Three, not two: a step of exactly two intervals holds two samples only while scrapes

@@ -22,7 +22,7 @@ from prometheus_client.core import (
 )
 
 from exporters.collectors.base import SourceCollector
-from exporters.vocabulary import COMPONENTS, COMPONENTS_INFO, TASK_TYPES
+from landscape_model.terms import COMPONENTS, COMPONENTS_INFO, TASK_TYPES
 
 # Transactions exported with their own label; others fold into "other".
 TRANSACTION_ALLOW_LIST = ("VA01", "VL01N", "VA03", "VL02N", "VA05", "VF01")
@@ -32,8 +32,8 @@ TRANSACTION_ALLOW_LIST = ("VA01", "VL01N", "VA03", "VL02N", "VA05", "VF01")
 class Workload:
     """ST03/STAD totals since the system's start, and its SM50/ST02 state now.
 
-    Arrays are indexed by instance (`instances`), task type (vocabulary.TASK_TYPES),
-    transaction (`transactions`) and time component (vocabulary.COMPONENTS).
+    Arrays are indexed by instance (`instances`), task type (landscape_model.terms.TASK_TYPES),
+    transaction (`transactions`) and time component (landscape_model.terms.COMPONENTS).
     """
 
     sid: str

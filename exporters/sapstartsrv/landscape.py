@@ -37,17 +37,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from exporters.model.config import Scenario
-from exporters.model.engine import Snapshot
-from exporters.model.network import instance_layout
 from exporters.sapcontrol.schema import GRAY, GREEN, RED, YELLOW, Record
 from exporters.thresholds import Thresholds
-from exporters.vocabulary import (
-    COMPONENTS,
-    DIALOG_RESPONSE,
-    INDICATOR_BY_COMPONENT,
-    Indicator,
-)
+from exporters.vocabulary import DIALOG_RESPONSE, INDICATOR_BY_COMPONENT, Indicator
+from landscape_model.config import Scenario
+from landscape_model.engine import Snapshot
+from landscape_model.network import instance_layout
+from landscape_model.terms import COMPONENTS
 
 _C = {name: k for k, name in enumerate(COMPONENTS)}
 ASCS_NAME = "ASCS01"

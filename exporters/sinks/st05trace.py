@@ -13,9 +13,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from exporters.model.engine import Snapshot, Totals
 from exporters.sinks.loki import LokiSink
-from exporters.vocabulary import TASK_TYPES
+from landscape_model.engine import Snapshot, Totals
+from landscape_model.terms import TASK_TYPES
 
 
 def _logfmt_value(value: str) -> str:

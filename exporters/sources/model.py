@@ -15,8 +15,8 @@ from exporters.collectors.oscounters import HostCounters, OSCounters
 from exporters.collectors.sapbuffer import SAPBuffers
 from exporters.collectors.st03 import Workload
 from exporters.collectors.st05 import SQLTrace, StatementTotals, longest_first
-from exporters.model.engine import Snapshot
-from exporters.model.solver import BUCKETS
+from landscape_model.engine import Snapshot
+from landscape_model.results import BUCKETS
 
 # Buffer-pool family -> (Totals field, DB2 snapshot element it mirrors)
 DB2_COUNTERS = {

@@ -14,7 +14,7 @@ import yaml
 from alerts import build
 from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, MonitoringConfig
 from alerts.thresholds import load_thresholds
-from exporters.model import summary
+from exporters import indicators
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import CAUSES, INDICATOR_BY_ALERT
 from tests.alerts import cases
@@ -138,9 +138,9 @@ def test_thresholds_are_the_papers_figures(key: str, figure: float) -> None:
 
 
 def test_the_model_judges_its_runs_by_the_same_thresholds() -> None:
-    """exporters/model/summary.py judges by the thresholds alerts/ reads and hands it."""
+    """exporters/indicators.py judges by the thresholds alerts/ reads and hands it."""
     paper_ms = {"dispatcher_wait": 50.0, "db_request": 400.0, "enqueue": 5.0, "roll": 20.0}
-    model_ms = summary.thresholds_ms(load_thresholds())
+    model_ms = indicators.thresholds_ms(load_thresholds())
     assert model_ms == pytest.approx(paper_ms)
 
 

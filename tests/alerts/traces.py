@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from exporters.model.engines import make_simulation
-from exporters.vocabulary import COMPONENTS
+from landscape_model.engines import make_simulation
+from landscape_model.terms import COMPONENTS
 
 OUT = Path(__file__).parent / "traces"
 SCRAPE_S = 15

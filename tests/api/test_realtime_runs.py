@@ -18,8 +18,8 @@ from api.runs.spec import RealtimeRunRequest
 from api.store import Store
 from exporters.config import ExporterConfig, ExporterSettings, load_config
 from exporters.control import ControlChange
-from exporters.model.engine import Simulation
 from exporters.server import ExporterServer
+from landscape_model.engine import Simulation
 from tests.integration.helpers import eventually
 
 AUTH = {"Authorization": "Bearer t"}

@@ -22,7 +22,7 @@ from matplotlib.image import imread
 from api.config import Settings
 from api.main import create_app
 from api.runs.html import LINE_COLOURS, OS_UNITS, STEADY_COLOUR
-from exporters.vocabulary import COMPONENT_BY_KEY, REPORT_ORDER, RESPONSE_PARTS
+from landscape_model.terms import COMPONENT_BY_KEY, REPORT_ORDER, RESPONSE_PARTS
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [

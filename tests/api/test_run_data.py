@@ -21,7 +21,7 @@ from api.runs.report import build_report
 from api.runs.spec import RunSpec
 from api.services import imports, runs
 from api.store import Store
-from exporters.model.engine import Totals
+from landscape_model.engine import Totals
 from tests.api.rows import run_row
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

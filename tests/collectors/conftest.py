@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from exporters.model.engine import Simulation
+from landscape_model.engine import Simulation
 
 
 @pytest.fixture(scope="session")

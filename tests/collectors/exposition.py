@@ -22,8 +22,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from exporters.collectors.base import AnySourceCollector, ExporterCollector, SystemSource
 from exporters.config import ExporterSettings
-from exporters.model.engine import Snapshot
 from exporters.registry import COLLECTORS, Sources
+from landscape_model.engine import Snapshot
 
 # A sample line: name, optional {labels}, value, optional timestamp. Label values may hold
 # spaces and braces, so the value is the last field but one when a timestamp follows.

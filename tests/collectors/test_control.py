@@ -11,9 +11,9 @@ import pytest
 
 from exporters.config import load_config
 from exporters.control import ControlState, StateFile
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.engine import Simulation
 from exporters.server import ExporterServer
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.engine import Simulation
 
 TOKEN = "s3cret"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -20,9 +20,9 @@ from prometheus_client.registry import Collector
 
 from exporters.collectors.exposition import OpenMetricsWriter, TextWriter
 from exporters.config import ExporterConfig, ExporterSettings, load_config
-from exporters.model.engine import Simulation
 from exporters.registry import exporter_collector
 from exporters.server import ExporterServer
+from landscape_model.engine import Simulation
 
 
 class _Fixed(Collector):

@@ -8,9 +8,8 @@ import httpx
 import pytest
 
 from exporters.config import load_config
-from exporters.control import ControlState
-from exporters.model.engine import Simulation
 from exporters.server import ExporterServer, LiveModel
+from landscape_model.engine import Simulation
 
 TOKEN = "test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -95,8 +94,9 @@ def test_live_model_replaces_its_simulation_and_keeps_running(fixture_catalog) -
     live.start()
     try:
         first = live.sim
-        live.switch_scenario("mmc", ["busier"])
+        live.reconfigure({"scenario": "mmc-half", "faults": ["busier"]})
         assert live.sim is not first and live.faults == ("busier",)
+        assert live.scenario_name == "mmc-half" and live.users == 10000
         stopped_at = first.tick
         time.sleep(0.3)
         assert live.snapshot().totals.sim_time > 0
@@ -115,11 +115,11 @@ def test_the_exporters_own_users_are_what_a_run_returns_to(fixture_catalog) -> N
     live.start()
     try:
         assert own != 3 and live.users == 3
-        live.apply(ControlState(scenario="mmc", users=7, run_id="r1"))
+        live.reconfigure({"users": 7, "run_id": "r1"})
         assert live.users == 7
-        live.apply(live.state.without_run())
+        live.reconfigure({"users": None, "run_id": ""})
         assert live.users == 3
-        live.switch_scenario("mmc", ["busier"])
+        live.reconfigure({"scenario": "mmc-half", "faults": ["busier"]})
         assert live.users == 3
     finally:
         live.stop()

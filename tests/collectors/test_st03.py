@@ -6,8 +6,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporters.collectors.st03 import TRANSACTION_ALLOW_LIST, ST03Collector, Workload
-from exporters.model.engine import Simulation
 from exporters.sources.model import ModelSource
+from landscape_model.engine import Simulation
 from tests.collectors.exposition import scrape, scrape_registered
 
 

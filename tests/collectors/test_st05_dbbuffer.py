@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from exporters.model.engine import Simulation
 from exporters.sources.model import statement_totals
+from landscape_model.engine import Simulation
 from tests.collectors.exposition import scrape_registered
 
 MIX_TABLES = {

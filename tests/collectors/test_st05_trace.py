@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from exporters.model.engine import Simulation
 from exporters.sinks.st05trace import trace_lines
+from landscape_model.engine import Simulation
 
 OPS = "(SELECT|INSERT|UPDATE|DELETE)"
 LINE = re.compile(

@@ -15,7 +15,7 @@ from alerts.settings import MonitoringConfig
 from alerts.thresholds import load_thresholds
 from dashboards import build, forensics, grafana, perses
 from dashboards.model import Kind, Lang, ModelError, Panel, Query, steps
-from exporters.vocabulary import COMPONENT_BY_KEY, RESPONSE_PARTS
+from landscape_model.terms import COMPONENT_BY_KEY, RESPONSE_PARTS
 
 REPO = Path(__file__).resolve().parents[2]
 OUT = REPO / "dashboards"

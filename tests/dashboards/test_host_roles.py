@@ -11,8 +11,8 @@ from pathlib import Path
 
 import yaml
 
-from exporters.model.catalog import DATA_DIR, read_landscape
-from exporters.model.config import Landscape
+from landscape_model.catalog import DATA_DIR, read_landscape
+from landscape_model.config import Landscape
 from tests.promtool import promtool_path
 
 REPO = Path(__file__).resolve().parents[2]

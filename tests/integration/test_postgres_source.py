@@ -145,8 +145,8 @@ def test_postgres_exposition_passes_promtool(postgres) -> None:
 
 def test_unreachable_postgres_reports_collector_failure_not_an_exception() -> None:
     from exporters.collectors.base import ExporterCollector
-    from exporters.model.engine import Simulation
     from exporters.sources.model import ModelSource
+    from landscape_model.engine import Simulation
 
     sim = Simulation("sd-benchmark-2003", seed=1)
     start = time.monotonic()
@@ -164,8 +164,8 @@ def test_exporter_serves_postgres_in_place_of_the_model_pools(postgres) -> None:
     from pydantic import SecretStr
 
     from exporters.config import ExporterConfig, ExporterSettings
-    from exporters.model.engine import Simulation
     from exporters.server import build_registry
+    from landscape_model.engine import Simulation
 
     sim = Simulation("sd-benchmark-2003", seed=1)
     settings = ExporterSettings(postgres_dsn=SecretStr(postgres), postgres_sid="PG1")

@@ -25,10 +25,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from alerts.thresholds import load_thresholds
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.schema import STATE_COLOR_CODE
 from exporters.sapstartsrv.landscape import ICM_QUEUE_MAX, QUEUE_MAX, ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
+from landscape_model.engine import Simulation
 from wlmon.stack.components import COMPONENTS
 
 pytestmark = pytest.mark.integration

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from exporters.model.catalog import Catalog
+from landscape_model.catalog import Catalog
 
 
 def landscape(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.summary import calibration, run_figures
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.summary import calibration, run_figures
 
 TABLE_5 = {
     "dialog_steps_per_hour": 1_743_000,

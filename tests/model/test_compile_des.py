@@ -1,4 +1,4 @@
-"""`python -m exporters.model.compile_des` (run by `make install`) leaves the discrete-event
+"""`python -m landscape_model.compile_des` (run by `make install`) leaves the discrete-event
 loop in numba's cache, so the next process, the live exporter's, loads it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 def _compile() -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "exporters.model.compile_des"],
+        [sys.executable, "-m", "landscape_model.compile_des"],
         capture_output=True,
         text=True,
         timeout=300,

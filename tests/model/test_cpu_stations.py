@@ -9,8 +9,8 @@ from dataclasses import asdict, fields
 import pytest
 from typer.testing import CliRunner
 
-from exporters.model.cpu_stations import CpuStationFigures
-from exporters.model.whatif import Configuration, WhatIf, solve_point
+from landscape_model.cpu_stations import CpuStationFigures
+from landscape_model.whatif import Configuration, WhatIf, solve_point
 from wlmon.cli import app, common
 
 # The console made now, at collection, as a terminal's: rich fixes a console's width when

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from api.config import Settings, get_settings
 from api.main import create_app
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.engine import Simulation
 from exporters.server import LiveModel
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.engine import Simulation
 from wlmon.cli import app
 from wlmon.cli import serve as serve_cli
 
@@ -64,7 +64,7 @@ def test_the_live_model_keeps_its_engine_when_the_scenario_switches() -> None:
     live = LiveModel(DiscreteEventSimulation("sd-benchmark-2003", seed=1), speed=50.0)
     live.start()
     try:
-        live.switch_scenario("sd-benchmark-2003", ["slow-enqueue-link"])
+        live.reconfigure({"scenario": "sd-two-tier", "faults": ["slow-enqueue-link"]})
         assert isinstance(live.sim, DiscreteEventSimulation)
         assert live.sim.faults == ("slow-enqueue-link",)
     finally:

@@ -12,13 +12,13 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporters.config import load_config
-from exporters.model import des
-from exporters.model.catalog import ConfigError
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.engine import RealTimeRunner, Simulation
-from exporters.model.engines import make_simulation
-from exporters.model.summary import run_figures, st03_summary
 from exporters.server import build_registry
+from landscape_model import des
+from landscape_model.catalog import ConfigError
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.engine import RealTimeRunner, Simulation
+from landscape_model.engines import make_simulation
+from landscape_model.summary import run_figures, st03_summary
 
 SD = "sd-benchmark-2003"
 

@@ -1,5 +1,5 @@
 """The discrete-event engine against exact queueing results, each computed here from its
-textbook formula (not from exporters.model.queueing or the solver).
+textbook formula (not from the model's exact algorithms or the solver).
 
 Cases: M/M/c//N at the dispatcher (finite-source birth-death chain, Kleinrock vol. 1,
 section 3.9; with many users it is M/M/c), M/M/1//N at a processor-shared CPU, at a lock
@@ -18,8 +18,8 @@ import math
 
 import pytest
 
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.summary import run_figures, st03_summary
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.summary import run_figures, st03_summary
 from tests.model import des_support as case
 
 

@@ -35,9 +35,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.solver import Solver
-from exporters.vocabulary import COMPONENTS
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.network import compile_network
+from landscape_model.solver import Solver
+from landscape_model.terms import COMPONENTS
 from tests.model import des_support as case
 
 pytestmark = pytest.mark.slow
@@ -236,7 +237,7 @@ def _compare(tmp_path, c: Cell) -> dict:
     """The solver's and the DES's figures of one cell and the solver's errors: X and R in
     per cent of the DES's, utilisations in points. Printed (pytest -s) for the docs table."""
     catalog, db_cpus, users = _cell(c, tmp_path)
-    op = Solver(catalog.scenario("case", faults=c.faults)).solve()
+    op = Solver(compile_network(catalog.scenario("case", faults=c.faults))).solve()
     x_a = float(op.step_rate[:, 0].sum())
     r_a = float((op.means[:, 0, :, RESPONSE] * op.step_rate[:, 0]).sum() / x_a)
     w_a = float((op.means[:, 0, :, WAIT] * op.step_rate[:, 0]).sum() / x_a)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from exporters.model.catalog import Catalog
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.solver import Solver
-from exporters.model.summary import point_figures
-from exporters.vocabulary import COMPONENTS
+from landscape_model.catalog import Catalog
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.network import compile_network
+from landscape_model.solver import Solver
+from landscape_model.summary import point_figures
+from landscape_model.terms import COMPONENTS
 
 pytestmark = pytest.mark.slow
 
@@ -72,7 +73,7 @@ FIGURES = {
 @pytest.mark.parametrize("faults", list(CASES), ids=lambda f: "+".join(f) or "healthy")
 def test_solver_and_des_agree_on_the_sd_benchmark_as_documented(faults) -> None:
     scenario = Catalog().scenario(SD, faults)
-    solver = point_figures(Solver(scenario).solve(), scenario)
+    solver = point_figures(Solver(compile_network(scenario)).solve(), scenario)
     des = _des(faults)
     for name, bound in CASES[faults].items():
         key = FIGURES[name]

@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exporters.model.des import STATE_WINDOW_S, DiscreteEventSimulation
-from exporters.vocabulary import COMPONENTS
+from landscape_model.des import STATE_WINDOW_S, DiscreteEventSimulation
+from landscape_model.terms import COMPONENTS
 from tests.model import des_support as case
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from exporters.model.engine import Simulation
-from exporters.vocabulary import COMPONENTS
+from landscape_model.engine import Simulation
+from landscape_model.terms import COMPONENTS
 
 WAIT = COMPONENTS.index("dispatcher_wait")
 
@@ -29,7 +29,7 @@ def test_dispatcher_queue_of_24_work_processes_clears_within_two_seconds() -> No
     sim.step()
     assert sim.current.dispatcher_queue[:, 0].mean() < 0.01
     # The steps completed in those ticks queued under the fault and keep their wait
-    # (tests/model/test_defects_v3.py); the wait of what completes falls off as they go.
+    # (tests/model/test_model_consistency.py); the wait of what completes falls off as they go.
     for _ in range(4):
         sim.step()
     assert _dialog_wait_ms(sim) < 50.0

@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from exporters.model.catalog import Catalog, ConfigError
-from exporters.model.engine import RealTimeRunner, Simulation
+from landscape_model.catalog import Catalog, ConfigError
+from landscape_model.engine import RealTimeRunner, Simulation
 
 
 def _equal(a, b) -> None:

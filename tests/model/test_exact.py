@@ -1,7 +1,8 @@
 """The analytic solver against exact results, each computed here on its own.
 
 The exact values come from this file's own small birth-death chains, Markov chains and MVA
-recursions, never from the solver's helpers (exporters/model/queueing.py).
+recursions, never from the solver's helpers (landscape_model/convolution.py, chains.py,
+phase_type.py).
 """
 
 from __future__ import annotations
@@ -12,19 +13,20 @@ import math
 import numpy as np
 import pytest
 
-from exporters.model.catalog import deep_merge
-from exporters.model.config import Scenario
-from exporters.model.solver import Solver
-from exporters.model.summary import point_figures
+from landscape_model.catalog import deep_merge
+from landscape_model.config import Scenario
+from landscape_model.network import compile_network
+from landscape_model.solver import Solver, SolverOptions
+from landscape_model.summary import point_figures
 
 
 def _scenario(fixture_catalog, patch: dict) -> Scenario:
     return Scenario.model_validate(deep_merge(fixture_catalog.scenario_document("mmc"), patch))
 
 
-def _dialog(scenario: Scenario) -> tuple[float, float, float]:
+def _dialog(scenario: Scenario, options: SolverOptions | None = None) -> tuple[float, float, float]:
     """Throughput, mean response and mean dispatcher wait of the dialog steps."""
-    op = Solver(scenario, histogram_samples=10).solve()
+    op = Solver(compile_network(scenario), options, histogram_samples=10).solve()
     f = point_figures(op, scenario)
     rate = op.step_rate[:, 0]
     wait = float((op.means[:, 0, :, 1] * rate).sum() / rate.sum())
@@ -291,18 +293,14 @@ def _assert_exact_m_e2_1(sc, users: int, think: float, d: float) -> float:
 def test_one_work_process_with_erlang_holding_time_is_exact(fixture_catalog) -> None:
     """One work process whose step is a CPU burst then a disk read of the same mean: the
     holding time is Erlang-2 (SCV 1/2), the system M/E2/1//N. The solver's phase-type
-    chain (queueing.fit_phase_type, exact for an Erlang) against this file's own Markov
+    chain (phase_type.fit_phase_type, exact for an Erlang) against this file's own Markov
     chain of the network (`work_process_bound_chain`); the exponential chain it replaced
     was 2.1 % high on the dispatcher wait here (0.542 s against 0.531 s)."""
     users, think, d = 20, 1.0, 0.04
     patch = _cpu_then_disk(users, 1, think, d, d)
     sc = _scenario(fixture_catalog, patch)
     exact_wait = _assert_exact_m_e2_1(sc, users, think, d)
-    Solver.phase_type = False
-    try:
-        _, _, exponential_wait = _dialog(sc)
-    finally:
-        Solver.phase_type = True
+    _, _, exponential_wait = _dialog(sc, SolverOptions(phase_type=False))
     assert exponential_wait > 1.015 * exact_wait  # the exponential chain could not pass
 
 
@@ -313,7 +311,7 @@ def test_update_chain_with_one_work_process_is_pollaczek_khinchine(scv: float, r
     given SCV is M/G/1: its mean queue is Pollaczek-Khinchine's, rho^2 (1 + SCV) /
     (2 (1 - rho)), computed here; SCV 1 is the M/M/1 birth-death chain. With three work
     processes of a rate 3 mu at full concurrency and SCV 1 it is M/M/3 (Erlang C)."""
-    from exporters.model.queueing import open_chain
+    from landscape_model.chains import open_chain
 
     mu = 5.0
     chain = open_chain(rho * mu, np.array([0.0, mu]), scv)
@@ -351,7 +349,7 @@ def test_central_services_burst_on_a_core_of_its_own_is_one_exponential_stage(
         "transactions": {"T": {"dialog": {"cpu_s": d}}},
     }
     sc = _scenario(fixture_catalog, patch)
-    solver = Solver(sc)
+    solver = Solver(compile_network(sc))
     assert solver.net.cs_cpu_station >= 0  # the burst is served on a CPU station
     _assert_exact_m_e2_1(sc, users, think, d)
 
@@ -364,7 +362,7 @@ def test_abap_and_db_bursts_on_one_core_are_two_stages_of_their_own_means(fixtur
     then a second stage. `_holding_scv` once split the station's residence into equal
     visits (SCV 1/2; seed 004's one-core landscape 0.35 for the DES's 0.76): the
     dispatcher wait 5.2 % low here (0.0821 s against 0.0866 s). Now +0.41 %, what the
-    two-moment fit (queueing.fit_phase_type: a mixture of Erlang-1 and Erlang-2 of one rate
+    two-moment fit (phase_type.fit_phase_type: a mixture of Erlang-1 and Erlang-2 of one rate
     for the hypoexponential) leaves; the SCV itself is checked exactly."""
     users, think, d_abap, d_db = 10, 1.0, 0.06, 0.02
     patch = {
@@ -394,7 +392,7 @@ def test_abap_and_db_bursts_on_one_core_are_two_stages_of_their_own_means(fixtur
         },
     }
     sc = _scenario(fixture_catalog, patch)
-    solver = Solver(sc, histogram_samples=10)
+    solver = Solver(compile_network(sc), histogram_samples=10)
     assert solver.net.db_cpu_station == solver.net.inst_cpu_station[0]  # one CPU station
     dialog = next(cs for cs in solver.solve().classes if cs.task == 0)
     scv = (d_abap**2 + d_db**2) / (d_abap + d_db) ** 2

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from alerts.thresholds import load_thresholds
-from exporters.model.engine import Simulation
-from exporters.model.solver import COMPONENTS
-from exporters.model.summary import indicator_values, run_figures, st03_summary, thresholds_ms
+from exporters.indicators import indicator_values, thresholds_ms
+from landscape_model.engine import Simulation
+from landscape_model.summary import run_figures, st03_summary
+from landscape_model.terms import COMPONENTS
 
 ENQ = COMPONENTS.index("enqueue")
 FAULT_INDICATOR = {
@@ -56,7 +57,7 @@ def test_fault_drives_its_indicator_past_twice_the_threshold_and_no_other(
 
 
 def test_every_shipped_fault_is_in_the_matrix() -> None:
-    from exporters.model.catalog import Catalog
+    from landscape_model.catalog import Catalog
 
     faults = {f.name: f.indicator for f in Catalog().faults()}
     assert faults == FAULT_INDICATOR | SAPCONTROL_FAULTS

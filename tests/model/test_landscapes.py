@@ -9,10 +9,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from exporters.model.catalog import Catalog, ConfigError
-from exporters.model.engine import Simulation
-from exporters.model.solver import Solver
-from exporters.model.summary import point_figures
+from landscape_model.catalog import Catalog, ConfigError
+from landscape_model.engine import Simulation
+from landscape_model.network import compile_network
+from landscape_model.solver import Solver
+from landscape_model.summary import point_figures
 from wlmon.cli import app
 
 
@@ -103,7 +104,7 @@ def test_a_landscape_file_replaces_the_scenarios_landscape(tmp_path) -> None:
 def test_two_tier_host_is_one_host_shared_by_the_database_and_every_instance() -> None:
     sc = Catalog().scenario("sd-two-tier", settings=["landscape.app_servers.cpus=4"])
     assert [h.name for h in sc.landscape.hosts] == ["sapsrv"]
-    solver = Solver(sc, histogram_samples=10)
+    solver = Solver(compile_network(sc), histogram_samples=10)
     op = solver.solve()
     assert op.instances == [f"sapsrv_D0{k}" for k in range(4)]
     assert op.wp_total[:, 0].tolist() == [2, 3, 3, 3]  # seed 004: central instance 2 + 1
@@ -124,7 +125,7 @@ def test_more_cores_carry_more_users_on_the_two_tier_host() -> None:
         sc = Catalog().scenario(
             "sd-two-tier", settings=[f"landscape.app_servers.cpus={cpus}", "users=800"]
         )
-        x[cpus] = point_figures(Solver(sc, histogram_samples=10).solve(), sc)
+        x[cpus] = point_figures(Solver(compile_network(sc), histogram_samples=10).solve(), sc)
     assert x[4]["dialog_steps_per_s"] > 1.8 * x[2]["dialog_steps_per_s"]
     assert x[4]["avg_dialog_response_s"] < x[2]["avg_dialog_response_s"]
 

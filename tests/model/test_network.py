@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exporters.model import solver
-from exporters.model.catalog import Catalog
-from exporters.model.des_network import for_event_loop
-from exporters.model.network import compile_network
+from landscape_model import solver
+from landscape_model.catalog import Catalog
+from landscape_model.des_network import for_event_loop
+from landscape_model.network import compile_network
 
 
 def test_both_engines_take_one_compiled_network(monkeypatch: pytest.MonkeyPatch) -> None:
     sc = Catalog().scenario("sd-two-tier", ["db-bottleneck"])
     net = compile_network(sc)
-    assert solver.Solver(sc, network=net).net is net
+    assert solver.Solver(net).net is net
 
     def no_solver(*_args, **_kwargs):
         raise AssertionError("the discrete-event engine built a Solver")
@@ -42,7 +42,7 @@ def test_the_event_loop_network_takes_its_scenario_from_the_compiled_one() -> No
     network's, so one replaced with another compiled network cannot keep a stale one."""
     import dataclasses
 
-    from exporters.model.des_network import Network
+    from landscape_model.des_network import Network
 
     assert "scenario" not in {f.name for f in dataclasses.fields(Network)}
     catalog = Catalog()
@@ -50,3 +50,35 @@ def test_the_event_loop_network_takes_its_scenario_from_the_compiled_one() -> No
     assert des.scenario is des.compiled.scenario
     other = compile_network(catalog.scenario("sd-two-tier", ["db-bottleneck"]))
     assert dataclasses.replace(des, compiled=other).scenario is other.scenario
+
+
+@pytest.mark.parametrize("engine", ["analytic", "des"])
+def test_a_run_compiles_each_configuration_once_and_its_engine_none(
+    engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Compile once, solve or simulate many (issue 33 item 2): the run compiles each (faults,
+    overrides) once, in ModelRun.compiled, whichever engine it runs; the engines' modules
+    cannot compile (they do not import compile_network)."""
+    from landscape_model import des
+    from landscape_model import engine as engine_module
+    from landscape_model.engines import engine_class
+
+    assert not hasattr(solver, "compile_network")
+    assert not hasattr(des, "compile_network")
+    compiled: list[tuple[str, ...]] = []
+    real = engine_module.compile_network
+
+    def counting(scenario):
+        compiled.append(scenario.name)
+        return real(scenario)
+
+    monkeypatch.setattr(engine_module, "compile_network", counting)
+    run = engine_class(engine)("sd-two-tier", seed=1)
+    run.set_faults(["db-bottleneck"])
+    run.step()
+    run.set_faults([])
+    run.step()
+    run.set_faults(["db-bottleneck"])
+    run.step()
+    assert len(compiled) == 2  # healthy, then db-bottleneck; each switch back reuses it
+    assert run.compiled(("db-bottleneck",)) is run.compiled(("db-bottleneck",))

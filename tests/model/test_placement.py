@@ -10,15 +10,16 @@ import copy
 
 import pytest
 
-from exporters.model.catalog import Catalog, ConfigError
-from exporters.model.config import Scenario
-from exporters.model.cpu_stations import station_busy
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.placement import place
-from exporters.model.solver import Solver
-from exporters.model.summary import point_figures
-from exporters.model.whatif import Configuration, WhatIf
-from exporters.vocabulary import COMPONENTS
+from landscape_model.catalog import Catalog, ConfigError
+from landscape_model.config import Scenario
+from landscape_model.cpu_stations import station_busy
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.network import compile_network
+from landscape_model.placement import place
+from landscape_model.solver import Solver
+from landscape_model.summary import point_figures
+from landscape_model.terms import COMPONENTS
+from landscape_model.whatif import Configuration, WhatIf
 from tests.model import des_support as case
 from tests.model.test_des_exact import _measure, exact_mva, machine_repairman
 from tests.model.test_exact import multiclass_exact_mva
@@ -27,7 +28,7 @@ from tests.model.test_exact import multiclass_exact_mva
 def _analytic(doc: dict) -> tuple[float, float, list[float]]:
     """Throughput, mean dialog response, and each instance's response."""
     sc = Scenario.model_validate(doc)
-    op = Solver(sc, histogram_samples=10).solve()
+    op = Solver(compile_network(sc), histogram_samples=10).solve()
     f = point_figures(op, sc)
     resp = op.means[:, 0, :, COMPONENTS.index("response")]
     per = (resp * op.step_rate[:, 0]).sum(axis=1) / op.step_rate[:, 0].sum(axis=1)
@@ -183,7 +184,7 @@ def test_both_engines_agree_on_the_seed_004_landscapes(cores: int, users: int) -
     """About 85 % of the most users below 2 s: throughput and response within 5 %."""
     name = f"sd-two-tier-{cores}core"
     sc = Catalog().scenario(name, settings=[f"users={users}"])
-    f = point_figures(Solver(sc).solve(), sc)
+    f = point_figures(Solver(compile_network(sc)).solve(), sc)
     got = _measure(DiscreteEventSimulation(name, seed=3, overrides={"users": users}), 120, 900)
     assert got["X"] == pytest.approx(f["dialog_steps_per_s"], rel=0.05)
     assert got["R"] == pytest.approx(f["avg_dialog_response_s"], rel=0.05)
@@ -283,7 +284,7 @@ def test_central_services_on_the_pinned_core_are_its_cpu_demand_exactly(tmp_path
     mr = machine_repairman(users, 2.0, demand)
     assert place(Scenario.model_validate(_central_alone(users)).landscape).cs_station == 0
     sc = Scenario.model_validate(_central_alone(users))
-    op = Solver(sc, histogram_samples=10).solve()
+    op = Solver(compile_network(sc), histogram_samples=10).solve()
     f = point_figures(op, sc)
     assert f["dialog_steps_per_s"] == pytest.approx(mr["X"], rel=1e-6)
     assert f["avg_dialog_response_s"] == pytest.approx(mr["R"], rel=1e-6)
@@ -477,7 +478,7 @@ def test_both_engines_agree_on_the_shared_two_tier_host() -> None:
     within 5 %; in both the host's one station carries every tenant's CPU, the central
     services' included (the station as busy as the host), and their CPU agrees within 5 %."""
     sc = Catalog().scenario("sd-two-tier", settings=[f"users={TWO_TIER_USERS}"])
-    solver = Solver(sc)
+    solver = Solver(compile_network(sc))
     op = solver.solve()
     f = point_figures(op, sc)
     sim = DiscreteEventSimulation("sd-two-tier", seed=3, overrides={"users": TWO_TIER_USERS})

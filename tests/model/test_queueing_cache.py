@@ -1,12 +1,13 @@
-"""What queueing.py caches is read-only: a caller that wrote into a cached array would
-change every later chain that asks for the same thing."""
+"""What the model's exact algorithms (convolution.py, chains.py, phase_type.py) cache is
+read-only: a caller that wrote into a cached array would change every later chain that asks
+for the same thing."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from exporters.model.queueing import fit_phase_type
+from landscape_model.phase_type import fit_phase_type
 
 
 @pytest.mark.parametrize("scv", [0.3, 0.5, 1.0, 4.0])

@@ -1,15 +1,16 @@
-"""Figures of exporters/model/summary.py checked against values computed here from the
+"""Figures of landscape_model/summary.py checked against values computed here from the
 landscape, not by the summary's own helpers."""
 
 from __future__ import annotations
 
 import pytest
 
-from exporters.model.catalog import Catalog
-from exporters.model.config import Landscape
-from exporters.model.engine import Simulation
-from exporters.model.solver import Solver
-from exporters.model.summary import point_figures, run_figures
+from landscape_model.catalog import Catalog
+from landscape_model.config import Landscape
+from landscape_model.engine import Simulation
+from landscape_model.network import compile_network
+from landscape_model.solver import Solver
+from landscape_model.summary import point_figures, run_figures
 
 
 def _distinct_app_cpus(land: Landscape) -> int:
@@ -25,7 +26,7 @@ def test_app_servers_cpu_ratio_counts_a_shared_host_once(name: str) -> None:
     The benchmark's central services have a host of their own: its CPUs add."""
     sc = Catalog().scenario(name)
     land = sc.landscape
-    op = Solver(sc, histogram_samples=10).solve()
+    op = Solver(compile_network(sc), histogram_samples=10).solve()
     busy = (
         float(op.host_cpu_util.sum()) * land.app_servers.cpus
         + op.cs_cpu_util * land.host(land.central_services.host).cpus

@@ -5,6 +5,7 @@ residual, by every command that prints an analytic solve (`wlmon whatif`, `wlmon
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -14,9 +15,9 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from exporters.model.engine import UnconvergedSolve
-from exporters.model.engines import make_simulation
-from exporters.model.solver import Solver
+from landscape_model.engine import UnconvergedSolve
+from landscape_model.engines import make_simulation
+from landscape_model.solver import Solver, SolverOptions
 from wlmon.cli import app, common
 
 runner = CliRunner()
@@ -30,11 +31,22 @@ WHATIF = [
 SIMULATE = ["simulate", "--scenario", "sd-two-tier", "--engine", "analytic", "--duration", "1m"]
 
 
+def _cut_short(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Anderson pass and 3 damped sweeps: far too few to reach any fixed point. The
+    commands build their solvers with the default options, so the test swaps them in."""
+    build = Solver.__init__
+
+    def without_anderson(self, network, options=None, **kwargs):
+        options = dataclasses.replace(options or SolverOptions(), anderson_mixing=())
+        build(self, network, options, **kwargs)
+
+    monkeypatch.setattr(Solver, "__init__", without_anderson)
+    monkeypatch.setattr(Solver, "_extrapolated", partialmethod(Solver._extrapolated, limit=3))
+
+
 @pytest.fixture
 def cut_short(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No Anderson pass and 3 damped sweeps: far too few to reach any fixed point."""
-    monkeypatch.setattr(Solver, "anderson_mixing", ())
-    monkeypatch.setattr(Solver, "_extrapolated", partialmethod(Solver._extrapolated, limit=3))
+    _cut_short(monkeypatch)
 
 
 def _warnings(stderr: str) -> list[str]:
@@ -74,8 +86,7 @@ def test_simulate_on_the_analytic_engine_warns_only_when_not_converged(monkeypat
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["unconverged"] == []
     assert "did not converge" not in result.stderr
-    monkeypatch.setattr(Solver, "anderson_mixing", ())
-    monkeypatch.setattr(Solver, "_extrapolated", partialmethod(Solver._extrapolated, limit=3))
+    _cut_short(monkeypatch)
     for as_json in (False, True):
         result = runner.invoke(app, [*SIMULATE, *(["--json"] if as_json else [])])
         assert result.exit_code == 0, result.output
@@ -101,8 +112,7 @@ def test_st05_top_on_the_analytic_engine_warns_only_when_not_converged(monkeypat
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "did not converge" not in result.stderr
-    monkeypatch.setattr(Solver, "anderson_mixing", ())
-    monkeypatch.setattr(Solver, "_extrapolated", partialmethod(Solver._extrapolated, limit=3))
+    _cut_short(monkeypatch)
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "did not converge" in result.stderr and "users=800" in result.stderr

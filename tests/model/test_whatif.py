@@ -7,8 +7,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from exporters.model.catalog import ConfigError
-from exporters.model.whatif import Configuration, WhatIf, parse_sweep
+from landscape_model.catalog import ConfigError
+from landscape_model.whatif import Configuration, WhatIf, parse_sweep
 from wlmon.cli import app
 
 TWO_CORES = ("landscape.app_servers.cpus=2",)

@@ -10,20 +10,18 @@ import numpy as np
 import pytest
 import yaml
 
-from exporters.model import catalog, queueing
-from exporters.model.queueing import (
+from landscape_model import catalog, convolution
+from landscape_model.chains import bounded_chain, bounded_chain_by_scaling, closed_chain, open_chain
+from landscape_model.convolution import (
     Station,
-    bounded_chain,
-    bounded_chain_by_scaling,
-    closed_chain,
     closed_network,
     closed_network_by_population,
     log_convolve,
     log_station_function,
-    open_chain,
 )
-from exporters.model.solver import Solver
-from exporters.model.whatif import Configuration, WhatIf
+from landscape_model.network import compile_network
+from landscape_model.solver import Solver, SolverOptions
+from landscape_model.whatif import Configuration, WhatIf
 
 
 def test_one_shadowed_station_is_convolved_once_with_the_same_result() -> None:
@@ -102,7 +100,7 @@ def test_extrapolation_reaches_the_damped_iterations_fixed_point_in_fewer_sweeps
     scenario = WhatIf("sd-two-tier").scenario(Configuration("knee"), ["users=900"])
     results = {}
     for jump in (True, False):
-        solver = Solver(scenario, histogram_samples=10)
+        solver = Solver(compile_network(scenario), histogram_samples=10)
         solver.iterations, solver.converged = 0, False
         n_inst, n_st = len(solver.layout), len(solver.station_names)
         solver._memo = {}
@@ -156,13 +154,12 @@ def test_identical_instances_are_copied_with_the_same_answer(
         return out
 
     monkeypatch.setattr(Solver, "_copies", counted)
-    fast = Solver(sc, histogram_samples=10)
+    fast = Solver(compile_network(sc), histogram_samples=10)
     fast_op = fast.solve()
     assert max(copied) > 0
     if most_copied is not None:
         assert max(copied) == most_copied
-    monkeypatch.setattr(Solver, "group_instances", False)
-    slow = Solver(sc, histogram_samples=10)
+    slow = Solver(compile_network(sc), SolverOptions(group_instances=False), histogram_samples=10)
     slow_op = slow.solve()
     assert fast.iterations == slow.iterations
     np.testing.assert_allclose(fast.state, slow.state, rtol=1e-12, atol=1e-15)
@@ -252,7 +249,7 @@ def test_linear_space_convolution_is_the_log_space_sum() -> None:
     cases.append((np.full(10, -np.inf), np.zeros(10)))
     fell_back = 0
     for a, b in cases:
-        fast, slow = queueing.log_convolve(a, b), queueing._log_convolve_logs(a, b)
+        fast, slow = convolution.log_convolve(a, b), convolution._log_convolve_logs(a, b)
         np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=1e-12)
         if np.isfinite(a.max() + b.max()):
             scaled = np.convolve(np.exp(a - a.max()), np.exp(b - b.max()))[: len(a)]
@@ -287,10 +284,10 @@ def test_stream_sums_in_linear_space_are_exact_and_the_log_space_sums() -> None:
         a = float(rng.choice([rng.uniform(1e-4, 1), rng.uniform(1, 40)]))
         m, cap = int(rng.integers(1, 9)), int(rng.choice([1, 30, 300, 2000]))
         k_max = int(rng.integers(1, 40))
-        fast = queueing._log_mixed_function(d, b, a, cap, m, k_max)
-        slow = queueing._log_mixed_by_logs(d, b, a, cap, m, k_max)
+        fast = convolution._log_mixed_function(d, b, a, cap, m, k_max)
+        slow = convolution._log_mixed_by_logs(d, b, a, cap, m, k_max)
         np.testing.assert_allclose(fast, slow, rtol=1e-12, atol=3e-11)
-        sums = queueing._log_stream_sums(np.array([b, b + k_max]), a, m, cap)
+        sums = convolution._log_stream_sums(np.array([b, b + k_max]), a, m, cap)
         if sums is None:
             overflowed += 1
         elif cap <= 300:
@@ -309,12 +306,12 @@ def test_stream_sums_in_linear_space_are_exact_and_the_log_space_sums() -> None:
             shadow_along=float(rng.choice([0.0, rng.uniform(0, 1)])),
         )
         k_max = int(rng.integers(1, 30))
-        shares = queueing.shadowed_share_table(
+        shares = convolution.shadowed_share_table(
             k_max, st.background, st.servers, st.shadow_away, st.shadow_along
         )
-        table = queueing._log_shadowed_table(st, k_max, shares)
+        table = convolution._log_shadowed_table(st, k_max, shares)
         for k in range(1, k_max + 1):
-            own = queueing._log_shadowed_function(st, k, shares)
+            own = convolution._log_shadowed_function(st, k, shares)
             np.testing.assert_allclose(table[k, : k + 1], own, rtol=1e-12, atol=1e-12)
 
 
@@ -325,8 +322,8 @@ def test_one_customer_of_identical_copies_as_convolved() -> None:
         one = np.array([float(rng.normal()), float(rng.normal(0, 20))])
         expected = one
         for _ in range(copies - 1):
-            expected = queueing._log_convolve_logs(expected, one)
-        np.testing.assert_allclose(queueing._log_power(one, copies), expected, rtol=1e-13)
+            expected = convolution._log_convolve_logs(expected, one)
+        np.testing.assert_allclose(convolution._log_power(one, copies), expected, rtol=1e-13)
 
 
 def test_a_warm_start_made_alike_reaches_the_same_fixed_point(monkeypatch) -> None:
@@ -335,7 +332,9 @@ def test_a_warm_start_made_alike_reaches_the_same_fixed_point(monkeypatch) -> No
     came, the same operating point to the solver's tolerance, and fewer classes solved."""
     model = WhatIf("sd-benchmark-2003")
     config = Configuration("alike")
-    neighbour = Solver(model.scenario(config, ["users=5858"]), histogram_samples=10)
+    neighbour = Solver(
+        compile_network(model.scenario(config, ["users=5858"])), histogram_samples=10
+    )
     neighbour.solve()
     scenario = model.scenario(config, ["users=5941"])
     solved = []
@@ -350,7 +349,7 @@ def test_a_warm_start_made_alike_reaches_the_same_fixed_point(monkeypatch) -> No
     for alike in (True, False):
         if not alike:
             monkeypatch.setattr(Solver, "_alike", lambda self, v: v.copy())
-        solver = Solver(scenario, histogram_samples=10)
+        solver = Solver(compile_network(scenario), histogram_samples=10)
         op = solver.solve(warm_start=neighbour.state)
         assert solver.converged
         results[alike] = (op, sum(s is solver for s in solved))
@@ -378,9 +377,9 @@ def test_stream_sums_of_a_networks_stations_together_as_each_alone() -> None:
             for _ in range(int(rng.integers(1, 7)))
         ]
         k_max = int(rng.integers(1, 40))
-        together = queueing.log_station_functions(stations, k_max)
+        together = convolution.log_station_functions(stations, k_max)
         for st, f in zip(stations, together, strict=True):
-            np.testing.assert_array_equal(f, queueing.log_station_function(st, k_max))
+            np.testing.assert_array_equal(f, convolution.log_station_function(st, k_max))
 
 
 @pytest.mark.parametrize("scv", [0.25, 2.0, 5.0])

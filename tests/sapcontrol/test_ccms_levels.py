@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from alerts.thresholds import load_thresholds
-from exporters.model.engine import Simulation
 from exporters.sapcontrol import ccms
 from exporters.sapcontrol.schema import GREEN, RED
 from exporters.sapstartsrv.landscape import ModelLandscape, ccms_levels_ms
+from landscape_model.engine import Simulation
 
 
 def test_the_shipped_thresholds_give_the_levels_ccms_showed_before() -> None:

@@ -20,11 +20,11 @@ from exporters.collectors.sapcontrol import (
     Target,
     wp_activity,
 )
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import Endpoint
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sources.model import ModelSource
 from exporters.sources.sapcontrol import SAPControlScraper
+from landscape_model.engine import Simulation
 from tests.collectors.exposition import differences, golden_rewritten
 from tests.promtool import promtool_path
 from tests.sapcontrol.conftest import PASSWORD, USER

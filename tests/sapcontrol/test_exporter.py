@@ -9,9 +9,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from alerts.thresholds import load_thresholds
 from exporters.config import load_config
-from exporters.model.engine import Simulation
 from exporters.sapstartsrv.server import free_port_block
 from exporters.server import ExporterServer
+from landscape_model.engine import Simulation
 
 
 @pytest.fixture

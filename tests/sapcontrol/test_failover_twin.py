@@ -12,11 +12,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from alerts.thresholds import load_thresholds
 from exporters.collectors.sapcontrol import SAPControlCollector
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sapstartsrv.landscape import ASCS_NAME, GRAY, GREEN, RED, ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
 from exporters.sources.sapcontrol import SAPControlScraper
+from landscape_model.engine import Simulation
 
 
 class _Clock:

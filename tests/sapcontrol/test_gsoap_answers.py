@@ -10,11 +10,11 @@ import httpx
 import pytest
 
 from alerts.thresholds import load_thresholds
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import Endpoint, SAPControlClient, SAPControlUnavailable
 from exporters.sapcontrol.schema import SOAP12_ENV, decode_response, encode_request
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
+from landscape_model.engine import Simulation
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from alerts.thresholds import load_thresholds
 from exporters.collectors.sapcontrol import SAPControlCollector
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.schema import decode_request
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
 from exporters.sources.sapcontrol import SAPControlScraper
+from landscape_model.engine import Simulation
 from tests.sapcontrol.conftest import PASSWORD, USER
 
 TIMEOUT_S = 3.0

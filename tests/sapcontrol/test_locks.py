@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from alerts.thresholds import load_thresholds
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sources.sapcontrol_locks import LockAges
+from landscape_model.engine import Simulation
 
 
 def _lock(table: str, arg: str, user: str, owner: str = "o1", client: str = "100") -> dict:

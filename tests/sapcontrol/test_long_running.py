@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from alerts.thresholds import load_thresholds
 from exporters.collectors.sapcontrol import SAPControlCollector, cpu_seconds
-from exporters.model.engine import Simulation
 from exporters.sapstartsrv.landscape import ModelLandscape
+from landscape_model.engine import Simulation
 
 
 class Clock:

@@ -9,10 +9,10 @@ import pytest
 
 from alerts.thresholds import load_thresholds
 from exporters.collectors.sapcontrol import wp_activity
-from exporters.model.engine import Simulation
 from exporters.sapcontrol import ccms
 from exporters.sapstartsrv.landscape import ModelLandscape
-from exporters.vocabulary import COMPONENTS
+from landscape_model.engine import Simulation
+from landscape_model.terms import COMPONENTS
 
 CALLS = 400  # WP-table reads to average (a monitor's samples over time)
 

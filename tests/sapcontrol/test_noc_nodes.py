@@ -17,13 +17,13 @@ from exporters.collectors.sapcontrol import (
     SAPControlReading,
     Target,
 )
-from exporters.model.engine import Simulation
 from exporters.sapcontrol import ccms
 from exporters.sapcontrol.client import Endpoint, SAPControlClient
 from exporters.sapcontrol.schema import decode_response
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sources.sapcontrol_guard import Guard
+from landscape_model.engine import Simulation
 from tests.sapcontrol.conftest import PASSWORD, USER, recorded
 
 G, Y, R, GRAY = "SAPControl-GREEN", "SAPControl-YELLOW", "SAPControl-RED", "SAPControl-GRAY"

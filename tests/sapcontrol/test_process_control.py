@@ -9,7 +9,6 @@ import pytest
 
 from alerts.thresholds import load_thresholds
 from exporters.collectors.sapcontrol import SAPControlCollector
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import (
     Endpoint,
     SAPControlClient,
@@ -21,6 +20,7 @@ from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
 from exporters.sources.sapcontrol import SAPControlScraper
+from landscape_model.engine import Simulation
 
 AUTH = ("bmkadm", "model-password")
 NAME = "penguin3_D00"

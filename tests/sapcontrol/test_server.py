@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 from alerts.thresholds import load_thresholds
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import (
     Endpoint,
     SAPControlClient,
@@ -23,6 +22,7 @@ from exporters.sapcontrol.client import (
 from exporters.sapcontrol.schema import OPERATIONS, SOAP_ENV, encode_request
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
+from landscape_model.engine import Simulation
 
 AUTH = ("bmkadm", "model-password")
 WSDL_NS = "{http://schemas.xmlsoap.org/wsdl/}"

@@ -13,12 +13,12 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from exporters.collectors.sapcontrol import SAPControlCollector
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import Endpoint, SAPControlClient
 from exporters.sapcontrol.settings import SAPControlSettings
 from exporters.sinks.loki import LokiSink
 from exporters.sources.sapcontrol import SAPControlScraper
 from exporters.sources.sapcontrol_syslog import SyslogReader
+from landscape_model.engine import Simulation
 from tests.sapcontrol.conftest import PASSWORD, USER, RecordedSystem, recorded
 from tests.victorialogs import victorialogs
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from alerts.thresholds import load_thresholds
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.client import Endpoint, SAPControlClient, SAPControlUnauthorized
 from exporters.sapcontrol.schema import encode_request
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
+from landscape_model.engine import Simulation
 
 NAME = "penguin2_D00"
 

@@ -14,10 +14,10 @@ from zeep.exceptions import Fault
 from zeep.transports import Transport
 
 from alerts.thresholds import load_thresholds
-from exporters.model.engine import Simulation
 from exporters.sapcontrol.schema import OPERATIONS
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
+from landscape_model.engine import Simulation
 
 AUTH = ("bmkadm", "model-password")
 XSD = "{http://www.w3.org/2001/XMLSchema}"

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from exporters.model.config import Scenario
-from exporters.model.engine import Simulation
 from exporters.sapstartsrv.landscape import ModelLandscape
 from exporters.sapstartsrv.server import Credentials, SapStartSrvFleet
 from exporters.thresholds import Thresholds
+from landscape_model.config import Scenario
+from landscape_model.engine import Simulation
 
 
 def twin_system(

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.text import Text
 
 if TYPE_CHECKING:  # the annotation only: every command imports this module
-    from exporters.model.engine import UnconvergedSolve
+    from landscape_model.engine import UnconvergedSolve
 
 console = Console()
 err = Console(stderr=True)

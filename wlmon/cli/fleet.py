@@ -9,8 +9,8 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.table import Table
 
-from exporters.model.catalog import Catalog
 from exporters.monitor import SapControlSpec, first_error
+from landscape_model.catalog import Catalog
 from wlmon.cli.common import console, fail
 from wlmon.stack.fleet import (
     FleetError,

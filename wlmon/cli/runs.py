@@ -27,14 +27,10 @@ from api.services import imports, reports, runs
 from api.services.errors import ServiceError
 from api.services.import_limits import Kind, limits
 from exporters.durations import parse_duration
-from exporters.model.engines import ENGINE_HELP, RUN_ENGINE
 from exporters.thresholds import Thresholds
-from exporters.vocabulary import (
-    COMPONENT_BY_KEY,
-    DIALOG_RESPONSE,
-    REPORT_ORDER,
-    RESPONSE_PARTS,
-)
+from exporters.vocabulary import DIALOG_RESPONSE
+from landscape_model.engines import ENGINE_HELP, RUN_ENGINE
+from landscape_model.terms import COMPONENT_BY_KEY, REPORT_ORDER, RESPONSE_PARTS
 from wlmon.cli.common import console, err, fail, human
 from wlmon.cli.edge import report_options, runs_store, storing, thresholds
 from wlmon.stack.settings import Ports, StackSettings

@@ -16,13 +16,13 @@ from alerts.thresholds import ThresholdsError, load_thresholds
 from api.config import get_settings
 from api.serving import HEADER_TIMEOUT_S, server_config
 from exporters.config import DEFAULT_MAX_USERS, ExporterConfig, load_config
-from exporters.model.catalog import ConfigError
-from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simulation
 from exporters.monitor import MonitorFileError, MonitorServer, load_monitor_file
 from exporters.registry import COLLECTORS
 from exporters.secretfiles import deprecated_names_in_use
 from exporters.server import serve
 from exporters.sinks.loki import DEFAULT_PUSH_PATH, LOKI_PUSH_PATH, LogStoreAccess
+from landscape_model.catalog import ConfigError
+from landscape_model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simulation
 from wlmon.cli.common import console, err, fail
 from wlmon.cli.edge import thresholds
 from wlmon.cli.simulate import DATA_DIR_HELP, LANDSCAPE_HELP, SET_HELP, open_catalog

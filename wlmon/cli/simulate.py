@@ -14,11 +14,11 @@ from rich.table import Table
 
 from alerts.thresholds import ThresholdsError, load_thresholds
 from exporters.durations import parse_duration
-from exporters.model.catalog import Catalog, ConfigError
-from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simulation
-from exporters.model.summary import SUMMARY_FIELDS, report
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import INDICATORS
+from landscape_model.catalog import Catalog, ConfigError
+from landscape_model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simulation
+from landscape_model.summary import SUMMARY_FIELDS, report
 from wlmon.cli.common import console, err, fail, warn_unconverged_solves
 
 app = typer.Typer()

@@ -9,9 +9,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from exporters.durations import parse_duration
-from exporters.model.catalog import ConfigError
-from exporters.model.engine import UnconvergedSolve
-from exporters.model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE
+from landscape_model.catalog import ConfigError
+from landscape_model.engine import UnconvergedSolve
+from landscape_model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE
 from wlmon.cli.common import console, fail, warn_unconverged_solves
 from wlmon.st05top import from_prometheus, from_simulation, sql_texts
 

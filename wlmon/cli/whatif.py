@@ -10,9 +10,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from exporters.model.catalog import ConfigError
-from exporters.model.whatif import PARTS, Answer, Configuration, WhatIf, parse_sweep, to_json
-from exporters.vocabulary import COMPONENT_BY_KEY
+from landscape_model.catalog import ConfigError
+from landscape_model.terms import COMPONENT_BY_KEY
+from landscape_model.whatif import PARTS, Answer, Configuration, WhatIf, parse_sweep, to_json
 from wlmon.cli.common import console, err, fail, warn_unconverged
 from wlmon.cli.simulate import DATA_DIR_HELP, LANDSCAPE_HELP, SET_HELP, open_catalog
 

@@ -30,8 +30,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from exporters.config import DEFAULT_MAX_USERS
-from exporters.model.catalog import Catalog
 from exporters.monitor import KIND_SAPCONTROL, KIND_TWIN, SapControlSpec, first_error
+from landscape_model.catalog import Catalog
 from wlmon.stack import peertiming, perses, render
 from wlmon.stack.components import COMPONENTS
 from wlmon.stack.runtime import Stack, StackError, perses_admin_signs_in

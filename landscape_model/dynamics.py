@@ -29,15 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from exporters.model.queueing import closed_chain, open_chain
-from exporters.model.solver import (
-    _C,
-    DIALOG,
-    ClassSolution,
-    OperatingPoint,
-    Solver,
-    _bucketize,
-)
+from landscape_model.chains import closed_chain, open_chain
+from landscape_model.results import COMPONENT_INDEX, ClassSolution, OperatingPoint, bucketize
+from landscape_model.solver import DIALOG, Solver
 
 _TABLE_SAMPLES = 4000
 
@@ -71,7 +65,7 @@ def family(solver: Solver, cs: ClassSolution) -> Family:
     for chain in chains:
         st = cs.state(chain)
         means = solver.step_means(cs, st["wait"], st["stretch"])
-        buckets = solver._buckets(cs, chain, means, samples=_TABLE_SAMPLES)
+        buckets = solver.buckets(cs, chain, means, samples=_TABLE_SAMPLES)
         rows.append(
             (chain.mean_in_system, st["throughput"], st["queue"], st["busy"], means, buckets)
         )
@@ -195,10 +189,10 @@ class Dynamics:
         # A backlog beyond any stationary state: all K busy, the rest waits its turn.
         wait = (x - cs.wps) / fam.capacity
         means = fam.full_means.copy()
-        means[:, _C["dispatcher_wait"]] = wait
-        means[:, _C["response"]] += wait
-        rest = fam.full_means[:, _C["response"]]
-        return fam.capacity, x - cs.wps, float(cs.wps), means, _bucketize((wait + rest)[:, None])
+        means[:, COMPONENT_INDEX["dispatcher_wait"]] = wait
+        means[:, COMPONENT_INDEX["response"]] += wait
+        rest = fam.full_means[:, COMPONENT_INDEX["response"]]
+        return fam.capacity, x - cs.wps, float(cs.wps), means, bucketize((wait + rest)[:, None])
 
     def _carry_wait(
         self,
@@ -219,9 +213,9 @@ class Dynamics:
         if inside is None or rate <= 0.0:
             return
         wait = max(inside - busy / rate, 0.0)
-        col = means[i, k, :, _C["dispatcher_wait"]]
-        means[i, k, :, _C["response"]] += wait - col
-        means[i, k, :, _C["dispatcher_wait"]] = wait
+        col = means[i, k, :, COMPONENT_INDEX["dispatcher_wait"]]
+        means[i, k, :, COMPONENT_INDEX["response"]] += wait - col
+        means[i, k, :, COMPONENT_INDEX["dispatcher_wait"]] = wait
 
     def advance(self, dt: float) -> OperatingPoint:
         """Move every class one tick; the operating point of the tick's end."""

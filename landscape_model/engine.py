@@ -19,11 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
-from exporters.model.catalog import Catalog
-from exporters.model.config import Landscape, Scenario
-from exporters.model.cpu_stations import station_busy
-from exporters.model.dynamics import Dynamics
-from exporters.model.solver import BUCKETS, COMPONENTS, RESPONSE_PARTS, OperatingPoint, Solver
+from landscape_model.catalog import Catalog
+from landscape_model.config import Landscape, Scenario
+from landscape_model.cpu_stations import station_busy
+from landscape_model.dynamics import Dynamics
+from landscape_model.network import CompiledNetwork, compile_network
+from landscape_model.results import BUCKETS, OperatingPoint
+from landscape_model.solver import Solver
+from landscape_model.terms import COMPONENTS, RESPONSE_PARTS
 
 _C = {name: k for k, name in enumerate(COMPONENTS)}
 _SAMPLED = [k for k, name in enumerate(COMPONENTS) if name not in ("response", "cpu")]
@@ -177,11 +180,20 @@ class ModelRun(ABC):
         # The analytic engine's solves whose fixed point was not reached (Solver.converged),
         # for the commands to say so; the discrete-event engine solves none.
         self.unconverged: list[UnconvergedSolve] = []
+        self._networks: dict[tuple, CompiledNetwork] = {}
         self._start(tuple(faults))
 
     @abstractmethod
     def _start(self, faults: tuple[str, ...]) -> None:
         """Set up the engine's state for the scenario under these faults."""
+
+    def compiled(self, faults: tuple[str, ...]) -> CompiledNetwork:
+        """The scenario under these faults compiled into the network an engine runs: once per
+        (faults, overrides), for whichever engine this run is (neither engine compiles)."""
+        key = (faults, repr(sorted(self.overrides.items())))
+        if key not in self._networks:
+            self._networks[key] = compile_network(self._scenario(faults))
+        return self._networks[key]
 
     def _scenario(self, faults: tuple[str, ...]) -> Scenario:
         """The scenario under these faults, with the run's landscape, settings, overrides."""
@@ -211,6 +223,23 @@ class ModelRun(ABC):
             landscape=self.landscape_file,
             settings=self.settings,
         )
+
+    def configure(self, faults: Iterable[str], users: int) -> None:
+        """These faults and this many users, both or neither: a change the model refuses
+        (a configuration error, even MemoryError) leaves the run exactly on the
+        configuration it had, its cached solution with it."""
+        faults = tuple(dict.fromkeys(faults))
+        old_overrides, old_faults = dict(self.overrides), self.faults
+        try:
+            if faults != self.faults:
+                self.set_faults(faults)
+            if users != self.scenario.users:
+                self.set_users(users)
+        except BaseException:
+            # set_users stores its override before solving: put it back with the faults.
+            self.overrides = old_overrides
+            self.set_faults(old_faults)
+            raise
 
     def _override_users(self, users: int) -> None:
         if users <= 0:
@@ -296,8 +325,9 @@ class Simulation(ModelRun):
     def _resolve(self, faults: tuple[str, ...]) -> tuple[Scenario, OperatingPoint, Solver]:
         key = (faults, repr(sorted(self.overrides.items())))
         if key not in self._targets:
-            scenario = self._scenario(faults)
-            solver = Solver(scenario, seed=self.seed)
+            network = self.compiled(faults)
+            scenario = network.scenario
+            solver = Solver(network, seed=self.seed)
             self._targets[key] = (scenario, solver.solve(), solver)
             if not solver.converged:
                 self.unconverged.append(

@@ -22,10 +22,11 @@ import math
 
 import pytest
 
-from exporters.model.catalog import Catalog
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.solver import Solver
-from exporters.vocabulary import COMPONENTS
+from landscape_model.catalog import Catalog
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.network import compile_network
+from landscape_model.solver import Solver
+from landscape_model.terms import COMPONENTS
 from tests.model import des_support as case
 from tests.model.test_des_exact import exact_mva
 
@@ -74,7 +75,7 @@ def balancing(land: dict, users: int = 8) -> dict:
 def both(tmp_path, doc: dict, steps: int = 60_000) -> dict[str, tuple[float, float]]:
     """Dialog throughput (steps/s) and mean response (s) from each engine."""
     catalog = case.catalog(tmp_path, doc)
-    op = Solver(catalog.scenario("case")).solve()
+    op = Solver(compile_network(catalog.scenario("case"))).solve()
     x_a = float(op.step_rate[:, 0].sum())
     r_a = float((op.means[:, 0, :, RESPONSE] * op.step_rate[:, 0]).sum() / x_a)
     sim = DiscreteEventSimulation("case", seed=11, dt=10.0, catalog=catalog)
@@ -173,7 +174,7 @@ def test_log_on_data_disks_of_another_kind_is_an_error(tmp_path) -> None:
 
 def _update_db_request_ms(*settings: str) -> float:
     """The analytic update step's DB request time (ms) on sd-two-tier with --set settings."""
-    op = Solver(Catalog().scenario("sd-two-tier", settings=settings)).solve()
+    op = Solver(compile_network(Catalog().scenario("sd-two-tier", settings=settings))).solve()
     db = COMPONENTS.index("db_request")
     rate = op.step_rate[:, 1]
     return float((op.means[:, 1, :, db] * rate).sum() / rate.sum()) * 1000.0
@@ -364,7 +365,7 @@ def test_a_write_cache_destaging_at_its_devices_speed_converges(tmp_path) -> Non
     land = case.landscape(cpus=4, dialog_wps=40)
     land["database"]["disks"]["write_cache"] = NVS | {"destage_writes_per_s": 200.0}
     doc = _sync_writer(land, users=150)
-    solver = Solver(case.catalog(tmp_path / "s", doc).scenario("case"))
+    solver = Solver(compile_network(case.catalog(tmp_path / "s", doc).scenario("case")))
     op = solver.solve()
     assert solver.converged
     x = float(op.step_rate[:, 0].sum())

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from exporters.model.config import Landscape
-from exporters.model.network import CompiledNetwork
-from exporters.model.placement import Placement
+from landscape_model.config import Landscape
+from landscape_model.network import CompiledNetwork
+from landscape_model.placement import Placement
 
 if TYPE_CHECKING:
-    from exporters.model.solver import OperatingPoint
+    from landscape_model.results import OperatingPoint
 
 
 @dataclass(frozen=True)

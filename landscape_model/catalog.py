@@ -9,7 +9,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from exporters.model.config import Fault, Scenario
+from landscape_model.config import Fault, Scenario
 
 DATA_DIR = Path(__file__).parent / "data"
 

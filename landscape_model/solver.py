@@ -17,7 +17,7 @@ decomposition with flow-equivalent servers.
   X(min(n, work processes)) of their instance: the dispatcher queue is what waits beyond
   the work processes. Updates: a Poisson stream in front of X(min(n, update processes)).
   Where all work processes are busy the chains' completions are phase-type with the
-  holding time's own SCV (`_holding_scv`, queueing.fit_phase_type), not exponential.
+  holding time's own SCV (`_holding_scv`, phase_type.fit_phase_type), not exponential.
 - The backgrounds are iterated to a fixed point (Lazowska et al. 1984, ch. 9, memory
   constraints with several classes). With one class the decomposition is exact for a
   product-form inner network (Chandy-Herzog-Woo); the rest is approximate (docs/model.md).
@@ -27,173 +27,71 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from exporters.model.config import Scenario
-from exporters.model.network import (
+from landscape_model.chains import ChainResult, bounded_chain, open_chain
+from landscape_model.convolution import NetworkResult, Station, closed_network
+from landscape_model.network import (
     DIALOG,
     UPDATE,
     CompiledNetwork,
     InstanceLayout,
-    compile_network,
     sap_buffers,
 )
-from exporters.model.queueing import (
-    ChainResult,
-    Station,
-    bounded_chain,
-    closed_network,
-    open_chain,
+from landscape_model.results import (
+    BUCKETS,
+    COMPONENT_INDEX,
+    ClassSolution,
+    OperatingPoint,
+    bucketize,
 )
-from exporters.model.sqltext import statement_hash
-from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS
+from landscape_model.sqltext import statement_hash
+from landscape_model.terms import COMPONENTS, RESPONSE_PARTS
 
-_C = {name: k for k, name in enumerate(COMPONENTS)}
 _UPDATE_QUEUE = 2  # third layer of the solver's fixed-point state
 
 
-@dataclass
-class ClassSolution:
-    """One class (an instance's dialog steps or its updates) at the operating point, and what
-    the engine needs to move it through time: its flow-equivalent server and station queues
-    at every number of busy work processes."""
+@dataclass(frozen=True)
+class SolverOptions:
+    """How the solver reaches its fixed point; the defaults are the fast path. Benches and
+    tests ask for the reference paths by passing other options, never by editing the class."""
 
-    instance: int
-    task: int  # DIALOG or UPDATE
-    key: tuple  # equal keys: identical classes (symmetry), solved once
-    stations: list[int]  # global station index of each inner station (-1: the delay)
-    demand: np.ndarray  # [inner station] per step
-    fes: np.ndarray  # [k] throughput with k busy, k = 0..K
-    fes_queue: np.ndarray  # [inner station, k]
-    users: int  # dialog: users; update: 0
-    think: float  # dialog: think + GUI - roll-out
-    arrival_rate: float  # update: offered steps/s
-    chain: ChainResult = field(repr=False)
-    scv: float = 1.0  # the work-process holding time's squared coefficient of variation
-
-    @property
-    def wps(self) -> int:
-        return len(self.fes) - 1
-
-    @property
-    def throughput(self) -> float:
-        return self.chain.throughput
-
-    def state(self, chain: ChainResult) -> dict:
-        """Means of a chain state: wait, busy work processes, stretch per global station."""
-        x = chain.throughput
-        q_station = self.fes_queue @ chain.busy
-        stretch = np.divide(
-            q_station,
-            x * self.demand,
-            out=np.ones_like(q_station),
-            where=(self.demand > 0) & (x > 0),
-        )
-        return {
-            "throughput": x,
-            "wait": chain.mean_queue / x if x > 0 else 0.0,
-            "queue": chain.mean_queue,
-            "busy": float(np.dot(np.arange(self.wps + 1), chain.busy)),
-            "stretch": stretch,
-        }
-
-
-@dataclass
-class OperatingPoint:
-    """Steady-state rates and per-step means; arrays are indexed as documented per field."""
-
-    instances: list[str]
-    hosts: list[str]  # application servers
-    transactions: list[str]
-    statements: list[tuple[str, str, str, str]]  # (transaction, task_type, table, op)
-    statement_sql: list[str]  # the SQL text of each statement
-    statement_ids: list[str]  # its hash, the id ST05 and Loki use (computed once here)
-    instance_host: np.ndarray  # [instance] index of the instance's host in `hosts`
-    bufferpools: list[str]
-    # [instance, task_type, transaction]: steps per second
-    step_rate: np.ndarray
-    # [instance, task_type, transaction, component]: mean seconds per step
-    means: np.ndarray
-    # [instance, task_type, transaction]: response-time bucket probabilities over BUCKETS
-    # (+Inf last), per transaction so a report can give its percentiles
-    bucket_probs: np.ndarray
-    # [instance, task_type]
-    wp_total: np.ndarray
-    wp_busy: np.ndarray
-    dispatcher_queue: np.ndarray
-    # [instance]: roll area
-    roll_buffer_size: np.ndarray
-    roll_buffer_used: np.ndarray
-    em_size: np.ndarray
-    em_used: np.ndarray
-    roll_file_bytes_rate: np.ndarray
-    # SAP buffers (ST02), [buffer] names and [instance, buffer] rates and sizes
-    sap_buffers: list[str]
-    sap_buffer_request_rate: np.ndarray
-    sap_buffer_hit_rate: np.ndarray
-    sap_buffer_swap_rate: np.ndarray
-    sap_buffer_size: np.ndarray
-    sap_buffer_used: np.ndarray
-    # [statement]: executions/s, rows/s, elapsed seconds per execution
-    stmt_exec_rate: np.ndarray
-    stmt_rows_rate: np.ndarray
-    stmt_time: np.ndarray
-    # [bufferpool]: per second
-    pool_data_logical: np.ndarray
-    pool_data_physical: np.ndarray
-    pool_index_logical: np.ndarray
-    pool_index_physical: np.ndarray
-    pool_data_writes: np.ndarray
-    pool_async_data_writes: np.ndarray
-    pool_index_writes: np.ndarray
-    pool_async_index_writes: np.ndarray
-    # utilisations 0..1
-    host_cpu_util: np.ndarray  # [app host]: SAP work processes' share of the host's CPUs
-    db_cpu_util: float  # the database's share of its host's CPUs
-    disk_util: float
-    log_util: float
-    enqueue_util: float
-    cs_cpu_util: float
-    db_calls_per_step: np.ndarray  # [task_type, transaction]
-    # [instance]: update steps/s by which the update backlog grows (0 unless overloaded)
-    update_backlog_growth: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    classes: list[ClassSolution] = field(default_factory=list, repr=False)
-
-
-# Response-time histogram bucket upper bounds in seconds; ST03's own distribution
-# (STAD "response time distribution") uses a similar ladder up to and past 2 s.
-BUCKETS = (0.05, 0.1, 0.2, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
+    # Vector extrapolation in the damped fallback of the fixed point (`_extrapolated`);
+    # False is the plain damped iteration, the reference bench/whatif.py measures against.
+    extrapolate: bool = True
+    # Anderson passes from the start, by mixing, before that fallback ((1.0, 0.5) before
+    # issue 24 item 6: the reference path of bench/whatif.py).
+    anderson_mixing: tuple[float, ...] = (1.0,)
+    # Classes of identical instances copied within a sweep (`_copies`); False solves each.
+    group_instances: bool = True
+    # The chains' holding time phase-type with its own SCV (`_holding_scv`); False takes it
+    # exponential (SCV 1), the birth-death chains before.
+    phase_type: bool = True
+    # The exact algorithms a class is solved with; bench/whatif.py's reference path passes
+    # the slower ones (population by population; scaling the class to its bound) to compare.
+    closed_network: Callable[..., NetworkResult] = closed_network
+    bounded_chain: Callable[..., tuple[ChainResult, np.ndarray]] = bounded_chain
 
 
 class Solver:
     """Computes the OperatingPoint of one (faulted) scenario: solves its compiled network
     (network.py), the stations and demands the discrete-event engine simulates too."""
 
-    # Vector extrapolation in the damped fallback of the fixed point (`_extrapolated`);
-    # False is the plain damped iteration, the reference bench/whatif.py measures against.
-    extrapolate = True
-    # Anderson passes from the start, by mixing, before that fallback ((1.0, 0.5) before
-    # issue 24 item 6: the reference path of bench/whatif.py).
-    anderson_mixing: tuple[float, ...] = (1.0,)
-    # Classes of identical instances copied within a sweep (`_copies`); False solves each.
-    group_instances = True
-    # The chains' holding time phase-type with its own SCV (`_holding_scv`); False takes it
-    # exponential (SCV 1), the birth-death chains before.
-    phase_type = True
-
     def __init__(
         self,
-        scenario: Scenario,
+        network: CompiledNetwork,
+        options: SolverOptions | None = None,
         histogram_samples: int = 20000,
         seed: int = 0,
-        network: CompiledNetwork | None = None,
     ) -> None:
-        self.sc = scenario
-        self.land = scenario.landscape
-        # The stations and demands it solves (network.py), compiled here unless given.
-        self.net = network if network is not None else compile_network(scenario)
+        # The stations and demands it solves, compiled once by the caller
+        # (network.compile_network; the live model's ModelRun.compiled) for either engine.
+        self.net = network
+        self.sc = network.scenario
+        self.land = network.scenario.landscape
+        self.options = options or SolverOptions()
         self.histogram_samples = histogram_samples
         self.seed = seed
         self._delay_memo: dict[tuple[int, int], float] = {}
@@ -461,14 +359,14 @@ class Solver:
             base = self._memo[key]
         else:
             k_max = min(wps, users) if k == DIALOG else wps
-            net = closed_network([*stations, Station(delay, servers=0)], max(k_max, 1))
+            net = self.options.closed_network([*stations, Station(delay, servers=0)], max(k_max, 1))
             fes = net.throughput
             scv = self._holding_scv(i, k, demand_t, used, net, max(k_max, 1))
             if k == DIALOG:
                 # Over its share of a saturated station: every state slows alike (the
                 # station serves the class slower, as processor sharing does), until
                 # the class's throughput is within its share.
-                chain, fes = bounded_chain(users, think, fes, bound, scv)
+                chain, fes = self.options.bounded_chain(users, think, fes, bound, scv)
             else:
                 # Updates come at their dialog steps' pace: the dialog classes' bound
                 # holds them to the share.
@@ -501,9 +399,9 @@ class Solver:
         DB, central services) one visit of its own mean, the station's stretch times its
         demand (docs/model.md, "The pool's completions, measured"); the pure delays
         constant but program load (exponential), and the transactions a mixture. Its
-        chain's completions are then phase-type with this SCV (queueing.fit_phase_type)
+        chain's completions are then phase-type with this SCV (phase_type.fit_phase_type)
         instead of exponential."""
-        if not self.phase_type:
+        if not self.options.phase_type:
             return 1.0
         nt = self.net
         x = float(net.throughput[k_max])
@@ -804,7 +702,7 @@ class Solver:
         copy is exact (tests/model/test_whatif_speed.py compares with `group_instances`
         off)."""
         n_inst = len(self.net.layout)
-        if not self.group_instances or n_inst < 2:
+        if not self.options.group_instances or n_inst < 2:
             return {}
         demand = np.zeros((2, n_inst, len(self.net.station_names)))
         for i in range(n_inst):
@@ -907,7 +805,7 @@ class Solver:
         n_inst = len(self.net.layout)
         q = v[:-n_inst].reshape(3, n_inst, -1).copy()
         x = v[-n_inst:].copy()
-        if not self.group_instances or n_inst < 2:
+        if not self.options.group_instances or n_inst < 2:
             return np.concatenate((q.ravel(), x))
         nt = self.net
         first: dict[tuple, int] = {}
@@ -968,14 +866,14 @@ class Solver:
         # 5,936-11,580, docs/model.md, Speed.)
         self.iterations, self.converged = 0, False
         start, best, best_v = v, math.inf, v
-        for mixing in self.anderson_mixing:
+        for mixing in self.options.anderson_mixing:
             v, norm, v_best = self._anderson(g, converged, start, mixing)
             if norm < best:
                 best, best_v = norm, v_best
             if self.converged:
                 break
         if not self.converged:
-            v = self._extrapolated(g, converged, best_v, jump=self.extrapolate)
+            v = self._extrapolated(g, converged, best_v, jump=self.options.extrapolate)
         gv, classes = g(v)
         # What is left of the fixed point's equations where it stopped (the largest change
         # one more sweep makes): for a warning that names it where `converged` is False.
@@ -1070,29 +968,31 @@ class Solver:
         host = self.net.inst_cpu_station[i]
         m = np.zeros((len(self.net.tx_names), len(COMPONENTS)))
         d = self.delays(i, k)
-        m[:, _C["dispatcher_wait"]] = wait
-        m[:, _C["roll_in"]] = d["roll_in"]
-        m[:, _C["roll_out"]] = d["roll_out"]
-        m[:, _C["load_gen"]] = d["load_gen"]
-        m[:, _C["cpu"]] = self.net.cpu_s[k] * self.net.cpu_stretch[i]
-        m[:, _C["processing"]] = m[:, _C["cpu"]] * s_global[host]
+        m[:, COMPONENT_INDEX["dispatcher_wait"]] = wait
+        m[:, COMPONENT_INDEX["roll_in"]] = d["roll_in"]
+        m[:, COMPONENT_INDEX["roll_out"]] = d["roll_out"]
+        m[:, COMPONENT_INDEX["load_gen"]] = d["load_gen"]
+        m[:, COMPONENT_INDEX["cpu"]] = self.net.cpu_s[k] * self.net.cpu_stretch[i]
+        m[:, COMPONENT_INDEX["processing"]] = m[:, COMPONENT_INDEX["cpu"]] * s_global[host]
         db_parts = res[[self.net.disk_station, self.net.log_station, *self.net.lock_stations]].sum(
             axis=0
         )
-        m[:, _C["db_request"]] = (
+        m[:, COMPONENT_INDEX["db_request"]] = (
             d["db_request"] + self.net.db_cpu[k] * s_global[self.net.db_cpu_station]
         )
-        m[:, _C["db_request"]] += db_parts + self._ack_s(k)
+        m[:, COMPONENT_INDEX["db_request"]] += db_parts + self._ack_s(k)
         cs = self.net.cs_cpu_station
         if cs >= 0:
             # At the central services' CPU station the enqueue requests' service is enqueue
             # time; the message server's share of a dialog step is its processing.
-            m[:, _C["enqueue"]] = d["enqueue"] + self.net.enq_demand[k] * s_global[cs]
-            m[:, _C["processing"]] += self.net.msg_cpu[k] * s_global[cs]
+            m[:, COMPONENT_INDEX["enqueue"]] = d["enqueue"] + self.net.enq_demand[k] * s_global[cs]
+            m[:, COMPONENT_INDEX["processing"]] += self.net.msg_cpu[k] * s_global[cs]
         else:
-            m[:, _C["enqueue"]] = d["enqueue"] + res[self.net.enqueue_station]
-        m[:, _C["gui"]] = self.net.gui[k]
-        m[:, _C["response"]] = m[:, [_C[p] for p in RESPONSE_PARTS]].sum(axis=1)
+            m[:, COMPONENT_INDEX["enqueue"]] = d["enqueue"] + res[self.net.enqueue_station]
+        m[:, COMPONENT_INDEX["gui"]] = self.net.gui[k]
+        m[:, COMPONENT_INDEX["response"]] = m[:, [COMPONENT_INDEX[p] for p in RESPONSE_PARTS]].sum(
+            axis=1
+        )
         return m
 
     def rates(self, step_rate: np.ndarray) -> dict:
@@ -1221,7 +1121,7 @@ class Solver:
             wp_busy[i, k] = st["busy"]
             dqueue[i, k] = st["queue"]
             if cs.key not in bucket_memo:
-                bucket_memo[cs.key] = self._buckets(cs, cs.chain, means[i, k])
+                bucket_memo[cs.key] = self.buckets(cs, cs.chain, means[i, k])
             buckets[i, k] = bucket_memo[cs.key]
             g = np.ones(len(self.net.station_names))
             for s, v in zip(cs.stations, st["stretch"], strict=True):
@@ -1259,7 +1159,7 @@ class Solver:
             **rates,
         )
 
-    def _buckets(
+    def buckets(
         self, cs: ClassSolution, chain: ChainResult, m: np.ndarray, samples: int | None = None
     ) -> np.ndarray:
         """Response distribution per transaction [transaction, bucket]: dispatcher wait (one
@@ -1271,7 +1171,7 @@ class Solver:
         """
         n_tx = m.shape[0]
         if chain.overloaded:
-            return np.tile(_bucketize(np.full(1, np.inf)), (n_tx, 1))
+            return np.tile(bucketize(np.full(1, np.inf)), (n_tx, 1))
         n = samples or self.histogram_samples
         rng = np.random.default_rng([self.seed, cs.task])
         wait = np.zeros(n)
@@ -1287,27 +1187,13 @@ class Solver:
                 drawn = float(dist @ np.maximum(np.arange(dist.size) - cs.wps + 1, 0))
                 if drawn > 0:
                     wait *= chain.mean_queue / chain.throughput * float(cs.fes[-1]) / drawn
-        rest = m[:, _C["response"]] - m[:, _C["dispatcher_wait"]]
+        rest = m[:, COMPONENT_INDEX["response"]] - m[:, COMPONENT_INDEX["dispatcher_wait"]]
         # One unit-mean gamma draw scaled per transaction: every transaction's marginal is
         # its own gamma (only marginals make a histogram), at the cost of one draw.
-        return _bucketize(
-            wait + np.maximum(rest, 0.0)[:, None] * self._service_samples(1.0, n, rng)
-        )
+        return bucketize(wait + np.maximum(rest, 0.0)[:, None] * self._service_samples(1.0, n, rng))
 
     def _service_samples(self, mean: float, n: int, rng) -> np.ndarray:
         if mean <= 0:
             return np.zeros(n)
         shape = 1.0 / self.sc.histogram_cv**2
         return rng.gamma(shape, mean / shape, size=n)
-
-
-def _bucketize(samples: np.ndarray) -> np.ndarray:
-    """Share of the samples (last axis) per bucket of BUCKETS and +Inf: [..., bucket]."""
-    edges = np.array((*BUCKETS, np.inf))
-    nb = len(edges)
-    idx = np.minimum(np.searchsorted(edges, samples, side="left"), nb - 1)
-    rows = (
-        idx.reshape(-1, idx.shape[-1]) + nb * np.arange(idx.size // max(idx.shape[-1], 1))[:, None]
-    )
-    counts = np.bincount(rows.ravel(), minlength=rows.shape[0] * nb).astype(float)
-    return counts.reshape(*idx.shape[:-1], nb) / max(samples.shape[-1], 1)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from exporters.model import des_loop
-from exporters.model.des_loop import (
+from landscape_model import des_loop
+from landscape_model.des_loop import (
     R_CALLS,
     R_CPU,
     R_CS,
@@ -32,7 +32,7 @@ from exporters.model.des_loop import (
     R_WRITES,
     ROW_FIELDS,
 )
-from exporters.model.des_network import Network, StepClass
+from landscape_model.des_network import Network, StepClass
 
 BLOCK_STEPS = 4096
 STREAM_SIZE = 1 << 16

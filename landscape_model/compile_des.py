@@ -1,4 +1,4 @@
-"""Compile the discrete-event loop ahead of its first run: `python -m exporters.model.compile_des`.
+"""Compile the discrete-event loop ahead of its first run: `python -m landscape_model.compile_des`.
 
 `make install` runs this, so the first `wlmon up`, `wlmon exporter` or integration fixture
 of a fresh clone loads the loop's machine code (about 0.5 s) instead of compiling it
@@ -17,8 +17,8 @@ import os
 import sys
 import time
 
-from exporters.model import des_loop
-from exporters.model.engines import make_simulation
+from landscape_model import des_loop
+from landscape_model.engines import make_simulation
 
 # The loop's functions Python calls (des.py, des_draws.py); the others are compiled into
 # these as their callees.

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from exporters.model.config import Scenario
-from exporters.model.network import CompiledNetwork, InstanceLayout, sap_buffers
-from exporters.vocabulary import TASK_TYPES
+from landscape_model.config import Scenario
+from landscape_model.network import CompiledNetwork, InstanceLayout, sap_buffers
+from landscape_model.terms import TASK_TYPES
 
 
 @dataclass(frozen=True)

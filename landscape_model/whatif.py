@@ -14,13 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from exporters.model.catalog import Catalog, ConfigError, parse_setting
-from exporters.model.config import MAX_USERS, Scenario
-from exporters.model.cpu_stations import CpuStationFigures, cpu_station_figures, station_busy
-from exporters.model.network import instance_layout
-from exporters.model.solver import OperatingPoint, Solver
-from exporters.model.summary import point_figures
-from exporters.vocabulary import COMPONENTS, RESPONSE_PARTS
+from landscape_model.catalog import Catalog, ConfigError, parse_setting
+from landscape_model.config import MAX_USERS, Scenario
+from landscape_model.cpu_stations import CpuStationFigures, cpu_station_figures, station_busy
+from landscape_model.network import compile_network, instance_layout
+from landscape_model.results import OperatingPoint
+from landscape_model.solver import Solver, SolverOptions
+from landscape_model.summary import point_figures
+from landscape_model.terms import COMPONENTS, RESPONSE_PARTS
 
 # Each point is a solve (tens of ms to a second): more would be a typo, not a question.
 MAX_SWEEP_POINTS = 1_000
@@ -111,10 +112,13 @@ class Answer:
 
 
 def solve_point(
-    scenario: Scenario, value: Any = None, warm: dict[str, np.ndarray] | None = None
+    scenario: Scenario,
+    value: Any = None,
+    warm: dict[str, np.ndarray] | None = None,
+    options: SolverOptions | None = None,
 ) -> Point:
     """Solve one scenario; `warm` carries the last solution's state to the next point."""
-    solver = Solver(scenario, histogram_samples=10)
+    solver = Solver(compile_network(scenario), options, histogram_samples=10)
     op = solver.solve(warm_start=warm.get("state") if warm is not None else None)
     if warm is not None:
         warm["state"] = solver.state
@@ -243,8 +247,10 @@ class WhatIf:
         landscape: Path | None = None,
         settings: Sequence[str] = (),
         faults: Sequence[str] = (),
+        options: SolverOptions | None = None,
     ) -> None:
         self.name = scenario
+        self.options = options  # how each point is solved (None: the solver's defaults)
         self.catalog = catalog or Catalog()
         self.landscape = landscape
         self.settings = tuple(settings)
@@ -295,7 +301,12 @@ class WhatIf:
             v = values[j]
             points[j] = self._solved(
                 config,
-                solve_point(self.scenario(config, [f"{path}={_yaml(v)}"]), value=v, warm=warm),
+                solve_point(
+                    self.scenario(config, [f"{path}={_yaml(v)}"]),
+                    value=v,
+                    warm=warm,
+                    options=self.options,
+                ),
             )
             if path == "users" and warm is not None:
                 self._states[config, points[j].users] = warm["state"]
@@ -322,7 +333,12 @@ class WhatIf:
         def at(users: int) -> Point:
             if progress:
                 progress(users)
-            point = solve_point(self.scenario(config, [f"users={users}"]), value=users, warm=warm)
+            point = solve_point(
+                self.scenario(config, [f"users={users}"]),
+                value=users,
+                warm=warm,
+                options=self.options,
+            )
             return self._solved(config, point, search=True)
 
         below = [p for p in known if p.response_s < limit_s]

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from exporters.model.config import Landscape, Scenario, StepDemand
-from exporters.model.placement import Placement, place
-from exporters.model.sqltext import sql_text
-from exporters.vocabulary import TASK_TYPES
+from landscape_model.config import Landscape, Scenario, StepDemand
+from landscape_model.placement import Placement, place
+from landscape_model.sqltext import sql_text
+from landscape_model.terms import TASK_TYPES
 
 DIALOG, UPDATE = 0, 1  # task type index, the order of TASK_TYPES
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from exporters.model.config import Landscape, MemoryPlacement
+from landscape_model.config import Landscape, MemoryPlacement
 
 
 @dataclass(frozen=True)

@@ -71,9 +71,9 @@ from typing import Any
 
 import numpy as np
 
-from exporters.model import des_loop
-from exporters.model.config import Scenario
-from exporters.model.des_draws import (
+from landscape_model import des_loop
+from landscape_model.config import Scenario
+from landscape_model.des_draws import (
     BLOCK_STEPS,
     STREAM_SIZE,
     Block,
@@ -81,12 +81,12 @@ from exporters.model.des_draws import (
     disk_stream,
     draw_block,
 )
-from exporters.model.des_network import Network, for_event_loop
-from exporters.model.engine import ModelRun, Snapshot, Totals
-from exporters.model.network import compile_network, sap_buffers
-from exporters.model.solver import BUCKETS, OperatingPoint
-from exporters.model.sqltext import statement_hash
-from exporters.vocabulary import COMPONENTS
+from landscape_model.des_network import Network, for_event_loop
+from landscape_model.engine import ModelRun, Snapshot, Totals
+from landscape_model.network import sap_buffers
+from landscape_model.results import BUCKETS, OperatingPoint
+from landscape_model.sqltext import statement_hash
+from landscape_model.terms import COMPONENTS
 
 INF = math.inf
 
@@ -125,7 +125,7 @@ class DiscreteEventSimulation(ModelRun):
     def _resolve(self, faults: tuple[str, ...]) -> Network:
         key = (faults, repr(sorted(self.overrides.items())))
         if key not in self._nets:
-            self._nets[key] = for_event_loop(compile_network(self._scenario(faults)))
+            self._nets[key] = for_event_loop(self.compiled(faults))
         return self._nets[key]
 
     def _rng(self, *stream: int) -> np.random.Generator:

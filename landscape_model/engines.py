@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from exporters.model.des import DiscreteEventSimulation
-from exporters.model.engine import ModelRun, Simulation
+from landscape_model.des import DiscreteEventSimulation
+from landscape_model.engine import ModelRun, Simulation
 
 EngineName = Literal["des", "analytic"]
 ENGINES: tuple[str, ...] = get_args(EngineName)

@@ -6,13 +6,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from exporters.model.config import Scenario
-from exporters.model.cpu_stations import CpuStationFigures, cpu_station_figures
-from exporters.model.engine import Snapshot
-from exporters.model.placement import place
-from exporters.model.solver import OperatingPoint
-from exporters.thresholds import Thresholds
-from exporters.vocabulary import COMPONENTS, INDICATORS_BY_THRESHOLD, REPORT_ORDER, TASK_TYPES
+from landscape_model.config import Scenario
+from landscape_model.cpu_stations import CpuStationFigures, cpu_station_figures
+from landscape_model.engine import Snapshot
+from landscape_model.placement import place
+from landscape_model.results import OperatingPoint
+from landscape_model.terms import COMPONENTS, REPORT_ORDER, TASK_TYPES
 
 # Summary row key (ms per step) -> time component, in the order reports print them.
 SUMMARY_FIELDS = {f"{comp}_ms": comp for comp in REPORT_ORDER}
@@ -253,24 +252,3 @@ def report(snap: Snapshot, scenario: Scenario) -> dict:
             "enqueue": round(float(snap.state.enqueue_util), 4),
         },
     }
-
-
-# Named as the model's tests and tables know them: "roll" for roll-in and roll-out.
-INDICATOR_GROUPS = {
-    key.removesuffix("_seconds"): group for key, group in INDICATORS_BY_THRESHOLD.items()
-}
-
-
-def indicator_values(summary_rows: list[dict]) -> dict[str, float]:
-    """The whitepaper indicators of dialog steps (ms), one per threshold, the worst of a group."""
-    dialog = next(r for r in summary_rows if r["task_type"] == "dialog")
-    return {
-        name: max(dialog[f"{i.component}_ms"] for i in group)
-        for name, group in INDICATOR_GROUPS.items()
-    }
-
-
-def thresholds_ms(thresholds: Thresholds) -> dict[str, float]:
-    """The whitepaper thresholds (seed 000 section 4.3.5.1) in ms, keyed as indicator_values
-    keys its values; `thresholds` comes from the edge (alerts.thresholds reads the file)."""
-    return {name: 1000 * thresholds.seconds(group[0]) for name, group in INDICATOR_GROUPS.items()}
