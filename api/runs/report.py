@@ -13,7 +13,7 @@ import numpy as np
 from api.runs import ionet, overtime
 from api.runs.gaps import longest_clear
 from api.runs.percentiles import QUANTILES, parse_bound, precision, quantile
-from api.runs.record import RunMeta, RunRecord, col, parse
+from api.runs.record import Column, RunMeta, RunRecord, col, parse
 from api.runs.storage import RunRow
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import (
@@ -56,11 +56,11 @@ class Series:
         self.start_s = float(starts[self.mask][0]) if self.times.size and ramp_up_s > 0 else 0.0
         self.window_s = float(self.times[-1] - self.start_s) if self.times.size else 0.0
 
-    def col(self, name: str) -> np.ndarray:
-        return self.data.values[self.mask, self.index[name]]
+    def col(self, key: Column) -> np.ndarray:
+        return self.data.values[self.mask, self.index[key]]
 
-    def has(self, name: str) -> bool:
-        return name in self.index
+    def has(self, key: Column) -> bool:
+        return key in self.index
 
 
 def _ratio(a: float, b: float) -> float:
@@ -344,8 +344,8 @@ def os_counters(s: Series) -> list[dict]:
     )
     rows = []
     for c in cols:
-        host, key, name = c.part("host"), c.last, str(c)
-        v = s.col(name)
+        host, key, name = c.part("host"), c.last, str(c)  # the metadata names it as stored
+        v = s.col(c)
         v = v[~np.isnan(v)]
         if v.size:
             rows.append(
