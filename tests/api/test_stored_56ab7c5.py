@@ -36,8 +36,8 @@ def test_a_run_stored_at_56ab7c5_gives_the_same_figures(tmp_path, kind: str) -> 
     old, new = figures(before), figures(now)
     assert old, "the stored report has figures to compare"
     assert set(new) == set(old)
-    for name, (value, _) in old.items():
-        assert new[name][0] == pytest.approx(value, rel=1e-9, abs=1e-12), name
+    for name, (value, _, _) in old.items():
+        assert new[name].value == pytest.approx(value, rel=1e-9, abs=1e-12), name
     for row_old, row_new in zip(before["st03"], now["st03"], strict=True):
         for key, value in row_old.items():
             if isinstance(value, float):
