@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import typing
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from typer.testing import CliRunner
 
 from alerts.thresholds import ThresholdsError
 from api.config import get_settings
+from tests.api.test_stored_56ab7c5 import RUNS, damage
 from wlmon.cli import app, edge
 from wlmon.cli import serve as serve_cli
 from wlmon.cli.common import fail
@@ -445,3 +447,21 @@ def test_simulate_prints_the_des_refusing_a_placement_as_an_error() -> None:
     assert len(error) == 1, result.output
     assert "instance_affinity: the discrete-event engine" in error[0]
     assert "--engine analytic" in error[0]
+
+
+def test_wlmon_runs_lists_the_readable_rows_and_names_the_unreadable_one(tmp_path) -> None:
+    """One unreadable row stopped `wlmon runs` with a traceback; now it is named on stderr."""
+    reps = json.loads((RUNS / "stored-56ab7c5.reports.json").read_text())
+    bad, good = reps["perfmon"]["run"], reps["st03"]["run"]
+    shutil.copy(RUNS / "stored-56ab7c5.sqlite", tmp_path / "db.sqlite")
+    damage(tmp_path / "db.sqlite", bad["id"])
+    env = {"WLMON_API_DB_PATH": str(tmp_path / "db.sqlite")}
+    get_settings.cache_clear()
+    try:
+        result = runner.invoke(app, ["runs", "--json"], env=env)
+    finally:
+        get_settings.cache_clear()
+    assert result.exit_code == 0, result.output
+    assert [r["id"] for r in json.loads(result.stdout)] == [good["id"]]
+    assert f"run {bad['id']} cannot be read, left out:" in result.stderr
+    assert "has no UTC offset" in result.stderr

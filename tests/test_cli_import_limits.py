@@ -36,7 +36,7 @@ def invoke(tmp_path):
 
 
 def _runs(db: Path) -> int:
-    return len(Store(db).runs.list(100, 0)) if db.exists() else 0
+    return len(Store(db).runs.list(100, 0).rows) if db.exists() else 0
 
 
 def test_a_file_over_the_byte_limit_is_refused_up_front(invoke) -> None:

@@ -31,7 +31,7 @@ from api.imports import plausible
 from api.imports.pdhnames import english
 from api.imports.text import FileError, Lines, cell_at, csv_column
 from api.imports.winzones import iana
-from api.runs.record import col
+from api.runs.record import Column, col
 from exporters.vocabulary import (
     AVAILABLE_MB,
     CPU_PCT,
@@ -80,9 +80,9 @@ class PerfmonData:
     start: datetime
     end: datetime
     times: np.ndarray  # seconds since start
-    columns: list[str]  # os.<host>.<key>
+    columns: list[Column]  # os.<host>.<key>
     values: np.ndarray  # [time, column], NaN for blank samples
-    names: dict[str, str]  # column -> counter path without the host
+    names: dict[str, str]  # column (stored name) -> counter path without the host
     hosts: list[str]  # host keys of the columns, in file order
     host_names: dict[str, str] = field(default_factory=dict)  # key -> as the file writes it
     sources: dict[str, str] = field(default_factory=dict)  # standard column -> how derived
@@ -600,15 +600,16 @@ def _columns(
             hosts[c.host] = key
     columns, names, derived, parts = [], {}, {}, []
     localized: dict[str, str] = {}
-    used: set[str] = set()
+    used: set[Column] = set()
     for host, hkey in hosts.items():
         for key in SINGLE:
             if (host, key) in series:
                 name = col("os", hkey, key)
                 columns.append(name)
                 used.add(name)
-                names[name] = sources[(host, key)]
-                derived[name] = sources[(host, key)]
+                # The run's metadata names columns as the store writes them (text).
+                names[str(name)] = sources[(host, key)]
+                derived[str(name)] = sources[(host, key)]
                 parts.append(series[(host, key)][:, None])
     other = [k for k, c in enumerate(counters) if k not in replaced]
     for k in other:
@@ -620,9 +621,9 @@ def _columns(
             name = col("os", hosts[c.host], f"{base}_{n}")
         used.add(name)
         columns.append(name)
-        names[name] = c.path
+        names[str(name)] = c.path
         if c.written:
-            localized[name] = c.written
+            localized[str(name)] = c.written
     matrix = np.hstack([*parts, values[:, other]]) if parts else values[:, other]
     return PerfmonData(
         start=start,

@@ -4,6 +4,7 @@ real system's window (external); list them, report on them, compare two."""
 from __future__ import annotations
 
 from typing import Annotated, Literal
+from urllib.parse import quote
 
 from fastapi import APIRouter, Header, Query, Response, status
 from fastapi.concurrency import run_in_threadpool
@@ -92,7 +93,9 @@ async def create_run(
     "",
     response_model=list[Run],
     response_model_exclude_unset=True,
-    summary="Runs, newest first, a page at a time (X-Total-Count: how many in all)",
+    summary="Runs, newest first, a page at a time (X-Total-Count: how many in all; "
+    "X-Unreadable-Runs: the ids of stored runs on the page this version cannot read, "
+    "GET /runs/{id} says why)",
 )
 def list_runs(
     store: StoreDep,
@@ -105,7 +108,14 @@ def list_runs(
     ] = 0,
 ) -> list[Run]:
     response.headers["X-Total-Count"] = str(store.runs.count())
-    return [runs.answer(live.view(r)) for r in runs.list_runs(store, limit, offset)]
+    page = runs.list_runs(store, limit, offset)
+    if page.unreadable:
+        # One damaged row does not hide the others. Its id is stored text: quoted so that
+        # any id is a valid header value.
+        response.headers["X-Unreadable-Runs"] = ", ".join(
+            quote(bad.id, safe="") for bad in page.unreadable
+        )
+    return [runs.answer(live.view(r)) for r in page.rows]
 
 
 @router.get(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 
-from api.runs.report import BAIT_WINDOW_S, REPEATABLE_PCT, compare, figures
+from api.runs.report import BAIT_WINDOW_S, REPEATABLE_PCT, compare, figures, unit_of
 from api.runs.sla import Sla, SlaError
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import DIALOG_RESPONSE, INDICATORS
@@ -214,7 +214,9 @@ def from_sla(report: dict, sla: Sla) -> list[dict]:
         if b.figure not in known and b.figure not in unmeasured:
             raise _unknown(b.figure, known, b.line, f"run {report['run'].id} has")
         # A figure the run could have but does not measure: skipped, saying why.
-        value = known[b.figure][0] if b.figure in known else None
+        value = known[b.figure].value if b.figure in known else None
+        # A figure the run lacks (not measured) has no OS host or key: its name ends in its unit.
+        unit = known[b.figure].unit if b.figure in known else unit_of(b.figure)
         for op, bound, line in ((">=", b.min, b.min_line), ("<=", b.max, b.max_line)):
             if bound is None:
                 continue
@@ -232,28 +234,11 @@ def from_sla(report: dict, sla: Sla) -> list[dict]:
                     value,
                     op,
                     bound,
-                    _unit(b.figure),
+                    unit,
                     detail,
                 )
             )
     return out
-
-
-def _unit(figure: str) -> str:
-    """The unit a figure's name ends in (os.HOST.cpu_pct.avg: the key's)."""
-    stem = figure.rsplit(".", 1)[0] if figure.startswith("os.") else figure
-    for suffix, unit in (
-        ("steps_per_s", "steps/s"),
-        ("per_hour", "/h"),
-        ("pages_per_s", "pages/s"),
-        ("_ms", "ms"),
-        ("_s", "s"),
-        ("_pct", "%"),
-        ("_mb", "MB"),
-    ):
-        if stem.endswith(suffix):
-            return unit
-    return ""
 
 
 def against_baseline(report: dict, baseline: dict, sla: Sla | None) -> list[dict]:

@@ -11,7 +11,7 @@ import yaml
 
 from api.runs.gaps import gaps
 from api.runs.percentiles import QUANTILES, parse_bound
-from api.runs.record import RunMeta, RunRecord, col, parse
+from api.runs.record import Column, ColumnKind, RunMeta, RunRecord, col
 from api.runs.recorder import INSTANCE_SERIES
 from exporters.durations import parse_duration
 from exporters.vocabulary import AVAILABLE_MB, CPU_PCT, DISK_QUEUE, PAGES_PER_S
@@ -70,15 +70,14 @@ def per_step(by: str, counter: str, step: float) -> str:
     return f"sum by ({by}) ((({delta}) unless {reset}) or (increase({counter}[{w}]) and {reset}))"
 
 
-def _per_bucket(series: dict[str, np.ndarray], cumulative: dict[str, np.ndarray]) -> None:
+def _per_bucket(series: dict[Column, np.ndarray], cumulative: dict[Column, np.ndarray]) -> None:
     """Cumulative bucket increases (`cumulative`, named as hist/txhist columns) -> steps in
     that bucket alone, into `series`, as the recorder stores them."""
-    groups: dict[tuple[str, tuple[str, ...]], list[tuple[float, str]]] = {}
-    for name in cumulative:
-        c = parse(name)
-        groups.setdefault((c.kind, c.owner), []).append((parse_bound(c.last), name))
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[float, Column]]] = {}
+    for c in cumulative:
+        groups.setdefault((c.kind, c.owner), []).append((parse_bound(c.last), c))
     for (kind, owner), cols in groups.items():
-        cols.sort()
+        cols.sort(key=lambda bc: (bc[0], str(bc[1])))
         below = 0.0
         for bound, name in cols:
             cum = np.nan_to_num(cumulative[name])
@@ -140,8 +139,8 @@ def read_window(
     if n < 1:
         raise PrometheusError("the window is shorter than one resolution step")
     grid = start.timestamp() + step * np.arange(1, n + 1)
-    series: dict[str, np.ndarray] = {}
-    cumulative: dict[str, np.ndarray] = {}
+    series: dict[Column, np.ndarray] = {}
+    cumulative: dict[Column, np.ndarray] = {}
 
     def put(kind: str, labels: tuple[str, ...], last: str, result: list[dict], into=series) -> None:
         """One column per series of `result`: kind, its labels' values, then `last` (a
@@ -313,31 +312,30 @@ def read_window(
         ),
     )
     _per_bucket(series, cumulative)
-    if not any(c.startswith("st03.") for c in series):
+    if not any(c.kind == ColumnKind.ST03 for c in series):
         raise PrometheusError(f"no sap_workload_* data for sid {sid!r} in the window")
     # Before the NaNs become zeros: steps without any workload sample, and steps in which a
     # scrape of a target of this sid failed (`up` carries the target's sid label).
-    missing = np.all(np.isnan([v for c, v in series.items() if c.startswith("st03.")]), axis=0)
+    missing = np.all(np.isnan([v for c, v in series.items() if c.kind == ColumnKind.ST03]), axis=0)
     down = np.zeros(n, dtype=bool)
     for item in _range(url, f"min_over_time(up{{{sel}}}[{win}])", start, end, step):
         for ts, value in item["values"]:
             k = round((float(ts) - start.timestamp()) / step) - 1
             if 0 <= k < n and float(value) < 0.5:  # up is 0 or 1
                 down[k] = True
-    columns = sorted(series)
+    columns = sorted(series, key=str)  # the stored names' order, as before keys were typed
     values = np.stack(
-        [np.nan_to_num(series[c]) if not c.startswith("os.") else series[c] for c in columns],
+        [np.nan_to_num(series[c]) if c.kind != ColumnKind.OS else series[c] for c in columns],
         axis=1,
     )
-    cols = [parse(c) for c in columns]
     meta = RunMeta(
         source="prometheus",
         sid=sid,
         interval_s=step * speed,
         time_zone="UTC (Prometheus stores UTC)",
         gaps=gaps(grid, step, down, missing, speed),
-        transactions=sorted({c.part("transaction") for c in cols if c.kind == "tx"}),
-        hosts=sorted({c.part("host") for c in cols if c.kind == "os"}),
+        transactions=sorted({c.part("transaction") for c in columns if c.kind == ColumnKind.TX}),
+        hosts=sorted({c.part("host") for c in columns if c.kind == ColumnKind.OS}),
         details={
             "users": users or 0,
             "think_time_s": think_time_s or 0.0,

@@ -500,7 +500,7 @@ def _per_host(data: RunRecord, key: str) -> list[Line]:
     columns: dict[bytes, np.ndarray] = {}
     for c in data.of_kind("os"):
         if c.last == key:
-            values = data.series(str(c))
+            values = data.series(c)
             groups.setdefault(values.tobytes(), []).append(c.part("host"))
             columns[values.tobytes()] = values
     lines = []
@@ -597,7 +597,7 @@ def io_net_charts(report: dict, data: RunRecord, section: str) -> list[Chart]:
         for c in columns:
             m = ionet.PATH.match(names.get(str(c), ""))
             inst = f" ({m['instance']})" if m and m["instance"] is not None else ""
-            lines.append(Line(f"{c.part('host')}{inst}", factor * data.series(str(c))))
+            lines.append(Line(f"{c.part('host')}{inst}", factor * data.series(c)))
         lines.sort(key=lambda line: _natural(line.label))
         slug = f"chart-{section.replace('_', '-')}-" + re.sub(r"[^a-z0-9]+", "-", name.lower())
         out.append(

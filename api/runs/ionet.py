@@ -87,7 +87,7 @@ def sections(data: RunRecord, mask: np.ndarray) -> dict[str, list[dict]]:
         found = classify(c.last, names.get(str(c)))
         if found is None:
             continue
-        v = data.series(str(c))[mask]
+        v = data.series(c)[mask]
         v = v[~np.isnan(v)]
         if not v.size:
             continue  # a counter blank over the whole window: absent, not 0

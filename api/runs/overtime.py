@@ -54,7 +54,7 @@ def over_time(data: RunRecord) -> dict:
     steps = [c for c in data.of_kind("st03") if c.last == "steps"]
     dt = _intervals(data.times)
     if steps and dt.size and float(dt.min()) > 0:
-        total = sum(np.nan_to_num(data.series(str(c))) for c in steps)
+        total = sum(np.nan_to_num(data.series(c)) for c in steps)
         out["throughput_steps_per_s"] = (total / dt).tolist()
     bounds, counts = _hist(data, "hist", ("dialog",)) if data.has(DIALOG_INF) else ([], None)
     if _usable(bounds):

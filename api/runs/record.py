@@ -4,13 +4,16 @@ and its metadata (source, period, zone, interval, checksum, derivations, warning
 windows). Model runs, real-time runs, Prometheus windows, PerfMon and ST03 imports produce
 it; the report, the HTML page, checks, comparisons and the CSV export read it.
 
-Column names are built and parsed here only. A name is its kind and its parts joined by
-dots, each part escaped (backslash and dot), so any host, instance, transaction or counter
-name round-trips: `os.sap01\\.corp\\.local.cpu_pct` is host `sap01.corp.local`."""
+A series is keyed by its `Column`: its kind (`ColumnKind`) and its parts (task type, host,
+bucket bound, ...). Only the store writes a column as text, and reads it back here
+(`Column.parse`): the kind and its parts joined by dots, each part escaped (backslash and
+dot), so any host, instance, transaction or counter name round-trips:
+`os.sap01\\.corp\\.local.cpu_pct` is host `sap01.corp.local`."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,15 +30,28 @@ SCHEMA_VERSION = 2
 
 SEP, ESC = ".", "\\"
 
+
+class ColumnKind(StrEnum):
+    """What a series measures, and so the parts that name it (KINDS)."""
+
+    ST03 = "st03"  # per task type: steps and seconds per component
+    TX = "tx"  # the same per transaction
+    HIST = "hist"  # steps per response-time bucket (not cumulative)
+    TXHIST = "txhist"
+    INST = "inst"  # per SAP instance, dialog steps and indicator sums
+    OS = "os"  # OS counters per host
+    LOAD = "load"  # the load driven: users logged on at the sample's end
+
+
 # Each kind of column and the names of its parts, in order.
-KINDS: dict[str, tuple[str, ...]] = {
-    "st03": ("task", "field"),  # per task type: steps and seconds per component
-    "tx": ("task", "transaction", "field"),  # the same per transaction
-    "hist": ("task", "le"),  # steps per response-time bucket (not cumulative)
-    "txhist": ("task", "transaction", "le"),
-    "inst": ("instance", "field"),  # per SAP instance, dialog steps and indicator sums
-    "os": ("host", "key"),  # OS counters per host
-    "load": ("field",),  # the load driven: users logged on at the sample's end
+KINDS: dict[ColumnKind, tuple[str, ...]] = {
+    ColumnKind.ST03: ("task", "field"),
+    ColumnKind.TX: ("task", "transaction", "field"),
+    ColumnKind.HIST: ("task", "le"),
+    ColumnKind.TXHIST: ("task", "transaction", "le"),
+    ColumnKind.INST: ("instance", "field"),
+    ColumnKind.OS: ("host", "key"),
+    ColumnKind.LOAD: ("field",),
 }
 
 
@@ -57,6 +73,8 @@ def escape(part: str) -> str:
 
 def split(name: str) -> list[str]:
     """The parts of a name, unescaped: the inverse of joining escaped parts with dots."""
+    if ESC not in name:  # most names: nothing escaped (a run of 10^5 columns loads each)
+        return name.split(SEP)
     parts, cur, k = [], [], 0
     while k < len(name):
         ch = name[k]
@@ -78,15 +96,19 @@ def split(name: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Column:
-    """One series' name: its kind (KINDS) and its parts (task type, host, bucket bound, ...)."""
+    """One series' key: its kind and its parts (task type, host, bucket bound, ...). A kind
+    given as text (a stored name's) is checked and held as its ColumnKind."""
 
-    kind: str
+    kind: ColumnKind
     parts: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        names = KINDS.get(self.kind)
-        if names is None:
-            raise ColumnError(f"column kind {self.kind!r}: one of {', '.join(KINDS)}")
+        try:
+            kind = ColumnKind(self.kind)
+        except ValueError:
+            raise ColumnError(f"column kind {self.kind!r}: one of {', '.join(KINDS)}") from None
+        object.__setattr__(self, "kind", kind)
+        names = KINDS[kind]
         if len(self.parts) != len(names):
             raise ColumnError(
                 f"a {self.kind} column has {len(names)} parts ({', '.join(names)}), "
@@ -116,19 +138,19 @@ class Column:
         return self.parts[:-1]
 
 
-def col(kind: str, *parts: str) -> str:
-    """The stored name of a column: col("os", "sap01.corp.local", "cpu_pct")."""
-    return str(Column(kind, tuple(str(p) for p in parts)))
+def col(kind: ColumnKind | str, *parts: str) -> Column:
+    """A series' key: col("os", "sap01.corp.local", "cpu_pct")."""
+    return Column(ColumnKind(kind), tuple(str(p) for p in parts))
 
 
 def parse(name: str) -> Column:
+    """A stored column name's key (storage reads its names with this)."""
     return Column.parse(name)
 
 
-def of_kind(columns: list[str], kind: str) -> list[Column]:
-    """The parsed columns of one kind, in the run's order."""
-    prefix = kind + SEP
-    return [Column.parse(c) for c in columns if c.startswith(prefix)]
+def of_kind(columns: list[Column], kind: ColumnKind | str) -> list[Column]:
+    """The columns of one kind, in the run's order."""
+    return [c for c in columns if c.kind == kind]
 
 
 @dataclass(frozen=True)
@@ -198,29 +220,32 @@ class RunRecord:
     """
 
     times: np.ndarray  # seconds since the run's start, end of each interval
-    columns: list[str]  # stored names (col(), parse())
+    columns: list[Column]  # the series' keys; storage alone writes them as text
     values: np.ndarray  # [time, column]
     steady_start: Totals | None
     steady_end: Totals | None
     meta: RunMeta
 
     def __post_init__(self) -> None:
+        # A stored name given where a key is meant would never be found: refused here.
+        if not all(isinstance(c, Column) for c in self.columns):
+            raise TypeError("RunRecord.columns holds Column keys (record.col), not names")
         self._index = {c: i for i, c in enumerate(self.columns)}
 
     @property
-    def index(self) -> dict[str, int]:
+    def index(self) -> dict[Column, int]:
         return self._index
 
-    def has(self, name: str) -> bool:
-        return name in self._index
+    def has(self, key: Column) -> bool:
+        return key in self._index
 
-    def series(self, name: str) -> np.ndarray:
-        return self.values[:, self._index[name]]
+    def series(self, key: Column) -> np.ndarray:
+        return self.values[:, self._index[key]]
 
-    def of_kind(self, kind: str) -> list[Column]:
+    def of_kind(self, kind: ColumnKind | str) -> list[Column]:
         return of_kind(self.columns, kind)
 
-    def owners(self, kind: str) -> list[tuple[str, ...]]:
+    def owners(self, kind: ColumnKind | str) -> list[tuple[str, ...]]:
         """Distinct owners of a kind's columns (hosts of `os`, task types of `st03`), in the
         run's order."""
         return list(dict.fromkeys(c.owner for c in self.of_kind(kind)))

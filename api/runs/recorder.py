@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from api.runs.record import INSTANCE_SERIES, RunMeta, RunRecord, col, fault_windows
+from api.runs.record import INSTANCE_SERIES, Column, RunMeta, RunRecord, col, fault_windows
 from api.runs.spec import RunSpec
 from exporters.vocabulary import OS_COUNTER_KEYS
 from landscape_model.catalog import Catalog
@@ -22,7 +22,7 @@ from landscape_model.terms import COMPONENTS, TASK_TYPES
 HISTOGRAM_BOUNDS: tuple[str, ...] = (*(f"{b:g}" for b in BUCKETS), "+Inf")
 
 
-def _columns(snap: Snapshot) -> list[str]:
+def _columns(snap: Snapshot) -> list[Column]:
     cols = []
     for task in TASK_TYPES:
         cols += [col("st03", task, f) for f in ("steps", *COMPONENTS)]

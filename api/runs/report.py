@@ -8,12 +8,14 @@ side."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from api.runs import ionet, overtime
 from api.runs.gaps import longest_clear
 from api.runs.percentiles import QUANTILES, parse_bound, precision, quantile
-from api.runs.record import RunMeta, RunRecord, col, parse
+from api.runs.record import Column, RunMeta, RunRecord, col, parse
 from api.runs.storage import RunRow
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import (
@@ -55,11 +57,11 @@ class Series:
         self.start_s = float(starts[self.mask][0]) if self.times.size and ramp_up_s > 0 else 0.0
         self.window_s = float(self.times[-1] - self.start_s) if self.times.size else 0.0
 
-    def col(self, name: str) -> np.ndarray:
-        return self.data.values[self.mask, self.index[name]]
+    def col(self, key: Column) -> np.ndarray:
+        return self.data.values[self.mask, self.index[key]]
 
-    def has(self, name: str) -> bool:
-        return name in self.index
+    def has(self, key: Column) -> bool:
+        return key in self.index
 
 
 def _ratio(a: float, b: float) -> float:
@@ -343,8 +345,8 @@ def os_counters(s: Series) -> list[dict]:
     )
     rows = []
     for c in cols:
-        host, key, name = c.part("host"), c.last, str(c)
-        v = s.col(name)
+        host, key, name = c.part("host"), c.last, str(c)  # the metadata names it as stored
+        v = s.col(c)
         v = v[~np.isnan(v)]
         if v.size:
             rows.append(
@@ -766,6 +768,31 @@ def not_measured(report: dict) -> dict[str, str]:
     return dict.fromkeys(names, why)
 
 
+class Figure(NamedTuple):
+    """One figure of a report: its value, whether higher is better, and its unit."""
+
+    value: float
+    up: bool  # higher is better
+    unit: str
+
+
+# The unit a figure's measure ends in, first match: `dialog_p95_s`, an OS key `cpu_pct`.
+UNIT_SUFFIXES = (
+    ("steps_per_s", "steps/s"),
+    ("per_hour", "/h"),
+    ("pages_per_s", "pages/s"),
+    ("_ms", "ms"),
+    ("_s", "s"),
+    ("_pct", "%"),
+    ("_mb", "MB"),
+)
+
+
+def unit_of(measure: str) -> str:
+    """The unit of a figure's measure (its name, or an OS counter's key), "" when none."""
+    return next((unit for suffix, unit in UNIT_SUFFIXES if measure.endswith(suffix)), "")
+
+
 FIGURES = {  # figure -> (path in the report, higher is better)
     "dialog_steps_per_hour": (("benchmark", "sd", "dialog_steps_per_hour"), True),
     "dialog_response_s": (("benchmark", "sd", "dialog_response_s"), False),
@@ -782,46 +809,52 @@ def _get(doc: dict, path: tuple) -> float | None:
     return doc
 
 
-def figures(report: dict) -> dict[str, tuple[float, bool]]:
-    """Every figure of a report by name, with whether higher is better: what an SLA bounds
-    and a comparison puts side by side, the OS counters' `os.HOST.KEY.avg` included."""
-    out: dict[str, tuple[float, bool]] = {}
+def figures(report: dict) -> dict[str, Figure]:
+    """Every figure of a report by name (what an SLA names): its value, whether higher is
+    better and its unit, the OS counters' `os.HOST.KEY.avg` included. The unit is taken
+    from what the figure measures as it is made (an OS counter's key), so no reader splits
+    the dotted name again."""
+    out: dict[str, Figure] = {}
     for name, (path, up) in FIGURES.items():
         value = _get(report, path)
         if value is not None:
-            out[name] = (float(value), up)
+            out[name] = Figure(float(value), up, unit_of(name))
     window = report["steady_state"]["duration_s"]
     if window and report["st03"]:
-        out["throughput_steps_per_s"] = (sum(r["steps"] for r in report["st03"]) / window, True)
+        steps = sum(r["steps"] for r in report["st03"])
+        out["throughput_steps_per_s"] = Figure(steps / window, True, unit_of("steps_per_s"))
     for row in report["st03"]:
         task = row["task_type"]
         if window:
-            out[f"{task}_steps_per_s"] = (row["steps"] / window, True)
+            out[f"{task}_steps_per_s"] = Figure(row["steps"] / window, True, "steps/s")
         for key, value in row.items():
             # A component the run does not hold is no figure (absent, never 0).
             if key.endswith(("_ms", "_kb")) and value is not None:
-                out[f"{task}_{key}"] = (value, False)
+                out[f"{task}_{key}"] = Figure(value, False, unit_of(key))
     for row in report["percentiles"]["by_task_type"]:
         for name in QUANTILES:
-            out[f"{row['task_type']}_{name}_s"] = (row[f"{name}_s"], False)
+            out[f"{row['task_type']}_{name}_s"] = Figure(row[f"{name}_s"], False, "s")
     # TASK.TX_pNN_s (dialog.VA01_p95_s): the dot keeps a transaction apart from the name.
     for row in report["percentiles"].get("by_transaction", []):
         for name in QUANTILES:
-            out[f"{row['task_type']}.{row['transaction']}_{name}_s"] = (row[f"{name}_s"], False)
+            value = row[f"{name}_s"]
+            out[f"{row['task_type']}.{row['transaction']}_{name}_s"] = Figure(value, False, "s")
     for row in report["indicators"]:
         if row["peak_ms"] is not None:  # None: no full 5-minute window in the run
-            out[f"{row['indicator']}_peak_ms"] = (row["peak_ms"], False)
-    out["breaches"] = (float(len(report["breaches"])), False)
+            out[f"{row['indicator']}_peak_ms"] = Figure(row["peak_ms"], False, "ms")
+    out["breaches"] = Figure(float(len(report["breaches"])), False, "")
     for row in report["os_counters"]:
         # More available memory is better; every other counter is a load.
         up = row["key"] == AVAILABLE_MB
         for stat in ("avg", "min", "max"):
-            out[f"os.{row['host']}.{row['key']}.{stat}"] = (row[stat], up)
+            out[f"os.{row['host']}.{row['key']}.{stat}"] = Figure(
+                row[stat], up, unit_of(row["key"])
+            )
     # The I/O-wait and network rows add their p95 (mean and max are the avg and max above).
     for section in (ionet.IO_WAIT, ionet.NETWORK):
         for row in report.get(section) or []:
             up = row["key"].endswith("idle_time")  # an idle disk is the better one
-            out[f"os.{row['host']}.{row['key']}.p95"] = (row["p95"], up)
+            out[f"os.{row['host']}.{row['key']}.p95"] = Figure(row["p95"], up, unit_of(row["key"]))
     return out
 
 
@@ -833,7 +866,7 @@ def compare(base: dict, new: dict, tolerances: dict[str, float] | None = None) -
     fb, fn = figures(base), figures(new)
     rows = {}
     for name in [n for n in fb if n in fn and n != "breaches"]:
-        (a, up), (b, _) = fb[name], fn[name]
+        a, up, b = fb[name].value, fb[name].up, fn[name].value
         # From 0 to anything else is no percentage: no delta, and never "same" (a dispatcher
         # wait of 0 ms becoming 1.5 ms read "+0.00 %, same" before).
         delta = 100 * _ratio(b - a, a) if a else (0.0 if b == a else None)
@@ -875,8 +908,8 @@ def compare(base: dict, new: dict, tolerances: dict[str, float] | None = None) -
         "base": base["run"].id,
         "new": new["run"].id,
         "figures": list(rows.values()),
-        "only_in_base": [{"figure": n, "value": fb[n][0]} for n in only_base],
-        "only_in_new": [{"figure": n, "value": fn[n][0]} for n in only_new],
+        "only_in_base": [{"figure": n, "value": fb[n].value} for n in only_base],
+        "only_in_new": [{"figure": n, "value": fn[n].value} for n in only_new],
         "repeatable": repeatable,
         "criterion": criterion,
     }

@@ -40,6 +40,23 @@ class RunRow:
 
 
 @dataclass(frozen=True)
+class Unreadable:
+    """A stored row this version cannot read: its id and why (StoredRunError's message)."""
+
+    id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """A page of the runs table: the rows read, and those that could not be. One damaged
+    row does not hide the others (GET /runs and `wlmon runs` list them and name it)."""
+
+    rows: list[RunRow]
+    unreadable: list[Unreadable]
+
+
+@dataclass(frozen=True)
 class LeftRunning:
     """A run an API left 'running': its row, the spec it was started with, its driver's
     last sign of life (None when never) and its planned-stop mark ('' after a crash)."""
@@ -73,7 +90,12 @@ def run_row(values: tuple) -> RunRow:
             raise StoredRunError(f"run {run_id}: stored {column} {raw[column]!r} is not known")
     for column in ("start", "end", "created_at"):
         raw[column] = stored_time(raw[column], column, run_id)
-    raw["ramp_up_s"] = float(raw["ramp_up_s"])
+    try:
+        raw["ramp_up_s"] = float(raw["ramp_up_s"])
+    except (TypeError, ValueError) as exc:
+        raise StoredRunError(
+            f"run {run_id}: stored ramp_up_s {raw['ramp_up_s']!r} is not a number"
+        ) from exc
     return RunRow(**raw)
 
 

@@ -20,9 +20,11 @@ from api.runs.rows import (
     RUN_KEYS,
     LeftRunning,
     RunKind,
+    RunPage,
     RunRow,
     RunStatus,
     StoredRunError,
+    Unreadable,
     run_row,
     stored_time,
 )
@@ -123,7 +125,7 @@ def _data_blobs(data: RunRecord) -> tuple[bytes, bytes | None, bytes | None, str
         schema_version=np.array(SCHEMA_VERSION),
         times=data.times,
         values=data.values,
-        columns=np.array(data.columns),
+        columns=np.array([str(c) for c in data.columns]),  # the only place keys become text
     )
     return (
         series,
@@ -286,8 +288,9 @@ class RunStore:
             ),
         )
 
-    def list(self, limit: int | None = None, offset: int = 0) -> list[RunRow]:
-        """Newest first; a page of `limit` rows from `offset` when given."""
+    def list(self, limit: int | None = None, offset: int = 0) -> RunPage:
+        """Newest first; a page of `limit` rows from `offset` when given. A row this version
+        cannot read is named in the page's `unreadable`, not raised: the others still list."""
         sql = f"SELECT {', '.join(RUN_KEYS)} FROM runs ORDER BY created_at DESC, id"
         args: tuple = ()
         if limit is not None:
@@ -295,7 +298,13 @@ class RunStore:
             args = (limit, offset)
         with self._lock:
             rows = self._conn.execute(sql, args).fetchall()
-        return [run_row(r) for r in rows]
+        page = RunPage([], [])
+        for r in rows:
+            try:
+                page.rows.append(run_row(r))
+            except StoredRunError as exc:
+                page.unreadable.append(Unreadable(str(r[0]), str(exc)))
+        return page
 
     def count(self) -> int:
         with self._lock:
@@ -350,9 +359,13 @@ class RunStore:
         series = np.load(io.BytesIO(row[0]))
         version = _version(series)
         meta = RunMeta.from_json(json.loads(row[3]))
-        columns = [str(c) for c in series["columns"]]
+        names = [str(c) for c in series["columns"]]
         if version < 2:
-            columns = _upgrade_columns(columns, meta)
+            names = _upgrade_columns(names, meta)
+        try:
+            columns = [parse(c) for c in names]
+        except ColumnError as exc:
+            raise StoredRunError(f"run {run_id}: a stored column cannot be read: {exc}") from exc
         return RunRecord(
             series["times"], columns, series["values"], _totals(row[1]), _totals(row[2]), meta
         )
@@ -377,7 +390,7 @@ def _legacy(name: str, meta: RunMeta, tasks: list[str]) -> str:
     txs = meta.transactions
     if kind in ("st03", "inst"):
         owner, _, last = rest.rpartition(".")
-        return col(kind, owner, last)
+        return str(col(kind, owner, last))
     if kind == "os":
         # PerfMon and model host keys have no dot, and neither have counter keys; a
         # Prometheus host may: its keys are the four standard ones, without a dot.
@@ -385,16 +398,16 @@ def _legacy(name: str, meta: RunMeta, tasks: list[str]) -> str:
             host, _, key = rest.rpartition(".")
         else:
             host, _, key = rest.partition(".")
-        return col(kind, host, key)
+        return str(col(kind, host, key))
     if kind == "tx":
         middle, _, last = rest.rpartition(".")
         task, tx = _legacy_owner(middle, tasks)
-        return col(kind, task, tx, last)
+        return str(col(kind, task, tx, last))
     if kind == "hist":
-        return col(kind, *_legacy_owner(rest, tasks))
+        return str(col(kind, *_legacy_owner(rest, tasks)))
     if kind == "txhist":
         task, rest = _legacy_owner(rest, tasks)
-        return col(kind, task, *_legacy_owner(rest, txs))
+        return str(col(kind, task, *_legacy_owner(rest, txs)))
     raise StoredRunError(f"stored column {name!r}: unknown kind {kind!r}")
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from api.imports import perfmon, plausible, st03, st03period, stad, targets, winzones
 from api.imports.text import Digest
 from api.runs.gaps import sample_gaps
-from api.runs.record import RunMeta, RunRecord, col
+from api.runs.record import Column, RunMeta, RunRecord, col
 from api.runs.storage import RunRow
 from api.services.errors import Invalid
 from api.services.runs import get_run
@@ -126,7 +126,7 @@ def store_perfmon(
 MAX_TX_PARTS = 20_000  # transactions up to which every part is kept per transaction
 
 
-def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[str], np.ndarray, list[str]]:
+def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[Column], np.ndarray, list[str]]:
     """(sample ends in s, columns, values per sample, transactions in the export's order):
     `st03.<task>.<field>` and `tx.<task>.<tx>.<field>` summed per sample by numpy, not row
     by row. A field the file does not hold has no column (absent, never 0)."""
@@ -139,7 +139,7 @@ def _st03_series(table: st03.ST03Table) -> tuple[np.ndarray, list[str], np.ndarr
         period = table.period.seconds if table.period else 0.0
         sample, ends = np.zeros(rows, dtype=np.int64), np.array([period])
     fields = {"steps": table.steps, **table.seconds, **table.counts, **table.sizes}
-    columns: list[str] = []
+    columns: list[Column] = []
     values: list[np.ndarray] = []
 
     def add(prefix: tuple[str, ...], mine: np.ndarray) -> None:
@@ -339,7 +339,7 @@ def store_st03(
 
 def _join_perfmon(
     capture: BinaryIO | bytes, tz: str | None, start: datetime, ends: np.ndarray, what: str
-) -> tuple[list[str], np.ndarray, dict, list[str]]:
+) -> tuple[list[Column], np.ndarray, dict, list[str]]:
     """A PerfMon capture of the same hours on the run's intervals: each counter's mean over
     the samples in each interval (NaN where none). Refused, naming both windows, when the
     capture does not overlap the run's. (columns, values, details, warnings)."""
@@ -390,13 +390,13 @@ def _join_perfmon(
 
 def _join_into(
     meta: RunMeta,
-    columns: list[str],
+    columns: list[Column],
     values: np.ndarray,
     capture: BinaryIO | bytes,
     tz: str | None,
     start: datetime,
     ends: np.ndarray,
-) -> tuple[list[str], np.ndarray]:
+) -> tuple[list[Column], np.ndarray]:
     """One run from two files of the same hours: throughput beside CPU, memory, disk."""
     what = "STAD" if meta.source == "stad" else "ST03"
     os_columns, os_values, joined, notes = _join_perfmon(capture, tz, start, ends, what)

@@ -58,7 +58,7 @@ def write_series_csv(run: RunRow, data: RunRecord, out: io.TextIOBase) -> None:
     column per series by its stored name, values unrounded (an empty cell: no sample)."""
     start = run.start
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["t_s", "utc", *data.columns])
+    writer.writerow(["t_s", "utc", *(str(c) for c in data.columns)])
     for t, row in zip(data.times.tolist(), data.values.tolist(), strict=True):
         writer.writerow(
             [

@@ -3,6 +3,7 @@ fetch them. Real-time runs, which hold the live exporter, are in api/services/li
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
@@ -13,11 +14,13 @@ from api.runs.fromprom import PrometheusError, read_window, sid_scrape_interval_
 from api.runs.realtime import SCRAPES_PER_STEP
 from api.runs.recorder import record_fast_run
 from api.runs.spec import ExternalRunRequest, RunSpec, too_many_points
-from api.runs.storage import RunRow, StoredRunError
+from api.runs.storage import RunPage, RunRow, StoredRunError
 from api.schemas import Run
 from api.services.errors import Conflict, Invalid, NotFound, Unreachable
 from api.store import Store
 from landscape_model.catalog import ConfigError
+
+log = logging.getLogger(__name__)
 
 # increase() over a step needs two samples of the counter in it.
 # Three, not two: a step of exactly two intervals holds two samples only while scrapes
@@ -59,8 +62,13 @@ def get_run(store: Store, run_id: str) -> RunRow:
     return run
 
 
-def list_runs(store: Store, limit: int | None = None, offset: int = 0) -> list[RunRow]:
-    return store.runs.list(limit, offset)
+def list_runs(store: Store, limit: int | None = None, offset: int = 0) -> RunPage:
+    """A page of runs, newest first; rows this version cannot read are named in the page,
+    each logged with its reason (GET /runs/{id} answers that reason as a 409)."""
+    page = store.runs.list(limit, offset)
+    for bad in page.unreadable:
+        log.warning("stored run %s cannot be read: %s", bad.id, bad.reason)
+    return page
 
 
 def delete_run(store: Store, run_id: str) -> None:

@@ -141,9 +141,18 @@ def test_a_figure_from_0_has_no_percentage_and_is_never_same(monkeypatch) -> Non
     from api.runs import checks, report
     from api.runs.sla import parse_sla
 
+    fig = report.Figure
     values = {
-        "a": {"dialog_dispatcher_wait_ms": (0.0, False), "saps": (100.0, True), "x": (0.0, 0)},
-        "b": {"dialog_dispatcher_wait_ms": (1.5, False), "saps": (103.0, True), "x": (0.0, 0)},
+        "a": {
+            "dialog_dispatcher_wait_ms": fig(0.0, False, "ms"),
+            "saps": fig(100.0, True, ""),
+            "x": fig(0.0, False, ""),
+        },
+        "b": {
+            "dialog_dispatcher_wait_ms": fig(1.5, False, "ms"),
+            "saps": fig(103.0, True, ""),
+            "x": fig(0.0, False, ""),
+        },
     }
     monkeypatch.setattr(report, "figures", lambda rep: values[rep["run"].id])
     monkeypatch.setattr(checks, "figures", lambda rep: values[rep["run"].id])

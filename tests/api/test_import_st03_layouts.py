@@ -233,7 +233,7 @@ def test_a_period_given_that_contradicts_the_file_is_refused(store) -> None:
         _report(store, text, period="2h")
     with pytest.raises(Invalid, match="period 'soon'"):
         imports.st03_options(period="soon")
-    assert store.runs.list() == []
+    assert store.runs.list().rows == []
 
 
 def test_a_total_row_that_does_not_sum_is_refused_naming_line_and_column(store) -> None:

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from api.config import Settings
 from api.imports.perfmon import PerfmonError, parse
 from api.main import create_app
+from api.runs.record import col
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "perfmon"
 AUTH = {"Authorization": "Bearer t"}
@@ -29,7 +30,7 @@ def test_typeperf_utf16_with_blank_sample_and_trailer() -> None:
     assert data.times.tolist() == [0.0, 15.0, 30.0, 45.0]
     # The (-60) bias: local 08:00 in W. Europe is 07:00 UTC.
     assert data.start.isoformat() == "2026-11-23T07:00:00+00:00"
-    pages = data.values[:, data.columns.index("os.miihost.pages_per_s")]
+    pages = data.values[:, data.columns.index(col("os", "miihost", "pages_per_s"))]
     assert pages[2] != pages[2]  # the blank sample is NaN, not 0
 
 

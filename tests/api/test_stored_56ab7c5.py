@@ -3,17 +3,22 @@ reports give the figures that code gave (tests/fixtures/runs/generate_56ab7c5.py
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import shutil
+import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
 from alerts.thresholds import load_thresholds
 from api.config import Settings
 from api.main import create_app
+from api.runs.record import Column, ColumnKind, RunRecord
 from api.runs.report import figures
 from api.runs.storage import RunRow, StoredRunError
 from api.services import reports
@@ -31,8 +36,8 @@ def test_a_run_stored_at_56ab7c5_gives_the_same_figures(tmp_path, kind: str) -> 
     old, new = figures(before), figures(now)
     assert old, "the stored report has figures to compare"
     assert set(new) == set(old)
-    for name, (value, _) in old.items():
-        assert new[name][0] == pytest.approx(value, rel=1e-9, abs=1e-12), name
+    for name, (value, _, _) in old.items():
+        assert new[name].value == pytest.approx(value, rel=1e-9, abs=1e-12), name
     for row_old, row_new in zip(before["st03"], now["st03"], strict=True):
         for key, value in row_old.items():
             if isinstance(value, float):
@@ -52,7 +57,7 @@ def test_the_store_reads_the_56ab7c5_rows_as_typed_rows(tmp_path) -> None:
     shutil.copy(RUNS / "stored-56ab7c5.sqlite", tmp_path / "db.sqlite")
     before = json.loads((RUNS / "stored-56ab7c5.reports.json").read_text())
     store = Store(tmp_path / "db.sqlite")
-    listed = {r.id: r for r in store.runs.list()}
+    listed = {r.id: r for r in store.runs.list().rows}
     assert set(listed) == {rep["run"]["id"] for rep in before.values()}
     for rep in before.values():
         old = rep["run"]
@@ -112,3 +117,51 @@ def test_a_stored_time_without_its_offset_is_refused_naming_the_column(tmp_path)
         assert r.status_code == 409, r.text
         assert old["id"] in r.json()["detail"] and "start" in r.json()["detail"]
     assert store._conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 2
+
+
+def damage(db: Path, run_id: str) -> None:
+    """A row this version cannot read (a start without its offset), written past the store."""
+    with contextlib.closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE runs SET start = ? WHERE id = ?", ("2026-11-23T09:00:00", run_id))
+
+
+def test_one_unreadable_row_does_not_hide_the_others_from_get_runs(tmp_path) -> None:
+    """GET /runs answered 500 when one stored row could not be read. Now it lists the rows
+    it can read, unchanged, and names the one it cannot in X-Unreadable-Runs; GET /runs/{id}
+    of that one says why (409), and nothing is changed in the store."""
+    reps = json.loads((RUNS / "stored-56ab7c5.reports.json").read_text())
+    bad, good = reps["perfmon"]["run"], reps["st03"]["run"]
+    with _stored_api(tmp_path) as api:
+        whole = api.get("/runs")
+        assert whole.status_code == 200 and "X-Unreadable-Runs" not in whole.headers
+        damage(tmp_path / "db.sqlite", bad["id"])
+        listed = api.get("/runs")
+        one = api.get(f"/runs/{bad['id']}")
+    assert listed.status_code == 200, listed.text
+    assert listed.json() == [good]
+    assert listed.headers["X-Unreadable-Runs"] == bad["id"]
+    assert listed.headers["X-Total-Count"] == "2"
+    assert one.status_code == 409 and "has no UTC offset" in one.json()["detail"]
+
+
+def test_a_stored_record_comes_back_keyed_by_typed_columns(tmp_path) -> None:
+    """Issue 32 item 0: a record's series are keyed by Column (kind and parts), text only
+    inside the store. The names in the stored blob, read here past storage.py, are the
+    keys' text; a name given where a key is meant is refused, not silently never found."""
+    shutil.copy(RUNS / "stored-56ab7c5.sqlite", tmp_path / "db.sqlite")
+    store = Store(tmp_path / "db.sqlite")
+    with contextlib.closing(sqlite3.connect(tmp_path / "db.sqlite")) as conn:
+        blobs = dict(conn.execute("SELECT run_id, series FROM run_data").fetchall())
+    assert len(blobs) == 2
+    for run_id, blob in blobs.items():
+        stored = np.load(io.BytesIO(blob))
+        data = store.runs.data(run_id)
+        assert data is not None
+        assert all(isinstance(c, Column) and isinstance(c.kind, ColumnKind) for c in data.columns)
+        assert [str(c) for c in data.columns] == [str(n) for n in stored["columns"]]
+        for k, c in enumerate(data.columns):
+            assert np.array_equal(data.series(c), stored["values"][:, k], equal_nan=True)
+        name = str(data.columns[0])
+        assert not data.has(name)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="Column keys"):
+            RunRecord(data.times, [name], data.values[:, :1], None, None, data.meta)

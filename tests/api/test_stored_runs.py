@@ -43,7 +43,7 @@ def _set_blob(path: Path, column: str, arrays: dict) -> None:
 def test_a_run_stored_before_schema_versions_loads_and_reports(old_db) -> None:
     assert "schema_version" not in np.load(io.BytesIO(_blob(old_db, "series"))).files
     store = Store(old_db)
-    (run,) = store.runs.list()
+    (run,) = store.runs.list().rows
     rep = reports.report(store, run.id, load_thresholds())
     dialog = next(r for r in rep["st03"] if r["task_type"] == "dialog")
     assert dialog["steps"] > 0 and dialog["response_ms"] > 0
@@ -54,7 +54,7 @@ def test_a_run_stored_before_schema_versions_loads_and_reports(old_db) -> None:
 
 def test_a_run_stored_now_carries_its_schema_version(old_db, tmp_path) -> None:
     old = Store(old_db)
-    (run,) = old.runs.list()
+    (run,) = old.runs.list().rows
     data = old.runs.data(run.id)
     new = Store(tmp_path / "new.sqlite")
     fields = {k: getattr(run, k) for k in ("kind", "scenario", "label", "ramp_up_s")}
@@ -71,7 +71,7 @@ def test_a_run_stored_now_carries_its_schema_version(old_db, tmp_path) -> None:
 def test_a_field_missing_from_old_counters_takes_its_default_or_is_named(old_db) -> None:
     arrays = dict(np.load(io.BytesIO(_blob(old_db, "steady_end"))))
     store = Store(old_db)
-    (run,) = store.runs.list()
+    (run,) = store.runs.list().rows
     # A field added later with a default (as db_cpu_seconds has one): older runs load.
     _set_blob(old_db, "steady_end", {k: v for k, v in arrays.items() if k != "db_cpu_seconds"})
     assert store.runs.data(run.id).steady_end.db_cpu_seconds == 0.0

@@ -242,7 +242,10 @@ def _run_answer(r: httpx.Response) -> Run:
 @app.command("runs")
 def runs_command(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """List the stored runs, newest first: id, source, label, window (UTC) and status."""
-    rows = runs_store().runs.list()
+    page = runs_store().runs.list()
+    rows = page.rows
+    for bad in page.unreadable:  # listed without it, and said which and why
+        err.print(escape(f"run {bad.id} cannot be read, left out: {bad.reason}"))
     if as_json:
         # As GET /runs answers them, less the dashboard links (a terminal opens none).
         print(
