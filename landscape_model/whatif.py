@@ -313,9 +313,13 @@ class WhatIf:
         warm: dict[str, np.ndarray] | None = {} if warm_start else None
         # Every point's scenario first: a value the configuration refuses (users=abc) is
         # an error naming it before any solve, and the order below sorts valid users only.
-        scenarios = [self.scenario(config, [f"{path}={_yaml(v)}"]) for v in values]
-        for sc in scenarios:
-            check_solvable(sc)
+        scenarios = []
+        for v in values:
+            try:
+                scenarios.append(self.scenario(config, [f"{path}={_yaml(v)}"]))
+                check_solvable(scenarios[-1])
+            except ConfigError as exc:
+                raise ConfigError(f"--sweep {path}={_yaml(v)}: {exc}") from None
         order = list(range(len(values)))
         if path == "users" and warm_start:
             order.sort(key=lambda j: -scenarios[j].users)

@@ -35,7 +35,7 @@ def _refused(args: list[str], *names: str) -> str:
 
 @pytest.mark.parametrize("value", ["abc", "", "1e400"])
 def test_a_sweep_of_values_that_are_no_users_is_an_error(value: str) -> None:
-    _refused(["whatif", *TWO_TIER, "--sweep", f"users={value}", "--no-max-users"], "users")
+    _refused(["whatif", *TWO_TIER, "--sweep", f"users={value}", "--no-max-users"], "--sweep users")
 
 
 def test_a_chart_to_a_missing_directory_is_refused_before_solving(tmp_path) -> None:
