@@ -7,9 +7,9 @@ a code path. A fault is a partial document deep-merged over the scenario.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 # Upper bounds of the counts that size the engines' arrays (users, work processes, CPUs,
 # disks, ...): far above any SAP landscape (the largest SD benchmark results have tens of
@@ -25,8 +25,49 @@ MAX_DEVICES = 10_000
 MAX_HOSTS = 1_000
 
 
+# Floats the engines divide by, square and exponentiate: a magnitude outside these (1e-300
+# bytes/s of roll copy made a step's variance overflow, issue 34 item 5) is a typo, not a
+# landscape. Zero stays allowed where a field allows it. Tests write 1e18 bytes/s for a copy
+# that takes no time; squares and ratios of values within these stay far from overflow.
+MIN_MAGNITUDE = 1e-12
+MAX_MAGNITUDE = 1e20
+
+
+def _annotation_has(annotation: Any, kind: type) -> bool:
+    """Whether a field's annotation admits `kind` anywhere (Optional, unions, lists...)."""
+    if annotation is kind:
+        return True
+    return any(_annotation_has(a, kind) for a in get_args(annotation))
+
+
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan: inf and nan are no value of any field (think_time_s=inf gave X = 0).
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_number(cls, value: Any, info: ValidationInfo) -> Any:
+        """A number field takes numbers only: a YAML true was taken as 1 CPU."""
+        annotation = cls.model_fields[info.field_name].annotation
+        if isinstance(value, bool) and not _annotation_has(annotation, bool):
+            raise ValueError(f"expected a number, not {str(value).lower()}")
+        return value
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _sane_magnitude(cls, value: Any) -> Any:
+        """A float of a magnitude the engines compute with (after conversion: YAML reads
+        1e-300, without a dot, as a string that pydantic then converts)."""
+        if (
+            isinstance(value, float)
+            and value != 0.0
+            and not MIN_MAGNITUDE <= abs(value) <= MAX_MAGNITUDE
+        ):
+            raise ValueError(
+                f"{value:g} is outside the magnitudes the model computes with "
+                f"({MIN_MAGNITUDE:g} .. {MAX_MAGNITUDE:g})"
+            )
+        return value
 
 
 class Affinity(Strict):

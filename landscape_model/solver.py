@@ -598,7 +598,10 @@ class Solver:
         update_load = q[UPDATE].sum(axis=0)
         update_wps = sum(lay.update_wps for lay in self.net.layout)
         new_q = np.zeros_like(q)
-        new_x = x_dialog.copy()
+        # Every instance with users gets its throughput below; one without has none. (A copy
+        # of x_dialog kept a warm start's throughput there: a users sweep from the most down
+        # carried the larger points' updates into instances without users, issue 34 item 3.)
+        new_x = np.zeros_like(x_dialog)
         classes: list[ClassSolution] = []
         # Offered load (busy servers) of every class at every station, from this iterate.
         dialog_load = np.zeros((len(self.net.layout), len(self.net.station_names)))

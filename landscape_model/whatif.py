@@ -111,6 +111,24 @@ class Answer:
     unconverged: list[UnconvergedPoint] = field(default_factory=list)
 
 
+# The solver's classes are closed networks of an instance's users: a solve's time grows with
+# them (sd-two-tier, 8 instances: 2,000 users each 0.16 s, 32,000 3.9 s, 125,000 18.8 s on a
+# loaded core). Past this a sweep or a most-users search (a dozen solves) would not answer in
+# about a minute (users=10,000,000 on the SD landscape ran for more than 7 minutes).
+MAX_USERS_PER_INSTANCE = 20_000
+
+
+def check_solvable(scenario: Scenario) -> None:
+    """A ConfigError naming the limit where a solve of `scenario` would take minutes."""
+    most = max(lay.users for lay in instance_layout(scenario))
+    if most > MAX_USERS_PER_INSTANCE:
+        raise ConfigError(
+            f"users={scenario.users:,}: {most:,} users on one instance, the analytic solver "
+            f"answers at most {MAX_USERS_PER_INSTANCE:,} per instance (a solve would take "
+            "minutes)"
+        )
+
+
 def solve_point(
     scenario: Scenario,
     value: Any = None,
@@ -293,20 +311,24 @@ class WhatIf:
         converges in a tenth of the sweeps of a start from below (6,948 SD users: 12 from
         8,106's solution, 103 from 5,790's). Points come back in the order asked."""
         warm: dict[str, np.ndarray] | None = {} if warm_start else None
+        # Every point's scenario first: a value the configuration refuses (users=abc) is
+        # an error naming it before any solve, and the order below sorts valid users only.
+        scenarios = []
+        for v in values:
+            try:
+                scenarios.append(self.scenario(config, [f"{path}={_yaml(v)}"]))
+                check_solvable(scenarios[-1])
+            except ConfigError as exc:
+                raise ConfigError(f"--sweep {path}={_yaml(v)}: {exc}") from None
         order = list(range(len(values)))
         if path == "users" and warm_start:
-            order.sort(key=lambda j: -values[j])
+            order.sort(key=lambda j: -scenarios[j].users)
         points: list[Point | None] = [None] * len(values)
         for j in order:
             v = values[j]
             points[j] = self._solved(
                 config,
-                solve_point(
-                    self.scenario(config, [f"{path}={_yaml(v)}"]),
-                    value=v,
-                    warm=warm,
-                    options=self.options,
-                ),
+                solve_point(scenarios[j], value=v, warm=warm, options=self.options),
             )
             if path == "users" and warm is not None:
                 self._states[config, points[j].users] = warm["state"]
@@ -339,8 +361,30 @@ class WhatIf:
                 warm=warm,
                 options=self.options,
             )
-            return self._solved(config, point, search=True)
+            self._solved(config, point, search=True)
+            if not point.converged:
+                # Its response is no steady state: it says neither which side of the bound
+                # the users are nor what the answer is.
+                raise _NotConverged(point)
+            return point
 
+        try:
+            return self._search(config, limit_s, at, known, method, warm)
+        except _NotConverged:
+            return None
+
+    def _search(
+        self,
+        config: Configuration,
+        limit_s: float,
+        at: Callable[[int], Point],
+        known: Sequence[Point],
+        method: str,
+        warm: dict[str, np.ndarray],
+    ) -> Point | None:
+        """`max_users` with `at` solving a point; an unconverged known point brackets
+        nothing."""
+        known = [p for p in known if p.converged]
         below = [p for p in known if p.response_s < limit_s]
         best = max(below, key=lambda p: p.users) if below else None
         if best is not None and (config, best.users) in self._states:
@@ -354,10 +398,15 @@ class WhatIf:
         if best is None and high is None:
             point = at(max(1, self.scenario(config).users))
             best, high = (point, None) if point.response_s < limit_s else (None, point)
+        most = _most_solvable(self.scenario(config))
         while high is None:  # grow until the bound is crossed
-            users = best.users * 2
-            if users > 10_000_000:
-                return best
+            if best.users >= most:
+                raise ConfigError(
+                    f"--limit {limit_s:g}: the response stays below it up to {best.users:,} "
+                    f"users, the most the analytic solver answers here "
+                    f"({MAX_USERS_PER_INSTANCE:,} per instance)"
+                )
+            users = min(best.users * 2, most)
             point = at(users)
             best, high = (point, None) if point.response_s < limit_s else (best, point)
         lo, f_lo = (best.users, best.response_s - limit_s) if best else (0, -limit_s)
@@ -383,6 +432,26 @@ class WhatIf:
                     f_lo *= _kept_weight(f, f_hi)
                 hi, f_hi, side = users, f, 1
         return best
+
+
+class _NotConverged(Exception):
+    def __init__(self, point: Point) -> None:
+        self.point = point
+
+
+def _most_solvable(scenario: Scenario) -> int:
+    """The most users `check_solvable` lets through on this landscape (instances share the
+    users about evenly: the bound per instance times the instances, less where it splits
+    unevenly)."""
+    users = MAX_USERS_PER_INSTANCE * len(instance_layout(scenario))
+    while users > 1:
+        most = max(
+            lay.users for lay in instance_layout(scenario.model_copy(update={"users": users}))
+        )
+        if most <= MAX_USERS_PER_INSTANCE:
+            return min(users, MAX_USERS)
+        users -= most - MAX_USERS_PER_INSTANCE
+    return 1
 
 
 def _kept_weight(new: float, old: float) -> float:

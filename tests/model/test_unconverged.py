@@ -130,7 +130,9 @@ def test_an_unconverged_search_point_is_not_named_by_a_sweep_value(cut_short) ->
     assert result.exit_code == 0, result.output
     lines = _warnings(result.stderr)
     entries = json.loads(result.stdout)["configurations"][0]["unconverged"]
-    assert len(lines) == len(entries) > 2
+    # The search stops at its first unconverged point (it gives no answer from one:
+    # issue 34 item 5), so one search entry beside the sweep's.
+    assert len(lines) == len(entries) == 2
     swept = [e for e in entries if not e["search"]]
     searched = [e for e in entries if e["search"]]
     assert [(e["value"], e["users"]) for e in swept] == [(15, 800)]

@@ -17,8 +17,10 @@ from exporters.durations import parse_duration
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import INDICATORS
 from landscape_model.catalog import Catalog, ConfigError
+from landscape_model.config import Scenario
 from landscape_model.engines import ENGINE_HELP, ENGINES, RUN_ENGINE, make_simulation
 from landscape_model.summary import SUMMARY_FIELDS, report
+from landscape_model.whatif import check_solvable
 from wlmon.cli.common import console, err, fail, warn_unconverged_solves
 
 app = typer.Typer()
@@ -60,6 +62,25 @@ def open_catalog(data_dir: Path | None) -> Catalog:
     return Catalog(data_dir)
 
 
+# A run answers in about a minute: the DES runs an SD-benchmark hour (5,790 users) in
+# 2.4-2.7 s CPU and its cost grows with users x seconds; the analytic engine an hour in
+# about 6 s, and each of its solves with the users of an instance (whatif.check_solvable).
+MAX_RUN_S = 86_400
+MAX_DES_USER_SECONDS = 500_000_000
+
+
+def _check_size(engine: str, scenario: Scenario, seconds: float) -> None:
+    """A ConfigError naming the limit where the run would not answer in about a minute."""
+    if engine == "analytic":
+        check_solvable(scenario)
+    elif scenario.users * seconds > MAX_DES_USER_SECONDS:
+        raise ConfigError(
+            f"users={scenario.users:,} for {seconds:,.0f} s: the discrete-event engine runs "
+            f"at most {MAX_DES_USER_SECONDS:,} user-seconds (about a minute), "
+            "shorten --duration or use --engine analytic"
+        )
+
+
 @app.command()
 def simulate(
     scenario: str = typer.Option("sd-benchmark-2003", help="scenario name"),
@@ -84,13 +105,25 @@ def simulate(
         seconds = parse_duration(duration)
     except ValueError as exc:
         fail(f"--duration: {exc}")
+    # The engines step a second at a time (0.5s ran 0 s, 1.5s 2 s).
+    if not seconds.is_integer():
+        fail(f"--duration {duration}: whole seconds (the engines step 1 s at a time)")
+    if seconds > MAX_RUN_S:
+        fail(f"--duration {duration}: at most {MAX_RUN_S // 3600} h (about a minute's run)")
     try:
+        catalog = open_catalog(data_dir)
+        # Sized before the engine is built: the analytic one solves as it starts.
+        _check_size(
+            engine,
+            catalog.scenario(scenario, fault, landscape=landscape, settings=setting),
+            seconds,
+        )
         sim = make_simulation(
             engine,
             scenario,
             faults=fault,
             seed=seed,
-            catalog=open_catalog(data_dir),
+            catalog=catalog,
             landscape=landscape,
             settings=setting,
         )

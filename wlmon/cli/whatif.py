@@ -4,6 +4,7 @@ for several configurations; the most users under the 2 s bound; a table, JSON or
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import typer
@@ -47,6 +48,14 @@ def whatif(
 ) -> None:
     """Ask the analytic model what-if questions: throughput, response and its parts,
     utilisations, and the most users with an average dialog response below 2 s."""
+    if not (math.isfinite(limit) and limit > 0):
+        fail(f"--limit {limit:g}: a response bound in seconds, finite and above 0 (e.g. 2)")
+    if chart is not None:
+        # Before any solve: a chart that cannot be written loses the minute they took.
+        if chart.suffix.lower() not in (".png", ".svg"):
+            fail(f"--chart {chart}: use a .png or .svg file name")
+        if not chart.parent.is_dir():
+            fail(f"--chart {chart}: no directory {chart.parent}")
     try:
         model = WhatIf(
             scenario,
@@ -79,6 +88,8 @@ def whatif(
             draw(chart, parameter, limit, answers, f"{scenario}: what-if over {parameter}")
     except (ConfigError, ValueError) as exc:
         fail(str(exc))
+    except OSError as exc:  # the chart's file (the solves went well)
+        fail(f"--chart {chart}: cannot write it: {exc.strerror or exc}")
     for a in answers:
         for u in a.unconverged:
             p = u.point
@@ -145,7 +156,10 @@ def _print(parameter: str, limit: float, answers: list[Answer], *, searched: boo
         for a in answers:
             p = a.max_users
             if p is None:
-                table.add_row(escape(a.label), "none", "", "", "")
+                # A search point whose solve did not converge stops the search: its response
+                # tells neither side of the bound (warned about above).
+                stopped = any(u.search for u in a.unconverged)
+                table.add_row(escape(a.label), "not converged" if stopped else "none", "", "", "")
                 continue
             neck = max(p.utilisation, key=p.utilisation.__getitem__)
             table.add_row(
