@@ -170,6 +170,22 @@ class Dynamics:
         self._groups.sort(key=lambda g: g[0])
         self._last = None
 
+    def configuration(self) -> tuple[OperatingPoint, Solver, list]:
+        """What `prepare` needs, read together (under the run's lock) so that a retarget
+        between the reads cannot mix two configurations."""
+        return self.target, self.solver, self._groups
+
+    def prepare(self, configuration: tuple[OperatingPoint, Solver, list]) -> None:
+        """The families of a configuration's classes, ahead of `advance`. After a change
+        they take seconds (161 chains a dialog class), which a tick must not spend holding
+        the run's lock: a scrape and a control call wait on that lock. Only the thread that
+        advances calls this, so the cache has one writer."""
+        target, solver, groups = configuration
+        for _, cs, _ in groups:
+            key = (id(target), cs.key)
+            if key not in self._families:
+                self._families[key] = (target, family(solver, cs))
+
     def _family(self, cs: ClassSolution) -> Family:
         key = (id(self.target), cs.key)
         if key not in self._families:

@@ -354,6 +354,10 @@ class Simulation(ModelRun):
     def step(self) -> None:
         """Advance one tick of dt simulated seconds."""
         with self._lock:
+            configuration = self.dynamics.configuration()
+        # The slow part of a tick after a change, outside the lock (Dynamics.prepare).
+        self.dynamics.prepare(configuration)
+        with self._lock:
             scenario = self.scenario
             dt = self.dt
             op = self.dynamics.advance(dt)

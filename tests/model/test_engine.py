@@ -105,3 +105,42 @@ def test_a_preloaded_catalog_ignores_later_edits_on_disk(tmp_path) -> None:
     catalog.preload()
     (tmp_path / "faults" / "slow-enqueue-link.yml").write_text("not: [valid")
     assert catalog.fault("slow-enqueue-link").indicator == "enqueue"
+
+
+def test_a_snapshot_does_not_wait_for_the_tick_after_a_change(
+    fixture_catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first tick after a change computes the new classes' families (seconds on the SD
+    benchmark); a scrape or a control call asking for a snapshot meanwhile must not wait on
+    it (it did: a PUT /control/faults answered after the runner's tick, 11 s on a busy host).
+    The family is held here until the snapshot has answered."""
+    import threading
+
+    from landscape_model import dynamics
+
+    sim = Simulation("mmc", seed=1, catalog=fixture_catalog)
+    sim.step()
+    sim.configure(("busier",), sim.scenario.users)
+    computing, release = threading.Event(), threading.Event()
+    real = dynamics.family
+
+    def held(solver, cs):
+        computing.set()
+        assert release.wait(30), "the test never released the family"
+        return real(solver, cs)
+
+    monkeypatch.setattr(dynamics, "family", held)
+    tick = threading.Thread(target=sim.step)
+    tick.start()
+    try:
+        assert computing.wait(30), "the tick after the change computed no family"
+        answered: list = []
+        asker = threading.Thread(target=lambda: answered.append(sim.snapshot()))
+        asker.start()
+        asker.join(10)
+        assert answered, "snapshot() waited for the tick's family"
+        assert answered[0].faults == ("busier",)
+    finally:
+        release.set()
+        tick.join(30)
+    assert sim.tick == 2
