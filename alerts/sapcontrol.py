@@ -553,21 +553,24 @@ def page_of(indicator: Indicator, config: MonitoringConfig) -> dict:
         # Each instance of the SID pages, valued by the SID's mean (x instance^0 = 1), so
         # the message lists the instances as the exact counters' page does.
         c = indicator.component
+        each = f"* on(sid) group_right() ({per_step_mean(c, '5m')}{{{mine}}} ^ 0)\n"
         expr = (
             f"(1000 * {pooled_mean(c, FAST)}{{{mine}}} > {page}\n"
-            f"  and on(sid) 1000 * {pooled_mean(c, '5m')}{{{mine}}} > {number(warn_ms)})\n"
-            f"* on(sid) group_right() ({per_step_mean(c, '5m')}{{{mine}}} ^ 0)\n"
+            f"  and on(sid) 1000 * {pooled_mean(c, '5m')}{{{mine}}} > {number(warn_ms)})\n" + each
         )
-        return page_alert(indicator, config, expr, CONFIRM)
+        # Held, as the exact counters' pages (rules.py, resolve_together).
+        held = f"(1000 * {pooled_mean(c, FAST)}{{{mine}}})\n  " + each
+        return page_alert(indicator, config, expr, CONFIRM, held_value=held)
+    mean = mean_ms(indicator, FAST, mine)
     expr = (
-        f"{mean_ms(indicator, FAST, mine)} > {page}\n"
+        f"{mean} > {page}\n"
         "and on(sid, sap_instance, task_type)\n"
         f"  {mean_ms(indicator, '5m', mine)} > {number(warn_ms)}\n"
     )
     if indicator.component == "dispatcher_wait":
         db = INDICATOR_BY_COMPONENT["db_request"].alert
         expr += explained_by(f'ALERTS{{alertname="{db}"}}', DB_EXPLAINS)
-    return page_alert(indicator, config, expr, CONFIRM)
+    return page_alert(indicator, config, expr, CONFIRM, held_value=mean)
 
 
 def rule_file(config: MonitoringConfig) -> RuleFile:

@@ -31,10 +31,14 @@ cause and SID, its instances listed, and no warning of the same quantity follows
   recording.rules.yml) is coloured by on the dashboards; no alert fires on it alone, so
   nothing is sent before or after the page for the same quantity;
 - dispatcher wait that a slow database explains (SAPDatabaseRequestTimeHigh pending or
-  firing in the last 5 minutes on the SID) does not page as a second cause.
+  firing in the last 5 minutes on the SID) does not page as a second cause;
+- a firing alert stays firing while any alert of its cause and severity still meets its
+  condition on the SID (rules.py, resolve_together), so a cause's instances resolve at one
+  evaluation and its message is resolved whole, never updated as "firing" after the fix.
 The symptoms of every cause, the dialog-response bound and the throughput, are judged
 apart: the response only while no cause alert fired in the last 10 minutes (it then
-says what none of them explains), the throughput against the same time yesterday.
+says what none of them explains), the throughput against the same time yesterday (else
+a week ago, else the median of the hour before the last 15 minutes).
 These read the exact counters (the model's, an ST03 reader's); the sapcontrol source's
 pages, from CCMS interval averages and SM50 samples, are in sapcontrol.rules.yml.
 """
@@ -67,12 +71,27 @@ def explained_by(alert_selector: str, window: str, by: str = "sid") -> str:
     return f"unless on({by})\n  max by ({by}) (max_over_time({alert_selector}[{window}]))\n"
 
 
-def page_alert(indicator: Indicator, config: MonitoringConfig, expr: str, for_: str) -> dict:
+def page_alert(
+    indicator: Indicator,
+    config: MonitoringConfig,
+    expr: str,
+    for_: str,
+    held_value: str | None = None,
+) -> dict:
     """An indicator's one alert: `expr` says which series and how long (the exact counters
-    here, sapcontrol.py its own), its description both levels."""
+    here, sapcontrol.py its own), its description both levels. `held_value` (the mean
+    `expr` compares): it resolves with its cause's other pages on the SID (rules.py,
+    resolve_together), and says so while it is held under the level."""
     warn_ms = 1000 * config.thresholds.seconds(indicator)
-    page_ms = 1000 * config.thresholds.page_level(indicator)
+    page_ms = number(1000 * config.thresholds.page_level(indicator))
     text = indicator.description.format(inst=INSTANCE, value=value(indicator.value_format))
+    # Go's templates compare a float only with a float: 600 is written 600.0.
+    level = repr(float(page_ms))
+    where = (
+        f"{{{{ if ge $value {level} }}}}above the {page_ms} ms page level{{{{ else }}}}"
+        f"back under the {page_ms} ms page level, held firing while the {indicator.cause} "
+        "cause still pages on the SID{{ end }}"
+    )
     return alert(
         indicator.alert,
         expr,
@@ -81,9 +100,10 @@ def page_alert(indicator: Indicator, config: MonitoringConfig, expr: str, for_: 
         severity="critical",
         labels={"cause": indicator.cause},
         summary=indicator.summary,
-        description=f"{text} over the last minute: above the {number(page_ms)} ms page level "
+        description=f"{text} over the last minute: {where} "
         f"(the paper's threshold is {number(warn_ms)} ms).",
         diagnosis=indicator.diagnosis,
+        held_value=held_value,
     )
 
 
@@ -93,11 +113,12 @@ def indicator_alert(indicator: Indicator, config: MonitoringConfig) -> dict:
     # The sapcontrol source's 1-minute means are approximate: its pages are in
     # sapcontrol.rules.yml, confirmed by the 5-minute mean.
     exact = f'task_type="dialog",source!="{SAPCONTROL_SOURCE}"'
-    expr = f"{mean_ms(indicator, FAST, exact)} > {page_ms}"
+    mean = mean_ms(indicator, FAST, exact)
+    expr = f"{mean} > {page_ms}"
     if indicator.component == "dispatcher_wait":
         db = INDICATOR_BY_COMPONENT["db_request"].alert
         expr += "\n" + explained_by(f'ALERTS{{alertname="{db}"}}', DB_EXPLAINS)
-    return page_alert(indicator, config, expr, PAGE_FOR)
+    return page_alert(indicator, config, expr, PAGE_FOR, held_value=mean)
 
 
 def dialog_response_alert(config: MonitoringConfig) -> dict:
@@ -134,7 +155,7 @@ def throughput_alert(config: MonitoringConfig) -> dict:
         summary="The system serves fewer dialog steps than at the same time before.",
         description=f"{SID} serves {value('%.0f')} dialog steps/s over the last 2 minutes, "
         f"below {number(100 * ratio)} % of what it served at the same time yesterday (else a "
-        "week ago, else in the hour before).",
+        "week ago, else most of the hour before: its median).",
         diagnosis="Users get less work done: fewer steps reach a work process (too few work "
         "processes, a queue in the dispatcher), each step takes longer (database, enqueue, roll "
         "area), or fewer users work (logon problems, a network cut, a holiday). Read the cause "
@@ -148,12 +169,17 @@ def roll_area_alerts(config: MonitoringConfig) -> list[dict]:
     roll-out pages carry the severity)."""
     full = number(config.thresholds.extended_memory_full_ratio)
     cause = {"cause": CAUSE_ROLL_AREA}
+    written = "sum by (sid, sap_instance) (rate(sap_roll_file_written_bytes_total[1m]))"
+    used = "sap_extended_memory_used_bytes / sap_extended_memory_size_bytes"
     return [
         alert(
             "SAPRollFileInUse",
-            # One minute, not five: resolved within a minute of the last write.
-            "sum by (sid, sap_instance) (rate(sap_roll_file_written_bytes_total[1m])) > 0",
+            # One minute, not five: resolved within two minutes of the last write.
+            f"{written} > 0",
             for_="1m",
+            # With extended memory's (one message, resolved together: rules.py).
+            keep_firing_for=KEEP_FIRING,
+            held_value=written,
             severity="warning",
             labels=cause,
             summary="User contexts are rolled to the roll file on disk.",
@@ -164,11 +190,11 @@ def roll_area_alerts(config: MonitoringConfig) -> list[dict]:
         ),
         alert(
             "SAPExtendedMemoryFull",
-            f"sap_extended_memory_used_bytes / sap_extended_memory_size_bytes >= {full} "
-            "and sap_extended_memory_size_bytes > 0",
+            f"{used} >= {full} and sap_extended_memory_size_bytes > 0",
             # With the roll pages (30 s too), so one message names the whole roll area.
             for_=PAGE_FOR,
             keep_firing_for=KEEP_FIRING,
+            held_value=f"{used} and sap_extended_memory_size_bytes > 0",
             severity="warning",
             labels=cause,
             summary="Extended memory is full.",

@@ -280,6 +280,148 @@ def _explained_by_database(a: Indicator, steps: str, n: int) -> list[dict]:
     return [case]
 
 
+OTHER = "penguin2_D01"
+
+
+def _inst_series(part: str, inst: str, seconds: str, steps: str) -> list[dict]:
+    lab = f'{{sid="{SID}",sap_instance="{inst}",task_type="dialog"}}'
+    return [
+        {"series": f"sap_workload_steps_total{lab}", "values": steps},
+        {"series": f"sap_workload_{part}_seconds_total{lab}", "values": seconds},
+    ]
+
+
+def together_tests(a: Indicator) -> list[dict]:
+    """Issue 37: after a fault's removal one message says "resolved", none "firing". The
+    instances' means fall under the page level at different evaluations; each instance
+    that fires stays firing while its cause still pages on the SID (alerts/rules.py,
+    resolve_together), so all resolve at one evaluation and no group flush falls between.
+    Fails on one alert per instance resolving by itself: there D00 resolved 2 min before D01."""
+    limits = load_thresholds()
+    warn_ms = limits.seconds(a) * 1000
+    page_ms = float(limits.page_seconds(a) or 0) * 1000
+    fmt = a.value_format.replace("%", "{:") + "}"
+    part, name = a.component, a.alert
+    n = MINUTES * FAST_PER_MIN
+    steps = f"0+{STEPS_PER_MIN // FAST_PER_MIN}x{n}"
+    base, fault = warn_ms * 0.3, page_ms * 2
+    on, removed = 40 * 15, 60 * 15  # 5 minutes of fault on D00; D01's lasts 2 minutes longer
+    firing = f'count(ALERTS{{alertname="{name}",alertstate="firing"}})'
+    both = [{"labels": "{}", "value": 2}]
+    held = _expected(a, warn_ms, page_ms, fmt)(base)
+    held["exp_annotations"]["description"] = held["exp_annotations"]["description"].replace(
+        f"above the {page_ms:g} ms page level",
+        f"back under the {page_ms:g} ms page level, held firing while the {a.cause} cause "
+        "still pages on the SID",
+    )
+    held["exp_labels"]["sap_instance"] = INST
+    loud = _expected(a, warn_ms, page_ms, fmt)(fault, OTHER)
+    burst = page_ms * 2.5
+    return [
+        {
+            "name": f"{name}: D00 fixed 2 minutes before D01 stays firing with it and both resolve "
+            "at one evaluation",
+            "interval": "15s",
+            "input_series": [
+                *_inst_series(
+                    part, INST, _fast_values([(base, 40), (fault, 20), (base, n - 60)]), steps
+                ),
+                *_inst_series(
+                    part, OTHER, _fast_values([(base, 40), (fault, 28), (base, n - 68)]), steps
+                ),
+            ],
+            # D00 alone would have resolved at +75 s; held, it says it is back under.
+            "alert_rule_test": [
+                {"eval_time": _at(removed + 105), "alertname": name, "exp_alerts": [held, loud]}
+            ],
+            "promql_expr_test": [
+                *(
+                    {"expr": firing, "eval_time": _at(removed + 15 * k), "exp_samples": both}
+                    for k in range(11)  # to +150 s: D01's mean is over the level until +150 s
+                ),
+                # D01 fixed at +120 s resolves 75 s later (part_alert_tests), D00 with it.
+                *(
+                    {"expr": firing, "eval_time": _at(removed + 210 + 15 * k), "exp_samples": []}
+                    for k in range(20)
+                ),
+                # Never one without the other: the count is 2 or nothing at every evaluation.
+                *(
+                    {"expr": f"{firing} == 1", "eval_time": _at(on + 15 * k), "exp_samples": []}
+                    for k in range(40)
+                ),
+            ],
+        },
+        {
+            "name": f"{name}: a 30 s burst on D01 while D00 pages does not fire D01 through the hold",
+            "interval": "15s",
+            "input_series": [
+                *_inst_series(part, INST, _fast_values([(base, 40), (fault, n - 40)]), steps),
+                *_inst_series(
+                    part, OTHER, _fast_values([(base, 48), (burst, 2), (base, n - 50)]), steps
+                ),
+            ],
+            "promql_expr_test": [
+                {
+                    "expr": f'ALERTS{{alertname="{name}",alertstate="firing",sap_instance="{OTHER}"}}',
+                    "eval_time": _at(on + 15 * k),
+                    "exp_samples": [],
+                }
+                for k in range(8, 30)
+            ],
+        },
+    ]
+
+
+def roll_area_together_tests() -> list[dict]:
+    """Roll-in and roll-out of one roll area are one message (cause roll-area): roll-out
+    fixed 60 s before roll-in stays firing with it, both resolve at one evaluation."""
+    by = {i.alert: i for i in INDICATORS}
+    roll_in, roll_out = by["SAPRollInTimeHigh"], by["SAPRollOutTimeHigh"]
+    limits = load_thresholds()
+    n = MINUTES * FAST_PER_MIN
+    steps = f"0+{STEPS_PER_MIN // FAST_PER_MIN}x{n}"
+    page_ms = float(limits.page_seconds(roll_in) or 0) * 1000
+    base, fault = limits.seconds(roll_in) * 1000 * 0.3, page_ms * 2
+    lab = f'{{sid="{SID}",sap_instance="{INST}",task_type="dialog"}}'
+    removed = 60 * 15
+    firing = 'count(ALERTS{cause="roll-area",severity="critical",alertstate="firing"})'
+    return [
+        {
+            "name": "SAPRollOutTimeHigh fixed 60 s before SAPRollInTimeHigh resolves with it",
+            "interval": "15s",
+            "input_series": [
+                {"series": f"sap_workload_steps_total{lab}", "values": steps},
+                {
+                    "series": f"sap_workload_{roll_in.component}_seconds_total{lab}",
+                    "values": _fast_values([(base, 40), (fault, 24), (base, n - 64)]),
+                },
+                {
+                    "series": f"sap_workload_{roll_out.component}_seconds_total{lab}",
+                    "values": _fast_values([(base, 40), (fault, 20), (base, n - 60)]),
+                },
+            ],
+            "promql_expr_test": [
+                *(
+                    {
+                        "expr": firing,
+                        "eval_time": _at(removed + 15 * k),
+                        "exp_samples": [{"labels": "{}", "value": 2}],
+                    }
+                    for k in range(9)
+                ),
+                *(
+                    {"expr": firing, "eval_time": _at(removed + 150 + 15 * k), "exp_samples": []}
+                    for k in range(20)
+                ),
+                *(
+                    {"expr": f"{firing} == 1", "eval_time": _at(600 + 15 * k), "exp_samples": []}
+                    for k in range(40)
+                ),
+            ],
+        }
+    ]
+
+
 def _annotations(name: str, summary: str, description: str, diagnosis: str) -> dict:
     return {
         "summary": summary,
@@ -682,6 +824,10 @@ def build() -> dict[str, str]:
     from tests.alerts import monitoring_cases, symptom_cases
 
     suites = {a.alert: ("15s", part_alert_tests(a)) for a in INDICATORS}
+    suites["SAPCauseResolvesTogether"] = (
+        "15s",
+        [*(t for a in INDICATORS for t in together_tests(a)), *roll_area_together_tests()],
+    )
     suites |= {name: ("15s", t) for name, t in symptom_cases.fast_suites().items()}
     suites |= {name: ("1m", t) for name, t in symptom_cases.slow_suites().items()}
     suites |= {

@@ -138,7 +138,8 @@ def throughput_tests() -> list[dict]:
                 name,
                 "The system serves fewer dialog steps than at the same time before.",
                 f"BMK serves {fires} dialog steps/s over the last 2 minutes, below 90 % of what it "
-                "served at the same time yesterday (else a week ago, else in the hour before).",
+                "served at the same time yesterday (else a week ago, else most of the hour before: its "
+                "median).",
                 "Users get less work done: fewer steps reach a work process (too few work processes, a "
                 "queue in the dispatcher), each step takes longer (database, enqueue, roll area), or "
                 "fewer users work (logon problems, a network cut, a holiday). Read the cause alerts of "
@@ -184,6 +185,22 @@ def throughput_tests() -> list[dict]:
             100,
             8,
         ),
+        # The bench's too-few-work-processes (issue 37): a fresh stack whose hour before
+        # holds its first, low rate (a 2-minute rate of a series a minute old) and an
+        # earlier, milder fault; the hour's mean (9.15 steps/s) put the 8.3 steps/s fault
+        # above 90 % of it, its median (9.75) does not.
+        case(
+            f"{name} fires on a fresh stack whose hour before holds its start and an earlier fault",
+            [(600, 6), (540, 7), (600, 6), (500, 12)],
+            25,
+            8,
+        ),
+        case(
+            f"{name} stays silent on a fresh stack after an earlier fault, at the healthy rate",
+            [(600, 6), (540, 7), (600, 18)],
+            25,
+            None,
+        ),
         case(f"{name} stays silent when no steps ran", [(0, day + 40)], day + 20, None),
     ]
 
@@ -217,10 +234,12 @@ def roll_file_tests() -> list[dict]:
             {"10m45s": [], "11m15s": [{"exp_labels": labels, "exp_annotations": ann}]},
         ),
         _fast_case(
-            f"{name} resolves a minute after the last write and does not fire again",
+            f"{name} resolves 2 minutes after the last write and does not fire again",
             series(_counter([(0, 40), (kib, 20), (0, N - 60)])),
             name,
-            {_at(900 + 75 + 15 * k): [] for k in range(40)},
+            # The 1-minute rate holds a minute, keep_firing_for 40 s more (with extended
+            # memory: one resolved message for the roll area's evidence).
+            {_at(900 + 105 + 15 * k): [] for k in range(40)},
             {_at(900): [labels]},
         ),
         _fast_case(
@@ -456,6 +475,14 @@ FAULT_FIRES = {
         "SAPRollFileInUse": ("roll-area", "warning", 4),
     },
 }
+# The symptom a fault also fires, and by when (s from the fault's first effect): too few
+# work processes cost 17 % of the dialog steps. The trace's stack is 15 minutes old at the
+# fault, so the throughput's expectation (the median of the hour before the last 15
+# minutes, rates over a whole window) exists from 2.5 minutes after its start on: it
+# fires 240 s into the fault (on a stack older than 17.5 minutes, 1m + 2 minutes of rate).
+SYMPTOM_FIRES = {
+    "too-few-work-processes": ("SAPDialogThroughputLow", ("throughput", "warning", 1), 270),
+}
 # From the fault's first effect: every alert of FAULT_FIRES fires by then; and from its
 # removal: none fires any more (docs/alerts.md adds scrape, group_wait, group_interval).
 FIRING_BY_S, RESOLVED_BY_S = 90, 135
@@ -528,6 +555,26 @@ def _firing_counts(fires: dict[str, tuple[str, str, int]]) -> list[dict]:
     ]
 
 
+def _during(count: str, fault: str, fires: dict, on: int, t: int) -> dict:
+    """What fires at `t` in the fault: its cause's alerts; its symptom from its time on
+    (before it, the symptom is left out of the count, whichever way it is)."""
+    symptom = SYMPTOM_FIRES.get(fault)
+    if symptom is None:
+        return {"expr": count, "eval_time": _at(t), "exp_samples": _firing_counts(fires)}
+    name, labels, by_s = symptom
+    if t >= on + by_s:
+        return {
+            "expr": count,
+            "eval_time": _at(t),
+            "exp_samples": _firing_counts({**fires, name: labels}),
+        }
+    return {
+        "expr": count.replace("alertstate='firing'", f"alertstate='firing', alertname!='{name}'"),
+        "eval_time": _at(t),
+        "exp_samples": _firing_counts(fires),
+    }
+
+
 def trace_tests() -> list[dict]:
     healthy = json.loads((TRACES / "healthy.json").read_text())
     n = len(healthy["physical_reads"])
@@ -560,10 +607,7 @@ def trace_tests() -> list[dict]:
                         {"expr": "ALERTS", "eval_time": _at(t), "exp_samples": []}
                         for t in (WARM_S, on)
                     ),
-                    *(
-                        {"expr": count, "eval_time": _at(t), "exp_samples": _firing_counts(fires)}
-                        for t in during
-                    ),
+                    *(_during(count, fault, fires, on, t) for t in during),
                     *({"expr": "ALERTS", "eval_time": _at(t), "exp_samples": []} for t in after),
                 ],
             }

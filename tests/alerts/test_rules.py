@@ -168,12 +168,51 @@ def test_each_indicator_has_one_page_at_its_page_level(alert: str) -> None:
         r for g in yaml.safe_load(text)["groups"] for r in g["rules"] if r.get("alert") == alert
     ]
     assert rule["labels"] == {"severity": "critical", "cause": indicator.cause}
+    # The first branch is the page's own condition; the second holds it (resolve_together).
     assert (
         rule["expr"]
-        .splitlines()[0]
+        .splitlines()[1]
         .endswith(":mean1m{" + 'task_type="dialog",source!="sapcontrol"} > 70')
     )
     assert (rule["for"], rule["keep_firing_for"]) == ("30s", "40s")
+
+
+def test_a_cause_s_alerts_are_held_by_each_other_s_conditions() -> None:
+    """Roll-in and roll-out (one message, cause roll-area) stay firing while either's own
+    condition holds on the SID, so they resolve at one evaluation; a page of another cause
+    is not among the conditions."""
+    text = build.build(_config())[ALERTS / "workload.rules.yml"]
+    rules = {r["alert"]: r for g in yaml.safe_load(text)["groups"] for r in g["rules"]}
+    roll_in = rules["SAPRollInTimeHigh"]["expr"]
+    held = roll_in.partition("\nor\n")[2]
+    assert 'ALERTS{alertname="SAPRollInTimeHigh", alertstate="firing"}' in held
+    assert "roll_in_seconds_per_step:mean1m" in held and "roll_out_seconds_per_step:mean1m" in held
+    assert "db_request" not in held
+
+
+def test_alerts_resolving_together_must_keep_firing_alike() -> None:
+    """Two alerts of one message that kept firing for different times would resolve at
+    different evaluations: the group's update would again say "firing" after the fix."""
+    from alerts.rules import alert, resolve_together
+
+    def one(name: str, keep: str) -> dict:
+        return alert(
+            name,
+            "x > 1",
+            severity="warning",
+            summary="s",
+            description="d",
+            diagnosis="g",
+            labels={"cause": "roll-area"},
+            keep_firing_for=keep,
+            held_value="x",
+        )
+
+    with pytest.raises(ValueError, match="SAPA, SAPB"):
+        resolve_together([one("SAPA", "40s"), one("SAPB", "1m")])
+    (a, b) = resolve_together([one("SAPA", "40s"), one("SAPB", "40s")])
+    assert a["expr"] != b["expr"]  # each holds on its own ALERTS
+    assert "_held_value" not in a and a["expr"].count("x > 1") == 3
 
 
 def test_every_alert_on_a_cause_names_one_the_vocabulary_knows() -> None:
