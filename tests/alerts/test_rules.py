@@ -14,10 +14,10 @@ import yaml
 from alerts import build
 from alerts.settings import DEFAULT_RUNBOOK_BASE_URL, MonitoringConfig
 from alerts.thresholds import load_thresholds
-from exporters import indicators
 from exporters.thresholds import Thresholds
 from exporters.vocabulary import CAUSES, INDICATOR_BY_ALERT
 from tests.alerts import cases
+from tests.model import indicators
 from tests.promtool import promtool_path
 
 ALERTS = Path(__file__).resolve().parents[2] / "alerts"
@@ -138,7 +138,8 @@ def test_thresholds_are_the_papers_figures(key: str, figure: float) -> None:
 
 
 def test_the_model_judges_its_runs_by_the_same_thresholds() -> None:
-    """exporters/indicators.py judges by the thresholds alerts/ reads and hands it."""
+    """The model's tests (tests/model/indicators.py) judge by the thresholds alerts/ reads and
+    hands them."""
     paper_ms = {"dispatcher_wait": 50.0, "db_request": 400.0, "enqueue": 5.0, "roll": 20.0}
     model_ms = indicators.thresholds_ms(load_thresholds())
     assert model_ms == pytest.approx(paper_ms)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from alerts.thresholds import load_thresholds
-from exporters.indicators import indicator_values, thresholds_ms
 from landscape_model.engine import Simulation
 from landscape_model.summary import run_figures, st03_summary
 from landscape_model.terms import COMPONENTS
+from tests.model.indicators import indicator_values, thresholds_ms
 
 ENQ = COMPONENTS.index("enqueue")
 FAULT_INDICATOR = {

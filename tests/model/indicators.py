@@ -1,9 +1,5 @@
-"""The whitepaper indicators of a model run's ST03 summary, against the thresholds.
-
-The model computes the time components (landscape_model.summary); which of them an indicator
-reads and where it stands against alerts/thresholds.yml is the exporters' vocabulary, so the
-judging lives here, above the model.
-"""
+"""The whitepaper indicators of a model run's ST03 summary, against the thresholds: how the
+model's tests judge a run (only tests judge a summary this way, so it lives with them)."""
 
 from __future__ import annotations
 
