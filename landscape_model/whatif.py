@@ -313,6 +313,9 @@ class WhatIf:
         warm: dict[str, np.ndarray] | None = {} if warm_start else None
         # Every point's scenario first: a value the configuration refuses (users=abc) is
         # an error naming it before any solve, and the order below sorts valid users only.
+        # The configuration itself first, so that a refused --set or --config is named as
+        # such, not blamed on the swept value.
+        self.scenario(config)
         scenarios = []
         for v in values:
             try:

@@ -120,3 +120,11 @@ def test_no_most_users_from_a_search_point_that_did_not_converge(monkeypatch) ->
         line for line in result.output.splitlines() if "not converged" in line and "│" in line
     )
     assert "sd-two-tier" in row
+
+
+def test_a_refused_setting_beside_a_sweep_is_not_blamed_on_the_swept_value() -> None:
+    """The configuration is checked before the sweep's values: a --set the model refuses is
+    named as such (it was reported as '--sweep users=100: ... --set think_time_s=inf')."""
+    args = ["whatif", *TWO_TIER, "--set", "think_time_s=inf", "--sweep", "users=100"]
+    line = _refused(args, "think_time_s")
+    assert not line.startswith("error: --sweep"), line
